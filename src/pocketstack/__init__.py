@@ -1,0 +1,1 @@
+"""pocketstack: an OpenStack-compatible IaaS cloud in one Python package."""

@@ -1,0 +1,231 @@
+"""The all-in-one cloud: data dir, config, database, keys, bootstrap, HTTP server and the
+in-process services (conductor, scheduler, compute agents) — what `pocketstack up` runs
+and what tests start in-process (``Cloud(...).start()``), like placement's direct.py.
+
+Services with background workers provide ``pocketstack/<service>/service.py`` with
+``start(cloud) -> list`` of objects that have ``stop()``; they are started after the
+database is ready and stopped in reverse order.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import secrets
+import socket
+import stat
+import threading
+import time
+
+import uvicorn
+
+from pocketstack.common import config, db, policy, rpc
+
+LOG = logging.getLogger(__name__)
+
+
+def default_data_dir() -> str:
+    if os.environ.get("POCKETSTACK_HOME"):
+        return os.environ["POCKETSTACK_HOME"]
+    base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    return os.path.join(base, "pocketstack")
+
+
+class DataDirInUse(Exception):
+    pass
+
+
+def _write_private(path: str, text: str) -> None:
+    """Write a file readable by its owner only, atomically."""
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
+    os.replace(tmp, path)
+
+
+class Cloud:
+    def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
+                 admin_password: str | None = None, overrides: dict | None = None):
+        self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        self.config_file = config_file or os.path.join(self.data_dir, "pocketstack.conf")
+        self.requested_password = admin_password
+        self.overrides = dict(overrides or {})
+        self.admin_password: str | None = None
+        self.password_generated = False
+        self.first_start = False
+        self.ids: dict = {}
+        self.workers: list = []
+        self._lock_file = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    # --- preparation ----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return config.public_url()
+
+    @property
+    def auth_url(self) -> str:
+        return self.url + "/identity"
+
+    def _acquire_lock(self) -> None:
+        path = os.path.join(self.data_dir, "pocketstack.lock")
+        f = open(path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            pid = f.read().strip() or "?"
+            f.close()
+            raise DataDirInUse(
+                f"Another pocketstack (pid {pid}) is already running on {self.data_dir}. "
+                "Stop it first, or use another --data-dir.") from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._lock_file = f
+
+    def prepare(self) -> "Cloud":
+        """Everything before serving: idempotent, never overwrites existing state."""
+        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        self._acquire_lock()
+        config.load(self.data_dir, self.config_file, self.overrides)
+        conf = config.CONF
+        if conf.fernet_tokens.key_repository is None:
+            conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),
+                             group="fernet_tokens")
+        if not os.path.exists(self.config_file):
+            _write_private(self.config_file, config.sample_config())
+        self._load_admin_password()
+        from pocketstack.identity import bootstrap, fernet
+
+        self.first_start = fernet.setup()
+        db.configure(conf.database.connection)
+        db.migrate()
+        policy.init(self.data_dir)
+        self.ids = bootstrap.bootstrap(self.admin_password)
+        self._write_client_files()
+        return self
+
+    def _load_admin_password(self) -> None:
+        path = os.path.join(self.data_dir, "admin-password")
+        if os.path.exists(path):
+            with open(path) as f:
+                stored = f.read().strip()
+            if self.requested_password and self.requested_password != stored:
+                LOG.warning("The admin password is already set (see %s); --admin-password "
+                            "is ignored. Change it with `openstack user password set`.", path)
+            self.admin_password = stored
+            return
+        password = (self.requested_password or os.environ.get("POCKETSTACK_ADMIN_PASSWORD"))
+        if not password:
+            password = secrets.token_urlsafe(16)
+            self.password_generated = True
+        self.admin_password = password
+        _write_private(path, password + "\n")
+
+    def _write_client_files(self) -> None:
+        region = config.CONF.region_name
+        clouds = (
+            "clouds:\n"
+            "  pocketstack:\n"
+            "    auth:\n"
+            f"      auth_url: {self.auth_url}\n"
+            "      username: admin\n"
+            f"      password: {self.admin_password}\n"
+            "      project_name: admin\n"
+            "      user_domain_name: Default\n"
+            "      project_domain_name: Default\n"
+            f"    region_name: {region}\n"
+            "    interface: public\n"
+            "    identity_api_version: 3\n")
+        _write_private(os.path.join(self.data_dir, "clouds.yaml"), clouds)
+        openrc = (
+            f"export OS_AUTH_URL={self.auth_url}\n"
+            "export OS_USERNAME=admin\n"
+            f"export OS_PASSWORD='{self.admin_password}'\n"
+            "export OS_PROJECT_NAME=admin\n"
+            "export OS_USER_DOMAIN_NAME=Default\n"
+            "export OS_PROJECT_DOMAIN_NAME=Default\n"
+            f"export OS_REGION_NAME={region}\n"
+            "export OS_IDENTITY_API_VERSION=3\n"
+            "export OS_INTERFACE=public\n")
+        _write_private(os.path.join(self.data_dir, "openrc"), openrc)
+
+    # --- background services --------------------------------------------------------
+
+    def start_workers(self) -> None:
+        for name in config.SERVICE_PACKAGES:
+            mod = config.optional_module(name, "service")
+            if mod is None:
+                continue
+            self.workers.extend(mod.start(self) or [])
+
+    def stop_workers(self) -> None:
+        while self.workers:
+            worker = self.workers.pop()
+            try:
+                worker.stop()
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                LOG.exception("Stopping %r failed", worker)
+
+    # --- serving ----------------------------------------------------------------------
+
+    def _uvicorn(self) -> uvicorn.Server:
+        from pocketstack.wsgi.app import build_app
+
+        conf = config.CONF
+        uconf = uvicorn.Config(build_app(), host=conf.bind_host, port=conf.bind_port,
+                               log_level="warning", access_log=False, lifespan="off",
+                               timeout_graceful_shutdown=5, server_header=False)
+        return uvicorn.Server(uconf)
+
+    def serve_forever(self) -> None:
+        """Foreground: serve until SIGINT/SIGTERM (uvicorn handles both), then clean up."""
+        self.start_workers()
+        self._server = self._uvicorn()
+        try:
+            self._server.run()
+        finally:
+            self.close()
+
+    def start(self, port: int | None = None) -> "Cloud":
+        """In a background thread (tests, tools). ``port=0`` picks a free port."""
+        if port is not None:
+            self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._socket.bind((self.overrides.get("bind_host", "127.0.0.1"), port))
+            self.overrides["bind_port"] = self._socket.getsockname()[1]
+        self.prepare()
+        self.start_workers()
+        self._server = self._uvicorn()
+        sockets = [self._socket] if self._socket else None
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": sockets},
+                                        name="pocketstack-http", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("pocketstack's HTTP server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.close()
+
+    def close(self) -> None:
+        self.stop_workers()
+        rpc.cleanup()
+        db.dispose()
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None

@@ -1,0 +1,1 @@
+"""Pieces every service shares: config, context, errors, database, RPC, policy, tracing."""

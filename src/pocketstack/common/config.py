@@ -1,0 +1,126 @@
+"""oslo.config options, grouped as in nova.conf, and the documented sample file.
+
+Each service keeps its own options in ``pocketstack/<service>/conf.py`` as
+``OPTS = {"group": [opt, ...]}``; they are registered here on import so that the sample
+file written on first start lists every option.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import textwrap
+
+from oslo_config import cfg
+
+CONF = cfg.CONF
+
+# The packages whose conf.py (if present) contributes options, in catalog order.
+SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume")
+
+DEFAULT_OPTS = [
+    cfg.StrOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),
+    cfg.PortOpt("bind_port", default=8000, help="Port the API listens on."),
+    cfg.StrOpt("public_url",
+               help="Base URL clients reach the API at (used in the service catalog and "
+                    "links). Default: http://<bind_host>:<bind_port>."),
+    cfg.StrOpt("region_name", default="RegionOne", help="Region of this cloud's endpoints."),
+    cfg.IntOpt("max_request_body_size", default=1024 * 1024, min=1024,
+               help="Largest JSON request body in bytes; larger ones get 413. Image data "
+                    "uploads are streamed and capped by [image] image_size_cap instead."),
+    cfg.StrOpt("transport_url", default="inproc://",
+               help="RPC transport: inproc:// (one process) or rabbit://user:pass@host:5672/."),
+    cfg.StrOpt("host", default="localhost", help="Name of this host in service records."),
+    cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
+    cfg.BoolOpt("access_log", default=False,
+                help="Log one line per HTTP request (method, path, status, time, request id)."),
+]
+
+DATABASE_OPTS = [
+    cfg.StrOpt("connection", secret=True,
+               help="SQLAlchemy URL. Default: sqlite:///<data dir>/pocketstack.db. Examples: "
+                    "postgresql+psycopg://user@127.0.0.1/pocketstack, "
+                    "mysql+pymysql://root@127.0.0.1/pocketstack."),
+    cfg.IntOpt("pool_size", default=10, help="Connection pool size (not used for SQLite)."),
+]
+
+_registered = False
+
+
+def optional_module(service: str, module: str):
+    """``pocketstack.<service>.<module>`` if that service provides it, else None."""
+    name = f"pocketstack.{service}.{module}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name not in (name, f"pocketstack.{service}"):
+            raise
+        return None
+
+
+def service_opts() -> dict[str, list]:
+    """Collect ``OPTS`` from every service's conf module that exists."""
+    groups: dict[str, list] = {"DEFAULT": list(DEFAULT_OPTS), "database": list(DATABASE_OPTS)}
+    for name in SERVICE_PACKAGES:
+        mod = optional_module(name, "conf")
+        if mod is None:
+            continue
+        for group, opts in mod.OPTS.items():
+            groups.setdefault(group, []).extend(opts)
+    return groups
+
+
+def register_opts(conf: cfg.ConfigOpts = CONF) -> None:
+    global _registered
+    if _registered:
+        return
+    for group, opts in service_opts().items():
+        conf.register_opts(opts, group=None if group == "DEFAULT" else group)
+    _registered = True
+
+
+def load(data_dir: str, config_file: str | None = None, overrides: dict | None = None) -> cfg.ConfigOpts:
+    """Parse the config file (if any) and apply defaults derived from the data dir.
+
+    ``overrides`` maps "group.option" (or "option" for DEFAULT) to a value and wins over the
+    file: the command line's --host/--port use it.
+    """
+    register_opts()
+    files = [config_file] if config_file and os.path.exists(config_file) else []
+    CONF([], project="pocketstack", default_config_files=files, validate_default_values=True)
+    CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
+                     group="database")
+    for key, value in (overrides or {}).items():
+        group, _, name = key.rpartition(".")
+        CONF.set_override(name, value, group=group or None)
+    return CONF
+
+
+def public_url(conf: cfg.ConfigOpts = CONF) -> str:
+    return (conf.public_url or f"http://{conf.bind_host}:{conf.bind_port}").rstrip("/")
+
+
+def _format_default(opt) -> str:
+    default = opt.default
+    if default is None:
+        return "<None>"
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, (list, tuple)):
+        return ",".join(str(x) for x in default)
+    return str(default)
+
+
+def sample_config() -> str:
+    """The documented sample file: every option commented out, with its help and default."""
+    lines = ["# pocketstack configuration. Every option is shown commented out with its default;",
+             "# uncomment and change what you need, then restart `pocketstack up`.", ""]
+    for group, opts in service_opts().items():
+        lines.append(f"[{group}]")
+        lines.append("")
+        for opt in opts:
+            for text in textwrap.wrap(opt.help or "", 88):
+                lines.append(f"# {text}")
+            lines.append(f"# ({type(opt).__name__.replace('Opt', '').lower() or 'string'} value)")
+            lines.append(f"#{opt.dest} = {_format_default(opt)}")
+            lines.append("")
+    return "\n".join(lines)

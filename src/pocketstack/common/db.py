@@ -1,0 +1,197 @@
+"""Database: one SQLAlchemy engine per process, short explicit transactions, Alembic.
+
+Usage from any api.py::
+
+    with db.transaction() as s:      # read-write, commits on success
+        s.add(Thing(...))
+    with db.reader() as s:           # read-only
+        s.scalars(select(Thing)).all()
+
+SQLite (the default) runs in WAL mode with foreign keys on. Write transactions start with
+BEGIN IMMEDIATE and are serialized by a process lock, so a read-then-write transaction never
+dies with "database is locked" when another thread wrote in between. PostgreSQL and MariaDB
+use their own row locks; concurrent inserts are made safe by unique constraints
+(``is_duplicate`` tells such an IntegrityError apart).
+
+Each service keeps its migrations in ``pocketstack/<service>/migrations/versions`` as its own
+Alembic branch (branch label = service name), so services evolve their schemas
+independently; ``migrate()`` upgrades all heads.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import threading
+from typing import Iterator
+
+import sqlalchemy as sa
+from sqlalchemy import event, orm
+from sqlalchemy.dialects import mysql
+
+from pocketstack.common import config
+
+
+# Microsecond precision everywhere: MariaDB's DATETIME drops fractions unless told, and
+# token revocation compares times to the microsecond.
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+
+
+class Base(orm.DeclarativeBase):
+    """Declarative base shared by every service's models (one metadata, one database)."""
+
+    type_annotation_map = {dt.datetime: DateTime}
+
+
+_engine: sa.Engine | None = None
+_writer_engine: sa.Engine | None = None
+_session_factory: orm.sessionmaker | None = None
+_writer_factory: orm.sessionmaker | None = None
+_sqlite_write_lock = threading.RLock()
+_is_sqlite = False
+_local = threading.local()
+
+
+def configure(url: str | None = None) -> sa.Engine:
+    """Create the process's engine (idempotent for the same URL)."""
+    global _engine, _writer_engine, _session_factory, _writer_factory, _is_sqlite
+    url = url or config.CONF.database.connection
+    if _engine is not None and str(_engine.url) == str(sa.make_url(url)):
+        return _engine
+    dispose()
+    _is_sqlite = url.startswith("sqlite")
+    if _is_sqlite:
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                                  pool_size=20, max_overflow=20)
+        _install_sqlite_hooks(engine)
+        writer = engine.execution_options(sqlite_begin="IMMEDIATE")
+    else:
+        engine = sa.create_engine(url, pool_size=config.CONF.database.pool_size,
+                                  max_overflow=20, pool_pre_ping=True, pool_recycle=3600)
+        writer = engine
+    _engine, _writer_engine = engine, writer
+    _session_factory = orm.sessionmaker(bind=engine, expire_on_commit=False)
+    _writer_factory = orm.sessionmaker(bind=writer, expire_on_commit=False)
+    return engine
+
+
+def _install_sqlite_hooks(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves, below
+        cur = dbapi_conn.cursor()
+        for pragma in ("journal_mode=WAL", "foreign_keys=ON", "synchronous=NORMAL",
+                       "busy_timeout=30000"):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def engine() -> sa.Engine:
+    if _engine is None:
+        configure()
+    return _engine
+
+
+def dispose() -> None:
+    global _engine, _writer_engine
+    if _engine is not None:
+        _engine.dispose()
+    _engine = _writer_engine = None
+
+
+@contextlib.contextmanager
+def transaction() -> Iterator[orm.Session]:
+    """A read-write transaction; commits on success, rolls back on any exception.
+
+    Nested use in one thread joins the outer transaction (so helpers can be composed).
+    """
+    outer = getattr(_local, "session", None)
+    if outer is not None:
+        yield outer
+        return
+    if _engine is None:
+        configure()
+    lock = _sqlite_write_lock if _is_sqlite else contextlib.nullcontext()
+    with lock:
+        session = _writer_factory()
+        _local.session = session
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            _local.session = None
+            session.close()
+
+
+@contextlib.contextmanager
+def reader() -> Iterator[orm.Session]:
+    """A read-only session (joins an enclosing transaction in the same thread)."""
+    outer = getattr(_local, "session", None)
+    if outer is not None:
+        yield outer
+        return
+    if _engine is None:
+        configure()
+    session = _session_factory()
+    try:
+        yield session
+    finally:
+        session.close()  # returns the connection (rolled back) and keeps loaded objects usable
+
+
+def is_duplicate(error: Exception) -> bool:
+    """True for a unique-constraint violation on any of the supported engines."""
+    if not isinstance(error, sa.exc.IntegrityError):
+        return False
+    text = str(error.orig).lower()
+    return ("unique" in text or "duplicate" in text) and "foreign key" not in text
+
+
+# --- migrations -----------------------------------------------------------------------
+
+MIGRATIONS_DIR = os.path.join(os.path.dirname(__file__), "migrations")
+
+
+def version_locations() -> list[str]:
+    here = os.path.dirname(os.path.dirname(__file__))
+    found = []
+    for name in config.SERVICE_PACKAGES + ("control",):
+        path = os.path.join(here, name, "migrations", "versions")
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+
+
+def import_models() -> None:
+    """Import every service's models so Base.metadata knows all tables."""
+    for name in config.SERVICE_PACKAGES + ("control",):
+        config.optional_module(name, "models")
+
+
+def alembic_config():
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", MIGRATIONS_DIR)
+    cfg.set_main_option("version_locations", " ".join(version_locations()))
+    cfg.set_main_option("path_separator", "space")
+    return cfg
+
+
+def migrate() -> None:
+    """Bring the schema to the newest revision of every service branch."""
+    from alembic import command
+
+    cfg = alembic_config()
+    with engine().connect() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "heads")
+        conn.commit()

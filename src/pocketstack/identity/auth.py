@@ -1,0 +1,341 @@
+"""POST /v3/auth/tokens: who the caller is (methods), what the token is for (scope), which
+roles it carries (direct, through groups, implied) — and the token body Keystone returns."""
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, exceptions
+from pocketstack.common.timeutils import isotime_us, utcnow
+from pocketstack.identity import catalog, passwords, tokens
+from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain,
+                                         GroupMembership, ImpliedRole, Project, Role, User)
+
+AUTH_FAILED = "The request you have made requires authentication."
+
+
+def _unauthorized(message: str = AUTH_FAILED):
+    return exceptions.Unauthorized(message)
+
+
+# --- looking things up by id or by name + domain ---------------------------------------
+
+def _domain(s, ref: dict | None, what: str) -> Domain:
+    if not isinstance(ref, dict) or not (ref.get("id") or ref.get("name")):
+        raise exceptions.ValidationError(f"Expecting {what} domain id or name.")
+    if ref.get("id"):
+        dom = s.get(Domain, ref["id"])
+    else:
+        dom = s.scalar(sa.select(Domain).where(Domain.name == ref["name"]))
+    return dom
+
+
+def _find_user(s, ref: dict) -> User | None:
+    if not isinstance(ref, dict):
+        raise exceptions.ValidationError("Expecting to find user in the request body.")
+    if ref.get("id"):
+        return s.get(User, ref["id"])
+    if not ref.get("name"):
+        raise exceptions.ValidationError("Expecting user id or name.")
+    dom = _domain(s, ref.get("domain"), "user")
+    if dom is None:
+        return None
+    return s.scalar(sa.select(User).where(User.name == ref["name"], User.domain_id == dom.id))
+
+
+# --- roles --------------------------------------------------------------------------------
+
+def _expand_implied(s, role_ids: set[str]) -> set[str]:
+    if not role_ids:
+        return role_ids
+    rules: dict[str, list[str]] = {}
+    for prior, implied in s.execute(sa.select(ImpliedRole.prior_role_id,
+                                              ImpliedRole.implied_role_id)):
+        rules.setdefault(prior, []).append(implied)
+    result, todo = set(role_ids), list(role_ids)
+    while todo:
+        for implied in rules.get(todo.pop(), ()):
+            if implied not in result:
+                result.add(implied)
+                todo.append(implied)
+    return result
+
+
+def effective_role_ids(s, user_id: str, *, project_id: str | None = None,
+                       domain_id: str | None = None) -> set[str]:
+    """Direct, group and inherited grants on the target, with implied roles expanded."""
+    group_ids = list(s.scalars(sa.select(GroupMembership.group_id)
+                               .where(GroupMembership.user_id == user_id)))
+    conds = []
+    if project_id:
+        project = s.get(Project, project_id)
+        conds.append(sa.and_(Assignment.type == "UserProject", Assignment.actor_id == user_id,
+                             Assignment.target_id == project_id, Assignment.inherited.is_(False)))
+        if group_ids:
+            conds.append(sa.and_(Assignment.type == "GroupProject",
+                                 Assignment.actor_id.in_(group_ids),
+                                 Assignment.target_id == project_id,
+                                 Assignment.inherited.is_(False)))
+        # OS-INHERIT: grants on the domain or on parent projects inherited to projects.
+        parents, parent = [], project.parent_id if project else None
+        while parent:
+            parents.append(parent)
+            p = s.get(Project, parent)
+            parent = p.parent_id if p else None
+        if project:
+            targets = parents + [project.domain_id]
+            actors = [user_id] + group_ids
+            conds.append(sa.and_(Assignment.actor_id.in_(actors),
+                                 Assignment.target_id.in_(targets),
+                                 Assignment.inherited.is_(True)))
+    if domain_id:
+        conds.append(sa.and_(Assignment.type == "UserDomain", Assignment.actor_id == user_id,
+                             Assignment.target_id == domain_id, Assignment.inherited.is_(False)))
+        if group_ids:
+            conds.append(sa.and_(Assignment.type == "GroupDomain",
+                                 Assignment.actor_id.in_(group_ids),
+                                 Assignment.target_id == domain_id,
+                                 Assignment.inherited.is_(False)))
+    if not conds:
+        return set()
+    direct = set(s.scalars(sa.select(Assignment.role_id).where(sa.or_(*conds))))
+    return _expand_implied(s, direct)
+
+
+def _role_refs(s, role_ids) -> list[dict]:
+    if not role_ids:
+        return []
+    roles = s.scalars(sa.select(Role).where(Role.id.in_(list(role_ids)))).all()
+    return sorted(({"id": r.id, "name": r.name} for r in roles), key=lambda r: r["name"])
+
+
+# --- authentication -----------------------------------------------------------------------
+
+def _check_user_usable(s, user: User | None) -> User:
+    if user is None or not user.enabled:
+        raise _unauthorized()
+    dom = s.get(Domain, user.domain_id)
+    if dom is None or not dom.enabled:
+        raise _unauthorized()
+    return user
+
+
+def _password_method(s, body: dict) -> tuple[User, dict]:
+    pw = body.get("password")
+    if not isinstance(pw, dict) or not isinstance(pw.get("user"), dict):
+        raise exceptions.ValidationError("Expecting to find user in password.")
+    ref = pw["user"]
+    password = ref.get("password")
+    if not isinstance(password, str):
+        raise exceptions.ValidationError("Expecting to find password in user.")
+    user = _find_user(s, ref)
+    if user is None:
+        passwords.dummy_check(password)  # same cost as a wrong password
+        raise _unauthorized()
+    if not passwords.check_password(password, user.password_hash):
+        raise _unauthorized()
+    return _check_user_usable(s, user), {}
+
+
+def _token_method(s, body: dict) -> tuple[User, dict]:
+    ref = body.get("token")
+    if not isinstance(ref, dict) or not isinstance(ref.get("id"), str):
+        raise exceptions.ValidationError("Expecting to find id in token.")
+    data = tokens.validate(ref["id"])
+    if data.app_cred_id:
+        raise exceptions.Forbidden("Application credential tokens cannot be rescoped.")
+    user = _check_user_usable(s, s.get(User, data.user_id))
+    return user, {"expires_at": data.expires_at, "parent_audit_id": data.audit_ids[0],
+                  "methods": data.methods}
+
+
+def _app_cred_method(s, body: dict) -> tuple[User, dict]:
+    ref = body.get("application_credential")
+    if not isinstance(ref, dict) or not isinstance(ref.get("secret"), str):
+        raise exceptions.ValidationError("Expecting to find secret in application_credential.")
+    if ref.get("id"):
+        cred = s.get(ApplicationCredential, ref["id"])
+    elif ref.get("name") and isinstance(ref.get("user"), dict):
+        user = _find_user(s, ref["user"])
+        cred = user and s.scalar(sa.select(ApplicationCredential).where(
+            ApplicationCredential.user_id == user.id, ApplicationCredential.name == ref["name"]))
+    else:
+        raise exceptions.ValidationError(
+            "Expecting application_credential id, or name and user.")
+    if cred is None or not passwords.check_password(ref["secret"], cred.secret_hash):
+        raise _unauthorized()
+    if cred.expires_at is not None and cred.expires_at <= utcnow():
+        raise _unauthorized()
+    user = _check_user_usable(s, s.get(User, cred.user_id))
+    return user, {"app_cred": cred}
+
+
+METHODS = {"password": _password_method, "token": _token_method,
+           "application_credential": _app_cred_method}
+
+
+def _resolve_scope(s, scope, user: User) -> tuple[Project | None, Domain | None, str | None]:
+    if scope is None:
+        return None, None, None
+    if scope == "unscoped":
+        return None, None, None
+    if not isinstance(scope, dict):
+        raise exceptions.ValidationError("Invalid scope.")
+    if "system" in scope:
+        if not scope["system"] == {"all": True}:
+            raise exceptions.ValidationError("Only system scope 'all' is supported.")
+        return None, None, "all"
+    if "project" in scope:
+        ref = scope["project"]
+        if not isinstance(ref, dict):
+            raise exceptions.ValidationError("Invalid project scope.")
+        if ref.get("id"):
+            project = s.get(Project, ref["id"])
+        elif ref.get("name"):
+            dom = _domain(s, ref.get("domain"), "project")
+            project = dom and s.scalar(sa.select(Project).where(
+                Project.name == ref["name"], Project.domain_id == dom.id))
+        else:
+            raise exceptions.ValidationError("Expecting project id or name.")
+        if project is None:
+            raise _unauthorized(f"Could not find project: {ref.get('id') or ref.get('name')}.")
+        return project, None, None
+    if "domain" in scope:
+        dom = _domain(s, scope["domain"], "scope")
+        if dom is None:
+            raise _unauthorized("Could not find domain.")
+        return None, dom, None
+    raise exceptions.ValidationError("Scope must name a project, a domain or the system.")
+
+
+def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
+    """Authenticate a POST /v3/auth/tokens body; return (token id, token body)."""
+    auth = body.get("auth") if isinstance(body, dict) else None
+    if not isinstance(auth, dict) or not isinstance(auth.get("identity"), dict):
+        raise exceptions.ValidationError("Expecting to find identity in auth.")
+    identity = auth["identity"]
+    methods = identity.get("methods")
+    if not isinstance(methods, list) or not methods or not all(isinstance(m, str) for m in methods):
+        raise exceptions.ValidationError("Expecting to find methods in identity.")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise _unauthorized(f"Unsupported authentication method: {unknown[0]}.")
+    with db.reader() as s:
+        user, extra = None, {}
+        for method in methods:
+            if method not in identity:
+                raise exceptions.ValidationError(f"Expecting to find {method} in identity.")
+            found, info = METHODS[method](s, identity)
+            if user is not None and found.id != user.id:
+                raise _unauthorized()
+            user = found
+            extra.update(info)
+        cred: ApplicationCredential | None = extra.get("app_cred")
+        scope = auth.get("scope")
+        if cred is not None:
+            if scope not in (None, "unscoped") and (
+                    not isinstance(scope, dict) or
+                    scope.get("project", {}).get("id", cred.project_id) != cred.project_id):
+                raise _unauthorized("Application credentials cannot request a scope.")
+            scope = {"project": {"id": cred.project_id}}
+        if scope is None and user.default_project_id and "token" not in methods:
+            default = s.get(Project, user.default_project_id)
+            if default is not None and default.enabled:
+                scope = {"project": {"id": default.id}}
+        project, domain, system = _resolve_scope(s, scope, user)
+        role_ids: set[str] = set()
+        if project is not None:
+            pdom = s.get(Domain, project.domain_id)
+            if not project.enabled or pdom is None or not pdom.enabled:
+                raise _unauthorized(f"Project {project.id} is disabled.")
+            role_ids = effective_role_ids(s, user.id, project_id=project.id)
+        elif domain is not None:
+            if not domain.enabled:
+                raise _unauthorized(f"Domain {domain.id} is disabled.")
+            role_ids = effective_role_ids(s, user.id, domain_id=domain.id)
+        elif system is not None:
+            # System scope: pocketstack treats an admin on the admin project as system admin.
+            admin_project = s.scalar(sa.select(Project).where(Project.name == "admin"))
+            role_ids = (effective_role_ids(s, user.id, project_id=admin_project.id)
+                        if admin_project else set())
+        if (project or domain or system) and not role_ids:
+            raise _unauthorized("User has no access to the requested scope.")
+        roles = _role_refs(s, role_ids)
+        if cred is not None and not cred.unrestricted:
+            allowed = {r["id"] for r in cred.roles}
+            roles = [r for r in roles if r["id"] in allowed]
+            if not roles:
+                raise _unauthorized("The application credential's roles are no longer held.")
+        methods_out = sorted(set(methods) | set(extra.get("methods", [])))
+        expires_at = extra.get("expires_at")
+        if cred is not None and cred.expires_at and (
+                expires_at is None or cred.expires_at < expires_at):
+            expires_at = min(cred.expires_at,
+                             utcnow() + dt.timedelta(seconds=config.CONF.token.expiration))
+        token_id, data = tokens.issue(
+            user_id=user.id, user_domain_id=user.domain_id, methods=methods_out,
+            roles=[r["name"] for r in roles],
+            project_id=project.id if project else None,
+            project_domain_id=project.domain_id if project else None,
+            domain_id=domain.id if domain else None, system=system, expires_at=expires_at,
+            parent_audit_id=extra.get("parent_audit_id"),
+            app_cred_id=cred.id if cred else None)
+        return token_id, render(s, data, nocatalog=nocatalog, roles=roles)
+
+
+def validate_for_display(subject_token: str, *, nocatalog: bool = False,
+                         allow_expired: bool = False) -> dict:
+    """GET /v3/auth/tokens: the token body for a token id (401/404 if not valid)."""
+    try:
+        data = tokens.validate(subject_token)
+    except exceptions.Unauthorized:
+        raise exceptions.NotFound("Could not find token.") from None
+    with db.reader() as s:
+        return render(s, data, nocatalog=nocatalog)
+
+
+def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
+           roles: list[dict] | None = None) -> dict:
+    user = s.get(User, data.user_id)
+    if user is None:
+        raise exceptions.NotFound("Could not find token.")
+    domains = {}
+
+    def domain_ref(domain_id):
+        if domain_id not in domains:
+            d = s.get(Domain, domain_id)
+            domains[domain_id] = {"id": domain_id, "name": d.name if d else domain_id}
+        return domains[domain_id]
+
+    body: dict = {
+        "methods": data.methods,
+        "user": {"domain": domain_ref(user.domain_id), "id": user.id, "name": user.name,
+                 "password_expires_at": isotime_us(user.password_expires_at)},
+        "audit_ids": data.audit_ids,
+        "expires_at": isotime_us(data.expires_at),
+        "issued_at": isotime_us(data.issued_at),
+    }
+    if data.project_id or data.domain_id or data.system:
+        if roles is None:
+            by_name = {r.name: r.id for r in s.scalars(
+                sa.select(Role).where(Role.name.in_(data.roles)))}
+            roles = [{"id": by_name.get(n, n), "name": n} for n in data.roles]
+        body["roles"] = roles
+    if data.project_id:
+        project = s.get(Project, data.project_id)
+        body["project"] = {"domain": domain_ref(project.domain_id), "id": project.id,
+                           "name": project.name}
+        body["is_domain"] = False
+    elif data.domain_id:
+        body["domain"] = domain_ref(data.domain_id)
+    elif data.system:
+        body["system"] = {"all": True}
+    if data.app_cred_id:
+        cred = s.get(ApplicationCredential, data.app_cred_id)
+        body["application_credential"] = {
+            "id": data.app_cred_id, "name": cred.name if cred else None,
+            "restricted": not cred.unrestricted if cred else True}
+    if not nocatalog and (data.project_id or data.domain_id or data.system):
+        body["catalog"] = catalog.catalog(data.project_id, data.user_id)
+    return {"token": body}

@@ -1,0 +1,152 @@
+"""The middleware pipeline every service is mounted behind (pure ASGI, no per-request
+allocation beyond what each step needs). Order, outermost first — see ``app.pipeline``:
+
+1. RequestId     — assigns ``req-<uuid>`` and puts ``x-openstack-request-id`` on every
+                   response, errors included, so it must wrap everything else.
+2. FaultWrapper  — turns domain exceptions into the service's error body and anything
+                   unexpected into a logged 500 without a traceback; wraps the steps below
+                   so their errors come out in the right format with the request id.
+3. AccessLog     — one line per request, with the final status (after fault mapping).
+4. BodySizeLimit — 413 for a declared Content-Length over the limit before reading it;
+                   the router enforces the same limit on chunked bodies as it reads them.
+5. TokenAuth     — validates X-Auth-Token locally (Fernet keys + revocation events) into a
+                   RequestContext; an invalid token is remembered and turned into a 401 only
+                   if the route needs authentication (public routes such as version
+                   discovery and POST /v3/auth/tokens do not).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from typing import Callable
+
+from pocketstack.common import config, exceptions
+from pocketstack.common.context import new_request_id
+from pocketstack.wsgi.routing import AUTH_ERROR_KEY, CONTEXT_KEY, REQUEST_ID_KEY
+
+LOG = logging.getLogger("pocketstack.api")
+ACCESS_LOG = logging.getLogger("pocketstack.access")
+
+_REQUEST_ID = re.compile(r"^req-[0-9a-f-]{36}$")
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class RequestId:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request_id = new_request_id()
+        scope[REQUEST_ID_KEY] = request_id
+        header = (b"x-openstack-request-id", request_id.encode())
+
+        async def send_with_id(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + [header]
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+class FaultWrapper:
+    def __init__(self, app, formatter: Callable, auth_uri: Callable[[], str]):
+        self.app, self.formatter, self.auth_uri = app, formatter, auth_uri
+
+    async def __call__(self, scope, receive, send):
+        started = False
+
+        async def tracking_send(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except exceptions.PocketstackError as error:
+            if started:
+                LOG.warning("%s: error after the response started: %s",
+                            scope.get(REQUEST_ID_KEY), error)
+                return
+            await self.send_fault(scope, send, error)
+        except Exception:  # noqa: BLE001 - the whole point: no traceback to the client
+            LOG.exception("%s %s %s: unexpected error", scope.get(REQUEST_ID_KEY),
+                          scope.get("method"), scope.get("path"))
+            if not started:
+                await self.send_fault(scope, send, exceptions.PocketstackError(
+                    "An unexpected error prevented the server from fulfilling your request."))
+
+    async def send_fault(self, scope, send, error: exceptions.PocketstackError):
+        body = json.dumps(self.formatter(error)).encode()
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode())]
+        for key, value in error.headers.items():
+            headers.append((key.lower().encode(), str(value).encode()))
+        if error.code == 401:
+            headers.append((b"www-authenticate", f'Keystone uri="{self.auth_uri()}"'.encode()))
+        await send({"type": "http.response.start", "status": error.code, "headers": headers})
+        await send({"type": "http.response.body",
+                    "body": b"" if scope.get("method") == "HEAD" else body})
+
+
+class AccessLog:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if not config.CONF.access_log:
+            return await self.app(scope, receive, send)
+        start = time.perf_counter()
+        status = 0
+
+        async def logging_send(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, logging_send)
+        finally:
+            ACCESS_LOG.info("%s %s %s %s %.1fms", scope.get(REQUEST_ID_KEY), scope["method"],
+                            scope["path"], status or 500, (time.perf_counter() - start) * 1000)
+
+
+class BodySizeLimit:
+    def __init__(self, app, exempt: Callable[[dict], bool] = lambda scope: False):
+        self.app, self.exempt = app, exempt
+
+    async def __call__(self, scope, receive, send):
+        declared = _header(scope, b"content-length")
+        if declared and declared.isdigit() and not self.exempt(scope):
+            limit = config.CONF.max_request_body_size
+            if int(declared) > limit:
+                raise exceptions.PayloadTooLarge(
+                    f"Request body is larger than the limit of {limit} bytes.")
+        await self.app(scope, receive, send)
+
+
+class TokenAuth:
+    def __init__(self, app, validate: Callable):
+        self.app, self.validate = app, validate
+
+    async def __call__(self, scope, receive, send):
+        token = _header(scope, b"x-auth-token")
+        if token:
+            try:
+                context = self.validate(token)
+                context.request_id = scope[REQUEST_ID_KEY]
+                scope[CONTEXT_KEY] = context
+            except exceptions.Unauthorized as error:
+                scope[AUTH_ERROR_KEY] = error
+        await self.app(scope, receive, send)

@@ -1,0 +1,181 @@
+"""Route tables and thin handlers, placement style.
+
+A service declares its URLs in one table::
+
+    ROUTES = {
+        "/v3/projects": {"GET": projects.list_projects, "POST": projects.create_project},
+        "/v3/projects/{project_id}": {"GET": projects.get_project, ...},
+    }
+
+and ``build_router(ROUTES)`` turns it into an ASGI app. A handler takes an ``ApiRequest``
+and returns a Starlette ``Response`` (``json_response`` for the usual case). Plain ``def``
+handlers run in the thread pool with the JSON body already read; ``async def`` handlers run
+on the event loop (for hot paths and streaming). Decorators mark the exceptions:
+``@public`` (no token needed), ``@streaming`` (body not pre-read, no JSON size limit).
+A method missing from a path's entry is a 405; an unknown path a 404 — both in the
+service's error format, raised as domain exceptions.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from typing import Any, Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pocketstack.common import exceptions
+from pocketstack.common.context import RequestContext
+
+CONTEXT_KEY = "pocketstack.context"
+REQUEST_ID_KEY = "pocketstack.request_id"
+AUTH_ERROR_KEY = "pocketstack.auth_error"
+
+
+def public(handler: Callable) -> Callable:
+    handler.public = True
+    return handler
+
+
+def streaming(handler: Callable) -> Callable:
+    handler.streaming = True
+    return handler
+
+
+class ApiRequest:
+    """What a handler sees: context, path params, query, headers and the parsed body."""
+
+    __slots__ = ("raw", "context", "params", "_body", "_json")
+
+    def __init__(self, raw: Request, context: RequestContext):
+        self.raw = raw
+        self.context = context
+        self.params: dict[str, str] = raw.path_params
+        self._body: bytes = b""
+        self._json: Any = None
+
+    @property
+    def query(self):
+        return self.raw.query_params
+
+    @property
+    def headers(self):
+        return self.raw.headers
+
+    @property
+    def method(self) -> str:
+        return self.raw.method
+
+    @property
+    def body(self) -> bytes:
+        return self._body
+
+    @property
+    def service_url(self) -> str:
+        """The URL of this service's root as the client reached it (for links)."""
+        scope = self.raw.scope
+        host = self.raw.headers.get("host") or "%s:%s" % tuple(scope.get("server") or ("localhost", 80))
+        return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+    def json(self, required: bool = True) -> Any:
+        """The request body as JSON; 400 when malformed (or absent and required)."""
+        if self._json is None:
+            if not self._body.strip():
+                if required:
+                    raise exceptions.BadRequest("The request body is missing or empty.")
+                return None
+            try:
+                self._json = json.loads(self._body)
+            except (ValueError, UnicodeDecodeError) as error:
+                raise exceptions.BadRequest(f"Malformed request body: {error}") from None
+        return self._json
+
+    async def _read_body(self, limit: int) -> None:
+        chunks, size = [], 0
+        async for chunk in self.raw.stream():
+            size += len(chunk)
+            if size > limit:
+                raise exceptions.PayloadTooLarge(
+                    f"Request body is larger than the limit of {limit} bytes.")
+            chunks.append(chunk)
+        self._body = b"".join(chunks)
+
+
+def json_response(body: Any, status: int = 200, headers: dict | None = None) -> Response:
+    content = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+    return Response(content, status_code=status, headers=headers,
+                    media_type="application/json" if body is not None else None)
+
+
+def empty(status: int = 204, headers: dict | None = None) -> Response:
+    return Response(b"", status_code=status, headers=headers)
+
+
+def require_body_field(body: Any, name: str) -> Any:
+    """``body[name]`` as a dict, or a 400 that names what is missing."""
+    if not isinstance(body, dict) or not isinstance(body.get(name), dict):
+        raise exceptions.BadRequest(f"Expecting to find {name} in the request body.")
+    return body[name]
+
+
+_PARAM = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)(?::path)?}")
+
+
+class _Route:
+    def __init__(self, path: str, methods: dict[str, Callable]):
+        self.path = path
+        self.methods = dict(methods)
+        if "GET" in self.methods and "HEAD" not in self.methods:
+            self.methods["HEAD"] = self.methods["GET"]
+        pattern = ""
+        last = 0
+        for m in _PARAM.finditer(path):
+            pattern += re.escape(path[last:m.start()])
+            pattern += f"(?P<{m.group(1)}>.+)" if m.group(0).endswith(":path}") else f"(?P<{m.group(1)}>[^/]+)"
+            last = m.end()
+        pattern += re.escape(path[last:])
+        self.regex = re.compile(f"^{pattern}$")
+
+
+class Router:
+    """Matches the service-relative path against the route table and calls the handler."""
+
+    def __init__(self, routes: dict[str, dict[str, Callable]], body_limit: Callable[[], int]):
+        self.routes = [_Route(p, m) for p, m in routes.items()]
+        self.body_limit = body_limit
+
+    def match(self, path: str):
+        for route in self.routes:
+            m = route.regex.match(path)
+            if m:
+                return route, m.groupdict()
+        return None, None
+
+    async def __call__(self, scope, receive, send):
+        path = scope["path"][len(scope.get("root_path", "")):] or "/"
+        route, params = self.match(path)
+        if route is None:
+            raise exceptions.NotFound("The resource could not be found.")
+        handler = route.methods.get(scope["method"])
+        if handler is None:
+            raise exceptions.MethodNotAllowed(
+                f"The method {scope['method']} is not allowed for this resource.",
+                headers={"Allow": ", ".join(sorted(route.methods))})
+        scope["path_params"] = params
+        raw = Request(scope, receive)
+        context = scope.get(CONTEXT_KEY)
+        if context is None:
+            if not getattr(handler, "public", False):
+                raise scope.get(AUTH_ERROR_KEY) or exceptions.Unauthorized(
+                    "The request you have made requires authentication.")
+            context = RequestContext(request_id=scope[REQUEST_ID_KEY])
+        req = ApiRequest(raw, context)
+        if not getattr(handler, "streaming", False):
+            await req._read_body(self.body_limit())
+        if inspect.iscoroutinefunction(handler):
+            response = await handler(req)
+        else:
+            response = await run_in_threadpool(handler, req)
+        await response(scope, receive, send)
