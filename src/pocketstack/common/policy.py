@@ -46,9 +46,10 @@ def init(data_dir: str | None = None) -> policy.Enforcer:
     global _enforcer
     conf = config.CONF
     policy_file = os.path.join(data_dir, "policy.yaml") if data_dir else "policy.yaml"
-    enforcer = policy.Enforcer(conf, policy_file=policy_file, use_conf=False)
+    # use_conf=True: oslo.policy only merges the registered defaults (and reads policy.yaml,
+    # if present) on that path; with use_conf=False it loads no rule at all and denies all.
+    enforcer = policy.Enforcer(conf, policy_file=policy_file, use_conf=True)
     enforcer.register_defaults(list_rules())
-    # oslo.policy would otherwise raise for an absent policy.yaml only when asked to.
     enforcer.load_rules()
     _enforcer = enforcer
     return enforcer
