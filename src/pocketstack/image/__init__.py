@@ -1,0 +1,1 @@
+"""Image service: Glance v2 API over a filesystem store."""

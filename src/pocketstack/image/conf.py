@@ -1,0 +1,36 @@
+"""Image service options ([image] in pocketstack.conf), named as in glance-api.conf."""
+from oslo_config import cfg
+
+DISK_FORMATS = ["ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso",
+                "ploop"]
+CONTAINER_FORMATS = ["ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed"]
+
+OPTS = {
+    "image": [
+        cfg.StrOpt("filesystem_store_datadir",
+                   help="Directory holding image data. Default: <data dir>/images."),
+        cfg.IntOpt("image_size_cap", default=1099511627776, min=1,
+                   help="Largest image data upload in bytes (default 1 TiB); a larger "
+                        "upload gets 413 and nothing is kept."),
+        cfg.BoolOpt("filesystem_store_fsync", default=False,
+                    help="fsync image data before it becomes active. Glance does not; turn "
+                         "it on if images must survive a power loss right after upload."),
+        cfg.FloatOpt("upload_idle_timeout", default=120.0, min=1.0,
+                     help="Seconds an upload may go without receiving data before it is "
+                          "abandoned (the image goes back to queued)."),
+        cfg.ListOpt("disk_formats", default=DISK_FORMATS,
+                    help="Disk formats images may declare."),
+        cfg.ListOpt("container_formats", default=CONTAINER_FORMATS,
+                    help="Container formats images may declare."),
+        cfg.IntOpt("limit_param_default", default=25, min=1,
+                   help="Images returned by a list request that does not give a limit."),
+        cfg.IntOpt("api_limit_max", default=1000, min=1,
+                   help="Most images one list request returns, whatever limit it asks."),
+        cfg.IntOpt("image_property_quota", default=128, min=-1,
+                   help="Most additional properties an image may carry (-1: unlimited)."),
+        cfg.IntOpt("image_tag_quota", default=128, min=-1,
+                   help="Most tags an image may carry (-1: unlimited)."),
+        cfg.IntOpt("image_member_quota", default=128, min=-1,
+                   help="Most projects an image may be shared with (-1: unlimited)."),
+    ],
+}

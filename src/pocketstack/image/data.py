@@ -1,0 +1,221 @@
+"""Image data: upload (PUT /file), stage + import (glance-direct), download.
+
+An upload moves the image queued → saving → active. The status change to ``saving`` is
+the lock: a second upload at the same time, or one to an active image, is a 409. If the
+upload fails for any reason (size cap, client gone, disk error) the temp file is removed
+and the image goes back to ``queued`` so it can be retried, as glance v2 does. If the image
+was deleted while its data arrived, the data is dropped and the caller gets 410.
+
+Staging (glance-direct) is the same stream into the staging area, queued → uploading;
+``import_image`` then moves the staged file into the store: uploading → active.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import io
+import logging
+import os
+from typing import Any, AsyncIterator, Iterable
+
+from starlette.concurrency import run_in_threadpool
+
+from pocketstack.common import db, exceptions
+from pocketstack.common.timeutils import utcnow
+from pocketstack.image import access, store
+from pocketstack.image.models import Image
+
+LOG = logging.getLogger(__name__)
+
+# Bytes handed to a worker thread at a time: large enough that thread hand-offs cost
+# nothing, small enough that memory stays flat (at most ~3 buffers per upload).
+BUFFER_SIZE = 4 << 20
+IMPORT_METHODS = ("glance-direct",)
+
+
+def _busy_status(staging: bool) -> str:
+    return "uploading" if staging else "saving"
+
+
+def begin(ctx, image_id: str, *, staging: bool = False) -> store.Writer:
+    """Claim a queued image for an upload and open its temp file."""
+    target = _busy_status(staging)
+    with db.transaction() as s:
+        image = access.load(s, ctx, image_id, lock=True)
+        access.authorize(ctx, "upload_image", image,
+                         message=f"Not allowed to upload image data for image {image_id}")
+        if image.status != "queued":
+            raise exceptions.Conflict(
+                f"Image status transition from {image.status} to {target} is not allowed")
+        if not staging:
+            _require_formats(image, "saving data")
+        writer = store.Writer(image_id, image.disk_format)
+        image.status, image.updated_at = target, utcnow()
+    return writer
+
+
+def _require_formats(image: Image, doing: str) -> None:
+    missing = [k for k in ("disk_format", "container_format") if not getattr(image, k)]
+    if missing:
+        noun = "Property" if len(missing) == 1 else "Properties"
+        raise exceptions.BadRequest(f"{noun} {', '.join(missing)} must be set prior to "
+                                    f"{doing}.")
+
+
+def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> None:
+    """Move the complete data into place and record its size and hashes."""
+    dest = store.staging_path(image_id) if staging else store.data_path(image_id)
+    moved = False
+    try:
+        with db.transaction() as s:
+            image = s.get(Image, image_id)
+            if image is None or image.deleted or image.status != _busy_status(staging):
+                raise exceptions.Gone(f"Image {image_id} could not be found after upload. The "
+                                      "image may have been deleted during the upload.")
+            written = writer.commit(dest)
+            moved = True
+            if staging:
+                image.staged = dataclasses.asdict(written)
+                image.size = written.size
+            else:
+                _activate(image, written)
+    except BaseException:
+        if moved:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(dest)
+        raise
+
+
+def _activate(image: Image, written: store.Written) -> None:
+    image.size, image.virtual_size = written.size, written.virtual_size
+    image.checksum = written.checksum
+    image.os_hash_algo, image.os_hash_value = written.os_hash_algo, written.os_hash_value
+    image.status, image.updated_at = "active", utcnow()
+
+
+def abort(image_id: str, writer: store.Writer, *, staging: bool = False) -> None:
+    """Drop a failed upload's data and put the image back to queued."""
+    writer.abort()
+    with db.transaction() as s:
+        image = s.get(Image, image_id)
+        if image is not None and not image.deleted and image.status == _busy_status(staging):
+            image.status, image.size, image.virtual_size = "queued", None, None
+            image.staged, image.updated_at = None, utcnow()
+
+
+async def upload_stream(ctx, image_id: str, chunks: AsyncIterator[bytes], *,
+                        staging: bool = False) -> None:
+    """Stream an upload from the event loop: the loop receives the next buffer while a
+    worker thread hashes and writes the previous one."""
+    writer = await run_in_threadpool(begin, ctx, image_id, staging=staging)
+    pending: asyncio.Future | None = None
+    try:
+        parts, buffered, received = [], 0, 0
+        async for chunk in chunks:
+            received += len(chunk)
+            writer.check_total(received)
+            parts.append(chunk)
+            buffered += len(chunk)
+            if buffered >= BUFFER_SIZE:
+                if pending is not None:
+                    await pending
+                data, parts, buffered = b"".join(parts), [], 0
+                pending = asyncio.ensure_future(run_in_threadpool(writer.write, data))
+        if pending is not None:
+            await pending
+            pending = None
+        if parts:
+            await run_in_threadpool(writer.write, b"".join(parts))
+        await run_in_threadpool(finish, image_id, writer, staging=staging)
+    except BaseException:
+        if pending is not None:
+            # Never close the file under a write still running in a thread.
+            with contextlib.suppress(BaseException):
+                await asyncio.wait([pending])
+        # Not cancellable: the clean-up finishes even if this request is cancelled.
+        await run_in_threadpool(abort, image_id, writer, staging=staging)
+        raise
+
+
+def upload_iterable(ctx, image_id: str, chunks: Iterable[bytes]) -> None:
+    """The blocking variant, for in-process callers (register_image)."""
+    writer = begin(ctx, image_id)
+    try:
+        for chunk in chunks:
+            if chunk:
+                writer.write(chunk)
+        finish(image_id, writer)
+    except BaseException:
+        abort(image_id, writer)
+        raise
+
+
+def import_image(ctx, image_id: str, body: Any) -> None:
+    """POST /v2/images/{id}/import. Only glance-direct: the staged data becomes the image."""
+    method = _import_method(body)
+    staged, dest = store.staging_path(image_id), store.data_path(image_id)
+    moved = lost = False
+    try:
+        with db.transaction() as s:
+            image = access.load(s, ctx, image_id, lock=True)
+            access.authorize(ctx, "upload_image", image)
+            _require_formats(image, "importing data")
+            if image.status != "uploading" or not image.staged:
+                raise exceptions.Conflict(
+                    f"Image needs to be staged before '{method}' method can be used")
+            try:
+                os.replace(staged, dest)
+                moved = True
+                _activate(image, store.Written(**image.staged))
+            except FileNotFoundError:
+                lost = True  # the staging area was cleaned under us: stage again
+                image.status, image.size, image.updated_at = "queued", None, utcnow()
+            image.staged = None
+    except BaseException:
+        if moved:
+            os.replace(dest, staged)
+        raise
+    if lost:
+        raise exceptions.Conflict(f"The staged data of image {image_id} is missing; the image "
+                                  "is queued again, stage its data again.")
+
+
+def _import_method(body: Any) -> str:
+    if not isinstance(body, dict) or not isinstance(body.get("method"), dict):
+        raise exceptions.BadRequest("Import request requires a 'method' field.")
+    name = body["method"].get("name")
+    if name is None:
+        raise exceptions.BadRequest("Import request requires a 'name' field.")
+    if name not in IMPORT_METHODS:
+        raise exceptions.BadRequest(f"Unknown import method name '{name}'.")
+    for flag in ("all_stores_must_succeed", "all_stores"):
+        if not isinstance(body.get(flag, False), bool):
+            raise exceptions.BadRequest(f"'{flag}' must be boolean value only")
+    return name
+
+
+@dataclasses.dataclass
+class Download:
+    file: io.BufferedReader
+    size: int
+    checksum: str | None
+
+
+def open_download(ctx, image_id: str) -> Download | None:
+    """The open data file of an image the caller may download; None if it has no data."""
+    with db.reader() as s:
+        image = access.load(s, ctx, image_id)
+        if image.status == "deactivated" and not ctx.is_admin:
+            raise exceptions.Forbidden("The requested image has been deactivated. Image data "
+                                       "download is forbidden.")
+        access.authorize(ctx, "download_image", image)
+        if image.status not in ("active", "deactivated"):
+            return None
+        size, checksum = image.size, image.checksum
+    try:
+        # Opened now: a delete from here on unlinks the name, not what we stream.
+        return Download(open(store.data_path(image_id), "rb"), size, checksum)
+    except FileNotFoundError:
+        LOG.warning("Image %s is %s but its data is missing", image_id, image.status)
+        return None
