@@ -8,9 +8,9 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import isotime_us, utcnow
-from pocketstack.identity import catalog, passwords, tokens
-from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain,
-                                         GroupMembership, ImpliedRole, Project, Role, User)
+from pocketstack.identity import assignment, catalog, passwords, tokens
+from pocketstack.identity.assignment import effective_role_ids
+from pocketstack.identity.models import ApplicationCredential, Domain, Project, Role, User
 
 AUTH_FAILED = "The request you have made requires authentication."
 
@@ -21,86 +21,36 @@ def _unauthorized(message: str = AUTH_FAILED):
 
 # --- looking things up by id or by name + domain ---------------------------------------
 
-def _domain(s, ref: dict | None, what: str) -> Domain:
-    if not isinstance(ref, dict) or not (ref.get("id") or ref.get("name")):
+def _text(ref: dict, key: str) -> str | None:
+    """``ref[key]`` if it is a non-empty string; 400 for any other non-null value."""
+    value = ref.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise exceptions.ValidationError(f"Invalid input for field '{key}': "
+                                         f"{value!r} is not of type 'string'")
+    return value
+
+
+def _domain(s, ref: dict | None, what: str) -> Domain | None:
+    if not isinstance(ref, dict) or not (_text(ref, "id") or _text(ref, "name")):
         raise exceptions.ValidationError(f"Expecting {what} domain id or name.")
-    if ref.get("id"):
-        dom = s.get(Domain, ref["id"])
-    else:
-        dom = s.scalar(sa.select(Domain).where(Domain.name == ref["name"]))
-    return dom
+    if _text(ref, "id"):
+        return s.get(Domain, ref["id"])
+    return s.scalar(sa.select(Domain).where(Domain.name == ref["name"]))
 
 
 def _find_user(s, ref: dict) -> User | None:
     if not isinstance(ref, dict):
         raise exceptions.ValidationError("Expecting to find user in the request body.")
-    if ref.get("id"):
+    if _text(ref, "id"):
         return s.get(User, ref["id"])
-    if not ref.get("name"):
+    if not _text(ref, "name"):
         raise exceptions.ValidationError("Expecting user id or name.")
     dom = _domain(s, ref.get("domain"), "user")
     if dom is None:
         return None
     return s.scalar(sa.select(User).where(User.name == ref["name"], User.domain_id == dom.id))
-
-
-# --- roles --------------------------------------------------------------------------------
-
-def _expand_implied(s, role_ids: set[str]) -> set[str]:
-    if not role_ids:
-        return role_ids
-    rules: dict[str, list[str]] = {}
-    for prior, implied in s.execute(sa.select(ImpliedRole.prior_role_id,
-                                              ImpliedRole.implied_role_id)):
-        rules.setdefault(prior, []).append(implied)
-    result, todo = set(role_ids), list(role_ids)
-    while todo:
-        for implied in rules.get(todo.pop(), ()):
-            if implied not in result:
-                result.add(implied)
-                todo.append(implied)
-    return result
-
-
-def effective_role_ids(s, user_id: str, *, project_id: str | None = None,
-                       domain_id: str | None = None) -> set[str]:
-    """Direct, group and inherited grants on the target, with implied roles expanded."""
-    group_ids = list(s.scalars(sa.select(GroupMembership.group_id)
-                               .where(GroupMembership.user_id == user_id)))
-    conds = []
-    if project_id:
-        project = s.get(Project, project_id)
-        conds.append(sa.and_(Assignment.type == "UserProject", Assignment.actor_id == user_id,
-                             Assignment.target_id == project_id, Assignment.inherited.is_(False)))
-        if group_ids:
-            conds.append(sa.and_(Assignment.type == "GroupProject",
-                                 Assignment.actor_id.in_(group_ids),
-                                 Assignment.target_id == project_id,
-                                 Assignment.inherited.is_(False)))
-        # OS-INHERIT: grants on the domain or on parent projects inherited to projects.
-        parents, parent = [], project.parent_id if project else None
-        while parent:
-            parents.append(parent)
-            p = s.get(Project, parent)
-            parent = p.parent_id if p else None
-        if project:
-            targets = parents + [project.domain_id]
-            actors = [user_id] + group_ids
-            conds.append(sa.and_(Assignment.actor_id.in_(actors),
-                                 Assignment.target_id.in_(targets),
-                                 Assignment.inherited.is_(True)))
-    if domain_id:
-        conds.append(sa.and_(Assignment.type == "UserDomain", Assignment.actor_id == user_id,
-                             Assignment.target_id == domain_id, Assignment.inherited.is_(False)))
-        if group_ids:
-            conds.append(sa.and_(Assignment.type == "GroupDomain",
-                                 Assignment.actor_id.in_(group_ids),
-                                 Assignment.target_id == domain_id,
-                                 Assignment.inherited.is_(False)))
-    if not conds:
-        return set()
-    direct = set(s.scalars(sa.select(Assignment.role_id).where(sa.or_(*conds))))
-    return _expand_implied(s, direct)
 
 
 def _role_refs(s, role_ids) -> list[dict]:
@@ -140,7 +90,7 @@ def _password_method(s, body: dict) -> tuple[User, dict]:
 
 def _token_method(s, body: dict) -> tuple[User, dict]:
     ref = body.get("token")
-    if not isinstance(ref, dict) or not isinstance(ref.get("id"), str):
+    if not isinstance(ref, dict) or not isinstance(ref.get("id"), str) or not ref["id"]:
         raise exceptions.ValidationError("Expecting to find id in token.")
     data = tokens.validate(ref["id"])
     if data.app_cred_id:
@@ -154,9 +104,9 @@ def _app_cred_method(s, body: dict) -> tuple[User, dict]:
     ref = body.get("application_credential")
     if not isinstance(ref, dict) or not isinstance(ref.get("secret"), str):
         raise exceptions.ValidationError("Expecting to find secret in application_credential.")
-    if ref.get("id"):
+    if _text(ref, "id"):
         cred = s.get(ApplicationCredential, ref["id"])
-    elif ref.get("name") and isinstance(ref.get("user"), dict):
+    elif _text(ref, "name") and isinstance(ref.get("user"), dict):
         user = _find_user(s, ref["user"])
         cred = user and s.scalar(sa.select(ApplicationCredential).where(
             ApplicationCredential.user_id == user.id, ApplicationCredential.name == ref["name"]))
@@ -175,6 +125,11 @@ METHODS = {"password": _password_method, "token": _token_method,
            "application_credential": _app_cred_method}
 
 
+def _scope_project_id(scope) -> str | None:
+    ref = scope.get("project") if isinstance(scope, dict) else None
+    return ref.get("id") if isinstance(ref, dict) else None
+
+
 def _resolve_scope(s, scope, user: User) -> tuple[Project | None, Domain | None, str | None]:
     if scope is None:
         return None, None, None
@@ -190,9 +145,9 @@ def _resolve_scope(s, scope, user: User) -> tuple[Project | None, Domain | None,
         ref = scope["project"]
         if not isinstance(ref, dict):
             raise exceptions.ValidationError("Invalid project scope.")
-        if ref.get("id"):
+        if _text(ref, "id"):
             project = s.get(Project, ref["id"])
-        elif ref.get("name"):
+        elif _text(ref, "name"):
             dom = _domain(s, ref.get("domain"), "project")
             project = dom and s.scalar(sa.select(Project).where(
                 Project.name == ref["name"], Project.domain_id == dom.id))
@@ -234,14 +189,15 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
         cred: ApplicationCredential | None = extra.get("app_cred")
         scope = auth.get("scope")
         if cred is not None:
-            if scope not in (None, "unscoped") and (
-                    not isinstance(scope, dict) or
-                    scope.get("project", {}).get("id", cred.project_id) != cred.project_id):
+            if scope not in (None, "unscoped") and _scope_project_id(scope) != cred.project_id:
                 raise _unauthorized("Application credentials cannot request a scope.")
             scope = {"project": {"id": cred.project_id}}
         if scope is None and user.default_project_id and "token" not in methods:
+            # Keystone: scope to the default project if the user may use it; otherwise
+            # issue an unscoped token rather than fail.
             default = s.get(Project, user.default_project_id)
-            if default is not None and default.enabled:
+            if (default is not None and default.enabled
+                    and effective_role_ids(s, user.id, project_id=default.id)):
                 scope = {"project": {"id": default.id}}
         project, domain, system = _resolve_scope(s, scope, user)
         role_ids: set[str] = set()
@@ -255,18 +211,21 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
                 raise _unauthorized(f"Domain {domain.id} is disabled.")
             role_ids = effective_role_ids(s, user.id, domain_id=domain.id)
         elif system is not None:
-            # System scope: pocketstack treats an admin on the admin project as system admin.
-            admin_project = s.scalar(sa.select(Project).where(Project.name == "admin"))
+            # System scope: pocketstack treats the roles on the bootstrap admin project as
+            # system roles.
+            admin_project = s.scalar(sa.select(Project).where(
+                Project.name == "admin",
+                Project.domain_id == config.CONF.identity.default_domain_id))
             role_ids = (effective_role_ids(s, user.id, project_id=admin_project.id)
                         if admin_project else set())
         if (project or domain or system) and not role_ids:
             raise _unauthorized("User has no access to the requested scope.")
-        roles = _role_refs(s, role_ids)
-        if cred is not None and not cred.unrestricted:
-            allowed = {r["id"] for r in cred.roles}
-            roles = [r for r in roles if r["id"] in allowed]
-            if not roles:
+        if cred is not None:
+            # The credential's roles (and the roles they imply) that the user still holds.
+            role_ids &= assignment.expand_implied(s, {r["id"] for r in cred.roles})
+            if not role_ids:
                 raise _unauthorized("The application credential's roles are no longer held.")
+        roles = _role_refs(s, role_ids)
         methods_out = sorted(set(methods) | set(extra.get("methods", [])))
         expires_at = extra.get("expires_at")
         if cred is not None and cred.expires_at and (
@@ -324,6 +283,8 @@ def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
         body["roles"] = roles
     if data.project_id:
         project = s.get(Project, data.project_id)
+        if project is None:
+            raise exceptions.NotFound("Could not find token.")
         body["project"] = {"domain": domain_ref(project.domain_id), "id": project.id,
                            "name": project.name}
         body["is_domain"] = False

@@ -1,6 +1,7 @@
 """First-start bootstrap of identity, as `keystone-manage bootstrap` plus DevStack's
-catalog: the Default domain, admin/member/reader roles (admin implies member implies
-reader), the admin and service projects, the admin user, an internal service user, the
+catalog: the Default domain, admin/manager/member/reader roles (admin implies manager
+implies member implies reader, as Keystone since 2024.1; manager is the domain manager),
+the admin and service projects, the admin user, an internal service user, the
 region and every service's endpoints. Idempotent: an existing object is left as it is.
 """
 from __future__ import annotations
@@ -58,8 +59,9 @@ def bootstrap(admin_password: str) -> dict:
             s.flush()
         roles = {name: _get_or_create(s, Role, {"name": name, "domain_id": None},
                                       id=uuid.uuid4().hex)
-                 for name in ("admin", "member", "reader", "service")}
-        for prior, implied in (("admin", "member"), ("member", "reader")):
+                 for name in ("admin", "manager", "member", "reader", "service")}
+        for prior, implied in (("admin", "manager"), ("manager", "member"),
+                               ("member", "reader")):
             if s.get(ImpliedRole, (roles[prior].id, roles[implied].id)) is None:
                 s.add(ImpliedRole(prior_role_id=roles[prior].id,
                                   implied_role_id=roles[implied].id))

@@ -55,6 +55,7 @@ class Group(Base):
     name: Mapped[str] = mapped_column(sa.String(255))
     domain_id: Mapped[str] = mapped_column(sa.ForeignKey("identity_domains.id"))
     description: Mapped[str] = mapped_column(sa.Text, default="")
+    extra: Mapped[dict | None] = mapped_column(sa.JSON, default=dict)  # added in 0002
 
 
 class GroupMembership(Base):
@@ -62,7 +63,7 @@ class GroupMembership(Base):
     user_id: Mapped[str] = mapped_column(
         sa.ForeignKey("identity_users.id", ondelete="CASCADE"), primary_key=True)
     group_id: Mapped[str] = mapped_column(
-        sa.ForeignKey("identity_groups.id", ondelete="CASCADE"), primary_key=True)
+        sa.ForeignKey("identity_groups.id", ondelete="CASCADE"), primary_key=True, index=True)
 
 
 class Role(Base):
@@ -90,7 +91,7 @@ class Assignment(Base):
     __tablename__ = "identity_assignments"
     # UserProject, GroupProject, UserDomain, GroupDomain
     type: Mapped[str] = mapped_column(sa.String(16), primary_key=True)
-    actor_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    actor_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True, index=True)
     target_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True, index=True)
     role_id: Mapped[str] = mapped_column(
         sa.ForeignKey("identity_roles.id", ondelete="CASCADE"), primary_key=True)

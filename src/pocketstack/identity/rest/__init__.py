@@ -1,12 +1,85 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.identity.rest import auth, discovery
+from pocketstack.identity.rest import (app_creds, auth, catalog, discovery, domains, grants,
+                                       groups, projects, roles, users)
+
+_GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
+          "DELETE": grants.revoke_grant}
+_GRANT_LIST = {"GET": grants.list_grants}
+
+
+def _grant_routes() -> dict:
+    routes = {}
+    for target in ("projects/{project_id}", "domains/{domain_id}"):
+        for actor in ("users/{user_id}", "groups/{group_id}"):
+            routes[f"/v3/{target}/{actor}/roles"] = _GRANT_LIST
+            routes[f"/v3/{target}/{actor}/roles/{{role_id}}"] = _GRANT
+            routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/inherited_to_projects"] = _GRANT_LIST
+            routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/{{role_id}}/inherited_to_projects"] \
+                = _GRANT
+    return routes
+
 
 ROUTES = {
     "/": {"GET": discovery.versions},
     "/v3": {"GET": discovery.v3},
+    # tokens
     "/v3/auth/tokens": {"POST": auth.issue_token, "GET": auth.validate_token,
                         "HEAD": auth.validate_token, "DELETE": auth.revoke_token},
     "/v3/auth/catalog": {"GET": auth.auth_catalog},
     "/v3/auth/projects": {"GET": auth.auth_projects},
     "/v3/auth/domains": {"GET": auth.auth_domains},
+    # domains and projects
+    "/v3/domains": {"GET": domains.list_domains, "POST": domains.create_domain},
+    "/v3/domains/{domain_id}": {"GET": domains.get_domain, "PATCH": domains.update_domain,
+                                "DELETE": domains.delete_domain},
+    "/v3/projects": {"GET": projects.list_projects, "POST": projects.create_project},
+    "/v3/projects/{project_id}": {"GET": projects.get_project,
+                                  "PATCH": projects.update_project,
+                                  "DELETE": projects.delete_project},
+    "/v3/projects/{project_id}/tags": {"GET": projects.list_tags, "PUT": projects.replace_tags,
+                                       "DELETE": projects.delete_tags},
+    "/v3/projects/{project_id}/tags/{value}": {"GET": projects.check_tag,
+                                               "PUT": projects.add_tag,
+                                               "DELETE": projects.delete_tag},
+    # users and groups
+    "/v3/users": {"GET": users.list_users, "POST": users.create_user},
+    "/v3/users/{user_id}": {"GET": users.get_user, "PATCH": users.update_user,
+                            "DELETE": users.delete_user},
+    "/v3/users/{user_id}/password": {"POST": users.change_password},
+    "/v3/users/{user_id}/projects": {"GET": users.list_user_projects},
+    "/v3/users/{user_id}/groups": {"GET": users.list_user_groups},
+    "/v3/users/{user_id}/application_credentials": {"GET": app_creds.list_app_creds,
+                                                    "POST": app_creds.create_app_cred},
+    "/v3/users/{user_id}/application_credentials/{app_cred_id}": {
+        "GET": app_creds.get_app_cred, "DELETE": app_creds.delete_app_cred},
+    "/v3/groups": {"GET": groups.list_groups, "POST": groups.create_group},
+    "/v3/groups/{group_id}": {"GET": groups.get_group, "PATCH": groups.update_group,
+                              "DELETE": groups.delete_group},
+    "/v3/groups/{group_id}/users": {"GET": groups.list_group_users},
+    "/v3/groups/{group_id}/users/{user_id}": {"PUT": groups.add_user, "GET": groups.check_user,
+                                              "HEAD": groups.check_user,
+                                              "DELETE": groups.remove_user},
+    # roles, implied roles, grants
+    "/v3/roles": {"GET": roles.list_roles, "POST": roles.create_role},
+    "/v3/roles/{role_id}": {"GET": roles.get_role, "PATCH": roles.update_role,
+                            "DELETE": roles.delete_role},
+    "/v3/roles/{prior_role_id}/implies": {"GET": roles.list_implied_roles},
+    "/v3/roles/{prior_role_id}/implies/{implied_role_id}": {
+        "PUT": roles.create_implied_role, "GET": roles.get_implied_role,
+        "HEAD": roles.check_implied_role, "DELETE": roles.delete_implied_role},
+    "/v3/role_inferences": {"GET": roles.list_role_inferences},
+    "/v3/role_assignments": {"GET": grants.list_role_assignments},
+    **_grant_routes(),
+    # catalog
+    "/v3/services": {"GET": catalog.list_services, "POST": catalog.create_service},
+    "/v3/services/{service_id}": {"GET": catalog.get_service, "PATCH": catalog.update_service,
+                                  "DELETE": catalog.delete_service},
+    "/v3/endpoints": {"GET": catalog.list_endpoints, "POST": catalog.create_endpoint},
+    "/v3/endpoints/{endpoint_id}": {"GET": catalog.get_endpoint,
+                                    "PATCH": catalog.update_endpoint,
+                                    "DELETE": catalog.delete_endpoint},
+    "/v3/regions": {"GET": catalog.list_regions, "POST": catalog.create_region},
+    "/v3/regions/{region_id}": {"GET": catalog.get_region, "PUT": catalog.create_region_with_id,
+                                "PATCH": catalog.update_region,
+                                "DELETE": catalog.delete_region},
 }

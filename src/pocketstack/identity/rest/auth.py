@@ -2,11 +2,10 @@
 may use."""
 from __future__ import annotations
 
-import sqlalchemy as sa
-
-from pocketstack.common import db, exceptions, policy
-from pocketstack.identity import auth, catalog, tokens
-from pocketstack.identity.models import Assignment, Domain, GroupMembership, Project
+from pocketstack.common import db, exceptions
+from pocketstack.identity import assignment, auth, catalog, tokens
+from pocketstack.identity.models import Domain
+from pocketstack.identity.rest import common, views
 from pocketstack.wsgi import routing
 
 
@@ -16,7 +15,7 @@ def _nocatalog(req) -> bool:
 
 @routing.public
 def issue_token(req):
-    token_id, body = auth.authenticate(req.json(), nocatalog=_nocatalog(req))
+    token_id, body = auth.authenticate(common.json_body(req), nocatalog=_nocatalog(req))
     return routing.json_response(body, status=201, headers={"X-Subject-Token": token_id})
 
 
@@ -27,16 +26,14 @@ def _subject(req) -> str:
     return subject
 
 
-def _authorize_subject(req, subject_user_id: str) -> None:
-    ctx = req.context
-    if ctx.user_id != subject_user_id:
-        policy.authorize(ctx, "identity:validate_token", {"user_id": subject_user_id})
+def _authorize_subject(req, action: str, subject_user_id: str) -> None:
+    common.authorize(req, action, {"target": {"token": {"user_id": subject_user_id}}})
 
 
 def validate_token(req):
     subject = _subject(req)
     body = auth.validate_for_display(subject, nocatalog=_nocatalog(req))
-    _authorize_subject(req, body["token"]["user"]["id"])
+    _authorize_subject(req, "identity:validate_token", body["token"]["user"]["id"])
     return routing.json_response(body, headers={"X-Subject-Token": subject})
 
 
@@ -46,8 +43,7 @@ def revoke_token(req):
         data = tokens.validate(subject)
     except exceptions.Unauthorized:
         raise exceptions.NotFound("Could not find token.") from None
-    if req.context.user_id != data.user_id:
-        policy.authorize(req.context, "identity:revoke_token", {"user_id": data.user_id})
+    _authorize_subject(req, "identity:revoke_token", data.user_id)
     tokens.revoke(audit_id=data.audit_ids[0])
     return routing.empty()
 
@@ -61,36 +57,15 @@ def auth_catalog(req):
         "links": {"self": f"{req.service_url}/v3/auth/catalog", "previous": None, "next": None}})
 
 
-def _actor_ids(s, user_id: str) -> list[str]:
-    return [user_id] + list(s.scalars(sa.select(GroupMembership.group_id)
-                                      .where(GroupMembership.user_id == user_id)))
-
-
 def auth_projects(req):
+    """The enabled projects the token's user has roles on (direct, group or inherited)."""
     with db.reader() as s:
-        actors = _actor_ids(s, req.context.user_id)
-        ids = set(s.scalars(sa.select(Assignment.target_id).where(
-            Assignment.actor_id.in_(actors), Assignment.type.in_(("UserProject", "GroupProject")))))
-        projects = s.scalars(sa.select(Project).where(Project.id.in_(ids),
-                                                      Project.enabled.is_(True))).all()
-        out = [{"id": p.id, "name": p.name, "domain_id": p.domain_id, "enabled": p.enabled,
-                "description": p.description, "parent_id": p.parent_id or p.domain_id,
-                "is_domain": False, "tags": p.tags or [],
-                "links": {"self": f"{req.service_url}/v3/projects/{p.id}"}}
-               for p in sorted(projects, key=lambda p: p.name)]
-    return routing.json_response({"projects": out, "links": {
-        "self": f"{req.service_url}/v3/auth/projects", "previous": None, "next": None}})
+        projects = [p for p in assignment.projects_for_user(s, req.context.user_id)
+                    if p.enabled and (s.get(Domain, p.domain_id) or Domain()).enabled]
+    return common.collection(req, "projects", projects, views.project)
 
 
 def auth_domains(req):
     with db.reader() as s:
-        actors = _actor_ids(s, req.context.user_id)
-        ids = set(s.scalars(sa.select(Assignment.target_id).where(
-            Assignment.actor_id.in_(actors), Assignment.type.in_(("UserDomain", "GroupDomain")))))
-        domains = s.scalars(sa.select(Domain).where(Domain.id.in_(ids),
-                                                    Domain.enabled.is_(True))).all()
-        out = [{"id": d.id, "name": d.name, "enabled": d.enabled, "description": d.description,
-                "tags": d.tags or [], "links": {"self": f"{req.service_url}/v3/domains/{d.id}"}}
-               for d in domains]
-    return routing.json_response({"domains": out, "links": {
-        "self": f"{req.service_url}/v3/auth/domains", "previous": None, "next": None}})
+        domains = [d for d in assignment.domains_for_user(s, req.context.user_id) if d.enabled]
+    return common.collection(req, "domains", domains, views.domain)
