@@ -12,7 +12,10 @@ import textwrap
 
 from oslo_config import cfg
 
-CONF = cfg.CONF
+# pocketstack's own ConfigOpts, not oslo's global cfg.CONF: oslo.messaging registers its
+# [DEFAULT] transport_url and other options on the global one (common/rpc.py gives it that),
+# and the two definitions of transport_url would clash on one object.
+CONF = cfg.ConfigOpts()
 
 # The packages whose conf.py (if present) contributes options, in catalog order.
 SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume")
@@ -27,7 +30,7 @@ DEFAULT_OPTS = [
     cfg.IntOpt("max_request_body_size", default=1024 * 1024, min=1024,
                help="Largest JSON request body in bytes; larger ones get 413. Image data "
                     "uploads are streamed and capped by [image] image_size_cap instead."),
-    cfg.StrOpt("transport_url", default="inproc://",
+    cfg.StrOpt("transport_url", default="inproc://", secret=True,
                help="RPC transport: inproc:// (one process) or rabbit://user:pass@host:5672/."),
     cfg.StrOpt("host", default="localhost", help="Name of this host in service records."),
     cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),

@@ -18,7 +18,9 @@ import importlib
 import itertools
 import json
 import logging
+import socket
 import threading
+import warnings
 from typing import Any
 
 from pocketstack.common import config, exceptions
@@ -29,6 +31,9 @@ LOG = logging.getLogger(__name__)
 
 class RemoteError(exceptions.PocketstackError):
     """An unexpected exception raised by the remote endpoint."""
+
+    exc_type = "Exception"  # class defaults keep a RemoteError rebuilt from a reply usable
+    value = ""
 
     def __init__(self, exc_type: str, value: str):
         self.exc_type = exc_type
@@ -45,6 +50,10 @@ class MessagingTimeout(exceptions.PocketstackError):
     message = "Timed out waiting for a reply."
 
 
+class MessagingUnavailable(exceptions.ServiceUnavailable):
+    message = "The message bus cannot be reached."
+
+
 def _primitive(value: Any) -> Any:
     """JSON round-trip: proves a message holds only primitives."""
     return json.loads(json.dumps(value))
@@ -52,7 +61,8 @@ def _primitive(value: Any) -> Any:
 
 def _exception_to_dict(error: BaseException) -> dict:
     return {"module": type(error).__module__, "class": type(error).__name__,
-            "message": str(getattr(error, "message", error)), "code": getattr(error, "code", 500)}
+            "message": str(getattr(error, "message", error)), "code": getattr(error, "code", 500),
+            "type_name": getattr(error, "type_name", None), "detail": getattr(error, "detail", "")}
 
 
 def _exception_from_dict(data: dict) -> exceptions.PocketstackError:
@@ -62,7 +72,9 @@ def _exception_from_dict(data: dict) -> exceptions.PocketstackError:
             cls = getattr(importlib.import_module(data["module"]), data["class"])
             if issubclass(cls, exceptions.PocketstackError):
                 error = cls.__new__(cls)
-                exceptions.PocketstackError.__init__(error, data["message"])
+                exceptions.PocketstackError.__init__(error, data["message"],
+                                                     type_name=data.get("type_name"),
+                                                     detail=data.get("detail") or "")
                 return error
         except (ImportError, AttributeError, TypeError):
             pass
@@ -167,21 +179,64 @@ class _InProcClient:
 
 # --- oslo.messaging transport ---------------------------------------------------------
 
-_oslo_transport = None
+# oslo.messaging gets oslo's global cfg.CONF (it registers its [DEFAULT] transport_url and
+# [oslo_messaging_*] options there, some only there), parsed from pocketstack's config
+# files; pocketstack's own options live on config.CONF, a separate object.
+_oslo_transports: dict[str, Any] = {}  # by transport_url
+_oslo_lock = threading.Lock()
+
+# A domain error raised by an endpoint travels back as this reply, in the same shape as the
+# in-process transport uses, so the caller gets the same exception type and message on both
+# transports (oslo.messaging would otherwise need every module listed in
+# allowed_remote_exmods and would log each expected error with a traceback).
+_ERROR_KEY = "__pocketstack_error__"
 
 
 def _oslo():
-    import oslo_messaging
-
+    with warnings.catch_warnings():
+        # oslo.messaging imports oslo.service, which warns about eventlet on import; we
+        # use its threading executor and never eventlet.
+        warnings.filterwarnings("ignore", module="oslo_service")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module="oslo_utils")
+        import oslo_messaging
     return oslo_messaging
 
 
-def _get_oslo_transport():
-    global _oslo_transport
-    if _oslo_transport is None:
-        om = _oslo()
-        _oslo_transport = om.get_rpc_transport(config.CONF, url=config.CONF.transport_url)
-    return _oslo_transport
+def _get_oslo_transport(transport_url: str):
+    with _oslo_lock:
+        if transport_url not in _oslo_transports:
+            from oslo_config import cfg
+
+            om = _oslo()
+            if not _oslo_transports:
+                cfg.CONF([], project="pocketstack", default_config_files=_config_files())
+            url = om.TransportURL.parse(cfg.CONF, transport_url)
+            _check_reachable(url)
+            _oslo_transports[transport_url] = om.get_rpc_transport(cfg.CONF, url=url)
+        return _oslo_transports[transport_url]
+
+
+def _config_files() -> list[str]:
+    try:
+        return list(config.CONF.config_file or [])
+    except Exception:  # noqa: BLE001 - NoSuchOptError before the config was parsed
+        return []
+
+
+def _check_reachable(url) -> None:
+    """Fail fast when no broker listens: oslo.messaging's reply listener would otherwise
+    retry the connection forever and a first call would hang past its timeout."""
+    errors = []
+    for host in url.hosts:
+        address = (host.hostname or "127.0.0.1", host.port or 5672)
+        try:
+            socket.create_connection(address, timeout=3).close()
+            return
+        except OSError as error:
+            errors.append(f"{address[0]}:{address[1]}: {error.strerror or error}")
+    if errors:
+        raise MessagingUnavailable("Cannot reach the message bus (transport_url) at "
+                                   + "; ".join(errors) + ".")
 
 
 def _context_serializer():
@@ -197,49 +252,129 @@ def _context_serializer():
     return ContextSerializer()
 
 
+class _EndpointProxy:
+    """An endpoint as oslo.messaging sees it: domain errors become an error reply."""
+
+    def __init__(self, endpoint, topic: str):
+        self._endpoint, self._topic = endpoint, topic
+        self.target = getattr(endpoint, "target", None)
+
+    def __getattr__(self, name):
+        func = getattr(self._endpoint, name)
+        if name.startswith("_") or not callable(func):
+            return func
+
+        def dispatch(ctx, **kwargs):
+            try:
+                return func(ctx, **kwargs)
+            except exceptions.PocketstackError as error:
+                # Logged here because for a cast nobody else will see it.
+                LOG.info("%s: RPC %s.%s: %s: %s", ctx.request_id, self._topic, name,
+                         type(error).__name__, error.message)
+                return {_ERROR_KEY: _exception_to_dict(error)}
+            except Exception as error:  # noqa: BLE001 - the caller gets a RemoteError
+                LOG.exception("%s: RPC %s.%s failed", ctx.request_id, self._topic, name)
+                return {_ERROR_KEY: _exception_to_dict(error)}
+
+        return dispatch
+
+
 class _OsloClient:
-    def __init__(self, topic: str, server: str | None, timeout: float | None):
-        om = _oslo()
-        target = om.Target(topic=topic, server=server)
-        self.client = om.get_rpc_client(_get_oslo_transport(), target, timeout=timeout,
-                                        serializer=_context_serializer())
+    def __init__(self, topic: str, server: str | None, timeout: float | None,
+                 transport_url: str):
+        self.topic, self.server, self.timeout = topic, server, timeout
+        self.transport_url = transport_url
+        self._client = None
+
+    @property
+    def client(self):
+        """Created on first use, so building an RPCClient never touches the network."""
+        if self._client is None:
+            om = _oslo()
+            target = om.Target(topic=self.topic, server=self.server)
+            # retry bounds reconnecting while sending (1 + 3 s of back-off), so a request
+            # whose broker went away fails with a 503 instead of hanging; servers keep
+            # reconnecting.
+            self._client = om.get_rpc_client(_get_oslo_transport(self.transport_url), target,
+                                             timeout=self.timeout, retry=2,
+                                             serializer=_context_serializer())
+        return self._client
 
     def call(self, ctx, method, **kwargs):
         om = _oslo()
         try:
-            return self.client.call(ctx, method, **kwargs)
+            result = self.client.call(ctx, method, **kwargs)
         except om.MessagingTimeout as error:
             raise MessagingTimeout(str(error)) from None
+        except om.MessageDeliveryFailure as error:
+            raise MessagingUnavailable(str(error)) from None
+        except (om.NoSuchMethod, om.UnsupportedVersion) as error:
+            raise NoSuchMethod(str(error)) from None
         except om.RemoteError as error:
+            if error.exc_type in ("NoSuchMethod", "UnsupportedVersion"):  # the dispatcher's
+                raise NoSuchMethod(error.value) from None
             raise RemoteError(error.exc_type, error.value) from None
+        if isinstance(result, dict) and _ERROR_KEY in result:
+            raise _exception_from_dict(result[_ERROR_KEY])
+        return result
 
     def cast(self, ctx, method, **kwargs):
-        self.client.cast(ctx, method, **kwargs)
+        try:
+            self.client.cast(ctx, method, **kwargs)
+        except _oslo().MessageDeliveryFailure as error:
+            raise MessagingUnavailable(str(error)) from None
 
 
-def _oslo_server(topic, server, endpoints, workers):
-    om = _oslo()
-    target = om.Target(topic=topic, server=server or config.CONF.host)
-    return om.get_rpc_server(_get_oslo_transport(), target, endpoints, executor="threading",
-                             serializer=_context_serializer())
+class _OsloServer:
+    """start/stop/wait like the in-process server; the pool size is ours, not oslo's 64."""
+
+    def __init__(self, topic, server, endpoints, workers, transport_url):
+        om = _oslo()
+        target = om.Target(topic=topic, server=server or config.CONF.host)
+        self.workers = workers
+        with warnings.catch_warnings():
+            # Threading is the executor we want; oslo.messaging >= 17 warns that naming it
+            # is deprecated (it became the only one), older releases default to another.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.server = om.get_rpc_server(_get_oslo_transport(transport_url), target,
+                                            [_EndpointProxy(e, topic) for e in endpoints],
+                                            executor="threading",
+                                            serializer=_context_serializer())
+
+    def start(self):
+        self.server.start(override_pool_size=self.workers)
+
+    def stop(self):
+        self.server.stop()
+
+    def wait(self):
+        self.server.wait()
 
 
 # --- public interface -------------------------------------------------------------------
 
-def _inproc() -> bool:
-    return config.CONF.transport_url.startswith("inproc")
+def _is_inproc(transport_url: str) -> bool:
+    return transport_url.startswith("inproc")
 
 
 class RPCClient:
-    """Client for one target: ``RPCClient("compute").prepare(server=host).cast(...)``."""
+    """Client for one target: ``RPCClient("compute").prepare(server=host).cast(...)``.
 
-    def __init__(self, topic: str, server: str | None = None, timeout: float | None = 60):
+    ``transport_url`` defaults to ``[DEFAULT] transport_url``.
+    """
+
+    def __init__(self, topic: str, server: str | None = None, timeout: float | None = 60,
+                 transport_url: str | None = None):
         self.topic, self.server, self.timeout = topic, server, timeout
-        impl = _InProcClient if _inproc() else _OsloClient
-        self._impl = impl(topic, server, timeout)
+        self.transport_url = transport_url or config.CONF.transport_url
+        if _is_inproc(self.transport_url):
+            self._impl = _InProcClient(topic, server, timeout)
+        else:
+            self._impl = _OsloClient(topic, server, timeout, self.transport_url)
 
     def prepare(self, server: str | None = None, timeout: float | None = None) -> "RPCClient":
-        return RPCClient(self.topic, server or self.server, timeout or self.timeout)
+        return RPCClient(self.topic, server or self.server, timeout or self.timeout,
+                         self.transport_url)
 
     def call(self, ctx: RequestContext, method: str, **kwargs):
         return self._impl.call(ctx, method, **kwargs)
@@ -248,16 +383,18 @@ class RPCClient:
         self._impl.cast(ctx, method, **kwargs)
 
 
-def get_server(topic: str, endpoints: list, server: str | None = None, workers: int = 8):
-    """An RPC server for ``topic`` (and ``server`` for per-host topics); call start()."""
-    if _inproc():
+def get_server(topic: str, endpoints: list, server: str | None = None, workers: int = 8,
+               transport_url: str | None = None):
+    """An RPC server for ``topic`` (and ``server`` for per-host topics); call start(), and
+    stop() then wait() to shut it down."""
+    transport_url = transport_url or config.CONF.transport_url
+    if _is_inproc(transport_url):
         return _InProcServer(topic, server, endpoints, workers)
-    return _oslo_server(topic, server, endpoints, workers)
+    return _OsloServer(topic, server, endpoints, workers, transport_url)
 
 
 def cleanup() -> None:
-    """Close the oslo.messaging transport, if one was opened."""
-    global _oslo_transport
-    if _oslo_transport is not None:
-        _oslo_transport.cleanup()
-        _oslo_transport = None
+    """Close the oslo.messaging transports, if any were opened."""
+    with _oslo_lock:
+        while _oslo_transports:
+            _oslo_transports.popitem()[1].cleanup()
