@@ -191,11 +191,14 @@ def list_rules():
               "List the role assignments of a project and its subtree.",
               [("GET", "/v3/role_assignments?include_subtree")]),
         # catalog
-        *[_rule(f"{verb}_{noun}", ADMIN_OR_SYSTEM_READER if verb in ("get", "list") else ADMIN,
-                f"{verb.capitalize()} {noun.replace('_', ' ')}.", [(method, path)])
-          for noun, path in (("service", "/v3/services"), ("endpoint", "/v3/endpoints"))
-          for verb, method in (("get", "GET"), ("list", "GET"), ("create", "POST"),
-                               ("update", "PATCH"), ("delete", "DELETE"))],
+        *[_rule(name, ADMIN_OR_SYSTEM_READER if method == "GET" else ADMIN,
+                f"{name.replace('_', ' ').capitalize()}.", [(method, path)])
+          for noun in ("service", "endpoint")
+          for name, method, path in ((f"get_{noun}", "GET", f"/v3/{noun}s/{{id}}"),
+                                     (f"list_{noun}s", "GET", f"/v3/{noun}s"),
+                                     (f"create_{noun}", "POST", f"/v3/{noun}s"),
+                                     (f"update_{noun}", "PATCH", f"/v3/{noun}s/{{id}}"),
+                                     (f"delete_{noun}", "DELETE", f"/v3/{noun}s/{{id}}"))],
         _rule("get_region", "", "Show a region (any user).", [("GET", "/v3/regions/{id}")]),
         _rule("list_regions", "", "List regions (any user).", [("GET", "/v3/regions")]),
         _rule("create_region", ADMIN, "Create a region.", [("POST", "/v3/regions")]),

@@ -104,7 +104,7 @@ def _effective(s, user_id, projects) -> list[Entry]:
                                   .where(GroupMembership.group_id.in_(group_ids))):
             members.setdefault(gid, []).append(uid)
     rules = assignment._implication_rules(s)
-    out, seen = [], set()
+    out = []
     for row in rows:
         grant = _entry(row)
         users = ([(row.actor_id, "")] if grant.actor == "user"
@@ -126,10 +126,8 @@ def _effective(s, user_id, projects) -> list[Entry]:
                 continue
             for target, target_id in targets:
                 for rid, prior in roles:
-                    key = (uid, target, target_id, rid)
-                    if key in seen:
-                        continue
-                    seen.add(key)
+                    # As Keystone, a role reached twice (say directly and through a group)
+                    # is listed twice: each entry links to the grant behind it.
                     out.append(Entry("user", uid, target, target_id, rid, False,
                                      grant.actor, grant.actor_id, grant.target,
                                      grant.target_id, prior, via_group))

@@ -29,13 +29,18 @@ def allowed(req, action: str, target: dict | None = None) -> bool:
 
 
 def _flatten(target: dict, prefix: str = "") -> dict:
-    """{"target": {"project": {"id": x}}} -> {"target.project.id": x}, as Keystone does."""
+    """{"target": {"project": {"id": x}}} -> {"target.project.id": x}, as Keystone does.
+
+    None values are left out: a check against a missing key fails, whereas
+    ``domain_id:%(target.domain_id)s`` with None would match every token that has no
+    domain scope (oslo.policy compares the strings "None" and "None").
+    """
     flat = {}
     for key, value in target.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             flat.update(_flatten(value, name + "."))
-        else:
+        elif value is not None:
             flat[name] = value
     return flat
 
