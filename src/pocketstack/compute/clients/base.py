@@ -1,0 +1,108 @@
+"""Calls to the other services' REST APIs through a keystoneauth1 session carrying the
+user's token (seed steps 19-24), exactly as nova talks to glance and neutron — so compute
+works whatever those services' internals are.
+
+A background job whose user token may have expired (build deadlines, cleanup after a
+restart) uses a short-lived token of pocketstack's own service user instead.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from keystoneauth1 import session as ks_session
+
+from pocketstack.common import config, exceptions
+
+LOG = logging.getLogger(__name__)
+
+_session: ks_session.Session | None = None
+_lock = threading.Lock()
+_service_token: tuple[float, str] | None = None
+
+
+def session() -> ks_session.Session:
+    global _session
+    if _session is None:
+        with _lock:
+            if _session is None:
+                import requests
+
+                http = requests.Session()
+                adapter = requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=64)
+                http.mount("http://", adapter)
+                http.mount("https://", adapter)
+                _session = ks_session.Session(session=http)
+    return _session
+
+
+def service_token() -> str:
+    """A token of the `pocketstack` service user (admin + service roles)."""
+    global _service_token
+    cached = _service_token
+    if cached and cached[0] > time.time() + 60:
+        return cached[1]
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.identity import tokens
+    from pocketstack.identity.bootstrap import SERVICE_USER
+    from pocketstack.identity.models import Project, User
+
+    with db.reader() as s:
+        user = s.scalar(sa.select(User).filter_by(name=SERVICE_USER))
+        project = s.scalar(sa.select(Project).filter_by(name="service"))
+    token, data = tokens.issue(user_id=user.id, user_domain_id=user.domain_id,
+                               methods=["token"], roles=["admin", "member", "reader", "service"],
+                               project_id=project.id, project_domain_id=project.domain_id)
+    _service_token = (data["e"], token)
+    return token
+
+
+class ServiceError(exceptions.PocketstackError):
+    """Another service answered with an error we did not expect."""
+    code = 500
+
+
+class Client:
+    """Base for one service: ``base_path`` under the cloud's public URL."""
+
+    base_path = ""
+
+    def __init__(self, ctx=None, *, token: str | None = None):
+        self.token = token or (ctx.auth_token if ctx is not None else None) or service_token()
+        self.request_id = getattr(ctx, "request_id", None)
+
+    @property
+    def url(self) -> str:
+        return config.public_url() + self.base_path
+
+    def request(self, method: str, path: str, *, json=None, params=None, stream=False,
+                ok=(200, 201, 202, 204), timeout: float = 30.0):
+        headers = {"X-Auth-Token": self.token, "Accept": "application/json"}
+        if self.request_id:
+            headers["X-OpenStack-Request-ID"] = self.request_id
+        try:
+            resp = session().request(self.url + path, method, json=json, params=params,
+                                     headers=headers, raise_exc=False, stream=stream,
+                                     timeout=timeout, connect_retries=1, log=False)
+        except Exception as error:  # noqa: BLE001 - connection refused, timeouts
+            raise exceptions.ServiceUnavailable(
+                f"{type(self).__name__[:-6] or 'service'} is unreachable: {error}") from None
+        if resp.status_code not in ok:
+            return self._error(resp)
+        return resp
+
+    def _error(self, resp):
+        try:
+            body = resp.json()
+        except ValueError:
+            body = resp.text[:200]
+        if resp.status_code == 404:
+            raise exceptions.NotFound(str(body))
+        if resp.status_code == 409:
+            raise exceptions.Conflict(str(body))
+        if resp.status_code in (400, 403):
+            raise exceptions.BadRequest(str(body))
+        raise ServiceError(f"{self.base_path} answered {resp.status_code}: {body}")

@@ -1,0 +1,50 @@
+"""Neutron v2.0 through its REST API (seed steps 22-24): nova's allocate_for_instance
+and deallocate_for_instance, reduced to what a boot needs."""
+from __future__ import annotations
+
+from pocketstack.common import exceptions
+from pocketstack.compute.clients.base import Client
+
+
+class NetworkClient(Client):
+    base_path = "/network/v2.0"
+
+    def get_network(self, network_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/networks/{network_id}").json()["network"]
+        except exceptions.NotFound:
+            return None
+
+    def list_networks(self, **params) -> list[dict]:
+        return self.request("GET", "/networks", params=params).json()["networks"]
+
+    def get_port(self, port_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/ports/{port_id}").json()["port"]
+        except exceptions.NotFound:
+            return None
+
+    def list_ports(self, **params) -> list[dict]:
+        return self.request("GET", "/ports", params=params).json()["ports"]
+
+    def create_port(self, body: dict) -> dict:
+        return self.request("POST", "/ports", json={"port": body}, ok=(201,)).json()["port"]
+
+    def update_port(self, port_id: str, body: dict) -> dict:
+        return self.request("PUT", f"/ports/{port_id}", json={"port": body}).json()["port"]
+
+    def delete_port(self, port_id: str) -> bool:
+        try:
+            self.request("DELETE", f"/ports/{port_id}", ok=(204,))
+            return True
+        except exceptions.NotFound:
+            return False
+
+    def list_security_groups(self, **params) -> list[dict]:
+        return self.request("GET", "/security-groups", params=params).json()["security_groups"]
+
+    def get_subnet(self, subnet_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/subnets/{subnet_id}").json()["subnet"]
+        except exceptions.NotFound:
+            return None

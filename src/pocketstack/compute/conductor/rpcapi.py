@@ -1,0 +1,32 @@
+"""Conductor RPC client (topic ``conductor``).
+
+1.0 - schedule_and_build_instances(instance_uuids), reschedule(instance_uuid, attempt,
+      failed_host, reason, events), resize_instance(instance_uuid, flavor)
+"""
+from pocketstack.common import rpc
+
+
+class ConductorAPI:
+    _client = None
+
+    @property
+    def client(self):
+        """Built on first use: the transport is configured only once the cloud starts."""
+        if self._client is None:
+            self._client = rpc.RPCClient("conductor", timeout=60)
+        return self._client
+
+    def schedule_and_build_instances(self, ctx, instance_uuids: list[str]) -> None:
+        self.client.cast(ctx, "schedule_and_build_instances", instance_uuids=instance_uuids)
+
+    def reschedule(self, ctx, instance_uuid: str, attempt: int, failed_host: str | None,
+                   reason: str, events=()) -> None:
+        rows = [{"event": e.name, "service": e.service, "host": e.host,
+                 "start": e.start.isoformat(), "finish": e.finish.isoformat() if e.finish else None,
+                 "result": e.result, "detail": e.detail, "traceback": e.traceback}
+                for e in events]
+        self.client.cast(ctx, "reschedule", instance_uuid=instance_uuid, attempt=attempt,
+                         failed_host=failed_host, reason=reason, events=rows)
+
+    def resize_instance(self, ctx, instance_uuid: str, flavor: dict) -> None:
+        self.client.cast(ctx, "resize_instance", instance_uuid=instance_uuid, flavor=flavor)

@@ -1,0 +1,81 @@
+"""Compute options, grouped as in nova.conf ([compute], [scheduler], [filter_scheduler],
+[quota], [fake])."""
+from oslo_config import cfg
+
+OPTS = {
+    "compute": [
+        cfg.IntOpt("max_attempts", default=3, min=1,
+                   help="Hosts a build is tried on (the first choice plus reschedules to "
+                        "alternates) before the server goes to ERROR."),
+        cfg.FloatOpt("build_timeout", default=120.0, min=0.1,
+                     help="Seconds a server may stay in BUILD (one attempt) before the "
+                          "conductor reschedules it or puts it in ERROR. Protects against "
+                          "lost messages and hosts that die mid-build."),
+        cfg.FloatOpt("vif_plugging_timeout", default=30.0, min=0.0,
+                     help="Seconds to wait for the network service's network-vif-plugged "
+                          "event for each port of a new server; 0 does not wait."),
+        cfg.BoolOpt("vif_plugging_is_fatal", default=True,
+                    help="Fail the build (and reschedule) when network-vif-plugged does not "
+                         "arrive in time."),
+        cfg.FloatOpt("report_interval", default=10.0, min=0.05,
+                     help="Seconds between service heartbeats."),
+        cfg.FloatOpt("service_down_time", default=60.0, min=0.1,
+                     help="A service whose last heartbeat is older than this is down."),
+        cfg.FloatOpt("periodic_interval", default=10.0, min=0.05,
+                     help="Seconds between periodic tasks (power-state sync, build "
+                          "deadlines, resource reconciliation)."),
+        cfg.StrOpt("default_availability_zone", default="nova",
+                   help="Zone of hosts that are in no aggregate with availability_zone."),
+        cfg.IntOpt("max_user_data_bytes", default=65535, min=0,
+                   help="Largest base64 user_data accepted on server create."),
+    ],
+    "scheduler": [
+        cfg.IntOpt("host_subset_size", default=1, min=1,
+                   help="Pick the host at random among the N best weighed ones; larger "
+                        "values spread concurrent boots and reduce claim retries."),
+        cfg.IntOpt("max_alternates", default=2, min=0,
+                   help="Alternate hosts returned with each selection for reschedules."),
+        cfg.FloatOpt("cpu_allocation_ratio", default=16.0, min=0.0,
+                     help="Virtual CPUs per physical CPU."),
+        cfg.FloatOpt("ram_allocation_ratio", default=1.5, min=0.0,
+                     help="Virtual RAM per physical RAM."),
+        cfg.FloatOpt("disk_allocation_ratio", default=1.0, min=0.0,
+                     help="Virtual disk per physical disk."),
+        cfg.FloatOpt("ram_weight_multiplier", default=1.0,
+                     help="Positive spreads by free RAM, negative stacks."),
+        cfg.FloatOpt("disk_weight_multiplier", default=1.0, help="Weight of free disk."),
+        cfg.FloatOpt("cpu_weight_multiplier", default=1.0, help="Weight of free vCPUs."),
+        cfg.FloatOpt("soft_affinity_weight_multiplier", default=1.0,
+                     help="Weight of soft-affinity group members on a host."),
+        cfg.FloatOpt("soft_anti_affinity_weight_multiplier", default=1.0,
+                     help="Weight against soft-anti-affinity group members on a host."),
+        cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0,
+                     help="Weight against hosts with recent build failures."),
+    ],
+    "quota": [
+        cfg.IntOpt("instances", default=10, help="Servers per project (-1 unlimited)."),
+        cfg.IntOpt("cores", default=20, help="vCPUs per project."),
+        cfg.IntOpt("ram", default=51200, help="MB of RAM per project."),
+        cfg.IntOpt("metadata_items", default=128, help="Metadata items per server."),
+        cfg.IntOpt("injected_files", default=5, help="Personality files per server."),
+        cfg.IntOpt("injected_file_content_bytes", default=10240,
+                   help="Bytes per personality file."),
+        cfg.IntOpt("injected_file_path_length", default=255,
+                   help="Characters per personality file path."),
+        cfg.IntOpt("key_pairs", default=100, help="Keypairs per user."),
+        cfg.IntOpt("server_groups", default=10, help="Server groups per project."),
+        cfg.IntOpt("server_group_members", default=10, help="Servers per server group."),
+    ],
+    "fake": [
+        cfg.IntOpt("hosts", default=4, min=0,
+                   help="Simulated compute hosts the all-in-one runs (cmp-1 … cmp-N)."),
+        cfg.StrOpt("host_prefix", default="cmp-", help="Name prefix of simulated hosts."),
+        cfg.IntOpt("vcpus", default=32, min=1, help="vCPUs of each simulated host."),
+        cfg.IntOpt("memory_mb", default=65536, min=1, help="RAM (MB) of each simulated host."),
+        cfg.IntOpt("local_gb", default=2000, min=1, help="Disk (GB) of each simulated host."),
+        cfg.FloatOpt("spawn_delay", default=0.0, min=0.0, help="Seconds spawn takes."),
+        cfg.FloatOpt("power_delay", default=0.0, min=0.0,
+                     help="Seconds stop/start/reboot/pause/suspend take."),
+        cfg.FloatOpt("destroy_delay", default=0.0, min=0.0, help="Seconds destroy takes."),
+    ],
+}

@@ -1,0 +1,103 @@
+"""Instance rows: scoped reads and compare-and-swap updates.
+
+Every worker (conductor, compute, the API's delete) changes an instance with
+``update(uuid, values, expect_task=…, attempt=…)``: one UPDATE whose WHERE clause carries
+what the worker believes. If the server was deleted, or rescheduled after a build deadline
+(``attempt`` bumped), the update matches nothing and the worker cleans up what it holds
+instead of overwriting newer state. That is how delete-during-BUILD and lost messages
+stay consistent without locks.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+
+from pocketstack.common import db, exceptions
+from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import trace
+from pocketstack.compute.models import Instance, InstanceFault
+
+_UNSET = object()
+
+
+def not_found(uuid: str) -> exceptions.NotFound:
+    return exceptions.NotFound(f"Instance {uuid} could not be found.")
+
+
+def get(ctx, uuid: str, *, session=None) -> Instance:
+    """The live instance ``ctx`` may see; 404 for missing, deleted or another project's."""
+    def load(s):
+        inst = s.get(Instance, uuid)
+        if inst is None or inst.deleted:
+            raise not_found(uuid)
+        if not ctx.is_admin and not ctx.is_service and inst.project_id != ctx.project_id:
+            raise not_found(uuid)
+        return inst
+
+    if session is not None:
+        return load(session)
+    with db.reader() as s:
+        return load(s)
+
+
+def load(uuid: str) -> Instance | None:
+    with db.reader() as s:
+        return s.get(Instance, uuid)
+
+
+def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
+           attempt: int | None = None, events=(), session=None) -> bool:
+    """Apply ``values`` if the row still matches; store ``events`` in the same commit.
+
+    Returns False (and stores the events anyway) when the instance is gone or changed.
+    """
+    cond = [Instance.uuid == uuid, Instance.deleted.is_(False)]
+    if expect_task is not _UNSET:
+        tasks = expect_task if isinstance(expect_task, (list, tuple, set)) else [expect_task]
+        parts = [Instance.task_state.is_(None)] if None in tasks else []
+        named = [t for t in tasks if t is not None]
+        if named:
+            parts.append(Instance.task_state.in_(named))
+        cond.append(sa.or_(*parts))
+    if expect_vm is not _UNSET:
+        vms = expect_vm if isinstance(expect_vm, (list, tuple, set)) else [expect_vm]
+        cond.append(Instance.vm_state.in_(vms))
+    if attempt is not None:
+        cond.append(Instance.attempt == attempt)
+    values = dict(values, updated_at=utcnow())
+    with (db.transaction() if session is None else _joined(session)) as s:
+        result = s.execute(sa.update(Instance).where(*cond).values(**values)
+                           .execution_options(synchronize_session=False))
+        trace.store(s, events)
+        return result.rowcount == 1
+
+
+class _joined:
+    def __init__(self, session):
+        self.session = session
+
+    def __enter__(self):
+        return self.session
+
+    def __exit__(self, *exc):
+        return False
+
+
+def add_fault(session, uuid: str, code: int, message: str, details: str = "",
+              host: str | None = None) -> None:
+    session.add(InstanceFault(instance_uuid=uuid, code=code, message=message[:4000],
+                              details=details[:10000], host=host))
+
+
+def latest_faults(session, uuids: list[str]) -> dict[str, InstanceFault]:
+    if not uuids:
+        return {}
+    rows = session.scalars(sa.select(InstanceFault)
+                           .where(InstanceFault.instance_uuid.in_(uuids))
+                           .order_by(InstanceFault.id)).all()
+    return {row.instance_uuid: row for row in rows}
+
+
+def build_deadline(seconds: float) -> dt.datetime:
+    return utcnow() + dt.timedelta(seconds=seconds)

@@ -1,0 +1,24 @@
+"""ComputeManager: the RPC endpoint of one compute host (topic compute, server = host).
+Split by concern: build.py (seed steps 13-28), power.py (server actions), delete.py
+(terminate, events, interfaces), periodic.py (heartbeat, sync, recovery)."""
+from __future__ import annotations
+
+import os
+
+from pocketstack.compute.conductor.rpcapi import ConductorAPI
+from pocketstack.compute.manager.build import BuildMixin
+from pocketstack.compute.manager.delete import DeleteMixin
+from pocketstack.compute.manager.events import EventRegistry
+from pocketstack.compute.manager.periodic import PeriodicMixin
+from pocketstack.compute.manager.power import PowerMixin
+
+
+class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin):
+    def __init__(self, host: str, driver, data_dir: str):
+        self.host = host
+        self.driver = driver
+        self.events = EventRegistry()
+        self.conductor = ConductorAPI()
+        self.image_cache = os.path.join(data_dir, "compute", host, "_base")
+        os.makedirs(self.image_cache, exist_ok=True)
+        self._failed_builds = 0

@@ -1,0 +1,171 @@
+"""build_and_run_instance: seed steps 13-28 on the chosen host.
+
+networking → block_device_mapping → spawning → ACTIVE, each transition a compare-and-swap
+(instances.update) carrying the trace events of the step that just ended. A failure
+anywhere undoes what this attempt allocated (ports, guest, claim) and hands the server
+back to the conductor for a reschedule; a lost race (the server was deleted or timed out
+meanwhile) undoes the same and stops quietly.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from pocketstack.common import config, exceptions
+from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import instances, states
+from pocketstack.compute.clients.image import ImageClient
+from pocketstack.compute.manager import network
+from pocketstack.compute.scheduler import claims
+from pocketstack.compute.trace import Step, record
+from pocketstack.control import faults
+
+LOG = logging.getLogger(__name__)
+
+
+class Superseded(Exception):
+    """The server was deleted or rescheduled while this host worked on it."""
+
+
+class BuildMixin:
+    def build_and_run_instance(self, ctx, instance_uuid: str, attempt: int, node=None):
+        if faults.match(self.host, "build_message") is not None:
+            LOG.warning("Dropping build of %s on %s (fault injection)", instance_uuid, self.host)
+            return
+        inst = instances.load(instance_uuid)
+        if inst is None or inst.deleted or inst.attempt != attempt:
+            claims.release(instance_uuid) if inst is None or inst.deleted else None
+            return
+        whole = Step(ctx, instance_uuid, "compute__do_build_and_run_instance", "compute",
+                     self.host)
+        vifs: list = []
+        try:
+            self._build(ctx, inst, attempt, vifs, whole)
+        except Superseded:
+            self._undo(ctx, inst, vifs, release=True)
+            record(whole.fail("superseded: the server was deleted or rescheduled"))
+        except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
+            LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
+            undone = self._undo(ctx, inst, vifs, release=True)
+            cleanup = Step(ctx, instance_uuid, "compute_cleanup", "compute", self.host,
+                           "; ".join(undone) or "nothing to undo").done()
+            whole.fail(error)
+            self._failed_builds += 1
+            self.conductor.reschedule(ctx, instance_uuid, attempt, self.host,
+                                      _describe(error), events=[whole, cleanup])
+
+    def _advance(self, inst, attempt, frm, to, events=(), **values) -> None:
+        if not instances.update(inst.uuid, dict(values, task_state=to), expect_task=frm,
+                                attempt=attempt, events=events):
+            raise Superseded()
+
+    def _build(self, ctx, inst, attempt, vifs, whole):
+        uuid = inst.uuid
+        # seed 19-21: image metadata (and data into this host's cache)
+        step = Step(ctx, uuid, "compute_get_image", "compute", self.host)
+        image_meta = self._image(ctx, inst)
+        step.done(detail=f"{image_meta.get('name') or inst.image_ref or 'no image'}"
+                         f"{' (cached)' if image_meta.get('_cached') else ''}")
+        self._advance(inst, attempt, states.SCHEDULING, states.NETWORKING, events=[step])
+
+        # seed 22-24: ports, then wait for network-vif-plugged
+        step = Step(ctx, uuid, "compute_allocate_network", "compute", self.host)
+        waiter = self.events.prepare(uuid)
+        try:
+            faults.check(self.host, "allocate_network")
+            network.allocate(ctx, inst, self.host, vifs)
+            step.done(detail=", ".join(f"{v['port_id']} on {v['network_name'] or v['network_id']}"
+                                       for v in vifs) or "no networks requested")
+            wait = Step(ctx, uuid, "compute_wait_vif_plugged", "compute", self.host)
+            self._wait_plugged(waiter, vifs, wait)
+        finally:
+            waiter.close()
+        if vifs:
+            vifs[:] = network.refresh(ctx, vifs)
+        self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
+                      events=[step, wait], network_info=list(vifs))
+
+        # seed 25-27: block devices (volumes arrive with the volume service)
+        step = Step(ctx, uuid, "compute_prep_block_device", "compute", self.host)
+        bdms = (inst.request_spec or {}).get("block_device_mapping") or []
+        step.done(detail=f"{len(bdms)} block device mapping(s); local disk from image")
+        self._advance(inst, attempt, states.BLOCK_DEVICE_MAPPING, states.SPAWNING,
+                      events=[step])
+
+        # seed 28: the hypervisor
+        step = Step(ctx, uuid, "compute_spawn", "compute", self.host)
+        self.driver.spawn(_as_dict(inst), image_meta, vifs, None)
+        step.done(detail=f"{self.driver.__class__.__name__} on {self.host}")
+        whole.done()
+        ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
+                                     "power_state": states.RUNNING, "launched_at": utcnow(),
+                                     "build_deadline": None, "progress": 100},
+                              expect_task=states.SPAWNING, attempt=attempt,
+                              events=[step, whole])
+        if not ok:
+            raise Superseded()
+        self._note_success()
+
+    def _image(self, ctx, inst) -> dict:
+        if not inst.image_ref:
+            return {}
+        meta = ImageClient(ctx).get(inst.image_ref)
+        if meta is None:
+            raise exceptions.NotFound(f"Image {inst.image_ref} could not be found.")
+        if meta.get("status") != "active":
+            raise exceptions.BadRequest(f"Image {inst.image_ref} is not active.")
+        path = os.path.join(self.image_cache, inst.image_ref)
+        if os.path.exists(path):
+            meta["_cached"] = True
+        else:
+            try:
+                ImageClient(ctx).download(inst.image_ref, path)
+            except exceptions.PocketstackError as error:
+                raise exceptions.PocketstackError(f"Downloading image failed: {error}") from None
+        return meta
+
+    def _wait_plugged(self, waiter, vifs, step) -> None:
+        timeout = config.CONF.compute.vif_plugging_timeout
+        tags = {v["port_id"] for v in vifs}
+        if not tags or timeout <= 0:
+            step.done(detail="not waiting")
+            return
+        faults.check(self.host, "vif_plugged")
+        missing = waiter.wait(tags, timeout)
+        if missing and config.CONF.compute.vif_plugging_is_fatal:
+            step.fail(f"network-vif-plugged not received for {', '.join(sorted(missing))} "
+                      f"within {timeout:g}s")
+            raise VifPlugTimeout(step.detail)
+        step.done(detail=f"{len(tags) - len(missing)}/{len(tags)} network-vif-plugged")
+
+    def _undo(self, ctx, inst, vifs, release: bool) -> list[str]:
+        done = []
+        try:
+            self.driver.destroy(_as_dict(inst))
+        except Exception as error:  # noqa: BLE001
+            LOG.warning("Destroying guest %s failed: %s", inst.uuid, error)
+        user_ports = [r["port_id"] for r in (inst.requested_networks or [])
+                      if isinstance(r, dict) and r.get("port_id")]
+        done += network.deallocate(ctx, inst.uuid, vifs, user_ports)
+        if release and claims.release(inst.uuid):
+            done.append(f"released claim on {self.host}")
+        return done
+
+    def _note_success(self) -> None:
+        if self._failed_builds:
+            self._failed_builds = 0
+            self._set_failed_builds(0)
+
+
+class VifPlugTimeout(exceptions.PocketstackError):
+    code = 500
+
+
+def _describe(error: BaseException) -> str:
+    return getattr(error, "message", None) or str(error) or type(error).__name__
+
+
+def _as_dict(inst) -> dict:
+    return {"uuid": inst.uuid, "hostname": inst.hostname, "flavor": inst.flavor,
+            "power_state": inst.power_state, "image_ref": inst.image_ref,
+            "display_name": inst.display_name}

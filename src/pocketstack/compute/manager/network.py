@@ -1,0 +1,95 @@
+"""Ports for a server (seed steps 22-24), nova's allocate_for_instance in small: create a
+port per requested network (or bind the port the user passed) with device_id = server id,
+device_owner = compute:<zone>, binding:host_id = host; on failure or delete, delete the
+ports we created and unbind the user's."""
+from __future__ import annotations
+
+import logging
+
+from pocketstack.compute.clients.network import NetworkClient
+
+LOG = logging.getLogger(__name__)
+
+
+def _vif(port: dict, network_name: str, created: bool, tag: str | None) -> dict:
+    return {"port_id": port["id"], "network_id": port["network_id"],
+            "network_name": network_name, "mac_address": port.get("mac_address"),
+            "fixed_ips": [{"ip_address": ip["ip_address"], "subnet_id": ip.get("subnet_id"),
+                           "version": 6 if ":" in ip["ip_address"] else 4}
+                          for ip in port.get("fixed_ips", [])],
+            "created": created, "tag": tag}
+
+
+def binding(instance, host: str) -> dict:
+    return {"device_id": instance.uuid, "device_owner": f"compute:{instance.availability_zone}",
+            "binding:host_id": host}
+
+
+def allocate(ctx, instance, host: str, vifs: list) -> None:
+    """Append to ``vifs`` as ports come, so a failure half-way still knows what to undo."""
+    requested = instance.requested_networks
+    if not isinstance(requested, list):
+        return
+    client = NetworkClient(ctx)
+    sg_ids = (instance.request_spec or {}).get("security_group_ids") or []
+    for req in requested:
+        if req.get("port_id"):
+            port = client.update_port(req["port_id"], binding(instance, host))
+            vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
+            continue
+        body = {"network_id": req["network_id"], "admin_state_up": True,
+                **binding(instance, host)}
+        if sg_ids:
+            body["security_groups"] = sg_ids
+        if not ctx.auth_token:  # a service token (recovery): keep the port in the project
+            body["project_id"] = instance.project_id
+        if req.get("fixed_ip"):
+            body["fixed_ips"] = [{"ip_address": req["fixed_ip"]}]
+        port = client.create_port(body)
+        vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
+
+
+def refresh(ctx, vifs: list) -> list:
+    """Re-read the ports (IPs from SLAAC subnets may be filled in after creation)."""
+    client = NetworkClient(ctx)
+    out = []
+    for vif in vifs:
+        port = client.get_port(vif["port_id"])
+        out.append(_vif(port, vif["network_name"], vif["created"], vif.get("tag"))
+                   if port else vif)
+    return out
+
+
+def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
+               use_service_token: bool = False) -> list[str]:
+    """Undo: delete created ports, unbind the user's; also any port still carrying our
+    device_id (a crash between create and record). Returns what it did, for the trace."""
+    client = NetworkClient(None if use_service_token else ctx)
+    user_ports = set(user_port_ids)
+    done = []
+    seen = set()
+    try:
+        found = client.list_ports(device_id=instance_uuid)
+    except Exception as error:  # noqa: BLE001 - fall back to what we recorded
+        LOG.warning("Listing ports of %s failed: %s", instance_uuid, error)
+        found = []
+    ports = [{"port_id": p["id"]} for p in found] + list(vifs or [])
+    for vif in ports:
+        port_id = vif["port_id"]
+        if port_id in seen:
+            continue
+        seen.add(port_id)
+        if port_id in user_ports or vif.get("created") is False:
+            try:
+                client.update_port(port_id, {"device_id": "", "device_owner": "",
+                                             "binding:host_id": ""})
+                done.append(f"unbound {port_id}")
+            except Exception as error:  # noqa: BLE001
+                LOG.warning("Unbinding port %s failed: %s", port_id, error)
+        else:
+            try:
+                if client.delete_port(port_id):
+                    done.append(f"deleted {port_id}")
+            except Exception as error:  # noqa: BLE001
+                LOG.warning("Deleting port %s failed: %s", port_id, error)
+    return done

@@ -1,0 +1,107 @@
+"""Server actions on the host: stop/start/reboot/pause/suspend (and their reverses),
+rebuild, resize, snapshot, console output. Each moves task_state back to None with the
+new vm_state/power_state, or to ERROR with a fault when the hypervisor fails."""
+from __future__ import annotations
+
+import logging
+
+from pocketstack.common import db
+from pocketstack.compute import instances, states, trace
+from pocketstack.compute.trace import Step
+
+LOG = logging.getLogger(__name__)
+
+# action -> (driver method, task_state while running, vm_state after, power_state after)
+POWER_ACTIONS = {
+    "stop": ("power_off", states.POWERING_OFF, states.STOPPED, states.SHUTDOWN),
+    "start": ("power_on", states.POWERING_ON, states.ACTIVE, states.RUNNING),
+    "reboot": ("reboot", None, states.ACTIVE, states.RUNNING),
+    "pause": ("pause", states.PAUSING, states.PAUSED, states.PAUSED_POWER),
+    "unpause": ("unpause", states.UNPAUSING, states.ACTIVE, states.RUNNING),
+    "suspend": ("suspend", states.SUSPENDING, states.SUSPENDED, states.SUSPENDED_POWER),
+    "resume": ("resume", states.RESUMING, states.ACTIVE, states.RUNNING),
+}
+
+
+class PowerMixin:
+    def power_action(self, ctx, instance_uuid: str, action: str, reboot_type: str = "SOFT"):
+        method, task, vm_after, power_after = POWER_ACTIONS[action]
+        inst = instances.load(instance_uuid)
+        if inst is None or inst.deleted:
+            return
+        if action == "reboot":
+            task = states.REBOOTING_HARD if reboot_type == "HARD" else states.REBOOTING
+        step = Step(ctx, instance_uuid, f"compute_{method}_instance", "compute", self.host)
+        try:
+            driver_call = getattr(self.driver, method)
+            if action == "reboot":
+                driver_call(_d(inst), reboot_type)
+            else:
+                driver_call(_d(inst))
+        except Exception as error:  # noqa: BLE001 - report on the server, not to a void
+            self._action_failed(ctx, inst, task, step.fail(error), error)
+            return
+        with db.transaction() as s:
+            instances.update(instance_uuid, {"vm_state": vm_after, "task_state": None,
+                                             "power_state": power_after},
+                             expect_task=task, events=[step.done()], session=s)
+            trace.finish_action(s, ctx.request_id, instance_uuid)
+
+    def _action_failed(self, ctx, inst, task, step, error) -> None:
+        with db.transaction() as s:
+            instances.update(inst.uuid, {"vm_state": states.ERROR, "task_state": None},
+                             expect_task=task, events=[step], session=s)
+            instances.add_fault(s, inst.uuid, 500, getattr(error, "message", str(error)),
+                                host=self.host)
+            trace.finish_action(s, ctx.request_id, inst.uuid, "Error")
+
+    def rebuild_instance(self, ctx, instance_uuid: str, image_ref: str):
+        inst = instances.load(instance_uuid)
+        if inst is None or inst.deleted:
+            return
+        step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host)
+        try:
+            self.driver.destroy(_d(inst))
+            image_meta = self._image(ctx, inst) if image_ref else {}
+            instances.update(instance_uuid, {"task_state": states.REBUILD_SPAWNING},
+                             expect_task=states.REBUILDING)
+            self.driver.spawn(_d(inst), image_meta, inst.network_info or [], None)
+        except Exception as error:  # noqa: BLE001
+            self._action_failed(ctx, inst, [states.REBUILDING, states.REBUILD_SPAWNING],
+                                step.fail(error), error)
+            return
+        with db.transaction() as s:
+            instances.update(instance_uuid, {"vm_state": states.ACTIVE, "task_state": None,
+                                             "power_state": states.RUNNING},
+                             expect_task=states.REBUILD_SPAWNING, events=[step.done()],
+                             session=s)
+            trace.finish_action(s, ctx.request_id, instance_uuid)
+
+    def snapshot_instance(self, ctx, instance_uuid: str, image_id: str):
+        from pocketstack.compute.clients.image import ImageClient
+
+        inst = instances.load(instance_uuid)
+        if inst is None or inst.deleted:
+            return
+        step = Step(ctx, instance_uuid, "compute_snapshot_instance", "compute", self.host)
+        try:
+            data = self.driver.snapshot(_d(inst))
+            instances.update(instance_uuid, {"task_state": states.IMAGE_UPLOADING},
+                             expect_task=states.IMAGE_SNAPSHOT)
+            ImageClient(ctx).upload(image_id, data)
+        except Exception as error:  # noqa: BLE001 - the server keeps running
+            LOG.warning("Snapshot of %s failed: %s", instance_uuid, error)
+            step.fail(error)
+        with db.transaction() as s:
+            instances.update(instance_uuid, {"task_state": None},
+                             expect_task=[states.IMAGE_SNAPSHOT, states.IMAGE_UPLOADING],
+                             events=[step.done() if step.finish is None else step], session=s)
+            trace.finish_action(s, ctx.request_id, instance_uuid)
+
+    def get_console_output(self, ctx, instance_uuid: str) -> str:
+        return self.driver.get_console_output(instance_uuid)
+
+
+def _d(inst) -> dict:
+    return {"uuid": inst.uuid, "hostname": inst.hostname, "flavor": inst.flavor,
+            "power_state": inst.power_state, "image_ref": inst.image_ref}

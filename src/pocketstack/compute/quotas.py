@@ -1,0 +1,72 @@
+"""Counted quotas (nova's model since Pike): usage is counted from the instance rows, not
+reserved, and checked again after the rows are written so concurrent creates cannot both
+slip under the limit."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, exceptions
+from pocketstack.compute.models import Instance, Quota
+
+RESOURCES = ("instances", "cores", "ram", "metadata_items", "injected_files",
+             "injected_file_content_bytes", "injected_file_path_bytes", "key_pairs",
+             "server_groups", "server_group_members")
+_CONF_NAME = {"injected_file_path_bytes": "injected_file_path_length"}
+
+
+class QuotaExceeded(exceptions.OverQuota):
+    code = 403
+
+
+def defaults() -> dict[str, int]:
+    conf = config.CONF.quota
+    return {r: getattr(conf, _CONF_NAME.get(r, r)) for r in RESOURCES}
+
+
+def limits(project_id: str) -> dict[str, int]:
+    out = defaults()
+    with db.reader() as s:
+        for resource, hard in s.execute(sa.select(Quota.resource, Quota.hard_limit)
+                                        .where(Quota.project_id == project_id)):
+            out[resource] = hard
+    return out
+
+
+def usage(project_id: str, session=None) -> dict[str, int]:
+    def run(s):
+        count, cores, ram = s.execute(
+            sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(Instance.vcpus), 0),
+                      sa.func.coalesce(sa.func.sum(Instance.memory_mb), 0))
+            .where(Instance.project_id == project_id, Instance.deleted.is_(False))).one()
+        return {"instances": count, "cores": int(cores), "ram": int(ram)}
+
+    if session is not None:
+        return run(session)
+    with db.reader() as s:
+        return run(s)
+
+
+def check_instances(project_id: str, count: int, flavor: dict, *, already_written: int = 0,
+                    min_count: int | None = None) -> int:
+    """How many of ``count`` servers fit (at least ``min_count``), else 403."""
+    lim = limits(project_id)
+    used = usage(project_id)
+    if already_written:
+        used = {k: v - (already_written * (1 if k == "instances" else
+                                           flavor["vcpus"] if k == "cores" else
+                                           flavor["memory_mb"])) for k, v in used.items()}
+    per = {"instances": 1, "cores": flavor["vcpus"], "ram": flavor["memory_mb"]}
+    allowed = count
+    for resource, unit in per.items():
+        limit = lim[resource]
+        if limit < 0 or unit == 0:
+            continue
+        fit = (limit - used[resource]) // unit
+        allowed = min(allowed, fit)
+    if allowed >= (min_count or count):
+        return min(allowed, count)
+    over = [r for r, unit in per.items() if 0 <= lim[r] < used[r] + unit * (min_count or count)]
+    resource = over[0] if over else "instances"
+    raise QuotaExceeded(
+        f"Quota exceeded for {resource}: Requested {per[resource] * (min_count or count)}, "
+        f"but already used {used[resource]} of {lim[resource]} {resource}")

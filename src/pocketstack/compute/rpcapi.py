@@ -1,0 +1,64 @@
+"""Compute RPC client (topic ``compute``, server = host). Messages carry ids and small dicts;
+the receiving host re-reads the instance from the database.
+
+1.0 - build_and_run_instance, terminate_instance, power actions, rebuild, resize,
+      snapshot, console output, external events, interface attach/detach
+"""
+from pocketstack.common import rpc
+
+
+class ComputeAPI:
+    _client = None
+
+    @property
+    def client(self):
+        """Built on first use: the transport is configured only once the cloud starts."""
+        if self._client is None:
+            self._client = rpc.RPCClient("compute", timeout=60)
+        return self._client
+
+    def _host(self, host: str, timeout: float | None = None):
+        return self.client.prepare(server=host, timeout=timeout)
+
+    def build_and_run_instance(self, ctx, host: str, instance_uuid: str, attempt: int,
+                               node: str | None = None) -> None:
+        self._host(host).cast(ctx, "build_and_run_instance", instance_uuid=instance_uuid,
+                              attempt=attempt, node=node)
+
+    def terminate_instance(self, ctx, host: str, instance_uuid: str) -> None:
+        self._host(host).cast(ctx, "terminate_instance", instance_uuid=instance_uuid)
+
+    def power_action(self, ctx, host: str, instance_uuid: str, action: str, **kwargs) -> None:
+        self._host(host).cast(ctx, "power_action", instance_uuid=instance_uuid, action=action,
+                              **kwargs)
+
+    def rebuild_instance(self, ctx, host: str, instance_uuid: str, image_ref: str) -> None:
+        self._host(host).cast(ctx, "rebuild_instance", instance_uuid=instance_uuid,
+                              image_ref=image_ref)
+
+    def resize_instance(self, ctx, host: str, instance_uuid: str, migration: dict) -> None:
+        self._host(host).cast(ctx, "resize_instance", instance_uuid=instance_uuid,
+                              migration=migration)
+
+    def finish_resize_decision(self, ctx, host: str, instance_uuid: str, confirm: bool) -> None:
+        self._host(host).cast(ctx, "finish_resize_decision", instance_uuid=instance_uuid,
+                              confirm=confirm)
+
+    def snapshot_instance(self, ctx, host: str, instance_uuid: str, image_id: str) -> None:
+        self._host(host).cast(ctx, "snapshot_instance", instance_uuid=instance_uuid,
+                              image_id=image_id)
+
+    def get_console_output(self, ctx, host: str, instance_uuid: str) -> str:
+        return self._host(host, timeout=10).call(ctx, "get_console_output",
+                                                 instance_uuid=instance_uuid)
+
+    def external_instance_event(self, ctx, host: str, events: list[dict]) -> None:
+        self._host(host).cast(ctx, "external_instance_event", events=events)
+
+    def attach_interface(self, ctx, host: str, instance_uuid: str, request: dict) -> dict:
+        return self._host(host, timeout=60).call(ctx, "attach_interface",
+                                                 instance_uuid=instance_uuid, request=request)
+
+    def detach_interface(self, ctx, host: str, instance_uuid: str, port_id: str) -> None:
+        self._host(host, timeout=60).call(ctx, "detach_interface", instance_uuid=instance_uuid,
+                                          port_id=port_id)

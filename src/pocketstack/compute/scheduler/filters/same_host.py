@@ -1,0 +1,26 @@
+"""SameHostFilter / DifferentHostFilter (hints same_host, different_host)."""
+from pocketstack.compute.scheduler.filters.base import Filter
+
+
+class SameHostFilter(Filter):
+    name = "SameHostFilter"
+
+    def applies(self, spec):
+        return bool((spec.get("hints") or {}).get("same_host"))
+
+    def reject(self, host, spec, context):
+        if host.host not in context.get("same_hosts", set()):
+            return f"{host.host} holds none of the servers named in same_host"
+        return None
+
+
+class DifferentHostFilter(Filter):
+    name = "DifferentHostFilter"
+
+    def applies(self, spec):
+        return bool((spec.get("hints") or {}).get("different_host"))
+
+    def reject(self, host, spec, context):
+        if host.host in context.get("different_hosts", set()):
+            return f"{host.host} holds a server named in different_host"
+        return None

@@ -1,0 +1,20 @@
+"""Scheduler RPC client (topic ``scheduler``).
+
+1.0 - select_destinations(spec, instance_uuids) -> [{host, node, node_id, alternates}]
+"""
+from pocketstack.common import rpc
+
+
+class SchedulerAPI:
+    _client = None
+
+    @property
+    def client(self):
+        """Built on first use: the transport is configured only once the cloud starts."""
+        if self._client is None:
+            self._client = rpc.RPCClient("scheduler", timeout=60)
+        return self._client
+
+    def select_destinations(self, ctx, spec: dict, instance_uuids: list[str]) -> list[dict]:
+        return self.client.call(ctx, "select_destinations", spec=spec,
+                                instance_uuids=instance_uuids)

@@ -1,0 +1,42 @@
+"""Weighers (nova's): each scores hosts, scores are normalized to 0..1 over the candidate
+hosts and summed with the configured multipliers; the highest total wins."""
+from __future__ import annotations
+
+from pocketstack.common import config
+
+
+def _normalize(values: list[float]) -> list[float]:
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        return [0.0] * len(values)
+    span = hi - lo
+    return [(v - lo) / span for v in values]
+
+
+def weigh(hosts: list, spec: dict, context: dict) -> list:
+    """Hosts sorted best first."""
+    if len(hosts) < 2:
+        return list(hosts)
+    conf = config.CONF.scheduler
+    scores = [0.0] * len(hosts)
+    parts = [
+        (conf.ram_weight_multiplier, [h.free_ram_mb for h in hosts]),
+        (conf.disk_weight_multiplier, [h.free_disk_gb for h in hosts]),
+        (conf.cpu_weight_multiplier, [h.free_vcpus for h in hosts]),
+        (-conf.build_failure_weight_multiplier, [h.failed_builds for h in hosts]),
+    ]
+    policy = (spec.get("group") or {}).get("policy")
+    counts = context.get("group_host_counts") or {}
+    if policy == "soft-affinity":
+        parts.append((conf.soft_affinity_weight_multiplier,
+                      [counts.get(h.host, 0) for h in hosts]))
+    elif policy == "soft-anti-affinity":
+        parts.append((-conf.soft_anti_affinity_weight_multiplier,
+                      [counts.get(h.host, 0) for h in hosts]))
+    for multiplier, values in parts:
+        if not multiplier:
+            continue
+        for i, v in enumerate(_normalize(values)):
+            scores[i] += multiplier * v
+    order = sorted(range(len(hosts)), key=scores.__getitem__, reverse=True)
+    return [hosts[i] for i in order]

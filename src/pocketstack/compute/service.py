@@ -1,0 +1,145 @@
+"""Background services of compute, started by the all-in-one (cloud.py) or by
+`pocketstack service conductor|scheduler|compute`: the conductor, the scheduler and the
+simulated compute hosts ([fake] hosts = 4: cmp-1 … cmp-4, each a real RPC server on
+compute.<host> with its own heartbeat and periodic tasks). Also bootstraps DevStack's
+flavors, idempotently."""
+from __future__ import annotations
+
+import logging
+import threading
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, rpc
+from pocketstack.common.context import RequestContext
+
+LOG = logging.getLogger(__name__)
+
+# DevStack's flavors: m1.nano/m1.micro as lib/tempest creates them (TEMPEST_FLAVOR_RAM=192,
+# TEMPEST_FLAVOR_ALT_RAM=256, disk = the cirros image's size in GiB = 1) and nova's classic
+# m1.tiny … m1.xlarge. (name, id, RAM MB, disk GB, vCPUs)
+DEVSTACK_FLAVORS = (
+    ("m1.nano", "42", 192, 1, 1),
+    ("m1.micro", "84", 256, 1, 1),
+    ("m1.tiny", "1", 512, 1, 1),
+    ("m1.small", "2", 2048, 20, 1),
+    ("m1.medium", "3", 4096, 40, 2),
+    ("m1.large", "4", 8192, 80, 4),
+    ("m1.xlarge", "5", 16384, 160, 8),
+)
+
+
+def bootstrap_flavors() -> None:
+    from pocketstack.compute.models import Flavor
+
+    with db.transaction() as s:
+        have = set(s.scalars(sa.select(Flavor.flavorid)).all())
+        names = set(s.scalars(sa.select(Flavor.name)).all())
+        for name, flavorid, ram, disk, vcpus in DEVSTACK_FLAVORS:
+            if flavorid not in have and name not in names:
+                s.add(Flavor(flavorid=flavorid, name=name, memory_mb=ram, root_gb=disk,
+                             vcpus=vcpus, is_public=True))
+
+
+class Periodic:
+    """Run ``func`` every ``interval()`` seconds on a daemon thread until stop()."""
+
+    def __init__(self, name: str, func, interval):
+        self.func, self.interval = func, interval
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.wait(self.interval()):
+            try:
+                self.func()
+            except Exception:  # noqa: BLE001 - a periodic task must keep running
+                LOG.exception("Periodic task %s failed", self.thread.name)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=5)
+
+
+class RPCService:
+    def __init__(self, topic: str, endpoint, server: str | None = None, workers: int = 16,
+                 periodic=None, binary: str | None = None, host: str | None = None):
+        self.server = rpc.get_server(topic, [endpoint], server=server, workers=workers)
+        self.server.start()
+        self.periodic = None
+        if periodic is not None:
+            self.periodic = Periodic(f"periodic-{topic}.{server or '*'}", periodic,
+                                     lambda: config.CONF.compute.periodic_interval)
+        self.heartbeat = None
+        if binary:
+            from pocketstack.compute.manager.periodic import heartbeat, register_service
+
+            register_service(host, binary, topic)
+            self.heartbeat = Periodic(f"heartbeat-{binary}.{host}",
+                                      lambda: heartbeat(host, binary),
+                                      lambda: config.CONF.compute.report_interval)
+
+    def stop(self):
+        for p in (self.heartbeat, self.periodic):
+            if p is not None:
+                p.stop()
+        self.server.stop()
+        try:
+            self.server.wait()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def start_conductor(cloud=None) -> RPCService:
+    from pocketstack.compute.conductor.manager import ConductorManager
+
+    manager = ConductorManager()
+    return RPCService("conductor", manager, workers=16, periodic=manager.check_build_deadlines,
+                      binary="nova-conductor", host=config.CONF.host)
+
+
+def start_scheduler(cloud=None) -> RPCService:
+    from pocketstack.compute.scheduler.manager import SchedulerManager
+
+    return RPCService("scheduler", SchedulerManager(), workers=16, binary="nova-scheduler",
+                      host=config.CONF.host)
+
+
+def start_compute(host: str, data_dir: str) -> RPCService:
+    from pocketstack.compute.manager import ComputeManager
+    from pocketstack.compute.virt.fake import FakeDriver
+
+    manager = ComputeManager(host, FakeDriver(host), data_dir)
+    manager.register_node()
+    service = RPCService("compute", manager, server=host, workers=16,
+                         periodic=manager.periodic_tasks)
+    service.manager = manager
+    threading.Thread(target=_safe_init, args=(manager,), name=f"init-{host}",
+                     daemon=True).start()
+    return service
+
+
+def _safe_init(manager) -> None:
+    try:
+        manager.init_host()
+    except Exception:  # noqa: BLE001
+        LOG.exception("Recovery on %s failed", manager.host)
+
+
+def fake_hosts() -> list[str]:
+    conf = config.CONF.fake
+    return [f"{conf.host_prefix}{i}" for i in range(1, conf.hosts + 1)]
+
+
+def start(cloud) -> list:
+    """All-in-one: conductor, scheduler and the simulated compute hosts."""
+    bootstrap_flavors()
+    services = [start_scheduler(cloud), start_conductor(cloud)]
+    for host in fake_hosts():
+        services.append(start_compute(host, cloud.data_dir))
+    return services
+
+
+def admin_context() -> RequestContext:
+    return RequestContext.admin()

@@ -1,0 +1,53 @@
+"""The hypervisor driver interface the compute manager calls (nova's ComputeDriver, cut
+to what pocketstack uses). Drivers get plain dicts, never ORM rows."""
+from __future__ import annotations
+
+
+class ComputeDriver:
+    def init_host(self, host: str, instances: list[dict]) -> None:
+        """Start-up: adopt the guests this host should be running."""
+
+    def resources(self) -> dict:
+        """{"vcpus", "memory_mb", "local_gb", "hypervisor_type", "hypervisor_version"}"""
+        raise NotImplementedError
+
+    def spawn(self, instance: dict, image_meta: dict, network_info: list,
+              block_device_info: dict | None) -> None:
+        raise NotImplementedError
+
+    def destroy(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def power_off(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def power_on(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def reboot(self, instance: dict, reboot_type: str) -> None:
+        raise NotImplementedError
+
+    def pause(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def unpause(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def suspend(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def resume(self, instance: dict) -> None:
+        raise NotImplementedError
+
+    def snapshot(self, instance: dict) -> bytes:
+        raise NotImplementedError
+
+    def get_power_state(self, instance_uuid: str) -> int | None:
+        """None when the guest does not exist on this host."""
+        raise NotImplementedError
+
+    def list_instance_uuids(self) -> list[str]:
+        raise NotImplementedError
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        raise NotImplementedError

@@ -1,0 +1,116 @@
+"""The simulated hypervisor: guests are entries in memory with a power state and a console
+log; every operation takes [fake] *_delay seconds and consults the fault-injection rules
+(control/faults.py), so tests can make a spawn fail on one host or a reboot hang."""
+from __future__ import annotations
+
+import threading
+import time
+
+from pocketstack.common import config
+from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import states
+from pocketstack.compute.virt.driver import ComputeDriver
+from pocketstack.control import faults
+
+
+class FakeDriver(ComputeDriver):
+    def __init__(self, host: str):
+        self.host = host
+        self.guests: dict[str, dict] = {}
+        self.lock = threading.Lock()
+
+    def _op(self, operation: str, delay: float) -> None:
+        faults.check(self.host, operation)
+        if delay:
+            time.sleep(delay)
+
+    def _log(self, uuid: str, line: str) -> None:
+        guest = self.guests.get(uuid)
+        if guest is not None:
+            guest["console"].append(f"[{utcnow():%Y-%m-%d %H:%M:%S}] {line}")
+            del guest["console"][:-500]
+
+    def _set(self, uuid: str, power: int, line: str) -> None:
+        with self.lock:
+            if uuid not in self.guests:
+                from pocketstack.common.exceptions import NotFound
+
+                raise NotFound(f"Guest {uuid} is not on {self.host}.")
+            self.guests[uuid]["power"] = power
+            self._log(uuid, line)
+
+    def init_host(self, host, instances):
+        with self.lock:
+            for inst in instances:
+                if inst["power_state"] in (states.RUNNING, states.PAUSED_POWER,
+                                           states.SUSPENDED_POWER, states.SHUTDOWN):
+                    self.guests[inst["uuid"]] = {"power": inst["power_state"], "console": []}
+                    self._log(inst["uuid"], "adopted after a restart of the compute service")
+
+    def resources(self):
+        conf = config.CONF.fake
+        return {"vcpus": conf.vcpus, "memory_mb": conf.memory_mb, "local_gb": conf.local_gb,
+                "hypervisor_type": "fake", "hypervisor_version": 1000}
+
+    def spawn(self, instance, image_meta, network_info, block_device_info):
+        self._op("spawn", config.CONF.fake.spawn_delay)
+        name = instance.get("hostname") or instance["uuid"]
+        with self.lock:
+            self.guests[instance["uuid"]] = {"power": states.RUNNING, "console": []}
+            self._log(instance["uuid"], f"Booting {image_meta.get('name') or 'image'} on "
+                                        f"{self.host} ({instance['flavor']['vcpus']} vCPU, "
+                                        f"{instance['flavor']['memory_mb']} MB)")
+            for vif in network_info:
+                for ip in vif.get("fixed_ips", []):
+                    self._log(instance["uuid"],
+                              f"eth{network_info.index(vif)}: {vif.get('mac_address')} "
+                              f"{ip['ip_address']}")
+            self._log(instance["uuid"], f"{name} login:")
+
+    def destroy(self, instance):
+        self._op("destroy", config.CONF.fake.destroy_delay)
+        with self.lock:
+            self.guests.pop(instance["uuid"], None)
+
+    def power_off(self, instance):
+        self._op("power_off", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.SHUTDOWN, "reboot: Power down")
+
+    def power_on(self, instance):
+        self._op("power_on", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.RUNNING, "Booting (power on)")
+
+    def reboot(self, instance, reboot_type):
+        self._op("reboot", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.RUNNING, f"Restarting system ({reboot_type})")
+
+    def pause(self, instance):
+        self._op("pause", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.PAUSED_POWER, "paused")
+
+    def unpause(self, instance):
+        self._op("unpause", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.RUNNING, "unpaused")
+
+    def suspend(self, instance):
+        self._op("suspend", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.SUSPENDED_POWER, "suspended to disk")
+
+    def resume(self, instance):
+        self._op("resume", config.CONF.fake.power_delay)
+        self._set(instance["uuid"], states.RUNNING, "resumed")
+
+    def snapshot(self, instance):
+        self._op("snapshot", config.CONF.fake.power_delay)
+        return f"fake snapshot of {instance['uuid']}\n".encode()
+
+    def get_power_state(self, instance_uuid):
+        guest = self.guests.get(instance_uuid)
+        return None if guest is None else guest["power"]
+
+    def list_instance_uuids(self):
+        return list(self.guests)
+
+    def get_console_output(self, instance_uuid):
+        guest = self.guests.get(instance_uuid)
+        return "" if guest is None else "\n".join(guest["console"]) + "\n"
