@@ -53,11 +53,14 @@ def optional_module(service: str, module: str):
     """``pocketstack.<service>.<module>`` if that service provides it, else None."""
     name = f"pocketstack.{service}.{module}"
     try:
-        return importlib.import_module(name)
+        mod = importlib.import_module(name)
     except ModuleNotFoundError as e:
         if e.name not in (name, f"pocketstack.{service}"):
             raise
         return None
+    # A directory without __init__.py (a service being started) imports as an empty
+    # namespace package: that is not a module the service provides yet.
+    return None if getattr(mod, "__file__", None) is None else mod
 
 
 def service_opts() -> dict[str, list]:

@@ -59,20 +59,29 @@ def configure(url: str | None = None) -> sa.Engine:
     if _engine is not None and str(_engine.url) == str(sa.make_url(url)):
         return _engine
     dispose()
-    _is_sqlite = url.startswith("sqlite")
-    if _is_sqlite:
-        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                                  pool_size=20, max_overflow=20)
-        _install_sqlite_hooks(engine)
-        writer = engine.execution_options(sqlite_begin="IMMEDIATE")
-    else:
-        engine = sa.create_engine(url, pool_size=config.CONF.database.pool_size,
-                                  max_overflow=20, pool_pre_ping=True, pool_recycle=3600)
-        writer = engine
+    engine = create_engine(url)
+    _is_sqlite = engine.dialect.name == "sqlite"
+    writer = engine.execution_options(sqlite_begin="IMMEDIATE") if _is_sqlite else engine
     _engine, _writer_engine = engine, writer
     _session_factory = orm.sessionmaker(bind=engine, expire_on_commit=False)
     _writer_factory = orm.sessionmaker(bind=writer, expire_on_commit=False)
     return engine
+
+
+def create_engine(url: str) -> sa.Engine:
+    """An engine set up as pocketstack needs it (SQLite: WAL, foreign keys, our BEGINs).
+
+    ``configure`` makes the process's engine with it; tests and tools use it directly for
+    a database other than the configured one.
+    """
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                                  pool_size=20, max_overflow=20)
+        _install_sqlite_hooks(engine)
+        return engine
+    config.register_opts()
+    return sa.create_engine(url, pool_size=config.CONF.database.pool_size, max_overflow=20,
+                            pool_pre_ping=True, pool_recycle=3600)
 
 
 def _install_sqlite_hooks(engine: sa.Engine) -> None:
@@ -186,12 +195,13 @@ def alembic_config():
     return cfg
 
 
-def migrate() -> None:
-    """Bring the schema to the newest revision of every service branch."""
+def migrate(target: sa.Engine | None = None) -> None:
+    """Bring the schema to the newest revision of every service branch (of the process's
+    database, or of ``target``)."""
     from alembic import command
 
     cfg = alembic_config()
-    with engine().connect() as conn:
+    with (target or engine()).connect() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")
         conn.commit()
