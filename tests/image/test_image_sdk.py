@@ -137,6 +137,10 @@ def test_qcow2_virtual_size_comes_from_its_header(glance):
     image = glance.create_active(header + bytes(1000), disk_format="qcow2")
     assert image["virtual_size"] == 1 << 30
     assert image["size"] == len(header) + 1000
+    # Regression: a garbage "qcow2" header once overflowed the database column (500).
+    garbage = b"QFI\xfb" + b"\xff" * 60
+    image = glance.create_active(garbage, disk_format="qcow2")
+    assert image["status"] == "active" and image["virtual_size"] is None
 
 
 def test_register_image_in_process(cloud):

@@ -63,7 +63,11 @@ def _virtual_size(disk_format: str | None, header: bytes, size: int) -> int | No
     if disk_format in ("raw", "iso"):
         return size
     if disk_format == "qcow2" and len(header) >= 32 and header[:4] == b"QFI\xfb":
-        return struct.unpack(">Q", header[24:32])[0]
+        version, = struct.unpack(">I", header[4:8])
+        virtual, = struct.unpack(">Q", header[24:32])
+        # Only a plausible header counts: the data is whatever the user sent.
+        if version in (2, 3) and virtual < 1 << 63:
+            return virtual
     return None
 
 
