@@ -1,0 +1,139 @@
+"""Compute test helpers: a public image in the image service, a member user per module,
+and small REST helpers that speak a chosen microversion."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from pocketstack.common import config
+
+MV = {"OpenStack-API-Version": "compute 2.79"}
+
+
+class Compute:
+    """Raw REST access to /compute/v2.1 with one keystoneauth1 session."""
+
+    def __init__(self, cloud, session, version="2.79"):
+        self.cloud, self.s = cloud, session
+        self.base = cloud.url + "/compute/v2.1"
+        self.headers = {"OpenStack-API-Version": f"compute {version}"}
+
+    def req(self, method, path, json=None, headers=None, **kw):
+        h = dict(self.headers, **(headers or {}))
+        return self.s.request(self.base + path, method, json=json, headers=h, raise_exc=False,
+                              **kw)
+
+    def get(self, path, **kw):
+        return self.req("GET", path, **kw)
+
+    def post(self, path, json=None, **kw):
+        return self.req("POST", path, json=json, **kw)
+
+    def delete(self, path, **kw):
+        return self.req("DELETE", path, **kw)
+
+    def boot(self, image_id, name=None, flavor="42", networks="none", **extra):
+        body = {"server": dict({"name": name or f"vm-{uuid.uuid4().hex[:6]}", "imageRef": image_id,
+                                "flavorRef": flavor, "networks": networks}, **extra)}
+        r = self.post("/servers", body)
+        assert r.status_code == 202, r.text
+        return r.json()["server"]["id"]
+
+    def server(self, sid):
+        r = self.get(f"/servers/{sid}")
+        return r.json()["server"] if r.status_code == 200 else None
+
+    def wait(self, sid, statuses=("ACTIVE", "ERROR"), timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.server(sid)
+            if s is None and "DELETED" in statuses:
+                return None
+            if s is not None and s["status"] in statuses:
+                return s
+            time.sleep(0.02)
+        raise AssertionError(f"server {sid} not in {statuses} after {timeout}s: {s}")
+
+    def wait_gone(self, sid, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.get(f"/servers/{sid}").status_code == 404:
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"server {sid} still exists")
+
+
+@pytest.fixture(scope="session")
+def image_id(cloud):
+    """A small public active image named like DevStack's cirros."""
+    s = cloud.session()
+    r = s.post(cloud.url + "/image/v2/images",
+               json={"name": f"cirros-test-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
+                     "container_format": "bare", "visibility": "public"})
+    image = r.json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
+          headers={"Content-Type": "application/octet-stream"})
+    return image["id"]
+
+
+@pytest.fixture(scope="module")
+def member(cloud):
+    user = cloud.make_user(roles=("member",))
+    return user
+
+
+@pytest.fixture(scope="module")
+def api(cloud, member):
+    """Compute REST as a project member."""
+    return Compute(cloud, cloud.user_session(member))
+
+
+@pytest.fixture(scope="module")
+def make_api(cloud):
+    """Compute REST as another user: ``make_api(user)``."""
+    return lambda user: Compute(cloud, cloud.user_session(user))
+
+
+@pytest.fixture(scope="module")
+def admin_api(cloud):
+    return Compute(cloud, cloud.session())
+
+
+@pytest.fixture
+def faults(cloud):
+    """The fault-injection API; every rule is removed after the test."""
+    s = cloud.session()
+    base = cloud.url + "/pocketstack/v1/faults"
+
+    class Faults:
+        def add(self, **rule):
+            r = s.post(base, json={"fault": rule}, raise_exc=False)
+            assert r.status_code == 201, r.text
+            return r.json()["fault"]
+
+        def list(self):
+            return s.get(base).json()["faults"]
+
+    yield Faults()
+    s.delete(base, raise_exc=False)
+
+
+@pytest.fixture
+def conf_override():
+    """Change a config option for one test (the cloud runs in this process)."""
+    changed = []
+
+    def set_(group, name, value):
+        config.CONF.set_override(name, value, group=group)
+        changed.append((group, name))
+
+    yield set_
+    for group, name in changed:
+        config.CONF.clear_override(name, group=group)
+
+
+def network_available(cloud) -> bool:
+    r = cloud.session().get(cloud.url + "/network/v2.0/networks", raise_exc=False)
+    return r.status_code == 200
