@@ -1,0 +1,153 @@
+"""What every network resource shares: ids, standard attributes (description, timestamps,
+revision, tags), project scoping, policy checks, and the work done after commit (DHCP files,
+events to compute).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import time
+import uuid
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, exceptions, policy
+from pocketstack.common.timeutils import isotime, utcnow
+from pocketstack.network import validate
+from pocketstack.network.models import Tag
+
+LOG = logging.getLogger(__name__)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def standard_view(row, tags: list[str] | None) -> dict:
+    return {"description": row.description, "created_at": isotime(row.created_at),
+            "updated_at": isotime(row.updated_at), "revision_number": row.revision_number,
+            "tags": list(tags or [])}
+
+
+def project_view(project_id: str) -> dict:
+    return {"project_id": project_id, "tenant_id": project_id}
+
+
+def touch(row) -> None:
+    """A change to ``row``: neutron bumps updated_at and the revision number."""
+    row.updated_at = utcnow()
+    row.revision_number = (row.revision_number or 0) + 1
+
+
+def init_standard(row) -> None:
+    now = utcnow()
+    row.created_at = row.updated_at = now
+    row.revision_number = 0
+
+
+# --- who may see and do what ---------------------------------------------------------
+
+def sees_all(ctx) -> bool:
+    return ctx.is_service or ctx.is_admin
+
+
+def authorize(ctx, action: str, target: dict) -> None:
+    target = {"shared": False, **target}
+    policy.authorize(ctx, action, target)
+
+
+def can(ctx, action: str, target: dict) -> bool:
+    try:
+        authorize(ctx, action, target)
+    except exceptions.Forbidden:
+        return False
+    return True
+
+
+def owner_project(ctx, values: dict) -> str:
+    """The project a new resource belongs to: the one asked for, else the caller's."""
+    project_id = values.get("project_id") or ctx.project_id
+    if not project_id:
+        raise validate.invalid("project_id", "a project is required: use a project-scoped "
+                                             "token or give project_id")
+    return project_id
+
+
+def own_visible(model, ctx):
+    """Rows of the caller's project (everything for admins)."""
+    return sa.true() if sees_all(ctx) else model.project_id == ctx.project_id
+
+
+# --- concurrency -----------------------------------------------------------------------
+
+DEADLOCK_MARKERS = ("deadlock", "lock wait timeout", "could not serialize", "40001", "40p01",
+                    "1213")
+
+
+def is_deadlock(error: Exception) -> bool:
+    if not isinstance(error, sa.exc.DBAPIError):
+        return False
+    text = str(error.orig).lower()
+    return any(marker in text for marker in DEADLOCK_MARKERS)
+
+
+def retry_on_deadlock(function):
+    """Run a whole write transaction again when the database chose it as a deadlock
+    victim (PostgreSQL, MariaDB), as oslo.db's wrap_db_retry does for neutron."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        for attempt in range(5):
+            try:
+                return function(*args, **kwargs)
+            except sa.exc.DBAPIError as error:
+                if not is_deadlock(error) or attempt == 4:
+                    raise
+                LOG.info("%s: deadlock, retrying (%s)", function.__name__, attempt + 1)
+                time.sleep(0.01 * (attempt + 1))
+    return wrapper
+
+
+# --- tags ---------------------------------------------------------------------------
+
+def set_tags(s, resource_id: str, tags: list[str]) -> None:
+    s.execute(sa.delete(Tag).where(Tag.resource_id == resource_id))
+    for tag in sorted(set(tags)):
+        s.add(Tag(resource_id=resource_id, tag=tag))
+
+
+def delete_tags(s, resource_id: str) -> None:
+    s.execute(sa.delete(Tag).where(Tag.resource_id == resource_id))
+
+
+def tags_of(s, resource_id: str) -> list[str]:
+    return list(s.scalars(sa.select(Tag.tag).where(Tag.resource_id == resource_id)
+                          .order_by(Tag.tag)))
+
+
+# --- after commit -------------------------------------------------------------------
+
+class AfterCommit:
+    """Side effects of a transaction, run once it has committed: DHCP files of the
+    networks it touched, events for compute. Never run for a rolled-back transaction."""
+
+    def __init__(self):
+        self.dhcp_networks: set[str] = set()
+        self.deleted_networks: set[str] = set()
+        self.events: list[dict] = []
+
+    def dhcp(self, network_id: str) -> None:
+        self.dhcp_networks.add(network_id)
+
+    def event(self, name: str, server_uuid: str, port_id: str) -> None:
+        self.events.append({"name": name, "server_uuid": server_uuid, "tag": port_id,
+                            "status": "completed"})
+
+    def run(self) -> None:
+        from pocketstack.network import dhcp, notifier
+
+        for network_id in self.deleted_networks:
+            dhcp.remove(network_id)
+        for network_id in sorted(self.dhcp_networks - self.deleted_networks):
+            dhcp.sync(network_id)
+        if self.events and config.CONF.network.notify_compute_on_port_status_changes:
+            notifier.get().send(self.events)

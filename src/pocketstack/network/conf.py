@@ -1,0 +1,53 @@
+"""Network service options ([network] and [network_quotas])."""
+from oslo_config import cfg
+
+OPTS = {
+    "network": [
+        cfg.StrOpt("dhcp_dir",
+                   help="Where the DHCP files (dnsmasq host, addn_hosts, opts, leases) are "
+                        "written, one directory per network. Default: "
+                        "<data dir>/network/dhcp."),
+        cfg.StrOpt("dns_domain", default="openstacklocal",
+                   help="Domain of the host names in DHCP files and dns_assignment. With the "
+                        "default, ports are named host-<ip> whatever their dns_name, as in "
+                        "neutron."),
+        cfg.IntOpt("dhcp_lease_duration", default=86400, min=-1,
+                   help="DHCP lease time in seconds written to the leases file (-1: "
+                        "infinite)."),
+        cfg.StrOpt("base_mac", default="fa:16:3e:00:00:00",
+                   help="Base MAC address of ports; the last three octets are random."),
+        cfg.StrOpt("tenant_network_type", default="geneve",
+                   choices=["geneve", "vxlan", "vlan", "flat", "local"],
+                   help="Network type of networks created without provider attributes."),
+        cfg.IntOpt("global_physnet_mtu", default=1500, min=68,
+                   help="MTU of the underlying physical network; overlay networks get this "
+                        "minus their encapsulation overhead."),
+        cfg.StrOpt("vif_type", default="ovs",
+                   help="binding:vif_type reported for ports bound to a host."),
+        cfg.IntOpt("max_dns_nameservers", default=5, help="DNS servers per subnet."),
+        cfg.IntOpt("max_subnet_host_routes", default=20, help="Host routes per subnet."),
+        cfg.IntOpt("max_fixed_ips_per_port", default=5, help="Fixed IPs per port."),
+        cfg.IntOpt("max_allowed_address_pair", default=10,
+                   help="Allowed address pairs per port."),
+        cfg.BoolOpt("notify_compute_on_port_status_changes", default=True,
+                    help="Send network-vif-plugged/-unplugged/-deleted events to compute "
+                         "(os-server-external-events) for ports of servers."),
+        cfg.StrOpt("compute_url",
+                   help="Compute API root for those events. Default: "
+                        "<public_url>/compute/v2.1."),
+        cfg.FloatOpt("compute_timeout", default=10.0, min=0.1,
+                     help="Seconds to wait for compute to accept events."),
+    ],
+    "network_quotas": [
+        cfg.IntOpt("quota_network", default=100, min=-1, help="Networks per project (-1: "
+                                                              "unlimited)."),
+        cfg.IntOpt("quota_subnet", default=100, min=-1, help="Subnets per project."),
+        cfg.IntOpt("quota_port", default=500, min=-1, help="Ports per project."),
+        cfg.IntOpt("quota_router", default=10, min=-1, help="Routers per project."),
+        cfg.IntOpt("quota_floatingip", default=50, min=-1, help="Floating IPs per project."),
+        cfg.IntOpt("quota_security_group", default=10, min=-1,
+                   help="Security groups per project."),
+        cfg.IntOpt("quota_security_group_rule", default=100, min=-1,
+                   help="Security group rules per project."),
+    ],
+}

@@ -1,0 +1,262 @@
+"""The DHCP agent's files, as neutron's dnsmasq driver writes them, one directory per
+network under ``[network] dhcp_dir``:
+
+* ``host``       ``fa:16:3e:d1:d7:72,host-1-1-1-1.openstacklocal,1.1.1.1`` — addresses
+                 dnsmasq hands out (IPv6 in brackets; none for SLAAC subnets);
+* ``addn_hosts`` ``1.1.1.1\thost-1-1-1-1.openstacklocal host-1-1-1-1`` — every address,
+                 for DNS;
+* ``opts``       ``tag:subnet-<id>,option:router,10.0.0.1`` — per-subnet DHCP options;
+* ``leases``     ``<expiry> <mac> <ip> <hostname> *`` — IPv4 leases to start dnsmasq with.
+
+Files are rewritten from the database after each change is committed, atomically (temp
+file + rename). Writers are coalesced per network: when requests commit while a rewrite is
+running, one more rewrite covers all of them, and each request returns only once a rewrite
+that includes its change has finished.
+"""
+from __future__ import annotations
+
+import fcntl
+import ipaddress
+import logging
+import os
+import shutil
+import threading
+import time
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db
+from pocketstack.network.models import IPAllocation, Network, Port, Subnet
+
+LOG = logging.getLogger(__name__)
+
+FILES = ("host", "addn_hosts", "opts", "leases")
+METADATA_CIDR = "169.254.169.254/32"
+ROUTER_INTERFACE_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+                           "network:ha_router_replicated_interface")
+
+
+def root() -> str:
+    return config.CONF.network.dhcp_dir or os.path.join(os.getcwd(), "network", "dhcp")
+
+
+def network_dir(network_id: str) -> str:
+    return os.path.join(root(), network_id)
+
+
+# --- names ----------------------------------------------------------------------------
+
+def host_name(ip_address: str, dns_name: str = "") -> tuple[str, str]:
+    """(hostname, fqdn without the final dot). neutron uses the port's dns_name only when
+    a real DNS domain is configured; with the default 'openstacklocal' every address is
+    host-<ip with dashes>."""
+    domain = (config.CONF.network.dns_domain or "").rstrip(".")
+    if dns_name and domain and domain != "openstacklocal":
+        if dns_name.endswith("."):  # a full name already
+            return dns_name.split(".")[0], dns_name.rstrip(".")
+        hostname = dns_name
+    else:
+        hostname = "host-" + ip_address.replace(".", "-").replace(":", "-")
+    return hostname, f"{hostname}.{domain}" if domain else hostname
+
+
+def dns_assignment(ip_address: str, dns_name: str = "") -> dict:
+    hostname, fqdn = host_name(ip_address, dns_name)
+    return {"hostname": hostname, "ip_address": ip_address,
+            "fqdn": fqdn + "." if "." in fqdn else fqdn}
+
+
+# --- file contents ------------------------------------------------------------------
+
+def _sort_key(row) -> tuple:
+    ip = ipaddress.ip_address(row.ip_address)
+    return (ip.version, int(ip), row.mac_address)
+
+
+def render(subnets: list, allocations: list, now: float | None = None) -> dict[str, str]:
+    """The four files' text for one network.
+
+    ``subnets``: Subnet rows; ``allocations``: rows with mac_address, ip_address, subnet_id,
+    dns_name, device_owner (one per fixed IP of each port).
+    """
+    by_id = {s.id: s for s in subnets}
+    dhcp_subnets = {s.id for s in subnets if s.enable_dhcp}
+    conf = config.CONF.network
+    if now is None:
+        now = time.time()
+    expiry = 0 if conf.dhcp_lease_duration == -1 else int(now) + conf.dhcp_lease_duration
+    host, addn_hosts, leases = [], [], []
+    for row in sorted(allocations, key=_sort_key):
+        subnet = by_id.get(row.subnet_id)
+        if subnet is None:
+            continue
+        hostname, fqdn = host_name(row.ip_address, row.dns_name)
+        addn_hosts.append(f"{row.ip_address}\t{fqdn} {hostname}\n")
+        no_dhcp = subnet.ip_version == 6 and _auto_address(subnet)
+        if no_dhcp or row.subnet_id not in dhcp_subnets:
+            continue
+        address = f"[{row.ip_address}]" if subnet.ip_version == 6 else row.ip_address
+        host.append(f"{row.mac_address},{fqdn},{address}\n")
+        if subnet.ip_version == 4:
+            leases.append(f"{expiry} {row.mac_address} {row.ip_address} {hostname} *\n")
+    return {"host": "".join(host), "addn_hosts": "".join(addn_hosts),
+            "opts": "\n".join(_options(subnets, allocations)), "leases": "".join(leases)}
+
+
+def _auto_address(subnet) -> bool:
+    from pocketstack.network import ipam
+
+    return ipam.is_auto_address(subnet)
+
+
+def _option(subnet, name: str, *values: str) -> str:
+    option = f"option6:{name}" if subnet.ip_version == 6 else (
+        name if name.isdigit() else f"option:{name}")
+    return ",".join([f"tag:subnet-{subnet.id}", option, *values])
+
+
+def _options(subnets: list, allocations: list) -> list[str]:
+    """neutron's _generate_opts_per_subnet (isolated metadata off, as by default)."""
+    domain = (config.CONF.network.dns_domain or "").rstrip(".")
+    routed = {row.subnet_id for row in allocations
+              if row.device_owner in ROUTER_INTERFACE_OWNERS}
+    gateways = {s.id: s.gateway_ip for s in subnets}
+    routed = {sid for sid in routed if any(
+        row.subnet_id == sid and row.ip_address == gateways.get(sid) and
+        row.device_owner in ROUTER_INTERFACE_OWNERS for row in allocations)}
+    options = []
+    for subnet in subnets:
+        if not subnet.enable_dhcp or (subnet.ip_version == 6 and
+                                      subnet.ipv6_address_mode == "slaac"):
+            continue
+        if subnet.dns_nameservers:
+            servers = [f"[{x}]" if subnet.ip_version == 6 else x
+                       for x in subnet.dns_nameservers]
+            options.append(_option(subnet, "dns-server", ",".join(servers)))
+        if domain and subnet.ip_version == 6:
+            options.append(_option(subnet, "domain-search", domain))
+        if subnet.ip_version != 4:
+            continue
+        gateway = subnet.gateway_ip
+        routes = []
+        for route in subnet.host_routes or []:
+            if route["destination"] == "0.0.0.0/0":
+                gateway = gateway or route["nexthop"]
+            else:
+                routes.append(f"{route['destination']},{route['nexthop']}")
+        if subnet.id in routed and gateway:
+            routes.append(f"{METADATA_CIDR},{gateway}")
+        for other in subnets:
+            if other.ip_version == 4 and other.cidr != subnet.cidr:
+                routes.insert(0, f"{other.cidr},0.0.0.0")
+        if routes:
+            if gateway:
+                routes.append(f"0.0.0.0/0,{gateway}")
+            options.append(_option(subnet, "classless-static-route", ",".join(routes)))
+            options.append(_option(subnet, "249", ",".join(routes)))
+        options.append(_option(subnet, "router", gateway) if gateway
+                       else _option(subnet, "router"))
+    return options
+
+
+# --- writing ---------------------------------------------------------------------------
+
+def _load(network_id: str):
+    with db.reader() as s:
+        subnets = list(s.scalars(sa.select(Subnet).where(Subnet.network_id == network_id)
+                                 .order_by(Subnet.created_at, Subnet.id)))
+        allocations = s.execute(
+            sa.select(Port.mac_address, Port.dns_name, Port.device_owner,
+                      IPAllocation.ip_address, IPAllocation.subnet_id)
+            .join(IPAllocation, IPAllocation.port_id == Port.id)
+            .where(Port.network_id == network_id)).all()
+        exists = s.get(Network, network_id) is not None
+    return exists, subnets, allocations
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{threading.get_ident()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def write(network_id: str) -> None:
+    """Rewrite the network's files from the database (or remove them if the network is
+    gone or none of its subnets has DHCP enabled)."""
+    directory = network_dir(network_id)
+    os.makedirs(directory, exist_ok=True)
+    # Another API process may write the same directory: one writer at a time.
+    with open(os.path.join(directory, ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        exists, subnets, allocations = _load(network_id)
+        if not exists or not any(s.enable_dhcp for s in subnets):
+            shutil.rmtree(directory, ignore_errors=True)
+            return
+        contents = render(subnets, allocations)
+        for name in FILES:
+            _write_atomic(os.path.join(directory, name), contents[name])
+
+
+class _NetworkState:
+    __slots__ = ("cond", "requested", "written", "writing")
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.requested = self.written = 0
+        self.writing = False
+
+
+_states: dict[str, _NetworkState] = {}
+_states_lock = threading.Lock()
+
+
+def _state(network_id: str) -> _NetworkState:
+    with _states_lock:
+        state = _states.get(network_id)
+        if state is None:
+            state = _states[network_id] = _NetworkState()
+        return state
+
+
+def sync(network_id: str) -> None:
+    """Bring the network's files up to date with everything committed so far; returns when
+    a rewrite that started after this call's commit has finished."""
+    state = _state(network_id)
+    with state.cond:
+        state.requested += 1
+        mine = state.requested
+        while state.written < mine:
+            if state.writing:
+                state.cond.wait()
+                continue
+            state.writing = True
+            target = state.requested
+            state.cond.release()
+            try:
+                write(network_id)
+            except Exception:  # noqa: BLE001 - the change is committed; files catch up later
+                LOG.exception("Writing the DHCP files of network %s failed", network_id)
+            finally:
+                state.cond.acquire()
+                state.writing = False
+                state.written = max(state.written, target)
+                state.cond.notify_all()
+
+
+def remove(network_id: str) -> None:
+    shutil.rmtree(network_dir(network_id), ignore_errors=True)
+    with _states_lock:
+        _states.pop(network_id, None)
+
+
+def resync_all() -> None:
+    """At start-up: rewrite every network's files (they may predate a crash or an upgrade)."""
+    with db.reader() as s:
+        ids = list(s.scalars(sa.select(Network.id)))
+    for network_id in ids:
+        sync(network_id)
+    if os.path.isdir(root()):
+        for name in os.listdir(root()):
+            if name not in ids:
+                shutil.rmtree(os.path.join(root(), name), ignore_errors=True)

@@ -1,0 +1,219 @@
+"""Floating IPs: an IPv4 address from an external network's subnet (held by a
+network:floatingip port), associated with a fixed IP of a port that a router connects to
+that external network.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.network import base, listing, networks, ports, quotas, routers
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
+
+OWNER = "network:floatingip"
+
+
+def _nullable_ip(value, name):
+    return None if value is None else v.ip_address(value, name, version=4)
+
+
+ATTRS = {
+    "floating_network_id": v.Attr(v.uuid_string, put=False),
+    "floating_ip_address": v.Attr(lambda value, name: v.ip_address(value, name, 4),
+                                  put=False),
+    "subnet_id": v.Attr(v.nullable_uuid, put=False),
+    "port_id": v.Attr(v.nullable_uuid),
+    "fixed_ip_address": v.Attr(_nullable_ip),
+    "description": v.Attr(v.string()),
+    "dns_name": v.Attr(v.dns_name, put=False),
+    "dns_domain": v.Attr(lambda value, name: v.dns_name(value, name), put=False),
+    "project_id": v.Attr(v.project_id, put=False),
+    "tenant_id": v.Attr(v.project_id, put=False),
+    "tags": v.Attr(v.tags, put=False),
+}
+
+COLLECTION = listing.Collection(
+    name="floatingips", model=FloatingIP, not_found=exc.FloatingIPNotFound,
+    columns={"id": FloatingIP.id, "floating_ip_address": FloatingIP.floating_ip_address,
+             "floating_network_id": FloatingIP.floating_network_id,
+             "router_id": FloatingIP.router_id, "port_id": FloatingIP.fixed_port_id,
+             "fixed_ip_address": FloatingIP.fixed_ip_address, "status": FloatingIP.status,
+             "description": FloatingIP.description, "project_id": FloatingIP.project_id,
+             "tenant_id": FloatingIP.project_id, "dns_name": FloatingIP.dns_name,
+             "revision_number": FloatingIP.revision_number,
+             "created_at": FloatingIP.created_at, "updated_at": FloatingIP.updated_at},
+)
+
+
+def visible(ctx):
+    return base.own_visible(FloatingIP, ctx)
+
+
+def get_row(s, ctx, fip_id: str) -> FloatingIP:
+    fip = s.scalar(sa.select(FloatingIP).where(FloatingIP.id == fip_id, visible(ctx)))
+    if fip is None:
+        raise exc.FloatingIPNotFound(fip_id)
+    return fip
+
+
+def view(fip: FloatingIP, tags) -> dict:
+    return {"id": fip.id, "floating_ip_address": fip.floating_ip_address,
+            "floating_network_id": fip.floating_network_id, "router_id": fip.router_id,
+            "port_id": fip.fixed_port_id, "fixed_ip_address": fip.fixed_ip_address,
+            "status": fip.status, **base.project_view(fip.project_id),
+            "dns_name": fip.dns_name, "dns_domain": "", **base.standard_view(fip, tags)}
+
+
+def _router_for(s, floating_network_id: str, subnet_id: str) -> Router | None:
+    """A router with a gateway on the floating network and an interface on the subnet."""
+    interface_routers = sa.select(Port.device_id).join(
+        IPAllocation, IPAllocation.port_id == Port.id).where(
+        Port.device_owner == routers.INTERFACE, IPAllocation.subnet_id == subnet_id)
+    return s.scalar(sa.select(Router).join(Port, Port.id == Router.gw_port_id).where(
+        Port.network_id == floating_network_id, Router.id.in_(interface_routers)).limit(1))
+
+
+def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | None) -> None:
+    if port_id is None:
+        fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
+        fip.status = "DOWN"
+        return
+    port = ports.get_row(s, ctx, port_id)
+    if port.project_id != fip.project_id and not base.sees_all(ctx):
+        raise exc.BadRequest("floatingip", f"Cannot create floating IP and bind it to Port "
+                                           f"{port.id}, since that port is owned by a "
+                                           "different project")
+    v4 = [a for a in port.fixed_ips if ipaddress.ip_address(a.ip_address).version == 4]
+    if fixed_ip:
+        chosen = next((a for a in v4 if a.ip_address == fixed_ip), None)
+        if chosen is None:
+            raise exc.BadRequest("floatingip", f"Port {port.id} does not have fixed ip "
+                                               f"{fixed_ip}")
+    elif not v4:
+        raise exc.BadRequest("floatingip", f"Port {port.id} does not have any IPv4 address; "
+                                           "a floating IP needs one")
+    elif len(v4) > 1:
+        raise exc.BadRequest("floatingip", f"Port {port.id} has multiple fixed IPv4 "
+                                           "addresses. Must provide a specific IPv4 address "
+                                           "when assigning a floating IP")
+    else:
+        chosen = v4[0]
+    router = _router_for(s, fip.floating_network_id, chosen.subnet_id)
+    if router is None:
+        raise exc.ExternalGatewayForFloatingIPNotFound(fip.floating_network_id,
+                                                       chosen.subnet_id, port.id)
+    fip.fixed_port_id, fip.fixed_ip_address = port.id, chosen.ip_address
+    fip.router_id, fip.status = router.id, "ACTIVE"
+    try:
+        with s.begin_nested():
+            s.flush()
+    except sa.exc.IntegrityError:
+        other = s.scalar(sa.select(FloatingIP.floating_ip_address).where(
+            FloatingIP.fixed_port_id == port.id,
+            FloatingIP.fixed_ip_address == chosen.ip_address))
+        raise exc.FloatingIPPortAlreadyAssociated(fip.id, other or fip.floating_ip_address,
+                                                  chosen.ip_address, port.id,
+                                                  fip.floating_network_id) from None
+
+
+def create_floatingip(ctx, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=False)
+    if "floating_network_id" not in values:
+        raise exc.HTTPBadRequest("Failed to parse request. Required attribute "
+                                 "'floating_network_id' not specified")
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        network = networks.get_row(s, ctx, values["floating_network_id"])
+        if not network.external:
+            raise exc.BadRequest("floatingip", f"Network {network.id} is not a valid external "
+                                               "network")
+        project_id = base.owner_project(ctx, values)
+        target = {"project_id": project_id}
+        base.authorize(ctx, "create_floatingip", target)
+        if "floating_ip_address" in values:
+            base.authorize(ctx, "create_floatingip:floating_ip_address", target)
+        quotas.check(s, ctx, project_id, "floatingip")
+        v4_subnets = [x for x in s.scalars(sa.select(Subnet).where(
+            Subnet.network_id == network.id, Subnet.ip_version == 4))]
+        if not v4_subnets:
+            raise exc.BadRequest("floatingip", f"Network {network.id} does not contain any "
+                                               "IPv4 subnet")
+        fixed = {}
+        if values.get("subnet_id"):
+            if values["subnet_id"] not in {x.id for x in v4_subnets}:
+                raise exc.BadRequest("floatingip", f"Subnet {values['subnet_id']} is not an "
+                                                   f"IPv4 subnet of network {network.id}")
+            fixed["subnet_id"] = values["subnet_id"]
+        if values.get("floating_ip_address"):
+            fixed["ip_address"] = values["floating_ip_address"]
+        fip = FloatingIP(id=base.new_id(), project_id=project_id,
+                         floating_network_id=network.id,
+                         description=values.get("description", ""),
+                         dns_name=values.get("dns_name", ""), status="DOWN")
+        base.init_standard(fip)
+        port = ports.create_in(s, ctx, {
+            "network_id": network.id, "project_id": "", "device_owner": OWNER,
+            "device_id": fip.id,
+            "fixed_ips": [fixed] if fixed else [{"subnet_id": x.id} for x in v4_subnets[:1]]},
+            effects, trusted=True)
+        port.status = "N/A"
+        fip.floating_port_id = port.id
+        fip.floating_ip_address = port.fixed_ips[0].ip_address
+        s.add(fip)
+        s.flush()
+        if values.get("port_id"):
+            _associate(s, ctx, fip, values["port_id"], values.get("fixed_ip_address"))
+        if values.get("tags"):
+            base.set_tags(s, fip.id, values["tags"])
+        s.flush()
+        out = view(fip, values.get("tags"))
+    effects.run()
+    return out
+
+
+def get_floatingip(ctx, fip_id: str) -> dict:
+    with db.reader() as s:
+        fip = get_row(s, ctx, fip_id)
+        return view(fip, base.tags_of(s, fip.id))
+
+
+def list_floatingips(ctx, params: listing.Params):
+    with db.reader() as s:
+        page = listing.select_page(s, COLLECTION, params, visible(ctx))
+        tags = listing.tags_by_id(s, [f.id for f in page.rows])
+        items = [listing.select_fields(view(f, tags.get(f.id)), params) for f in page.rows]
+    return items, page
+
+
+def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=True)
+    with db.transaction() as s:
+        fip = get_row(s, ctx, fip_id)
+        base.authorize(ctx, "update_floatingip", {"project_id": fip.project_id})
+        if "port_id" in values:
+            _associate(s, ctx, fip, values["port_id"], values.get("fixed_ip_address"))
+        elif "fixed_ip_address" in values and fip.fixed_port_id:
+            _associate(s, ctx, fip, fip.fixed_port_id, values["fixed_ip_address"])
+        if "description" in values:
+            fip.description = values["description"]
+        base.touch(fip)
+        s.flush()
+        return view(fip, base.tags_of(s, fip.id))
+
+
+def delete_floatingip(ctx, fip_id: str) -> None:
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        fip = get_row(s, ctx, fip_id)
+        base.authorize(ctx, "delete_floatingip", {"project_id": fip.project_id})
+        port = s.get(Port, fip.floating_port_id)
+        s.execute(sa.delete(Tag).where(Tag.resource_id == fip.id))
+        s.delete(fip)
+        s.flush()
+        if port is not None:
+            ports.delete_in(s, port, effects)
+    effects.run()

@@ -1,0 +1,205 @@
+"""Network tables (prefix network_). Relationships name classes directly, not by string,
+so other services' models with the same class names cannot make lookups ambiguous.
+
+IPAM's guarantee lives here: an address is a row keyed by (subnet_id, ip_address), so no
+engine can hand it out twice, whatever the concurrency.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from pocketstack.common.db import Base
+from pocketstack.common.timeutils import utcnow
+
+ID = sa.String(36)
+PROJECT = sa.String(255)
+
+
+class StandardAttrs:
+    """What neutron calls standard attributes: description, timestamps, revision."""
+    description: Mapped[str] = mapped_column(sa.String(255), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    revision_number: Mapped[int] = mapped_column(default=0)
+
+
+class Network(StandardAttrs, Base):
+    __tablename__ = "network_networks"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[str] = mapped_column(sa.String(16), default="ACTIVE")
+    shared: Mapped[bool] = mapped_column(default=False)
+    external: Mapped[bool] = mapped_column(default=False)
+    mtu: Mapped[int] = mapped_column(default=1500)
+    port_security_enabled: Mapped[bool] = mapped_column(default=True)
+    dns_domain: Mapped[str] = mapped_column(sa.String(255), default="")
+    network_type: Mapped[str] = mapped_column(sa.String(32))
+    physical_network: Mapped[str | None] = mapped_column(sa.String(64))
+    segmentation_id: Mapped[int | None] = mapped_column()
+    # "type:physnet:id" for segments that must be unique (NULL for local networks).
+    segment_key: Mapped[str | None] = mapped_column(sa.String(128), unique=True)
+
+    subnets: Mapped[list["Subnet"]] = relationship(
+        lambda: Subnet, back_populates="network", order_by=lambda: Subnet.created_at,
+        passive_deletes=True)
+
+
+class Subnet(StandardAttrs, Base):
+    __tablename__ = "network_subnets"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    network_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_networks.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    ip_version: Mapped[int] = mapped_column()
+    cidr: Mapped[str] = mapped_column(sa.String(64))
+    gateway_ip: Mapped[str | None] = mapped_column(sa.String(64))
+    enable_dhcp: Mapped[bool] = mapped_column(default=True)
+    ipv6_ra_mode: Mapped[str | None] = mapped_column(sa.String(16))
+    ipv6_address_mode: Mapped[str | None] = mapped_column(sa.String(16))
+    dns_nameservers: Mapped[list] = mapped_column(sa.JSON, default=list)
+    host_routes: Mapped[list] = mapped_column(sa.JSON, default=list)
+    allocation_pools: Mapped[list] = mapped_column(sa.JSON, default=list)
+    dns_publish_fixed_ip: Mapped[bool] = mapped_column(default=False)
+
+    network: Mapped[Network] = relationship(Network, back_populates="subnets")
+
+
+class Port(StandardAttrs, Base):
+    __tablename__ = "network_ports"
+    __table_args__ = (sa.UniqueConstraint("network_id", "mac_address",
+                                          name="uq_network_ports_network_mac"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    network_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_networks.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    mac_address: Mapped[str] = mapped_column(sa.String(32))
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[str] = mapped_column(sa.String(16), default="DOWN")
+    device_id: Mapped[str] = mapped_column(sa.String(255), default="", index=True)
+    device_owner: Mapped[str] = mapped_column(sa.String(255), default="")
+    host_id: Mapped[str] = mapped_column(sa.String(255), default="")
+    vif_type: Mapped[str] = mapped_column(sa.String(64), default="unbound")
+    vif_details: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    vnic_type: Mapped[str] = mapped_column(sa.String(64), default="normal")
+    profile: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    port_security_enabled: Mapped[bool] = mapped_column(default=True)
+    dns_name: Mapped[str] = mapped_column(sa.String(255), default="")
+    allowed_address_pairs: Mapped[list] = mapped_column(sa.JSON, default=list)
+
+    fixed_ips: Mapped[list["IPAllocation"]] = relationship(
+        lambda: IPAllocation, order_by=lambda: (IPAllocation.position,),
+        cascade="all, delete-orphan", passive_deletes=True)
+    security_group_bindings: Mapped[list["PortSecurityGroup"]] = relationship(
+        lambda: PortSecurityGroup, cascade="all, delete-orphan", passive_deletes=True)
+
+
+class IPAllocation(Base):
+    __tablename__ = "network_ip_allocations"
+    subnet_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_subnets.id", ondelete="CASCADE"), primary_key=True)
+    ip_address: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), index=True)
+    network_id: Mapped[str] = mapped_column(ID, index=True)
+    position: Mapped[int] = mapped_column(default=0)  # order in the port's fixed_ips
+
+
+class SecurityGroup(StandardAttrs, Base):
+    __tablename__ = "network_security_groups"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    stateful: Mapped[bool] = mapped_column(default=True)
+
+    rules: Mapped[list["SecurityGroupRule"]] = relationship(
+        lambda: SecurityGroupRule, order_by=lambda: SecurityGroupRule.created_at,
+        primaryjoin=lambda: SecurityGroup.id == SecurityGroupRule.security_group_id,
+        viewonly=True)
+
+
+class DefaultSecurityGroup(Base):
+    """One row per project: makes creating the `default` group race-free."""
+    __tablename__ = "network_default_security_groups"
+    project_id: Mapped[str] = mapped_column(PROJECT, primary_key=True)
+    security_group_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_security_groups.id", ondelete="CASCADE"), unique=True)
+
+
+class SecurityGroupRule(StandardAttrs, Base):
+    __tablename__ = "network_security_group_rules"
+    __table_args__ = (sa.UniqueConstraint("security_group_id", "fingerprint",
+                                          name="uq_network_sg_rules_fingerprint"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    security_group_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_security_groups.id", ondelete="CASCADE"), index=True)
+    direction: Mapped[str] = mapped_column(sa.String(16))
+    ethertype: Mapped[str] = mapped_column(sa.String(8))
+    protocol: Mapped[str | None] = mapped_column(sa.String(40))
+    port_range_min: Mapped[int | None] = mapped_column()
+    port_range_max: Mapped[int | None] = mapped_column()
+    remote_ip_prefix: Mapped[str | None] = mapped_column(sa.String(64))
+    remote_group_id: Mapped[str | None] = mapped_column(
+        sa.ForeignKey("network_security_groups.id", ondelete="CASCADE"), index=True)
+    # The rule's meaning in one string: the unique key that makes duplicates a 409.
+    fingerprint: Mapped[str] = mapped_column(sa.String(255))
+
+
+class PortSecurityGroup(Base):
+    __tablename__ = "network_port_security_groups"
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), primary_key=True)
+    security_group_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_security_groups.id"), primary_key=True, index=True)
+
+
+class Router(StandardAttrs, Base):
+    __tablename__ = "network_routers"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[str] = mapped_column(sa.String(16), default="ACTIVE")
+    gw_port_id: Mapped[str | None] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="SET NULL"))
+    enable_snat: Mapped[bool] = mapped_column(default=True)
+    routes: Mapped[list] = mapped_column(sa.JSON, default=list)
+
+
+class FloatingIP(StandardAttrs, Base):
+    __tablename__ = "network_floating_ips"
+    __table_args__ = (sa.UniqueConstraint("fixed_port_id", "fixed_ip_address",
+                                          name="uq_network_fip_fixed"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    floating_network_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_networks.id"), index=True)
+    floating_port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"))
+    floating_ip_address: Mapped[str] = mapped_column(sa.String(64))
+    fixed_port_id: Mapped[str | None] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="SET NULL"), index=True)
+    fixed_ip_address: Mapped[str | None] = mapped_column(sa.String(64))
+    router_id: Mapped[str | None] = mapped_column(ID)
+    status: Mapped[str] = mapped_column(sa.String(16), default="DOWN")
+    dns_name: Mapped[str] = mapped_column(sa.String(255), default="")
+
+
+class Quota(Base):
+    __tablename__ = "network_quotas"
+    project_id: Mapped[str] = mapped_column(PROJECT, primary_key=True)
+    resource: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    hard_limit: Mapped[int] = mapped_column()
+
+
+class Tag(Base):
+    __tablename__ = "network_tags"
+    resource_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    tag: Mapped[str] = mapped_column(sa.String(255), primary_key=True, index=True)

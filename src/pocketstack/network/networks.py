@@ -1,0 +1,294 @@
+"""Networks: create/show/list/update/delete, segments (provider attributes), MTU, sharing.
+
+Visibility follows neutron: a project sees its own networks, shared ones and external
+ones; admins see all. Provider attributes are shown to admins only.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from pocketstack.common import config, db
+from pocketstack.network import base, listing, quotas, security_groups
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import FloatingIP, IPAllocation, Network, Port, Subnet, Tag
+
+NETWORK_TYPES = ("geneve", "vxlan", "vlan", "flat", "local")
+SEGMENT_RANGES = {"geneve": (1, 2 ** 24 - 1), "vxlan": (1, 2 ** 24 - 1), "vlan": (1, 4094)}
+OVERHEAD = {"geneve": 58, "vxlan": 50}
+PROVIDER = ("provider:network_type", "provider:physical_network", "provider:segmentation_id")
+NETWORK_OWNED = ("network:dhcp",)  # ports deleted along with their network
+
+ATTRS = {
+    "name": v.Attr(v.string()),
+    "description": v.Attr(v.string()),
+    "admin_state_up": v.Attr(v.boolean),
+    "shared": v.Attr(v.boolean),
+    "router:external": v.Attr(v.boolean),
+    "mtu": v.Attr(v.integer(68)),
+    "port_security_enabled": v.Attr(v.boolean),
+    "dns_domain": v.Attr(v.dns_name),
+    "project_id": v.Attr(v.project_id, put=False),
+    "tenant_id": v.Attr(v.project_id, put=False),
+    "provider:network_type": v.Attr(v.one_of(*NETWORK_TYPES), put=False),
+    "provider:physical_network": v.Attr(v.string(64, nullable=True), put=False),
+    "provider:segmentation_id": v.Attr(v.integer(1, nullable=True), put=False),
+    "tags": v.Attr(v.tags, put=False),
+}
+
+COLLECTION = listing.Collection(
+    name="networks", model=Network, not_found=exc.NetworkNotFound,
+    columns={"id": Network.id, "name": Network.name, "description": Network.description,
+             "project_id": Network.project_id, "tenant_id": Network.project_id,
+             "admin_state_up": Network.admin_state_up, "status": Network.status,
+             "shared": Network.shared, "router:external": Network.external,
+             "mtu": Network.mtu, "port_security_enabled": Network.port_security_enabled,
+             "dns_domain": Network.dns_domain, "revision_number": Network.revision_number,
+             "created_at": Network.created_at, "updated_at": Network.updated_at,
+             "provider:network_type": Network.network_type,
+             "provider:physical_network": Network.physical_network,
+             "provider:segmentation_id": Network.segmentation_id},
+    special={"subnets": lambda ids: Network.id.in_(
+        sa.select(Subnet.network_id).where(Subnet.id.in_(ids)))},
+)
+
+
+def visible(ctx):
+    if base.sees_all(ctx):
+        return sa.true()
+    return sa.or_(Network.project_id == ctx.project_id, Network.shared.is_(True),
+                  Network.external.is_(True))
+
+
+def policy_target(network: Network) -> dict:
+    return {"project_id": network.project_id, "shared": network.shared or network.external,
+            "network:project_id": network.project_id}
+
+
+def get_row(s, ctx, network_id: str, lock: bool = False) -> Network:
+    query = sa.select(Network).where(Network.id == network_id, visible(ctx))
+    network = s.scalar(query.with_for_update() if lock else query)
+    if network is None:
+        raise exc.NetworkNotFound(network_id)
+    return network
+
+
+def view(network: Network, tags: list[str], show_provider: bool) -> dict:
+    out = {"id": network.id, "name": network.name, **base.project_view(network.project_id),
+           "admin_state_up": network.admin_state_up, "status": network.status,
+           "shared": network.shared, "router:external": network.external,
+           "mtu": network.mtu, "subnets": [s.id for s in network.subnets],
+           "port_security_enabled": network.port_security_enabled,
+           "dns_domain": network.dns_domain, **base.standard_view(network, tags)}
+    if show_provider:
+        out.update({"provider:network_type": network.network_type,
+                    "provider:physical_network": network.physical_network,
+                    "provider:segmentation_id": network.segmentation_id})
+    return out
+
+
+def _show_provider(ctx) -> bool:
+    return base.can(ctx, "get_network:provider", {"project_id": ctx.project_id})
+
+
+# --- segments and MTU ------------------------------------------------------------------
+
+def _max_mtu(network_type: str) -> int:
+    return config.CONF.network.global_physnet_mtu - OVERHEAD.get(network_type, 0)
+
+
+def _segment(s, values: dict) -> tuple[str, str | None, int | None]:
+    network_type = values.get("provider:network_type")
+    physnet = values.get("provider:physical_network")
+    seg_id = values.get("provider:segmentation_id")
+    if network_type is None:
+        if physnet is not None or seg_id is not None:
+            raise exc.InvalidInput("provider:network_type required")
+        network_type = config.CONF.network.tenant_network_type
+    if network_type in ("vlan", "flat") and not physnet:
+        raise exc.InvalidInput(f"provider:physical_network required for {network_type} "
+                               "provider network")
+    if network_type not in ("vlan", "flat") and physnet:
+        raise exc.InvalidInput(f"provider:physical_network specified for {network_type} "
+                               "network")
+    if network_type in ("flat", "local") and seg_id is not None:
+        raise exc.InvalidInput(f"provider:segmentation_id specified for {network_type} "
+                               "network")
+    if seg_id is not None:
+        low, high = SEGMENT_RANGES[network_type]
+        if not low <= seg_id <= high:
+            raise exc.InvalidInput(f"provider:segmentation_id out of range ({low} through "
+                                   f"{high})")
+    return network_type, physnet, seg_id
+
+
+def _segment_key(network_type, physnet, seg_id) -> str | None:
+    if network_type == "local":
+        return None
+    return f"{network_type}:{physnet or ''}:{seg_id if seg_id is not None else ''}"
+
+
+def _free_segment_ids(s, network_type: str, physnet: str | None):
+    used = set(s.scalars(sa.select(Network.segmentation_id).where(
+        Network.network_type == network_type, Network.physical_network == physnet
+        if physnet else Network.physical_network.is_(None))))
+    low, high = SEGMENT_RANGES[network_type]
+    for seg_id in range(low, high + 1):
+        if seg_id not in used:
+            yield seg_id
+
+
+def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> None:
+    """Insert the network with a unique segment; a taken segment is a 409 if asked for,
+    else the next free one is tried."""
+    candidates = ([requested_seg_id] if requested_seg_id is not None or
+                  network.network_type in ("flat", "local")
+                  else _free_segment_ids(s, network.network_type, network.physical_network))
+    for attempt, seg_id in enumerate(candidates):
+        network.segmentation_id = seg_id
+        network.segment_key = _segment_key(network.network_type, network.physical_network,
+                                           seg_id)
+        try:
+            with s.begin_nested():
+                s.add(network)
+                s.flush()
+            return
+        except sa.exc.IntegrityError as error:
+            if not db.is_duplicate(error) or requested_seg_id is not None or \
+                    network.network_type == "flat" or attempt > 50:
+                raise exc.SegmentationIdInUse(network.network_type, seg_id,
+                                              network.physical_network) from None
+            s.expunge(network) if network in s else None
+    raise exc.SegmentationIdInUse(network.network_type, requested_seg_id,
+                                  network.physical_network)
+
+
+# --- API --------------------------------------------------------------------------------
+
+def create_network(ctx, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "network"), ATTRS, update=False)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        network = create_in(s, ctx, values)
+        out = view(network, values.get("tags", []), _show_provider(ctx))
+    effects.run()
+    return out
+
+
+def create_in(s, ctx, values: dict) -> Network:
+    project_id = base.owner_project(ctx, values)
+    target = {"project_id": project_id}
+    base.authorize(ctx, "create_network", target)
+    if values.get("shared"):
+        base.authorize(ctx, "create_network:shared", target)
+    if values.get("router:external"):
+        base.authorize(ctx, "create_network:router:external", target)
+    if any(k in values for k in PROVIDER):
+        base.authorize(ctx, "create_network:provider", target)
+    network_type, physnet, seg_id = _segment(s, values)
+    mtu = values.get("mtu", _max_mtu(network_type))
+    if mtu > _max_mtu(network_type):
+        raise exc.InvalidInput(f"Requested MTU is too big, maximum is "
+                               f"{_max_mtu(network_type)}")
+    quotas.check(s, ctx, project_id, "network")
+    security_groups.ensure_default(s, project_id)
+    network = Network(id=base.new_id(), project_id=project_id, name=values.get("name", ""),
+                      description=values.get("description", ""),
+                      admin_state_up=values.get("admin_state_up", True),
+                      shared=values.get("shared", False),
+                      external=values.get("router:external", False), mtu=mtu,
+                      port_security_enabled=values.get("port_security_enabled", True),
+                      dns_domain=values.get("dns_domain", ""), network_type=network_type,
+                      physical_network=physnet, status="ACTIVE")
+    base.init_standard(network)
+    _insert_with_segment(s, network, seg_id)
+    if values.get("tags"):
+        base.set_tags(s, network.id, values["tags"])
+    s.refresh(network, ["subnets"])
+    return network
+
+
+def get_network(ctx, network_id: str) -> dict:
+    with db.reader() as s:
+        network = get_row(s, ctx, network_id)
+        base.authorize(ctx, "get_network", policy_target(network))
+        return view(network, base.tags_of(s, network.id), _show_provider(ctx))
+
+
+def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
+    with db.reader() as s:
+        page = listing.select_page(s, COLLECTION, params, visible(ctx),
+                                   options=[orm.selectinload(Network.subnets)])
+        tags = listing.tags_by_id(s, [n.id for n in page.rows])
+        show_provider = _show_provider(ctx)
+        items = [listing.select_fields(view(n, tags.get(n.id), show_provider), params)
+                 for n in page.rows]
+    return items, page
+
+
+def update_network(ctx, network_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "network"), ATTRS, update=True)
+    with db.transaction() as s:
+        network = get_row(s, ctx, network_id, lock=True)
+        target = policy_target(network)
+        base.authorize(ctx, "update_network", target)
+        if "shared" in values and values["shared"] != network.shared:
+            base.authorize(ctx, "update_network:shared", target)
+            if not values["shared"] and s.scalar(sa.select(Port.id).where(
+                    Port.network_id == network.id, Port.project_id != network.project_id,
+                    Port.device_owner.not_in(NETWORK_OWNED)).limit(1)):
+                raise exc.InvalidSharedSetting(network.id)
+        if "router:external" in values and values["router:external"] != network.external:
+            base.authorize(ctx, "update_network:router:external", target)
+            if not values["router:external"] and s.scalar(sa.select(Port.id).where(
+                    Port.network_id == network.id, Port.device_owner.in_(
+                        ("network:router_gateway", "network:floatingip"))).limit(1)):
+                raise exc.InUse(f"External network {network.id} cannot be updated to be made "
+                                "non-external, since it has existing gateway ports or "
+                                "floating IPs.")
+        if "mtu" in values and values["mtu"] > _max_mtu(network.network_type):
+            raise exc.InvalidInput(f"Requested MTU is too big, maximum is "
+                                   f"{_max_mtu(network.network_type)}")
+        for key, value in values.items():
+            setattr(network, {"router:external": "external"}.get(key, key), value)
+        base.touch(network)
+        s.flush()
+        out = view(network, base.tags_of(s, network.id), _show_provider(ctx))
+    return out
+
+
+def delete_network(ctx, network_id: str) -> None:
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        network = get_row(s, ctx, network_id, lock=True)
+        base.authorize(ctx, "delete_network", policy_target(network))
+        ports = s.execute(sa.select(Port.id, Port.device_owner).where(
+            Port.network_id == network.id)).all()
+        if any(owner not in NETWORK_OWNED for _, owner in ports):
+            raise exc.NetworkInUse(network.id)
+        if s.scalar(sa.select(FloatingIP.id).where(
+                FloatingIP.floating_network_id == network.id).limit(1)):
+            raise exc.NetworkInUse(network.id)
+        subnet_ids = list(s.scalars(sa.select(Subnet.id).where(
+            Subnet.network_id == network.id)))
+        ids = [p for p, _ in ports] + subnet_ids + [network.id]
+        s.execute(sa.delete(Tag).where(Tag.resource_id.in_(ids)))
+        s.execute(sa.delete(IPAllocation).where(IPAllocation.network_id == network.id))
+        s.execute(sa.delete(Port).where(Port.network_id == network.id))
+        s.execute(sa.delete(Subnet).where(Subnet.network_id == network.id))
+        s.delete(network)
+    effects.deleted_networks.add(network_id)
+    effects.run()
+
+
+def create_networks(ctx, items) -> list[dict]:
+    """Bulk create ({"networks": [...]}): all or nothing."""
+    if not isinstance(items, list):
+        raise exc.HTTPBadRequest("Unable to find 'networks' in request body")
+    parsed = [v.parse(v.resource_body({"network": i}, "network"), ATTRS, update=False)
+              for i in items]
+    with db.transaction() as s:
+        show = _show_provider(ctx)
+        return [view(create_in(s, ctx, values), values.get("tags", []), show)
+                for values in parsed]

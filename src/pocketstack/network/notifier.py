@@ -1,0 +1,150 @@
+"""Events for compute: network-vif-plugged / -unplugged / -deleted, sent to
+``POST /compute/v2.1/os-server-external-events`` with a service token, as neutron's nova
+notifier does.
+
+Sending is asynchronous and in order: one background thread drains a queue, batching what
+has piled up into one request. A compute service that is absent or failing is logged, never
+an error for the network API call that caused the event.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from typing import Callable, Protocol
+
+import httpx
+
+from pocketstack.common import config
+
+LOG = logging.getLogger(__name__)
+MAX_BATCH = 100
+
+
+class ComputeNotifier(Protocol):
+    def send(self, events: list[dict]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class NullNotifier:
+    """Used until the service starts (and by tools that run no compute)."""
+
+    def send(self, events: list[dict]) -> None:
+        LOG.debug("No compute notifier: dropping %s", events)
+
+    def stop(self) -> None:
+        pass
+
+
+class NovaNotifier:
+    def __init__(self, token_source: Callable[[], str], url: str | None = None,
+                 timeout: float | None = None):
+        self.token_source = token_source
+        self.url = url
+        self.timeout = timeout or config.CONF.network.compute_timeout
+        self.queue: queue.Queue = queue.Queue()
+        self.client = httpx.Client(timeout=self.timeout)
+        self.thread = threading.Thread(target=self._run, name="network-compute-notifier",
+                                       daemon=True)
+        self.thread.start()
+
+    def events_url(self) -> str:
+        base = self.url or config.CONF.network.compute_url or (
+            config.public_url() + "/compute/v2.1")
+        return base.rstrip("/") + "/os-server-external-events"
+
+    def send(self, events: list[dict]) -> None:
+        if events:
+            self.queue.put(list(events))
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything queued so far has been sent (tests, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while self.queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self.queue.unfinished_tasks
+
+    def stop(self) -> None:
+        self.queue.put(None)
+        self.thread.join(timeout=self.timeout + 1)
+        self.client.close()
+
+    def _run(self) -> None:
+        while True:
+            batch = self.queue.get()
+            if batch is None:
+                self.queue.task_done()
+                return
+            taken, stopping = 1, False
+            while len(batch) < MAX_BATCH:
+                try:
+                    more = self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                taken += 1
+                if more is None:
+                    stopping = True
+                    break
+                batch.extend(more)
+            try:
+                self._post(batch)
+            finally:
+                for _ in range(taken):
+                    self.queue.task_done()
+            if stopping:
+                return
+
+    def _post(self, events: list[dict]) -> None:
+        try:
+            response = self.client.post(self.events_url(), json={"events": events},
+                                        headers={"X-Auth-Token": self.token_source()})
+        except Exception as error:  # noqa: BLE001 - compute may be down: log, go on
+            LOG.warning("Could not send %d event(s) to compute: %s", len(events), error)
+            return
+        if response.status_code == 404:
+            LOG.info("Compute has no os-server-external-events (absent?); %d event(s) "
+                     "dropped", len(events))
+        elif response.status_code >= 400:
+            LOG.warning("Compute refused %d event(s): %s %s", len(events),
+                        response.status_code, response.text[:300])
+        else:
+            LOG.debug("Sent %s to compute: %s", events, response.status_code)
+
+
+class ServiceToken:
+    """A token of pocketstack's service user (roles admin + service), minted in-process
+    and renewed a minute before it expires."""
+
+    def __init__(self, user_id: str, project_id: str, domain_id: str = "default"):
+        self.user_id, self.project_id, self.domain_id = user_id, project_id, domain_id
+        self._token: str | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> str:
+        from pocketstack.identity import tokens
+
+        with self._lock:
+            if self._token is None or time.time() > self._expires - 60:
+                self._token, data = tokens.issue(
+                    user_id=self.user_id, user_domain_id=self.domain_id,
+                    methods=["password"], roles=["admin", "service", "member", "reader"],
+                    project_id=self.project_id, project_domain_id=self.domain_id)
+                self._expires = data["e"]
+            return self._token
+
+
+_notifier: ComputeNotifier = NullNotifier()
+
+
+def get() -> ComputeNotifier:
+    return _notifier
+
+
+def set_notifier(notifier: ComputeNotifier) -> ComputeNotifier:
+    """Install ``notifier`` (tests install a recording double); returns the previous one."""
+    global _notifier
+    previous, _notifier = _notifier, notifier
+    return previous

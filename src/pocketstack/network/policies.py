@@ -1,0 +1,73 @@
+"""Network policy defaults, with neutron's rule names so a neutron-style policy.yaml reads
+the same. Visibility (which rows a project sees at all) is applied in the queries; these
+rules decide what a caller may do with what it sees.
+"""
+from oslo_policy import policy
+
+ADMIN = "rule:admin_required"
+MEMBER = "rule:admin_or_member"
+READER = "rule:admin_or_reader"
+# Networks shared with everyone and external networks are readable by every project.
+SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
+NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
+
+_RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
+              "floatingip")
+
+
+def _crud() -> list:
+    rules = []
+    for resource in _RESOURCES:
+        read = SHARED_READER if resource in ("network", "subnet") else READER
+        for action, check in (("create", MEMBER), ("get", read), ("update", MEMBER),
+                              ("delete", MEMBER)):
+            rules.append(policy.RuleDefault(f"{action}_{resource}", check,
+                                            f"{action.title()} a {resource}."))
+    return rules
+
+
+def list_rules():
+    admin_only = [
+        ("create_network:shared", "Create a network shared with every project."),
+        ("update_network:shared", "Share or unshare a network."),
+        ("create_network:router:external", "Create an external network."),
+        ("update_network:router:external", "Make a network external or internal."),
+        ("create_network:provider", "Set provider attributes on create."),
+        ("update_network:provider", "Change provider attributes."),
+        ("get_network:provider", "See provider attributes."),
+        ("create_port:binding", "Set binding:host_id/binding:profile on create."),
+        ("update_port:binding", "Bind a port to a host or change its binding."),
+        ("get_port:binding", "See binding:host_id, binding:vif_type, binding:vif_details, "
+                             "binding:profile."),
+        ("create_router:external_gateway_info:enable_snat", "Choose SNAT for a gateway."),
+        ("update_router:external_gateway_info:enable_snat", "Choose SNAT for a gateway."),
+        ("create_router:external_gateway_info:external_fixed_ips",
+         "Choose a router's gateway addresses."),
+        ("update_router:external_gateway_info:external_fixed_ips",
+         "Choose a router's gateway addresses."),
+        ("create_floatingip:floating_ip_address", "Choose a floating IP's address."),
+        ("update_quota", "Set a project's network quotas."),
+        ("delete_quota", "Reset a project's network quotas to the defaults."),
+        ("delete_security_group:default", "Delete a project's default security group."),
+    ]
+    network_owner = [
+        ("create_port:mac_address", "Choose a port's MAC address."),
+        ("update_port:mac_address", "Change a port's MAC address."),
+        ("create_port:fixed_ips:ip_address", "Choose a port's IP addresses."),
+        ("update_port:fixed_ips:ip_address", "Choose a port's IP addresses."),
+        ("create_port:device_owner", "Create a port owned by the network (network:*)."),
+        ("update_port:device_owner", "Make a port owned by the network (network:*)."),
+        ("create_port:port_security_enabled", "Disable port security on create."),
+        ("update_port:port_security_enabled", "Disable port security."),
+    ]
+    rules = _crud()
+    rules += [policy.RuleDefault(name, ADMIN, doc) for name, doc in admin_only]
+    rules += [policy.RuleDefault(name, NETWORK_OWNER, doc) for name, doc in network_owner]
+    rules += [
+        policy.RuleDefault("get_quota", READER, "See a project's network quotas."),
+        policy.RuleDefault("add_router_interface", MEMBER, "Attach a subnet or port to a "
+                                                           "router."),
+        policy.RuleDefault("remove_router_interface", MEMBER, "Detach a router interface."),
+        policy.RuleDefault("update_tags", MEMBER, "Change the tags of a resource."),
+    ]
+    return rules

@@ -1,0 +1,620 @@
+"""Ports: MAC addresses, fixed IPs (through ipam), security groups, allowed address pairs,
+DNS names, host binding and status, and the network's DHCP port.
+
+A port is ACTIVE when it is bound to a host (binding:host_id set, as compute does when it
+plugs the port) and administratively up; it is DOWN otherwise. A compute port (device_owner
+compute:*) that becomes ACTIVE, goes DOWN or is deleted is reported to compute as
+network-vif-plugged / -unplugged / -deleted.
+"""
+from __future__ import annotations
+
+import random
+import uuid
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from pocketstack.common import config, db
+from pocketstack.network import base, dhcp, ipam, listing, networks, quotas, security_groups
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
+                                        PortSecurityGroup, Router, Tag)
+
+DHCP_OWNER = "network:dhcp"
+PROTECTED_OWNERS = ("network:router_interface", "network:router_gateway", "network:floatingip")
+BINDING = ("binding:host_id", "binding:profile")
+
+
+def _fixed_ip(value, name):
+    item = v.dict_of({"subnet_id": v.uuid_string, "ip_address": v.ip_address})(value, name)
+    if not item:
+        raise v.invalid(name, f"'{value}' must have a subnet_id or an ip_address")
+    return item
+
+
+def _address_pair(value, name):
+    pair = v.dict_of({"ip_address": v.ip_or_cidr, "mac_address": v.mac_address},
+                     required=("ip_address",))(value, name)
+    return pair
+
+
+ATTRS = {
+    "name": v.Attr(v.string()),
+    "description": v.Attr(v.string()),
+    "network_id": v.Attr(v.uuid_string, put=False),
+    "admin_state_up": v.Attr(v.boolean),
+    "mac_address": v.Attr(v.mac_address),
+    "fixed_ips": v.Attr(v.list_of(_fixed_ip)),
+    "device_id": v.Attr(v.string()),
+    "device_owner": v.Attr(v.string()),
+    "security_groups": v.Attr(v.list_of(v.uuid_string)),
+    "port_security_enabled": v.Attr(v.boolean),
+    "allowed_address_pairs": v.Attr(v.list_of(_address_pair)),
+    "dns_name": v.Attr(v.dns_name),
+    "binding:host_id": v.Attr(v.string()),
+    "binding:profile": v.Attr(v.any_dict),
+    "binding:vnic_type": v.Attr(v.one_of("normal", "direct", "macvtap", "baremetal",
+                                         "direct-physical", "virtio-forwarder", "smart-nic",
+                                         "vdpa", "remote-managed")),
+    "project_id": v.Attr(v.project_id, put=False),
+    "tenant_id": v.Attr(v.project_id, put=False),
+    "tags": v.Attr(v.tags, put=False),
+}
+
+
+def _fixed_ips_filter(values: list[str]):
+    conditions = {"ip_address": [], "subnet_id": [], "ip_address_substr": []}
+    for value in values:
+        key, sep, wanted = value.partition("=")
+        if not sep or key not in conditions:
+            raise exc.HTTPBadRequest(f"Invalid fixed_ips filter '{value}': use ip_address=, "
+                                     "subnet_id= or ip_address_substr=")
+        conditions[key].append(wanted)
+    query = sa.select(IPAllocation.port_id)
+    if conditions["ip_address"]:
+        query = query.where(IPAllocation.ip_address.in_(conditions["ip_address"]))
+    if conditions["subnet_id"]:
+        query = query.where(IPAllocation.subnet_id.in_(conditions["subnet_id"]))
+    for substring in conditions["ip_address_substr"]:
+        query = query.where(IPAllocation.ip_address.contains(substring, autoescape=True))
+    return Port.id.in_(query)
+
+
+COLLECTION = listing.Collection(
+    name="ports", model=Port, not_found=exc.PortNotFound,
+    columns={"id": Port.id, "name": Port.name, "description": Port.description,
+             "project_id": Port.project_id, "tenant_id": Port.project_id,
+             "network_id": Port.network_id, "mac_address": Port.mac_address,
+             "admin_state_up": Port.admin_state_up, "status": Port.status,
+             "device_id": Port.device_id, "device_owner": Port.device_owner,
+             "port_security_enabled": Port.port_security_enabled, "dns_name": Port.dns_name,
+             "binding:host_id": Port.host_id, "binding:vif_type": Port.vif_type,
+             "binding:vnic_type": Port.vnic_type, "revision_number": Port.revision_number,
+             "created_at": Port.created_at, "updated_at": Port.updated_at},
+    special={"fixed_ips": _fixed_ips_filter,
+             "security_groups": lambda ids: Port.id.in_(
+                 sa.select(PortSecurityGroup.port_id).where(
+                     PortSecurityGroup.security_group_id.in_(ids))),
+             "ip_allocation": lambda values: sa.true() if "immediate" in values
+             else sa.false()},
+)
+
+
+def visible(ctx):
+    """A project sees its ports and every port on its own networks (as network owner)."""
+    if base.sees_all(ctx):
+        return sa.true()
+    return sa.or_(Port.project_id == ctx.project_id, Port.network_id.in_(
+        sa.select(Network.id).where(Network.project_id == ctx.project_id)))
+
+
+def get_row(s, ctx, port_id: str) -> Port:
+    port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx)))
+    if port is None:
+        raise exc.PortNotFound(port_id)
+    return port
+
+
+def _show_binding(ctx) -> bool:
+    return base.can(ctx, "get_port:binding", {"project_id": ctx.project_id})
+
+
+def view(port: Port, tags, show_binding: bool) -> dict:
+    fixed_ips = [{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
+                 for a in port.fixed_ips]
+    out = {"id": port.id, "name": port.name, "network_id": port.network_id,
+           **base.project_view(port.project_id), "mac_address": port.mac_address,
+           "admin_state_up": port.admin_state_up, "status": port.status,
+           "device_id": port.device_id, "device_owner": port.device_owner,
+           "fixed_ips": fixed_ips,
+           "allowed_address_pairs": [dict(p) for p in port.allowed_address_pairs or []],
+           "security_groups": sorted(b.security_group_id
+                                     for b in port.security_group_bindings),
+           "port_security_enabled": port.port_security_enabled,
+           "dns_name": port.dns_name,
+           "dns_assignment": [dhcp.dns_assignment(a.ip_address, port.dns_name)
+                              for a in port.fixed_ips],
+           "binding:vnic_type": port.vnic_type, "ip_allocation": "immediate",
+           **base.standard_view(port, tags)}
+    if show_binding:
+        out.update({"binding:host_id": port.host_id, "binding:vif_type": port.vif_type,
+                    "binding:vif_details": dict(port.vif_details or {}),
+                    "binding:profile": dict(port.profile or {})})
+    return out
+
+
+def _load_options():
+    return [orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings)]
+
+
+# --- MAC addresses, status, policy ---------------------------------------------------
+
+def random_mac() -> str:
+    base_octets = config.CONF.network.base_mac.split(":")
+    octets = [base_octets[i] if i < 3 else f"{random.randint(0, 255):02x}" for i in range(6)]
+    return ":".join(octets)
+
+
+def _binding_state(port: Port) -> None:
+    """Status and VIF from the binding: bound to a host and up means ACTIVE."""
+    if port.host_id:
+        port.vif_type = config.CONF.network.vif_type
+        port.vif_details = {"port_filter": True, "connectivity": "l2",
+                            "bridge_name": "br-int", "datapath_type": "system"}
+    else:
+        port.vif_type, port.vif_details = "unbound", {}
+    port.status = "ACTIVE" if port.host_id and port.admin_state_up else "DOWN"
+
+
+def _is_compute(port: Port) -> bool:
+    return port.device_owner.startswith("compute:") and bool(port.device_id)
+
+
+def _authorize_attributes(ctx, action: str, values: dict, target: dict,
+                          network: Network) -> None:
+    if "mac_address" in values:
+        base.authorize(ctx, f"{action}:mac_address", target)
+    if any("ip_address" in item for item in values.get("fixed_ips") or []):
+        base.authorize(ctx, f"{action}:fixed_ips:ip_address", target)
+    if (values.get("device_owner") or "").startswith("network:"):
+        base.authorize(ctx, f"{action}:device_owner", target)
+    if values.get("port_security_enabled") is False and network.port_security_enabled:
+        base.authorize(ctx, f"{action}:port_security_enabled", target)
+    if any(k in values for k in BINDING):
+        base.authorize(ctx, f"{action}:binding", target)
+
+
+def _target(project_id: str, network: Network) -> dict:
+    return {"project_id": project_id, "network:project_id": network.project_id}
+
+
+# --- fixed IPs ----------------------------------------------------------------------
+
+def _resolve_fixed_ips(s, network: Network, subnets: list, requested: list[dict],
+                       device_owner: str) -> list[tuple]:
+    """[(subnet, ip or None)] for the requested fixed_ips, with neutron's checks."""
+    by_id = {subnet.id: subnet for subnet in subnets}
+    if len(requested) > config.CONF.network.max_fixed_ips_per_port:
+        raise exc.InvalidInput("Exceeded maximum amount of fixed ips per port.")
+    out = []
+    for item in requested:
+        subnet_id, address = item.get("subnet_id"), item.get("ip_address")
+        if subnet_id:
+            subnet = by_id.get(subnet_id)
+            if subnet is None:
+                from pocketstack.network.models import Subnet
+                if s.get(Subnet, subnet_id) is None:
+                    raise exc.SubnetNotFound(subnet_id)
+                raise exc.InvalidInput(f"Failed to create port on network {network.id}, "
+                                       f"because fixed_ips included invalid subnet "
+                                       f"{subnet_id}")
+            if address and not ipam.valid_for_subnet(subnet, address, device_owner):
+                raise exc.InvalidIpForSubnet(address)
+        else:
+            subnet = next((x for x in subnets
+                           if ipam.valid_for_subnet(x, address, device_owner)), None)
+            if subnet is None:
+                raise exc.InvalidIpForNetwork(address)
+        if address and ipam.is_auto_address(subnet) and device_owner not in ipam.ROUTER_OWNERS:
+            raise exc.InvalidInput(f"IPv6 address {address} cannot be directly assigned to a "
+                                   f"port on subnet {subnet.id} as the subnet is configured "
+                                   "for automatic addresses")
+        out.append((subnet, address))
+    addresses = [a for _, a in out if a]
+    if len(set(addresses)) != len(addresses):
+        duplicate = next(a for a in addresses if addresses.count(a) > 1)
+        raise exc.IpAddressAlreadyAllocated(duplicate, next(
+            sub.id for sub, a in out if a == duplicate))
+    return out
+
+
+def _default_fixed_ips(subnets: list, device_owner: str) -> list[tuple]:
+    """No fixed_ips asked for: one IPv4 address, one stateful IPv6 address, and the
+    EUI-64 address of every SLAAC subnet (routers take theirs explicitly)."""
+    out = []
+    v4 = [x for x in subnets if x.ip_version == 4]
+    v6_stateful = [x for x in subnets if x.ip_version == 6 and not ipam.is_auto_address(x)]
+    if v4:
+        out.append(("any", v4))
+    if v6_stateful:
+        out.append(("any", v6_stateful))
+    if device_owner not in ipam.ROUTER_OWNERS:
+        out += [(x, None) for x in subnets if ipam.is_auto_address(x)]
+    return out
+
+
+def _allocate(s, port: Port, plan: list[tuple], start: int = 0) -> None:
+    position = start
+    for subnet, address in plan:
+        if subnet == "any":  # the first of these subnets with a free address
+            for candidate in address:
+                if ipam.allocate_any(s, port, candidate, position) is not None:
+                    break
+            else:
+                raise exc.IpAddressGenerationFailure(port.network_id)
+        elif address:
+            ipam.allocate_specific(s, port, subnet, address, position)
+        elif ipam.is_auto_address(subnet):
+            ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
+                                   position)
+        elif ipam.allocate_any(s, port, subnet, position) is None:
+            raise exc.IpAddressGenerationFailure(port.network_id)
+        position += 1
+
+
+# --- security groups and address pairs --------------------------------------------
+
+def _check_security(s, ctx, port_security: bool, group_ids: list[str] | None,
+                    pairs: list[dict], has_ip: bool, project_id: str) -> None:
+    if group_ids:
+        if not port_security or not has_ip:
+            raise exc.PortSecurityAndIPRequiredForSecurityGroups()
+        security_groups.check_usable(s, ctx, group_ids, project_id)
+    if pairs and not port_security:
+        raise exc.AddressPairAndPortSecurityRequired()
+    if len(pairs) > config.CONF.network.max_allowed_address_pair:
+        raise exc.InvalidInput("Exceeded maximum amount of allowed address pairs")
+
+
+def _normalize_pairs(pairs: list[dict], mac: str) -> list[dict]:
+    out, seen = [], set()
+    for pair in pairs:
+        item = {"ip_address": pair["ip_address"], "mac_address": pair.get("mac_address", mac)}
+        key = (item["mac_address"], item["ip_address"])
+        if key in seen:
+            raise exc.HTTPBadRequest(f"Request contains duplicate address pair: mac_address "
+                                     f"{key[0]} ip_address {key[1]}.")
+        seen.add(key)
+        out.append(item)
+    return out
+
+
+def _set_security_groups(s, port: Port, group_ids: list[str]) -> None:
+    port.security_group_bindings = [PortSecurityGroup(port_id=port.id, security_group_id=g)
+                                    for g in dict.fromkeys(group_ids)]
+
+
+# --- create ------------------------------------------------------------------------
+
+def create_port(ctx, body: dict) -> dict:
+    if isinstance(body, dict) and "ports" in body:
+        return {"ports": create_ports(ctx, body["ports"])}
+    values = v.parse(v.resource_body(body, "port"), ATTRS, update=False)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        port = create_in(s, ctx, values, effects)
+        out = view(port, values.get("tags"), _show_binding(ctx))
+    effects.run()
+    return {"port": out}
+
+
+def create_ports(ctx, items) -> list[dict]:
+    if not isinstance(items, list):
+        raise exc.HTTPBadRequest("Unable to find 'ports' in request body")
+    parsed = [v.parse(v.resource_body({"port": item}, "port"), ATTRS, update=False)
+              for item in items]
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        rows = [(create_in(s, ctx, values, effects), values) for values in parsed]
+        show = _show_binding(ctx)
+        out = [view(port, values.get("tags"), show) for port, values in rows]
+    effects.run()
+    return out
+
+
+def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = False) -> Port:
+    """Create a port inside the caller's transaction. ``trusted`` skips attribute
+    policies (ports pocketstack creates itself: DHCP, router, floating IP)."""
+    if "network_id" not in values:
+        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'network_id' "
+                                 "not specified")
+    network = networks.get_row(s, ctx, values["network_id"])
+    # Ports pocketstack makes for routers and floating IPs may belong to no project ('').
+    project_id = values["project_id"] if trusted and "project_id" in values \
+        else base.owner_project(ctx, values)
+    target = _target(project_id, network)
+    if not trusted:
+        base.authorize(ctx, "create_port", target)
+        _authorize_attributes(ctx, "create_port", values, target, network)
+        quotas.check(s, ctx, project_id, "port")
+    device_owner = values.get("device_owner", "")
+    port_security = values.get("port_security_enabled", network.port_security_enabled)
+    port = Port(id=base.new_id(), project_id=project_id, network_id=network.id,
+                name=values.get("name", ""), description=values.get("description", ""),
+                admin_state_up=values.get("admin_state_up", True),
+                device_id=values.get("device_id", ""), device_owner=device_owner,
+                host_id=values.get("binding:host_id", ""),
+                profile=values.get("binding:profile", {}),
+                vnic_type=values.get("binding:vnic_type", "normal"),
+                port_security_enabled=port_security, dns_name=values.get("dns_name", ""))
+    base.init_standard(port)
+    _binding_state(port)
+    subnets = ipam.subnets_of(s, network.id)
+    if "fixed_ips" in values:
+        plan = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
+    else:
+        plan = _default_fixed_ips(subnets, device_owner)
+    _insert_with_mac(s, port, values.get("mac_address"))
+    port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
+                                                  port.mac_address)
+    _allocate(s, port, plan)
+    has_ip = bool(plan)
+    group_ids = values.get("security_groups")
+    _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, has_ip,
+                    project_id)
+    if group_ids is None:
+        trusted_owner = device_owner.startswith("network:")
+        group_ids = ([security_groups.ensure_default(s, project_id)]
+                     if port_security and has_ip and not trusted_owner else [])
+    _set_security_groups(s, port, group_ids)
+    if values.get("tags"):
+        base.set_tags(s, port.id, values["tags"])
+    s.flush()
+    s.refresh(port, ["fixed_ips"])
+    effects.dhcp(network.id)
+    if port.status == "ACTIVE" and _is_compute(port):
+        effects.event("network-vif-plugged", port.device_id, port.id)
+    return port
+
+
+def _insert_with_mac(s, port: Port, requested: str | None) -> None:
+    for _ in range(1 if requested else 16):
+        port.mac_address = requested or random_mac()
+        try:
+            with s.begin_nested():
+                s.add(port)
+                s.flush()
+            return
+        except sa.exc.IntegrityError as error:
+            if not db.is_duplicate(error):
+                raise
+            if requested:
+                raise exc.MacAddressInUse(port.network_id, requested) from None
+    raise exc.ServiceUnavailable(f"Unable to generate unique mac on network "
+                                 f"{port.network_id}.")
+
+
+# --- read ----------------------------------------------------------------------------
+
+def get_port(ctx, port_id: str) -> dict:
+    with db.reader() as s:
+        port = get_row(s, ctx, port_id)
+        return view(port, base.tags_of(s, port.id), _show_binding(ctx))
+
+
+def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
+    with db.reader() as s:
+        page = listing.select_page(s, COLLECTION, params, visible(ctx),
+                                   options=_load_options())
+        tags = listing.tags_by_id(s, [p.id for p in page.rows])
+        show = _show_binding(ctx)
+        items = [listing.select_fields(view(p, tags.get(p.id), show), params)
+                 for p in page.rows]
+    return items, page
+
+
+# --- update --------------------------------------------------------------------------
+
+def _changed_fixed_ips(port: Port, requested: list[tuple]) -> tuple[list, list]:
+    """neutron's rule: keep what is asked again (same address, or same subnet without an
+    address), add the rest, remove what is no longer asked for."""
+    original = list(port.fixed_ips)
+    keep, add = [], []
+    by_address = {a.ip_address: a for a in original}
+    for subnet, address in requested:
+        if address and address in by_address:
+            keep.append(by_address.pop(address))
+        elif address:
+            add.append((subnet, address))
+    remaining = list(by_address.values())
+    for subnet, address in requested:
+        if address:
+            continue
+        match = next((a for a in remaining if a.subnet_id == subnet.id), None)
+        if match is not None:
+            remaining.remove(match)
+            keep.append(match)
+        else:
+            add.append((subnet, None))
+    return add, remaining
+
+
+def update_port(ctx, port_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        port = update_in(s, ctx, port_id, values, effects)
+        out = view(port, base.tags_of(s, port.id), _show_binding(ctx))
+    effects.run()
+    return {"port": out}
+
+
+def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
+              trusted: bool = False) -> Port:
+    port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx))
+                    .with_for_update())
+    if port is None:
+        raise exc.PortNotFound(port_id)
+    network = s.get(Network, port.network_id)
+    target = _target(port.project_id, network)
+    if not trusted:
+        base.authorize(ctx, "update_port", target)
+        _authorize_attributes(ctx, "update_port", values, target, network)
+    was_active, old_mac = port.status == "ACTIVE", port.mac_address
+    dhcp_relevant = False
+    if "mac_address" in values and values["mac_address"] != port.mac_address:
+        if port.host_id:
+            raise exc.PortBound(port.id, port.vif_type, port.mac_address,
+                                values["mac_address"])
+        port.mac_address = values["mac_address"]
+        try:
+            with s.begin_nested():
+                s.flush()
+        except sa.exc.IntegrityError:
+            raise exc.MacAddressInUse(port.network_id, values["mac_address"]) from None
+        for alloc in list(port.fixed_ips):  # EUI-64 addresses follow the MAC
+            subnet = next(x for x in ipam.subnets_of(s, network.id) if x.id == alloc.subnet_id)
+            if ipam.is_auto_address(subnet):
+                position = alloc.position
+                s.delete(alloc)
+                s.flush()
+                ipam.allocate_specific(s, port, subnet,
+                                       ipam.eui64(subnet.cidr, port.mac_address), position)
+        dhcp_relevant = True
+    device_owner = values.get("device_owner", port.device_owner)
+    if "fixed_ips" in values:
+        subnets = ipam.subnets_of(s, network.id)
+        requested = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
+        add, remove = _changed_fixed_ips(port, requested)
+        for alloc in remove:
+            s.delete(alloc)
+        s.flush()
+        start = max([a.position for a in port.fixed_ips if a not in remove] + [-1]) + 1
+        _allocate(s, port, add, start)
+        dhcp_relevant = True
+    for key, attr in (("name", "name"), ("description", "description"),
+                      ("admin_state_up", "admin_state_up"), ("device_id", "device_id"),
+                      ("device_owner", "device_owner"), ("dns_name", "dns_name"),
+                      ("binding:host_id", "host_id"), ("binding:profile", "profile"),
+                      ("binding:vnic_type", "vnic_type"),
+                      ("port_security_enabled", "port_security_enabled")):
+        if key in values:
+            setattr(port, attr, values[key])
+    dhcp_relevant |= "dns_name" in values
+    s.flush()
+    s.refresh(port, ["fixed_ips", "security_group_bindings"])
+    group_ids = values.get("security_groups")
+    current_groups = [b.security_group_id for b in port.security_group_bindings]
+    if "allowed_address_pairs" in values:
+        port.allowed_address_pairs = _normalize_pairs(values["allowed_address_pairs"],
+                                                      port.mac_address)
+    if not port.port_security_enabled and (group_ids is None and current_groups):
+        raise exc.PortSecurityPortHasSecurityGroup()
+    if not port.port_security_enabled and port.allowed_address_pairs:
+        raise exc.AddressPairAndPortSecurityRequired()
+    _check_security(s, ctx, port.port_security_enabled, group_ids,
+                    port.allowed_address_pairs, bool(port.fixed_ips), port.project_id)
+    if group_ids is not None:
+        _set_security_groups(s, port, group_ids)
+    _binding_state(port)
+    base.touch(port)
+    s.flush()
+    if dhcp_relevant or old_mac != port.mac_address:
+        effects.dhcp(network.id)
+    if _is_compute(port) and port.status == "ACTIVE" and not was_active:
+        effects.event("network-vif-plugged", port.device_id, port.id)
+    elif _is_compute(port) and was_active and port.status != "ACTIVE":
+        effects.event("network-vif-unplugged", port.device_id, port.id)
+    return port
+
+
+# --- delete --------------------------------------------------------------------------
+
+def delete_port(ctx, port_id: str) -> None:
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        port = get_row(s, ctx, port_id)
+        network = s.get(Network, port.network_id)
+        base.authorize(ctx, "delete_port", _target(port.project_id, network))
+        _refuse_service_port(s, port)
+        delete_in(s, port, effects)
+    effects.run()
+
+
+def _refuse_service_port(s, port: Port) -> None:
+    if port.device_owner not in PROTECTED_OWNERS:
+        return
+    model = FloatingIP if port.device_owner == "network:floatingip" else Router
+    if port.device_id and s.get(model, port.device_id) is not None:
+        raise exc.ServicePortInUse(port.id, f"has device owner {port.device_owner}")
+
+
+def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
+    # A floating IP pointing at the port lets go of it (neutron disassociates).
+    for fip in s.scalars(sa.select(FloatingIP).where(FloatingIP.fixed_port_id == port.id)):
+        fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
+        fip.status = "DOWN"
+        base.touch(fip)
+    s.execute(sa.delete(Tag).where(Tag.resource_id == port.id))
+    s.execute(sa.delete(IPAllocation).where(IPAllocation.port_id == port.id))
+    s.execute(sa.delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
+    s.execute(sa.delete(Port).where(Port.id == port.id))
+    effects.dhcp(port.network_id)
+    if _is_compute(port):
+        effects.event("network-vif-deleted", port.device_id, port.id)
+
+
+# --- network-owned ports ---------------------------------------------------------------
+
+def add_auto_addresses(s, network: Network, subnet) -> None:
+    """A new SLAAC subnet: every port (but routers') gets its EUI-64 address."""
+    for port in s.scalars(sa.select(Port).where(Port.network_id == network.id).options(
+            orm.selectinload(Port.fixed_ips))):
+        if port.device_owner in ipam.ROUTER_OWNERS:
+            continue
+        position = max([a.position for a in port.fixed_ips] + [-1]) + 1
+        ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
+                               position)
+
+
+def dhcp_device_id(network_id: str) -> str:
+    host = config.CONF.host
+    return f"dhcp{uuid.uuid5(uuid.NAMESPACE_DNS, host)}-{network_id}"
+
+
+def sync_dhcp_port(s, network: Network, effects: base.AfterCommit) -> None:
+    """One DHCP port per network, with an address on each DHCP-enabled subnet (neutron's
+    DHCP agent does this); removed when no subnet wants DHCP any more."""
+    subnets = [x for x in ipam.subnets_of(s, network.id) if x.enable_dhcp]
+    port = s.scalar(sa.select(Port).where(Port.network_id == network.id,
+                                          Port.device_owner == DHCP_OWNER).limit(1))
+    if not subnets:
+        if port is not None:
+            delete_in(s, port, effects)
+        return
+    if port is None:
+        port = Port(id=base.new_id(), project_id=network.project_id, network_id=network.id,
+                    device_owner=DHCP_OWNER, device_id=dhcp_device_id(network.id),
+                    host_id=config.CONF.host, port_security_enabled=False)
+        base.init_standard(port)
+        _binding_state(port)
+        _insert_with_mac(s, port, None)
+    s.refresh(port, ["fixed_ips"])
+    wanted = {x.id: x for x in subnets}
+    for alloc in list(port.fixed_ips):
+        if alloc.subnet_id not in wanted:
+            s.delete(alloc)
+    have = {a.subnet_id for a in port.fixed_ips if a.subnet_id in wanted}
+    position = max([a.position for a in port.fixed_ips] + [-1]) + 1
+    for subnet in subnets:
+        if subnet.id in have:
+            continue
+        if ipam.is_auto_address(subnet):
+            ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
+                                   position)
+        elif ipam.allocate_any(s, port, subnet, position) is None:
+            continue  # a full subnet simply gets no DHCP address, as with neutron's agent
+        position += 1
+    s.flush()
+    effects.dhcp(network.id)

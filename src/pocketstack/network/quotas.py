@@ -1,0 +1,116 @@
+"""Per-project quotas for networks, subnets, ports, routers, floating IPs, security groups
+and rules, as neutron's /v2.0/quotas API shows them (-1 is unlimited).
+
+Usage is counted in the creating transaction; over the limit is a 409 OverQuota.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db
+from pocketstack.network import base
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import (FloatingIP, Network, Port, Quota, Router,
+                                        SecurityGroup, SecurityGroupRule, Subnet)
+
+MODELS = {"network": Network, "subnet": Subnet, "port": Port, "router": Router,
+          "floatingip": FloatingIP, "security_group": SecurityGroup,
+          "security_group_rule": SecurityGroupRule}
+RESOURCES = tuple(MODELS)
+
+
+def defaults() -> dict[str, int]:
+    conf = config.CONF.network_quotas
+    return {name: getattr(conf, f"quota_{name}") for name in RESOURCES}
+
+
+def limits(s, project_id: str) -> dict[str, int]:
+    values = defaults()
+    for row in s.scalars(sa.select(Quota).where(Quota.project_id == project_id)):
+        if row.resource in values:
+            values[row.resource] = row.hard_limit
+    return values
+
+
+def usage(s, project_id: str, resource: str) -> int:
+    model = MODELS[resource]
+    return s.scalar(sa.select(sa.func.count()).select_from(model).where(
+        model.project_id == project_id)) or 0
+
+
+def check(s, ctx, project_id: str, resource: str, delta: int = 1) -> None:
+    """Raise OverQuota if ``delta`` more ``resource`` would exceed the project's limit."""
+    row = s.get(Quota, (project_id, resource))
+    limit = row.hard_limit if row is not None else defaults()[resource]
+    if limit < 0:
+        return
+    if usage(s, project_id, resource) + delta > limit:
+        raise exc.OverQuota([resource])
+
+
+# --- API -------------------------------------------------------------------------
+
+def _authorize_read(ctx, project_id: str) -> None:
+    base.authorize(ctx, "get_quota", {"project_id": project_id})
+
+
+def get_quota(ctx, project_id: str) -> dict:
+    _authorize_read(ctx, project_id)
+    with db.reader() as s:
+        return {"quota": limits(s, project_id)}
+
+
+def get_default(ctx, project_id: str) -> dict:
+    _authorize_read(ctx, project_id)
+    return {"quota": defaults()}
+
+
+def get_details(ctx, project_id: str) -> dict:
+    _authorize_read(ctx, project_id)
+    with db.reader() as s:
+        return {"quota": {name: {"limit": limit, "used": usage(s, project_id, name),
+                                 "reserved": 0}
+                          for name, limit in limits(s, project_id).items()}}
+
+
+def list_quotas(ctx) -> dict:
+    """Projects whose quotas differ from the defaults (admins see all, others their own)."""
+    with db.reader() as s:
+        query = sa.select(Quota.project_id).distinct()
+        if not base.sees_all(ctx):
+            query = query.where(Quota.project_id == ctx.project_id)
+        projects = list(s.scalars(query))
+        return {"quotas": [{**limits(s, p), **base.project_view(p)} for p in projects]}
+
+
+def update_quota(ctx, project_id: str, body: dict) -> dict:
+    base.authorize(ctx, "update_quota", {"project_id": project_id})
+    values = v.resource_body(body, "quota")
+    check_limit = v.boolean(values.get("check_limit", False), "check_limit")
+    force = v.boolean(values.get("force", False), "force")
+    wanted = {k: val for k, val in values.items() if k not in ("check_limit", "force")}
+    unknown = sorted(k for k in wanted if k not in RESOURCES)
+    if unknown:
+        raise exc.QuotaResourceUnknown(unknown)
+    wanted = {k: v.integer(-1)(val, k) for k, val in wanted.items()}
+    with db.transaction() as s:
+        if check_limit and not force:
+            unders = [k for k, limit in wanted.items()
+                      if limit >= 0 and usage(s, project_id, k) > limit]
+            if unders:
+                raise exc.InvalidQuotaValue(unders)
+        for resource, limit in wanted.items():
+            row = s.get(Quota, (project_id, resource))
+            if row is None:
+                s.add(Quota(project_id=project_id, resource=resource, hard_limit=limit))
+            else:
+                row.hard_limit = limit
+        s.flush()
+        return {"quota": limits(s, project_id)}
+
+
+def delete_quota(ctx, project_id: str) -> None:
+    base.authorize(ctx, "delete_quota", {"project_id": project_id})
+    with db.transaction() as s:
+        s.execute(sa.delete(Quota).where(Quota.project_id == project_id))

@@ -1,0 +1,80 @@
+"""/v2.0/extensions: exactly the extensions this service implements (clients and test
+tools decide what to use from this list)."""
+from __future__ import annotations
+
+from pocketstack.network import exceptions as exc
+from pocketstack.wsgi import routing
+
+UPDATED = "2024-01-01T00:00:00-00:00"
+
+# alias -> (name, description)
+EXTENSIONS = {
+    "allowed-address-pairs": ("Allowed Address Pairs", "Provides allowed address pairs"),
+    "binding": ("Port Binding", "Expose port bindings of a virtual port to external "
+                                "application"),
+    "dns-integration": ("DNS Integration", "Provides integration with DNS."),
+    "external-net": ("Neutron external network", "Adds external network attribute to "
+                                                 "network resource."),
+    "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
+                    "Extension of the router abstraction for specifying whether SNAT should "
+                    "occur on the external gateway"),
+    "extraroute": ("Neutron Extra Route", "Extra routes configuration for L3 router"),
+    "filter-validation": ("Filter parameters validation",
+                          "Provides validation on filter parameters."),
+    "ip-substring-filtering": ("IP address substring filtering",
+                               "Provides IP address substring filtering when listing ports"),
+    "net-mtu": ("Network MTU", "Provides MTU attribute for a network resource."),
+    "net-mtu-writable": ("Network MTU (writable)", "Provides a writable MTU attribute for a "
+                                                   "network resource."),
+    "pagination": ("Pagination support", "Extension that indicates that pagination is "
+                                         "enabled."),
+    "port-security": ("Port Security", "Provides port security"),
+    "project-id": ("project_id field enabled", "Extension that indicates that project_id "
+                                               "field is enabled."),
+    "provider": ("Provider Network", "Expose mapping of virtual networks to physical "
+                                     "networks"),
+    "quotas": ("Quota management support", "Expose functions for quotas management per "
+                                           "project"),
+    "quota_details": ("Quota details management support",
+                      "Expose functions for quotas usage statistics per project"),
+    "quota-check-limit": ("Quota engine limit check",
+                          "Check the quota limit before setting a new value"),
+    "router": ("Neutron L3 Router", "Router abstraction for basic L3 forwarding between L2 "
+                                    "Neutron networks and access to external networks via "
+                                    "a NAT gateway."),
+    "security-group": ("security-group", "The security groups extension."),
+    "security-groups-normalized-cidr": ("Security group rule normalized CIDR",
+                                        "Add new field with normalized remote_ip_prefix cidr "
+                                        "in SG rule"),
+    "sorting": ("Sorting support", "Extension that indicates that sorting is enabled."),
+    "standard-attr-description": ("standard-attr-description", "Extension to add "
+                                  "descriptions to standard attributes"),
+    "standard-attr-revisions": ("Resource revision numbers", "This extension will display "
+                                "the revision number of neutron resources."),
+    "standard-attr-tag": ("Tag support for resources with standard attribute",
+                          "Enables to set tag on resources with standard attribute."),
+    "standard-attr-timestamp": ("Resource timestamps", "Adds created_at and updated_at "
+                                "fields to all Neutron resources that have Neutron standard "
+                                "attributes."),
+    "stateful-security-group": ("Stateful security group", "Indicates if the security "
+                                "group is stateful or not"),
+    "tag-ports-during-bulk-creation": ("Tag Ports During Bulk Creation",
+                                       "Allow to tag ports during bulk creation"),
+}
+
+
+def _extension(alias: str) -> dict:
+    name, description = EXTENSIONS[alias]
+    return {"alias": alias, "name": name, "description": description, "updated": UPDATED,
+            "links": []}
+
+
+def list_extensions(req):
+    return routing.json_response({"extensions": [_extension(a) for a in sorted(EXTENSIONS)]})
+
+
+def get_extension(req):
+    alias = req.params["alias"]
+    if alias not in EXTENSIONS:
+        raise exc.ExtensionNotFound(alias)
+    return routing.json_response({"extension": _extension(alias)})

@@ -1,0 +1,37 @@
+"""/v2.0/routers (+ add_router_interface / remove_router_interface)"""
+from pocketstack.network import routers
+from pocketstack.network.rest import common
+
+
+def list_routers(req):
+    items, page = routers.list_routers(req.context, common.params(req))
+    return common.collection(req, routers.COLLECTION, items, page)
+
+
+def create_router(req):
+    return common.created({"router": routers.create_router(req.context, common.body(req))})
+
+
+def show_router(req):
+    item = routers.get_router(req.context, req.params["router_id"])
+    return common.ok({"router": common.select(item, req)})
+
+
+def update_router(req):
+    return common.ok({"router": routers.update_router(req.context, req.params["router_id"],
+                                                      common.body(req))})
+
+
+def delete_router(req):
+    routers.delete_router(req.context, req.params["router_id"])
+    return common.deleted()
+
+
+def add_interface(req):
+    return common.ok(routers.add_router_interface(req.context, req.params["router_id"],
+                                                  common.body(req)))
+
+
+def remove_interface(req):
+    return common.ok(routers.remove_router_interface(req.context, req.params["router_id"],
+                                                     common.body(req)))

@@ -1,0 +1,340 @@
+"""Routers as API resources: an external gateway on a router:external network (a
+network:router_gateway port with an address from the external subnet), interfaces on
+subnets (network:router_interface ports holding the subnet's gateway IP) and extra routes.
+No packets are routed; the addresses, ports and checks are neutron's.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db
+from pocketstack.network import base, ipam, listing, networks, ports, quotas, subnets
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
+
+INTERFACE = "network:router_interface"
+GATEWAY = "network:router_gateway"
+
+
+def _gateway_info(value, name):
+    if value is None or value == {}:
+        return None
+    info = v.dict_of({"network_id": v.uuid_string, "enable_snat": v.boolean,
+                      "external_fixed_ips": v.list_of(ports._fixed_ip)})(value, name)
+    if "network_id" not in info:
+        raise v.invalid(name, "network_id is required in external_gateway_info")
+    return info
+
+
+def _route(value, name):
+    return v.dict_of({"destination": v.cidr, "nexthop": v.ip_address},
+                     required=("destination", "nexthop"))(value, name)
+
+
+ATTRS = {
+    "name": v.Attr(v.string()),
+    "description": v.Attr(v.string()),
+    "admin_state_up": v.Attr(v.boolean),
+    "external_gateway_info": v.Attr(_gateway_info),
+    "routes": v.Attr(v.list_of(_route), post=False),
+    "project_id": v.Attr(v.project_id, put=False),
+    "tenant_id": v.Attr(v.project_id, put=False),
+    "tags": v.Attr(v.tags, put=False),
+}
+
+COLLECTION = listing.Collection(
+    name="routers", model=Router, not_found=exc.RouterNotFound,
+    columns={"id": Router.id, "name": Router.name, "description": Router.description,
+             "project_id": Router.project_id, "tenant_id": Router.project_id,
+             "admin_state_up": Router.admin_state_up, "status": Router.status,
+             "revision_number": Router.revision_number, "created_at": Router.created_at,
+             "updated_at": Router.updated_at},
+    ignored=frozenset({"external_gateway_info", "routes"}),
+)
+
+
+def visible(ctx):
+    return base.own_visible(Router, ctx)
+
+
+def get_row(s, ctx, router_id: str, lock: bool = False) -> Router:
+    query = sa.select(Router).where(Router.id == router_id, visible(ctx))
+    router = s.scalar(query.with_for_update() if lock else query)
+    if router is None:
+        raise exc.RouterNotFound(router_id)
+    return router
+
+
+def view(s, router: Router, tags) -> dict:
+    info = None
+    if router.gw_port_id:
+        gw = s.get(Port, router.gw_port_id)
+        info = {"network_id": gw.network_id, "enable_snat": router.enable_snat,
+                "external_fixed_ips": [{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
+                                       for a in gw.fixed_ips]}
+    return {"id": router.id, "name": router.name, **base.project_view(router.project_id),
+            "admin_state_up": router.admin_state_up, "status": router.status,
+            "external_gateway_info": info, "routes": list(router.routes or []),
+            **base.standard_view(router, tags)}
+
+
+def _interfaces(s, router_id: str) -> list[Port]:
+    return list(s.scalars(sa.select(Port).where(Port.device_id == router_id,
+                                                Port.device_owner == INTERFACE)))
+
+
+# --- gateway -----------------------------------------------------------------------
+
+def _set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str) -> None:
+    target = {"project_id": router.project_id}
+    current = s.get(Port, router.gw_port_id) if router.gw_port_id else None
+    if info is None:
+        if current is not None:
+            _remove_gateway(s, router, current, effects)
+        return
+    if "enable_snat" in info and info["enable_snat"] != router.enable_snat:
+        base.authorize(ctx, f"{action}:external_gateway_info:enable_snat", target)
+    if info.get("external_fixed_ips"):
+        base.authorize(ctx, f"{action}:external_gateway_info:external_fixed_ips", target)
+    network = networks.get_row(s, ctx, info["network_id"])
+    if not network.external:
+        raise exc.BadRequest("router", f"Network {network.id} is not an external network")
+    router.enable_snat = info.get("enable_snat", router.enable_snat
+                                  if current is not None else True)
+    if current is not None and current.network_id == network.id and \
+            "external_fixed_ips" not in info:
+        return
+    if current is not None:
+        _remove_gateway(s, router, current, effects)
+    values = {"network_id": network.id, "project_id": "", "device_owner": GATEWAY,
+              "device_id": router.id, "binding:host_id": config.CONF.host}
+    if info.get("external_fixed_ips"):
+        values["fixed_ips"] = info["external_fixed_ips"]
+    elif not ipam.subnets_of(s, network.id):
+        raise exc.BadRequest("router", f"Network {network.id} has no subnet for the "
+                                       "router's gateway")
+    gw = ports.create_in(s, ctx, values, effects, trusted=True)
+    router.gw_port_id = gw.id
+
+
+def _remove_gateway(s, router: Router, gw: Port, effects) -> None:
+    if s.scalar(sa.select(FloatingIP.id).where(
+            FloatingIP.router_id == router.id,
+            FloatingIP.floating_network_id == gw.network_id).limit(1)):
+        raise exc.InUse(f"Gateway {router.id} cannot be updated for router {router.id}, "
+                        f"since a gateway to external network {gw.network_id} is required by "
+                        "one or more floating IPs.")
+    router.gw_port_id = None
+    s.flush()
+    ports.delete_in(s, gw, effects)
+
+
+def _check_routes(s, router: Router, routes: list[dict]) -> None:
+    connected, own = [], set()
+    ports_of_router = _interfaces(s, router.id)
+    if router.gw_port_id:
+        ports_of_router.append(s.get(Port, router.gw_port_id))
+    for port in ports_of_router:
+        for alloc in port.fixed_ips:
+            own.add(alloc.ip_address)
+            connected.append(ipaddress.ip_network(s.get(Subnet, alloc.subnet_id).cidr))
+    for route in routes:
+        nexthop = ipaddress.ip_address(route["nexthop"])
+        if route["nexthop"] in own:
+            raise exc.InvalidInput(f"Invalid format for routes: {routes}, the nexthop is used "
+                                   "by router")
+        if not any(nexthop in network for network in connected):
+            raise exc.InvalidInput(f"Invalid format for routes: {routes}, the nexthop is not "
+                                   "connected with router")
+
+
+# --- API -----------------------------------------------------------------------------
+
+def create_router(ctx, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "router"), ATTRS, update=False)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        project_id = base.owner_project(ctx, values)
+        base.authorize(ctx, "create_router", {"project_id": project_id})
+        quotas.check(s, ctx, project_id, "router")
+        router = Router(id=base.new_id(), project_id=project_id, name=values.get("name", ""),
+                        description=values.get("description", ""),
+                        admin_state_up=values.get("admin_state_up", True), status="ACTIVE",
+                        routes=[])
+        base.init_standard(router)
+        s.add(router)
+        s.flush()
+        if values.get("external_gateway_info"):
+            _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
+                         "create_router")
+        if values.get("tags"):
+            base.set_tags(s, router.id, values["tags"])
+        s.flush()
+        out = view(s, router, values.get("tags"))
+    effects.run()
+    return out
+
+
+def get_router(ctx, router_id: str) -> dict:
+    with db.reader() as s:
+        router = get_row(s, ctx, router_id)
+        return view(s, router, base.tags_of(s, router.id))
+
+
+def list_routers(ctx, params: listing.Params):
+    with db.reader() as s:
+        page = listing.select_page(s, COLLECTION, params, visible(ctx))
+        tags = listing.tags_by_id(s, [r.id for r in page.rows])
+        items = [listing.select_fields(view(s, r, tags.get(r.id)), params) for r in page.rows]
+    return items, page
+
+
+def update_router(ctx, router_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "router"), ATTRS, update=True)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.authorize(ctx, "update_router", {"project_id": router.project_id})
+        if "external_gateway_info" in values:
+            _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
+                         "update_router")
+        if "routes" in values:
+            _check_routes(s, router, values["routes"])
+            router.routes = values["routes"]
+        for key in ("name", "description", "admin_state_up"):
+            if key in values:
+                setattr(router, key, values[key])
+        base.touch(router)
+        s.flush()
+        out = view(s, router, base.tags_of(s, router.id))
+    effects.run()
+    return out
+
+
+def delete_router(ctx, router_id: str) -> None:
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.authorize(ctx, "delete_router", {"project_id": router.project_id})
+        if _interfaces(s, router.id):
+            raise exc.RouterInUse(router.id)
+        if router.gw_port_id:
+            _remove_gateway(s, router, s.get(Port, router.gw_port_id), effects)
+        s.execute(sa.delete(Tag).where(Tag.resource_id == router.id))
+        s.delete(router)
+    effects.run()
+
+
+def _interface_info(router: Router, port: Port) -> dict:
+    subnet_ids = [a.subnet_id for a in port.fixed_ips]
+    return {"id": router.id, **base.project_view(router.project_id), "port_id": port.id,
+            "network_id": port.network_id, "subnet_id": subnet_ids[0] if subnet_ids else None,
+            "subnet_ids": subnet_ids}
+
+
+def _interface_body(body) -> dict:
+    if not isinstance(body, dict):
+        raise exc.BadRequest("router", "Either subnet_id or port_id must be specified")
+    unknown = set(body) - {"subnet_id", "port_id"}
+    if unknown:
+        raise exc.BadRequest("router", f"Unrecognized attribute(s) {sorted(unknown)}")
+    for key in ("subnet_id", "port_id"):
+        if key in body:
+            v.uuid_string(body[key], key)
+    return body
+
+
+def _check_overlap(s, router: Router, new_subnets: list[Subnet]) -> None:
+    existing = [(a.subnet_id, s.get(Subnet, a.subnet_id).cidr)
+                for port in _interfaces(s, router.id) for a in port.fixed_ips]
+    for subnet in new_subnets:
+        for other_id, other_cidr in existing:
+            if other_id == subnet.id:
+                raise exc.BadRequest("router", f"Router already has a port on subnet "
+                                               f"{subnet.id}")
+            if ipaddress.ip_network(other_cidr).overlaps(ipaddress.ip_network(subnet.cidr)):
+                raise exc.BadRequest("router", f"Cidr {subnet.cidr} of subnet {subnet.id} "
+                                               f"overlaps with cidr {other_cidr} of subnet "
+                                               f"{other_id}")
+
+
+def add_router_interface(ctx, router_id: str, body) -> dict:
+    body = _interface_body(body)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.authorize(ctx, "add_router_interface", {"project_id": router.project_id})
+        if "subnet_id" in body and "port_id" in body:
+            raise exc.BadRequest("router", "Cannot specify both subnet-id and port-id")
+        if "port_id" in body:
+            port = ports.get_row(s, ctx, body["port_id"])
+            if port.device_id or port.device_owner:
+                raise exc.PortInUse(port.id, port.network_id, port.device_id)
+            if not port.fixed_ips:
+                raise exc.BadRequest("router", "Router port must have at least one fixed IP")
+            port_subnets = [s.get(Subnet, a.subnet_id) for a in port.fixed_ips]
+            if len([x for x in port_subnets if x.ip_version == 4]) > 1:
+                raise exc.BadRequest("router", "Cannot have multiple IPv4 subnets on router "
+                                               "port")
+            _check_overlap(s, router, port_subnets)
+            ports.update_in(s, ctx, port.id, {"device_owner": INTERFACE, "device_id": router.id,
+                                             "binding:host_id": config.CONF.host},
+                            effects, trusted=True)
+        elif "subnet_id" in body:
+            subnet = subnets.get_row(s, ctx, body["subnet_id"])
+            if not subnet.gateway_ip:
+                raise exc.BadRequest("router", "Subnet for router interface must have a "
+                                               "gateway IP")
+            _check_overlap(s, router, [subnet])
+            port = ports.create_in(s, ctx, {
+                "network_id": subnet.network_id, "project_id": router.project_id,
+                "fixed_ips": [{"subnet_id": subnet.id, "ip_address": subnet.gateway_ip}],
+                "device_owner": INTERFACE, "device_id": router.id,
+                "binding:host_id": config.CONF.host}, effects, trusted=True)
+        else:
+            raise exc.BadRequest("router", "Either subnet_id or port_id must be specified")
+        base.touch(router)
+        s.flush()
+        s.refresh(port, ["fixed_ips"])
+        out = _interface_info(router, port)
+    effects.run()
+    return out
+
+
+def remove_router_interface(ctx, router_id: str, body) -> dict:
+    body = _interface_body(body)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.authorize(ctx, "remove_router_interface", {"project_id": router.project_id})
+        interfaces = _interfaces(s, router.id)
+        if "port_id" in body:
+            port = next((p for p in interfaces if p.id == body["port_id"]), None)
+            if port is None:
+                raise exc.RouterInterfaceNotFound(router.id, body["port_id"])
+        elif "subnet_id" in body:
+            port = next((p for p in interfaces
+                         if any(a.subnet_id == body["subnet_id"] for a in p.fixed_ips)), None)
+            if port is None:
+                raise exc.RouterInterfaceNotFoundForSubnet(router.id, body["subnet_id"])
+        else:
+            raise exc.BadRequest("router", "Either subnet_id or port_id must be specified")
+        info = _interface_info(router, port)
+        for subnet_id in info["subnet_ids"]:
+            if s.scalar(sa.select(FloatingIP.id).join(
+                    IPAllocation, IPAllocation.port_id == FloatingIP.fixed_port_id).where(
+                    FloatingIP.router_id == router.id,
+                    IPAllocation.subnet_id == subnet_id).limit(1)):
+                raise exc.RouterInterfaceInUseByFloatingIP(router.id, subnet_id)
+            cidr = ipaddress.ip_network(s.get(Subnet, subnet_id).cidr)
+            if any(ipaddress.ip_address(r["nexthop"]) in cidr for r in router.routes or []):
+                raise exc.InUse(f"Router interface for subnet {subnet_id} on router "
+                                f"{router.id} cannot be deleted, as it is required by one or "
+                                "more routes.")
+        ports.delete_in(s, port, effects)
+        base.touch(router)
+    effects.run()
+    return info

@@ -1,0 +1,32 @@
+"""Start-up of the network service inside the cloud process: where the DHCP files live,
+the notifier that tells compute about ports, and a rewrite of every network's DHCP files
+(they may predate a crash)."""
+from __future__ import annotations
+
+import os
+
+from pocketstack.common import config
+from pocketstack.network import dhcp, notifier
+
+
+class _NotifierHandle:
+    def __init__(self, nova: notifier.NovaNotifier):
+        self.nova = nova
+
+    def stop(self) -> None:
+        if notifier.get() is self.nova:
+            notifier.set_notifier(notifier.NullNotifier())
+        self.nova.stop()
+
+
+def start(cloud) -> list:
+    conf = config.CONF
+    # A default, so a dhcp_dir in the config file still wins.
+    conf.set_default("dhcp_dir", os.path.join(cloud.data_dir, "network", "dhcp"),
+                     group="network")
+    token = notifier.ServiceToken(cloud.ids["service_user_id"],
+                                  cloud.ids["service_project_id"])
+    nova = notifier.NovaNotifier(token)
+    notifier.set_notifier(nova)
+    dhcp.resync_all()
+    return [_NotifierHandle(nova)]
