@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import sqlalchemy as sa
 
@@ -51,7 +52,12 @@ class Periodic:
         self.thread.start()
 
     def _run(self):
-        while not self.stopping.wait(self.interval()):
+        # Wake at least every half second so a changed interval applies promptly.
+        last = time.monotonic()
+        while not self.stopping.wait(min(self.interval(), 0.5)):
+            if time.monotonic() - last < self.interval():
+                continue
+            last = time.monotonic()
             try:
                 self.func()
             except Exception:  # noqa: BLE001 - a periodic task must keep running

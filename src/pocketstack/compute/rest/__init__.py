@@ -1,7 +1,8 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
-from pocketstack.compute.rest import (external_events, flavors, instance_actions, keypairs,
-                                      server_actions, servers, versions)
+from pocketstack.compute.rest import (availability_zones, external_events, flavors,
+                                      hypervisors, instance_actions, keypairs, quota_sets,
+                                      server_actions, server_meta, services, servers, versions)
 
 V = "/v2.1"
 
@@ -34,4 +35,34 @@ ROUTES = {
     f"{V}/os-keypairs": {"GET": keypairs.list_keypairs, "POST": keypairs.create_keypair},
     f"{V}/os-keypairs/{{name}}": {"GET": keypairs.show_keypair,
                                   "DELETE": keypairs.delete_keypair},
+    # server sub-resources
+    f"{V}/servers/{{server_id}}/metadata": {"GET": server_meta.list_metadata,
+                                            "POST": server_meta.create_metadata,
+                                            "PUT": server_meta.replace_metadata},
+    f"{V}/servers/{{server_id}}/metadata/{{key}}": {
+        "GET": server_meta.show_metadata_item, "PUT": server_meta.update_metadata_item,
+        "DELETE": server_meta.delete_metadata_item},
+    f"{V}/servers/{{server_id}}/tags": {"GET": server_meta.list_tags,
+                                        "PUT": server_meta.replace_tags,
+                                        "DELETE": server_meta.delete_tags},
+    f"{V}/servers/{{server_id}}/tags/{{tag}}": {"GET": server_meta.check_tag,
+                                                "PUT": server_meta.add_tag,
+                                                "DELETE": server_meta.delete_tag},
+    f"{V}/servers/{{server_id}}/ips": {"GET": server_meta.list_ips},
+    f"{V}/servers/{{server_id}}/ips/{{network}}": {"GET": server_meta.show_ips},
+    # quotas, limits, zones, services, hypervisors
+    f"{V}/limits": {"GET": quota_sets.limits},
+    f"{V}/os-quota-sets/{{project_id}}": {"GET": quota_sets.show, "PUT": quota_sets.update,
+                                          "DELETE": quota_sets.delete},
+    f"{V}/os-quota-sets/{{project_id}}/defaults": {"GET": quota_sets.defaults},
+    f"{V}/os-quota-sets/{{project_id}}/detail": {"GET": quota_sets.detail},
+    f"{V}/os-availability-zone": {"GET": availability_zones.list_zones},
+    f"{V}/os-availability-zone/detail": {"GET": availability_zones.detail_zones},
+    f"{V}/os-services": {"GET": services.list_services},
+    f"{V}/os-services/{{service_id}}": {"PUT": services.update_service,
+                                        "DELETE": services.delete_service},
+    f"{V}/os-hypervisors": {"GET": hypervisors.list_hypervisors},
+    f"{V}/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
+    f"{V}/os-hypervisors/statistics": {"GET": hypervisors.statistics},
+    f"{V}/os-hypervisors/{{hypervisor_id}}": {"GET": hypervisors.show_hypervisor},
 }

@@ -97,7 +97,7 @@ def validate(schema: dict, body) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is None:
         return
-    path = "/".join(str(p) for p in error.path)
+    path = "/".join(str(p) for p in error.absolute_path)
     if error.validator == "additionalProperties":
         raise exceptions.ValidationError(
             f"Additional properties are not allowed ({_extra(error)} was unexpected)")
