@@ -31,14 +31,18 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
     if not isinstance(requested, list):
         return
     client = NetworkClient(ctx)
+    # As nova: the user's token creates the port, an admin client binds it to the host
+    # (binding:host_id is admin-only in neutron's policy).
+    admin = NetworkClient(None)
     sg_ids = (instance.request_spec or {}).get("security_group_ids") or []
     for req in requested:
         if req.get("port_id"):
-            port = client.update_port(req["port_id"], binding(instance, host))
+            port = admin.update_port(req["port_id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
             continue
         body = {"network_id": req["network_id"], "admin_state_up": True,
-                **binding(instance, host)}
+                "device_id": instance.uuid,
+                "device_owner": f"compute:{instance.availability_zone}"}
         if sg_ids:
             body["security_groups"] = sg_ids
         if not ctx.auth_token:  # a service token (recovery): keep the port in the project
@@ -47,6 +51,8 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
             body["fixed_ips"] = [{"ip_address": req["fixed_ip"]}]
         port = client.create_port(body)
         vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
+        port = admin.update_port(port["id"], {"binding:host_id": host})
+        vifs[-1] = _vif(port, req.get("network_name") or "", True, req.get("tag"))
 
 
 def refresh(ctx, vifs: list) -> list:
@@ -65,6 +71,7 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
     """Undo: delete created ports, unbind the user's; also any port still carrying our
     device_id (a crash between create and record). Returns what it did, for the trace."""
     client = NetworkClient(None if use_service_token else ctx)
+    admin = NetworkClient(None)
     user_ports = set(user_port_ids)
     done = []
     seen = set()
@@ -81,8 +88,8 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
         seen.add(port_id)
         if port_id in user_ports or vif.get("created") is False:
             try:
-                client.update_port(port_id, {"device_id": "", "device_owner": "",
-                                             "binding:host_id": ""})
+                admin.update_port(port_id, {"device_id": "", "device_owner": "",
+                                            "binding:host_id": ""})
                 done.append(f"unbound {port_id}")
             except Exception as error:  # noqa: BLE001
                 LOG.warning("Unbinding port %s failed: %s", port_id, error)

@@ -1,0 +1,79 @@
+"""Boots with real ports from the network service (seed steps 22-24): device_id/owner,
+binding, network-vif-plugged, addresses in the server; cleanup of ports on failure and
+delete (issue 5)."""
+import uuid
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def private_net(cloud, member):
+    s = cloud.user_session(member)
+    base = cloud.url + "/network/v2.0"
+    r = s.post(base + "/networks", json={"network": {"name": f"private-{uuid.uuid4().hex[:4]}"}},
+               raise_exc=False)
+    if r.status_code == 404:
+        pytest.skip("the network service is not mounted in this tree")
+    net = r.json()["network"]
+    s.post(base + "/subnets", json={"subnet": {"network_id": net["id"], "ip_version": 4,
+                                               "cidr": "10.0.0.0/26"}})
+    s.post(base + "/subnets", json={"subnet": {"network_id": net["id"], "ip_version": 6,
+                                               "cidr": "fd3c:90a1:3f1f::/64",
+                                               "ipv6_address_mode": "slaac",
+                                               "ipv6_ra_mode": "slaac"}})
+    return net
+
+
+def _ports(cloud, member, sid):
+    s = cloud.user_session(member)
+    return s.get(cloud.url + f"/network/v2.0/ports?device_id={sid}").json()["ports"]
+
+
+def test_boot_on_a_network_gets_ports_and_addresses(cloud, api, member, image_id, private_net):
+    sid = api.boot(image_id, networks=[{"uuid": private_net["id"]}])
+    s = api.wait(sid)
+    assert s["status"] == "ACTIVE", s.get("fault")
+    ports = _ports(cloud, member, sid)
+    assert len(ports) == 1
+    port = cloud.session().get(cloud.url + f"/network/v2.0/ports/{ports[0]['id']}").json()["port"]
+    assert port["status"] == "ACTIVE"
+    assert port["device_owner"] == "compute:nova" and port["binding:host_id"].startswith("cmp-")
+    assert port["mac_address"].startswith("fa:16:3e")
+    addrs = s["addresses"][private_net["name"]]
+    assert {a["version"] for a in addrs} == {4, 6}
+    assert addrs[0]["version"] == 6 and addrs[-1]["addr"].startswith("10.0.0.")
+    assert all(a["OS-EXT-IPS:type"] == "fixed" and
+               a["OS-EXT-IPS-MAC:mac_addr"] == port["mac_address"] for a in addrs)
+    trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
+    waited = [e for e in trace["events"] if e["step"] == "compute_wait_vif_plugged"]
+    assert waited[0]["detail"] == "1/1 network-vif-plugged"
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert _ports(cloud, member, sid) == []
+
+
+def test_reschedule_deletes_the_failed_attempts_port(cloud, api, member, image_id, private_net,
+                                                     faults):
+    faults.add(operation="spawn", action="fail", times=1)
+    sid = api.boot(image_id, networks=[{"uuid": private_net["id"]}])
+    assert api.wait(sid)["status"] == "ACTIVE"
+    assert len(_ports(cloud, member, sid)) == 1
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert _ports(cloud, member, sid) == []
+
+
+def test_fixed_ip_taken_and_other_projects_network(cloud, api, make_api, image_id, private_net):
+    sid = api.boot(image_id, networks=[{"uuid": private_net["id"], "fixed_ip": "10.0.0.40"}])
+    assert api.wait(sid)["status"] == "ACTIVE"
+    r = api.post("/servers", {"server": {"name": "x", "imageRef": image_id, "flavorRef": "42",
+                                         "networks": [{"uuid": private_net["id"],
+                                                       "fixed_ip": "10.0.0.40"}]}})
+    assert r.status_code == 400 and "already in use" in r.json()["badRequest"]["message"]
+    stranger = make_api(cloud.make_user(roles=("member",)))
+    r = stranger.post("/servers", {"server": {"name": "x", "imageRef": image_id,
+                                              "flavorRef": "42",
+                                              "networks": [{"uuid": private_net["id"]}]}})
+    assert r.status_code == 400 and "could not be found" in r.json()["badRequest"]["message"]
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
