@@ -596,7 +596,8 @@ def sync_dhcp_port(s, network: Network, effects: base.AfterCommit) -> None:
     if port is None:
         port = Port(id=base.new_id(), project_id=network.project_id, network_id=network.id,
                     device_owner=DHCP_OWNER, device_id=dhcp_device_id(network.id),
-                    host_id=config.CONF.host, port_security_enabled=False)
+                    host_id=config.CONF.host, port_security_enabled=False,
+                    admin_state_up=True, name="", description="", dns_name="")
         base.init_standard(port)
         _binding_state(port)
         _insert_with_mac(s, port, None)
