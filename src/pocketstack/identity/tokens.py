@@ -113,7 +113,7 @@ class RevocationCache:
     def __init__(self):
         self.lock = threading.Lock()
         self.loaded_at = -1e9
-        self.last_id = -1
+        self.last_id: tuple = ()
         self.by_user: dict[str, list] = {}
         self.by_project: dict[str, list] = {}
         self.by_audit: dict[str, list] = {}
@@ -132,7 +132,10 @@ class RevocationCache:
                 return
             horizon = utcnow() - dt.timedelta(seconds=config.CONF.token.expiration + 60)
             with db.reader() as s:
-                last = s.scalar(sa.select(sa.func.max(RevocationEvent.id))) or 0
+                # (max id, count): on PostgreSQL/MariaDB an event with a lower id can commit
+                # after a higher one was seen; the count still changes.
+                last = tuple(s.execute(sa.select(sa.func.max(RevocationEvent.id),
+                                                 sa.func.count(RevocationEvent.id))).one())
                 if last != self.last_id:
                     events = s.scalars(sa.select(RevocationEvent).where(
                         RevocationEvent.revoked_at >= horizon)).all()
