@@ -146,7 +146,10 @@ class BuildMixin:
             LOG.warning("Destroying guest %s failed: %s", inst.uuid, error)
         user_ports = [r["port_id"] for r in (inst.requested_networks or [])
                       if isinstance(r, dict) and r.get("port_id")]
-        done += network.deallocate(ctx, inst.uuid, vifs, user_ports)
+        requested = inst.requested_networks
+        done += network.deallocate(ctx, inst.uuid, vifs, user_ports,
+                                   requested_networks_empty=not (isinstance(requested, list)
+                                                                 and requested))
         if release and claims.release(inst.uuid):
             done.append(f"released claim on {self.host}")
         return done

@@ -21,8 +21,11 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
     user_ports = [r["port_id"] for r in (inst.requested_networks or [])
                   if isinstance(r, dict) and r.get("port_id")]
     step = Step(ctx, inst.uuid, "compute_cleanup", "compute" if host else "api", host)
+    requested = inst.requested_networks
     done = network.deallocate(ctx, inst.uuid, vifs if vifs is not None else inst.network_info,
-                              user_ports, use_service_token=use_service_token)
+                              user_ports, use_service_token=use_service_token,
+                              requested_networks_empty=not (isinstance(requested, list)
+                                                            and requested))
     with db.transaction() as s:
         if claims.release(inst.uuid, session=s):
             done.append("released claim")

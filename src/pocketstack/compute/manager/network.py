@@ -67,9 +67,12 @@ def refresh(ctx, vifs: list) -> list:
 
 
 def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
-               use_service_token: bool = False) -> list[str]:
+               use_service_token: bool = False,
+               requested_networks_empty: bool = False) -> list[str]:
     """Undo: delete created ports, unbind the user's; also any port still carrying our
     device_id (a crash between create and record). Returns what it did, for the trace."""
+    if not vifs and requested_networks_empty:
+        return []  # booted with no networks: no port can exist, skip the network service
     client = NetworkClient(None if use_service_token else ctx)
     admin = NetworkClient(None)
     user_ports = set(user_port_ids)
