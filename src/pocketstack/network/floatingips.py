@@ -106,10 +106,12 @@ def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | Non
     if router is None:
         raise exc.ExternalGatewayForFloatingIPNotFound(fip.floating_network_id,
                                                        chosen.subnet_id, port.id)
-    fip.fixed_port_id, fip.fixed_ip_address = port.id, chosen.ip_address
-    fip.router_id, fip.status = router.id, "ACTIVE"
+    s.flush()
     try:
+        # Unique (fixed_port_id, fixed_ip_address): one floating IP per fixed IP, race-free.
         with s.begin_nested():
+            fip.fixed_port_id, fip.fixed_ip_address = port.id, chosen.ip_address
+            fip.router_id, fip.status = router.id, "ACTIVE"
             s.flush()
     except sa.exc.IntegrityError:
         other = s.scalar(sa.select(FloatingIP.floating_ip_address).where(

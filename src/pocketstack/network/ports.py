@@ -467,9 +467,10 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         if port.host_id:
             raise exc.PortBound(port.id, port.vif_type, port.mac_address,
                                 values["mac_address"])
-        port.mac_address = values["mac_address"]
+        s.flush()
         try:
             with s.begin_nested():
+                port.mac_address = values["mac_address"]
                 s.flush()
         except sa.exc.IntegrityError:
             raise exc.MacAddressInUse(port.network_id, values["mac_address"]) from None
