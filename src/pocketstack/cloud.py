@@ -35,6 +35,10 @@ class DataDirInUse(Exception):
     pass
 
 
+class CannotListen(Exception):
+    pass
+
+
 def _write_private(path: str, text: str) -> None:
     """Write a file readable by its owner only, atomically."""
     tmp = path + ".tmp"
@@ -50,6 +54,7 @@ class Cloud:
                  admin_password: str | None = None, overrides: dict | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
         self.config_file = config_file or os.path.join(self.data_dir, "pocketstack.conf")
+        self.config_file_given = config_file is not None
         self.requested_password = admin_password
         self.overrides = dict(overrides or {})
         self.admin_password: str | None = None
@@ -61,6 +66,7 @@ class Cloud:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        self.stop_requested = False
 
     # --- preparation ----------------------------------------------------------------
 
@@ -90,11 +96,20 @@ class Cloud:
         f.flush()
         self._lock_file = f
 
-    def prepare(self) -> "Cloud":
-        """Everything before serving: idempotent, never overwrites existing state."""
+    def prepare(self, bind: bool = False) -> "Cloud":
+        """Everything before serving: idempotent, never overwrites existing state.
+
+        ``bind=True`` takes the listening socket as soon as the config is read, so a port
+        in use fails before any state is written.
+        """
+        if self.config_file_given and not os.path.isfile(self.config_file):
+            raise config.ConfigError(f"Config file {self.config_file} does not exist.")
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self._acquire_lock()
         config.load(self.data_dir, self.config_file, self.overrides)
+        config.check()
+        if bind and self._socket is None:
+            self.bind()
         conf = config.CONF
         if conf.fernet_tokens.key_repository is None:
             conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),
@@ -185,21 +200,48 @@ class Cloud:
                                timeout_graceful_shutdown=5, server_header=False)
         return uvicorn.Server(uconf)
 
-    def serve_forever(self) -> None:
-        """Foreground: serve until SIGINT/SIGTERM (uvicorn handles both), then clean up."""
-        self.start_workers()
-        self._server = self._uvicorn()
+    def bind(self, host: str | None = None, port: int | None = None) -> None:
+        """Take the listening socket now, so a port in use is a clear error before the
+        summary is printed (default: [DEFAULT] bind_host and bind_port)."""
+        host = host or config.CONF.bind_host
+        port = config.CONF.bind_port if port is None else port
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            self._server.run()
+            sock.bind((host, port))
+        except OSError as error:
+            sock.close()
+            raise CannotListen(f"Cannot listen on {host}:{port}: {error.strerror or error}. "
+                               "Use --port (or [DEFAULT] bind_port) to pick another port."
+                               ) from None
+        self._socket = sock
+
+    def request_stop(self) -> None:
+        """Ask a foreground cloud to shut down (signal handlers call this); safe at any
+        point: before serving it makes serve_forever return at once."""
+        self.stop_requested = True
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def serve_forever(self) -> None:
+        """Foreground: serve until SIGINT/SIGTERM or request_stop(), then clean up (stop
+        the workers, close the database, release the data dir)."""
+        try:
+            if self._socket is None:
+                self.bind()
+            self.start_workers()
+            self._server = self._uvicorn()
+            if self.stop_requested:
+                self._server.should_exit = True
+            self._server.run(sockets=[self._socket])
         finally:
             self.close()
 
     def start(self, port: int | None = None) -> "Cloud":
         """In a background thread (tests, tools). ``port=0`` picks a free port."""
         if port is not None:
-            self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._socket.bind((self.overrides.get("bind_host", "127.0.0.1"), port))
+            self.bind(self.overrides.get("bind_host", "127.0.0.1"), port)
             self.overrides["bind_port"] = self._socket.getsockname()[1]
         self.prepare()
         self.start_workers()
@@ -226,6 +268,9 @@ class Cloud:
         self.stop_workers()
         rpc.cleanup()
         db.dispose()
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None

@@ -9,8 +9,19 @@ import click
 
 
 def _setup_logging(debug: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if debug else logging.INFO,
+    logging.basicConfig(level=logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _set_log_levels(debug)
+
+
+def _set_log_levels(debug: bool) -> None:
+    """pocketstack's own messages at INFO (DEBUG with --debug or [DEFAULT] debug); libraries
+    only warn (INFO when debugging), so the terminal shows the summary, warnings and, if
+    enabled, the access log."""
+    logging.getLogger().setLevel(logging.INFO if debug else logging.WARNING)
+    logging.getLogger("pocketstack").setLevel(logging.DEBUG if debug else logging.INFO)
+    # SQLAlchemy logs each statement with its parameters (password hashes) at INFO.
+    logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
 
 
 @click.group()
@@ -30,17 +41,21 @@ def _cloud_options(f):
 @main.command()
 @_cloud_options
 @click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Port to listen on (default 8000).")
+@click.option("--port", default=None, type=click.IntRange(1, 65535),
+              help="Port to listen on (default 8000).")
 @click.option("--admin-password", default=None,
               help="Admin password on first start (else $POCKETSTACK_ADMIN_PASSWORD, "
                    "else generated and printed once).")
 @click.option("--debug", is_flag=True, help="Log at DEBUG level.")
 def up(data_dir, config_file, host, port, admin_password, debug):
     """Run the whole cloud in the foreground (Ctrl-C stops it)."""
-    from pocketstack.cloud import Cloud, DataDirInUse
+    started = time.monotonic()
+    import signal
+
+    from pocketstack.cloud import CannotListen, Cloud, DataDirInUse
+    from pocketstack.common.config import ConfigError
 
     _setup_logging(debug)
-    started = time.monotonic()
     overrides = {}
     if host:
         overrides["bind_host"] = host
@@ -50,31 +65,71 @@ def up(data_dir, config_file, host, port, admin_password, debug):
         overrides["debug"] = True
     cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
                   overrides=overrides)
+
+    def on_signal(signum, _frame):
+        if cloud.stop_requested and cloud._server is None:
+            sys.exit(128 + signum)  # a second Ctrl-C while still starting: give up now
+        cloud.request_stop()
+
+    # Installed before anything else so a signal during start-up never interrupts the
+    # bootstrap half-way; uvicorn installs its own while serving and restores these.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
-        cloud.prepare()
-    except DataDirInUse as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(1)
-    _print_summary(cloud, time.monotonic() - started)
+        cloud.prepare(bind=True)
+    except (DataDirInUse, CannotListen, ConfigError) as error:
+        cloud.close()
+        _fail(str(error))
+    except Exception as error:  # noqa: BLE001 - e.g. the database cannot be reached
+        cloud.close()
+        logging.getLogger("pocketstack").debug("start-up failed", exc_info=True)
+        _fail(f"pocketstack could not start: {_describe(error)}")
+    from pocketstack.common import config
+
+    _set_log_levels(debug or config.CONF.debug)
+    if not cloud.stop_requested:
+        _print_summary(cloud, time.monotonic() - started)
     cloud.serve_forever()
+    click.echo("pocketstack stopped.")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def _describe(error: Exception) -> str:
+    """One line a person can act on, for errors met while starting."""
+    import sqlalchemy as sa
+
+    if isinstance(error, sa.exc.DBAPIError):
+        return (f"the database ([database] connection) failed: "
+                f"{str(error.orig).strip().splitlines()[0]}")
+    if isinstance(error, sa.exc.ArgumentError):
+        return f"the database URL ([database] connection) is invalid: {error}"
+    if isinstance(error, ModuleNotFoundError):
+        return (f"{error}. Install the extra for your database, e.g. "
+                "pip install 'pocketstack[postgresql]' or 'pocketstack[mysql]'.")
+    return f"{type(error).__name__}: {error}"
 
 
 def _print_summary(cloud, seconds: float) -> None:
-    lines = [
-        f"pocketstack is up at {cloud.url} ({'bootstrapped' if cloud.first_start else 'ready'} "
-        f"in {seconds:.2f}s; data in {cloud.data_dir})",
-    ]
+    state = "bootstrapped" if cloud.first_start else "ready"
+    lines = [f"pocketstack is up at {cloud.url} ({state} in {seconds:.2f}s; "
+             f"data in {cloud.data_dir})"]
     if cloud.password_generated:
         lines.append(f"  admin password (shown once, kept in {cloud.data_dir}/admin-password): "
                      f"{cloud.admin_password}")
     lines += [
         "  Use it with the openstack CLI:",
         f"    export OS_CLIENT_CONFIG_FILE={cloud.data_dir}/clouds.yaml OS_CLOUD=pocketstack",
+        f"    (or: source {cloud.data_dir}/openrc)",
         "    openstack token issue",
         "    openstack catalog list",
+        "    openstack project create demo",
         "  Stop with Ctrl-C.",
     ]
-    click.echo("\n".join(lines), err=False)
+    click.echo("\n".join(lines))
     sys.stdout.flush()
 
 
@@ -89,11 +144,24 @@ def rotate_keys(data_dir, config_file):
     from pocketstack.identity import fernet
 
     data_dir = os.path.abspath(data_dir or default_data_dir())
-    config.load(data_dir, config_file or os.path.join(data_dir, "pocketstack.conf"))
+    if config_file and not os.path.isfile(config_file):
+        _fail(f"Config file {config_file} does not exist.")
+    try:
+        config.load(data_dir, config_file or os.path.join(data_dir, "pocketstack.conf"))
+    except config.ConfigError as error:
+        _fail(str(error))
     repo = config.CONF.fernet_tokens.key_repository or os.path.join(data_dir, "fernet-keys")
+    if not os.path.isdir(repo) or not any(name.isdigit() for name in os.listdir(repo)):
+        _fail(f"No Fernet keys in {repo}: has `pocketstack up` run with this data dir?")
     keys = fernet.rotate(repo)
     click.echo(f"Rotated the keys in {repo}: {', '.join(map(str, keys))} (0 is staged, "
-               f"{max(keys)} is primary)")
+               f"{max(keys)} is primary). Tokens issued before stay valid until the key "
+               "that signed them is rotated out.")
+
+
+from pocketstack.cli.trace import trace as _trace  # noqa: E402
+
+main.add_command(_trace)
 
 
 if __name__ == "__main__":

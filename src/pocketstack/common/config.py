@@ -92,13 +92,40 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
     """
     register_opts()
     files = [config_file] if config_file and os.path.exists(config_file) else []
-    CONF([], project="pocketstack", default_config_files=files, validate_default_values=True)
+    try:
+        CONF([], project="pocketstack", default_config_files=files,
+             validate_default_values=True)
+    except cfg.Error as error:  # unreadable file, INI syntax error
+        raise ConfigError(str(error)) from None
     CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
                      group="database")
     for key, value in (overrides or {}).items():
         group, _, name = key.rpartition(".")
-        CONF.set_override(name, value, group=group or None)
+        try:
+            CONF.set_override(name, value, group=group or None)
+        except (cfg.Error, ValueError) as error:
+            raise ConfigError(f"{key} = {value!r}: {error}") from None
     return CONF
+
+
+class ConfigError(Exception):
+    """The configuration file cannot be used; the message says where and why."""
+
+
+def check(conf: cfg.ConfigOpts = CONF) -> None:
+    """Read every option once, so a bad value in the file is an error at start-up (oslo.config
+    would otherwise raise only when the option is first used, possibly mid-request)."""
+    for group, opts in service_opts().items():
+        section = conf if group == "DEFAULT" else getattr(conf, group)
+        for opt in opts:
+            try:
+                getattr(section, opt.dest)
+            except (cfg.Error, ValueError) as error:
+                # oslo.config's text names the location as a repr; keep just the reason.
+                reason = str(error).rpartition(" is not valid: ")[2]
+                where = " in " + ", ".join(conf.config_file) if conf.config_file else ""
+                raise ConfigError(f"[{group}] {opt.dest}{where}: invalid value: {reason}"
+                                  ) from None
 
 
 def public_url(conf: cfg.ConfigOpts = CONF) -> str:

@@ -7,12 +7,11 @@ A service whose rest package does not exist yet is simply not mounted.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Callable
 
 from pocketstack.common import config
 from pocketstack.wsgi import faults, middleware
-from pocketstack.wsgi.routing import Router
+from pocketstack.wsgi.routing import Router, json_response, public
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +62,10 @@ class PocketstackApp:
             router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
             exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
             self.mounts.append((service.prefix, pipeline(service, router, exempt)))
-        self.not_found = pipeline(Service("root", "", faults.plain), Router({}, lambda: 0),
-                                  lambda scope: False)
+        # "/" and unknown prefixes also go through the pipeline: request id, plain errors.
+        self.root = pipeline(Service("root", "", faults.plain),
+                             Router({"/": {"GET": self.index}}, lambda: 0),
+                             lambda scope: False)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -78,12 +79,12 @@ class PocketstackApp:
                 scope = dict(scope, root_path=scope.get("root_path", "") + prefix,
                              path=prefix + rest)
                 return await app(scope, receive, send)
-        if path == "/":
-            body = json.dumps({"services": {p.strip("/"): p for p, _ in self.mounts}}).encode()
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"application/json")]})
-            return await send({"type": "http.response.body", "body": body})
-        return await self.not_found(scope, receive, send)
+        return await self.root(scope, receive, send)
+
+    @public
+    async def index(self, req):
+        """What is mounted where (not an OpenStack API: a pointer for people)."""
+        return json_response({"services": {p.strip("/"): p for p, _ in self.mounts}})
 
     async def _lifespan(self, receive, send):
         while True:

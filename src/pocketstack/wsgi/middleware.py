@@ -100,6 +100,10 @@ class FaultWrapper:
 
 
 class AccessLog:
+    """One line per request, in nova's wsgi log shape (request id first, as oslo.log puts
+    it): ``req-… 127.0.0.1 "GET /identity/v3 HTTP/1.1" status: 200 len: 345 time: 0.0012``.
+    Only the request line is logged: never headers (tokens) or bodies (passwords)."""
+
     def __init__(self, app):
         self.app = app
 
@@ -107,19 +111,28 @@ class AccessLog:
         if not config.CONF.access_log:
             return await self.app(scope, receive, send)
         start = time.perf_counter()
-        status = 0
+        status, length = 0, 0
 
         async def logging_send(message):
-            nonlocal status
+            nonlocal status, length
             if message["type"] == "http.response.start":
                 status = message["status"]
+            elif message["type"] == "http.response.body":
+                length += len(message.get("body", b""))
             await send(message)
 
         try:
             await self.app(scope, receive, logging_send)
         finally:
-            ACCESS_LOG.info("%s %s %s %s %.1fms", scope.get(REQUEST_ID_KEY), scope["method"],
-                            scope["path"], status or 500, (time.perf_counter() - start) * 1000)
+            query = scope.get("query_string", b"").decode("latin-1")
+            target = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
+            if query:
+                target += "?" + query
+            client = (scope.get("client") or ("-",))[0]
+            ACCESS_LOG.info('%s %s "%s %s HTTP/%s" status: %s len: %d time: %.4f',
+                            scope.get(REQUEST_ID_KEY), client, scope["method"], target,
+                            scope.get("http_version", "1.1"), status or 500, length,
+                            time.perf_counter() - start)
 
 
 class BodySizeLimit:
