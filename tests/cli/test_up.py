@@ -3,6 +3,7 @@ subprocesses on free ports with temporary data dirs."""
 from __future__ import annotations
 
 import configparser
+import re
 import os
 import signal
 import stat
@@ -226,3 +227,40 @@ def test_rotate_keys_on_a_data_dir_never_started(tmp_path):
     assert proc.returncode == 1
     assert "No Fernet keys" in proc.stderr
     assert not os.path.exists(tmp_path / "fernet-keys")
+
+
+def test_access_log_is_one_line_per_request_and_secrets_never_reach_the_log(tmp_path):
+    conf = FAST + "[DEFAULT]\naccess_log = true\n"
+    cloud = UpProcess(str(tmp_path / "data"), conf=conf,
+                      args=("--debug", "--admin-password", "admin-Secret-1")).start()
+    secrets = ["admin-Secret-1", "alice-Secret-2", "wrong-Secret-3", "alice-Secret-4"]
+    try:
+        admin = cloud.session(password="admin-Secret-1")
+        ep = {"service_type": "identity"}
+        user = admin.post("/v3/users", endpoint_filter=ep, json={"user": {
+            "name": "alice", "password": "alice-Secret-2", "domain_id": "default"}}
+        ).json()["user"]
+        bad = httpx.post(cloud.auth_url + "/v3/auth/tokens", json={"auth": {"identity": {
+            "methods": ["password"], "password": {"user": {
+                "name": "alice", "domain": {"id": "default"}, "password": "wrong-Secret-3"}}}}})
+        assert bad.status_code == 401
+        alice = cloud.session(username="alice", password="alice-Secret-2", project_name=None)
+        token = alice.get_token()
+        r = httpx.post(f"{cloud.auth_url}/v3/users/{user['id']}/password",
+                       headers={"X-Auth-Token": token},
+                       json={"user": {"password": "alice-Secret-4",
+                                      "original_password": "alice-Secret-2"}})
+        assert r.status_code == 204, r.text
+        secrets.append(token)
+        secrets.append(admin.get_token())
+    finally:
+        assert cloud.stop() == 0
+    log = cloud.output()
+    for secret in secrets:
+        assert secret not in log
+    lines = [line for line in log.splitlines() if "pocketstack.access" in line]
+    assert any(re.search(r'req-[0-9a-f-]{36} 127\.0\.0\.1 "POST /identity/v3/auth/tokens '
+                         r'HTTP/1\.1" status: 401 len: \d+ time: \d+\.\d{4}$', line)
+               for line in lines), "\n".join(lines)
+    assert any(f'"POST /identity/v3/users/{user["id"]}/password HTTP/1.1" status: 204' in line
+               for line in lines)

@@ -45,8 +45,8 @@ def pipeline(service: Service, router, exempt) -> Callable:
     """The middleware stack, innermost last; the order is explained in middleware.py."""
     app = middleware.TokenAuth(router, _validate_token)
     app = middleware.BodySizeLimit(app, exempt)
-    app = middleware.AccessLog(app)
     app = middleware.FaultWrapper(app, service.formatter, auth_uri)
+    app = middleware.AccessLog(app)
     return middleware.RequestId(app)
 
 

@@ -3,10 +3,11 @@ allocation beyond what each step needs). Order, outermost first — see ``app.pi
 
 1. RequestId     — assigns ``req-<uuid>`` and puts ``x-openstack-request-id`` on every
                    response, errors included, so it must wrap everything else.
-2. FaultWrapper  — turns domain exceptions into the service's error body and anything
+2. AccessLog     — one line per request with the status the client got: outside the
+                   fault wrapper, so it sees the 4xx/500 that exceptions become.
+3. FaultWrapper  — turns domain exceptions into the service's error body and anything
                    unexpected into a logged 500 without a traceback; wraps the steps below
                    so their errors come out in the right format with the request id.
-3. AccessLog     — one line per request, with the final status (after fault mapping).
 4. BodySizeLimit — 413 for a declared Content-Length over the limit before reading it;
                    the router enforces the same limit on chunked bodies as it reads them.
 5. TokenAuth     — validates X-Auth-Token locally (Fernet keys + revocation events) into a
