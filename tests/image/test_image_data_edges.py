@@ -1,0 +1,143 @@
+"""Image data edge cases: deletes racing uploads, staging misuse, odd headers and ids."""
+import socket
+import time
+
+from conftest import assert_error, files_of, unique
+
+
+def _wait_for(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _read_response(sock) -> str:
+    sock.settimeout(10)
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    return reply.decode(errors="replace")
+
+
+def test_image_deleted_during_upload_gets_410_and_keeps_nothing(cloud, glance):
+    image = glance.create()
+    host, port = cloud.url.split("//")[1].split(":")
+    total = 6 << 20
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall((f"PUT /image/v2/images/{image['id']}/file HTTP/1.1\r\n"
+                      f"Host: {host}\r\nX-Auth-Token: {glance.token}\r\n"
+                      "Content-Type: application/octet-stream\r\n"
+                      f"Content-Length: {total}\r\n\r\n").encode() + b"d" * (total // 2))
+        assert _wait_for(lambda: glance.show(image["id"])["status"] == "saving")
+        assert glance.delete(f"/v2/images/{image['id']}").status_code == 204
+        sock.sendall(b"d" * (total - total // 2))
+        reply = _read_response(sock)
+    assert reply.startswith("HTTP/1.1 410"), reply
+    assert "deleted during the upload" in reply
+    assert _wait_for(lambda: files_of(image["id"]) == [])
+    assert_error(glance.get(f"/v2/images/{image['id']}"), 404)
+
+
+def test_concurrent_upload_to_the_same_image_is_409(cloud, glance):
+    image = glance.create()
+    host, port = cloud.url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall((f"PUT /image/v2/images/{image['id']}/file HTTP/1.1\r\n"
+                      f"Host: {host}\r\nX-Auth-Token: {glance.token}\r\n"
+                      "Content-Type: application/octet-stream\r\n"
+                      "Content-Length: 2000\r\n\r\n").encode() + b"1" * 1000)
+        assert _wait_for(lambda: glance.show(image["id"])["status"] == "saving")
+        assert_error(glance.upload(image["id"], b"2" * 2000), 409, "saving to saving")
+        sock.sendall(b"1" * 1000)
+        assert _read_response(sock).startswith("HTTP/1.1 204")
+    assert glance.get(f"/v2/images/{image['id']}/file").content == b"1" * 2000
+
+
+def test_stage_and_import_misuse(glance):
+    image = glance.create()
+    url = f"/v2/images/{image['id']}"
+    body = {"method": {"name": "glance-direct"}}
+    assert_error(glance.post(f"{url}/import", json=body), 409, "staged")
+    assert_error(glance.post(f"{url}/import", json={"method": {"name": "web-download"}}), 400,
+                 "Unknown import method")
+    assert_error(glance.post(f"{url}/import", json={"nothing": 1}), 400, "method")
+    assert_error(glance.put(f"{url}/stage", content=b"x",
+                            headers={"Content-Type": "text/plain"}), 415)
+    r = glance.put(f"{url}/stage", content=b"staged bytes",
+                   headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 204, r.text
+    shown = glance.show(image["id"])
+    assert shown["status"] == "uploading" and shown["size"] == len(b"staged bytes")
+    assert_error(glance.upload(image["id"], b"direct"), 409, "uploading to saving")
+    assert glance.post(f"{url}/import", json=body).status_code == 202
+    shown = glance.show(image["id"])
+    assert shown["status"] == "active" and shown["checksum"]
+    assert glance.get(f"{url}/file").content == b"staged bytes"
+    assert_error(glance.put(f"{url}/stage", content=b"again",
+                            headers={"Content-Type": "application/octet-stream"}), 409)
+
+
+def test_deleting_a_staged_image_removes_its_staged_data(glance):
+    image = glance.create()
+    r = glance.put(f"/v2/images/{image['id']}/stage", content=b"s" * 1000,
+                   headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 204
+    assert files_of(image["id"])
+    assert glance.delete(f"/v2/images/{image['id']}").status_code == 204
+    assert files_of(image["id"]) == []
+
+
+def test_odd_ids_tags_and_headers(glance):
+    assert_error(glance.get("/v2/images/" + "x" * 300), 404)
+    assert_error(glance.get("/v2/images/not-an-image"), 404)
+    assert_error(glance.get("/v2/images/not-an-image/members"), 404)
+    image = glance.create(tags=["dup", "dup", "other"])
+    assert glance.show(image["id"])["tags"] == ["dup", "other"]
+    url = f"/v2/images/{image['id']}"
+    assert_error(glance.put(f"{url}/tags/{'t' * 256}"), 400)
+    assert glance.put(f"{url}/tags/new").status_code == 204
+    assert glance.put(f"{url}/tags/new").status_code == 204  # idempotent
+    assert_error(glance.delete(f"{url}/tags/missing"), 404)
+    assert_error(glance.upload(image["id"], b"x", **{"X-OpenStack-Image-Size": "big"}), 400)
+    assert_error(glance.patch(image["id"], [{"op": "add", "path": "/locations/-",
+                                             "value": {"url": "http://x", "metadata": {}}}]),
+                 403, "locations")
+    assert_error(glance.patch(image["id"], [{"op": "remove", "path": "/name"}]), 403)
+    assert_error(glance.patch(image["id"], [{"op": "remove", "path": "/nope"}]), 409)
+    assert_error(glance.patch(image["id"], [{"op": "replace", "path": "/nope",
+                                             "value": "x"}]), 409)
+    assert_error(glance.request("POST", url), 405)
+    assert glance.show(image["id"])["status"] == "queued"
+
+
+def test_format_changes_only_while_queued(glance):
+    image = glance.create_active()
+    r = glance.patch(image["id"], [{"op": "replace", "path": "/disk_format", "value": "qcow2"}])
+    assert_error(r, 403, "queued")
+    r = glance.patch(image["id"], [{"op": "replace", "path": "/name", "value": unique()}])
+    assert r.status_code == 200
+
+
+def test_quotas_on_tags_and_properties(glance):
+    from pocketstack.common import config
+
+    config.CONF.set_override("image_tag_quota", 2, group="image")
+    config.CONF.set_override("image_property_quota", 1, group="image")
+    try:
+        assert_error(glance.post("/v2/images", json={"tags": ["a", "b", "c"]}), 413, "tags")
+        assert_error(glance.post("/v2/images", json={"p1": "1", "p2": "2"}), 413, "properties")
+        image = glance.create(tags=["a", "b"], p1="1")
+        assert_error(glance.put(f"/v2/images/{image['id']}/tags/c"), 413)
+        assert_error(glance.patch(image["id"], [{"op": "add", "path": "/p2", "value": "2"}]),
+                     413)
+        shown = glance.show(image["id"])
+        assert shown["tags"] == ["a", "b"] and "p2" not in shown
+    finally:
+        config.CONF.clear_override("image_tag_quota", group="image")
+        config.CONF.clear_override("image_property_quota", group="image")
