@@ -1,7 +1,7 @@
 """Issue 2's bad inputs: each answered with the exact status and a Keystone error body."""
 import time
 
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 AUTH_FAILED = "The request you have made requires authentication."
 

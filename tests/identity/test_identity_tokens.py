@@ -7,7 +7,7 @@ from keystoneauth1 import exceptions as ka_exc
 from keystoneauth1 import session as ka_session
 from keystoneauth1.identity import v3
 
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 

@@ -1,6 +1,6 @@
 """CRUD with Keystone's shapes, filters and links: domains, projects, users, groups, roles,
 implied roles, services, endpoints and regions (through openstacksdk where it helps)."""
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 
 def test_collections_have_links_and_members_self_links(ks):

@@ -1,6 +1,6 @@
 """Grants (user/group × project/domain, OS-INHERIT) and GET /v3/role_assignments with
 effective, include_names and include_subtree."""
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 
 def _keys(assignments):

@@ -3,7 +3,7 @@ own domain; never another domain's or another user's private data."""
 import pathlib
 import re
 
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 
 def test_every_policy_a_handler_checks_is_registered():

@@ -1,5 +1,5 @@
 """Whatever changes what a token stands for makes it fail validation at once."""
-from conftest import assert_error, unique
+from identity_helpers import assert_error, unique
 
 
 def _valid(ks, token) -> bool:
