@@ -141,3 +141,18 @@ def test_quotas_on_tags_and_properties(glance):
     finally:
         config.CONF.clear_override("image_tag_quota", group="image")
         config.CONF.clear_override("image_property_quota", group="image")
+
+
+def test_read_only_and_nullable_properties(glance):
+    for key, value in (("os_hash_algo", "md5"), ("os_hash_value", "00"), ("virtual_size", 1)):
+        assert_error(glance.post("/v2/images", json={key: value}), 403, "read-only")
+    assert_error(glance.post("/v2/images", json={"locations": []}), 403, "locations")
+    image = glance.create(kernel_id=None, ramdisk_id="0" * 8 + "-0000-0000-0000-" + "0" * 12)
+    assert image["kernel_id"] is None
+    assert_error(glance.post("/v2/images", json={"kernel_id": "vmlinuz"}), 400, "match")
+    r = glance.patch(image["id"], [{"op": "replace", "path": "/ramdisk_id", "value": None}])
+    assert r.status_code == 200 and r.json()["ramdisk_id"] is None
+    assert_error(glance.patch(image["id"], [{"op": "add", "path": "/other", "value": None}]),
+                 400)
+    assert_error(glance.patch(image["id"], [{"op": "add", "path": "/stores", "value": "x"}]),
+                 403, "read-only")

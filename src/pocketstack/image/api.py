@@ -25,10 +25,13 @@ from pocketstack.image.models import Image, ImageMember, ImageProperty, ImageTag
 BASE_CREATE = ("checksum", "created_at", "container_format", "disk_format", "id", "min_disk",
                "min_ram", "name", "size", "virtual_size", "status", "tags", "owner",
                "updated_at", "visibility", "protected", "os_hidden")
-CREATE_READONLY = ("checksum", "created_at", "size", "virtual_size", "status", "updated_at")
+CREATE_READONLY = ("checksum", "created_at", "size", "virtual_size", "status", "updated_at",
+                   "os_hash_algo", "os_hash_value")
 # Attributes a PATCH changes on the image itself rather than as an extra property.
 SETTABLE = ("name", "visibility", "os_hidden", "min_disk", "min_ram", "protected", "owner",
             "disk_format", "container_format", "tags")
+
+LOCATIONS_HIDDEN = "It's not allowed to update locations if locations are invisible."
 
 list_images = query.list_images
 
@@ -87,6 +90,11 @@ def create_image(ctx, body: Any) -> dict:
         if key in body:
             raise exceptions.Forbidden(f"Attribute '{key}' is read-only.")
     schemas.validate_image(body)
+    if "locations" in body:
+        raise exceptions.Forbidden(LOCATIONS_HIDDEN)
+    for key in CREATE_READONLY:
+        if key in body:
+            raise exceptions.Forbidden(f"Attribute '{key}' is read-only.")
     tags = body.pop("tags", [])
     base = {key: body.pop(key) for key in BASE_CREATE if key in body}
     extra = body
@@ -95,9 +103,6 @@ def create_image(ctx, body: Any) -> dict:
             raise exceptions.BadRequest("Custom property should not be greater than 255 "
                                         "characters.")
         patch.check_reserved(key)
-    for key in CREATE_READONLY:
-        if key in base:
-            raise exceptions.Forbidden(f"Attribute '{key}' is read-only.")
     _check_non_negative("min_disk", base.get("min_disk"))
     _check_non_negative("min_ram", base.get("min_ram"))
     owner = base["owner"] if "owner" in base else ctx.project_id
@@ -146,8 +151,7 @@ def update_image(ctx, image_id: str, changes: list[patch.Change]) -> dict:
 def _apply(ctx, image: Image, change: patch.Change) -> None:
     root, value = change.root, change.value
     if root == "locations":
-        raise exceptions.Forbidden("It's not allowed to update locations if locations are "
-                                   "invisible.")
+        raise exceptions.Forbidden(LOCATIONS_HIDDEN)
     if change.op == "remove":
         if root in SETTABLE:
             raise exceptions.Forbidden(f"Property {root} may not be removed.")

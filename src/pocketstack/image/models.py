@@ -52,7 +52,8 @@ class ImageProperty(Base):
     image_id: Mapped[str] = mapped_column(
         sa.ForeignKey("image_images.id", ondelete="CASCADE"), primary_key=True)
     name: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
-    value: Mapped[str] = mapped_column(sa.Text)
+    # NULL only for the schema's nullable properties (kernel_id, ramdisk_id).
+    value: Mapped[str | None] = mapped_column(sa.Text)
 
 
 class ImageTag(Base):

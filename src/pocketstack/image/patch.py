@@ -97,7 +97,7 @@ def _operation(raw: dict, draft: int) -> tuple[str, Any]:
 
 def _check_change(change: Change) -> None:
     root = change.root
-    if root in READONLY:
+    if root in READONLY or root in DISALLOWED:
         raise exceptions.Forbidden(f"Attribute '{root}' is read-only.")
     check_reserved(root)
     if len(root) > 255:

@@ -63,7 +63,7 @@ def upgrade():
     op.create_table('image_properties',
     sa.Column('image_id', sa.String(length=36), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
-    sa.Column('value', sa.Text(), nullable=False),
+    sa.Column('value', sa.Text(), nullable=True),
     sa.ForeignKeyConstraint(['image_id'], ['image_images.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('image_id', 'name')
     )
