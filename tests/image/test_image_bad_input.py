@@ -4,7 +4,7 @@ import os
 import socket
 import time
 
-from conftest import PATCH_TYPE, assert_error, files_of, store_dir, unique
+from image_helpers import PATCH_TYPE, assert_error, files_of, store_dir, unique
 
 
 def test_unknown_disk_format_is_400(glance):

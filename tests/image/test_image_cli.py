@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import unique
+from image_helpers import unique
 
 pytestmark = pytest.mark.cli
 

@@ -2,7 +2,7 @@
 import socket
 import time
 
-from conftest import assert_error, files_of, unique
+from image_helpers import assert_error, files_of, unique
 
 
 def _wait_for(predicate, timeout=10.0):

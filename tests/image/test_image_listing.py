@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from conftest import assert_error
+from image_helpers import assert_error
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import os
 import pytest
 from keystoneauth1 import adapter
 
-from conftest import files_of, store_dir, unique
+from image_helpers import files_of, store_dir, unique
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Visibility, members and activation: glance's rules for who sees and does what."""
-from conftest import assert_error, unique
+from image_helpers import assert_error, unique
 
 
 def _listed(caller, **params):
