@@ -162,6 +162,9 @@ def rotate_keys(data_dir, config_file):
 from pocketstack.cli.trace import trace as _trace  # noqa: E402
 
 main.add_command(_trace)
+from pocketstack.cli.demo import demo as _demo  # noqa: E402
+
+main.add_command(_demo)
 
 
 if __name__ == "__main__":

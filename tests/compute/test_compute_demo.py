@@ -1,0 +1,101 @@
+"""`pocketstack demo` (issue 5): seed 000's setup and boot against a running cloud over
+HTTP, idempotent (a second run creates nothing), with the server list in seed 000's shape
+and the trace waterfall.
+
+The demo runs in a data dir of its own whose clouds.yaml names an admin of a fresh
+project, so its `private` network does not change what other tests' projects see."""
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from pocketstack.cli.demo import IMAGE, SERVER, demo, fake_qcow2, networks_column
+
+
+def _clouds_yaml(cloud, user, path):
+    with open(os.path.join(path, "clouds.yaml"), "w") as f:
+        f.write("clouds:\n  pocketstack:\n    auth:\n"
+                f"      auth_url: {cloud.auth_url}\n      username: {user['name']}\n"
+                f"      password: {user['password']}\n      project_id: {user['project_id']}\n"
+                "      user_domain_id: default\n    region_name: RegionOne\n"
+                "    interface: public\n    identity_api_version: 3\n")
+
+
+@pytest.fixture(scope="module")
+def demo_dir(cloud, tmp_path_factory):
+    path = tmp_path_factory.mktemp("demo")
+    user = cloud.make_user(roles=("admin", "member"))
+    _clouds_yaml(cloud, user, str(path))
+    return str(path), user
+
+
+def _run(data_dir, *extra):
+    result = CliRunner().invoke(demo, ["--data-dir", data_dir, *extra],
+                                env={"COLUMNS": "250"})
+    return result
+
+
+def test_demo_creates_everything_then_nothing(cloud, demo_dir):
+    path, user = demo_dir
+    first = _run(path)
+    assert first.exit_code == 0, first.output + repr(first.exception)
+    out = first.output
+    for what in ("network private", "subnet private-subnet 10.0.0.0/26",
+                 "subnet ipv6-private-subnet fd3c:90a1:3f1f::/64", "keypair demo-key",
+                 f"server {SERVER}"):
+        assert re.search(rf"created\s+{re.escape(what)}", out), out
+    # seed 000's list: private=fd3c:90a1:3f1f:0:f816:3eff:feXX:XXXX, 10.0.0.X
+    assert re.search(r"private=fd3c:90a1:3f1f:0:f816:3eff:fe[0-9a-f]{2}:[0-9a-f]{1,4}, "
+                     r"10\.0\.0\.\d+", out), out
+    assert "ACTIVE" in out and "m1.nano" in out and IMAGE in out
+    assert "compute_spawn" in out and "scheduler_select_destinations" in out
+    assert os.stat(os.path.join(path, "demo-key.pem")).st_mode & 0o777 == 0o600
+
+    s = cloud.user_session(user)
+    ports = s.get(cloud.url + "/network/v2.0/ports",
+                  params={"device_owner": "compute:nova"}).json()["ports"]
+    servers = s.get(cloud.url + "/compute/v2.1/servers").json()["servers"]
+
+    second = _run(path, "--no-trace")
+    assert second.exit_code == 0, second.output + repr(second.exception)
+    assert "Nothing to create" in second.output
+    assert "created" not in second.output.replace("0 created", "")
+    assert s.get(cloud.url + "/compute/v2.1/servers").json()["servers"] == servers
+    assert len(s.get(cloud.url + "/network/v2.0/ports",
+                     params={"device_owner": "compute:nova"}).json()["ports"]) == len(ports)
+    nets = s.get(cloud.url + "/network/v2.0/networks",
+                 params={"name": "private", "project_id": user["project_id"]}).json()
+    assert len(nets["networks"]) == 1
+    subnets = s.get(cloud.url + "/network/v2.0/subnets",
+                    params={"network_id": nets["networks"][0]["id"]}).json()["subnets"]
+    assert sorted(x["cidr"] for x in subnets) == ["10.0.0.0/26", "fd3c:90a1:3f1f::/64"]
+    images = s.get(cloud.url + "/image/v2/images", params={"name": IMAGE}).json()["images"]
+    assert len(images) == 1 and images[0]["status"] == "active"
+
+
+def test_demo_without_a_cloud_says_what_to_do(tmp_path):
+    result = _run(str(tmp_path))
+    assert result.exit_code == 1
+    assert "no clouds.yaml" in result.output and "pocketstack up" in result.output
+    with open(tmp_path / "clouds.yaml", "w") as f:
+        f.write("clouds:\n  pocketstack:\n    auth:\n      auth_url: http://127.0.0.1:9/identity\n"
+                "      username: a\n      password: b\n      project_name: c\n"
+                "      user_domain_id: default\n      project_domain_id: default\n")
+    result = _run(str(tmp_path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "pocketstack up" in result.output
+
+
+def test_demo_is_a_pocketstack_command():
+    from pocketstack.cli.main import main
+
+    result = CliRunner().invoke(main, ["demo", "--help"])
+    assert result.exit_code == 0 and "instance_hrp2" in result.output
+
+
+def test_fake_qcow2_and_networks_column():
+    data = fake_qcow2(1 << 30)
+    assert data[:4] == b"QFI\xfb" and int.from_bytes(data[24:32], "big") == 1 << 30
+    addrs = {"private": [{"addr": "fd3c::1"}, {"addr": "10.0.0.3"}], "b": [{"addr": "1.1.1.1"}]}
+    assert networks_column(addrs) == "b=1.1.1.1; private=fd3c::1, 10.0.0.3"
