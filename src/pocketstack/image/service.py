@@ -26,21 +26,34 @@ def start(cloud) -> list:
 
 
 def recover() -> None:
-    """Uploads cut short by a crash: drop their temp files, queue their images again;
-    remove data whose image is gone (deleted while the process died)."""
-    removed = store.clean_temp_files()
+    """Repair what a crash left: remove the temp files of uploads that died with their
+    process and queue those images again (a stage in progress has no ``staged`` record
+    yet); remove data and staged data whose image is gone."""
+    uploading = store.clean_temp_files()
     with db.transaction() as s:
-        stuck = s.scalars(sa.select(Image).where(Image.status.in_(("saving", "importing")),
-                                                 Image.deleted.is_(False))).all()
-        for image in stuck:
+        cut = s.scalars(sa.select(Image).where(
+            Image.deleted.is_(False), Image.id.not_in(uploading) if uploading else sa.true(),
+            sa.or_(Image.status.in_(("saving", "importing")),
+                   sa.and_(Image.status == "uploading", Image.staged.is_(None))))).all()
+        for image in cut:
             image.status, image.size, image.virtual_size = "queued", None, None
             image.updated_at = utcnow()
-        on_disk = store.stored_ids()
-        live = set(s.scalars(sa.select(Image.id).where(
-            Image.id.in_(on_disk), Image.deleted.is_(False),
-            Image.status.in_(("active", "deactivated"))))) if on_disk else set()
-    for image_id in on_disk - live:
-        store.delete(image_id)
-    if removed or stuck or on_disk - live:
-        LOG.info("Image store recovery: %d temp files removed, %d uploads re-queued, %d "
-                 "orphaned data files removed", removed, len(stuck), len(on_disk - live))
+        data = _gone(s, store.stored_ids())
+        staged = _gone(s, store.staged_ids(), keep=("uploading",))
+    for image_id in data:
+        store.delete(image_id, staged=False)
+    for image_id in staged:
+        store.delete(image_id, data=False)
+    if cut or data or staged:
+        LOG.info("Image store recovery: %d cut uploads queued again, %d orphaned data files "
+                 "removed", len(cut), len(data) + len(staged))
+
+
+def _gone(s, ids: set[str], keep: tuple[str, ...] | None = None) -> set[str]:
+    """Of ``ids``, those whose image no longer exists (or is not in a ``keep`` status)."""
+    if not ids:
+        return set()
+    stmt = sa.select(Image.id).where(Image.id.in_(ids), Image.deleted.is_(False))
+    if keep:
+        stmt = stmt.where(Image.status.in_(keep))
+    return ids - set(s.scalars(stmt))

@@ -10,6 +10,7 @@ a machine with two cores.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -47,9 +48,11 @@ def staging_path(image_id: str) -> str:
     return os.path.join(_subdir("staging"), image_id)
 
 
-def delete(image_id: str) -> None:
-    """Remove an image's data and staged data, if any (idempotent)."""
-    for path in (data_path(image_id), os.path.join(datadir(), "staging", image_id)):
+def delete(image_id: str, *, data: bool = True, staged: bool = True) -> None:
+    """Remove an image's data and/or staged data, if any (idempotent)."""
+    paths = ([data_path(image_id)] if data else []) + \
+        ([os.path.join(datadir(), "staging", image_id)] if staged else [])
+    for path in paths:
         try:
             os.unlink(path)
         except FileNotFoundError:
@@ -100,7 +103,7 @@ class Writer:
         self.header = b""
         self._md5 = hashlib.md5(usedforsecurity=False)
         self._sha = hashlib.sha512()
-        self.tmp_path = os.path.join(_subdir("tmp"), f"{image_id}.{uuid.uuid4().hex}")
+        self.tmp_path = os.path.join(_subdir("tmp"), f"{image_id}.{_owner()}.{uuid.uuid4().hex}")
         self._file = open(self.tmp_path, "xb", buffering=0)
 
     def check_total(self, total: int) -> None:
@@ -145,19 +148,43 @@ class Writer:
                 pass
 
 
-def clean_temp_files() -> int:
-    """Remove temp files of uploads a previous run did not finish (at start-up)."""
-    removed = 0
+def _owner() -> str:
+    """Who writes a temp file: this host and process (several API processes may share a
+    store; each cleans up only after its own dead predecessors)."""
+    return f"{config.CONF.host}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_temp_files() -> set[str]:
+    """Remove the temp files of uploads that died with an earlier process on this host;
+    return the ids of the images that still have an upload in progress (any process)."""
+    in_progress = set()
     for name in os.listdir(_subdir("tmp")):
-        try:
-            os.unlink(os.path.join(datadir(), "tmp", name))
-            removed += 1
-        except OSError:
-            pass
-    return removed
+        image_id, _, rest = name.partition(".")
+        host, _, pid = rest.rpartition(".")[0].rpartition("-")
+        if host == config.CONF.host and pid.isdigit() and int(pid) != os.getpid() \
+                and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(datadir(), "tmp", name))
+        else:
+            in_progress.add(image_id)
+    return in_progress
 
 
 def stored_ids() -> set[str]:
     """Ids that have data in the store (for removing orphans)."""
     return {name for name in os.listdir(datadir())
             if os.path.isfile(os.path.join(datadir(), name))}
+
+
+def staged_ids() -> set[str]:
+    return set(os.listdir(_subdir("staging")))
