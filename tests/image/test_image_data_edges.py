@@ -156,3 +156,14 @@ def test_read_only_and_nullable_properties(glance):
                  400)
     assert_error(glance.patch(image["id"], [{"op": "add", "path": "/stores", "value": "x"}]),
                  403, "read-only")
+
+
+def test_numbers_out_of_range_are_400(glance):
+    assert_error(glance.post("/v2/images", json={"min_ram": 10**30}), 400, "more than")
+    image = glance.create()
+    assert_error(glance.patch(image["id"], [{"op": "replace", "path": "/min_disk",
+                                             "value": 2**31}]), 400, "more than")
+    for params in ({"size_min": 10**30}, {"min_ram": -10**20}, {"virtual_size": "9" * 40},
+                   {"limit": 10**30 + 1, "size_max": 10**19}):
+        assert_error(glance.get("/v2/images", params=params), 400)
+    assert glance.get("/v2/images", params={"limit": 10**30}).status_code == 200

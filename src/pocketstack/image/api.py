@@ -49,10 +49,16 @@ def _check_counts(properties: int, tags: int) -> None:
                 f"Maximum number of {what} exceeded. Attempted: {count}, Maximum: {limit}")
 
 
+INT_MAX = 2**31 - 1  # min_disk and min_ram are 32-bit columns
+
+
 def _check_non_negative(name: str, value: Any) -> None:
     if value is not None and value < 0:
         raise exceptions.BadRequest(
             f"Invalid value '{value}' for parameter '{name}': Cannot be a negative value.")
+    if value is not None and value > INT_MAX:
+        raise exceptions.BadRequest(
+            f"Invalid value '{value}' for parameter '{name}': Cannot be more than {INT_MAX}.")
 
 
 def _authorize_visibility(ctx, image: Image, visibility: str) -> None:

@@ -64,6 +64,17 @@ def _split_in(value: str) -> list[str]:
     return [quoted or plain for quoted, plain in pattern.findall(value)]
 
 
+def _int(name: str, value: str, message: str | None = None) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise exceptions.BadRequest(message or f"Invalid value '{value}' for '{name}' filter.") \
+            from None
+    if not -2**63 <= number < 2**63:
+        raise exceptions.BadRequest(f"Invalid value '{value}' for '{name}' filter: out of range.")
+    return number
+
+
 def _bool(name: str, value: str) -> bool:
     if value not in ("true", "false"):
         raise exceptions.BadRequest(
@@ -132,11 +143,7 @@ def _filter_clauses(filters: list[tuple[str, str]]):
     for name, value in filters:
         if name in RANGE:
             column, op = RANGE[name]
-            try:
-                number = int(value)
-            except ValueError:
-                raise exceptions.BadRequest(
-                    "Unable to filter on a range with a non-numeric value.") from None
+            number = _int(name, value, "Unable to filter on a range with a non-numeric value.")
             col = getattr(Image, column)
             clauses.append(col >= number if op == ">=" else col <= number)
         elif name in ("created_at", "updated_at"):
@@ -166,11 +173,7 @@ def _filter_clauses(filters: list[tuple[str, str]]):
         elif name in COLUMN_FILTERS:
             column = getattr(Image, name)
             if name in ("min_ram", "min_disk", "virtual_size"):
-                try:
-                    value = int(value)
-                except ValueError:
-                    raise exceptions.BadRequest(f"Invalid value '{value}' for '{name}' filter.") \
-                        from None
+                value = _int(name, value)
             clauses.append(column == value)
         else:
             prop = aliased(ImageProperty)
