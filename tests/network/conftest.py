@@ -87,6 +87,10 @@ def unique(prefix: str) -> str:
 
 
 def dhcp_files(cloud, network_id: str) -> dict[str, str] | None:
+    """The network's DHCP files once the background writer has caught up."""
+    from pocketstack.network import dhcp
+
+    assert dhcp.wait(10), "the DHCP files were not written within 10 s"
     directory = os.path.join(cloud.data_dir, "network", "dhcp", network_id)
     if not os.path.isdir(directory):
         return None

@@ -7,6 +7,9 @@ OPTS = {
                    help="Where the DHCP files (dnsmasq host, addn_hosts, opts, leases) are "
                         "written, one directory per network. Default: "
                         "<data dir>/network/dhcp."),
+        cfg.FloatOpt("dhcp_batch_interval", default=0.05, min=0.0,
+                     help="Seconds the DHCP file writer lets changes gather after a rewrite "
+                          "before the next one (a rewrite costs O(ports on the network))."),
         cfg.StrOpt("dns_domain", default="openstacklocal",
                    help="Domain of the host names in DHCP files and dns_assignment. With the "
                         "default, ports are named host-<ip> whatever their dns_name, as in "

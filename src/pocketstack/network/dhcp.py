@@ -9,9 +9,10 @@ network under ``[network] dhcp_dir``:
 * ``leases``     ``<expiry> <mac> <ip> <hostname> *`` — IPv4 leases to start dnsmasq with.
 
 Files are rewritten from the database after each change is committed, atomically (temp
-file + rename). Writers are coalesced per network: when requests commit while a rewrite is
-running, one more rewrite covers all of them, and each request returns only once a rewrite
-that includes its change has finished.
+file + rename), by a background writer (as neutron's DHCP agent does it apart from the API
+server): a port create returns without waiting for the disk, and changes made while a
+rewrite runs or within ``[network] dhcp_batch_interval`` of it are coalesced into the next
+one.
 """
 from __future__ import annotations
 
@@ -198,65 +199,98 @@ def write(network_id: str) -> None:
             _write_atomic(os.path.join(directory, name), contents[name])
 
 
-class _NetworkState:
-    __slots__ = ("cond", "requested", "written", "writing")
+class Writer:
+    """One background thread that rewrites the files of the networks marked dirty.
+
+    Requests only mark a network (after their commit) and return: all changes made while
+    a rewrite runs are covered by the next one, so the files cost at most one rewrite per
+    network in flight, whatever the request rate. ``wait()`` returns once everything
+    marked so far is on disk (tests, shutdown).
+    """
 
     def __init__(self):
         self.cond = threading.Condition()
-        self.requested = self.written = 0
-        self.writing = False
+        self.pending: set[str] = set()
+        self.marked = 0      # marks so far
+        self.done = 0        # marks whose networks have been rewritten
+        self.thread: threading.Thread | None = None
+        self.stopping = False
+
+    def mark(self, network_id: str) -> None:
+        with self.cond:
+            self.marked += 1
+            self.pending.add(network_id)
+            if self.thread is None or not self.thread.is_alive():
+                self.stopping = False
+                self.thread = threading.Thread(target=self._run, name="network-dhcp-files",
+                                               daemon=True)
+                self.thread.start()
+            self.cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.pending and not self.stopping:
+                    self.cond.wait()
+                if not self.pending:
+                    return
+                batch, self.pending = self.pending, set()
+                upto = self.marked
+            for network_id in sorted(batch):
+                try:
+                    write(network_id)
+                except Exception:  # noqa: BLE001 - committed already; the next change retries
+                    LOG.exception("Writing the DHCP files of network %s failed", network_id)
+            with self.cond:
+                self.done = max(self.done, upto)
+                self.cond.notify_all()
+                # A rewrite costs O(ports on the network): let changes gather for a moment
+                # so a burst of port creates costs a few rewrites, not one each.
+                if not self.stopping:
+                    self.cond.wait(config.CONF.network.dhcp_batch_interval)
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        """Block until every network marked before this call has been rewritten."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            target = self.marked
+            while self.done < target:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.cond.wait(remaining)
+        return True
+
+    def stop(self) -> None:
+        self.wait()
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        self.thread = None
 
 
-_states: dict[str, _NetworkState] = {}
-_states_lock = threading.Lock()
-
-
-def _state(network_id: str) -> _NetworkState:
-    with _states_lock:
-        state = _states.get(network_id)
-        if state is None:
-            state = _states[network_id] = _NetworkState()
-        return state
+WRITER = Writer()
 
 
 def sync(network_id: str) -> None:
-    """Bring the network's files up to date with everything committed so far; returns when
-    a rewrite that started after this call's commit has finished."""
-    state = _state(network_id)
-    with state.cond:
-        state.requested += 1
-        mine = state.requested
-        while state.written < mine:
-            if state.writing:
-                state.cond.wait()
-                continue
-            state.writing = True
-            target = state.requested
-            state.cond.release()
-            try:
-                write(network_id)
-            except Exception:  # noqa: BLE001 - the change is committed; files catch up later
-                LOG.exception("Writing the DHCP files of network %s failed", network_id)
-            finally:
-                state.cond.acquire()
-                state.writing = False
-                state.written = max(state.written, target)
-                state.cond.notify_all()
+    """The network's ports or subnets changed (and are committed): rewrite its files."""
+    WRITER.mark(network_id)
 
 
-def remove(network_id: str) -> None:
-    shutil.rmtree(network_dir(network_id), ignore_errors=True)
-    with _states_lock:
-        _states.pop(network_id, None)
+def wait(timeout: float = 10.0) -> bool:
+    return WRITER.wait(timeout)
 
 
 def resync_all() -> None:
-    """At start-up: rewrite every network's files (they may predate a crash or an upgrade)."""
+    """At start-up: rewrite every network's files (they may predate a crash or an upgrade)
+    and drop the directories of networks that no longer exist."""
     with db.reader() as s:
-        ids = list(s.scalars(sa.select(Network.id)))
-    for network_id in ids:
-        sync(network_id)
+        ids = set(s.scalars(sa.select(Network.id)))
     if os.path.isdir(root()):
         for name in os.listdir(root()):
             if name not in ids:
                 shutil.rmtree(os.path.join(root(), name), ignore_errors=True)
+    for network_id in sorted(ids):
+        sync(network_id)

@@ -244,6 +244,11 @@ class PortBound(InUse):
                          f"bound, port type: {vif_type}, old_mac {old_mac}, new_mac {new_mac}.")
 
 
+class NetworkMacAddressGenerationFailure(base.ServiceUnavailable):
+    def __init__(self, net_id: str):
+        super().__init__(f"Unable to generate unique mac on network {net_id}.")
+
+
 # --- 400 with neutron's names ------------------------------------------------------------
 
 class InvalidIpForNetwork(base.BadRequest):

@@ -1,20 +1,23 @@
 """IP address management: allocation pools, EUI-64 (SLAAC) addresses, and handing out
 addresses so that none is ever given twice.
 
-The guarantee is the primary key (subnet_id, ip_address) of network_ip_allocations: each
-address is inserted inside a savepoint, and a duplicate-key error means someone else got it
-first, so we pick another. On SQLite writers are serialized anyway; on PostgreSQL and
-MariaDB concurrent requests race for the same lowest address, and the losers retry among a
-random few of the next free ones.
+The guarantee is the primary key (subnet_id, ip_address) of network_ip_allocations. On
+PostgreSQL and MariaDB each address is inserted inside a savepoint, and a duplicate-key
+error means another request got it first: concurrent requests race for the lowest free
+address and the losers retry among a random few of the next free ones. On SQLite writers
+are serialized (common/db.py), so an address read as free in the write transaction is
+free.
 """
 from __future__ import annotations
 
 import ipaddress
 import random
+import socket
 
 import sqlalchemy as sa
 
 from pocketstack.common import db
+from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Subnet
 
@@ -105,46 +108,109 @@ def valid_for_subnet(subnet, address: str, device_owner: str = "") -> bool:
     return ip not in (network.network_address, network.broadcast_address)
 
 
+def to_int(address: str) -> int:
+    """An address as an integer, fast (socket's C parser instead of ipaddress)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    return int.from_bytes(socket.inet_pton(family, address), "big")
+
+
+def to_text(value: int, version: int) -> str:
+    if version == 4:
+        return socket.inet_ntop(socket.AF_INET, value.to_bytes(4, "big"))
+    return str(ipaddress.IPv6Address(value))
+
+
+# Where this process last found a free address, per subnet: the next search starts there,
+# so a port create looks at a few candidates instead of every allocation of the subnet.
+_hints: dict[str, int] = {}
+HINT_WINDOWS = 4
+
+_TAKEN_AMONG = sa.select(IPAllocation.ip_address).where(
+    IPAllocation.subnet_id == sa.bindparam("subnet_id"),
+    IPAllocation.ip_address.in_(sa.bindparam("candidates", expanding=True)))
+_TAKEN = sa.select(IPAllocation.ip_address).where(
+    IPAllocation.subnet_id == sa.bindparam("subnet_id"))
+
+
 def _free_addresses(s, subnet, exclude: set[str]):
-    """Free addresses of the subnet's pools, lowest first."""
-    taken = {int(ipaddress.ip_address(a)) for a in s.scalars(
-        sa.select(IPAllocation.ip_address).where(IPAllocation.subnet_id == subnet.id))}
-    taken |= {int(ipaddress.ip_address(a)) for a in exclude}
-    make = ipaddress.ip_address
-    for pool in subnet.allocation_pools or []:
-        start, end = int(make(pool["start"])), int(make(pool["end"]))
+    """Free addresses of the subnet's pools: first a few windows of WINDOW addresses after
+    the hint (one indexed lookup each), then every free address, lowest first."""
+    pools = [(to_int(p["start"]), to_int(p["end"])) for p in subnet.allocation_pools or []]
+    version = subnet.ip_version
+    hint = _hints.get(subnet.id)
+    for start, end in pools:
+        if hint is None or not start <= hint <= end:
+            continue
+        cursor = hint
+        for _ in range(HINT_WINDOWS):
+            if cursor > end:
+                break
+            candidates = [to_text(v, version) for v in range(cursor, min(cursor + WINDOW,
+                                                                          end + 1))]
+            taken = {a for a, in base.core(s, _TAKEN_AMONG, {"subnet_id": subnet.id,
+                                                              "candidates": candidates})}
+            for address in candidates:
+                if address not in taken and address not in exclude:
+                    _hints[subnet.id] = to_int(address) + 1
+                    yield address
+            cursor += WINDOW
+    taken = {to_int(a) for a, in base.core(s, _TAKEN, {"subnet_id": subnet.id})}
+    taken |= {to_int(a) for a in exclude}
+    for start, end in pools:
         for value in sorted(v for v in taken if start <= v <= end) + [end + 1]:
             while start < value and start <= end:
-                yield str(make(start))
+                _hints[subnet.id] = start + 1
+                yield to_text(start, version)
                 start += 1
             start = max(start, value + 1)
             if start > end:
                 break
 
 
-def _insert(s, port, subnet, address: str, position: int) -> bool:
-    """Claim ``address``; False when another port holds it (the savepoint is undone)."""
+_HOLDER = sa.select(IPAllocation.port_id).where(
+    IPAllocation.subnet_id == sa.bindparam("subnet_id"),
+    IPAllocation.ip_address == sa.bindparam("address"))
+
+
+def _insert(s, port, subnet, address: str, position: int, known_free: bool = False,
+            attach: bool = True) -> IPAllocation | None:
+    """Claim ``address``; None when another port holds it. ``known_free``: just read as
+    free in this transaction; ``attach=False`` (SQLite only): the caller inserts the row."""
+    row = IPAllocation(subnet_id=subnet.id, ip_address=address, port_id=port.id,
+                       network_id=port.network_id, position=position)
+    if base.writes_serialized(s):
+        # Nobody else writes until we commit: reading is enough (and cheaper than a
+        # savepoint per address).
+        if not known_free and base.core(s, _HOLDER, {"subnet_id": subnet.id,
+                                                      "address": address}).first():
+            return None
+        if attach:
+            s.add(row)
+        return row
     try:
         with s.begin_nested():
-            s.add(IPAllocation(subnet_id=subnet.id, ip_address=address, port_id=port.id,
-                               network_id=port.network_id, position=position))
+            s.add(row)
             s.flush()
     except sa.exc.IntegrityError as error:
         if db.is_duplicate(error):
-            return False
+            return None
         raise
-    return True
+    return row
 
 
-def allocate_specific(s, port, subnet, address: str, position: int) -> str:
-    if not _insert(s, port, subnet, address, position):
+def allocate_specific(s, port, subnet, address: str, position: int,
+                      attach: bool = True) -> IPAllocation:
+    row = _insert(s, port, subnet, address, position, attach=attach)
+    if row is None:
         raise exc.IpAddressAlreadyAllocated(address, subnet.id)
-    return address
+    return row
 
 
-def allocate_any(s, port, subnet, position: int) -> str | None:
-    """An address from the subnet's pools, or None when they are exhausted."""
-    tried: set[str] = set()
+def allocate_any(s, port, subnet, position: int, pending: set[str] = frozenset(),
+                 attach: bool = True) -> IPAllocation | None:
+    """An address from the subnet's pools, or None when they are exhausted. ``pending``:
+    addresses this request has claimed but not flushed yet."""
+    tried: set[str] = set(pending)
     for attempt in range(RETRIES):
         candidates = []
         for address in _free_addresses(s, subnet, tried):
@@ -154,8 +220,9 @@ def allocate_any(s, port, subnet, position: int) -> str | None:
         if not candidates:
             return None
         address = candidates[0] if attempt == 0 else random.choice(candidates)
-        if _insert(s, port, subnet, address, position):
-            return address
+        row = _insert(s, port, subnet, address, position, known_free=True, attach=attach)
+        if row is not None:
+            return row
         tried.add(address)
     raise exc.IpAddressGenerationFailure(port.network_id)
 
@@ -166,6 +233,11 @@ def release(s, port_id: str, subnet_id: str, address: str) -> None:
                                             IPAllocation.ip_address == address))
 
 
-def subnets_of(s, network_id: str) -> list[Subnet]:
-    return list(s.scalars(sa.select(Subnet).where(Subnet.network_id == network_id)
-                          .order_by(Subnet.created_at, Subnet.id)))
+_SUBNETS = sa.select(*Subnet.__table__.columns).where(
+    Subnet.network_id == sa.bindparam("network_id")).order_by(Subnet.created_at, Subnet.id)
+
+
+def subnets_of(s, network_id: str) -> list:
+    """The network's subnets as read-only rows (attribute access like the model's)."""
+    s.flush()  # subnets created in this transaction count
+    return list(base.core(s, _SUBNETS, {"network_id": network_id}))

@@ -74,6 +74,19 @@ def get_row(s, ctx, network_id: str, lock: bool = False) -> Network:
     return network
 
 
+_SUMMARY = sa.select(Network.id, Network.project_id, Network.port_security_enabled,
+                     Network.shared, Network.external).where(Network.id == sa.bindparam("id"))
+
+
+def get_summary(s, ctx, network_id: str):
+    """The few columns a port create needs, as a read-only row (cheaper than the model)."""
+    row = base.core(s, _SUMMARY, {"id": network_id}).first()
+    if row is None or not (base.sees_all(ctx) or row.project_id == ctx.project_id or
+                           row.shared or row.external):
+        raise exc.NetworkNotFound(network_id)
+    return row
+
+
 def view(network: Network, tags: list[str], show_provider: bool) -> dict:
     out = {"id": network.id, "name": network.name, **base.project_view(network.project_id),
            "admin_state_up": network.admin_state_up, "status": network.status,

@@ -244,23 +244,31 @@ def _default_fixed_ips(subnets: list, device_owner: str) -> list[tuple]:
     return out
 
 
-def _allocate(s, port: Port, plan: list[tuple], start: int = 0) -> None:
-    position = start
+def _allocate(s, port: Port, plan: list[tuple], start: int = 0,
+              attach: bool = True) -> list[IPAllocation]:
+    rows, position = [], start
     for subnet, address in plan:
+        pending = {r.ip_address for r in rows}
         if subnet == "any":  # the first of these subnets with a free address
             for candidate in address:
-                if ipam.allocate_any(s, port, candidate, position) is not None:
+                row = ipam.allocate_any(s, port, candidate, position, pending, attach)
+                if row is not None:
                     break
             else:
                 raise exc.IpAddressGenerationFailure(port.network_id)
         elif address:
-            ipam.allocate_specific(s, port, subnet, address, position)
+            row = ipam.allocate_specific(s, port, subnet, address, position, attach)
         elif ipam.is_auto_address(subnet):
-            ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
-                                   position)
-        elif ipam.allocate_any(s, port, subnet, position) is None:
-            raise exc.IpAddressGenerationFailure(port.network_id)
+            row = ipam.allocate_specific(s, port, subnet,
+                                         ipam.eui64(subnet.cidr, port.mac_address), position,
+                                         attach)
+        else:
+            row = ipam.allocate_any(s, port, subnet, position, pending, attach)
+            if row is None:
+                raise exc.IpAddressGenerationFailure(port.network_id)
+        rows.append(row)
         position += 1
+    return rows
 
 
 # --- security groups and address pairs --------------------------------------------
@@ -329,7 +337,13 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = F
     if "network_id" not in values:
         raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'network_id' "
                                  "not specified")
-    network = networks.get_row(s, ctx, values["network_id"])
+    # One flush at the end instead of one before every query (the hot path).
+    with s.no_autoflush:
+        return _create_in(s, ctx, values, effects, trusted)
+
+
+def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -> Port:
+    network = networks.get_summary(s, ctx, values["network_id"])
     # Ports pocketstack makes for routers and floating IPs may belong to no project ('').
     project_id = values["project_id"] if trusted and "project_id" in values \
         else base.owner_project(ctx, values)
@@ -355,10 +369,13 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = F
         plan = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
     else:
         plan = _default_fixed_ips(subnets, device_owner)
-    _insert_with_mac(s, port, values.get("mac_address"))
+    # SQLite: rows are inserted together at the end (writes are serialized, so what was
+    # read as free stays free); other engines claim each row in a savepoint as they go.
+    deferred = base.writes_serialized(s)
+    _insert_with_mac(s, port, values.get("mac_address"), attach=not deferred)
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
                                                   port.mac_address)
-    _allocate(s, port, plan)
+    allocations = _allocate(s, port, plan, attach=not deferred)
     has_ip = bool(plan)
     group_ids = values.get("security_groups")
     _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, has_ip,
@@ -367,20 +384,42 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = F
         trusted_owner = device_owner.startswith("network:")
         group_ids = ([security_groups.ensure_default(s, project_id)]
                      if port_security and has_ip and not trusted_owner else [])
-    _set_security_groups(s, port, group_ids)
+    bindings = [PortSecurityGroup(port_id=port.id, security_group_id=g)
+                for g in dict.fromkeys(group_ids)]
+    if deferred:
+        base.insert_new(s, [port, *allocations, *bindings])
+    else:
+        s.add_all(bindings)
+    # A new port's collections are known: set them without reading them back.
+    orm.attributes.set_committed_value(port, "fixed_ips", allocations)
+    orm.attributes.set_committed_value(port, "security_group_bindings", bindings)
     if values.get("tags"):
         base.set_tags(s, port.id, values["tags"])
     s.flush()
-    s.refresh(port, ["fixed_ips"])
     effects.dhcp(network.id)
     if port.status == "ACTIVE" and _is_compute(port):
         effects.event("network-vif-plugged", port.device_id, port.id)
     return port
 
 
-def _insert_with_mac(s, port: Port, requested: str | None) -> None:
+_MAC_USER = sa.select(Port.id).where(Port.network_id == sa.bindparam("network_id"),
+                                     Port.mac_address == sa.bindparam("mac"))
+
+
+def _insert_with_mac(s, port: Port, requested: str | None, attach: bool = True) -> None:
+    """Give the port a MAC unique on its network (asked for, or random) and insert it
+    (``attach=False``, SQLite only: the caller inserts it)."""
     for _ in range(1 if requested else 16):
         port.mac_address = requested or random_mac()
+        if base.writes_serialized(s):
+            if base.core(s, _MAC_USER, {"network_id": port.network_id,
+                                        "mac": port.mac_address}).first():
+                if requested:
+                    raise exc.MacAddressInUse(port.network_id, requested)
+                continue
+            if attach:
+                s.add(port)
+            return
         try:
             with s.begin_nested():
                 s.add(port)
@@ -391,8 +430,7 @@ def _insert_with_mac(s, port: Port, requested: str | None) -> None:
                 raise
             if requested:
                 raise exc.MacAddressInUse(port.network_id, requested) from None
-    raise exc.ServiceUnavailable(f"Unable to generate unique mac on network "
-                                 f"{port.network_id}.")
+    raise exc.NetworkMacAddressGenerationFailure(port.network_id)
 
 
 # --- read ----------------------------------------------------------------------------
@@ -602,6 +640,7 @@ def sync_dhcp_port(s, network: Network, effects: base.AfterCommit) -> None:
         base.init_standard(port)
         _binding_state(port)
         _insert_with_mac(s, port, None)
+        s.flush()
     s.refresh(port, ["fixed_ips"])
     wanted = {x.id: x for x in subnets}
     for alloc in list(port.fixed_ips):

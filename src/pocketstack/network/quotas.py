@@ -20,6 +20,17 @@ MODELS = {"network": Network, "subnet": Subnet, "port": Port, "router": Router,
 RESOURCES = tuple(MODELS)
 
 
+# One round trip per check: the project's limit (if set) and its usage.
+_LIMIT_AND_USAGE = {
+    name: sa.select(
+        sa.select(Quota.hard_limit).where(Quota.project_id == sa.bindparam("project_id"),
+                                          Quota.resource == sa.bindparam("resource"))
+        .scalar_subquery(),
+        sa.select(sa.func.count()).select_from(model).where(
+            model.project_id == sa.bindparam("project_id")).scalar_subquery())
+    for name, model in MODELS.items()}
+
+
 def defaults() -> dict[str, int]:
     conf = config.CONF.network_quotas
     return {name: getattr(conf, f"quota_{name}") for name in RESOURCES}
@@ -41,11 +52,11 @@ def usage(s, project_id: str, resource: str) -> int:
 
 def check(s, ctx, project_id: str, resource: str, delta: int = 1) -> None:
     """Raise OverQuota if ``delta`` more ``resource`` would exceed the project's limit."""
-    row = s.get(Quota, (project_id, resource))
-    limit = row.hard_limit if row is not None else defaults()[resource]
-    if limit < 0:
-        return
-    if usage(s, project_id, resource) + delta > limit:
+    limit, used = base.core(s, _LIMIT_AND_USAGE[resource],
+                            {"project_id": project_id, "resource": resource}).one()
+    if limit is None:
+        limit = defaults()[resource]
+    if 0 <= limit < used + delta:
         raise exc.OverQuota([resource])
 
 

@@ -9,6 +9,11 @@ from pocketstack.common import config
 from pocketstack.network import dhcp, notifier
 
 
+class _DhcpWriterHandle:
+    def stop(self) -> None:
+        dhcp.WRITER.stop()  # what is pending is written first
+
+
 class _NotifierHandle:
     def __init__(self, nova: notifier.NovaNotifier):
         self.nova = nova
@@ -29,4 +34,4 @@ def start(cloud) -> list:
     nova = notifier.NovaNotifier(token)
     notifier.set_notifier(nova)
     dhcp.resync_all()
-    return [_NotifierHandle(nova)]
+    return [_DhcpWriterHandle(), _NotifierHandle(nova)]

@@ -1,0 +1,130 @@
+"""IPAM under concurrency: 200 ports created by 8 concurrent clients on one /24 get 200
+distinct addresses, none is lost, and the DHCP files list exactly those ports.
+
+Runs on the session cloud (SQLite) and, where the servers run on 127.0.0.1, on a
+`pocketstack up` backed by a throw-away PostgreSQL and MariaDB database.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import ipaddress
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from conftest import unique
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from upcloud import UpProcess  # noqa: E402
+
+CLIENTS, PORTS = 8, 200
+
+SERVERS = {
+    "postgresql": (5432, "postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+                   "postgresql+psycopg://postgres@127.0.0.1:5432/{name}",
+                   "CREATE DATABASE {name}", "DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+    "mariadb": (3306, "mysql+pymysql://root@127.0.0.1:3306/",
+                "mysql+pymysql://root@127.0.0.1:3306/{name}?charset=utf8mb4",
+                "CREATE DATABASE {name} CHARACTER SET utf8mb4", "DROP DATABASE IF EXISTS {name}"),
+}
+
+
+def _hammer(make_conn, network_id: str) -> list:
+    def client(_):
+        conn = make_conn()
+        return [conn.network.create_port(network_id=network_id)
+                for _ in range(PORTS // CLIENTS)]
+
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        return [p for batch in pool.map(client, range(CLIENTS)) for p in batch]
+
+
+def _check(conn, data_dir: str, network_id: str, subnet_id: str, ports: list) -> None:
+    addresses = [p.fixed_ips[0]["ip_address"] for p in ports]
+    assert len(ports) == PORTS and len(set(addresses)) == PORTS
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network("10.20.0.0/24")
+               for a in addresses)
+    listed = {p.id: p.fixed_ips[0]["ip_address"]
+              for p in conn.network.ports(network_id=network_id, device_owner="")}
+    assert listed == {p.id: a for p, a in zip(ports, addresses)}  # none lost, none changed
+    dhcp_port = next(iter(conn.network.ports(network_id=network_id,
+                                             device_owner="network:dhcp")))
+    expected = {(p.mac_address, p.fixed_ips[0]["ip_address"]) for p in ports + [dhcp_port]}
+    lines = _host_lines(data_dir, network_id, PORTS + 1)
+    assert len(lines) == PORTS + 1
+    assert {(line.split(",")[0], line.split(",")[2]) for line in lines} == expected
+    with open(os.path.join(data_dir, "network", "dhcp", network_id, "leases")) as f:
+        assert len(f.read().splitlines()) == PORTS + 1
+
+
+def _host_lines(data_dir: str, network_id: str, wanted: int) -> list[str]:
+    """The host file's lines once it has ``wanted`` of them (the files are written in the
+    background, a few milliseconds after the API answers), or what it has after 10 s."""
+    path = os.path.join(data_dir, "network", "dhcp", network_id, "host")
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with open(path) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            lines = []
+        if len(lines) == wanted or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def _network(conn):
+    network = conn.network.create_network(name=unique("busy"))
+    subnet = conn.network.create_subnet(network_id=network.id, ip_version=4,
+                                        cidr="10.20.0.0/24")
+    return network, subnet
+
+
+def test_concurrent_ports_on_sqlite(cloud, member):
+    conn = cloud.user_sdk(member)
+    network, subnet = _network(conn)
+    ports = _hammer(lambda: cloud.user_sdk(member), network.id)
+    _check(conn, cloud.data_dir, network.id, subnet.id, ports)
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(lambda p: cloud.user_sdk(member).network.delete_port(p), ports))
+    assert len(_host_lines(cloud.data_dir, network.id, 1)) == 1  # only the DHCP port left
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server_cloud(request):
+    port, admin_url, url, create, drop = SERVERS[request.param]
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError as error:
+        pytest.skip(f"{request.param} is not listening on 127.0.0.1:{port} ({error})")
+    name = f"pocketstack_net_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.exec_driver_sql(create.format(name=name))
+    tmp = tempfile.mkdtemp(prefix=f"pocketstack-net-{request.param}-")
+    conf = (f"[identity]\npassword_hash_rounds = 4\n"
+            f"[database]\nconnection = {url.format(name=name)}\n")
+    up = UpProcess(os.path.join(tmp, "data"), conf=conf, args=("--admin-password", "pw"))
+    try:
+        up.start()
+        yield up
+    finally:
+        up.stop()
+        with admin.connect() as c:
+            c.exec_driver_sql(drop.format(name=name))
+        admin.dispose()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_concurrent_ports_on_database_servers(server_cloud):
+    conn = server_cloud.sdk()
+    network, subnet = _network(conn)
+    ports = _hammer(server_cloud.sdk, network.id)
+    _check(conn, server_cloud.data_dir, network.id, subnet.id, ports)
+    assert "Traceback" not in server_cloud.output()
