@@ -51,3 +51,13 @@ def _override_fixture(option):
 
 cap_override = _override_fixture("image_size_cap")
 idle_timeout_override = _override_fixture("upload_idle_timeout")
+
+
+@pytest.fixture(scope="module")
+def fuzz_image(glance):
+    return glance.create()["id"]
+
+
+@pytest.fixture(scope="module")
+def active_image(glance):
+    return glance.create_active(b"0123456789" * 100)["id"]
