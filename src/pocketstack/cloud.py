@@ -16,8 +16,7 @@ import socket
 import stat
 import threading
 import time
-
-import uvicorn
+from typing import Callable
 
 from pocketstack.common import config, db, policy, rpc
 
@@ -51,8 +50,12 @@ def _write_private(path: str, text: str) -> None:
 
 class Cloud:
     def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
-                 admin_password: str | None = None, overrides: dict | None = None):
+                 admin_password: str | None = None, overrides: dict | None = None,
+                 roles: tuple[str, ...] | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        # RPC roles run in this process (compute/service.py ROLES): None = all of them, the
+        # all-in-one; a tuple = scale-out, the others run elsewhere over a message bus.
+        self.roles = roles
         self.config_file = config_file or os.path.join(self.data_dir, "pocketstack.conf")
         self.config_file_given = config_file is not None
         self.requested_password = admin_password
@@ -67,6 +70,10 @@ class Cloud:
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self.stop_requested = False
+        self.ready = threading.Event()  # set once every service can take requests
+        self.app = None
+        self.startup_error: Exception | None = None
+        self._warm_up_thread: threading.Thread | None = None
 
     # --- preparation ----------------------------------------------------------------
 
@@ -108,6 +115,8 @@ class Cloud:
         self._acquire_lock()
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
+        if self.roles is not None:
+            require_message_bus(self.config_file)
         if bind and self._socket is None:
             self.bind()
         conf = config.CONF
@@ -122,7 +131,7 @@ class Cloud:
         self.first_start = fernet.setup()
         db.configure(conf.database.connection)
         db.migrate()
-        policy.init(self.data_dir)
+        policy.configure(self.data_dir)
         self.ids = bootstrap.bootstrap(self.admin_password)
         self._write_client_files()
         return self
@@ -176,10 +185,20 @@ class Cloud:
 
     def start_workers(self) -> None:
         for name in config.SERVICE_PACKAGES:
+            if self.stop_requested:
+                return
             mod = config.optional_module(name, "service")
             if mod is None:
                 continue
             self.workers.extend(mod.start(self) or [])
+
+    def warm_up(self) -> None:
+        """What every service but identity needs: the policy rules, each service's REST
+        package and the background workers; then the app lets requests through to them."""
+        policy.enforcer()
+        self.app.load_all()
+        self.start_workers()
+        self.ready.set()
 
     def stop_workers(self) -> None:
         while self.workers:
@@ -191,11 +210,14 @@ class Cloud:
 
     # --- serving ----------------------------------------------------------------------
 
-    def _uvicorn(self) -> uvicorn.Server:
-        from pocketstack.wsgi.app import build_app
+    def _uvicorn(self):
+        import uvicorn
+
+        from pocketstack.wsgi.app import PocketstackApp
 
         conf = config.CONF
-        uconf = uvicorn.Config(build_app(), host=conf.bind_host, port=conf.bind_port,
+        self.app = PocketstackApp(self.ready)
+        uconf = uvicorn.Config(self.app, host=conf.bind_host, port=conf.bind_port,
                                log_level="warning", access_log=False, lifespan="off",
                                timeout_graceful_shutdown=5, server_header=False)
         return uvicorn.Server(uconf)
@@ -224,19 +246,40 @@ class Cloud:
         if self._server is not None:
             self._server.should_exit = True
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Foreground: serve until SIGINT/SIGTERM or request_stop(), then clean up (stop
-        the workers, close the database, release the data dir)."""
+        the workers, close the database, release the data dir).
+
+        Identity answers as soon as the port listens; the rest warms up in a thread right
+        after (requests to other services wait for it), then ``on_ready`` is called. If
+        the warm-up fails the cloud stops and ``startup_error`` says why.
+        """
         try:
             if self._socket is None:
                 self.bind()
-            self.start_workers()
             self._server = self._uvicorn()
             if self.stop_requested:
                 self._server.should_exit = True
+            self._warm_up_thread = threading.Thread(
+                target=self._warm_up_when_listening, args=(on_ready,),
+                name="pocketstack-warm-up", daemon=True)
+            self._warm_up_thread.start()
             self._server.run(sockets=[self._socket])
         finally:
             self.close()
+
+    def _warm_up_when_listening(self, on_ready) -> None:
+        while not self._server.started and not self.stop_requested:
+            time.sleep(0.005)  # let uvicorn start before competing with it for the GIL
+        try:
+            if not self.stop_requested:
+                self.warm_up()
+                if on_ready is not None and not self.stop_requested:
+                    on_ready()
+        except Exception as error:  # noqa: BLE001 - reported by whoever runs the cloud
+            LOG.error("pocketstack could not start: %s", error, exc_info=True)
+            self.startup_error = error
+            self.request_stop()
 
     def start(self, port: int | None = None) -> "Cloud":
         """In a background thread (tests, tools). ``port=0`` picks a free port."""
@@ -244,8 +287,8 @@ class Cloud:
             self.bind(self.overrides.get("bind_host", "127.0.0.1"), port)
             self.overrides["bind_port"] = self._socket.getsockname()[1]
         self.prepare()
-        self.start_workers()
         self._server = self._uvicorn()
+        self.warm_up()
         sockets = [self._socket] if self._socket else None
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": sockets},
                                         name="pocketstack-http", daemon=True)
@@ -265,6 +308,10 @@ class Cloud:
         self.close()
 
     def close(self) -> None:
+        if self._warm_up_thread is not None:  # never start workers behind stop_workers
+            self.stop_requested = True
+            self._warm_up_thread.join(timeout=30)
+            self._warm_up_thread = None
         self.stop_workers()
         rpc.cleanup()
         db.dispose()
@@ -274,3 +321,139 @@ class Cloud:
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
+
+
+# --- scale-out: processes that run RPC roles only ------------------------------------------
+
+def require_message_bus(config_file: str) -> None:
+    """Roles in separate processes reach each other only through a broker."""
+    if rpc.is_inproc(config.CONF.transport_url):
+        raise config.ConfigError(
+            "transport_url is inproc://, which only connects services inside one process "
+            "(`pocketstack up`). Roles run as separate processes need RabbitMQ: set "
+            "[DEFAULT] transport_url = rabbit://USER:PASSWORD@HOST:5672/ in "
+            f"{config_file}, the same on every node.")
+
+
+class Agent:
+    """One process of `pocketstack service conductor|scheduler|compute`: RPC servers only.
+
+    Its start-up is the part of ``Cloud.prepare`` such a node needs — the config, the
+    database and the Fernet key repository (agents mint service tokens for their calls to
+    the image and network APIs, so every node needs the API host's keys) — without HTTP,
+    bootstrap, client files or the data-dir lock (agents on one host may share a data dir).
+    The API process (`service api` or `up`) migrates and bootstraps the database; an agent
+    started first waits for the schema instead of racing it.
+    """
+
+    STOP_TIMEOUT = 30.0  # seconds for in-flight work to finish on SIGTERM
+
+    def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
+                 overrides: dict | None = None):
+        self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        self.config_file = config_file or os.path.join(self.data_dir, "pocketstack.conf")
+        self.config_file_given = config_file is not None
+        self.overrides = dict(overrides or {})
+        self.services: list = []
+        self._stop = threading.Event()
+
+    def prepare(self, schema_timeout: float = 60.0) -> "Agent":
+        if self.config_file_given and not os.path.isfile(self.config_file):
+            raise config.ConfigError(f"Config file {self.config_file} does not exist.")
+        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        config.load(self.data_dir, self.config_file, self.overrides)
+        config.check()
+        require_message_bus(self.config_file)
+        conf = config.CONF
+        if conf.fernet_tokens.key_repository is None:
+            conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),
+                             group="fernet_tokens")
+        repo = conf.fernet_tokens.key_repository
+        if not os.path.isdir(repo) or not any(n.isdigit() for n in os.listdir(repo)):
+            raise config.ConfigError(
+                f"No Fernet keys in {repo}. Every node needs the API host's key repository "
+                "(copy it, e.g. rsync -a controller:<data dir>/fernet-keys/ here, after each "
+                "rotation, or share it read-only; [fernet_tokens] key_repository).")
+        if conf.database.connection.startswith("sqlite"):
+            LOG.warning("[database] connection is SQLite: every process must run on this "
+                        "host with the same database file; use PostgreSQL or MariaDB "
+                        "across hosts.")
+        db.configure(conf.database.connection)
+        self._wait_for_schema(schema_timeout)
+        return self
+
+    def _wait_for_schema(self, timeout: float) -> None:
+        """Until the database is at the newest revision of every branch (the API process
+        migrates it), or ``timeout``; an unreachable database is retried in that time."""
+        import sqlalchemy as sa
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        wanted = set(ScriptDirectory.from_config(db.alembic_config()).get_heads())
+        deadline = time.monotonic() + timeout
+        said = False
+        while True:
+            try:
+                with db.engine().connect() as conn:
+                    current = set(MigrationContext.configure(conn).get_current_heads())
+                error = None
+            except sa.exc.OperationalError as e:  # not reachable (yet)
+                current, error = set(), e
+            if current == wanted:
+                return
+            if self._stop.is_set() or time.monotonic() > deadline:
+                if error is not None:
+                    raise error
+                raise config.ConfigError(
+                    f"The database schema is not the one this pocketstack expects (at "
+                    f"{', '.join(sorted(current)) or 'nothing'}, want "
+                    f"{', '.join(sorted(wanted))}) after {timeout:g}s. Start `pocketstack "
+                    "service api` (or `pocketstack up`) with this database first: it "
+                    "migrates it.")
+            if not said:
+                LOG.info("Waiting for the database schema (the API process migrates it)")
+                said = True
+            self._stop.wait(0.5)
+
+    def start(self, roles, hosts=()) -> "Agent":
+        from pocketstack.compute import service as compute_service
+
+        self.services = compute_service.start_roles(tuple(roles), self.data_dir, hosts)
+        return self
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def serve_forever(self) -> bool:
+        """Until SIGINT/SIGTERM or request_stop(), then stop every service (bounded);
+        returns close()'s answer."""
+        try:
+            while not self._stop.wait(1.0):
+                pass
+        except BaseException:
+            self.close()
+            raise
+        return self.close()
+
+    def close(self) -> bool:
+        """Stop the services (in-flight RPCs may finish within STOP_TIMEOUT), close the
+        broker connections and the database. False if something was still busy."""
+        def stop():
+            while self.services:
+                service = self.services.pop()
+                try:
+                    service.stop()
+                except Exception:  # noqa: BLE001 - keep stopping the others
+                    LOG.exception("Stopping %r failed", service)
+
+        stopper = threading.Thread(target=stop, name="pocketstack-stop", daemon=True)
+        stopper.start()
+        stopper.join(self.STOP_TIMEOUT)
+        clean = not stopper.is_alive()
+        if not clean:
+            LOG.warning("Work still running after %gs; exiting without it (an interrupted "
+                        "build is rescheduled by its deadline or when this host restarts)",
+                        self.STOP_TIMEOUT)
+        rpc.cleanup()
+        db.dispose()
+        return clean

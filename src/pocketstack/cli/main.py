@@ -87,9 +87,9 @@ def up(data_dir, config_file, host, port, admin_password, debug):
     from pocketstack.common import config
 
     _set_log_levels(debug or config.CONF.debug)
-    if not cloud.stop_requested:
-        _print_summary(cloud, time.monotonic() - started)
-    cloud.serve_forever()
+    cloud.serve_forever(on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
+    if cloud.startup_error is not None:
+        _fail(f"pocketstack could not start: {_describe(cloud.startup_error)}")
     click.echo("pocketstack stopped.")
 
 
@@ -165,6 +165,9 @@ main.add_command(_trace)
 from pocketstack.cli.demo import demo as _demo  # noqa: E402
 
 main.add_command(_demo)
+from pocketstack.cli.service import service as _service  # noqa: E402
+
+main.add_command(_service)
 
 
 if __name__ == "__main__":

@@ -3,37 +3,61 @@
 Each service lists its rules in ``pocketstack/<service>/policies.py`` as ``list_rules()``.
 The base rules below follow OpenStack's default roles: admin may do everything, members
 manage what belongs to their project, readers read it.
+
+The enforcer is built on first use (``configure`` only records where policy.yaml is):
+oslo.policy and every service's rules cost a quarter of a second to load, which the cloud
+pays after it has started listening rather than before.
 """
 from __future__ import annotations
 
+import logging
 import os
+import threading
+import time
 
-from oslo_policy import policy
-
-from pocketstack.common import config, exceptions
+from pocketstack.common import cache, config, exceptions
 
 ADMIN = "role:admin"
 PROJECT_MEMBER = "role:member and project_id:%(project_id)s"
 PROJECT_READER = "role:reader and project_id:%(project_id)s"
 
-BASE_RULES = [
-    policy.RuleDefault("admin_required", ADMIN, "An administrator."),
-    policy.RuleDefault("project_member", PROJECT_MEMBER, "A member of the target's project."),
-    policy.RuleDefault("project_reader", PROJECT_READER, "A reader of the target's project."),
-    policy.RuleDefault("admin_or_member", "rule:admin_required or rule:project_member",
-                       "An administrator or a member of the target's project."),
-    policy.RuleDefault("admin_or_reader", "rule:admin_required or rule:project_reader",
-                       "An administrator or a reader of the target's project."),
-    policy.RuleDefault("owner", "user_id:%(user_id)s", "The user the target belongs to."),
-    policy.RuleDefault("admin_or_owner", "rule:admin_required or rule:owner",
-                       "An administrator or the user the target belongs to."),
+_BASE = [
+    ("admin_required", ADMIN, "An administrator."),
+    ("project_member", PROJECT_MEMBER, "A member of the target's project."),
+    ("project_reader", PROJECT_READER, "A reader of the target's project."),
+    ("admin_or_member", "rule:admin_required or rule:project_member",
+     "An administrator or a member of the target's project."),
+    ("admin_or_reader", "rule:admin_required or rule:project_reader",
+     "An administrator or a reader of the target's project."),
+    ("owner", "user_id:%(user_id)s", "The user the target belongs to."),
+    ("admin_or_owner", "rule:admin_required or rule:owner",
+     "An administrator or the user the target belongs to."),
 ]
 
-_enforcer: policy.Enforcer | None = None
+_enforcer = None
+_policy_file = "policy.yaml"
+_stamp: tuple | None = None      # policy.yaml's (mtime, size) the enforcer was built from
+_checked_at = -1e9
+RECHECK_SECONDS = 1.0            # how often to look for an edited policy.yaml
+_lock = threading.Lock()
+
+LOG = logging.getLogger(__name__)
+
+
+def base_rules() -> list:
+    from oslo_policy import policy
+
+    return [policy.RuleDefault(name, check, description) for name, check, description in _BASE]
+
+
+def __getattr__(name):  # BASE_RULES, built on demand like everything from oslo.policy
+    if name == "BASE_RULES":
+        return base_rules()
+    raise AttributeError(name)
 
 
 def list_rules():
-    rules = list(BASE_RULES)
+    rules = base_rules()
     for name in config.SERVICE_PACKAGES + ("control",):
         mod = config.optional_module(name, "policies")
         if mod is None:
@@ -42,21 +66,96 @@ def list_rules():
     return rules
 
 
-def init(data_dir: str | None = None) -> policy.Enforcer:
-    global _enforcer
-    conf = config.CONF
-    policy_file = os.path.join(data_dir, "policy.yaml") if data_dir else "policy.yaml"
+def configure(data_dir: str | None = None) -> None:
+    """Use ``<data_dir>/policy.yaml``; the enforcer is (re)built on its next use."""
+    global _policy_file, _enforcer, _checked_at
+    with _lock:
+        _policy_file = os.path.join(data_dir, "policy.yaml") if data_dir else "policy.yaml"
+        _enforcer, _checked_at = None, -1e9
+
+
+def _file_stamp() -> tuple | None:
+    try:
+        st = os.stat(_policy_file)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _freeze(value):
+    """A hashable copy of a policy target or credentials (TypeError if it cannot be)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    hash(value)
+    return value
+
+
+def _build():
+    from oslo_policy import policy
+
+    class Enforcer(policy.Enforcer):
+        """Remembers decisions: a decision depends only on the rule, the target and the
+        credentials, and oslo.policy takes a few hundred microseconds to reach one (it
+        inspects every check's signature on every call). A new enforcer, with an empty
+        memo, is built whenever policy.yaml changes."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._decisions = cache.TTLCache(ttl=3600, maxsize=8192)
+
+        def enforce(self, rule, target, creds, do_raise=False, exc=None, *args, **kwargs):
+            if do_raise or args or kwargs or not isinstance(rule, str):
+                return super().enforce(rule, target, creds, do_raise, exc, *args, **kwargs)
+            try:
+                key = (rule, _freeze(target), _freeze(creds))
+            except TypeError:  # something unhashable inside: decide without the memo
+                return super().enforce(rule, target, creds)
+            decision = self._decisions.get(key)
+            if decision is None:
+                decision = bool(super().enforce(rule, target, creds))
+                self._decisions.put(key, decision)
+            return decision
+
     # use_conf=True: oslo.policy only merges the registered defaults (and reads policy.yaml,
     # if present) on that path; with use_conf=False it loads no rule at all and denies all.
-    enforcer = policy.Enforcer(conf, policy_file=policy_file, use_conf=True)
+    enforcer = Enforcer(config.CONF, policy_file=_policy_file, use_conf=True)
     enforcer.register_defaults(list_rules())
     enforcer.load_rules()
-    _enforcer = enforcer
+    # The rules are loaded. Left on, oslo.policy searches the config dirs for policy files
+    # on every check (about a millisecond each); enforcer() watches policy.yaml instead.
+    enforcer.use_conf = False
     return enforcer
 
 
-def enforcer() -> policy.Enforcer:
-    return _enforcer or init()
+def init(data_dir: str | None = None):
+    """Build the enforcer now (reading ``<data_dir>/policy.yaml``) and return it."""
+    configure(data_dir)
+    return enforcer()
+
+
+def enforcer():
+    """The enforcer, rebuilt when policy.yaml changes (looked at once a second). A broken
+    edit is logged and the rules in force stay; a broken file at start-up is an error."""
+    global _enforcer, _stamp, _checked_at
+    now = time.monotonic()
+    if _enforcer is not None and now - _checked_at < RECHECK_SECONDS:
+        return _enforcer
+    with _lock:
+        if _enforcer is None or now - _checked_at >= RECHECK_SECONDS:
+            stamp = _file_stamp()
+            if _enforcer is None or stamp != _stamp:
+                try:
+                    _enforcer = _build()
+                except Exception:
+                    if _enforcer is None:
+                        raise
+                    LOG.exception("%s is invalid; the policy rules in force are kept",
+                                  _policy_file)
+                _stamp = stamp
+            _checked_at = now
+    return _enforcer
 
 
 def authorize(context, action: str, target: dict | None = None) -> None:

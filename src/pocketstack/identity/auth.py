@@ -6,7 +6,7 @@ import datetime as dt
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions
+from pocketstack.common import cache, config, db, exceptions
 from pocketstack.common.timeutils import isotime_us, utcnow
 from pocketstack.identity import assignment, catalog, passwords, tokens
 from pocketstack.identity.assignment import effective_role_ids
@@ -250,8 +250,19 @@ def validate_for_display(subject_token: str, *, nocatalog: bool = False,
         data = tokens.validate(subject_token)
     except exceptions.Unauthorized:
         raise exceptions.NotFound("Could not find token.") from None
-    with db.reader() as s:
-        return render(s, data, nocatalog=nocatalog)
+    # Services validate the same token again and again: the rendered body (four queries)
+    # is kept for a second. The revocation check above still runs every time, so only
+    # names (a renamed project) can lag, by at most that second. Treat it as read-only.
+    key = (subject_token, nocatalog)
+    body = _RENDERED.get(key)
+    if body is None:
+        with db.reader() as s:
+            body = render(s, data, nocatalog=nocatalog)
+        _RENDERED.put(key, body)
+    return body
+
+
+_RENDERED = cache.TTLCache(ttl=1.0)
 
 
 def render(s, data: tokens.TokenData, *, nocatalog: bool = False,

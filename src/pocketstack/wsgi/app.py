@@ -6,7 +6,10 @@ A service whose rest package does not exist yet is simply not mounted.
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
+import time
 from typing import Callable
 
 from pocketstack.common import config
@@ -51,21 +54,55 @@ def pipeline(service: Service, router, exempt) -> Callable:
 
 
 class PocketstackApp:
-    """Dispatches on the path prefix; sets ``root_path`` so links and routes are relative."""
+    """Dispatches on the path prefix; sets ``root_path`` so links and routes are relative.
 
-    def __init__(self):
-        self.mounts: list[tuple[str, Callable]] = []
+    Identity is mounted at once. The other services' REST packages are imported on first
+    use or by ``load_all()``, and requests to them wait until ``ready`` is set (the cloud
+    sets it once its background workers run), so `pocketstack up` can answer identity —
+    every client's first stop — while the rest of the cloud finishes starting.
+    """
+
+    EAGER = ("identity",)
+    READY_TIMEOUT = 120.0  # seconds a request waits for the cloud to finish starting
+
+    def __init__(self, ready: threading.Event | None = None):
+        self.ready = ready or threading.Event()
+        self._lock = threading.Lock()
+        self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
         for service in SERVICES:
-            rest = config.optional_module(service.name, "rest")
-            if rest is None:
-                continue
-            router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
-            exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
-            self.mounts.append((service.prefix, pipeline(service, router, exempt)))
+            if service.name in self.EAGER:
+                self._load(service)
         # "/" and unknown prefixes also go through the pipeline: request id, plain errors.
         self.root = pipeline(Service("root", "", faults.plain),
                              Router({"/": {"GET": self.index}}, lambda: 0),
                              lambda scope: False)
+
+    def _load(self, service: Service) -> Callable | None:
+        with self._lock:
+            if service.prefix not in self._apps:
+                rest = config.optional_module(service.name, "rest")
+                app = None
+                if rest is not None and getattr(rest, "ROUTES", None) is not None:
+                    router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
+                    exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
+                    app = pipeline(service, router, exempt)
+                self._apps[service.prefix] = app
+            return self._apps[service.prefix]
+
+    def load_all(self) -> None:
+        """Import every service's REST package now (start-up warm-up)."""
+        for service in SERVICES:
+            self._load(service)
+
+    @property
+    def mounts(self) -> list[tuple[str, Callable]]:
+        """(prefix, app) of every service that is loaded and provides a REST API."""
+        return [(p, app) for p, app in self._apps.items() if app is not None]
+
+    async def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.READY_TIMEOUT
+        while not self.ready.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -73,8 +110,17 @@ class PocketstackApp:
         if scope["type"] != "http":
             return
         path = scope["path"]
-        for prefix, app in self.mounts:
+        for service in SERVICES:
+            prefix = service.prefix
             if path == prefix or path.startswith(prefix + "/"):
+                if service.name not in self.EAGER and not self.ready.is_set():
+                    await self._wait_ready()  # bounded; a cloud that never gets ready exits
+                if prefix in self._apps:
+                    app = self._apps[prefix]
+                else:
+                    app = await asyncio.to_thread(self._load, service)
+                if app is None:
+                    break  # the service has no REST API (yet): a 404 from the root
                 rest = path[len(prefix):].rstrip("/") or "/"
                 scope = dict(scope, root_path=scope.get("root_path", "") + prefix,
                              path=prefix + rest)
@@ -84,6 +130,7 @@ class PocketstackApp:
     @public
     async def index(self, req):
         """What is mounted where (not an OpenStack API: a pointer for people)."""
+        await asyncio.to_thread(self.load_all)
         return json_response({"services": {p.strip("/"): p for p, _ in self.mounts}})
 
     async def _lifespan(self, receive, send):
@@ -96,6 +143,13 @@ class PocketstackApp:
                 return
 
 
-def build_app() -> PocketstackApp:
-    return PocketstackApp()
+def build_app(ready: threading.Event | None = None) -> PocketstackApp:
+    """The app; without ``ready``, every service is loaded and usable at once."""
+    if ready is None:
+        ready = threading.Event()
+        ready.set()
+        app = PocketstackApp(ready)
+        app.load_all()
+        return app
+    return PocketstackApp(ready)
 
