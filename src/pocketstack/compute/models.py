@@ -256,3 +256,27 @@ class Aggregate(Base):
     hosts: Mapped[list] = mapped_column(sa.JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None]
+
+
+class Migration(Base):
+    """A resize (nova's migration record): the source keeps its claim under this row's
+    uuid until the resize is confirmed (released) or reverted (handed back)."""
+    __tablename__ = "compute_migrations"
+    __table_args__ = (sa.Index("ix_compute_migrations_instance_status", "instance_uuid",
+                               "status"),)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), unique=True)
+    instance_uuid: Mapped[str] = mapped_column(sa.String(36))
+    migration_type: Mapped[str] = mapped_column(sa.String(16), default="resize")
+    status: Mapped[str] = mapped_column(sa.String(32))
+    source_compute: Mapped[str | None] = mapped_column(sa.String(255))
+    source_node: Mapped[str | None] = mapped_column(sa.String(255))
+    dest_compute: Mapped[str | None] = mapped_column(sa.String(255))
+    dest_node: Mapped[str | None] = mapped_column(sa.String(255))
+    old_flavor: Mapped[dict] = mapped_column(sa.JSON)
+    new_flavor: Mapped[dict] = mapped_column(sa.JSON)
+    old_vm_state: Mapped[str] = mapped_column(sa.String(32))
+    project_id: Mapped[str] = mapped_column(sa.String(255))
+    user_id: Mapped[str] = mapped_column(sa.String(255))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(default=utcnow)

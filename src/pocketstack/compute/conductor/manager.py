@@ -12,6 +12,7 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.models import ComputeNode, Instance
+from pocketstack.compute.conductor.resize import ResizeTaskMixin
 from pocketstack.compute.rpcapi import ComputeAPI
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.scheduler.rpcapi import SchedulerAPI
@@ -33,7 +34,7 @@ def _steps_from(rows) -> list[Step]:
     return out
 
 
-class ConductorManager:
+class ConductorManager(ResizeTaskMixin):
     def __init__(self):
         self.scheduler = SchedulerAPI()
         self.compute = ComputeAPI()

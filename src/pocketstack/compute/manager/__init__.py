@@ -11,9 +11,10 @@ from pocketstack.compute.manager.delete import DeleteMixin
 from pocketstack.compute.manager.events import EventRegistry
 from pocketstack.compute.manager.periodic import PeriodicMixin
 from pocketstack.compute.manager.power import PowerMixin
+from pocketstack.compute.manager.resize import ResizeMixin
 
 
-class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin):
+class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeMixin):
     def __init__(self, host: str, driver, data_dir: str):
         self.host = host
         self.driver = driver

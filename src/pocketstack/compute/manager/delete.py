@@ -29,6 +29,9 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
     with db.transaction() as s:
         if claims.release(inst.uuid, session=s):
             done.append("released claim")
+        from pocketstack.compute.resize import release_for_delete
+
+        done += release_for_delete(s, inst.uuid)
         row = s.get(Instance, inst.uuid)
         if row is not None and not row.deleted:
             now = utcnow()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import actions, instances
-from pocketstack.compute.rest import views
+from pocketstack.compute.rest import server_resize, views
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
                                              validate)
 
@@ -138,6 +138,7 @@ HANDLERS = {
     "lock": _lock, "unlock": _unlock, "os-resetState": _reset_state,
     "os-getConsoleOutput": _console, "rebuild": _rebuild, "createImage": _create_image,
 }
+HANDLERS.update(server_resize.HANDLERS)
 
 
 def server_action(req):

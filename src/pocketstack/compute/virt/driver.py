@@ -42,6 +42,27 @@ class ComputeDriver:
     def snapshot(self, instance: dict) -> bytes:
         raise NotImplementedError
 
+    # resize (the instance dicts carry the flavor the step works with)
+    def prep_resize(self, instance: dict) -> None:
+        """On the destination, before anything moves."""
+
+    def migrate_disk_and_power_off(self, instance: dict, new_flavor: dict) -> None:
+        """On the source: stop the guest and hand its disk over (kept until confirm)."""
+        raise NotImplementedError
+
+    def finish_migration(self, instance: dict, network_info: list, power_on: bool) -> None:
+        """On the destination: the guest with the new flavor."""
+        raise NotImplementedError
+
+    def confirm_migration(self, instance: dict) -> None:
+        """On the source: drop what migrate_disk_and_power_off kept."""
+        raise NotImplementedError
+
+    def finish_revert_migration(self, instance: dict, network_info: list,
+                                power_on: bool) -> None:
+        """On the source: bring the kept guest back."""
+        raise NotImplementedError
+
     def get_power_state(self, instance_uuid: str) -> int | None:
         """None when the guest does not exist on this host."""
         raise NotImplementedError

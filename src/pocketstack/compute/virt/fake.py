@@ -17,6 +17,9 @@ class FakeDriver(ComputeDriver):
     def __init__(self, host: str):
         self.host = host
         self.guests: dict[str, dict] = {}
+        # Guests that left this host for a resize, kept until confirm (dropped) or revert
+        # (restored): nova keeps the source disk the same way.
+        self.migrated: dict[str, dict] = {}
         self.lock = threading.Lock()
 
     def _op(self, operation: str, delay: float) -> None:
@@ -103,6 +106,48 @@ class FakeDriver(ComputeDriver):
     def snapshot(self, instance):
         self._op("snapshot", config.CONF.fake.power_delay)
         return f"fake snapshot of {instance['uuid']}\n".encode()
+
+    # --- resize ------------------------------------------------------------------------
+
+    def prep_resize(self, instance):
+        self._op("prep_resize", 0)
+
+    def migrate_disk_and_power_off(self, instance, new_flavor):
+        self._op("migrate_disk", config.CONF.fake.power_delay)
+        if new_flavor["root_gb"] < instance["flavor"]["root_gb"]:
+            # libvirt refuses to shrink a disk; nothing has moved yet
+            from pocketstack.common.exceptions import BadRequest
+
+            raise BadRequest("Unable to resize disk down.")
+        with self.lock:
+            guest = self.guests.pop(instance["uuid"], None)
+            if guest is not None:
+                self.migrated[instance["uuid"]] = guest
+                guest["power"] = states.SHUTDOWN
+                guest["console"].append(f"[{utcnow():%Y-%m-%d %H:%M:%S}] reboot: Power down "
+                                        f"(resize)")
+
+    def finish_migration(self, instance, network_info, power_on):
+        self._op("finish_migration", config.CONF.fake.spawn_delay)
+        with self.lock:
+            self.guests[instance["uuid"]] = {
+                "power": states.RUNNING if power_on else states.SHUTDOWN, "console": []}
+            self._log(instance["uuid"], f"Resized on {self.host} to "
+                                        f"{instance['flavor']['name']} "
+                                        f"({instance['flavor']['vcpus']} vCPU, "
+                                        f"{instance['flavor']['memory_mb']} MB)")
+
+    def confirm_migration(self, instance):
+        with self.lock:
+            self.migrated.pop(instance["uuid"], None)
+
+    def finish_revert_migration(self, instance, network_info, power_on):
+        self._op("finish_revert_migration", 0)
+        with self.lock:
+            guest = self.migrated.pop(instance["uuid"], None) or {"console": []}
+            guest["power"] = states.RUNNING if power_on else states.SHUTDOWN
+            self.guests[instance["uuid"]] = guest
+            self._log(instance["uuid"], f"Resize reverted on {self.host}")
 
     def get_power_state(self, instance_uuid):
         guest = self.guests.get(instance_uuid)
