@@ -266,7 +266,8 @@ def register_image(ctx, name: str, data: Iterable[bytes], *, disk_format: str = 
     """Create an image and upload ``data`` (an iterable of bytes chunks) into it.
 
     ``attributes`` are image attributes (visibility, min_disk, …) and string properties.
-    Returns the active image. On any failure the image is deleted again.
+    Returns the active image. On any failure the image is deleted again. Outside a started
+    cloud, call ``store.configure(data_dir)`` first.
     """
     from pocketstack.image import data as image_data
 

@@ -3,11 +3,10 @@ dir (unless configured elsewhere) and repair what a crash may have left behind."
 from __future__ import annotations
 
 import logging
-import os
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.image import store
 from pocketstack.image.models import Image
@@ -16,11 +15,7 @@ LOG = logging.getLogger(__name__)
 
 
 def start(cloud) -> list:
-    conf = config.CONF
-    if not conf.image.filesystem_store_datadir:
-        conf.set_default("filesystem_store_datadir", os.path.join(cloud.data_dir, "images"),
-                         group="image")
-    os.makedirs(store.datadir(), mode=0o700, exist_ok=True)
+    store.configure(cloud.data_dir)
     recover()
     return []
 

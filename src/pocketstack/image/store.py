@@ -27,10 +27,22 @@ _hash_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4,
                                                    thread_name_prefix="image-hash")
 
 
+def configure(data_dir: str) -> str:
+    """Default the store to ``<data_dir>/images`` (unless configured) and create it."""
+    conf = config.CONF
+    if not conf.image.filesystem_store_datadir:
+        conf.set_default("filesystem_store_datadir", os.path.join(data_dir, "images"),
+                         group="image")
+    os.makedirs(conf.image.filesystem_store_datadir, mode=0o700, exist_ok=True)
+    return conf.image.filesystem_store_datadir
+
+
 def datadir() -> str:
     path = config.CONF.image.filesystem_store_datadir
     if not path:
-        raise exceptions.ServiceUnavailable("The image store is not configured.")
+        raise exceptions.ServiceUnavailable(
+            "The image store is not configured: set [image] filesystem_store_datadir, or "
+            "call pocketstack.image.store.configure(data_dir) before using the image API.")
     return path
 
 
