@@ -2,20 +2,24 @@
 file update, from C concurrent clients. Targets: median under 15 ms, at least 150 ports/s
 with 4 clients.
 
-    .venv/bin/python bench/network_bench.py [--clients 4] [--ports 400] [--profile]
+    .venv/bin/python bench/network_bench.py [--clients 4] [--ports 400] [--url URL --token T]
 
-Starts a cloud in-process on a temporary data dir (SQLite), creates one network with a
-/20 subnet (DHCP enabled), then each client creates ports over HTTP with its own
-keep-alive connection. Bounded in count (--ports) and time (60 s).
+By default it runs `pocketstack up` on a temporary data dir (SQLite) in a child process,
+so the clients do not share the server's interpreter, creates one network with a /20
+subnet (DHCP enabled), then each client creates ports over HTTP with its own keep-alive
+connection. Bounded in count (--ports) and time (60 s). The server's CPU time per port is
+read from /proc.
 """
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import cProfile
 import os
-import pstats
+import signal
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -23,37 +27,88 @@ import time
 import httpx
 
 TIME_BUDGET = 60.0
+EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cloud(data_dir: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(os.path.join(os.path.dirname(data_dir), "up.log"), "wb")
+    proc = subprocess.Popen([EXE, "up", "--data-dir", data_dir, "--port", str(port),
+                             "--admin-password", "bench"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/identity/v3", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("pocketstack up did not start; see " + log.name)
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def token_for(url: str) -> tuple[str, str]:
+    auth = httpx.post(url + "/identity/v3/auth/tokens", json={"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": "admin", "domain": {"id": "default"}, "password": "bench"}}},
+        "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}})
+    auth.raise_for_status()
+    return auth.headers["X-Subject-Token"], auth.json()["token"]["project"]["id"]
+
+
+def wait_for_lines(path: str, wanted: int, timeout: float = 10) -> int:
+    deadline, lines = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline:
+        try:
+            with open(path) as f:
+                lines = len(f.read().splitlines())
+        except FileNotFoundError:
+            lines = 0
+        if lines >= wanted:
+            break
+        time.sleep(0.05)
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--ports", type=int, default=400)
-    parser.add_argument("--profile", action="store_true", help="cProfile the server side")
     args = parser.parse_args()
 
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-netbench-")
-    cloud = Cloud(data_dir, admin_password="bench",
-                  overrides={"identity.password_hash_rounds": 4}).start(port=0)
+    tmp = tempfile.mkdtemp(prefix="pocketstack-netbench-")
+    data_dir = os.path.join(tmp, "data")
+    proc, url = start_cloud(data_dir)
+    print(f"server pid {proc.pid}", flush=True)
     try:
-        auth = httpx.post(cloud.auth_url + "/v3/auth/tokens", json={"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": "admin", "domain": {"id": "default"}, "password": "bench"}}},
-            "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}})
-        token = auth.headers["X-Subject-Token"]
-        base = cloud.url + "/network/v2.0"
+        token, project = token_for(url)
+        base = url + "/network/v2.0"
         headers = {"X-Auth-Token": token}
         with httpx.Client(headers=headers, timeout=30) as setup:
             network = setup.post(base + "/networks", json={"network": {"name": "bench"}})
+            network.raise_for_status()
             net_id = network.json()["network"]["id"]
             setup.post(base + "/subnets", json={"subnet": {
-                "network_id": net_id, "ip_version": 4, "cidr": "10.50.0.0/20"}}).raise_for_status()
-            setup.put(base + f"/quotas/{auth.json()['token']['project']['id']}",
+                "network_id": net_id, "ip_version": 4,
+                "cidr": "10.50.0.0/20"}}).raise_for_status()
+            setup.put(base + f"/quotas/{project}",
                       json={"quota": {"port": -1}}).raise_for_status()
-            # warm up (first-use paths, default security group)
-            for _ in range(5):
+            for _ in range(5):  # warm up: first-use paths, the default security group
                 setup.post(base + "/ports", json={"port": {"network_id": net_id}})
 
         latencies: list[float] = []
@@ -74,33 +129,31 @@ def main() -> None:
             with lock:
                 latencies.extend(mine)
 
-        profiler = cProfile.Profile() if args.profile else None
-        if profiler:
-            threading.setprofile(lambda *a: None)
-            profiler.enable()
+        cpu_before = cpu_seconds(proc.pid)
         start = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
             list(pool.map(client, range(args.clients)))
         elapsed = time.perf_counter() - start
-        if profiler:
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+        server_cpu = cpu_seconds(proc.pid) - cpu_before
 
-        from pocketstack.network import dhcp
-
-        dhcp.wait()  # the files are written in the background
         host = os.path.join(data_dir, "network", "dhcp", net_id, "host")
-        with open(host) as f:
-            lines = len(f.read().splitlines())
+        lines = wait_for_lines(host, len(latencies) + 6)
         latencies.sort()
         print(f"port create, {args.clients} clients, {len(latencies)} ports "
-              f"(DHCP host file: {lines} lines)")
+              f"(DHCP host file: {lines} lines, expected {len(latencies) + 6})")
         print(f"  median {statistics.median(latencies):.1f} ms   "
               f"p95 {latencies[int(len(latencies) * 0.95) - 1]:.1f} ms   "
               f"throughput {len(latencies) / elapsed:.0f} ports/s   "
+              f"server CPU {server_cpu / len(latencies) * 1000:.1f} ms/port   "
               f"[targets: median < 15 ms, >= 150 ports/s]")
+        print(f"  load average during the run: {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} CPUs")
     finally:
-        cloud.stop()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 if __name__ == "__main__":

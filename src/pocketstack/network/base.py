@@ -109,10 +109,11 @@ def core(s, statement, params=None):
     return s.connection().execute(statement, params)
 
 
-def insert_new(s, objects: list) -> None:
-    """INSERT new ORM objects with one Core statement per table and attach them to the
-    session as persistent, skipping the unit of work (the hot path of a port create on
-    SQLite). Attributes left unset get their column's Python default."""
+def insert_new(s, objects: list, attach: bool = True) -> None:
+    """INSERT new ORM objects with one Core statement per table, skipping the unit of work
+    (the hot path of a port create on SQLite), then attach them to the session as
+    persistent (or, ``attach=False``, leave them as read-only values). Attributes left
+    unset get their column's Python default."""
     by_table: dict = {}
     for obj in objects:
         table = obj.__table__
@@ -127,6 +128,8 @@ def insert_new(s, objects: list) -> None:
         by_table.setdefault(table, []).append(row)
     for table, rows in by_table.items():
         core(s, table.insert(), rows)
+    if not attach:
+        return
     for obj in objects:
         orm.make_transient_to_detached(obj)
         s.add(obj)

@@ -17,7 +17,6 @@ one.
 from __future__ import annotations
 
 import fcntl
-import ipaddress
 import logging
 import os
 import shutil
@@ -47,11 +46,13 @@ def network_dir(network_id: str) -> str:
 
 # --- names ----------------------------------------------------------------------------
 
-def host_name(ip_address: str, dns_name: str = "") -> tuple[str, str]:
+def host_name(ip_address: str, dns_name: str = "",
+              domain: str | None = None) -> tuple[str, str]:
     """(hostname, fqdn without the final dot). neutron uses the port's dns_name only when
     a real DNS domain is configured; with the default 'openstacklocal' every address is
     host-<ip with dashes>."""
-    domain = (config.CONF.network.dns_domain or "").rstrip(".")
+    if domain is None:
+        domain = (config.CONF.network.dns_domain or "").rstrip(".")
     if dns_name and domain and domain != "openstacklocal":
         if dns_name.endswith("."):  # a full name already
             return dns_name.split(".")[0], dns_name.rstrip(".")
@@ -70,8 +71,9 @@ def dns_assignment(ip_address: str, dns_name: str = "") -> dict:
 # --- file contents ------------------------------------------------------------------
 
 def _sort_key(row) -> tuple:
-    ip = ipaddress.ip_address(row.ip_address)
-    return (ip.version, int(ip), row.mac_address)
+    from pocketstack.network.ipam import to_int
+
+    return (":" in row.ip_address, to_int(row.ip_address), row.mac_address)
 
 
 def render(subnets: list, allocations: list, now: float | None = None) -> dict[str, str]:
@@ -83,6 +85,7 @@ def render(subnets: list, allocations: list, now: float | None = None) -> dict[s
     by_id = {s.id: s for s in subnets}
     dhcp_subnets = {s.id for s in subnets if s.enable_dhcp}
     conf = config.CONF.network
+    domain = (conf.dns_domain or "").rstrip(".")
     if now is None:
         now = time.time()
     expiry = 0 if conf.dhcp_lease_duration == -1 else int(now) + conf.dhcp_lease_duration
@@ -91,7 +94,7 @@ def render(subnets: list, allocations: list, now: float | None = None) -> dict[s
         subnet = by_id.get(row.subnet_id)
         if subnet is None:
             continue
-        hostname, fqdn = host_name(row.ip_address, row.dns_name)
+        hostname, fqdn = host_name(row.ip_address, row.dns_name, domain)
         addn_hosts.append(f"{row.ip_address}\t{fqdn} {hostname}\n")
         no_dhcp = subnet.ip_version == 6 and _auto_address(subnet)
         if no_dhcp or row.subnet_id not in dhcp_subnets:
@@ -236,6 +239,7 @@ class Writer:
                     return
                 batch, self.pending = self.pending, set()
                 upto = self.marked
+            started = time.monotonic()
             for network_id in sorted(batch):
                 try:
                     write(network_id)
@@ -245,9 +249,11 @@ class Writer:
                 self.done = max(self.done, upto)
                 self.cond.notify_all()
                 # A rewrite costs O(ports on the network): let changes gather for a moment
-                # so a burst of port creates costs a few rewrites, not one each.
+                # so a burst of port creates costs a few rewrites, not one each; on big
+                # networks at least twice the rewrite's own time (at most a third of a CPU).
                 if not self.stopping:
-                    self.cond.wait(config.CONF.network.dhcp_batch_interval)
+                    took = time.monotonic() - started
+                    self.cond.wait(max(config.CONF.network.dhcp_batch_interval, 2 * took))
 
     def wait(self, timeout: float = 10.0) -> bool:
         """Block until every network marked before this call has been rewritten."""

@@ -387,7 +387,8 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     bindings = [PortSecurityGroup(port_id=port.id, security_group_id=g)
                 for g in dict.fromkeys(group_ids)]
     if deferred:
-        base.insert_new(s, [port, *allocations, *bindings])
+        # Callers outside pocketstack only read the new port: it need not join the session.
+        base.insert_new(s, [port, *allocations, *bindings], attach=trusted)
     else:
         s.add_all(bindings)
     # A new port's collections are known: set them without reading them back.
