@@ -62,7 +62,8 @@ class UpProcess:
         return self
 
     def start(self, timeout: float = 60) -> "UpProcess":
-        """Spawn and wait until /identity/v3 answers 200."""
+        """Spawn and wait until every service is ready: /identity/v3 answers 200 and the
+        summary (printed once the other services have warmed up) is out."""
         self.spawn()
         deadline = time.monotonic() + timeout
         with httpx.Client(timeout=2) as client:
@@ -71,7 +72,8 @@ class UpProcess:
                     raise AssertionError(f"pocketstack up exited {self.proc.returncode}:\n"
                                          + self.output())
                 try:
-                    if client.get(self.auth_url + "/v3").status_code == 200:
+                    if (client.get(self.auth_url + "/v3").status_code == 200
+                            and "pocketstack is up at" in self.output()):
                         return self
                 except httpx.HTTPError:
                     pass

@@ -264,3 +264,28 @@ def test_access_log_is_one_line_per_request_and_secrets_never_reach_the_log(tmp_
                for line in lines), "\n".join(lines)
     assert any(f'"POST /identity/v3/users/{user["id"]}/password HTTP/1.1" status: 204' in line
                for line in lines)
+
+
+def test_broken_policy_yaml_stops_the_cloud_with_the_reason(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "policy.yaml").write_text('"admin_required": [unclosed\n')
+    proc = run_up(str(data), "--port", str(free_port()))
+    assert proc.returncode == 1
+    assert "could not start" in proc.stderr
+    assert "pocketstack is up" not in proc.stdout
+    # The data dir is released: a fixed policy.yaml starts.
+    (data / "policy.yaml").write_text('"admin_required": "role:admin"\n')
+    cloud = UpProcess(str(data)).start()
+    assert cloud.stop() == 0
+
+
+def test_other_services_answer_once_started(first_up):
+    """Identity answers first; requests to the rest wait for the warm-up, never fail."""
+    token = _token(first_up)
+    r = httpx.get(first_up.url + "/", timeout=30)
+    assert r.status_code == 200
+    for prefix in r.json()["services"].values():
+        r = httpx.get(first_up.url + prefix + "/", headers={"X-Auth-Token": token},
+                      timeout=30)
+        assert r.status_code < 500, (prefix, r.status_code, r.text)
