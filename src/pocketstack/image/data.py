@@ -28,8 +28,8 @@ from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)
 
-# Bytes handed to a worker thread at a time: large enough that thread hand-offs cost
-# nothing, small enough that memory stays flat (at most ~3 buffers per upload).
+# Bytes handed to the writer at a time: large enough that thread hand-offs cost nothing,
+# small enough that memory stays flat (Writer.DEPTH + 1 buffers per upload at most).
 BUFFER_SIZE = 4 << 20
 IMPORT_METHODS = ("glance-direct",)
 
@@ -41,17 +41,25 @@ def _busy_status(staging: bool) -> str:
 def begin(ctx, image_id: str, *, staging: bool = False) -> store.Writer:
     """Claim a queued image for an upload and open its temp file."""
     target = _busy_status(staging)
-    with db.transaction() as s:
-        image = access.load(s, ctx, image_id, lock=True)
-        access.authorize(ctx, "upload_image", image,
-                         message=f"Not allowed to upload image data for image {image_id}")
-        if image.status != "queued":
-            raise exceptions.Conflict(
-                f"Image status transition from {image.status} to {target} is not allowed")
-        if not staging:
-            _require_formats(image, "saving data")
-        writer = store.Writer(image_id, image.disk_format)
-        image.status, image.updated_at = target, utcnow()
+    writer = None
+    try:
+        with db.transaction() as s:
+            image = access.load(s, ctx, image_id, lock=True)
+            access.authorize(ctx, "upload_image", image,
+                             message=f"Not allowed to upload image data for image {image_id}")
+            if image.status != "queued":
+                raise exceptions.Conflict(
+                    f"Image status transition from {image.status} to {target} is not allowed")
+            if not staging:
+                _require_formats(image, "saving data")
+            # The temp file exists before the status says an upload is running (recovery
+            # relies on that).
+            writer = store.Writer(image_id, image.disk_format)
+            image.status, image.updated_at = target, utcnow()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
     return writer
 
 
@@ -106,10 +114,9 @@ def abort(image_id: str, writer: store.Writer, *, staging: bool = False) -> None
 
 async def upload_stream(ctx, image_id: str, chunks: AsyncIterator[bytes], *,
                         staging: bool = False) -> None:
-    """Stream an upload from the event loop: the loop receives the next buffer while a
-    worker thread hashes and writes the previous one."""
+    """Stream an upload from the event loop: the loop gathers the next buffer while the
+    writer's threads hash and write the previous ones."""
     writer = await run_in_threadpool(begin, ctx, image_id, staging=staging)
-    pending: asyncio.Future | None = None
     try:
         parts, buffered, received = [], 0, 0
         async for chunk in chunks:
@@ -118,21 +125,15 @@ async def upload_stream(ctx, image_id: str, chunks: AsyncIterator[bytes], *,
             parts.append(chunk)
             buffered += len(chunk)
             if buffered >= BUFFER_SIZE:
-                if pending is not None:
-                    await pending
-                data, parts, buffered = b"".join(parts), [], 0
-                pending = asyncio.ensure_future(run_in_threadpool(writer.write, data))
-        if pending is not None:
-            await pending
-            pending = None
+                while writer.full:
+                    for future in writer.oldest():
+                        await asyncio.wrap_future(future)
+                writer.submit(b"".join(parts))
+                parts, buffered = [], 0
         if parts:
-            await run_in_threadpool(writer.write, b"".join(parts))
+            writer.submit(b"".join(parts))
         await run_in_threadpool(finish, image_id, writer, staging=staging)
     except BaseException:
-        if pending is not None:
-            # Never close the file under a write still running in a thread.
-            with contextlib.suppress(BaseException):
-                await asyncio.wait([pending])
         # Not cancellable: the clean-up finishes even if this request is cancelled.
         await run_in_threadpool(abort, image_id, writer, staging=staging)
         raise

@@ -3,12 +3,12 @@
 Data is written to ``<datadir>/tmp/`` while it arrives and renamed into place only when
 complete, so a reader never sees a partial image and an abandoned upload leaves nothing
 behind but a temp file that ``abort()`` (or the next start) removes. md5 (glance's
-``checksum``) and sha512 (``os_hash_value``) are computed on the fly; the two digests run
-in parallel threads (hashlib releases the GIL), which roughly doubles upload throughput on
-a machine with two cores.
+``checksum``) and sha512 (``os_hash_value``) are computed on the fly, in parallel with the
+write (see ``Writer``).
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -23,8 +23,6 @@ from pocketstack.common import config, exceptions
 LOG = logging.getLogger(__name__)
 
 HASH_ALGO = "sha512"
-_hash_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4,
-                                                   thread_name_prefix="image-hash")
 
 
 def configure(data_dir: str) -> str:
@@ -102,9 +100,13 @@ class SizeCapExceeded(exceptions.PayloadTooLarge):
 class Writer:
     """Streams one upload into a temp file; ``commit`` renames it into place.
 
-    Use ``write`` from a worker thread (it blocks on disk and hashing); the event loop
-    only hands it buffers. Not thread-safe: one buffer at a time.
+    Each buffer handed to ``submit`` goes to three single-thread pipelines — md5, sha512,
+    file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be in
+    flight, so one stalled stream (a descheduled thread, a slow disk) does not stop the
+    others. hashlib and file writes release the GIL, so this uses every core there is.
     """
+
+    DEPTH = 3
 
     def __init__(self, image_id: str, disk_format: str | None = None,
                  cap: int | None = None):
@@ -117,6 +119,10 @@ class Writer:
         self._sha = hashlib.sha512()
         self.tmp_path = os.path.join(_subdir("tmp"), f"{image_id}.{_owner()}.{uuid.uuid4().hex}")
         self._file = open(self.tmp_path, "xb", buffering=0)
+        self._streams = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name)
+                         for name in ("image-md5", "image-sha512", "image-write")]
+        self._inflight: collections.deque[tuple[concurrent.futures.Future, ...]] = \
+            collections.deque()
 
     def check_total(self, total: int) -> None:
         """413 once ``total`` bytes would pass the image size cap."""
@@ -124,19 +130,49 @@ class Writer:
             raise SizeCapExceeded(
                 f"The incoming image is too large: the image size cap is {self.cap} bytes.")
 
-    def write(self, data: bytes) -> None:
+    def submit(self, data: bytes) -> None:
+        """Queue ``data`` for hashing and writing (does not block; see ``full``)."""
         self.check_total(self.size + len(data))
+        self.size += len(data)
         if len(self.header) < 512:
             self.header += data[:512 - len(self.header)]
-        md5 = _hash_pool.submit(self._md5.update, data)
-        self._sha.update(data)
+        md5, sha, disk = self._streams
+        self._inflight.append((md5.submit(self._md5.update, data),
+                               sha.submit(self._sha.update, data),
+                               disk.submit(self._write_all, data)))
+
+    @property
+    def full(self) -> bool:
+        return len(self._inflight) >= self.DEPTH
+
+    def oldest(self) -> tuple[concurrent.futures.Future, ...]:
+        """The futures of the oldest buffer in flight, no longer tracked: wait for them."""
+        return self._inflight.popleft()
+
+    def write(self, data: bytes) -> None:
+        """Blocking ``submit`` (for callers on a worker thread)."""
+        while self.full:
+            for future in self.oldest():
+                future.result()
+        self.submit(data)
+
+    def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[self._file.write(view):]
-        md5.result()
-        self.size += len(data)
+
+    def _drain(self) -> None:
+        while self._inflight:
+            for future in self.oldest():
+                future.result()
+
+    def _stop_streams(self) -> None:
+        for stream in self._streams:
+            stream.shutdown(wait=True, cancel_futures=True)
 
     def _finish(self) -> Written:
+        self._drain()
+        self._stop_streams()
         if config.CONF.image.filesystem_store_fsync:
             os.fsync(self._file.fileno())
         self._file.close()
@@ -152,6 +188,8 @@ class Writer:
 
     def abort(self) -> None:
         try:
+            self._stop_streams()  # drops queued buffers, waits for the running ones
+            self._inflight.clear()
             self._file.close()
         finally:
             try:
