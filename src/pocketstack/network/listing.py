@@ -63,10 +63,14 @@ def _convert(column, name: str, value: str):
                              "converted to boolean.")
     if kind is int:
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             raise HTTPBadRequest(f"Invalid input for {name}. Reason: '{value}' is not an "
                                  "integer.") from None
+        if not -2 ** 63 <= number < 2 ** 63:  # what a database integer holds
+            raise HTTPBadRequest(f"Invalid input for {name}. Reason: '{value}' is out of "
+                                 "range.")
+        return number
     return value
 
 
@@ -143,7 +147,7 @@ def select_page(session, coll: Collection, params: Params, visible, options=()) 
         if limit < 0:
             raise HTTPBadRequest(f"Limit must be an integer 0 or greater and not "
                                  f"'{limit_text}'")
-        limit = limit or None
+        limit = min(limit, 2 ** 31) or None  # databases refuse bigger LIMITs
     reverse = (_single(params, "page_reverse") or "").lower() == "true"
     sorts = _sorts(coll, params)
     if reverse:

@@ -104,7 +104,7 @@ def update_quota(ctx, project_id: str, body: dict) -> dict:
     unknown = sorted(k for k in wanted if k not in RESOURCES)
     if unknown:
         raise exc.QuotaResourceUnknown(unknown)
-    wanted = {k: v.integer(-1)(val, k) for k, val in wanted.items()}
+    wanted = {k: v.integer(-1, 2 ** 31 - 1)(val, k) for k, val in wanted.items()}
     with db.transaction() as s:
         if check_limit and not force:
             unders = [k for k, limit in wanted.items()
