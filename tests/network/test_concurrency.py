@@ -82,7 +82,7 @@ def _host_lines(data_dir: str, network_id: str, wanted: int) -> list[str]:
 def _network(conn):
     network = conn.network.create_network(name=unique("busy"))
     subnet = conn.network.create_subnet(network_id=network.id, ip_version=4,
-                                        cidr="10.20.0.0/24")
+                                        cidr="10.20.0.0/24")  # a /24: 253 free addresses
     return network, subnet
 
 
@@ -96,7 +96,7 @@ def test_concurrent_ports_on_sqlite(cloud, member):
     assert len(_host_lines(cloud.data_dir, network.id, 1)) == 1  # only the DHCP port left
 
 
-@pytest.fixture(params=sorted(SERVERS))
+@pytest.fixture(scope="module", params=sorted(SERVERS))
 def server_cloud(request):
     port, admin_url, url, create, drop = SERVERS[request.param]
     try:
@@ -127,4 +127,33 @@ def test_concurrent_ports_on_database_servers(server_cloud):
     network, subnet = _network(conn)
     ports = _hammer(server_cloud.sdk, network.id)
     _check(conn, server_cloud.data_dir, network.id, subnet.id, ports)
+    assert "Traceback" not in server_cloud.output()
+
+
+def _first_use_race(conn_factory) -> None:
+    """Eight clients create the first ports of a new project at once: one `default`
+    security group comes out, and every port uses it."""
+    conn = conn_factory()
+    network = conn.network.create_network(name=unique("shared-busy"), is_shared=True)
+    conn.network.create_subnet(network_id=network.id, ip_version=4, cidr="10.30.0.0/24")
+    project = uuid.uuid4().hex
+
+    def client(_):
+        c = conn_factory()
+        return [c.network.create_port(network_id=network.id, project_id=project)
+                for _ in range(3)]
+
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        ports = [p for batch in pool.map(client, range(CLIENTS)) for p in batch]
+    groups = list(conn.network.security_groups(project_id=project))
+    assert [g.name for g in groups] == ["default"]
+    assert {tuple(p.security_group_ids) for p in ports} == {(groups[0].id,)}
+
+
+def test_default_group_first_use_race_on_sqlite(cloud):
+    _first_use_race(cloud.sdk)
+
+
+def test_default_group_first_use_race_on_database_servers(server_cloud):
+    _first_use_race(server_cloud.sdk)
     assert "Traceback" not in server_cloud.output()
