@@ -1,9 +1,9 @@
-"""terminate_instance on the host, external events, interface attach/detach."""
+"""terminate_instance on the host (interfaces and external events: interfaces.py)."""
 from __future__ import annotations
 
 import logging
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.manager import network
@@ -54,40 +54,3 @@ class DeleteMixin:
         except Exception as error:  # noqa: BLE001 - the guest is gone for the user anyway
             step.fail(error)
         finish_delete(ctx, inst, self.host, steps=[step])
-
-    def external_instance_event(self, ctx, events: list[dict]):
-        for event in events:
-            self.events.deliver(event["server_uuid"], event["name"], event.get("tag") or "",
-                                event.get("status", "completed"))
-
-    def attach_interface(self, ctx, instance_uuid: str, request: dict) -> dict:
-        inst = instances.get(ctx, instance_uuid)
-        vifs: list = []
-        from types import SimpleNamespace
-
-        shim = SimpleNamespace(uuid=inst.uuid, availability_zone=inst.availability_zone,
-                               requested_networks=[request], request_spec=inst.request_spec)
-        try:
-            network.allocate(ctx, shim, self.host, vifs)
-        except exceptions.PocketstackError:
-            network.deallocate(ctx, inst.uuid, vifs, [request.get("port_id")] if
-                               request.get("port_id") else [])
-            raise
-        vifs = network.refresh(ctx, vifs)
-        with db.transaction() as s:
-            row = s.get(Instance, instance_uuid)
-            row.network_info = list(row.network_info or []) + vifs
-            if request.get("port_id"):
-                row.requested_networks = list(row.requested_networks or []) + [request] \
-                    if isinstance(row.requested_networks, list) else [request]
-        return vifs[0]
-
-    def detach_interface(self, ctx, instance_uuid: str, port_id: str) -> None:
-        inst = instances.get(ctx, instance_uuid)
-        vif = next((v for v in inst.network_info or [] if v["port_id"] == port_id), None)
-        if vif is None:
-            raise exceptions.NotFound(f"Port {port_id} is not attached")
-        network.deallocate(ctx, "-", [vif], [] if vif.get("created") else [port_id])
-        with db.transaction() as s:
-            row = s.get(Instance, instance_uuid)
-            row.network_info = [v for v in row.network_info or [] if v["port_id"] != port_id]

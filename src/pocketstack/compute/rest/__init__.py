@@ -1,7 +1,8 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
 from pocketstack.compute.rest import (availability_zones, external_events, flavors,
-                                      hypervisors, instance_actions, keypairs, quota_sets,
+                                      hypervisors, instance_actions, interfaces, keypairs,
+                                      quota_sets,
                                       server_actions, server_meta, services, servers, versions)
 
 V = "/v2.1"
@@ -50,6 +51,10 @@ ROUTES = {
                                                 "DELETE": server_meta.delete_tag},
     f"{V}/servers/{{server_id}}/ips": {"GET": server_meta.list_ips},
     f"{V}/servers/{{server_id}}/ips/{{network}}": {"GET": server_meta.show_ips},
+    f"{V}/servers/{{server_id}}/os-interface": {"GET": interfaces.list_interfaces,
+                                                "POST": interfaces.attach_interface},
+    f"{V}/servers/{{server_id}}/os-interface/{{port_id}}": {
+        "GET": interfaces.show_interface, "DELETE": interfaces.detach_interface},
     # quotas, limits, zones, services, hypervisors
     f"{V}/limits": {"GET": quota_sets.limits},
     f"{V}/os-quota-sets/{{project_id}}": {"GET": quota_sets.show, "PUT": quota_sets.update,

@@ -42,6 +42,13 @@ class ComputeDriver:
     def snapshot(self, instance: dict) -> bytes:
         raise NotImplementedError
 
+    def attach_interface(self, instance: dict, vif: dict) -> None:
+        """Hot-plug a port (the vif as compute/manager/network.py records it)."""
+        raise NotImplementedError
+
+    def detach_interface(self, instance: dict, vif: dict) -> None:
+        raise NotImplementedError
+
     # resize (the instance dicts carry the flavor the step works with)
     def prep_resize(self, instance: dict) -> None:
         """On the destination, before anything moves."""

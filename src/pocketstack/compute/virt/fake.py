@@ -107,6 +107,19 @@ class FakeDriver(ComputeDriver):
         self._op("snapshot", config.CONF.fake.power_delay)
         return f"fake snapshot of {instance['uuid']}\n".encode()
 
+    # --- interfaces ----------------------------------------------------------------------
+
+    def attach_interface(self, instance, vif):
+        self._op("attach_interface", 0)
+        ips = ", ".join(ip["ip_address"] for ip in vif.get("fixed_ips", []))
+        with self.lock:
+            self._log(instance["uuid"], f"hot-plugged {vif.get('mac_address')} {ips}")
+
+    def detach_interface(self, instance, vif):
+        self._op("detach_interface", 0)
+        with self.lock:
+            self._log(instance["uuid"], f"unplugged {vif.get('mac_address') or vif['port_id']}")
+
     # --- resize ------------------------------------------------------------------------
 
     def prep_resize(self, instance):

@@ -1,0 +1,173 @@
+"""Interfaces on the host: attach (create or bind a port, wait for network-vif-plugged,
+hot-plug), detach (unplug, delete the port we created or unbind the user's), and the
+network service's events — network-vif-plugged wakes a waiting build or attach,
+network-vif-deleted (someone deleted an attached port) drops it from the server,
+network-changed refreshes the server's addresses."""
+from __future__ import annotations
+
+import logging
+import threading
+from types import SimpleNamespace
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, exceptions
+from pocketstack.compute import instances, trace
+from pocketstack.compute.manager import network
+from pocketstack.compute.models import Instance
+from pocketstack.compute.trace import Step
+
+LOG = logging.getLogger(__name__)
+
+
+class InterfaceAttachFailed(exceptions.PocketstackError):
+    code = 500
+
+
+def _describe(error) -> str:
+    return getattr(error, "message", None) or str(error) or type(error).__name__
+
+
+class InterfaceMixin:
+    _iface_locks: dict | None = None
+    _iface_guard = threading.Lock()
+
+    def _iface_lock(self, uuid: str) -> threading.Lock:
+        """One attach/detach at a time per server (as nova's instance lock); the event
+        registry also holds one waiter per server."""
+        with self._iface_guard:
+            if self._iface_locks is None:
+                self._iface_locks = {}
+            return self._iface_locks.setdefault(uuid, threading.Lock())
+
+    def attach_interface(self, ctx, instance_uuid: str, request: dict) -> dict:
+        with self._iface_lock(instance_uuid):
+            return self._attach(ctx, instance_uuid, request)
+
+    def _attach(self, ctx, instance_uuid, request):
+        inst = instances.load(instance_uuid)
+        if inst is None or inst.deleted:
+            raise instances.not_found(instance_uuid)
+        shim = SimpleNamespace(uuid=inst.uuid, availability_zone=inst.availability_zone,
+                               requested_networks=[request], request_spec=inst.request_spec,
+                               project_id=inst.project_id)
+        step = Step(ctx, instance_uuid, "compute_attach_interface", "compute", self.host)
+        vifs: list = []
+        waiter = self.events.prepare(instance_uuid)
+        try:
+            network.allocate(ctx, shim, self.host, vifs)
+            timeout = config.CONF.compute.vif_plugging_timeout
+            if timeout > 0:
+                missing = waiter.wait({v["port_id"] for v in vifs}, timeout)
+                if missing and config.CONF.compute.vif_plugging_is_fatal:
+                    raise InterfaceAttachFailed(
+                        f"network-vif-plugged not received for {', '.join(sorted(missing))} "
+                        f"within {timeout:g}s")
+            vifs[:] = network.refresh(ctx, vifs)
+            self.driver.attach_interface({"uuid": instance_uuid}, vifs[0])
+            with db.transaction() as s:
+                row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
+                               .with_for_update())
+                if row is None or row.deleted:
+                    raise instances.not_found(instance_uuid)
+                row.network_info = list(row.network_info or []) + vifs
+                if request.get("port_id"):
+                    current = row.requested_networks if isinstance(
+                        row.requested_networks, list) else []
+                    row.requested_networks = current + [request]
+                trace.store(s, [step.done(detail=f"{vifs[0]['port_id']} on "
+                                                 f"{vifs[0]['network_name']}")])
+                trace.finish_action(s, ctx.request_id, instance_uuid)
+        except Exception as error:  # noqa: BLE001 - undo, then tell the caller
+            LOG.info("Attaching an interface to %s failed: %s", instance_uuid, error)
+            undone = network.deallocate(ctx, "-", vifs, [request["port_id"]]
+                                        if request.get("port_id") else [])
+            step.fail(f"{_describe(error)}; undone: {'; '.join(undone) or 'nothing'}")
+            with db.transaction() as s:
+                trace.store(s, [step])
+                trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+            if isinstance(error, exceptions.PocketstackError) and error.code < 500:
+                raise
+            raise InterfaceAttachFailed(f"Failed to attach network adapter device to "
+                                        f"{instance_uuid}: {_describe(error)}") from None
+        finally:
+            waiter.close()
+        return vifs[0]
+
+    def detach_interface(self, ctx, instance_uuid: str, port_id: str) -> None:
+        with self._iface_lock(instance_uuid):
+            inst = instances.load(instance_uuid)
+            if inst is None or inst.deleted:
+                return
+            vif = next((v for v in inst.network_info or [] if v["port_id"] == port_id), None)
+            step = Step(ctx, instance_uuid, "compute_detach_interface", "compute", self.host)
+            if vif is None:
+                trace.record(step.done(detail=f"{port_id} was already detached"))
+                return
+            try:
+                self.driver.detach_interface({"uuid": instance_uuid}, vif)
+            except Exception as error:  # noqa: BLE001 - the port stays attached
+                with db.transaction() as s:
+                    trace.store(s, [step.fail(error)])
+                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                return
+            done = network.deallocate(ctx, "-", [vif], [] if vif.get("created") else [port_id])
+            self._forget_port(instance_uuid, port_id, [step.done(detail="; ".join(done))],
+                              ctx.request_id)
+
+    def _forget_port(self, instance_uuid: str, port_id: str, steps, request_id=None) -> bool:
+        with db.transaction() as s:
+            row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
+                           .with_for_update())
+            if row is None or row.deleted:
+                return False
+            had = any(v["port_id"] == port_id for v in row.network_info or [])
+            row.network_info = [v for v in row.network_info or [] if v["port_id"] != port_id]
+            if isinstance(row.requested_networks, list):
+                row.requested_networks = [r for r in row.requested_networks
+                                          if r.get("port_id") != port_id]
+            trace.store(s, steps)
+            if request_id:
+                trace.finish_action(s, request_id, instance_uuid)
+            return had
+
+    def external_instance_event(self, ctx, events: list[dict]):
+        for event in events:
+            uuid, name = event["server_uuid"], event["name"]
+            tag, status = event.get("tag") or "", event.get("status", "completed")
+            self.events.deliver(uuid, name, tag, status)
+            try:
+                if name == "network-vif-deleted" and tag:
+                    self._vif_deleted(ctx, uuid, tag)
+                elif name == "network-changed":
+                    self._network_changed(ctx, uuid)
+            except Exception:  # noqa: BLE001 - an event must never break the host
+                LOG.exception("Handling %s for %s failed", name, uuid)
+
+    def _vif_deleted(self, ctx, uuid: str, port_id: str) -> None:
+        """A port of the server was deleted in the network service: unplug and forget it
+        (nova's _process_instance_vif_deleted_event)."""
+        with self._iface_lock(uuid):
+            inst = instances.load(uuid)
+            if inst is None or inst.deleted or not any(
+                    v["port_id"] == port_id for v in inst.network_info or []):
+                return
+            try:
+                self.driver.detach_interface({"uuid": uuid}, {"port_id": port_id})
+            except Exception:  # noqa: BLE001 - the port is gone either way
+                pass
+            step = Step(ctx, uuid, "compute_network_vif_deleted", "compute", self.host,
+                        f"{port_id} was deleted in the network service")
+            self._forget_port(uuid, port_id, [step.done()])
+
+    def _network_changed(self, ctx, uuid: str) -> None:
+        inst = instances.load(uuid)
+        if inst is None or inst.deleted or not inst.network_info:
+            return
+        fresh = network.refresh(ctx, list(inst.network_info))
+        with db.transaction() as s:
+            row = s.scalar(sa.select(Instance).where(Instance.uuid == uuid).with_for_update())
+            if row is None or row.deleted:
+                return
+            by_id = {v["port_id"]: v for v in fresh}
+            row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
