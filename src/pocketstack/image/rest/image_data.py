@@ -2,13 +2,15 @@
 
 Uploads are read straight from the ASGI ``receive`` channel so the handler sees a client
 that goes away (and an upload that stalls for [image] upload_idle_timeout) and can put
-the image back to queued. Downloads stream the file from a worker thread, one chunk
-ahead of the socket, and honour a single ``Range``.
+the image back to queued. Downloads stream the file with positional reads on worker
+threads, a few chunks ahead of the socket, and honour a single ``Range``.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import os
 import re
 from typing import AsyncIterator
 
@@ -21,6 +23,7 @@ from pocketstack.image.patch import media_type
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
+READ_AHEAD = 3  # chunks read ahead of the socket, so a slow reader or sender evens out
 
 
 class ClientGone(exceptions.BadRequest):
@@ -144,28 +147,34 @@ class ImageDataResponse(Response):
 
     async def _send_body(self, receive, send):
         gone = asyncio.ensure_future(_disconnected(receive))
-        remaining = self.length
-        self.file.seek(self.offset)
-        reading = asyncio.ensure_future(run_in_threadpool(self.file.read,
-                                                          min(READ_SIZE, remaining)))
+        fd, end = self.file.fileno(), self.offset + self.length
+        spans = ((min(READ_SIZE, end - at), at) for at in range(self.offset, end, READ_SIZE))
+        reads: collections.deque[asyncio.Future] = collections.deque()
+
+        def read_next() -> None:
+            span = next(spans, None)  # (length, offset)
+            if span is not None:  # positional reads: several may run at once
+                reads.append(asyncio.ensure_future(run_in_threadpool(os.pread, fd, *span)))
+
         try:
-            while remaining > 0:
-                chunk = await reading
+            for _ in range(READ_AHEAD):
+                read_next()
+            sent = 0
+            while reads:
+                chunk = await reads.popleft()
                 if not chunk:
                     raise exceptions.PocketstackError("The image data ended unexpectedly.")
-                remaining -= len(chunk)
-                if remaining > 0:  # read the next chunk while this one goes out
-                    reading = asyncio.ensure_future(
-                        run_in_threadpool(self.file.read, min(READ_SIZE, remaining)))
+                read_next()
+                sent += len(chunk)
                 if gone.done():
                     return
                 await send({"type": "http.response.body", "body": chunk,
-                            "more_body": remaining > 0})
+                            "more_body": sent < self.length})
         finally:
             gone.cancel()
-            if not reading.done():
+            if reads:
                 with contextlib.suppress(BaseException):
-                    await asyncio.wait([reading])
+                    await asyncio.wait(reads)
 
 
 async def _disconnected(receive) -> None:
