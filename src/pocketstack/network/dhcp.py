@@ -250,10 +250,10 @@ class Writer:
                 self.cond.notify_all()
                 # A rewrite costs O(ports on the network): let changes gather for a moment
                 # so a burst of port creates costs a few rewrites, not one each; on big
-                # networks at least twice the rewrite's own time (at most a third of a CPU).
+                # networks at least four times the rewrite's own time (a fifth of a CPU).
                 if not self.stopping:
                     took = time.monotonic() - started
-                    self.cond.wait(max(config.CONF.network.dhcp_batch_interval, 2 * took))
+                    self.cond.wait(max(config.CONF.network.dhcp_batch_interval, 4 * took))
 
     def wait(self, timeout: float = 10.0) -> bool:
         """Block until every network marked before this call has been rewritten."""

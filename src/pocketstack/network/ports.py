@@ -331,6 +331,10 @@ def create_ports(ctx, items) -> list[dict]:
     return out
 
 
+_PROJECT_FACTS = sa.select(quotas.LIMIT_AND_USAGE["port"].subquery(),
+                           security_groups.DEFAULT_GROUP.scalar_subquery())
+
+
 def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = False) -> Port:
     """Create a port inside the caller's transaction. ``trusted`` skips attribute
     policies (ports pocketstack creates itself: DHCP, router, floating IP)."""
@@ -343,7 +347,7 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = F
 
 
 def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -> Port:
-    network = networks.get_summary(s, ctx, values["network_id"])
+    network, subnets = networks.get_with_subnets(s, ctx, values["network_id"])
     # Ports pocketstack makes for routers and floating IPs may belong to no project ('').
     project_id = values["project_id"] if trusted and "project_id" in values \
         else base.owner_project(ctx, values)
@@ -351,7 +355,11 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     if not trusted:
         base.authorize(ctx, "create_port", target)
         _authorize_attributes(ctx, "create_port", values, target, network)
-        quotas.check(s, ctx, project_id, "port")
+    # The project's port limit and usage and its default group, in one round trip.
+    limit, used, default_group = base.core(s, _PROJECT_FACTS, {
+        "project_id": project_id, "resource": "port"}).one()
+    if not trusted:
+        quotas.enforce("port", limit, used)
     device_owner = values.get("device_owner", "")
     port_security = values.get("port_security_enabled", network.port_security_enabled)
     port = Port(id=base.new_id(), project_id=project_id, network_id=network.id,
@@ -364,7 +372,6 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                 port_security_enabled=port_security, dns_name=values.get("dns_name", ""))
     base.init_standard(port)
     _binding_state(port)
-    subnets = ipam.subnets_of(s, network.id)
     if "fixed_ips" in values:
         plan = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
     else:
@@ -382,7 +389,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                     project_id)
     if group_ids is None:
         trusted_owner = device_owner.startswith("network:")
-        group_ids = ([security_groups.ensure_default(s, project_id)]
+        group_ids = ([default_group or security_groups.ensure_default(s, project_id)]
                      if port_security and has_ip and not trusted_owner else [])
     bindings = [PortSecurityGroup(port_id=port.id, security_group_id=g)
                 for g in dict.fromkeys(group_ids)]

@@ -21,7 +21,7 @@ RESOURCES = tuple(MODELS)
 
 
 # One round trip per check: the project's limit (if set) and its usage.
-_LIMIT_AND_USAGE = {
+LIMIT_AND_USAGE = {
     name: sa.select(
         sa.select(Quota.hard_limit).where(Quota.project_id == sa.bindparam("project_id"),
                                           Quota.resource == sa.bindparam("resource"))
@@ -52,8 +52,13 @@ def usage(s, project_id: str, resource: str) -> int:
 
 def check(s, ctx, project_id: str, resource: str, delta: int = 1) -> None:
     """Raise OverQuota if ``delta`` more ``resource`` would exceed the project's limit."""
-    limit, used = base.core(s, _LIMIT_AND_USAGE[resource],
+    limit, used = base.core(s, LIMIT_AND_USAGE[resource],
                             {"project_id": project_id, "resource": resource}).one()
+    enforce(resource, limit, used, delta)
+
+
+def enforce(resource: str, limit: int | None, used: int, delta: int = 1) -> None:
+    """OverQuota unless ``delta`` more fit; ``limit`` None means the default."""
     if limit is None:
         limit = defaults()[resource]
     if 0 <= limit < used + delta:

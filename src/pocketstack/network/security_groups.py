@@ -284,13 +284,13 @@ def _egress_rules() -> list[dict]:
     return [canonical_rule({"direction": "egress", "ethertype": e}) for e in ("IPv4", "IPv6")]
 
 
-_DEFAULT_GROUP = sa.select(DefaultSecurityGroup.security_group_id).where(
+DEFAULT_GROUP = sa.select(DefaultSecurityGroup.security_group_id).where(
     DefaultSecurityGroup.project_id == sa.bindparam("project_id"))
 
 
 def ensure_default(s, project_id: str) -> str:
     """The id of the project's `default` group, created (race-free) if missing."""
-    found = base.core(s, _DEFAULT_GROUP, {"project_id": project_id}).first()
+    found = base.core(s, DEFAULT_GROUP, {"project_id": project_id}).first()
     if found:
         return found[0]
     query = sa.select(DefaultSecurityGroup.security_group_id).where(
