@@ -117,6 +117,7 @@ class Cloud:
         config.check()
         if self.roles is not None:
             require_message_bus(self.config_file)
+        rpc.preload()  # on this (main) thread: see rpc.preload
         if bind and self._socket is None:
             self.bind()
         conf = config.CONF
@@ -364,6 +365,7 @@ class Agent:
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
         require_message_bus(self.config_file)
+        rpc.preload()  # on this (main) thread: see rpc.preload
         conf = config.CONF
         if conf.fernet_tokens.key_repository is None:
             conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),

@@ -202,6 +202,16 @@ def _oslo():
     return oslo_messaging
 
 
+def preload(transport_url: str | None = None) -> None:
+    """Import the transport's library now. Processes call this on their main thread while
+    starting: oslo.messaging imports eventlet, whose hub module copies the threading module
+    (``eventlet.patcher.original``); done on any other thread (a request handler's, on the
+    first RPC), that copy replaces the thread's exit sentinel, so at exit the interpreter
+    waits forever for a thread that is long gone and the process never ends."""
+    if not is_inproc(transport_url or config.CONF.transport_url):
+        _oslo()
+
+
 def _get_oslo_transport(transport_url: str):
     with _oslo_lock:
         if transport_url not in _oslo_transports:
@@ -353,7 +363,7 @@ class _OsloServer:
 
 # --- public interface -------------------------------------------------------------------
 
-def _is_inproc(transport_url: str) -> bool:
+def is_inproc(transport_url: str) -> bool:
     return transport_url.startswith("inproc")
 
 
@@ -367,7 +377,7 @@ class RPCClient:
                  transport_url: str | None = None):
         self.topic, self.server, self.timeout = topic, server, timeout
         self.transport_url = transport_url or config.CONF.transport_url
-        if _is_inproc(self.transport_url):
+        if is_inproc(self.transport_url):
             self._impl = _InProcClient(topic, server, timeout)
         else:
             self._impl = _OsloClient(topic, server, timeout, self.transport_url)
@@ -388,7 +398,7 @@ def get_server(topic: str, endpoints: list, server: str | None = None, workers: 
     """An RPC server for ``topic`` (and ``server`` for per-host topics); call start(), and
     stop() then wait() to shut it down."""
     transport_url = transport_url or config.CONF.transport_url
-    if _is_inproc(transport_url):
+    if is_inproc(transport_url):
         return _InProcServer(topic, server, endpoints, workers)
     return _OsloServer(topic, server, endpoints, workers, transport_url)
 

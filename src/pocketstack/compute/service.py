@@ -1,8 +1,9 @@
-"""Background services of compute, started by the all-in-one (cloud.py) or by
-`pocketstack service conductor|scheduler|compute`: the conductor, the scheduler and the
-simulated compute hosts ([fake] hosts = 4: cmp-1 … cmp-4, each a real RPC server on
-compute.<host> with its own heartbeat and periodic tasks). Also bootstraps DevStack's
-flavors, idempotently."""
+"""Background services of compute: the conductor, the scheduler and compute agents (each a
+real RPC server on compute.<host> with its own heartbeat and periodic tasks). The
+all-in-one (cloud.py) runs all of them, compute as the simulated hosts ([fake] hosts = 4:
+cmp-1 … cmp-4); `pocketstack service conductor|scheduler|compute --host NAME` runs one
+per process (cli/service.py). ``start_roles`` is the one place that says what each role
+starts. Also bootstraps DevStack's flavors, idempotently."""
 from __future__ import annotations
 
 import logging
@@ -138,13 +139,43 @@ def fake_hosts() -> list[str]:
     return [f"{conf.host_prefix}{i}" for i in range(1, conf.hosts + 1)]
 
 
-def start(cloud) -> list:
-    """All-in-one: conductor, scheduler and the simulated compute hosts."""
-    bootstrap_flavors()
-    services = [start_scheduler(cloud), start_conductor(cloud)]
-    for host in fake_hosts():
-        services.append(start_compute(host, cloud.data_dir))
+# The RPC roles a process can run. `pocketstack up` runs all of them (compute as the
+# [fake] hosts); `pocketstack service api` none unless given --with; `pocketstack service
+# conductor|scheduler|compute` exactly one.
+ROLES = ("conductor", "scheduler", "compute")
+
+
+def start_roles(roles, data_dir: str, hosts=()) -> list:
+    """Start ``roles`` in this process — the one place that says what each role runs.
+    ``hosts`` are the compute agents to run when ``compute`` is among the roles."""
+    unknown = set(roles) - set(ROLES)
+    if unknown:
+        raise ValueError(f"Unknown role(s) {', '.join(sorted(unknown))}; one of "
+                         f"{', '.join(ROLES)}.")
+    services: list = []
+    try:
+        if "scheduler" in roles:
+            services.append(start_scheduler())
+        if "conductor" in roles:
+            services.append(start_conductor())
+        if "compute" in roles:
+            for host in hosts:
+                services.append(start_compute(host, data_dir))
+    except BaseException:
+        for service in reversed(services):
+            service.stop()
+        raise
     return services
+
+
+def start(cloud) -> list:
+    """The cloud process (`up`, `service api`): DevStack's flavors, then the roles the
+    cloud was asked to run in-process (``cloud.roles``; all of them for `up`)."""
+    bootstrap_flavors()
+    roles = getattr(cloud, "roles", None)
+    if roles is None:
+        roles = ROLES
+    return start_roles(roles, cloud.data_dir, fake_hosts())
 
 
 def admin_context() -> RequestContext:
