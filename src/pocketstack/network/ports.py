@@ -9,13 +9,13 @@ network-vif-plugged / -unplugged / -deleted.
 from __future__ import annotations
 
 import random
-import uuid
 
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
-from pocketstack.network import base, dhcp, ipam, listing, networks, quotas, security_groups
+from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, quotas,
+                                 security_groups)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -156,7 +156,7 @@ def random_mac() -> str:
     return ":".join(octets)
 
 
-def _binding_state(port: Port) -> None:
+def binding_state(port: Port) -> None:
     """Status and VIF from the binding: bound to a host and up means ACTIVE."""
     if port.host_id:
         port.vif_type = config.CONF.network.vif_type
@@ -187,88 +187,6 @@ def _authorize_attributes(ctx, action: str, values: dict, target: dict,
 
 def _target(project_id: str, network: Network) -> dict:
     return {"project_id": project_id, "network:project_id": network.project_id}
-
-
-# --- fixed IPs ----------------------------------------------------------------------
-
-def _resolve_fixed_ips(s, network: Network, subnets: list, requested: list[dict],
-                       device_owner: str) -> list[tuple]:
-    """[(subnet, ip or None)] for the requested fixed_ips, with neutron's checks."""
-    by_id = {subnet.id: subnet for subnet in subnets}
-    if len(requested) > config.CONF.network.max_fixed_ips_per_port:
-        raise exc.InvalidInput("Exceeded maximum amount of fixed ips per port.")
-    out = []
-    for item in requested:
-        subnet_id, address = item.get("subnet_id"), item.get("ip_address")
-        if subnet_id:
-            subnet = by_id.get(subnet_id)
-            if subnet is None:
-                from pocketstack.network.models import Subnet
-                if s.get(Subnet, subnet_id) is None:
-                    raise exc.SubnetNotFound(subnet_id)
-                raise exc.InvalidInput(f"Failed to create port on network {network.id}, "
-                                       f"because fixed_ips included invalid subnet "
-                                       f"{subnet_id}")
-            if address and not ipam.valid_for_subnet(subnet, address, device_owner):
-                raise exc.InvalidIpForSubnet(address)
-        else:
-            subnet = next((x for x in subnets
-                           if ipam.valid_for_subnet(x, address, device_owner)), None)
-            if subnet is None:
-                raise exc.InvalidIpForNetwork(address)
-        if address and ipam.is_auto_address(subnet) and device_owner not in ipam.ROUTER_OWNERS:
-            raise exc.InvalidInput(f"IPv6 address {address} cannot be directly assigned to a "
-                                   f"port on subnet {subnet.id} as the subnet is configured "
-                                   "for automatic addresses")
-        out.append((subnet, address))
-    addresses = [a for _, a in out if a]
-    if len(set(addresses)) != len(addresses):
-        duplicate = next(a for a in addresses if addresses.count(a) > 1)
-        raise exc.IpAddressAlreadyAllocated(duplicate, next(
-            sub.id for sub, a in out if a == duplicate))
-    return out
-
-
-def _default_fixed_ips(subnets: list, device_owner: str) -> list[tuple]:
-    """No fixed_ips asked for: one IPv4 address, one stateful IPv6 address, and the
-    EUI-64 address of every SLAAC subnet (routers take theirs explicitly)."""
-    out = []
-    v4 = [x for x in subnets if x.ip_version == 4]
-    v6_stateful = [x for x in subnets if x.ip_version == 6 and not ipam.is_auto_address(x)]
-    if v4:
-        out.append(("any", v4))
-    if v6_stateful:
-        out.append(("any", v6_stateful))
-    if device_owner not in ipam.ROUTER_OWNERS:
-        out += [(x, None) for x in subnets if ipam.is_auto_address(x)]
-    return out
-
-
-def _allocate(s, port: Port, plan: list[tuple], start: int = 0,
-              attach: bool = True) -> list[IPAllocation]:
-    rows, position = [], start
-    for subnet, address in plan:
-        pending = {r.ip_address for r in rows}
-        if subnet == "any":  # the first of these subnets with a free address
-            for candidate in address:
-                row = ipam.allocate_any(s, port, candidate, position, pending, attach)
-                if row is not None:
-                    break
-            else:
-                raise exc.IpAddressGenerationFailure(port.network_id)
-        elif address:
-            row = ipam.allocate_specific(s, port, subnet, address, position, attach)
-        elif ipam.is_auto_address(subnet):
-            row = ipam.allocate_specific(s, port, subnet,
-                                         ipam.eui64(subnet.cidr, port.mac_address), position,
-                                         attach)
-        else:
-            row = ipam.allocate_any(s, port, subnet, position, pending, attach)
-            if row is None:
-                raise exc.IpAddressGenerationFailure(port.network_id)
-        rows.append(row)
-        position += 1
-    return rows
 
 
 # --- security groups and address pairs --------------------------------------------
@@ -371,18 +289,18 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                 vnic_type=values.get("binding:vnic_type", "normal"),
                 port_security_enabled=port_security, dns_name=values.get("dns_name", ""))
     base.init_standard(port)
-    _binding_state(port)
+    binding_state(port)
     if "fixed_ips" in values:
-        plan = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
+        plan = fixed_ips.resolve(s, network, subnets, values["fixed_ips"], device_owner)
     else:
-        plan = _default_fixed_ips(subnets, device_owner)
+        plan = fixed_ips.defaults(subnets, device_owner)
     # SQLite: rows are inserted together at the end (writes are serialized, so what was
     # read as free stays free); other engines claim each row in a savepoint as they go.
     deferred = base.writes_serialized(s)
-    _insert_with_mac(s, port, values.get("mac_address"), attach=not deferred)
+    insert_with_mac(s, port, values.get("mac_address"), attach=not deferred)
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
                                                   port.mac_address)
-    allocations = _allocate(s, port, plan, attach=not deferred)
+    allocations = fixed_ips.allocate(s, port, plan, attach=not deferred)
     has_ip = bool(plan)
     group_ids = values.get("security_groups")
     _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, has_ip,
@@ -414,7 +332,7 @@ _MAC_USER = sa.select(Port.id).where(Port.network_id == sa.bindparam("network_id
                                      Port.mac_address == sa.bindparam("mac"))
 
 
-def _insert_with_mac(s, port: Port, requested: str | None, attach: bool = True) -> None:
+def insert_with_mac(s, port: Port, requested: str | None, attach: bool = True) -> None:
     """Give the port a MAC unique on its network (asked for, or random) and insert it
     (``attach=False``, SQLite only: the caller inserts it)."""
     for _ in range(1 if requested else 16):
@@ -462,30 +380,6 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 
 # --- update --------------------------------------------------------------------------
 
-def _changed_fixed_ips(port: Port, requested: list[tuple]) -> tuple[list, list]:
-    """neutron's rule: keep what is asked again (same address, or same subnet without an
-    address), add the rest, remove what is no longer asked for."""
-    original = list(port.fixed_ips)
-    keep, add = [], []
-    by_address = {a.ip_address: a for a in original}
-    for subnet, address in requested:
-        if address and address in by_address:
-            keep.append(by_address.pop(address))
-        elif address:
-            add.append((subnet, address))
-    remaining = list(by_address.values())
-    for subnet, address in requested:
-        if address:
-            continue
-        match = next((a for a in remaining if a.subnet_id == subnet.id), None)
-        if match is not None:
-            remaining.remove(match)
-            keep.append(match)
-        else:
-            add.append((subnet, None))
-    return add, remaining
-
-
 def update_port(ctx, port_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
@@ -532,13 +426,13 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     device_owner = values.get("device_owner", port.device_owner)
     if "fixed_ips" in values:
         subnets = ipam.subnets_of(s, network.id)
-        requested = _resolve_fixed_ips(s, network, subnets, values["fixed_ips"], device_owner)
-        add, remove = _changed_fixed_ips(port, requested)
+        requested = fixed_ips.resolve(s, network, subnets, values["fixed_ips"], device_owner)
+        add, remove = fixed_ips.changed(port, requested)
         for alloc in remove:
             s.delete(alloc)
         s.flush()
         start = max([a.position for a in port.fixed_ips if a not in remove] + [-1]) + 1
-        _allocate(s, port, add, start)
+        fixed_ips.allocate(s, port, add, start)
         dhcp_relevant = True
     for key, attr in (("name", "name"), ("description", "description"),
                       ("admin_state_up", "admin_state_up"), ("device_id", "device_id"),
@@ -564,7 +458,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
                     port.allowed_address_pairs, bool(port.fixed_ips), port.project_id)
     if group_ids is not None:
         _set_security_groups(s, port, group_ids)
-    _binding_state(port)
+    binding_state(port)
     base.touch(port)
     s.flush()
     if dhcp_relevant or old_mac != port.mac_address:
@@ -610,60 +504,3 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
     effects.dhcp(port.network_id)
     if _is_compute(port):
         effects.event("network-vif-deleted", port.device_id, port.id)
-
-
-# --- network-owned ports ---------------------------------------------------------------
-
-def add_auto_addresses(s, network: Network, subnet) -> None:
-    """A new SLAAC subnet: every port (but routers') gets its EUI-64 address."""
-    for port in s.scalars(sa.select(Port).where(Port.network_id == network.id).options(
-            orm.selectinload(Port.fixed_ips))):
-        if port.device_owner in ipam.ROUTER_OWNERS:
-            continue
-        position = max([a.position for a in port.fixed_ips] + [-1]) + 1
-        ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
-                               position)
-
-
-def dhcp_device_id(network_id: str) -> str:
-    host = config.CONF.host
-    return f"dhcp{uuid.uuid5(uuid.NAMESPACE_DNS, host)}-{network_id}"
-
-
-def sync_dhcp_port(s, network: Network, effects: base.AfterCommit) -> None:
-    """One DHCP port per network, with an address on each DHCP-enabled subnet (neutron's
-    DHCP agent does this); removed when no subnet wants DHCP any more."""
-    subnets = [x for x in ipam.subnets_of(s, network.id) if x.enable_dhcp]
-    port = s.scalar(sa.select(Port).where(Port.network_id == network.id,
-                                          Port.device_owner == DHCP_OWNER).limit(1))
-    if not subnets:
-        if port is not None:
-            delete_in(s, port, effects)
-        return
-    if port is None:
-        port = Port(id=base.new_id(), project_id=network.project_id, network_id=network.id,
-                    device_owner=DHCP_OWNER, device_id=dhcp_device_id(network.id),
-                    host_id=config.CONF.host, port_security_enabled=False,
-                    admin_state_up=True, name="", description="", dns_name="")
-        base.init_standard(port)
-        _binding_state(port)
-        _insert_with_mac(s, port, None)
-        s.flush()
-    s.refresh(port, ["fixed_ips"])
-    wanted = {x.id: x for x in subnets}
-    for alloc in list(port.fixed_ips):
-        if alloc.subnet_id not in wanted:
-            s.delete(alloc)
-    have = {a.subnet_id for a in port.fixed_ips if a.subnet_id in wanted}
-    position = max([a.position for a in port.fixed_ips] + [-1]) + 1
-    for subnet in subnets:
-        if subnet.id in have:
-            continue
-        if ipam.is_auto_address(subnet):
-            ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
-                                   position)
-        elif ipam.allocate_any(s, port, subnet, position) is None:
-            continue  # a full subnet simply gets no DHCP address, as with neutron's agent
-        position += 1
-    s.flush()
-    effects.dhcp(network.id)

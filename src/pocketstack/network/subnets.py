@@ -11,7 +11,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import base, ipam, listing, networks, ports, quotas
+from pocketstack.network import base, dhcp_port, fixed_ips, ipam, listing, networks, quotas
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet, Tag
@@ -260,8 +260,8 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
         base.set_tags(s, row.id, values["tags"])
     base.touch(network)
     if ipam.is_auto_address(row):
-        ports.add_auto_addresses(s, network, row)
-    ports.sync_dhcp_port(s, network, effects)
+        fixed_ips.add_auto_addresses(s, network, row)
+    dhcp_port.sync(s, network, effects)
     effects.dhcp(network.id)
     return row
 
@@ -316,7 +316,7 @@ def update_subnet(ctx, subnet_id: str, body: dict) -> dict:
                 setattr(subnet, key, values[key])
         base.touch(subnet)
         s.flush()
-        ports.sync_dhcp_port(s, network, effects)
+        dhcp_port.sync(s, network, effects)
         effects.dhcp(network.id)
         out = view(subnet, base.tags_of(s, subnet.id))
     effects.run()
@@ -344,7 +344,7 @@ def delete_subnet(ctx, subnet_id: str) -> None:
         s.flush()
         s.expire(network, ["subnets"])
         base.touch(network)
-        ports.sync_dhcp_port(s, network, effects)
+        dhcp_port.sync(s, network, effects)
         effects.dhcp(network.id)
     effects.run()
 
