@@ -236,3 +236,28 @@ def test_request_id_is_minted_by_the_server(call, service):
     mine = f"req-{uuid.uuid4()}"
     r = call("GET", "/widgets/abc", headers={"x-openstack-request-id": mine})
     assert _assert_request_id(r) != mine
+
+
+def test_a_client_that_disconnects_before_its_body_is_not_an_error(service, cloud, caplog):
+    """A client that gives up (a timeout while the cloud warms up, Ctrl-C) gets no answer
+    and leaves no ERROR with a traceback in the log: nothing went wrong on our side."""
+    import anyio
+
+    router = routing.Router(_routes(), lambda: config.CONF.max_request_body_size)
+    app = wsgi_app.pipeline(service, router, lambda scope: False)
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": service.prefix + "/widgets/abc",
+             "root_path": service.prefix, "headers": [], "query_string": b"",
+             "http_version": "1.1", "scheme": "http", "server": ("test", 80),
+             "client": ("127.0.0.1", 1)}
+    with caplog.at_level(logging.INFO, logger="pocketstack"):
+        anyio.run(app, scope, receive, send)
+    assert sent == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

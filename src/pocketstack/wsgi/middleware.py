@@ -23,6 +23,8 @@ import re
 import time
 from typing import Callable
 
+from starlette.requests import ClientDisconnect
+
 from pocketstack.common import config, exceptions
 from pocketstack.common.context import new_request_id
 from pocketstack.wsgi.routing import AUTH_ERROR_KEY, CONTEXT_KEY, REQUEST_ID_KEY
@@ -80,6 +82,9 @@ class FaultWrapper:
                             scope.get(REQUEST_ID_KEY), error)
                 return
             await self.send_fault(scope, send, error)
+        except ClientDisconnect:  # the client gave up (timeout, Ctrl-C): nobody to answer
+            LOG.info("%s %s %s: the client disconnected before sending its request",
+                     scope.get(REQUEST_ID_KEY), scope.get("method"), scope.get("path"))
         except Exception:  # noqa: BLE001 - the whole point: no traceback to the client
             LOG.exception("%s %s %s: unexpected error", scope.get(REQUEST_ID_KEY),
                           scope.get("method"), scope.get("path"))
