@@ -188,3 +188,14 @@ def test_subnet_update(member_conn, member_raw, network):
     status, fault = member_raw.error("PUT", f"/subnets/{subnet.id}",
                                      {"subnet": {"cidr": "10.9.0.0/24"}})
     assert status == 400 and "read-only" in fault["message"]
+
+
+def test_ipv6_needs_an_mtu_of_1280(member_conn, member_raw):
+    small = member_conn.network.create_network(name=unique("small-mtu"), mtu=1200)
+    status, fault = member_raw.error("POST", "/subnets", {"subnet": {
+        "network_id": small.id, "ip_version": 6, "cidr": "fd00:12::/64"}})
+    assert status == 400 and "1280" in fault["message"]
+    big = member_conn.network.create_network(name=unique("v6"))
+    member_conn.network.create_subnet(network_id=big.id, ip_version=6, cidr="fd00:13::/64")
+    status, fault = member_raw.error("PUT", f"/networks/{big.id}", {"network": {"mtu": 1200}})
+    assert (status, fault["type"]) == (409, "NetworkMTUSubnetConflict")

@@ -182,6 +182,12 @@ class SegmentationIdInUse(InUse):
                          f"{segmentation_id}{where} is in use.")
 
 
+class NetworkMTUSubnetConflict(base.Conflict):
+    def __init__(self, net_id: str, subnet_id: str):
+        super().__init__(f"MTU of {net_id} is not compatible with subnet {subnet_id}: IPv6 "
+                         "needs at least 1280.")
+
+
 class SecurityGroupInUse(InUse):
     def __init__(self, id: str, reason: str = "in use"):
         super().__init__(f"Security Group {id} {reason}.")

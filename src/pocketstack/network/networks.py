@@ -277,6 +277,11 @@ def update_network(ctx, network_id: str, body: dict) -> dict:
                 raise exc.InUse(f"External network {network.id} cannot be updated to be made "
                                 "non-external, since it has existing gateway ports or "
                                 "floating IPs.")
+        if "mtu" in values and values["mtu"] < 1280:
+            v6 = s.scalar(sa.select(Subnet.id).where(Subnet.network_id == network.id,
+                                                     Subnet.ip_version == 6).limit(1))
+            if v6:
+                raise exc.NetworkMTUSubnetConflict(network.id, v6)
         if "mtu" in values and values["mtu"] > _max_mtu(network.network_type):
             raise exc.InvalidInput(f"Requested MTU is too big, maximum is "
                                    f"{_max_mtu(network.network_type)}")

@@ -17,6 +17,7 @@ from pocketstack.network import validate as v
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet, Tag
 
 IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
+IPV6_MIN_MTU = 1280
 
 
 def _unsupported(default):
@@ -239,6 +240,9 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
         subnet["gateway_ip"] = str(first) if first in ipaddress.ip_network(cidr) else None
     _validate(s, subnet)
     _check_overlap(s, network.id, cidr)
+    if version == 6 and network.mtu < IPV6_MIN_MTU:
+        raise exc.InvalidInput(f"IPv6 subnet can not be created on network {network.id} "
+                               f"with MTU {network.mtu}, less than {IPV6_MIN_MTU}")
     if "allocation_pools" in values and values["allocation_pools"]:
         pools = ipam.validate_pools(values["allocation_pools"], cidr, subnet["gateway_ip"])
     else:
