@@ -16,6 +16,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy
+from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
 from pocketstack.compute.clients.image import ImageClient
 from pocketstack.compute.clients.network import NetworkClient
@@ -25,6 +26,7 @@ from pocketstack.compute.models import (Aggregate, Instance, InstanceTag, Server
 from pocketstack.compute.trace import Step
 
 _conductor = None
+_INSERT_INSTANCE = sa.insert(Instance.__table__)
 
 
 def conductor() -> ConductorAPI:
@@ -187,8 +189,8 @@ def _group(ctx, hints: dict) -> dict | None:
             "members": members, "limit": limit}
 
 
-def _metadata_and_files(ctx, metadata: dict, personality: list) -> None:
-    lim = quotas.limits(ctx.project_id)
+def _metadata_and_files(ctx, metadata: dict, personality: list, lim: dict | None = None):
+    lim = lim if lim is not None else quotas.limits(ctx.project_id)
     if 0 <= lim["metadata_items"] < len(metadata):
         raise quotas.QuotaExceeded(f"Quota exceeded for metadata_items: Requested "
                                    f"{len(metadata)}, but the limit is "
@@ -232,16 +234,21 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     from pocketstack.compute.rest.keypairs import find as find_keypair
 
     check = Step(ctx, "", "api_validate", "api", config.CONF.host)
-    try:
-        flavor = get_flavor(ctx, p["flavor_ref"])
-    except exceptions.NotFound:
-        raise _bad(f"Flavor {p['flavor_ref']} could not be found.") from None
+    # The create's own rows in one read: flavor, quota limits and usage (the usage is
+    # checked below, in nova's order, and again once the rows are written).
+    with db.reader() as s:
+        try:
+            flavor = get_flavor(ctx, p["flavor_ref"], session=s)
+        except exceptions.NotFound:
+            raise _bad(f"Flavor {p['flavor_ref']} could not be found.") from None
+        lim = quotas.limits(ctx.project_id, session=s)
+        used = quotas.usage(ctx.project_id, session=s)
     if flavor["disabled"]:
         raise _bad(f"Flavor {p['flavor_ref']} is disabled.")
     min_count, max_count = p["min_count"], p["max_count"]
     if min_count > max_count:
         raise _bad("min_count must be <= max_count")
-    _metadata_and_files(ctx, p["metadata"], p["personality"])
+    _metadata_and_files(ctx, p["metadata"], p["personality"], lim)
     bdms = _bdms(p["block_device_mapping"], p["image_ref"])
     image = {}
     if p["image_ref"]:
@@ -260,7 +267,8 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     networks = _networks(ctx, p["networks"], max_count)
     sg_names = p["security_groups"] or ["default"]
     sg_ids = _security_groups(ctx, sg_names) if networks else []
-    count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count)
+    count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
+                                   lim=lim, used=used)
     check.done(detail=f"flavor {flavor['name']}, image {image.get('name') or '-'}, "
                       f"{len(networks)} network(s), quota ok for {count}")
 
@@ -281,6 +289,7 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             "num_instances": count}
     az = zone or config.CONF.compute.default_availability_zone
     deadline = instances.build_deadline(config.CONF.compute.build_timeout)
+    now = utcnow()
     rows = []
     for index in range(count):
         name = p["name"] if count == 1 else f"{p['name']}-{index + 1}"
@@ -297,30 +306,45 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             auto_disk_config=p["disk_config"] == "AUTO", metadata_=dict(p["metadata"]),
             system_metadata={}, security_groups=sg_names if networks else [],
             requested_networks=networks, request_spec=spec, attempt=1,
-            build_deadline=deadline, root_device_name="/dev/vda"))
+            build_deadline=deadline, root_device_name="/dev/vda", created_at=now,
+            updated_at=now))
+    # SQLite serializes writers (common/db.py), so the recheck inside the write transaction
+    # is exact and a failed one writes nothing; other engines recheck after the commit and
+    # delete what they wrote, as nova does.
+    serialized = db.engine().dialect.name == "sqlite"
     with db.transaction() as s:
-        for inst in rows:
-            s.add(inst)
-            for tag in p["tags"]:
-                s.add(InstanceTag(instance_uuid=inst.uuid, tag=tag))
-            if group:
-                s.add(ServerGroupMember(group_uuid=group["uuid"], instance_uuid=inst.uuid))
+        conn = s.connection()
+        conn.execute(_INSERT_INSTANCE, [instances.column_values(inst) for inst in rows])
+        if p["tags"]:
+            conn.execute(sa.insert(InstanceTag.__table__), [
+                {"instance_uuid": inst.uuid, "tag": tag} for inst in rows for tag in p["tags"]])
+        if group:
+            conn.execute(sa.insert(ServerGroupMember.__table__), [
+                {"group_uuid": group["uuid"], "instance_uuid": inst.uuid} for inst in rows])
+        events = []
+        for index, inst in enumerate(rows):
             trace.start_action(s, ctx, inst.uuid, "create")
             first = Step(ctx, inst.uuid, check.name, "api", check.host, check.detail)
             first.start, first.finish, first.result = check.start, check.finish, check.result
             write = Step(ctx, inst.uuid, "api_create", "api", config.CONF.host,
                          f"vm_state building, task_state scheduling ({index + 1}/{count})")
-            trace.store(s, [first, write.done()])
-    # The recheck: concurrent requests counted before either wrote.
-    try:
-        quotas.check_instances(ctx.project_id, count, flavor, already_written=count)
-    except quotas.QuotaExceeded:
-        with db.transaction() as s:
-            for inst in rows:
-                s.execute(sa.delete(Instance).where(Instance.uuid == inst.uuid))
-                s.execute(sa.delete(InstanceTag).where(InstanceTag.instance_uuid == inst.uuid))
-                s.execute(sa.delete(ServerGroupMember)
-                          .where(ServerGroupMember.instance_uuid == inst.uuid))
-        raise
+            events += [first, write.done()]
+        trace.store(s, events)
+        if serialized:
+            quotas.check_instances(ctx.project_id, count, flavor, already_written=count,
+                                   lim=lim, used=quotas.usage(ctx.project_id, session=s))
+    if not serialized:
+        # The recheck: concurrent requests counted before either wrote.
+        try:
+            quotas.check_instances(ctx.project_id, count, flavor, already_written=count)
+        except quotas.QuotaExceeded:
+            with db.transaction() as s:
+                for inst in rows:
+                    s.execute(sa.delete(Instance).where(Instance.uuid == inst.uuid))
+                    s.execute(sa.delete(InstanceTag)
+                              .where(InstanceTag.instance_uuid == inst.uuid))
+                    s.execute(sa.delete(ServerGroupMember)
+                              .where(ServerGroupMember.instance_uuid == inst.uuid))
+            raise
     conductor().schedule_and_build_instances(ctx, [r.uuid for r in rows])
     return rows, reservation_id, admin_pass

@@ -19,6 +19,16 @@ from pocketstack.compute import trace
 from pocketstack.compute.models import Instance, InstanceFault
 
 _UNSET = object()
+_TABLE = Instance.__table__
+# attribute name → column name (``metadata_`` is the column ``metadata``)
+_COLUMN = {attr.key: attr.columns[0].name for attr in Instance.__mapper__.column_attrs}
+
+
+def column_values(inst: Instance) -> dict:
+    """The column values set on a new (transient) Instance, for a Core INSERT; the
+    columns' defaults fill in the rest, as a flush would."""
+    return {_COLUMN[key]: value for key, value in sa.inspect(inst).dict.items()
+            if key in _COLUMN}
 
 
 def not_found(uuid: str) -> exceptions.NotFound:
@@ -52,23 +62,26 @@ def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
 
     Returns False (and stores the events anyway) when the instance is gone or changed.
     """
-    cond = [Instance.uuid == uuid, Instance.deleted.is_(False)]
+    c = _TABLE.c
+    cond = [c.uuid == uuid, c.deleted.is_(False)]
     if expect_task is not _UNSET:
         tasks = expect_task if isinstance(expect_task, (list, tuple, set)) else [expect_task]
-        parts = [Instance.task_state.is_(None)] if None in tasks else []
+        parts = [c.task_state.is_(None)] if None in tasks else []
         named = [t for t in tasks if t is not None]
         if named:
-            parts.append(Instance.task_state.in_(named))
+            parts.append(c.task_state.in_(named))
         cond.append(sa.or_(*parts))
     if expect_vm is not _UNSET:
         vms = expect_vm if isinstance(expect_vm, (list, tuple, set)) else [expect_vm]
-        cond.append(Instance.vm_state.in_(vms))
+        cond.append(c.vm_state.in_(vms))
     if attempt is not None:
-        cond.append(Instance.attempt == attempt)
-    values = dict(values, updated_at=utcnow())
+        cond.append(c.attempt == attempt)
+    columns = {_COLUMN[key]: value for key, value in values.items()}
+    columns["updated_at"] = utcnow()
+    # A Core UPDATE on the table: the ORM's bulk-update machinery costs more than the
+    # statement itself, and no caller holds the row as an ORM object to synchronize.
     with (db.transaction() if session is None else _joined(session)) as s:
-        result = s.execute(sa.update(Instance).where(*cond).values(**values)
-                           .execution_options(synchronize_session=False))
+        result = s.execute(sa.update(_TABLE).where(*cond).values(columns))
         trace.store(s, events)
         return result.rowcount == 1
 

@@ -23,34 +23,48 @@ def defaults() -> dict[str, int]:
     return {r: getattr(conf, _CONF_NAME.get(r, r)) for r in RESOURCES}
 
 
-def limits(project_id: str) -> dict[str, int]:
-    out = defaults()
+# Built once: every server create runs both (statement construction and its cache key
+# cost more than SQLite's answer). Core tables, so the ORM adds nothing per execution.
+_q, _i = Quota.__table__.c, Instance.__table__.c
+_LIMITS = (sa.select(_q.resource, _q.hard_limit)
+           .where(_q.project_id == sa.bindparam("project_id")))
+_USAGE = (sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(_i.vcpus), 0),
+                    sa.func.coalesce(sa.func.sum(_i.memory_mb), 0))
+          .where(_i.project_id == sa.bindparam("project_id"), _i.deleted.is_(False)))
+
+
+def _run(session, fn):
+    if session is not None:
+        return fn(session)
     with db.reader() as s:
-        for resource, hard in s.execute(sa.select(Quota.resource, Quota.hard_limit)
-                                        .where(Quota.project_id == project_id)):
+        return fn(s)
+
+
+def limits(project_id: str, session=None) -> dict[str, int]:
+    def run(s):
+        out = defaults()
+        for resource, hard in s.connection().execute(_LIMITS, {"project_id": project_id}):
             out[resource] = hard
-    return out
+        return out
+
+    return _run(session, run)
 
 
 def usage(project_id: str, session=None) -> dict[str, int]:
     def run(s):
-        count, cores, ram = s.execute(
-            sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(Instance.vcpus), 0),
-                      sa.func.coalesce(sa.func.sum(Instance.memory_mb), 0))
-            .where(Instance.project_id == project_id, Instance.deleted.is_(False))).one()
+        count, cores, ram = s.connection().execute(_USAGE, {"project_id": project_id}).one()
         return {"instances": count, "cores": int(cores), "ram": int(ram)}
 
-    if session is not None:
-        return run(session)
-    with db.reader() as s:
-        return run(s)
+    return _run(session, run)
 
 
 def check_instances(project_id: str, count: int, flavor: dict, *, already_written: int = 0,
-                    min_count: int | None = None) -> int:
-    """How many of ``count`` servers fit (at least ``min_count``), else 403."""
-    lim = limits(project_id)
-    used = usage(project_id)
+                    min_count: int | None = None, lim: dict | None = None,
+                    used: dict | None = None) -> int:
+    """How many of ``count`` servers fit (at least ``min_count``), else 403. ``lim`` and
+    ``used`` may be given when the caller already read them."""
+    lim = lim if lim is not None else limits(project_id)
+    used = used if used is not None else usage(project_id)
     if already_written:
         used = {k: v - (already_written * (1 if k == "instances" else
                                            flavor["vcpus"] if k == "cores" else

@@ -109,11 +109,18 @@ class BuildMixin:
     def _image(self, ctx, inst) -> dict:
         if not inst.image_ref:
             return {}
-        meta = ImageClient(ctx).get(inst.image_ref)
-        if meta is None:
-            raise exceptions.NotFound(f"Image {inst.image_ref} could not be found.")
-        if meta.get("status") != "active":
-            raise exceptions.BadRequest(f"Image {inst.image_ref} is not active.")
+        spec = inst.request_spec or {}
+        meta = spec.get("image") or {}
+        if meta.get("id") == inst.image_ref:
+            # As nova's compute: the image metadata the API validated travels in the
+            # request spec; the image service is asked only for data not yet cached.
+            meta = dict(meta, **(spec.get("image_properties") or {}), status="active")
+        else:  # a rebuild onto another image
+            meta = ImageClient(ctx).get(inst.image_ref)
+            if meta is None:
+                raise exceptions.NotFound(f"Image {inst.image_ref} could not be found.")
+            if meta.get("status") != "active":
+                raise exceptions.BadRequest(f"Image {inst.image_ref} is not active.")
         path = os.path.join(self.image_cache, inst.image_ref)
         if os.path.exists(path):
             meta["_cached"] = True

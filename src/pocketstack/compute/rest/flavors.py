@@ -48,11 +48,36 @@ def _visible(s, f: Flavor, ctx) -> bool:
     return s.get(FlavorAccess, (f.id, ctx.project_id)) is not None
 
 
-def get_flavor(ctx, flavorid: str) -> dict:
-    """The flavor as a boot snapshots it (used by compute/api.py)."""
+_f, _fs, _fa = Flavor.__table__.c, FlavorExtraSpec.__table__.c, FlavorAccess.__table__.c
+_FLAVOR_BY_ID = sa.select(Flavor.__table__).where(_f.flavorid == sa.bindparam("flavorid"))
+_SPECS_OF = sa.select(_fs.key, _fs.value).where(_fs.flavor_id == sa.bindparam("id"))
+_ACCESS_OF = sa.select(_fa.project_id).where(_fa.flavor_id == sa.bindparam("id"),
+                                             _fa.project_id == sa.bindparam("project_id"))
+
+
+def get_flavor(ctx, flavorid: str, session=None) -> dict:
+    """The flavor as a boot snapshots it (used by compute/api.py on every create: Core
+    statements built once, no ORM objects)."""
+    def run(s):
+        conn = s.connection()
+        f = conn.execute(_FLAVOR_BY_ID, {"flavorid": str(flavorid)}).mappings().first()
+        if f is None or not (f["is_public"] or ctx.is_admin or conn.execute(
+                _ACCESS_OF, {"id": f["id"], "project_id": ctx.project_id}).first()):
+            raise exceptions.NotFound(f"Flavor {flavorid} could not be found.")
+        specs = dict(conn.execute(_SPECS_OF, {"id": f["id"]}).all())
+        return _snapshot(f, specs)
+
+    if session is not None:
+        return run(session)
     with db.reader() as s:
-        f = _find(s, str(flavorid), ctx)
-        return snapshot(s, f)
+        return run(s)
+
+
+def _snapshot(f, specs: dict) -> dict:
+    return {"flavorid": f["flavorid"], "name": f["name"], "memory_mb": f["memory_mb"],
+            "vcpus": f["vcpus"], "root_gb": f["root_gb"], "ephemeral_gb": f["ephemeral_gb"],
+            "swap": f["swap"], "rxtx_factor": f["rxtx_factor"], "is_public": f["is_public"],
+            "disabled": f["disabled"], "description": f["description"], "extra_specs": specs}
 
 
 def snapshot(s, f: Flavor) -> dict:
