@@ -1,0 +1,296 @@
+"""Scale-out fixtures: the cloud as separate `pocketstack service …` processes over the real
+RabbitMQ (127.0.0.1:5672, guest/guest) and PostgreSQL (127.0.0.1:5432) on this machine.
+
+``scaleout`` (module scope) makes a throw-away PostgreSQL database and a RabbitMQ virtual
+host of its own (``rabbitmqctl``), writes one config file that every process shares, and
+starts ``api``, ``conductor``, ``scheduler`` and two ``compute`` agents (cmp-a, cmp-b) with
+one data dir (so they share the Fernet keys). Teardown stops whatever still runs (SIGTERM,
+then SIGKILL after a bound), drops the database and deletes the vhost. Without a broker or
+a PostgreSQL server the tests skip, saying which is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+ADMIN_PASSWORD = "scaleout-admin-secret"
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+COMPUTE_HOSTS = ("cmp-a", "cmp-b")
+
+# Short timings so failures show within the test's budget (defaults are 10/60/10/120 s).
+TIMINGS = {"report_interval": 0.5, "periodic_interval": 0.5, "service_down_time": 4.0,
+           "build_timeout": 8.0}
+
+
+def _listening(port: int) -> str | None:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return None
+    except OSError as error:
+        return error.strerror or str(error)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rabbitmqctl(*args: str) -> None:
+    ctl = shutil.which("rabbitmqctl") or "/usr/sbin/rabbitmqctl"
+    subprocess.run([ctl, *args], check=True, capture_output=True, timeout=60)
+
+
+class Node:
+    """One `pocketstack service ROLE …` child; its output goes to ``<tmp>/<name>.log``."""
+
+    def __init__(self, name: str, role: str, args: list[str], tmp: str):
+        self.name, self.role = name, role
+        self.command = [EXE, "service", role, *args]
+        self.log_path = os.path.join(tmp, f"{name}.log")
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    def spawn(self) -> "Node":
+        self._log = open(self.log_path, "wb")
+        env = dict(os.environ)
+        env.pop("POCKETSTACK_HOME", None)
+        self.proc = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=env)
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def output(self) -> str:
+        if self._log is not None:
+            self._log.flush()
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def signal(self, sig: int) -> None:
+        if self.alive:
+            self.proc.send_signal(sig)
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit status, or None if it still runs after ``timeout``."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, timeout: float = 20) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; the exit status."""
+        if self.proc is None:
+            return None
+        self.signal(signal.SIGTERM)
+        if self.wait(timeout) is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return self.proc.returncode
+
+
+class ScaleOut:
+    """Handle for tests: ``url``, ``nodes`` by name, ``session()``, ``sdk()``, ``db()``."""
+
+    def __init__(self, tmp: str, port: int, db_url: str):
+        self.tmp, self.port, self.db_url = tmp, port, db_url
+        self.url = f"http://127.0.0.1:{port}"
+        self.auth_url = self.url + "/identity"
+        self.data_dir = os.path.join(tmp, "data")
+        self.config_file = os.path.join(tmp, "pocketstack.conf")
+        self.nodes: dict[str, Node] = {}
+        self.hosts, self.timings = COMPUTE_HOSTS, TIMINGS
+        self._engine = None
+
+    def node(self, name: str, role: str, *extra: str) -> Node:
+        args = ["--data-dir", self.data_dir, "--config-file", self.config_file, *extra]
+        self.nodes[name] = Node(name, role, args, self.tmp)
+        return self.nodes[name]
+
+    def logs(self) -> str:
+        return "\n".join(f"===== {name} =====\n{node.output()[-6000:]}"
+                         for name, node in self.nodes.items())
+
+    def session(self):
+        from keystoneauth1 import session
+        from keystoneauth1.identity import v3
+
+        auth = v3.Password(auth_url=self.auth_url, username="admin", password=ADMIN_PASSWORD,
+                           user_domain_id="default", project_name="admin",
+                           project_domain_id="default")
+        return session.Session(auth=auth)
+
+    def sdk(self):
+        import openstack
+
+        return openstack.connection.Connection(session=self.session(),
+                                               region_name="RegionOne")
+
+    def db(self) -> sa.Engine:
+        if self._engine is None:
+            self._engine = sa.create_engine(self.db_url, poolclass=sa.pool.NullPool)
+        return self._engine
+
+    def services(self, sess) -> dict[tuple[str, str], dict]:
+        r = sess.get(self.url + "/compute/v2.1/os-services", raise_exc=False)
+        assert r.status_code == 200, r.text
+        return {(s["binary"], s["host"]): s for s in r.json()["services"]}
+
+    def wait_for(self, what: str, check, timeout: float, interval: float = 0.1):
+        """Poll ``check()`` until it returns something truthy; fail with every log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            for node in self.nodes.values():
+                if node.proc is not None and node.proc.poll() is not None and node.role \
+                        and not getattr(node, "expected_exit", False):
+                    raise AssertionError(f"{node.name} exited {node.proc.returncode} while "
+                                         f"waiting for {what}:\n{self.logs()}")
+            time.sleep(interval)
+        raise AssertionError(f"timed out after {timeout:g}s waiting for {what}:\n"
+                             + self.logs())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test shows every process's log (they are deleted with the temp dir)."""
+    report = yield
+    cloud = getattr(item, "funcargs", {}).get("scaleout")
+    if report.failed and isinstance(cloud, ScaleOut):
+        report.sections.append(("pocketstack service logs", cloud.logs()))
+    return report
+
+
+def _config(port: int, db_url: str, transport_url: str) -> str:
+    compute = "\n".join(f"{k} = {v}" for k, v in TIMINGS.items())
+    return (f"[DEFAULT]\nbind_port = {port}\nhost = controller\n"
+            f"transport_url = {transport_url}\n"
+            f"[database]\nconnection = {db_url}\n"
+            "[identity]\npassword_hash_rounds = 4\n"
+            f"[compute]\n{compute}\nvif_plugging_timeout = 10\n"
+            "[fake]\nhosts = 0\n")
+
+
+@pytest.fixture(scope="module")
+def scaleout():
+    for name, port in (("RabbitMQ", 5672), ("PostgreSQL", 5432)):
+        reason = _listening(port)
+        if reason:
+            print(f"\nskipping: {name} is not listening on 127.0.0.1:{port} ({reason})")
+            pytest.skip(f"{name} is not listening on 127.0.0.1:{port} ({reason})")
+    tmp = tempfile.mkdtemp(prefix="pocketstack-scaleout-")
+    suffix = uuid.uuid4().hex[:10]
+    vhost, db_name = f"pocketstack-test-{suffix}", f"pocketstack_test_{suffix}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT",
+                             poolclass=sa.pool.NullPool)
+    cloud = ScaleOut(tmp, free_port(), PG_URL.format(name=db_name))
+    # rabbitmqctl takes seconds (an Erlang VM each): make the vhost while the API starts.
+    vhost_ready: dict = {}
+
+    def make_vhost():
+        try:
+            _rabbitmqctl("add_vhost", vhost)
+            vhost_ready["created"] = True
+            _rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
+            vhost_ready["ok"] = True
+        except Exception as error:  # noqa: BLE001 - reported below
+            vhost_ready["error"] = error
+
+    vhost_thread = threading.Thread(target=make_vhost, daemon=True)
+    vhost_thread.start()
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {db_name} ENCODING 'UTF8' "
+                                 "TEMPLATE template0")
+        with open(cloud.config_file, "w") as f:
+            f.write(_config(cloud.port, cloud.db_url,
+                            f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"))
+        # The API migrates and bootstraps (it touches the broker only on its first RPC);
+        # agents need its Fernet keys and the vhost, then wait for the schema themselves.
+        cloud.node("api", "api", "--admin-password", ADMIN_PASSWORD).spawn()
+        keys = os.path.join(cloud.data_dir, "fernet-keys")
+        cloud.wait_for("the Fernet keys", lambda: os.path.isdir(keys) and len(
+            [k for k in os.listdir(keys) if k.isdigit()]) >= 2, timeout=60)
+        vhost_thread.join(timeout=90)
+        if "ok" not in vhost_ready:
+            raise AssertionError(f"could not create the RabbitMQ vhost {vhost}: "
+                                 f"{vhost_ready.get('error', 'timed out')}")
+        cloud.node("conductor", "conductor").spawn()
+        cloud.node("scheduler", "scheduler").spawn()
+        for host in COMPUTE_HOSTS:
+            cloud.node(host, "compute", "--host", host).spawn()
+
+        def api_ready():
+            try:
+                r = httpx.get(cloud.url + "/compute/v2.1", timeout=30)
+                return r.status_code in (200, 401)
+            except httpx.HTTPError:
+                return False
+
+        cloud.wait_for("the api", api_ready, timeout=90, interval=0.2)
+        sess = cloud.session()
+        wanted = {("nova-conductor", "controller"), ("nova-scheduler", "controller")} | {
+            ("nova-compute", h) for h in COMPUTE_HOSTS}
+
+        def all_up():
+            services = cloud.services(sess)
+            return all(services.get(k, {}).get("state") == "up" for k in wanted)
+
+        cloud.wait_for("every service up in os-services", all_up, timeout=90, interval=0.2)
+        yield cloud
+    finally:
+        _teardown(cloud, admin, db_name, vhost, vhost_thread, vhost_ready)
+
+
+def _teardown(cloud, admin, db_name, vhost, vhost_thread, vhost_ready) -> None:
+    """Stop every process (in parallel, bounded), then drop the database and the vhost."""
+    stoppers = [threading.Thread(target=n.stop) for n in cloud.nodes.values()]
+    for t in stoppers:
+        t.start()
+    for t in stoppers:
+        t.join(timeout=40)
+    if cloud._engine is not None:
+        cloud._engine.dispose()
+    vhost_thread.join(timeout=90)
+    dropper = None
+    if vhost_ready.get("created"):
+        def drop_vhost():
+            try:
+                _rabbitmqctl("delete_vhost", vhost)
+            except Exception as error:  # noqa: BLE001 - say so, do not hide the test result
+                print(f"could not delete the RabbitMQ vhost {vhost}: {error}")
+
+        dropper = threading.Thread(target=drop_vhost, daemon=True)
+        dropper.start()
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {db_name} WITH (FORCE)")
+    finally:
+        admin.dispose()
+        if dropper is not None:
+            dropper.join(timeout=90)
+        shutil.rmtree(cloud.tmp, ignore_errors=True)
