@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import datetime
+import json
 import os
 import signal
 import socket
@@ -85,6 +87,21 @@ def wait_for_lines(path: str, wanted: int, timeout: float = 10) -> int:
     return lines
 
 
+def record(figures: dict) -> None:
+    """Append this run to bench/results/network_bench.json."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                        "network_bench.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    runs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            runs = json.load(f)
+    runs.append({"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                 **figures})
+    with open(path, "w") as f:
+        json.dump(runs[-50:], f, indent=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=4)
@@ -148,6 +165,13 @@ def main() -> None:
               f"[targets: median < 15 ms, >= 150 ports/s]")
         print(f"  load average during the run: {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} CPUs")
+        record({"clients": args.clients, "ports": len(latencies),
+                "median_ms": round(statistics.median(latencies), 1),
+                "p95_ms": round(latencies[int(len(latencies) * 0.95) - 1], 1),
+                "ports_per_s": round(len(latencies) / elapsed),
+                "server_cpu_ms_per_port": round(server_cpu / len(latencies) * 1000, 1),
+                "dhcp_host_lines": lines, "load_average": round(os.getloadavg()[0], 1),
+                "cpus": os.cpu_count()})
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

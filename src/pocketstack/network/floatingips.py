@@ -122,6 +122,7 @@ def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | Non
                                                   fip.floating_network_id) from None
 
 
+@base.retry_on_deadlock
 def create_floatingip(ctx, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=False)
     if "floating_network_id" not in values:
@@ -191,6 +192,7 @@ def list_floatingips(ctx, params: listing.Params):
     return items, page
 
 
+@base.retry_on_deadlock
 def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=True)
     with db.transaction() as s:
@@ -207,6 +209,7 @@ def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
         return view(fip, base.tags_of(s, fip.id))
 
 
+@base.retry_on_deadlock
 def delete_floatingip(ctx, fip_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:

@@ -196,6 +196,7 @@ def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> N
 
 # --- API --------------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def create_network(ctx, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "network"), ATTRS, update=False)
     effects = base.AfterCommit()
@@ -257,6 +258,7 @@ def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page
     return items, page
 
 
+@base.retry_on_deadlock
 def update_network(ctx, network_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "network"), ATTRS, update=True)
     with db.transaction() as s:
@@ -293,6 +295,7 @@ def update_network(ctx, network_id: str, body: dict) -> dict:
     return out
 
 
+@base.retry_on_deadlock
 def delete_network(ctx, network_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
@@ -317,6 +320,7 @@ def delete_network(ctx, network_id: str) -> None:
     effects.run()
 
 
+@base.retry_on_deadlock
 def create_networks(ctx, items) -> list[dict]:
     """Bulk create ({"networks": [...]}): all or nothing."""
     if not isinstance(items, list):

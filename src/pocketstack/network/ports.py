@@ -223,6 +223,7 @@ def _set_security_groups(s, port: Port, group_ids: list[str]) -> None:
 
 # --- create ------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def create_port(ctx, body: dict) -> dict:
     if isinstance(body, dict) and "ports" in body:
         return {"ports": create_ports(ctx, body["ports"])}
@@ -230,11 +231,12 @@ def create_port(ctx, body: dict) -> dict:
     effects = base.AfterCommit()
     with db.transaction() as s:
         port = create_in(s, ctx, values, effects)
-        out = view(port, values.get("tags"), _show_binding(ctx))
     effects.run()
-    return {"port": out}
+    # Rendered after the commit: on SQLite the write lock is held no longer than needed.
+    return {"port": view(port, values.get("tags"), _show_binding(ctx))}
 
 
+@base.retry_on_deadlock
 def create_ports(ctx, items) -> list[dict]:
     if not isinstance(items, list):
         raise exc.HTTPBadRequest("Unable to find 'ports' in request body")
@@ -380,6 +382,7 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 
 # --- update --------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def update_port(ctx, port_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
@@ -472,6 +475,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
 
 # --- delete --------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def delete_port(ctx, port_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:

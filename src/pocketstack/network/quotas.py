@@ -100,6 +100,7 @@ def list_quotas(ctx) -> dict:
         return {"quotas": [{**limits(s, p), **base.project_view(p)} for p in projects]}
 
 
+@base.retry_on_deadlock
 def update_quota(ctx, project_id: str, body: dict) -> dict:
     base.authorize(ctx, "update_quota", {"project_id": project_id})
     values = v.resource_body(body, "quota")
@@ -126,6 +127,7 @@ def update_quota(ctx, project_id: str, body: dict) -> dict:
         return {"quota": limits(s, project_id)}
 
 
+@base.retry_on_deadlock
 def delete_quota(ctx, project_id: str) -> None:
     base.authorize(ctx, "delete_quota", {"project_id": project_id})
     with db.transaction() as s:

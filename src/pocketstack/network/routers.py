@@ -153,6 +153,7 @@ def _check_routes(s, router: Router, routes: list[dict]) -> None:
 
 # --- API -----------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def create_router(ctx, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "router"), ATTRS, update=False)
     effects = base.AfterCommit()
@@ -192,6 +193,7 @@ def list_routers(ctx, params: listing.Params):
     return items, page
 
 
+@base.retry_on_deadlock
 def update_router(ctx, router_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "router"), ATTRS, update=True)
     effects = base.AfterCommit()
@@ -214,6 +216,7 @@ def update_router(ctx, router_id: str, body: dict) -> dict:
     return out
 
 
+@base.retry_on_deadlock
 def delete_router(ctx, router_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
@@ -261,6 +264,7 @@ def _check_overlap(s, router: Router, new_subnets: list[Subnet]) -> None:
                                                f"{other_id}")
 
 
+@base.retry_on_deadlock
 def add_router_interface(ctx, router_id: str, body) -> dict:
     body = _interface_body(body)
     effects = base.AfterCommit()
@@ -304,6 +308,7 @@ def add_router_interface(ctx, router_id: str, body) -> dict:
     return out
 
 
+@base.retry_on_deadlock
 def remove_router_interface(ctx, router_id: str, body) -> dict:
     body = _interface_body(body)
     effects = base.AfterCommit()

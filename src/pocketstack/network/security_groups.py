@@ -391,6 +391,7 @@ def list_security_groups(ctx, params: listing.Params):
     return items, page
 
 
+@base.retry_on_deadlock
 def update_security_group(ctx, group_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "security_group"), GROUP_ATTRS, update=True)
     with db.transaction() as s:
@@ -410,6 +411,7 @@ def update_security_group(ctx, group_id: str, body: dict) -> dict:
         return group_view(group, base.tags_of(s, group.id))
 
 
+@base.retry_on_deadlock
 def delete_security_group(ctx, group_id: str) -> None:
     with db.transaction() as s:
         group = _group_row(s, ctx, group_id)
@@ -490,6 +492,7 @@ def list_security_group_rules(ctx, params: listing.Params):
     return items, page
 
 
+@base.retry_on_deadlock
 def update_security_group_rule(ctx, rule_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "security_group_rule"), RULE_ATTRS, update=True)
     with db.transaction() as s:
@@ -502,6 +505,7 @@ def update_security_group_rule(ctx, rule_id: str, body: dict) -> dict:
         return rule_view(rule)
 
 
+@base.retry_on_deadlock
 def delete_security_group_rule(ctx, rule_id: str) -> None:
     with db.transaction() as s:
         rule = _rule_row(s, ctx, rule_id)

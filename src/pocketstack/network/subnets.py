@@ -206,6 +206,7 @@ def _check_overlap(s, network_id: str, cidr: str, subnet_id: str | None = None) 
 
 # --- API --------------------------------------------------------------------------------
 
+@base.retry_on_deadlock
 def create_subnet(ctx, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "subnet"), ATTRS, update=False)
     effects = base.AfterCommit()
@@ -284,6 +285,7 @@ def list_subnets(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]
     return items, page
 
 
+@base.retry_on_deadlock
 def update_subnet(ctx, subnet_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "subnet"), ATTRS, update=True)
     effects = base.AfterCommit()
@@ -327,6 +329,7 @@ def update_subnet(ctx, subnet_id: str, body: dict) -> dict:
     return out
 
 
+@base.retry_on_deadlock
 def delete_subnet(ctx, subnet_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
@@ -353,6 +356,7 @@ def delete_subnet(ctx, subnet_id: str) -> None:
     effects.run()
 
 
+@base.retry_on_deadlock
 def create_subnets(ctx, items) -> list[dict]:
     """Bulk create ({"subnets": [...]}): all or nothing."""
     if not isinstance(items, list):

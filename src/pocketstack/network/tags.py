@@ -75,6 +75,7 @@ def has_tag(ctx, collection: str, resource_id: str, tag: str) -> None:
             raise exc.TagNotFound(resource_id, tag)
 
 
+@base.retry_on_deadlock
 def replace_tags(ctx, collection: str, resource_id: str, body) -> dict:
     tags = _check_body(body)
     _limit(collection, tags)
@@ -86,6 +87,7 @@ def replace_tags(ctx, collection: str, resource_id: str, body) -> dict:
         return {"tags": base.tags_of(s, resource_id)}
 
 
+@base.retry_on_deadlock
 def add_tags(ctx, collection: str, resource_id: str, body) -> dict:
     tags = _check_body(body)
     with db.transaction() as s:
@@ -98,6 +100,7 @@ def add_tags(ctx, collection: str, resource_id: str, body) -> dict:
         return {"tags": base.tags_of(s, resource_id)}
 
 
+@base.retry_on_deadlock
 def add_tag(ctx, collection: str, resource_id: str, tag: str) -> None:
     _check_tag(tag)
     with db.transaction() as s:
@@ -108,6 +111,7 @@ def add_tag(ctx, collection: str, resource_id: str, tag: str) -> None:
             base.touch(row)
 
 
+@base.retry_on_deadlock
 def delete_tags(ctx, collection: str, resource_id: str) -> None:
     with db.transaction() as s:
         row = _resource(s, ctx, collection, resource_id, write=True)
@@ -115,6 +119,7 @@ def delete_tags(ctx, collection: str, resource_id: str) -> None:
         base.touch(row)
 
 
+@base.retry_on_deadlock
 def delete_tag(ctx, collection: str, resource_id: str, tag: str) -> None:
     _check_tag(tag)
     with db.transaction() as s:
