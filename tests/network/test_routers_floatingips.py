@@ -142,3 +142,24 @@ def test_floating_ip_pool_exhaustion(admin_conn, member_conn, member_raw):
     for fip in fips:
         member_conn.network.delete_ip(fip)
     admin_conn.network.delete_network(tiny)
+
+
+def test_test_tool_setup_and_teardown_for_a_project(cloud, admin_conn, raw):
+    """What test tools do per test project, as admin: network, /28 subnet, router and
+    interface for the project, then remove all of it and the project's default group."""
+    project = cloud.make_user(roles=("member",))["project_id"]
+    net = admin_conn.network.create_network(name=unique("tt"), project_id=project)
+    subnet = admin_conn.network.create_subnet(network_id=net.id, ip_version=4,
+                                              cidr="10.100.0.0/28", project_id=project)
+    router = admin_conn.network.create_router(name=unique("tt"), project_id=project)
+    admin_conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    assert {net.project_id, subnet.project_id, router.project_id} == {project}
+    admin_conn.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    admin_conn.network.delete_router(router)
+    admin_conn.network.delete_subnet(subnet)
+    admin_conn.network.delete_network(net)
+    groups = list(admin_conn.network.security_groups(project_id=project, name="default"))
+    assert len(groups) == 1
+    admin_conn.network.delete_security_group(groups[0])
+    assert raw("GET", f"/ports?project_id={project}").json()["ports"] == []
+    assert raw("GET", f"/security-groups?project_id={project}").json()["security_groups"] == []
