@@ -32,6 +32,9 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
         from pocketstack.compute.resize import release_for_delete
 
         done += release_for_delete(s, inst.uuid)
+        from pocketstack.compute.server_groups import forget_member
+
+        forget_member(s, inst.uuid)
         row = s.get(Instance, inst.uuid)
         if row is not None and not row.deleted:
             now = utcnow()

@@ -2,7 +2,7 @@
 per noun."""
 from pocketstack.compute.rest import (availability_zones, external_events, flavors,
                                       hypervisors, instance_actions, interfaces, keypairs,
-                                      quota_sets,
+                                      quota_sets, server_groups,
                                       server_actions, server_meta, services, servers, versions)
 
 V = "/v2.1"
@@ -55,6 +55,11 @@ ROUTES = {
                                                 "POST": interfaces.attach_interface},
     f"{V}/servers/{{server_id}}/os-interface/{{port_id}}": {
         "GET": interfaces.show_interface, "DELETE": interfaces.detach_interface},
+    # server groups
+    f"{V}/os-server-groups": {"GET": server_groups.list_groups,
+                              "POST": server_groups.create_group},
+    f"{V}/os-server-groups/{{group_id}}": {"GET": server_groups.show_group,
+                                           "DELETE": server_groups.delete_group},
     # quotas, limits, zones, services, hypervisors
     f"{V}/limits": {"GET": quota_sets.limits},
     f"{V}/os-quota-sets/{{project_id}}": {"GET": quota_sets.show, "PUT": quota_sets.update,

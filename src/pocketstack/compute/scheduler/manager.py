@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.compute.models import Instance, ServerGroupMember
+from pocketstack.compute.models import Allocation, Instance, ServerGroupMember
 from pocketstack.compute.scheduler import claims, filters, host_state, weighers
 from pocketstack.compute.scheduler.filters.resources import need
 
@@ -47,11 +48,30 @@ def _context(spec: dict) -> dict:
             members = s.scalars(sa.select(ServerGroupMember.instance_uuid)
                                 .where(ServerGroupMember.group_uuid == group["uuid"])).all()
         counts: dict[str, int] = {}
-        for h in _hosts_of([m for m in members if m not in spec.get("instance_uuids", [])]):
+        for h in _claimed_hosts([m for m in members if m not in spec.get("instance_uuids", [])]):
             counts[h] = counts.get(h, 0) + 1
         ctx["group_host_counts"] = counts
         ctx["group_hosts"] = set(counts)
     return ctx
+
+
+def _claimed_hosts(uuids) -> list[str]:
+    """Hosts holding the servers' claims: written at claim time, unlike instance.host
+    (set only once the conductor has the answer)."""
+    if not uuids:
+        return []
+    with db.reader() as s:
+        return list(s.scalars(sa.select(Allocation.host)
+                              .where(Allocation.instance_uuid.in_(list(uuids)))).all())
+
+
+_group_locks: dict[str, threading.Lock] = {}
+_group_locks_guard = threading.Lock()
+
+
+def _group_lock(group: str) -> threading.Lock:
+    with _group_locks_guard:
+        return _group_locks.setdefault(group, threading.Lock())
 
 
 def _as_list(value):
@@ -63,6 +83,15 @@ class SchedulerManager:
         self.conf = config.CONF.scheduler
 
     def select_destinations(self, ctx, spec: dict, instance_uuids: list[str]) -> list[dict]:
+        group = (spec.get("group") or {}).get("uuid")
+        if group:
+            # Members' hosts are read, filtered on and claimed as one step per group, so
+            # concurrent boots into an anti-affinity group cannot pick the same host.
+            with _group_lock(group):
+                return self._select_destinations(ctx, spec, instance_uuids)
+        return self._select_destinations(ctx, spec, instance_uuids)
+
+    def _select_destinations(self, ctx, spec, instance_uuids):
         spec = dict(spec, instance_uuids=instance_uuids)
         hosts = host_state.load()
         total = len(hosts)
