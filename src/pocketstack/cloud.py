@@ -393,7 +393,7 @@ class Agent:
 
         wanted = set(ScriptDirectory.from_config(db.alembic_config()).get_heads())
         deadline = time.monotonic() + timeout
-        said = False
+        said = None
         while True:
             try:
                 with db.engine().connect() as conn:
@@ -412,9 +412,12 @@ class Agent:
                     f"{', '.join(sorted(wanted))}) after {timeout:g}s. Start `pocketstack "
                     "service api` (or `pocketstack up`) with this database first: it "
                     "migrates it.")
-            if not said:
-                LOG.info("Waiting for the database schema (the API process migrates it)")
-                said = True
+            reason = ("the database cannot be reached yet: "
+                      f"{str(error.orig).strip().splitlines()[0]}" if error is not None
+                      else "the API process has not migrated it yet")
+            if reason != said:
+                LOG.info("Waiting up to %gs for the database schema (%s)", timeout, reason)
+                said = reason
             self._stop.wait(0.5)
 
     def start(self, roles, hosts=()) -> "Agent":

@@ -25,6 +25,16 @@ def _rabbit_up() -> bool:
         return False
 
 
+def _delete_queues(topic: str, server: str = "host-1") -> None:
+    """oslo.messaging's topic queues outlive their servers: remove this test's two."""
+    import kombu
+
+    with kombu.Connection(RABBIT_URL.replace("rabbit://", "amqp://")) as conn:
+        channel = conn.channel()
+        for queue in (topic, f"{topic}.{server}"):
+            channel.queue_delete(queue)
+
+
 @pytest.fixture(scope="module", params=["inproc://", RABBIT_URL], ids=["inproc", "rabbit"])
 def transport_url(request):
     config.register_opts()
@@ -75,6 +85,8 @@ def _server(transport_url):
     finally:
         server.stop()
         server.wait()
+        if transport_url == RABBIT_URL:
+            _delete_queues(topic)
 
 
 @pytest.fixture
@@ -184,3 +196,29 @@ def test_unreachable_broker_fails_fast_with_a_clear_error():
     assert info.value.code == 503
     with pytest.raises(rpc.MessagingUnavailable):
         client.cast(_context(), "echo", value=1)
+
+
+def test_topic_prefix_keeps_clouds_on_one_vhost_apart():
+    """[DEFAULT] rpc_topic_prefix: two clouds on one RabbitMQ vhost never see each other's
+    messages (each hears only its own prefixed topics)."""
+    config.register_opts()
+    if not _rabbit_up():
+        pytest.skip("RabbitMQ is not listening on 127.0.0.1:5672")
+    topic = f"test-{uuid.uuid4().hex[:12]}"
+    try:
+        config.CONF.set_override("rpc_topic_prefix", "cloud-a.")
+        server = rpc.get_server(topic, [Endpoint()], server="host-1", transport_url=RABBIT_URL)
+        server.start()
+        try:
+            client = rpc.RPCClient(topic, timeout=20, transport_url=RABBIT_URL)
+            assert client.call(_context(), "echo", value="a")["value"] == "a"
+            config.CONF.set_override("rpc_topic_prefix", "cloud-b.")
+            other = rpc.RPCClient(topic, timeout=2, transport_url=RABBIT_URL)
+            with pytest.raises(rpc.MessagingTimeout):
+                other.call(_context(), "echo", value="b")
+        finally:
+            server.stop()
+            server.wait()
+            _delete_queues(f"cloud-a.{topic}")
+    finally:
+        config.CONF.clear_override("rpc_topic_prefix")

@@ -2,11 +2,12 @@
 RabbitMQ (127.0.0.1:5672, guest/guest) and PostgreSQL (127.0.0.1:5432) on this machine.
 
 ``scaleout`` (module scope) makes a throw-away PostgreSQL database and a RabbitMQ virtual
-host of its own (``rabbitmqctl``), writes one config file that every process shares, and
-starts ``api``, ``conductor``, ``scheduler`` and two ``compute`` agents (cmp-a, cmp-b) with
-one data dir (so they share the Fernet keys). Teardown stops whatever still runs (SIGTERM,
-then SIGKILL after a bound), drops the database and deletes the vhost. Without a broker or
-a PostgreSQL server the tests skip, saying which is missing.
+host of its own (``rabbitmqctl``; without it, prefixed topics on the default vhost: see
+``Broker``), writes one config file that every process shares, and starts ``api``,
+``conductor``, ``scheduler`` and two ``compute`` agents (cmp-a, cmp-b) with one data dir
+(so they share the Fernet keys). Teardown stops whatever still runs (SIGTERM, then SIGKILL
+after a bound), drops the database and deletes the vhost (or the queues). Without a broker
+or a PostgreSQL server the tests skip, saying which is missing.
 """
 from __future__ import annotations
 
@@ -50,9 +51,77 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+RABBITMQCTL = shutil.which("rabbitmqctl") or "/usr/sbin/rabbitmqctl"
+
+
 def _rabbitmqctl(*args: str) -> None:
-    ctl = shutil.which("rabbitmqctl") or "/usr/sbin/rabbitmqctl"
-    subprocess.run([ctl, *args], check=True, capture_output=True, timeout=60)
+    subprocess.run([RABBITMQCTL, *args], check=True, capture_output=True, timeout=60)
+
+
+class Broker:
+    """Where this run's RPC goes. A RabbitMQ virtual host of its own, made with rabbitmqctl
+    (seconds: an Erlang VM per call, so it is made in the background while the API starts)
+    and deleted afterwards. Without rabbitmqctl (a broker elsewhere, not root), or with
+    POCKETSTACK_TEST_SHARED_VHOST=1: the default vhost with this run's name as
+    [DEFAULT] control_exchange and rpc_topic_prefix, and its queues deleted afterwards
+    (but for the fanout queue of a killed compute: its name is random; it expires after
+    [oslo_messaging_rabbit] rabbit_transient_queues_ttl)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.own_vhost = (os.path.exists(RABBITMQCTL)
+                          and not os.environ.get("POCKETSTACK_TEST_SHARED_VHOST"))
+        self.url = ("rabbit://guest:guest@127.0.0.1:5672/"
+                    + (name if self.own_vhost else ""))
+        self.state: dict = {}
+        self._thread = threading.Thread(target=self._make_vhost, daemon=True)
+
+    def config(self) -> str:
+        lines = f"transport_url = {self.url}\n"
+        if not self.own_vhost:
+            lines += f"control_exchange = {self.name}\nrpc_topic_prefix = {self.name}.\n"
+        return lines
+
+    def start(self) -> None:
+        if self.own_vhost:
+            self._thread.start()
+
+    def _make_vhost(self) -> None:
+        try:
+            _rabbitmqctl("add_vhost", self.name)
+            self.state["created"] = True
+            _rabbitmqctl("set_permissions", "-p", self.name, "guest", ".*", ".*", ".*")
+            self.state["ok"] = True
+        except Exception as error:  # noqa: BLE001 - reported by ready()
+            self.state["error"] = getattr(error, "stderr", None) or error
+
+    def ready(self) -> None:
+        if self.own_vhost:
+            self._thread.join(timeout=90)
+            if "ok" not in self.state:
+                raise AssertionError(f"could not create the RabbitMQ vhost {self.name}: "
+                                     f"{self.state.get('error', 'timed out')} (set "
+                                     "POCKETSTACK_TEST_SHARED_VHOST=1 to share the default "
+                                     "vhost instead)")
+
+    def cleanup(self, hosts) -> None:
+        if self.own_vhost:
+            if self._thread.ident is not None:
+                self._thread.join(timeout=90)
+            if self.state.get("created"):
+                _rabbitmqctl("delete_vhost", self.name)
+            return
+        import kombu
+
+        topics = ["conductor", "scheduler", "compute"]
+        queues = topics + ["conductor.controller", "scheduler.controller"] + [
+            f"compute.{h}" for h in hosts]
+        with kombu.Connection(self.url.replace("rabbit://", "amqp://")) as conn:
+            channel = conn.channel()
+            for queue in queues:
+                channel.queue_delete(f"{self.name}.{queue}")
+            for exchange in [self.name] + [f"{self.name}.{t}_fanout" for t in topics]:
+                channel.exchange_delete(exchange)
 
 
 class Node:
@@ -185,10 +254,9 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def _config(port: int, db_url: str, transport_url: str) -> str:
+def _config(port: int, db_url: str, broker: Broker) -> str:
     compute = "\n".join(f"{k} = {v}" for k, v in TIMINGS.items())
-    return (f"[DEFAULT]\nbind_port = {port}\nhost = controller\n"
-            f"transport_url = {transport_url}\n"
+    return (f"[DEFAULT]\nbind_port = {port}\nhost = controller\n{broker.config()}"
             f"[database]\nconnection = {db_url}\n"
             "[identity]\npassword_hash_rounds = 4\n"
             f"[compute]\n{compute}\nvif_plugging_timeout = 10\n"
@@ -204,41 +272,24 @@ def scaleout():
             pytest.skip(f"{name} is not listening on 127.0.0.1:{port} ({reason})")
     tmp = tempfile.mkdtemp(prefix="pocketstack-scaleout-")
     suffix = uuid.uuid4().hex[:10]
-    vhost, db_name = f"pocketstack-test-{suffix}", f"pocketstack_test_{suffix}"
+    broker, db_name = Broker(f"pocketstack-test-{suffix}"), f"pocketstack_test_{suffix}"
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT",
                              poolclass=sa.pool.NullPool)
     cloud = ScaleOut(tmp, free_port(), PG_URL.format(name=db_name))
-    # rabbitmqctl takes seconds (an Erlang VM each): make the vhost while the API starts.
-    vhost_ready: dict = {}
-
-    def make_vhost():
-        try:
-            _rabbitmqctl("add_vhost", vhost)
-            vhost_ready["created"] = True
-            _rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
-            vhost_ready["ok"] = True
-        except Exception as error:  # noqa: BLE001 - reported below
-            vhost_ready["error"] = error
-
-    vhost_thread = threading.Thread(target=make_vhost, daemon=True)
-    vhost_thread.start()
+    broker.start()
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE {db_name} ENCODING 'UTF8' "
                                  "TEMPLATE template0")
         with open(cloud.config_file, "w") as f:
-            f.write(_config(cloud.port, cloud.db_url,
-                            f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"))
+            f.write(_config(cloud.port, cloud.db_url, broker))
         # The API migrates and bootstraps (it touches the broker only on its first RPC);
         # agents need its Fernet keys and the vhost, then wait for the schema themselves.
         cloud.node("api", "api", "--admin-password", ADMIN_PASSWORD).spawn()
         keys = os.path.join(cloud.data_dir, "fernet-keys")
         cloud.wait_for("the Fernet keys", lambda: os.path.isdir(keys) and len(
             [k for k in os.listdir(keys) if k.isdigit()]) >= 2, timeout=60)
-        vhost_thread.join(timeout=90)
-        if "ok" not in vhost_ready:
-            raise AssertionError(f"could not create the RabbitMQ vhost {vhost}: "
-                                 f"{vhost_ready.get('error', 'timed out')}")
+        broker.ready()
         cloud.node("conductor", "conductor").spawn()
         cloud.node("scheduler", "scheduler").spawn()
         for host in COMPUTE_HOSTS:
@@ -263,11 +314,12 @@ def scaleout():
         cloud.wait_for("every service up in os-services", all_up, timeout=90, interval=0.2)
         yield cloud
     finally:
-        _teardown(cloud, admin, db_name, vhost, vhost_thread, vhost_ready)
+        _teardown(cloud, admin, db_name, broker)
 
 
-def _teardown(cloud, admin, db_name, vhost, vhost_thread, vhost_ready) -> None:
-    """Stop every process (in parallel, bounded), then drop the database and the vhost."""
+def _teardown(cloud, admin, db_name, broker) -> None:
+    """Stop every process (in parallel, bounded), then drop the database and clean the
+    broker (in parallel: rabbitmqctl takes seconds)."""
     stoppers = [threading.Thread(target=n.stop) for n in cloud.nodes.values()]
     for t in stoppers:
         t.start()
@@ -275,22 +327,19 @@ def _teardown(cloud, admin, db_name, vhost, vhost_thread, vhost_ready) -> None:
         t.join(timeout=40)
     if cloud._engine is not None:
         cloud._engine.dispose()
-    vhost_thread.join(timeout=90)
-    dropper = None
-    if vhost_ready.get("created"):
-        def drop_vhost():
-            try:
-                _rabbitmqctl("delete_vhost", vhost)
-            except Exception as error:  # noqa: BLE001 - say so, do not hide the test result
-                print(f"could not delete the RabbitMQ vhost {vhost}: {error}")
 
-        dropper = threading.Thread(target=drop_vhost, daemon=True)
-        dropper.start()
+    def clean_broker():
+        try:
+            broker.cleanup(COMPUTE_HOSTS)
+        except Exception as error:  # noqa: BLE001 - say so, do not hide the test result
+            print(f"could not clean up RabbitMQ ({broker.name}): {error}")
+
+    cleaner = threading.Thread(target=clean_broker, daemon=True)
+    cleaner.start()
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {db_name} WITH (FORCE)")
     finally:
         admin.dispose()
-        if dropper is not None:
-            dropper.join(timeout=90)
+        cleaner.join(timeout=120)
         shutil.rmtree(cloud.tmp, ignore_errors=True)

@@ -32,6 +32,11 @@ DEFAULT_OPTS = [
                     "uploads are streamed and capped by [image] image_size_cap instead."),
     cfg.StrOpt("transport_url", default="inproc://", secret=True,
                help="RPC transport: inproc:// (one process) or rabbit://user:pass@host:5672/."),
+    cfg.StrOpt("rpc_topic_prefix", default="",
+               help="Prefix of every RPC topic on the message bus (conductor, scheduler, "
+                    "compute.<host>), so that several clouds can share one RabbitMQ virtual "
+                    "host (set [DEFAULT] control_exchange too). A virtual host per cloud "
+                    "isolates better; this is for brokers where you cannot make one."),
     cfg.StrOpt("host", default="localhost", help="Name of this host in service records."),
     cfg.BoolOpt("debug", default=False, help="Log at DEBUG level."),
     cfg.BoolOpt("access_log", default=False,

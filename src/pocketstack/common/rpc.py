@@ -233,6 +233,11 @@ def _config_files() -> list[str]:
         return []
 
 
+def _bus_topic(topic: str) -> str:
+    """The topic's name on the broker: [DEFAULT] rpc_topic_prefix + topic."""
+    return (config.CONF.rpc_topic_prefix or "") + topic
+
+
 def _check_reachable(url) -> None:
     """Fail fast when no broker listens: oslo.messaging's reply listener would otherwise
     retry the connection forever and a first call would hang past its timeout."""
@@ -301,7 +306,7 @@ class _OsloClient:
         """Created on first use, so building an RPCClient never touches the network."""
         if self._client is None:
             om = _oslo()
-            target = om.Target(topic=self.topic, server=self.server)
+            target = om.Target(topic=_bus_topic(self.topic), server=self.server)
             # retry bounds reconnecting while sending (1 + 3 s of back-off), so a request
             # whose broker went away fails with a 503 instead of hanging; servers keep
             # reconnecting.
@@ -340,7 +345,7 @@ class _OsloServer:
 
     def __init__(self, topic, server, endpoints, workers, transport_url):
         om = _oslo()
-        target = om.Target(topic=topic, server=server or config.CONF.host)
+        target = om.Target(topic=_bus_topic(topic), server=server or config.CONF.host)
         self.workers = workers
         with warnings.catch_warnings():
             # Threading is the executor we want; oslo.messaging >= 17 warns that naming it
