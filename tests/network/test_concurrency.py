@@ -157,3 +157,33 @@ def test_default_group_first_use_race_on_sqlite(cloud):
 def test_default_group_first_use_race_on_database_servers(server_cloud):
     _first_use_race(server_cloud.sdk)
     assert "Traceback" not in server_cloud.output()
+
+
+def _racing_deletes(conn_factory) -> None:
+    """Eight clients delete the same ports at once: each port is deleted once (204) and
+    every other attempt is a 404, never a 500."""
+    conn = conn_factory()
+    network = conn.network.create_network(name=unique("deletes"))
+    conn.network.create_subnet(network_id=network.id, ip_version=4, cidr="10.40.0.0/24")
+    ports = [conn.network.create_port(network_id=network.id) for _ in range(10)]
+
+    def client(_):
+        session = conn_factory().session
+        return [session.delete(f"/v2.0/ports/{p.id}", raise_exc=False,
+                               endpoint_filter={"service_type": "network"}).status_code
+                for p in ports]
+
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        codes = [c for batch in pool.map(client, range(CLIENTS)) for c in batch]
+    assert codes.count(204) == len(ports)
+    assert set(codes) == {204, 404}
+    conn.network.delete_network(network)
+
+
+def test_racing_deletes_on_sqlite(cloud):
+    _racing_deletes(cloud.sdk)
+
+
+def test_racing_deletes_on_database_servers(server_cloud):
+    _racing_deletes(server_cloud.sdk)
+    assert "Traceback" not in server_cloud.output()

@@ -229,8 +229,11 @@ def create_port(ctx, body: dict) -> dict:
         return {"ports": create_ports(ctx, body["ports"])}
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=False)
     effects = base.AfterCommit()
-    with db.transaction() as s:
-        port = create_in(s, ctx, values, effects)
+    try:
+        with db.transaction() as s:
+            port = create_in(s, ctx, values, effects)
+    except sa.exc.IntegrityError as error:
+        _explain_vanished(error, values)
     effects.run()
     # Rendered after the commit: on SQLite the write lock is held no longer than needed.
     return {"port": view(port, values.get("tags"), _show_binding(ctx))}
@@ -243,12 +246,33 @@ def create_ports(ctx, items) -> list[dict]:
     parsed = [v.parse(v.resource_body({"port": item}, "port"), ATTRS, update=False)
               for item in items]
     effects = base.AfterCommit()
-    with db.transaction() as s:
-        rows = [(create_in(s, ctx, values, effects), values) for values in parsed]
-        show = _show_binding(ctx)
-        out = [view(port, values.get("tags"), show) for port, values in rows]
+    try:
+        with db.transaction() as s:
+            rows = [(create_in(s, ctx, values, effects), values) for values in parsed]
+            show = _show_binding(ctx)
+            out = [view(port, values.get("tags"), show) for port, values in rows]
+    except sa.exc.IntegrityError as error:
+        for values in parsed:
+            _explain_vanished(error, values)
     effects.run()
     return out
+
+
+def _explain_vanished(error: sa.exc.IntegrityError, values: dict) -> None:
+    """A foreign key failed at insert: on PostgreSQL/MariaDB the network or a security
+    group can be deleted by a concurrent request between our read and our insert. Say
+    which one is gone (404), as if we had come a moment later."""
+    from pocketstack.network.models import SecurityGroup
+
+    if db.is_duplicate(error):
+        raise error
+    with db.reader() as s:
+        if s.get(Network, values.get("network_id")) is None:
+            raise exc.NetworkNotFound(values.get("network_id")) from None
+        for group_id in values.get("security_groups") or []:
+            if s.get(SecurityGroup, group_id) is None:
+                raise exc.SecurityGroupNotFound(group_id) from None
+    raise error
 
 
 _PROJECT_FACTS = sa.select(quotas.LIMIT_AND_USAGE["port"].subquery(),
@@ -479,7 +503,11 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
 def delete_port(ctx, port_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
-        port = get_row(s, ctx, port_id)
+        # Locked: of two concurrent deletes, the second finds nothing (404), as in neutron.
+        port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx))
+                        .with_for_update())
+        if port is None:
+            raise exc.PortNotFound(port_id)
         network = s.get(Network, port.network_id)
         base.authorize(ctx, "delete_port", _target(port.project_id, network))
         _refuse_service_port(s, port)
