@@ -86,6 +86,9 @@ def create_engine(url: str) -> sa.Engine:
                             pool_pre_ping=True, pool_recycle=3600)
 
 
+_BEGIN = {"DEFERRED": "BEGIN DEFERRED", "IMMEDIATE": "BEGIN IMMEDIATE"}
+
+
 def _install_sqlite_hooks(engine: sa.Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
@@ -99,7 +102,9 @@ def _install_sqlite_hooks(engine: sa.Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn):
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
-        conn.exec_driver_sql(f"BEGIN {mode}")
+        # Straight to the driver: every session begins here, and exec_driver_sql costs
+        # several times what SQLite takes for the BEGIN.
+        conn.connection.driver_connection.execute(_BEGIN[mode])
 
 
 def engine() -> sa.Engine:

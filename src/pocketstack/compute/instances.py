@@ -62,28 +62,53 @@ def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
 
     Returns False (and stores the events anyway) when the instance is gone or changed.
     """
-    c = _TABLE.c
-    cond = [c.uuid == uuid, c.deleted.is_(False)]
+    tasks = vms = None
     if expect_task is not _UNSET:
-        tasks = expect_task if isinstance(expect_task, (list, tuple, set)) else [expect_task]
+        tasks = tuple(expect_task) if isinstance(expect_task, (list, tuple, set)) \
+            else (expect_task,)
+    if expect_vm is not _UNSET:
+        vms = tuple(expect_vm) if isinstance(expect_vm, (list, tuple, set)) else (expect_vm,)
+    names = tuple(_COLUMN[key] for key in values)
+    params = {f"v_{name}": value for name, value in zip(names, values.values())}
+    params.update(p_uuid=uuid, v_updated_at=utcnow())
+    if attempt is not None:
+        params["p_attempt"] = attempt
+    stmt = _update_statement(names, tasks, vms, attempt is not None)
+    with (db.transaction() if session is None else _joined(session)) as s:
+        result = s.connection().execute(stmt, params)
+        trace.store(s, events)
+        return result.rowcount == 1
+
+
+_statements: dict[tuple, sa.Update] = {}
+
+
+def _update_statement(names: tuple, tasks: tuple | None, vms: tuple | None,
+                      with_attempt: bool) -> sa.Update:
+    """The compare-and-swap UPDATE for one shape of call, built once: a Core statement on
+    the table with bind parameters (building it and its cache key cost more than running
+    it, and the pipeline runs a handful per boot; there are a few dozen shapes)."""
+    key = (names, tasks, vms, with_attempt)
+    stmt = _statements.get(key)
+    if stmt is not None:
+        return stmt
+    c = _TABLE.c
+    cond = [c.uuid == sa.bindparam("p_uuid"), c.deleted.is_(False)]
+    if tasks is not None:
         parts = [c.task_state.is_(None)] if None in tasks else []
         named = [t for t in tasks if t is not None]
         if named:
             parts.append(c.task_state.in_(named))
         cond.append(sa.or_(*parts))
-    if expect_vm is not _UNSET:
-        vms = expect_vm if isinstance(expect_vm, (list, tuple, set)) else [expect_vm]
+    if vms is not None:
         cond.append(c.vm_state.in_(vms))
-    if attempt is not None:
-        cond.append(c.attempt == attempt)
-    columns = {_COLUMN[key]: value for key, value in values.items()}
-    columns["updated_at"] = utcnow()
-    # A Core UPDATE on the table: the ORM's bulk-update machinery costs more than the
-    # statement itself, and no caller holds the row as an ORM object to synchronize.
-    with (db.transaction() if session is None else _joined(session)) as s:
-        result = s.execute(sa.update(_TABLE).where(*cond).values(columns))
-        trace.store(s, events)
-        return result.rowcount == 1
+    if with_attempt:
+        cond.append(c.attempt == sa.bindparam("p_attempt"))
+    columns = {name: sa.bindparam(f"v_{name}") for name in names + ("updated_at",)}
+    stmt = sa.update(_TABLE).where(*cond).values(columns)
+    if len(_statements) < 512:
+        _statements[key] = stmt
+    return stmt
 
 
 class _joined:

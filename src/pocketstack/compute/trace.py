@@ -21,6 +21,8 @@ from pocketstack.compute.models import ActionEvent, InstanceAction
 LOG = logging.getLogger(__name__)
 _EVENTS = ActionEvent.__table__
 _ACTIONS = InstanceAction.__table__
+_INSERT_EVENTS = sa.insert(_EVENTS)
+_INSERT_ACTION = sa.insert(_ACTIONS)
 
 # The seed-001 step each event belongs to (shown by `pocketstack trace`).
 SEED_STEPS = {
@@ -85,7 +87,7 @@ def store(session, steps) -> None:
             step.done()
         rows.append(step.values())
     if rows:
-        session.execute(sa.insert(_EVENTS), rows)
+        session.connection().execute(_INSERT_EVENTS, rows)
 
 
 def record(*steps: Step) -> None:
@@ -100,7 +102,7 @@ def record(*steps: Step) -> None:
 def start_action(session, ctx, instance_uuid: str, action: str) -> None:
     """nova's instance action: one per user request on a server."""
     now = utcnow()
-    session.execute(sa.insert(_ACTIONS), [{
+    session.connection().execute(_INSERT_ACTION, [{
         "instance_uuid": instance_uuid, "action": action, "request_id": ctx.request_id,
         "user_id": ctx.user_id, "project_id": ctx.project_id, "start_time": now,
         "updated_at": now}])
@@ -114,5 +116,5 @@ _FINISH = (sa.update(_ACTIONS)
 
 
 def finish_action(session, request_id: str, instance_uuid: str, message: str | None = None):
-    session.execute(_FINISH, {"req": request_id, "uuid": instance_uuid, "now": utcnow(),
-                              "msg": message})
+    session.connection().execute(_FINISH, {"req": request_id, "uuid": instance_uuid,
+                                           "now": utcnow(), "msg": message})

@@ -15,45 +15,57 @@ from pocketstack.common import db
 from pocketstack.compute.models import Allocation, ComputeNode
 
 
+_n, _a = ComputeNode.__table__.c, Allocation.__table__.c
+# Built once (a boot claims once, a delete releases once): Core statements on the tables.
+_CLAIM = (sa.update(ComputeNode.__table__)
+          .where(_n.id == sa.bindparam("node"),
+                 _n.vcpus_used + sa.bindparam("need_vcpus")
+                 <= _n.vcpus * _n.cpu_allocation_ratio,
+                 _n.memory_mb_used + sa.bindparam("need_ram")
+                 <= _n.memory_mb * _n.ram_allocation_ratio,
+                 _n.local_gb_used + sa.bindparam("need_disk")
+                 <= _n.local_gb * _n.disk_allocation_ratio)
+          .values(vcpus_used=_n.vcpus_used + sa.bindparam("need_vcpus"),
+                  memory_mb_used=_n.memory_mb_used + sa.bindparam("need_ram"),
+                  local_gb_used=_n.local_gb_used + sa.bindparam("need_disk"),
+                  running_vms=_n.running_vms + 1, generation=_n.generation + 1))
+_ALLOCATE = sa.insert(Allocation.__table__)
+_HELD = (sa.select(_a.node_id, _a.vcpus, _a.memory_mb, _a.disk_gb)
+         .where(_a.instance_uuid == sa.bindparam("consumer")))
+_FORGET = sa.delete(Allocation.__table__).where(_a.instance_uuid == sa.bindparam("consumer"))
+_GIVE_BACK = (sa.update(ComputeNode.__table__)
+              .where(_n.id == sa.bindparam("node"))
+              .values(vcpus_used=_n.vcpus_used - sa.bindparam("need_vcpus"),
+                      memory_mb_used=_n.memory_mb_used - sa.bindparam("need_ram"),
+                      local_gb_used=_n.local_gb_used - sa.bindparam("need_disk"),
+                      running_vms=_n.running_vms - 1, generation=_n.generation + 1))
+
+
 def claim(node_id: int, host: str, consumer: str, vcpus: int, memory_mb: int,
           disk_gb: int) -> bool:
-    n = ComputeNode
     with db.transaction() as s:
-        result = s.execute(
-            sa.update(n)
-            .where(n.id == node_id,
-                   n.vcpus_used + vcpus <= n.vcpus * n.cpu_allocation_ratio,
-                   n.memory_mb_used + memory_mb <= n.memory_mb * n.ram_allocation_ratio,
-                   n.local_gb_used + disk_gb <= n.local_gb * n.disk_allocation_ratio)
-            .values(vcpus_used=n.vcpus_used + vcpus, memory_mb_used=n.memory_mb_used + memory_mb,
-                    local_gb_used=n.local_gb_used + disk_gb, running_vms=n.running_vms + 1,
-                    generation=n.generation + 1)
-            .execution_options(synchronize_session=False))
+        conn = s.connection()
+        result = conn.execute(_CLAIM, {"node": node_id, "need_vcpus": vcpus,
+                                       "need_ram": memory_mb, "need_disk": disk_gb})
         if result.rowcount != 1:
             return False
-        s.add(Allocation(instance_uuid=consumer, node_id=node_id, host=host, vcpus=vcpus,
-                         memory_mb=memory_mb, disk_gb=disk_gb))
+        conn.execute(_ALLOCATE, [{"instance_uuid": consumer, "node_id": node_id,
+                                  "host": host, "vcpus": vcpus, "memory_mb": memory_mb,
+                                  "disk_gb": disk_gb}])
     return True
 
 
 def release(consumer: str, session=None) -> bool:
     """Give back what ``consumer`` holds; False if it held nothing."""
     def run(s):
-        alloc = s.get(Allocation, consumer)
-        if alloc is None:
+        conn = s.connection()
+        held = conn.execute(_HELD, {"consumer": consumer}).first()
+        if held is None:
             return False
-        deleted = s.execute(sa.delete(Allocation).where(Allocation.instance_uuid == consumer)
-                            .execution_options(synchronize_session=False)).rowcount
-        if deleted != 1:
+        if conn.execute(_FORGET, {"consumer": consumer}).rowcount != 1:
             return False
-        n = ComputeNode
-        s.execute(sa.update(n).where(n.id == alloc.node_id)
-                  .values(vcpus_used=n.vcpus_used - alloc.vcpus,
-                          memory_mb_used=n.memory_mb_used - alloc.memory_mb,
-                          local_gb_used=n.local_gb_used - alloc.disk_gb,
-                          running_vms=n.running_vms - 1, generation=n.generation + 1)
-                  .execution_options(synchronize_session=False))
-        s.expunge(alloc)
+        conn.execute(_GIVE_BACK, {"node": held.node_id, "need_vcpus": held.vcpus,
+                                  "need_ram": held.memory_mb, "need_disk": held.disk_gb})
         return True
 
     if session is not None:

@@ -36,21 +36,28 @@ def service_is_up(last_seen_up: dt.datetime | None, forced_down: bool, now=None)
     return (now - last_seen_up).total_seconds() <= config.CONF.compute.service_down_time
 
 
+_n, _sv = ComputeNode.__table__.c, Service.__table__.c
+# Built once, Core on the tables: the scheduler runs it for every request.
+_HOSTS = (sa.select(_n.id, _n.host, _n.hypervisor_hostname, _n.vcpus, _n.memory_mb,
+                    _n.local_gb, _n.vcpus_used, _n.memory_mb_used, _n.local_gb_used,
+                    _n.running_vms, _n.cpu_allocation_ratio, _n.ram_allocation_ratio,
+                    _n.disk_allocation_ratio, _n.failed_builds, _n.hypervisor_type,
+                    _n.generation, _sv.disabled, _sv.disabled_reason, _sv.forced_down,
+                    _sv.last_seen_up)
+          .select_from(ComputeNode.__table__)
+          .join(Service.__table__, sa.and_(_sv.host == _n.host, _sv.binary == "nova-compute")))
+_ANY_AGGREGATE = sa.select(Aggregate.__table__.c.id).limit(1)
+
+
 def load() -> list[HostState]:
-    n, sv = ComputeNode, Service
-    query = (sa.select(n.id, n.host, n.hypervisor_hostname, n.vcpus, n.memory_mb, n.local_gb,
-                       n.vcpus_used, n.memory_mb_used, n.local_gb_used, n.running_vms,
-                       n.cpu_allocation_ratio, n.ram_allocation_ratio, n.disk_allocation_ratio,
-                       n.failed_builds, n.hypervisor_type, n.generation, sv.disabled,
-                       sv.disabled_reason, sv.forced_down, sv.last_seen_up)
-             .join(sv, sa.and_(sv.host == n.host, sv.binary == "nova-compute")))
     default_az = config.CONF.compute.default_availability_zone
     now = utcnow()
     down_after = config.CONF.compute.service_down_time
     hosts = []
     with db.reader() as s:
-        rows = s.execute(query).all()
-        aggs = _aggregates_by_host(s) if s.scalar(sa.select(sa.func.count(Aggregate.id))) else {}
+        conn = s.connection()
+        rows = conn.execute(_HOSTS).all()
+        aggs = _aggregates_by_host(s) if conn.execute(_ANY_AGGREGATE).first() else {}
     for (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
          cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) in rows:
         h = HostState()
