@@ -120,7 +120,7 @@ def start_compute(host: str, data_dir: str) -> RPCService:
     manager = ComputeManager(host, FakeDriver(host), data_dir)
     manager.register_node()
     service = RPCService("compute", manager, server=host, workers=16,
-                         periodic=manager.periodic_tasks)
+                         periodic=manager.periodic_tasks, binary="nova-compute", host=host)
     service.manager = manager
     threading.Thread(target=_safe_init, args=(manager,), name=f"init-{host}",
                      daemon=True).start()

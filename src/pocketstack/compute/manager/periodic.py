@@ -89,7 +89,8 @@ class PeriodicMixin:
                                              "power_state": power or states.NOSTATE})
 
     def periodic_tasks(self) -> None:
-        heartbeat(self.host, "nova-compute")
+        # The heartbeat has its own thread at [compute] report_interval (service.RPCService),
+        # so os-services up/down never depends on how long these tasks take.
         self.sync_power_states()
         self.reconcile_resources()
 
