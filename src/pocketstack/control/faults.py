@@ -33,14 +33,20 @@ class InjectedFault(exceptions.PocketstackError):
     message = "Injected failure."
 
 
+_generation = 0  # bumped by invalidate(): a reader that started before must not cache
+
+
 def invalidate() -> None:
-    global _cache
-    _cache = None
+    global _cache, _generation
+    with _lock:
+        _generation += 1
+        _cache = None
 
 
 def _rules() -> list[dict]:
     global _cache
     cached = _cache
+    generation = _generation
     if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
         return cached[1]
     from pocketstack.control.models import FaultRule
@@ -49,7 +55,8 @@ def _rules() -> list[dict]:
         rows = s.scalars(sa.select(FaultRule).order_by(FaultRule.created_at)).all()
         rules = [view(r) for r in rows]
     with _lock:
-        _cache = (time.monotonic(), rules)
+        if generation == _generation:  # else a rule changed while we read: stay uncached
+            _cache = (time.monotonic(), rules)
     return rules
 
 

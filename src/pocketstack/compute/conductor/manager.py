@@ -80,8 +80,11 @@ class ConductorManager(ResizeTaskMixin):
         cast = Step(ctx, inst.uuid, "conductor_cast_build", "conductor", config.CONF.host,
                     f"build_and_run_instance → compute.{sel['host']}")
         spec = dict(inst.request_spec or {}, alternates=sel["alternates"])
-        ok = instances.update(inst.uuid, {"host": sel["host"], "node": sel["node"],
-                                          "build_deadline": deadline, "request_spec": spec},
+        values = {"host": sel["host"], "node": sel["node"], "build_deadline": deadline,
+                  "request_spec": spec}
+        if not spec.get("availability_zone") and sel.get("az"):
+            values["availability_zone"] = sel["az"]  # no zone asked: the host's (as nova)
+        ok = instances.update(inst.uuid, values,
                               expect_task=states.SCHEDULING, attempt=inst.attempt,
                               events=list(events) + [cast.done()])
         if not ok:

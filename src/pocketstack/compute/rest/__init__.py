@@ -1,9 +1,9 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
-from pocketstack.compute.rest import (availability_zones, external_events, flavors,
-                                      hypervisors, instance_actions, interfaces, keypairs,
-                                      quota_sets, server_groups,
-                                      server_actions, server_meta, services, servers, versions)
+from pocketstack.compute.rest import (aggregates, availability_zones, external_events,
+                                      flavors, hypervisors, instance_actions, interfaces,
+                                      keypairs, quota_sets, server_actions, server_groups,
+                                      server_meta, services, servers, versions)
 
 V = "/v2.1"
 
@@ -60,6 +60,13 @@ ROUTES = {
                               "POST": server_groups.create_group},
     f"{V}/os-server-groups/{{group_id}}": {"GET": server_groups.show_group,
                                            "DELETE": server_groups.delete_group},
+    # host aggregates
+    f"{V}/os-aggregates": {"GET": aggregates.list_aggregates,
+                           "POST": aggregates.create_aggregate},
+    f"{V}/os-aggregates/{{aggregate_id}}": {"GET": aggregates.show_aggregate,
+                                            "PUT": aggregates.update_aggregate,
+                                            "DELETE": aggregates.delete_aggregate},
+    f"{V}/os-aggregates/{{aggregate_id}}/action": {"POST": aggregates.aggregate_action},
     # quotas, limits, zones, services, hypervisors
     f"{V}/limits": {"GET": quota_sets.limits},
     f"{V}/os-quota-sets/{{project_id}}": {"GET": quota_sets.show, "PUT": quota_sets.update,

@@ -115,6 +115,7 @@ class SchedulerManager:
             alternates = [h.host for h in ordered if h.host != chosen.host][:self.conf.max_alternates]
             selections.append({"instance_uuid": uuid, "host": chosen.host,
                                "node": chosen.nodename, "node_id": chosen.node_id,
+                               "az": chosen.az,
                                "alternates": alternates})
             # The next instance of a multi-create sees this claim, and group members too.
             chosen.free_ram_mb -= ram
