@@ -70,39 +70,60 @@ def dns_assignment(ip_address: str, dns_name: str = "") -> dict:
 
 # --- file contents ------------------------------------------------------------------
 
-def _sort_key(row) -> tuple:
+def _sort_key(ip_address: str, mac_address: str) -> tuple:
+    """IPv4 before IPv6, then by address as a number, then by MAC."""
     from pocketstack.network.ipam import to_int
 
-    return (":" in row.ip_address, to_int(row.ip_address), row.mac_address)
+    return (":" in ip_address, to_int(ip_address), mac_address)
 
 
-def render(subnets: list, allocations: list, now: float | None = None) -> dict[str, str]:
+def _lines(ip_address: str, mac_address: str, dns_name: str, domain: str) -> tuple:
+    """One fixed IP's sort key and its text in each file (the lease without its expiry)."""
+    hostname, fqdn = host_name(ip_address, dns_name, domain)
+    address = f"[{ip_address}]" if ":" in ip_address else ip_address
+    return (_sort_key(ip_address, mac_address), f"{ip_address}\t{fqdn} {hostname}\n",
+            f"{mac_address},{fqdn},{address}\n", f" {mac_address} {ip_address} {hostname} *\n")
+
+
+def render(subnets: list, allocations: list, now: float | None = None,
+           cache: dict | None = None) -> dict[str, str]:
     """The four files' text for one network.
 
     ``subnets``: Subnet rows; ``allocations``: rows with mac_address, ip_address, subnet_id,
-    dns_name, device_owner (one per fixed IP of each port).
+    dns_name, device_owner (one per fixed IP of each port). ``cache``: the lines of the
+    previous render of this network (reused, then replaced by this render's), so a rewrite
+    after one new port formats one port, not all of them.
     """
-    by_id = {s.id: s for s in subnets}
-    dhcp_subnets = {s.id for s in subnets if s.enable_dhcp}
+    # Per subnet: (in the host file, in the leases file). No host entry for a subnet
+    # without DHCP nor for SLAAC/DHCPv6-stateless addresses; leases are IPv4 only.
+    facts = {}
+    for s in subnets:
+        in_host = bool(s.enable_dhcp) and not (s.ip_version == 6 and _auto_address(s))
+        facts[s.id] = (in_host, in_host and s.ip_version == 4)
     conf = config.CONF.network
     domain = (conf.dns_domain or "").rstrip(".")
     if now is None:
         now = time.time()
     expiry = 0 if conf.dhcp_lease_duration == -1 else int(now) + conf.dhcp_lease_duration
-    host, addn_hosts, leases = [], [], []
-    for row in sorted(allocations, key=_sort_key):
-        subnet = by_id.get(row.subnet_id)
-        if subnet is None:
+    known = cache.get if cache else {}.get
+    fresh: dict[tuple, tuple] = {}
+    entries = []
+    for row in allocations:
+        fact = facts.get(row.subnet_id)
+        if fact is None:
             continue
-        hostname, fqdn = host_name(row.ip_address, row.dns_name, domain)
-        addn_hosts.append(f"{row.ip_address}\t{fqdn} {hostname}\n")
-        no_dhcp = subnet.ip_version == 6 and _auto_address(subnet)
-        if no_dhcp or row.subnet_id not in dhcp_subnets:
-            continue
-        address = f"[{row.ip_address}]" if subnet.ip_version == 6 else row.ip_address
-        host.append(f"{row.mac_address},{fqdn},{address}\n")
-        if subnet.ip_version == 4:
-            leases.append(f"{expiry} {row.mac_address} {row.ip_address} {hostname} *\n")
+        key = (row.ip_address, row.mac_address, row.dns_name, domain)
+        lines = known(key) or _lines(*key)
+        fresh[key] = lines
+        entries.append((lines, fact))
+    entries.sort(key=lambda entry: entry[0][0])
+    prefix = str(expiry)
+    addn_hosts = [lines[1] for lines, _ in entries]
+    host = [lines[2] for lines, (in_host, _) in entries if in_host]
+    leases = [prefix + lines[3] for lines, (_, in_leases) in entries if in_leases]
+    if cache is not None:
+        cache.clear()
+        cache.update(fresh)
     return {"host": "".join(host), "addn_hosts": "".join(addn_hosts),
             "opts": "\n".join(_options(subnets, allocations)), "leases": "".join(leases)}
 
@@ -165,17 +186,39 @@ def _options(subnets: list, allocations: list) -> list[str]:
 
 # --- writing ---------------------------------------------------------------------------
 
+_SUBNETS = sa.select(*Subnet.__table__.columns).where(
+    Subnet.network_id == sa.bindparam("network_id")).order_by(Subnet.created_at, Subnet.id)
+_ALLOCATIONS = sa.select(Port.mac_address, Port.dns_name, Port.device_owner,
+                         IPAllocation.ip_address, IPAllocation.subnet_id).join(
+    IPAllocation, IPAllocation.port_id == Port.id).where(
+    Port.network_id == sa.bindparam("network_id"))
+_EXISTS = sa.select(Network.id).where(Network.id == sa.bindparam("network_id"))
+
+
 def _load(network_id: str):
-    with db.reader() as s:
-        subnets = list(s.scalars(sa.select(Subnet).where(Subnet.network_id == network_id)
-                                 .order_by(Subnet.created_at, Subnet.id)))
-        allocations = s.execute(
-            sa.select(Port.mac_address, Port.dns_name, Port.device_owner,
-                      IPAllocation.ip_address, IPAllocation.subnet_id)
-            .join(IPAllocation, IPAllocation.port_id == Port.id)
-            .where(Port.network_id == network_id)).all()
-        exists = s.get(Network, network_id) is not None
+    """(the network exists, its subnets, its fixed IPs) as read-only rows, read in one
+    transaction with Core statements built once (this runs for every rewrite)."""
+    params = {"network_id": network_id}
+    with db.engine().connect() as conn:
+        exists = conn.execute(_EXISTS, params).first() is not None
+        subnets = conn.execute(_SUBNETS, params).all()
+        allocations = conn.execute(_ALLOCATIONS, params).all()
     return exists, subnets, allocations
+
+
+# What this process last wrote, per network: the lines of its render (reused by the next
+# one) and, per file, the text and the file's identity right after the rename. A file
+# whose identity is unchanged (nobody else replaced it) and whose text would be the same
+# is not written again (the opts file, mostly).
+_written: dict[str, tuple[dict, dict]] = {}
+
+
+def _identity(path: str):
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -195,11 +238,19 @@ def write(network_id: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         exists, subnets, allocations = _load(network_id)
         if not exists or not any(s.enable_dhcp for s in subnets):
+            _written.pop(network_id, None)
             shutil.rmtree(directory, ignore_errors=True)
             return
-        contents = render(subnets, allocations)
+        lines, files = _written.setdefault(network_id, ({}, {}))
+        contents = render(subnets, allocations, cache=lines)
         for name in FILES:
-            _write_atomic(os.path.join(directory, name), contents[name])
+            path = os.path.join(directory, name)
+            text = contents[name]
+            before = files.get(name)
+            if before is not None and before[0] == text and before[1] == _identity(path):
+                continue
+            _write_atomic(path, text)
+            files[name] = (text, _identity(path))
 
 
 class Writer:
