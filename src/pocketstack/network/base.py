@@ -109,6 +109,9 @@ def core(s, statement, params=None):
     return s.connection().execute(statement, params)
 
 
+_INSERTS: dict = {}  # one INSERT statement per table, built once (its cache key too)
+
+
 def insert_new(s, objects: list, attach: bool = True) -> None:
     """INSERT new ORM objects with one Core statement per table, skipping the unit of work
     (the hot path of a port create on SQLite), then attach them to the session as
@@ -127,7 +130,10 @@ def insert_new(s, objects: list, attach: bool = True) -> None:
             row[column.key] = value
         by_table.setdefault(table, []).append(row)
     for table, rows in by_table.items():
-        core(s, table.insert(), rows)
+        statement = _INSERTS.get(table)
+        if statement is None:
+            statement = _INSERTS[table] = table.insert()
+        core(s, statement, rows)
     if not attach:
         return
     for obj in objects:

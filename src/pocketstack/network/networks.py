@@ -92,15 +92,25 @@ class _Row:
                 setattr(self, key[len(prefix):], value)
 
 
-def get_with_subnets(s, ctx, network_id: str) -> tuple[_Row, list[_Row]]:
+def with_subnets_and(*columns):
+    """The query of ``get_with_subnets`` with more columns (labelled scalar subqueries
+    that do not depend on the network row), read in the same round trip."""
+    return _WITH_SUBNETS.add_columns(*columns)
+
+
+def get_with_subnets(s, ctx, network_id: str, query=_WITH_SUBNETS,
+                     params: dict | None = None) -> tuple[_Row, list[_Row]]:
     """What a port create needs of its network, in one query: a few network columns and
-    its subnets (read-only)."""
+    its subnets (read-only). With a ``query`` from ``with_subnets_and``, the network row
+    also has the extra columns (and ``params`` their bound values)."""
     s.flush()  # subnets created in this transaction count
-    rows = [r._mapping for r in base.core(s, _WITH_SUBNETS, {"id": network_id})]
+    rows = [r._mapping for r in base.core(s, query, {**(params or {}), "id": network_id})]
     network = _Row(rows[0], "n_") if rows else None
     if network is None or not (base.sees_all(ctx) or network.project_id == ctx.project_id
                                or network.shared or network.external):
         raise exc.NetworkNotFound(network_id)
+    if query is not _WITH_SUBNETS:
+        network.facts = rows[0]
     return network, [_Row(r, "s_") for r in rows if r["s_id"] is not None]
 
 

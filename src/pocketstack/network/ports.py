@@ -275,8 +275,14 @@ def _explain_vanished(error: sa.exc.IntegrityError, values: dict) -> None:
     raise error
 
 
-_PROJECT_FACTS = sa.select(quotas.LIMIT_AND_USAGE["port"].subquery(),
-                           security_groups.DEFAULT_GROUP.scalar_subquery())
+# Read with the network and its subnets, in one round trip: the project's port limit and
+# usage, its default security group, and whether the first MAC tried is taken.
+_limit, _used = quotas.LIMIT_AND_USAGE["port"].selected_columns
+_NETWORK_AND_FACTS = networks.with_subnets_and(
+    _limit.label("quota_limit"), _used.label("quota_used"),
+    security_groups.DEFAULT_GROUP.scalar_subquery().label("default_group"),
+    sa.exists().where(Port.network_id == sa.bindparam("id"),
+                      Port.mac_address == sa.bindparam("mac")).label("mac_taken"))
 
 
 def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = False) -> Port:
@@ -291,17 +297,25 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool = F
 
 
 def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -> Port:
-    network, subnets = networks.get_with_subnets(s, ctx, values["network_id"])
     # Ports pocketstack makes for routers and floating IPs may belong to no project ('').
-    project_id = values["project_id"] if trusted and "project_id" in values \
-        else base.owner_project(ctx, values)
+    try:
+        project_id, no_project = (values["project_id"] if trusted and "project_id" in values
+                                  else base.owner_project(ctx, values)), None
+    except exc.HTTPBadRequest as error:  # said after the network is found, as before
+        project_id, no_project = "", error
+    first_mac = values.get("mac_address") or random_mac()
+    network, subnets = networks.get_with_subnets(
+        s, ctx, values["network_id"], _NETWORK_AND_FACTS,
+        {"project_id": project_id, "resource": "port", "mac": first_mac})
+    if no_project is not None:
+        raise no_project
+    facts = network.facts
+    limit, used, default_group = (facts["quota_limit"], facts["quota_used"],
+                                  facts["default_group"])
     target = _target(project_id, network)
     if not trusted:
         base.authorize(ctx, "create_port", target)
         _authorize_attributes(ctx, "create_port", values, target, network)
-    # The project's port limit and usage and its default group, in one round trip.
-    limit, used, default_group = base.core(s, _PROJECT_FACTS, {
-        "project_id": project_id, "resource": "port"}).one()
     if not trusted:
         quotas.enforce("port", limit, used)
     device_owner = values.get("device_owner", "")
@@ -323,7 +337,8 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     # SQLite: rows are inserted together at the end (writes are serialized, so what was
     # read as free stays free); other engines claim each row in a savepoint as they go.
     deferred = base.writes_serialized(s)
-    insert_with_mac(s, port, values.get("mac_address"), attach=not deferred)
+    insert_with_mac(s, port, values.get("mac_address"), attach=not deferred,
+                    first=(first_mac, bool(facts["mac_taken"])))
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
                                                   port.mac_address)
     allocations = fixed_ips.allocate(s, port, plan, attach=not deferred)
@@ -358,14 +373,19 @@ _MAC_USER = sa.select(Port.id).where(Port.network_id == sa.bindparam("network_id
                                      Port.mac_address == sa.bindparam("mac"))
 
 
-def insert_with_mac(s, port: Port, requested: str | None, attach: bool = True) -> None:
+def insert_with_mac(s, port: Port, requested: str | None, attach: bool = True,
+                    first: tuple[str, bool] | None = None) -> None:
     """Give the port a MAC unique on its network (asked for, or random) and insert it
-    (``attach=False``, SQLite only: the caller inserts it)."""
-    for _ in range(1 if requested else 16):
-        port.mac_address = requested or random_mac()
-        if base.writes_serialized(s):
-            if base.core(s, _MAC_USER, {"network_id": port.network_id,
-                                        "mac": port.mac_address}).first():
+    (``attach=False``, SQLite only: the caller inserts it). ``first``: the MAC to try
+    first and whether it was found taken in this transaction."""
+    serialized = base.writes_serialized(s)
+    for attempt in range(1 if requested else 16):
+        known = first if attempt == 0 and first is not None else None
+        port.mac_address = known[0] if known else requested or random_mac()
+        if serialized:
+            taken = known[1] if known else base.core(s, _MAC_USER, {
+                "network_id": port.network_id, "mac": port.mac_address}).first()
+            if taken:
                 if requested:
                     raise exc.MacAddressInUse(port.network_id, requested)
                 continue
