@@ -269,6 +269,7 @@ class Writer:
         self.done = 0        # marks whose networks have been rewritten
         self.thread: threading.Thread | None = None
         self.stopping = False
+        self.hurry = False   # someone waits for the files: no pause before the next rewrite
 
     def mark(self, network_id: str) -> None:
         with self.cond:
@@ -302,15 +303,26 @@ class Writer:
                 # A rewrite costs O(ports on the network): let changes gather for a moment
                 # so a burst of port creates costs a few rewrites, not one each; on big
                 # networks at least four times the rewrite's own time (a fifth of a CPU).
-                if not self.stopping:
-                    took = time.monotonic() - started
-                    self.cond.wait(max(config.CONF.network.dhcp_batch_interval, 4 * took))
+                # New marks do not cut the pause short (each would cost a rewrite of its
+                # own); stop() and wait() do.
+                took = time.monotonic() - started
+                resume = time.monotonic() + max(config.CONF.network.dhcp_batch_interval,
+                                                4 * took)
+                while not (self.stopping or self.hurry):
+                    remaining = resume - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self.cond.wait(remaining)
+                self.hurry = False
 
     def wait(self, timeout: float = 10.0) -> bool:
         """Block until every network marked before this call has been rewritten."""
         deadline = time.monotonic() + timeout
         with self.cond:
             target = self.marked
+            if self.done < target:
+                self.hurry = True
+                self.cond.notify_all()
             while self.done < target:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
