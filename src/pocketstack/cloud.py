@@ -443,10 +443,6 @@ class Agent:
     def close(self) -> bool:
         """Stop the services (in-flight RPCs may finish within STOP_TIMEOUT), close the
         broker connections and the database. False if something was still busy."""
-        # amqp warns about the broker's consumer-cancel notices that cross the channel
-        # closes we ask for; nothing to act on when shutting down.
-        logging.getLogger("amqp").setLevel(logging.ERROR)
-
         def stop():
             while self.services:
                 service = self.services.pop()

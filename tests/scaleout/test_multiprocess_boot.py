@@ -110,15 +110,25 @@ def test_compute_killed_mid_build_is_rescheduled_and_shown_down(scaleout):
                   json={"fault": {"operation": "spawn", "action": "hang", "times": 1,
                                   "hang_seconds": 600}})
     assert r.status_code == 201, r.text
+    time.sleep(1.0)  # each process re-reads fault rules after 0.5 s (control/faults.py)
     flavor = conn.compute.find_flavor("m1.nano")
     server = conn.compute.create_server(name="doomed", image_id=image_id, flavor_id=flavor.id,
                                         networks=[{"uuid": network_id}])
+    seen = []
 
     def spawning():
         s = conn.compute.get_server(server.id)
+        seen.append((s.status, s.task_state, s.compute_host))
         return s if s.task_state == "spawning" else None
 
-    s = cloud.wait_for("the build to hang in spawning", spawning, timeout=30, interval=0.1)
+    try:
+        s = cloud.wait_for("the build to hang in spawning", spawning, timeout=30,
+                           interval=0.1)
+    except AssertionError as error:
+        trace = sess.get(cloud.url + f"/pocketstack/v1/servers/{server.id}/trace").json()
+        faults = sess.get(cloud.url + "/pocketstack/v1/faults").json()
+        raise AssertionError(f"states seen: {sorted(set(seen), key=seen.index)}\n"
+                             f"faults: {faults}\ntrace: {trace}\n{error}") from None
     victim = s.compute_host
     survivor = next(h for h in cloud.hosts if h != victim)
     node = cloud.nodes[victim]

@@ -360,6 +360,9 @@ class _OsloServer:
         self.server.start(override_pool_size=self.workers)
 
     def stop(self):
+        # amqp warns about the broker's consumer-cancel notices that cross the channel
+        # closes asked for here; nothing anyone could act on while shutting down.
+        logging.getLogger("amqp").setLevel(logging.ERROR)
         self.server.stop()
 
     def wait(self):
