@@ -125,9 +125,11 @@ def to_text(value: int, version: int) -> str:
 _hints: dict[str, int] = {}
 HINT_WINDOWS = 4
 
+# WINDOW fixed parameters rather than an expanding IN: the statement compiles once.
+_CANDIDATES = [f"c{i}" for i in range(WINDOW)]
 _TAKEN_AMONG = sa.select(IPAllocation.ip_address).where(
     IPAllocation.subnet_id == sa.bindparam("subnet_id"),
-    IPAllocation.ip_address.in_(sa.bindparam("candidates", expanding=True)))
+    IPAllocation.ip_address.in_([sa.bindparam(name) for name in _CANDIDATES]))
 _TAKEN = sa.select(IPAllocation.ip_address).where(
     IPAllocation.subnet_id == sa.bindparam("subnet_id"))
 
@@ -147,8 +149,10 @@ def _free_addresses(s, subnet, exclude: set[str]):
                 break
             candidates = [to_text(v, version) for v in range(cursor, min(cursor + WINDOW,
                                                                           end + 1))]
-            taken = {a for a, in base.core(s, _TAKEN_AMONG, {"subnet_id": subnet.id,
-                                                              "candidates": candidates})}
+            params = {"subnet_id": subnet.id}  # a short last window repeats its last
+            params.update((name, candidates[min(i, len(candidates) - 1)])
+                          for i, name in enumerate(_CANDIDATES))
+            taken = {a for a, in base.core(s, _TAKEN_AMONG, params)}
             for address in candidates:
                 if address not in taken and address not in exclude:
                     _hints[subnet.id] = to_int(address) + 1
