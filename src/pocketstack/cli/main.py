@@ -50,10 +50,7 @@ def _cloud_options(f):
 def up(data_dir, config_file, host, port, admin_password, debug):
     """Run the whole cloud in the foreground (Ctrl-C stops it)."""
     started = time.monotonic()
-    import signal
-
-    from pocketstack.cloud import CannotListen, Cloud, DataDirInUse
-    from pocketstack.common.config import ConfigError
+    from pocketstack.cloud import Cloud
 
     _setup_logging(debug)
     overrides = {}
@@ -65,6 +62,18 @@ def up(data_dir, config_file, host, port, admin_password, debug):
         overrides["debug"] = True
     cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
                   overrides=overrides)
+    serve_cloud(cloud, debug,
+                on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
+    click.echo("pocketstack stopped.")
+
+
+def serve_cloud(cloud, debug: bool, on_ready) -> None:
+    """Prepare and serve ``cloud`` in the foreground until SIGINT/SIGTERM, exiting with a
+    one-line error if it cannot start: `up` and `service api` (cli/service.py)."""
+    import signal
+
+    from pocketstack.cloud import CannotListen, DataDirInUse
+    from pocketstack.common.config import ConfigError
 
     def on_signal(signum, _frame):
         if cloud.stop_requested and cloud._server is None:
@@ -87,10 +96,9 @@ def up(data_dir, config_file, host, port, admin_password, debug):
     from pocketstack.common import config
 
     _set_log_levels(debug or config.CONF.debug)
-    cloud.serve_forever(on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
+    cloud.serve_forever(on_ready=on_ready)
     if cloud.startup_error is not None:
         _fail(f"pocketstack could not start: {_describe(cloud.startup_error)}")
-    click.echo("pocketstack stopped.")
 
 
 def _fail(message: str) -> None:

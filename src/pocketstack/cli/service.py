@@ -48,7 +48,8 @@ def _safe_url(url: str) -> str:
 
 
 def _install_signals(stop, is_stopping) -> None:
-    """SIGINT/SIGTERM ask for a clean stop; a second one while stopping exits at once."""
+    """SIGINT/SIGTERM ask an agent for a clean stop; a second one while it is stopping
+    (in-flight work may take STOP_TIMEOUT) exits at once."""
     def on_signal(signum, _frame):
         if is_stopping():
             os._exit(128 + signum)
@@ -72,9 +73,8 @@ def _install_signals(stop, is_stopping) -> None:
 def api(data_dir, config_file, node, debug, bind_host, port, admin_password, with_roles):
     """The REST APIs (identity, compute, image, network, …) on one port."""
     started = time.monotonic()
-    from pocketstack.cloud import CannotListen, Cloud, DataDirInUse
+    from pocketstack.cloud import Cloud
     from pocketstack.common import config
-    from pocketstack.common.config import ConfigError
 
     cli._setup_logging(debug)
     overrides: dict = {}
@@ -88,16 +88,6 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
         overrides["debug"] = True
     cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
                   overrides=overrides, roles=tuple(dict.fromkeys(with_roles)))
-    _install_signals(cloud.request_stop, lambda: cloud.stop_requested and cloud._server is None)
-    try:
-        cloud.prepare(bind=True)
-    except (DataDirInUse, CannotListen, ConfigError) as error:
-        cloud.close()
-        cli._fail(str(error))
-    except Exception as error:  # noqa: BLE001 - e.g. the database cannot be reached
-        cloud.close()
-        cli._fail(f"pocketstack could not start: {cli._describe(error)}")
-    cli._set_log_levels(debug or config.CONF.debug)
 
     def ready():
         roles = ", ".join(cloud.roles) or "none (run them with `pocketstack service …`)"
@@ -110,9 +100,7 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
         click.echo(f"  clouds.yaml and openrc are in {cloud.data_dir}")
         sys.stdout.flush()
 
-    cloud.serve_forever(on_ready=ready)
-    if cloud.startup_error is not None:
-        cli._fail(f"pocketstack could not start: {cli._describe(cloud.startup_error)}")
+    cli.serve_cloud(cloud, debug, on_ready=ready)
     click.echo("pocketstack api stopped.")
 
 
