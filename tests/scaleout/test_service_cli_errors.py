@@ -1,0 +1,47 @@
+"""`pocketstack service …` refuses to start a split cloud it cannot run, with one line that
+says what to change (no broker or database needed for these)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+
+
+def _run(tmp_path, *args, conf: str):
+    config_file = tmp_path / "pocketstack.conf"
+    config_file.write_text(conf)
+    env = {k: v for k, v in os.environ.items() if k != "POCKETSTACK_HOME"}
+    return subprocess.run([EXE, "service", *args, "--data-dir", str(tmp_path / "data"),
+                           "--config-file", str(config_file)],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+@pytest.mark.parametrize("role", [["api", "--port", "1"], ["conductor"], ["scheduler"],
+                                  ["compute", "--host", "c1"]], ids=lambda r: r[0])
+def test_split_roles_refuse_the_in_process_bus(tmp_path, role):
+    result = _run(tmp_path, *role, conf="[DEFAULT]\nhost = ctl\n")
+    assert result.returncode == 1
+    assert "transport_url is inproc://" in result.stderr
+    assert "rabbit://" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "data" / "pocketstack.db").exists()  # nothing was written
+
+
+def test_an_agent_without_the_api_hosts_fernet_keys_says_where_they_go(tmp_path):
+    result = _run(tmp_path, "compute", "--host", "c1",
+                  conf="[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n")
+    assert result.returncode == 1
+    assert f"No Fernet keys in {tmp_path / 'data' / 'fernet-keys'}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_config_file_is_named(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "POCKETSTACK_HOME"}
+    result = subprocess.run([EXE, "service", "scheduler", "--data-dir", str(tmp_path),
+                             "--config-file", str(tmp_path / "nope.conf")],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert f"Config file {tmp_path / 'nope.conf'} does not exist." in result.stderr
