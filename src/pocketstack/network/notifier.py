@@ -103,7 +103,11 @@ class NovaNotifier:
         except Exception as error:  # noqa: BLE001 - compute may be down: log, go on
             LOG.warning("Could not send %d event(s) to compute: %s", len(events), error)
             return
-        if response.status_code == 404:
+        if response.status_code == 404 and "itemNotFound" in response.text:
+            # Nova's answer when none of the servers exists (any more): e.g. the
+            # network-vif-deleted of a server that was just deleted. Nothing to deliver.
+            LOG.debug("Compute has none of the servers of %s", events)
+        elif response.status_code == 404:
             LOG.info("Compute has no os-server-external-events (absent?); %d event(s) "
                      "dropped", len(events))
         elif response.status_code >= 400:
