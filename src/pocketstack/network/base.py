@@ -106,7 +106,13 @@ def own_visible(model, ctx):
 def core(s, statement, params=None):
     """Run a Core statement on the session's connection, without the ORM's per-statement
     work (hot paths: a port create runs several). Sees flushed rows only."""
-    return s.connection().execute(statement, params)
+    # The connection is looked up once per transaction (Session.connection() walks the
+    # session's transaction state machine every time).
+    cached = s.info.get("core_connection")
+    if cached is None or cached[0] is not s.get_transaction():
+        connection = s.connection()
+        cached = s.info["core_connection"] = (s.get_transaction(), connection)
+    return cached[1].execute(statement, params)
 
 
 _INSERTS: dict = {}  # one INSERT statement per table, built once (its cache key too)

@@ -87,9 +87,8 @@ class _Row:
     """Read-only attributes, like the model's (rows of a joined query)."""
 
     def __init__(self, mapping: dict, prefix: str):
-        for key, value in mapping.items():
-            if key.startswith(prefix):
-                setattr(self, key[len(prefix):], value)
+        self.__dict__.update((key[len(prefix):], value) for key, value in mapping.items()
+                             if key.startswith(prefix))
 
 
 def with_subnets_and(*columns):
