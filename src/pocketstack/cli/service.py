@@ -24,8 +24,15 @@ import time
 
 import click
 
-from pocketstack.cli import main as cli
 
+def _cli():
+    """cli/main.py's helpers; imported when used (main.py imports this module)."""
+    from pocketstack.cli import main
+
+    return main
+
+# compute.service.ROLES, not imported here: that module pulls in SQLAlchemy, and
+# `pocketstack --help` should stay instant.
 ROLE_CHOICES = ("conductor", "scheduler", "compute")
 
 
@@ -39,12 +46,18 @@ def _common_options(f):
     f = click.option("--host", "node", default=None, metavar="NAME",
                      help="Name of this node in the services table and RPC topics "
                           "(default [DEFAULT] host).")(f)
-    return cli._cloud_options(f)
+    f = click.option("--data-dir", envvar="POCKETSTACK_HOME", default=None,
+                     help="State directory: the Fernet keys (the api host's, on every "
+                          "node), compute image caches; the api's database if SQLite "
+                          "(default as for `pocketstack up`).")(f)
+    f = click.option("--config-file", default=None,
+                     help="Config file (default <data dir>/pocketstack.conf).")(f)
+    return f
 
 
 def _safe_url(url: str) -> str:
     """A URL without its password, for messages."""
-    return re.sub(r"(//[^:/@]*):[^@/]*@", r"\1:***@", url or "")
+    return re.sub(r"([/,][^:/@,]*):[^@/,]*@", r"\1:***@", url or "")
 
 
 def _install_signals(stop, is_stopping) -> None:
@@ -76,6 +89,7 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
     from pocketstack.cloud import Cloud
     from pocketstack.common import config
 
+    cli = _cli()
     cli._setup_logging(debug)
     overrides: dict = {}
     if bind_host:
@@ -109,6 +123,7 @@ def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
     from pocketstack.cloud import Agent
     from pocketstack.common import config
 
+    cli = _cli()
     cli._setup_logging(debug)
     overrides: dict = {"host": node} if node else {}
     if debug:
@@ -118,12 +133,12 @@ def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
     _install_signals(lambda: (stopping.append(1), agent.request_stop()), lambda: bool(stopping))
     try:
         agent.prepare()
-    except config.ConfigError as error:
-        agent.close()
-        cli._fail(str(error))
     except Exception as error:  # noqa: BLE001 - database unreachable, bad URL, …
         agent.close()
-        cli._fail(f"pocketstack {role} could not start: {cli._describe(error)}")
+        if stopping:  # asked to stop while waiting for the database: not a failure
+            return
+        cli._fail(str(error) if isinstance(error, config.ConfigError)
+                  else f"pocketstack {role} could not start: {cli._describe(error)}")
     cli._set_log_levels(debug or config.CONF.debug)
     host = config.CONF.host
     if stopping:
