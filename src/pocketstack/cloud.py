@@ -2,6 +2,10 @@
 in-process services (conductor, scheduler, compute agents) — what `pocketstack up` runs
 and what tests start in-process (``Cloud(...).start()``), like placement's direct.py.
 
+Scale-out (`pocketstack service …`, cli/service.py) uses the same pieces: the api process
+is a ``Cloud`` with ``roles`` (the RPC roles it runs itself, none by default); conductor,
+scheduler and compute processes are an ``Agent`` (config, database, keys; no HTTP).
+
 Services with background workers provide ``pocketstack/<service>/service.py`` with
 ``start(cloud) -> list`` of objects that have ``stop()``; they are started after the
 database is ready and stopped in reverse order.
