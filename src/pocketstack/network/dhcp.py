@@ -270,6 +270,7 @@ class Writer:
         self.thread: threading.Thread | None = None
         self.stopping = False
         self.hurry = False   # someone waits for the files: no pause before the next rewrite
+        self.idle = False    # the writer waits for a mark (only then does a mark wake it)
 
     def mark(self, network_id: str) -> None:
         with self.cond:
@@ -280,13 +281,16 @@ class Writer:
                 self.thread = threading.Thread(target=self._run, name="network-dhcp-files",
                                                daemon=True)
                 self.thread.start()
-            self.cond.notify_all()
+            elif self.idle:  # pausing or writing, it takes the mark by itself: no wake-up
+                self.cond.notify_all()
 
     def _run(self) -> None:
         while True:
             with self.cond:
                 while not self.pending and not self.stopping:
+                    self.idle = True
                     self.cond.wait()
+                self.idle = False
                 if not self.pending:
                     return
                 batch, self.pending = self.pending, set()
