@@ -42,7 +42,9 @@ class BuildMixin:
         try:
             self._build(ctx, inst, attempt, vifs, whole)
         except Superseded:
-            self._undo(ctx, inst, vifs, release=True)
+            # Deleted, or rescheduled after its build deadline while we worked: the next
+            # attempt may hold ports and a claim under this server elsewhere by now.
+            self._undo(ctx, inst, vifs, release=True, only_host=self.host)
             record(whole.fail("superseded: the server was deleted or rescheduled"))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
             LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
@@ -145,7 +147,10 @@ class BuildMixin:
             raise VifPlugTimeout(step.detail)
         step.done(detail=f"{len(tags) - len(missing)}/{len(tags)} network-vif-plugged")
 
-    def _undo(self, ctx, inst, vifs, release: bool) -> list[str]:
+    def _undo(self, ctx, inst, vifs, release: bool, only_host: str | None = None
+              ) -> list[str]:
+        """Destroy the guest, give back the ports and the claim; with ``only_host``, just
+        those this host's attempt holds (network.deallocate, claims.release)."""
         done = []
         try:
             self.driver.destroy(_as_dict(inst))
@@ -156,8 +161,9 @@ class BuildMixin:
         requested = inst.requested_networks
         done += network.deallocate(ctx, inst.uuid, vifs, user_ports,
                                    requested_networks_empty=not (isinstance(requested, list)
-                                                                 and requested))
-        if release and claims.release(inst.uuid):
+                                                                 and requested),
+                                   only_host=only_host)
+        if release and claims.release(inst.uuid, host=only_host):
             done.append(f"released claim on {self.host}")
         return done
 

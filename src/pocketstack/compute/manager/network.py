@@ -68,9 +68,15 @@ def refresh(ctx, vifs: list) -> list:
 
 def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
                use_service_token: bool = False,
-               requested_networks_empty: bool = False) -> list[str]:
+               requested_networks_empty: bool = False,
+               only_host: str | None = None) -> list[str]:
     """Undo: delete created ports, unbind the user's; also any port still carrying our
-    device_id (a crash between create and record). Returns what it did, for the trace."""
+    device_id (a crash between create and record). Returns what it did, for the trace.
+
+    ``only_host``: undo just what a build attempt on that host holds — the ports it
+    recorded, while still bound to it. A newer attempt (a reschedule after the build
+    deadline) may meanwhile own the server's other ports, and the user's port, elsewhere.
+    """
     if not vifs and requested_networks_empty:
         return []  # booted with no networks: no port can exist, skip the network service
     client = NetworkClient(None if use_service_token else ctx)
@@ -78,17 +84,20 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
     user_ports = set(user_port_ids)
     done = []
     seen = set()
-    try:
-        found = client.list_ports(device_id=instance_uuid)
-    except Exception as error:  # noqa: BLE001 - fall back to what we recorded
-        LOG.warning("Listing ports of %s failed: %s", instance_uuid, error)
-        found = []
+    found = []
+    if only_host is None:
+        try:
+            found = client.list_ports(device_id=instance_uuid)
+        except Exception as error:  # noqa: BLE001 - fall back to what we recorded
+            LOG.warning("Listing ports of %s failed: %s", instance_uuid, error)
     ports = [{"port_id": p["id"]} for p in found] + list(vifs or [])
     for vif in ports:
         port_id = vif["port_id"]
         if port_id in seen:
             continue
         seen.add(port_id)
+        if only_host is not None and not _bound_to(admin, port_id, only_host):
+            continue
         if port_id in user_ports or vif.get("created") is False:
             try:
                 admin.update_port(port_id, {"device_id": "", "device_owner": "",
@@ -103,3 +112,13 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
             except Exception as error:  # noqa: BLE001
                 LOG.warning("Deleting port %s failed: %s", port_id, error)
     return done
+
+
+def _bound_to(admin, port_id: str, host: str) -> bool:
+    """The port exists and is bound to ``host`` (or to no host yet)."""
+    try:
+        port = admin.get_port(port_id)
+    except Exception as error:  # noqa: BLE001 - leave it: the newer owner cleans up
+        LOG.warning("Reading port %s failed: %s", port_id, error)
+        return False
+    return port is not None and port.get("binding:host_id") in ("", None, host)

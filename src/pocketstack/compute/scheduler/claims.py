@@ -30,7 +30,7 @@ _CLAIM = (sa.update(ComputeNode.__table__)
                   local_gb_used=_n.local_gb_used + sa.bindparam("need_disk"),
                   running_vms=_n.running_vms + 1, generation=_n.generation + 1))
 _ALLOCATE = sa.insert(Allocation.__table__)
-_HELD = (sa.select(_a.node_id, _a.vcpus, _a.memory_mb, _a.disk_gb)
+_HELD = (sa.select(_a.node_id, _a.host, _a.vcpus, _a.memory_mb, _a.disk_gb)
          .where(_a.instance_uuid == sa.bindparam("consumer")))
 _FORGET = sa.delete(Allocation.__table__).where(_a.instance_uuid == sa.bindparam("consumer"))
 _GIVE_BACK = (sa.update(ComputeNode.__table__)
@@ -55,12 +55,14 @@ def claim(node_id: int, host: str, consumer: str, vcpus: int, memory_mb: int,
     return True
 
 
-def release(consumer: str, session=None) -> bool:
-    """Give back what ``consumer`` holds; False if it held nothing."""
+def release(consumer: str, session=None, host: str | None = None) -> bool:
+    """Give back what ``consumer`` holds (only if it is on ``host``, when given: a build
+    attempt that lost its server to a reschedule must not free the next attempt's claim
+    elsewhere); False if it held nothing there."""
     def run(s):
         conn = s.connection()
         held = conn.execute(_HELD, {"consumer": consumer}).first()
-        if held is None:
+        if held is None or (host is not None and held.host != host):
             return False
         if conn.execute(_FORGET, {"consumer": consumer}).rowcount != 1:
             return False

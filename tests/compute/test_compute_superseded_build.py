@@ -1,0 +1,60 @@
+"""A build that wakes up after the conductor rescheduled it (its host hung past the build
+deadline — or, scaled out, was cut off and came back) gives up without touching the
+server's new attempt: the port and the claim on the new host stay (issue 5: nothing leaks,
+and nothing a live server needs is taken away)."""
+import time
+import uuid
+
+import pytest
+
+from pocketstack.common import db
+from pocketstack.compute.models import Allocation
+
+
+@pytest.fixture(scope="module")
+def net(cloud, member):
+    s = cloud.user_session(member)
+    r = s.post(cloud.url + "/network/v2.0/networks",
+               json={"network": {"name": f"late-{uuid.uuid4().hex[:4]}"}}, raise_exc=False)
+    if r.status_code == 404:
+        pytest.skip("the network service is not mounted in this tree")
+    network = r.json()["network"]
+    s.post(cloud.url + "/network/v2.0/subnets",
+           json={"subnet": {"network_id": network["id"], "ip_version": 4,
+                            "cidr": "10.9.0.0/24"}})
+    return network
+
+
+def _ports(cloud, sid):
+    return cloud.session().get(cloud.url + "/network/v2.0/ports",
+                               params={"device_id": sid}).json()["ports"]
+
+
+def test_a_build_that_wakes_after_its_reschedule_leaves_the_new_attempt_alone(
+        cloud, api, admin_api, image_id, net, faults, conf_override):
+    conf_override("compute", "build_timeout", 2.0)
+    conf_override("compute", "periodic_interval", 0.2)
+    faults.add(operation="spawn", action="hang", hang_seconds=5.0, times=1)
+    sid = api.boot(image_id, networks=[{"uuid": net["id"]}])
+    assert api.wait(sid, timeout=30)["status"] == "ACTIVE"
+    host = admin_api.server(sid)["OS-EXT-SRV-ATTR:host"]
+
+    def gave_up():
+        trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
+        return any(e["step"] == "compute__do_build_and_run_instance"
+                   and "superseded" in (e["detail"] or "") for e in trace["events"])
+
+    deadline = time.monotonic() + 20
+    while not gave_up():  # the hung spawn returns, finds the server moved on, undoes its own
+        assert time.monotonic() < deadline, "the hung build never gave up"
+        time.sleep(0.1)
+    ports = _ports(cloud, sid)
+    assert [(p["binding:host_id"], p["status"]) for p in ports] == [(host, "ACTIVE")]
+    with db.reader() as s:
+        alloc = s.get(Allocation, sid)
+        assert alloc is not None and alloc.host == host
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert _ports(cloud, sid) == []
+    with db.reader() as s:
+        assert s.get(Allocation, sid) is None
