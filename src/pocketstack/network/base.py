@@ -118,6 +118,15 @@ def core(s, statement, params=None):
 _INSERTS: dict = {}  # one INSERT statement per table, built once (its cache key too)
 
 
+class NewRow:
+    """A new row as plain attributes, for ``insert_new(..., attach=False)``: what a hot
+    path inserts with Core and then only reads needs no ORM instance."""
+
+    def __init__(self, table, **values):
+        self.__table__ = table
+        self.__dict__.update(values)
+
+
 def insert_new(s, objects: list, attach: bool = True) -> None:
     """INSERT new ORM objects with one Core statement per table, skipping the unit of work
     (the hot path of a port create on SQLite), then attach them to the session as
@@ -128,7 +137,7 @@ def insert_new(s, objects: list, attach: bool = True) -> None:
         table = obj.__table__
         row = {}
         for column in table.columns:
-            value = getattr(obj, column.key)
+            value = getattr(obj, column.key, None)  # a NewRow has only what was given
             if value is None and column.default is not None and not column.nullable:
                 default = column.default.arg
                 value = default(None) if callable(default) else default
@@ -143,6 +152,7 @@ def insert_new(s, objects: list, attach: bool = True) -> None:
     if not attach:
         return
     for obj in objects:
+        assert not isinstance(obj, NewRow), "a NewRow cannot join a session"
         orm.make_transient_to_detached(obj)
         s.add(obj)
 

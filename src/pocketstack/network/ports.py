@@ -8,6 +8,7 @@ network-vif-plugged / -unplugged / -deleted.
 """
 from __future__ import annotations
 
+import functools
 import random
 
 import sqlalchemy as sa
@@ -320,7 +321,16 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
         quotas.enforce("port", limit, used)
     device_owner = values.get("device_owner", "")
     port_security = values.get("port_security_enabled", network.port_security_enabled)
-    port = Port(id=base.new_id(), project_id=project_id, network_id=network.id,
+    # SQLite: rows are inserted together at the end (writes are serialized, so what was
+    # read as free stays free); other engines claim each row in a savepoint as they go.
+    deferred = base.writes_serialized(s)
+    # A port a user asks for on SQLite is only inserted and then rendered: plain values
+    # do (no ORM instance, no instrumented attribute events).
+    plain = deferred and not trusted
+    make_port = functools.partial(base.NewRow, Port.__table__) if plain else Port
+    make_binding = (functools.partial(base.NewRow, PortSecurityGroup.__table__) if plain
+                    else PortSecurityGroup)
+    port = make_port(id=base.new_id(), project_id=project_id, network_id=network.id,
                 name=values.get("name", ""), description=values.get("description", ""),
                 admin_state_up=values.get("admin_state_up", True),
                 device_id=values.get("device_id", ""), device_owner=device_owner,
@@ -334,9 +344,6 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
         plan = fixed_ips.resolve(s, network, subnets, values["fixed_ips"], device_owner)
     else:
         plan = fixed_ips.defaults(subnets, device_owner)
-    # SQLite: rows are inserted together at the end (writes are serialized, so what was
-    # read as free stays free); other engines claim each row in a savepoint as they go.
-    deferred = base.writes_serialized(s)
     insert_with_mac(s, port, values.get("mac_address"), attach=not deferred,
                     first=(first_mac, bool(facts["mac_taken"])))
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
@@ -350,7 +357,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
         trusted_owner = device_owner.startswith("network:")
         group_ids = ([default_group or security_groups.ensure_default(s, project_id)]
                      if port_security and has_ip and not trusted_owner else [])
-    bindings = [PortSecurityGroup(port_id=port.id, security_group_id=g)
+    bindings = [make_binding(port_id=port.id, security_group_id=g)
                 for g in dict.fromkeys(group_ids)]
     if deferred:
         # Callers outside pocketstack only read the new port: it need not join the session.
@@ -358,8 +365,11 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     else:
         s.add_all(bindings)
     # A new port's collections are known: set them without reading them back.
-    orm.attributes.set_committed_value(port, "fixed_ips", allocations)
-    orm.attributes.set_committed_value(port, "security_group_bindings", bindings)
+    if plain:
+        port.fixed_ips, port.security_group_bindings = allocations, bindings
+    else:
+        orm.attributes.set_committed_value(port, "fixed_ips", allocations)
+        orm.attributes.set_committed_value(port, "security_group_bindings", bindings)
     if values.get("tags"):
         base.set_tags(s, port.id, values["tags"])
     s.flush()
