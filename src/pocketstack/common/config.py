@@ -89,6 +89,16 @@ def register_opts(conf: cfg.ConfigOpts = CONF) -> None:
     _registered = True
 
 
+_data_dir: str | None = None
+
+
+def data_dir() -> str:
+    """The data dir the configuration was loaded for; services derive default paths from it."""
+    if _data_dir is None:
+        raise RuntimeError("pocketstack's configuration is not loaded (config.load) yet")
+    return _data_dir
+
+
 def load(data_dir: str, config_file: str | None = None, overrides: dict | None = None) -> cfg.ConfigOpts:
     """Parse the config file (if any) and apply defaults derived from the data dir.
 
@@ -102,6 +112,8 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
              validate_default_values=True)
     except cfg.Error as error:  # unreadable file, INI syntax error
         raise ConfigError(str(error)) from None
+    global _data_dir
+    _data_dir = os.path.abspath(data_dir)
     CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
                      group="database")
     for key, value in (overrides or {}).items():

@@ -37,7 +37,8 @@ ROUTER_INTERFACE_OWNERS = ("network:router_interface", "network:router_interface
 
 
 def root() -> str:
-    return config.CONF.network.dhcp_dir or os.path.join(os.getcwd(), "network", "dhcp")
+    # Never the working directory: a tool that forgot to configure one would scatter files.
+    return config.CONF.network.dhcp_dir or os.path.join(config.data_dir(), "network", "dhcp")
 
 
 def network_dir(network_id: str) -> str:
