@@ -58,3 +58,34 @@ def test_a_build_that_wakes_after_its_reschedule_leaves_the_new_attempt_alone(
     assert _ports(cloud, sid) == []
     with db.reader() as s:
         assert s.get(Allocation, sid) is None
+
+
+def test_an_expired_build_is_timed_out_once_however_many_conductors_look(
+        cloud, api, admin_api, image_id, net, faults, conf_override):
+    """Two conductors (scale-out) that both read the same expired build: the second, late
+    one must not clean up — it would take the rescheduled attempt's claim and ports."""
+    from pocketstack.compute.conductor.manager import ConductorManager
+
+    conf_override("compute", "build_timeout", 0.5)
+    conf_override("compute", "periodic_interval", 60.0)  # the cloud's own conductor waits
+    faults.add(operation="build_message", action="drop", times=1)
+    sid = api.boot(image_id, networks=[{"uuid": net["id"]}])
+    deadline = time.monotonic() + 10
+    while not (stale := [i for i in ConductorManager._expired_builds() if i.uuid == sid]):
+        assert time.monotonic() < deadline, "the build never expired"
+        time.sleep(0.05)
+    first, second = ConductorManager(), ConductorManager()
+    assert first._time_out_build(stale[0]) is True
+    s = api.wait(sid, timeout=30)
+    assert s["status"] == "ACTIVE"
+    assert second._time_out_build(stale[0]) is False  # it read the row before the first
+    host = admin_api.server(sid)["OS-EXT-SRV-ATTR:host"]
+    ports = _ports(cloud, sid)
+    assert [(p["binding:host_id"], p["status"]) for p in ports] == [(host, "ACTIVE")]
+    with db.reader() as s:
+        alloc = s.get(Allocation, sid)
+        assert alloc is not None and alloc.host == host
+    trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
+    assert [e["step"] for e in trace["events"]].count("conductor_build_timeout") == 1
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)

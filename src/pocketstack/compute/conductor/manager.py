@@ -165,34 +165,48 @@ class ConductorManager(ResizeTaskMixin):
     def check_build_deadlines(self) -> int:
         """Servers past their build deadline (a lost message, a host that died mid-build)
         are cleaned up and rescheduled, or put in ERROR. Returns how many it handled."""
-        now = utcnow()
-        with db.reader() as s:
-            rows = s.scalars(sa.select(Instance).where(
-                Instance.vm_state == states.BUILDING, Instance.deleted.is_(False),
-                Instance.build_deadline.is_not(None), Instance.build_deadline < now)).all()
-        for inst in rows:
-            ctx = RequestContext.admin()
-            ctx.project_id = inst.project_id
-            timeout = config.CONF.compute.build_timeout
-            reason = (f"build did not finish within {timeout:g}s "
-                      f"(stuck in {inst.task_state or 'scheduling'}"
-                      f"{' on ' + inst.host if inst.host else ''})")
-            step = Step(ctx, inst.uuid, "conductor_build_timeout", "conductor",
-                        config.CONF.host, reason).fail(reason)
-            # Undo whatever the attempt may hold, with our own token (the user's may be gone).
-            from pocketstack.compute.manager import network
+        return sum(self._time_out_build(inst) for inst in self._expired_builds())
 
-            try:
-                network.deallocate(ctx, inst.uuid, inst.network_info, [
-                    r["port_id"] for r in (inst.requested_networks or [])
-                    if isinstance(r, dict) and r.get("port_id")], use_service_token=True)
-            except Exception:  # noqa: BLE001 - the reschedule must still happen
-                LOG.exception("Cleaning up ports of %s failed", inst.uuid)
-            claims.release(inst.uuid)
-            ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id
-            self.reschedule(ctx, inst.uuid, inst.attempt, inst.host, reason,
-                            events=[_step_row(step)])
-        return len(rows)
+    @staticmethod
+    def _expired_builds() -> list:
+        with db.reader() as s:
+            return s.scalars(sa.select(Instance).where(
+                Instance.vm_state == states.BUILDING, Instance.deleted.is_(False),
+                Instance.build_deadline.is_not(None),
+                Instance.build_deadline < utcnow())).all()
+
+    def _time_out_build(self, inst) -> bool:
+        """Take the expired attempt of ``inst`` (as read) away from its host and reschedule;
+        False if another conductor, the host itself or a delete got there first."""
+        # Fence first: bump the attempt with a compare-and-swap. Only one conductor wins,
+        # and the stuck host, should it wake up now, finds its build superseded (and undoes
+        # only what it holds) instead of completing one whose ports and claim go next.
+        if not instances.update(inst.uuid, {"attempt": inst.attempt + 1,
+                                            "build_deadline": None},
+                                expect_vm=states.BUILDING, attempt=inst.attempt):
+            return False
+        attempt = inst.attempt + 1
+        ctx = RequestContext.admin()
+        ctx.project_id = inst.project_id
+        timeout = config.CONF.compute.build_timeout
+        reason = (f"build did not finish within {timeout:g}s "
+                  f"(stuck in {inst.task_state or 'scheduling'}"
+                  f"{' on ' + inst.host if inst.host else ''})")
+        step = Step(ctx, inst.uuid, "conductor_build_timeout", "conductor",
+                    config.CONF.host, reason).fail(reason)
+        # Undo whatever the attempt may hold, with our own token (the user's may be gone).
+        from pocketstack.compute.manager import network
+
+        try:
+            network.deallocate(ctx, inst.uuid, inst.network_info, [
+                r["port_id"] for r in (inst.requested_networks or [])
+                if isinstance(r, dict) and r.get("port_id")], use_service_token=True)
+        except Exception:  # noqa: BLE001 - the reschedule must still happen
+            LOG.exception("Cleaning up ports of %s failed", inst.uuid)
+        claims.release(inst.uuid)
+        ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id
+        self.reschedule(ctx, inst.uuid, attempt, inst.host, reason, events=[_step_row(step)])
+        return True
 
 
 def _create_request_id(uuid: str) -> str | None:
