@@ -67,20 +67,24 @@ def percentile(values, q):
 
 
 def wait_all(client, ids, want, timeout, interval=0.25):
-    """Poll the list (one request for everything, as a dashboard would) until every id has
-    reached ``want`` (ERROR also ends a wait for ACTIVE); returns (pending, errored)."""
+    """Wait until every id is ACTIVE (or ERROR) or, for ``want="GONE"``, deleted; returns
+    (pending, errored). Polls the cheap id list (``GET /servers?status=BUILD`` while
+    booting, ``GET /servers`` while deleting), so that waiting on hundreds of servers does
+    not itself load the cloud; one detail list at the end tells ACTIVE from ERROR."""
     pending, deadline = set(ids), time.monotonic() + timeout
-    bad = []
     while pending and time.monotonic() < deadline:
-        seen = {s["id"]: s["status"] for s in client.detail(name="^bench-")}
-        for sid in list(pending):
-            st = seen.get(sid, "GONE")
-            if st == want or (want != "GONE" and st == "ERROR"):
-                pending.discard(sid)
-                if st == "ERROR":
-                    bad.append(sid)
+        params = {"name": "^bench-", "limit": 1000}
+        if want != "GONE":
+            params["status"] = "BUILD"
+        r = client.s.get(client.url + "/servers", params=params)
+        r.raise_for_status()
+        pending &= {s["id"] for s in r.json()["servers"]}
         if pending:
             time.sleep(interval)
+    bad = []
+    if want != "GONE":
+        status = {s["id"]: s["status"] for s in client.detail(name="^bench-")}
+        bad = [sid for sid in ids if sid not in pending and status.get(sid) != want]
     return pending, bad
 
 
