@@ -30,6 +30,15 @@ OPTS = {
                    help="Largest base64 user_data accepted on server create."),
     ],
     "scheduler": [
+        cfg.IntOpt("max_placement_results", default=1000, min=1,
+                   help="With more compute hosts than this, a request considers at most "
+                        "this many candidates: hosts the database finds up, enabled and "
+                        "with room for the flavor, in host id order (nova's placement "
+                        "option of the same name). Filters and weighers (soft "
+                        "(anti-)affinity included) then choose among the candidates; when "
+                        "none is chosen the scheduler falls back to every host, so a host "
+                        "that fits is never missed and NoValidHost still explains itself "
+                        "over all of them."),
         cfg.IntOpt("host_subset_size", default=1, min=1,
                    help="Pick the host at random among the N best weighed ones; larger "
                         "values spread concurrent boots and reduce claim retries."),

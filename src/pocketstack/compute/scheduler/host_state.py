@@ -45,18 +45,49 @@ _HOSTS = (sa.select(_n.id, _n.host, _n.hypervisor_hostname, _n.vcpus, _n.memory_
                     _n.generation, _sv.disabled, _sv.disabled_reason, _sv.forced_down,
                     _sv.last_seen_up)
           .select_from(ComputeNode.__table__)
-          .join(Service.__table__, sa.and_(_sv.host == _n.host, _sv.binary == "nova-compute")))
+          .join(Service.__table__, sa.and_(_sv.host == _n.host, _sv.binary == "nova-compute"))
+          .order_by(_n.id))
+# Candidates, as placement's allocation candidates: hosts whose service is enabled and
+# up and whose free resources fit the request, at most ``limit`` of them. A superset of
+# what ComputeFilter and the resource fit filter pass (they still run on it).
+_CANDIDATES = (_HOSTS
+               .where(_sv.disabled.is_(False), _sv.forced_down.is_(False),
+                      _sv.last_seen_up >= sa.bindparam("up_since"),
+                      _n.vcpus_used + sa.bindparam("need_vcpus")
+                      <= _n.vcpus * _n.cpu_allocation_ratio,
+                      _n.memory_mb_used + sa.bindparam("need_ram")
+                      <= _n.memory_mb * _n.ram_allocation_ratio,
+                      _n.local_gb_used + sa.bindparam("need_disk")
+                      <= _n.local_gb * _n.disk_allocation_ratio)
+               .limit(sa.bindparam("limit")))
+_COUNT = sa.select(sa.func.count()).select_from(ComputeNode.__table__)
 _ANY_AGGREGATE = sa.select(Aggregate.__table__.c.id).limit(1)
 
 
-def load() -> list[HostState]:
+def count() -> int:
+    """How many compute nodes there are."""
+    with db.reader() as s:
+        return s.connection().execute(_COUNT).scalar_one()
+
+
+def load(fitting: tuple[int, int, int] | None = None,
+         limit: int | None = None) -> list[HostState]:
+    """Every host, in id order; or, given ``fitting`` = (vcpus, RAM MB, disk GB) and
+    ``limit``, at most ``limit`` hosts that are up, enabled and have room for it (the
+    database filters them, so 10,000 hosts cost what ``limit`` do)."""
     default_az = config.CONF.compute.default_availability_zone
     now = utcnow()
     down_after = config.CONF.compute.service_down_time
     hosts = []
     with db.reader() as s:
         conn = s.connection()
-        rows = conn.execute(_HOSTS).all()
+        if fitting is None:
+            rows = conn.execute(_HOSTS).all()
+        else:
+            vcpus, ram, disk = fitting
+            rows = conn.execute(_CANDIDATES, {
+                "up_since": now - dt.timedelta(seconds=down_after), "need_vcpus": vcpus,
+                "need_ram": ram, "need_disk": disk, "limit": limit}).all()
         aggs = _aggregates_by_host(s) if conn.execute(_ANY_AGGREGATE).first() else {}
     for (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
          cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) in rows:

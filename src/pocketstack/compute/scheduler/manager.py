@@ -93,11 +93,25 @@ class SchedulerManager:
 
     def _select_destinations(self, ctx, spec, instance_uuids):
         spec = dict(spec, instance_uuids=instance_uuids)
-        hosts = host_state.load()
+        limit = self.conf.max_placement_results
+        if host_state.count() > limit:
+            # Many hosts: as nova with placement, filter and weigh only candidates the
+            # database found (up, enabled, room enough), at most ``limit`` of them.
+            selections = self._select(spec, host_state.load(need(spec), limit),
+                                      _context(spec), instance_uuids, explain=False)
+            if selections is not None:
+                return selections
+        # Every host: the answer when the candidates gave none, with the explanation.
+        return self._select(spec, host_state.load(), _context(spec), instance_uuids)
+
+    def _select(self, spec, hosts, context, instance_uuids, explain: bool = True):
+        """Filter, weigh and claim on ``hosts``. Without ``explain``, None (with nothing
+        left claimed) where NoValidHost would be raised."""
         total = len(hosts)
-        context = _context(spec)
         passing, notes = filters.run(spec, hosts, context)
         if not passing:
+            if not explain:
+                return None
             raise NoValidHost(self._explain(total, notes))
         ordered = weighers.weigh(passing, spec, context)
         vcpus, ram, disk = need(spec)
@@ -108,6 +122,8 @@ class SchedulerManager:
                 # Every passing host filled up while we were claiming (concurrent boots).
                 for done in selections:
                     claims.release(done["instance_uuid"])
+                if not explain:
+                    return None
                 notes.append(f"resource fit removed {len(passing)} (need {ram} MB RAM, "
                              f"{vcpus} vCPUs, {disk} GB disk; the last fitting hosts were "
                              f"taken by concurrent requests)")
