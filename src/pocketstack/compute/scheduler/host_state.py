@@ -64,30 +64,26 @@ _COUNT = sa.select(sa.func.count()).select_from(ComputeNode.__table__)
 _ANY_AGGREGATE = sa.select(Aggregate.__table__.c.id).limit(1)
 
 
-def count() -> int:
-    """How many compute nodes there are."""
-    with db.reader() as s:
-        return s.connection().execute(_COUNT).scalar_one()
-
-
 def load(fitting: tuple[int, int, int] | None = None,
-         limit: int | None = None) -> list[HostState]:
-    """Every host, in id order; or, given ``fitting`` = (vcpus, RAM MB, disk GB) and
-    ``limit``, at most ``limit`` hosts that are up, enabled and have room for it (the
-    database filters them, so 10,000 hosts cost what ``limit`` do)."""
+         limit: int | None = None) -> tuple[list[HostState], bool]:
+    """(hosts, candidates_only): every host, in id order; or, given ``fitting`` = (vcpus,
+    RAM MB, disk GB) and ``limit`` while there are more hosts than that, at most ``limit``
+    hosts that are up, enabled and have room for it (the database filters them, so
+    10,000 hosts cost what ``limit`` do)."""
     default_az = config.CONF.compute.default_availability_zone
     now = utcnow()
     down_after = config.CONF.compute.service_down_time
     hosts = []
     with db.reader() as s:
         conn = s.connection()
-        if fitting is None:
-            rows = conn.execute(_HOSTS).all()
-        else:
+        candidates = fitting is not None and conn.execute(_COUNT).scalar_one() > limit
+        if candidates:
             vcpus, ram, disk = fitting
             rows = conn.execute(_CANDIDATES, {
                 "up_since": now - dt.timedelta(seconds=down_after), "need_vcpus": vcpus,
                 "need_ram": ram, "need_disk": disk, "limit": limit}).all()
+        else:
+            rows = conn.execute(_HOSTS).all()
         aggs = _aggregates_by_host(s) if conn.execute(_ANY_AGGREGATE).first() else {}
     for (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
          cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) in rows:
@@ -108,4 +104,4 @@ def load(fitting: tuple[int, int, int] | None = None,
                      if m.get("availability_zone")), default_az)
         h.hypervisor_type, h.arch = hv_type, "x86_64"
         hosts.append(h)
-    return hosts
+    return hosts, candidates

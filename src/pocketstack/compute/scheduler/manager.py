@@ -93,16 +93,18 @@ class SchedulerManager:
 
     def _select_destinations(self, ctx, spec, instance_uuids):
         spec = dict(spec, instance_uuids=instance_uuids)
-        limit = self.conf.max_placement_results
-        if host_state.count() > limit:
-            # Many hosts: as nova with placement, filter and weigh only candidates the
-            # database found (up, enabled, room enough), at most ``limit`` of them.
-            selections = self._select(spec, host_state.load(need(spec), limit),
-                                      _context(spec), instance_uuids, explain=False)
+        # More hosts than max_placement_results: as nova with placement, filter and weigh
+        # only candidates the database found (up, enabled, room enough), that many at most.
+        hosts, candidates_only = host_state.load(need(spec),
+                                                 self.conf.max_placement_results)
+        if candidates_only:
+            selections = self._select(spec, hosts, _context(spec), instance_uuids,
+                                      explain=False)
             if selections is not None:
                 return selections
-        # Every host: the answer when the candidates gave none, with the explanation.
-        return self._select(spec, host_state.load(), _context(spec), instance_uuids)
+            # None of them: every host decides, and NoValidHost explains over all of them.
+            hosts, _ = host_state.load()
+        return self._select(spec, hosts, _context(spec), instance_uuids)
 
     def _select(self, spec, hosts, context, instance_uuids, explain: bool = True):
         """Filter, weigh and claim on ``hosts``. Without ``explain``, None (with nothing
