@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import unique
+from network_helpers import unique
 
 
 def test_version_discovery_is_public(cloud):

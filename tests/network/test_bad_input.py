@@ -3,7 +3,7 @@ neutron's format, never a 500 (and nothing half-written)."""
 from __future__ import annotations
 
 import pytest
-from conftest import unique
+from network_helpers import unique
 
 GARBAGE = [None, "", "x" * 300, -1, 0, 2 ** 70, 1.5, True, [], {}, ["a"], {"a": 1},
            "not-a-uuid", "10.0.0.0/33", "fa:16:3e:zz:00:00", "\u2603", "' OR 1=1 --"]

@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from conftest import unique
+from network_helpers import unique
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 from upcloud import UpProcess  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from conftest import dhcp_files, unique
+from network_helpers import dhcp_files, unique
 
 
 def _expected_host(entries):

@@ -3,7 +3,7 @@ and every bad subnet input neutron refuses."""
 from __future__ import annotations
 
 import pytest
-from conftest import Raw, unique
+from network_helpers import Raw, unique
 
 
 def test_network_defaults_and_provider_attributes(admin_conn, member_conn, member_raw, raw):

@@ -6,7 +6,7 @@ import ipaddress
 import re
 
 import pytest
-from conftest import unique
+from network_helpers import Raw, unique
 
 MAC = re.compile(r"^fa:16:3e(:[0-9a-f]{2}){3}$")
 
@@ -141,7 +141,7 @@ def test_other_projects_port_is_404(cloud, member_conn, net):
     network, _, _ = net
     port = member_conn.network.create_port(network_id=network.id)
     stranger = cloud.make_user(roles=("member",))
-    raw_stranger = __import__("conftest").Raw(cloud.user_session(stranger))
+    raw_stranger = Raw(cloud.user_session(stranger))
     for method, body in (("GET", None), ("PUT", {"port": {"name": "x"}}), ("DELETE", None)):
         status, fault = raw_stranger.error(method, f"/ports/{port.id}", body)
         assert (status, fault["type"]) == (404, "PortNotFound")
@@ -153,7 +153,7 @@ def test_other_projects_port_is_404(cloud, member_conn, net):
 
 def test_reader_cannot_write(cloud, member, net):
     reader = cloud.make_user(roles=("reader",))
-    raw_reader = __import__("conftest").Raw(cloud.user_session(reader))
+    raw_reader = Raw(cloud.user_session(reader))
     status, fault = raw_reader.error("POST", "/networks", {"network": {"name": "r"}})
     assert status == 403 and fault["type"] == "PolicyNotAuthorized"
 

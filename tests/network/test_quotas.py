@@ -1,7 +1,7 @@
 """Quotas per project through /v2.0/quotas, and 409 OverQuota when one is exceeded."""
 from __future__ import annotations
 
-from conftest import Raw
+from network_helpers import Raw
 
 
 def test_quota_show_set_details_default(cloud, member, member_conn, member_raw, raw):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from conftest import unique
+from network_helpers import unique
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ rules, and rule validation."""
 from __future__ import annotations
 
 import pytest
-from conftest import unique
+from network_helpers import Raw, unique
 
 
 def _rule_shapes(group):
@@ -134,9 +134,9 @@ def test_other_projects_group_is_invisible(cloud, member_conn):
     group = member_conn.network.create_security_group(name=unique("mine"))
     stranger = cloud.user_sdk(cloud.make_user(roles=("member",)))
     assert group.id not in [g.id for g in stranger.network.security_groups()]
-    raw = __import__("conftest").Raw(cloud.session(**{}))  # admin sees it
+    raw = Raw(cloud.session(**{}))  # admin sees it
     assert raw("GET", f"/security-groups/{group.id}").status_code == 200
-    stranger_raw = __import__("conftest").Raw(stranger.session)
+    stranger_raw = Raw(stranger.session)
     status, fault = stranger_raw.error("POST", "/security-group-rules", {
         "security_group_rule": {"security_group_id": group.id, "direction": "ingress"}})
     assert (status, fault["type"]) == (404, "SecurityGroupNotFound")
