@@ -91,7 +91,7 @@ def main():
     setup(a.hosts, a.database)
     print(f"{a.hosts} hosts written in {time.perf_counter() - t0:.1f} s", flush=True)
 
-    from pocketstack.common import config, rpc
+    from pocketstack.common import rpc
     from pocketstack.common.context import RequestContext
     from pocketstack.compute.scheduler import claims
     from pocketstack.compute.scheduler.manager import NoValidHost, SchedulerManager

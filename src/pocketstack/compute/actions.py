@@ -94,9 +94,9 @@ def delete(ctx, inst) -> None:
     from pocketstack.compute.manager.delete import finish_delete
 
     check_locked(ctx, inst)
-    with db.transaction() as s:
-        trace.start_action(s, ctx, inst.uuid, "delete")
     if inst.vm_state == states.BUILDING or not host_up(inst.host):
+        with db.transaction() as s:
+            trace.start_action(s, ctx, inst.uuid, "delete")
         step = Step(ctx, inst.uuid, "api_delete", "api", None,
                     "local delete: " + ("still building" if inst.vm_state == states.BUILDING
                                         else f"host {inst.host or '-'} is not up")).done()
@@ -104,8 +104,12 @@ def delete(ctx, inst) -> None:
         if inst.host and host_up(inst.host):
             compute_rpc.terminate_instance(ctx, inst.host, inst.uuid)
         return
-    if not instances.update(inst.uuid, {"task_state": states.DELETING},
-                            events=[Step(ctx, inst.uuid, "api_delete", "api", None).done()]):
+    with db.transaction() as s:  # the action and the state change in one commit
+        trace.start_action(s, ctx, inst.uuid, "delete")
+        deleting = instances.update(
+            inst.uuid, {"task_state": states.DELETING},
+            events=[Step(ctx, inst.uuid, "api_delete", "api", None).done()], session=s)
+    if not deleting:
         raise instances.not_found(inst.uuid)
     compute_rpc.terminate_instance(ctx, inst.host, inst.uuid)
 

@@ -7,7 +7,6 @@ from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.manager import network
-from pocketstack.compute.models import Instance
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -35,13 +34,13 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
         from pocketstack.compute.server_groups import forget_member
 
         forget_member(s, inst.uuid)
-        row = s.get(Instance, inst.uuid)
-        if row is not None and not row.deleted:
-            now = utcnow()
-            row.deleted, row.deleted_at, row.terminated_at = True, now, now
-            row.vm_state, row.task_state, row.power_state = states.DELETED, None, states.NOSTATE
-            row.updated_at = now
-        trace.store(s, list(steps) + [step.done(detail="; ".join(done) or "nothing held")])
+        now = utcnow()
+        # One UPDATE (a no-op on a row already deleted), the events with it.
+        instances.update(inst.uuid, {"deleted": True, "deleted_at": now, "terminated_at": now,
+                                     "vm_state": states.DELETED, "task_state": None,
+                                     "power_state": states.NOSTATE},
+                         events=list(steps) + [step.done(detail="; ".join(done)
+                                                         or "nothing held")], session=s)
         trace.finish_action(s, ctx.request_id, inst.uuid)
 
 
