@@ -34,6 +34,10 @@ def _steps_from(rows) -> list[Step]:
     return out
 
 
+_TO_SCHEDULE = (Instance.uuid, Instance.deleted, Instance.task_state, Instance.attempt,
+                Instance.request_spec)
+
+
 class ConductorManager(ResizeTaskMixin):
     def __init__(self):
         self.scheduler = SchedulerAPI()
@@ -42,8 +46,10 @@ class ConductorManager(ResizeTaskMixin):
     # --- the boot -----------------------------------------------------------------------
 
     def schedule_and_build_instances(self, ctx, instance_uuids: list[str]):
+        # The columns scheduling reads, not whole ORM instances (every boot comes here).
         with db.reader() as s:
-            rows = s.scalars(sa.select(Instance).where(Instance.uuid.in_(instance_uuids))).all()
+            rows = s.connection().execute(
+                sa.select(*_TO_SCHEDULE).where(Instance.uuid.in_(instance_uuids))).all()
         live = [r for r in rows if not r.deleted and r.task_state == states.SCHEDULING]
         if not live:
             return
