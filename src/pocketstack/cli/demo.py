@@ -272,6 +272,6 @@ def demo(data_dir, cloud_name, timeout, no_trace):
     console.print(_server_list(c))
     if not no_trace:
         r = c.call("GET", f"{c.root}/pocketstack/v1/servers/{server['id']}/trace")
-        console.print(render(r.json()))
+        console.print(render(r.json(), console.width))
     if server["status"] != "ACTIVE":
         raise DemoError(f"server {SERVER} is {server['status']}, not ACTIVE")

@@ -30,24 +30,35 @@ def _resolve(sess, compute_url: str, server: str) -> str:
     return matches[0]["id"]
 
 
-def render(trace: dict, width: int = 40):
+def render(trace: dict, console_width: int = 160):
+    """The waterfall as a rich Table, fitted to the terminal: below ~130 columns the seed
+    step and service@host move under the step name and the bars get shorter."""
     from rich.table import Table
 
     events = trace["events"]
     total = max((e["offset_ms"] + e["duration_ms"] for e in events), default=1.0) or 1.0
+    compact = console_width < 130
+    width = max(8, min(40, console_width - (60 if compact else 112)))
+    columns = ("start", "duration", "", "step", "result") if compact else (
+        "start", "duration", "", "step", "seed", "service@host", "result")
     table = Table(title=f"server {trace['server_id']}", show_lines=False)
-    for col in ("start", "duration", "", "step", "seed", "service@host", "result"):
+    for col in columns:
         table.add_column(col, no_wrap=col in ("start", "duration", ""))
     for e in events:
-        left = int(e["offset_ms"] / total * width)
+        left = min(int(e["offset_ms"] / total * width), width - 1)
         size = max(1, int(e["duration_ms"] / total * width))
         bar = " " * left + "█" * min(size, width - left)
         colour = "green" if e["result"] == "Success" else "red"
-        table.add_row(f"+{e['offset_ms']:.1f}ms", f"{e['duration_ms']:.1f}ms",
-                      f"[{colour}]{bar.ljust(width)}[/]", e["step"] + (
-                          f"\n[dim]{e['detail']}[/]" if e["detail"] else ""),
-                      e["seed_step"] or "", f"{e['service']}@{e['host'] or '-'}",
-                      e["result"] or "")
+        where = f"{e['service']}@{e['host'] or '-'}"
+        details = [e["detail"]] if e["detail"] else []
+        if compact:
+            details.insert(0, f"seed {e['seed_step'] or '-'} · {where}")
+        step = e["step"] + "".join(f"\n[dim]{d}[/]" for d in details)
+        row = [f"+{e['offset_ms']:.1f}ms", f"{e['duration_ms']:.1f}ms",
+               f"[{colour}]{bar.ljust(width)}[/]", step]
+        if not compact:
+            row += [e["seed_step"] or "", where]
+        table.add_row(*row, e["result"] or "")
     return table
 
 
@@ -74,4 +85,5 @@ def trace(server, cloud_name, data_dir, as_json):
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    Console().print(render(data))
+    console = Console()
+    console.print(render(data, console.width))
