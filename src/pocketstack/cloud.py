@@ -70,7 +70,7 @@ class Cloud:
         self.ids: dict = {}
         self.workers: list = []
         self._lock_file = None
-        self._server: uvicorn.Server | None = None
+        self._server = None  # the uvicorn.Server once serving (uvicorn is imported lazily)
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self.stop_requested = False
