@@ -38,6 +38,14 @@ def writing(kind: str, name: str | None = None, domain_id: str | None = None):
         raise
 
 
+def name_taken(s, model, name: str, domain_id: str | None = None) -> bool:
+    """Whether another ``model`` row has ``name`` (within ``domain_id`` when given)."""
+    query = sa.select(model.id).where(model.name == name)
+    if domain_id is not None:
+        query = query.where(model.domain_id == domain_id)
+    return s.scalar(query.limit(1)) is not None
+
+
 def get_or_404(s, model, object_id: str, kind: str):
     obj = s.get(model, object_id) if isinstance(object_id, str) else None
     if obj is None:

@@ -38,7 +38,7 @@ def create_domain(ref: dict) -> Domain:
                     description=ref.get("description") or "",
                     enabled=ref.get("enabled", True), tags=ref.get("tags", []), extra={})
     with base.writing("domain", ref["name"]) as s:
-        if s.scalar(sa.select(Domain.id).where(Domain.name == ref["name"])):
+        if base.name_taken(s, Domain, ref["name"]):
             raise base.duplicate_name("domain", ref["name"])
         if s.get(Domain, domain.id) is not None:
             raise base.conflict("domain", f"Duplicate ID, {domain.id}")
@@ -49,8 +49,8 @@ def create_domain(ref: dict) -> Domain:
 def update_domain(domain_id: str, ref: dict) -> Domain:
     with base.writing("domain", ref.get("name")) as s:
         domain = base.get_or_404(s, Domain, domain_id, "domain")
-        if "name" in ref and ref["name"] != domain.name and s.scalar(
-                sa.select(Domain.id).where(Domain.name == ref["name"])):
+        if "name" in ref and ref["name"] != domain.name and base.name_taken(
+                s, Domain, ref["name"]):
             raise base.duplicate_name("domain", ref["name"])
         if ref.get("enabled") is False and domain.enabled:
             if domain_id == config.CONF.identity.default_domain_id:
@@ -195,8 +195,7 @@ def create_project(ref: dict, default_domain_id: str) -> Project:
         domain = s.get(Domain, domain_id)
         if domain is None:
             raise exceptions.ValidationError(f"Could not find domain: {domain_id}.")
-        if s.scalar(sa.select(Project.id).where(Project.domain_id == domain_id,
-                                                 Project.name == ref["name"])):
+        if base.name_taken(s, Project, ref["name"], domain_id):
             raise base.conflict("project", "it is not permitted to have two projects with "
                                 f"the same name in the same domain : {ref['name']}")
         project = Project(id=base.new_id(), name=ref["name"], domain_id=domain_id,
@@ -218,9 +217,8 @@ def update_project(project_id: str, ref: dict) -> Project:
                 raise exceptions.ValidationError(f"Update of `{key}` is not allowed.")
         if ref.get("is_domain"):
             raise exceptions.ValidationError("Update of `is_domain` is not allowed.")
-        if "name" in ref and ref["name"] != project.name and s.scalar(
-                sa.select(Project.id).where(Project.domain_id == project.domain_id,
-                                            Project.name == ref["name"])):
+        if "name" in ref and ref["name"] != project.name and base.name_taken(
+                s, Project, ref["name"], project.domain_id):
             raise base.conflict("project", "it is not permitted to have two projects with "
                                 f"the same name in the same domain : {ref['name']}")
         if "enabled" in ref and ref["enabled"] != project.enabled:

@@ -56,8 +56,7 @@ def create_user(ref: dict, default_domain_id: str) -> User:
     with base.writing("user", ref["name"], domain_id) as s:
         _require_domain(s, domain_id)
         _check_default_project(s, user.default_project_id)
-        if s.scalar(sa.select(User.id).where(User.domain_id == domain_id,
-                                             User.name == ref["name"])):
+        if base.name_taken(s, User, ref["name"], domain_id):
             raise base.duplicate_name("user", ref["name"], domain_id)
         s.add(user)
     return user
@@ -68,9 +67,8 @@ def update_user(user_id: str, ref: dict) -> User:
         user = base.get_or_404(s, User, user_id, "user")
         if "domain_id" in ref and ref["domain_id"] != user.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
-        if "name" in ref and ref["name"] != user.name and s.scalar(
-                sa.select(User.id).where(User.domain_id == user.domain_id,
-                                         User.name == ref["name"])):
+        if "name" in ref and ref["name"] != user.name and base.name_taken(
+                s, User, ref["name"], user.domain_id):
             raise base.duplicate_name("user", ref["name"], user.domain_id)
         if "default_project_id" in ref:
             _check_default_project(s, ref["default_project_id"])
@@ -140,8 +138,7 @@ def create_group(ref: dict, default_domain_id: str) -> Group:
                   extra=base.extra_attributes(ref, GROUP_COLUMNS))
     with base.writing("group", ref["name"], domain_id) as s:
         _require_domain(s, domain_id)
-        if s.scalar(sa.select(Group.id).where(Group.domain_id == domain_id,
-                                              Group.name == ref["name"])):
+        if base.name_taken(s, Group, ref["name"], domain_id):
             raise base.duplicate_name("group", ref["name"], domain_id)
         s.add(group)
     return group
@@ -152,9 +149,8 @@ def update_group(group_id: str, ref: dict) -> Group:
         group = base.get_or_404(s, Group, group_id, "group")
         if "domain_id" in ref and ref["domain_id"] != group.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
-        if "name" in ref and ref["name"] != group.name and s.scalar(
-                sa.select(Group.id).where(Group.domain_id == group.domain_id,
-                                          Group.name == ref["name"])):
+        if "name" in ref and ref["name"] != group.name and base.name_taken(
+                s, Group, ref["name"], group.domain_id):
             raise base.duplicate_name("group", ref["name"], group.domain_id)
         if "name" in ref:
             group.name = ref["name"]
