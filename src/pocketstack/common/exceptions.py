@@ -95,11 +95,6 @@ class OverQuota(PocketstackError):
     message = "Quota exceeded."
 
 
-class NotImplementedYet(PocketstackError):
-    code = 501
-    message = "This operation is not implemented."
-
-
 class ServiceUnavailable(PocketstackError):
     code = 503
     message = "The service is temporarily unavailable."

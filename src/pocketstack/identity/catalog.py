@@ -70,10 +70,6 @@ def _substitute(url: str, project_id: str | None, user_id: str | None) -> str | 
     return url
 
 
-def region_exists(session, region_id: str) -> bool:
-    return session.get(Region, region_id) is not None
-
-
 def _changed(session) -> None:
     """Drop the cached catalog once this transaction commits."""
     sa.event.listen(session, "after_commit", lambda _s: invalidate(), once=True)

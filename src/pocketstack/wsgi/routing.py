@@ -113,13 +113,6 @@ def empty(status: int = 204, headers: dict | None = None) -> Response:
     return Response(b"", status_code=status, headers=headers)
 
 
-def require_body_field(body: Any, name: str) -> Any:
-    """``body[name]`` as a dict, or a 400 that names what is missing."""
-    if not isinstance(body, dict) or not isinstance(body.get(name), dict):
-        raise exceptions.BadRequest(f"Expecting to find {name} in the request body.")
-    return body[name]
-
-
 _PARAM = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)(?::path)?}")
 
 
