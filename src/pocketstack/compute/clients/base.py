@@ -86,8 +86,9 @@ class Client:
         return config.public_url() + self.base_path
 
     def request(self, method: str, path: str, *, json=None, params=None, stream=False,
-                ok=(200, 201, 202, 204), timeout: float = 30.0):
-        headers = {"X-Auth-Token": self.token, "Accept": "application/json"}
+                ok=(200, 201, 202, 204), timeout: float = 30.0, headers=None):
+        headers = dict(headers or {}, **{"X-Auth-Token": self.token,
+                                         "Accept": "application/json"})
         if self.request_id:
             headers["X-OpenStack-Request-ID"] = self.request_id
         try:
