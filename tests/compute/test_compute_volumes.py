@@ -418,3 +418,43 @@ def test_older_microversions_hide_new_fields(api, vols, image_id):
     assert set(r.json()["volumeAttachment"]) == {"id", "serverId", "volumeId", "device"}
     assert old.server(sid)["os-extended-volumes:volumes_attached"] == [{"id": volume["id"]}]
     api.delete(f"/servers/{sid}")
+
+
+def test_volume_backed_server_needs_no_flavor_disk(cloud, api, admin_api, vols):
+    """An image whose min_disk exceeds the flavor boots onto a big enough volume; the host
+    claims no disk for it; stop/start keep the volume; rebuild onto another image is
+    refused (nova before 2.93)."""
+    from pocketstack.common import db
+    from pocketstack.compute.models import Allocation
+
+    s = cloud.session()
+    image = s.post(cloud.url + "/image/v2/images",
+                   json={"name": f"big-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+                         "container_format": "bare", "visibility": "public",
+                         "min_disk": 2}).json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"big" * 100,
+          headers={"Content-Type": "application/octet-stream"})
+    r = api.post("/servers", {"server": {"name": "too-small", "flavorRef": "42",
+                                         "networks": "none", "imageRef": image["id"]}})
+    assert r.status_code == 400 and "disk is too small" in r.json()["badRequest"]["message"]
+    r = _boot_volume(api, [_bdm("image", image["id"], volume_size=1)])
+    assert r.status_code == 400 and "Volume is smaller" in r.json()["badRequest"]["message"]
+    r = _boot_volume(api, [_bdm("image", image["id"], volume_size=2,
+                                delete_on_termination=True)])
+    assert r.status_code == 202, r.text
+    sid = r.json()["server"]["id"]
+    assert api.wait(sid)["status"] == "ACTIVE"
+    with db.reader() as session:
+        assert session.get(Allocation, sid).disk_gb == 0
+    driver = _driver(cloud, _attached_host(admin_api, sid))
+    api.post(f"/servers/{sid}/action", {"os-stop": None})
+    api.wait(sid, ("SHUTOFF",))
+    api.post(f"/servers/{sid}/action", {"os-start": None})
+    api.wait(sid, ("ACTIVE",))
+    assert "/dev/vda" in driver.attached_volumes(sid)
+    r = api.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image["id"]}})
+    assert r.status_code == 400 and "volume-backed" in r.json()["badRequest"]["message"]
+    root = api.server(sid)["os-extended-volumes:volumes_attached"][0]["id"]
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    vols.wait(root, "deleted")
