@@ -68,18 +68,6 @@ def write_into(path: str, chunks, limit: int) -> int:
     return written
 
 
-def read_chunks(path: str, length: int | None = None):
-    with open(path, "rb") as f:
-        remaining = length
-        while remaining is None or remaining > 0:
-            chunk = f.read(CHUNK if remaining is None else min(CHUNK, remaining))
-            if not chunk:
-                return
-            if remaining is not None:
-                remaining -= len(chunk)
-            yield chunk
-
-
 class VolumeManager:
     # --- create / delete ------------------------------------------------------------
 
@@ -95,11 +83,9 @@ class VolumeManager:
             backend.create(volume.id, volume.size)
             path = backend.path(volume.id)
             if snapshot is not None:
-                write_into(path, read_chunks(backend.snapshot_path(snapshot.id),
-                                             snapshot.size * GiB), volume.size * GiB)
+                backend.copy_into(backend.snapshot_path(snapshot.id), volume.id)
             elif source is not None:
-                write_into(path, read_chunks(backend.path(source.id), source.size * GiB),
-                           volume.size * GiB)
+                backend.copy_into(backend.path(source.id), volume.id)
             elif image is not None:
                 _set(volume.id, status="downloading")
                 self._copy_image(ctx, image, path, volume.size)
