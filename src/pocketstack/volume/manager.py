@@ -227,21 +227,26 @@ class VolumeManager:
         path = _backend(volume).path(volume.id)
         try:
             if disk_format == "raw":
-                with open(path, "rb") as f:
-                    client.upload(image_id, f)
+                client.upload(image_id, _file_chunks(path))
             else:
                 with tempfile.TemporaryDirectory(prefix="pocketstack-upload-") as tmp:
                     out = os.path.join(tmp, "image")
                     _qemu_img("convert", "-f", "raw", "-O", disk_format, path, out,
                               timeout=3600)
-                    with open(out, "rb") as f:
-                        client.upload(image_id, f)
+                    client.upload(image_id, _file_chunks(out))
         except Exception as error:  # noqa: BLE001
             LOG.warning("Uploading volume %s to image %s failed: %s", volume_id, image_id,
                         error)
             client.delete(image_id)
         finally:
             _set(volume_id, status=restore_status)
+
+
+def _file_chunks(path: str, size: int = 4 << 20):
+    """A file in big chunks (requests sends a file object 8 KiB at a time)."""
+    with open(path, "rb") as f:
+        while chunk := f.read(size):
+            yield chunk
 
 
 def _qemu_img(*args: str, timeout: float = 300) -> str:
