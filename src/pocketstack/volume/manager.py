@@ -68,18 +68,6 @@ def write_into(path: str, chunks, limit: int) -> int:
     return written
 
 
-def read_chunks(path: str, length: int | None = None):
-    with open(path, "rb") as f:
-        remaining = length
-        while remaining is None or remaining > 0:
-            chunk = f.read(CHUNK if remaining is None else min(CHUNK, remaining))
-            if not chunk:
-                return
-            if remaining is not None:
-                remaining -= len(chunk)
-            yield chunk
-
-
 class VolumeManager:
     # --- create / delete ------------------------------------------------------------
 
@@ -95,11 +83,9 @@ class VolumeManager:
             backend.create(volume.id, volume.size)
             path = backend.path(volume.id)
             if snapshot is not None:
-                write_into(path, read_chunks(backend.snapshot_path(snapshot.id),
-                                             snapshot.size * GiB), volume.size * GiB)
+                backend.copy_into(backend.snapshot_path(snapshot.id), volume.id)
             elif source is not None:
-                write_into(path, read_chunks(backend.path(source.id), source.size * GiB),
-                           volume.size * GiB)
+                backend.copy_into(backend.path(source.id), volume.id)
             elif image is not None:
                 _set(volume.id, status="downloading")
                 self._copy_image(ctx, image, path, volume.size)
@@ -241,21 +227,26 @@ class VolumeManager:
         path = _backend(volume).path(volume.id)
         try:
             if disk_format == "raw":
-                with open(path, "rb") as f:
-                    client.upload(image_id, f)
+                client.upload(image_id, _file_chunks(path))
             else:
                 with tempfile.TemporaryDirectory(prefix="pocketstack-upload-") as tmp:
                     out = os.path.join(tmp, "image")
                     _qemu_img("convert", "-f", "raw", "-O", disk_format, path, out,
                               timeout=3600)
-                    with open(out, "rb") as f:
-                        client.upload(image_id, f)
+                    client.upload(image_id, _file_chunks(out))
         except Exception as error:  # noqa: BLE001
             LOG.warning("Uploading volume %s to image %s failed: %s", volume_id, image_id,
                         error)
             client.delete(image_id)
         finally:
             _set(volume_id, status=restore_status)
+
+
+def _file_chunks(path: str, size: int = 4 << 20):
+    """A file in big chunks (requests sends a file object 8 KiB at a time)."""
+    with open(path, "rb") as f:
+        while chunk := f.read(size):
+            yield chunk
 
 
 def _qemu_img(*args: str, timeout: float = 300) -> str:

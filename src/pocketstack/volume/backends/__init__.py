@@ -31,6 +31,12 @@ class Backend:
     def snapshot_path(self, snapshot_id: str) -> str: ...
     def snapshot_ids(self) -> set[str]: ...
 
+    def copy_into(self, source_path: str, volume_id: str) -> None:
+        """Copy a snapshot's or another volume's bytes into this (new, larger or equal)
+        volume. Block devices get every byte: a reused extent may hold old data."""
+        run("dd", f"if={source_path}", f"of={self.path(volume_id)}", "bs=1M",
+            "conv=notrunc,fsync", timeout=3600)
+
     def capacity(self) -> tuple[int, int | None]:
         """(total GiB, free GiB as the backend sees it, or None: count allocations)."""
         raise NotImplementedError

@@ -65,6 +65,12 @@ class FileBackend(Backend):
         target = self.snapshot_path(snapshot_id)
         run("cp", "--sparse=always", "--reflink=auto", self.path(volume_id), target)
 
+    def copy_into(self, source_path: str, volume_id: str) -> None:
+        path = self.path(volume_id)
+        size = os.path.getsize(path)
+        run("cp", "--sparse=always", "--reflink=auto", source_path, path, timeout=3600)
+        os.truncate(path, max(size, os.path.getsize(path)))
+
     def delete_snapshot(self, snapshot_id: str) -> None:
         _remove(self.snapshot_path(snapshot_id))
 
