@@ -63,7 +63,18 @@ def _host(api, sid):
     return r.json()["server"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
+def member(cloud):
+    """A fresh project per test: the volume quota (10 volumes) is per project."""
+    return cloud.make_user(roles=("member",))
+
+
+@pytest.fixture
+def api(cloud, member):
+    return Compute(cloud, cloud.user_session(member))
+
+
+@pytest.fixture
 def vols(cloud, member):
     return Volumes(cloud.user_session(member))
 
@@ -443,7 +454,8 @@ def test_volume_backed_server_needs_no_flavor_disk(cloud, api, admin_api, vols):
                                 delete_on_termination=True)])
     assert r.status_code == 202, r.text
     sid = r.json()["server"]["id"]
-    assert api.wait(sid)["status"] == "ACTIVE"
+    server = api.wait(sid)
+    assert server["status"] == "ACTIVE", server.get("fault")
     with db.reader() as session:
         assert session.get(Allocation, sid).disk_gb == 0
     driver = _driver(cloud, _attached_host(admin_api, sid))
@@ -458,3 +470,39 @@ def test_volume_backed_server_needs_no_flavor_disk(cloud, api, admin_api, vols):
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     vols.wait(root, "deleted")
+
+
+def test_boot_from_snapshot_with_volume_type(cloud, api, vols, raw_image):
+    """Source snapshot → a new volume of the snapshot's size (or more), of the requested
+    type (2.67); an unknown type or snapshot is a 400 and writes nothing."""
+    admin = Volumes(cloud.session())
+    type_name = f"fast-{uuid.uuid4().hex[:4]}"
+    r = admin.req("POST", "/types", {"volume_type": {"name": type_name}})
+    assert r.status_code == 200, r.text
+    origin = vols.create(imageRef=raw_image)
+    r = vols.req("POST", "/snapshots", {"snapshot": {"volume_id": origin["id"],
+                                                     "name": "snap1"}})
+    assert r.status_code == 202, r.text
+    snap = r.json()["snapshot"]
+    deadline = time.monotonic() + 30
+    while vols.req("GET", f"/snapshots/{snap['id']}").json()["snapshot"]["status"] != \
+            "available":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    r = _boot_volume(api, [_bdm("snapshot", NIL)])
+    assert r.status_code == 400 and "failed to get snapshot" in r.json()["badRequest"][
+        "message"]
+    r = _boot_volume(api, [_bdm("snapshot", snap["id"], volume_type="no-such-type")])
+    assert r.status_code == 400 and "no-such-type" in r.json()["badRequest"]["message"]
+    r = _boot_volume(api, [_bdm("snapshot", snap["id"], volume_type=type_name,
+                                delete_on_termination=True)])
+    assert r.status_code == 202, r.text
+    sid = r.json()["server"]["id"]
+    assert api.wait(sid)["status"] == "ACTIVE"
+    root = vols.get(api.server(sid)["os-extended-volumes:volumes_attached"][0]["id"])
+    assert root["snapshot_id"] == snap["id"] and root["volume_type"] == type_name
+    assert root["size"] == origin["size"] and root["status"] == "in-use"
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    vols.wait(root["id"], "deleted")
+    vols.req("DELETE", f"/snapshots/{snap['id']}")
