@@ -506,3 +506,35 @@ def test_boot_from_snapshot_with_volume_type(cloud, api, vols, raw_image):
     api.wait_gone(sid)
     vols.wait(root["id"], "deleted")
     vols.req("DELETE", f"/snapshots/{snap['id']}")
+
+
+def test_failed_detach_keeps_volume_attached(cloud, api, admin_api, vols, image_id, faults):
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    assert api.post(f"/servers/{sid}/os-volume_attachments",
+                    {"volumeAttachment": {"volumeId": volume["id"]}}).status_code == 200
+    faults.add(operation="detach_volume", action="fail", times=1, message="device busy")
+    r = api.delete(f"/servers/{sid}/os-volume_attachments/{volume['id']}")
+    assert r.status_code == 500 and "device busy" in r.text
+    v = vols.get(volume["id"])
+    assert v["status"] == "in-use" and len(v["attachments"]) == 1
+    driver = _driver(cloud, _attached_host(admin_api, sid))
+    assert "/dev/vdb" in driver.attached_volumes(sid)
+    assert api.delete(f"/servers/{sid}/os-volume_attachments/{volume['id']}"
+                      ).status_code == 202
+    assert vols.get(volume["id"])["status"] == "available"
+    api.delete(f"/servers/{sid}")
+
+
+def test_attach_to_a_building_or_locked_server_is_a_conflict(api, admin_api, vols, image_id):
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    assert admin_api.post(f"/servers/{sid}/action", {"lock": None}).status_code == 202
+    r = api.post(f"/servers/{sid}/os-volume_attachments",
+                 {"volumeAttachment": {"volumeId": volume["id"]}})
+    assert r.status_code == 409, r.text
+    assert vols.get(volume["id"])["status"] == "available"
+    admin_api.post(f"/servers/{sid}/action", {"unlock": None})
+    api.delete(f"/servers/{sid}")

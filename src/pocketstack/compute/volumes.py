@@ -123,7 +123,16 @@ def detach(ctx, inst, volume_id: str) -> None:
         trace.start_action(s, ctx, inst.uuid, "detach_volume")
         trace.store(s, [Step(ctx, inst.uuid, "api_detach_volume", "api", None,
                              f"{volume_id} from {row.device_name}").done()])
-    compute_rpc.detach_volume(ctx, inst.host, inst.uuid, volume_id)
+    try:
+        compute_rpc.detach_volume(ctx, inst.host, inst.uuid, volume_id)
+    except Exception:
+        # The host did not detach it (its own failures roll back too; twice is harmless):
+        # the volume goes back to in-use rather than staying in detaching.
+        try:
+            client.roll_detaching(volume_id)
+        except exceptions.PocketstackError:
+            pass
+        raise
 
 
 def set_delete_on_termination(inst, volume_id: str, value: bool) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 
 from pocketstack.common import exceptions
-from pocketstack.compute.clients.base import Client
+from pocketstack.compute.clients.base import Client, ServiceError
 
 # 3.44: attachment_complete; everything else here needs at most that.
 MICROVERSION = "3.44"
@@ -47,8 +47,8 @@ class VolumeClient(Client):
             return super()._error(resp)
         error = {404: exceptions.NotFound, 409: exceptions.Conflict,
                  400: exceptions.BadRequest, 403: exceptions.BadRequest}.get(resp.status_code)
-        if error is None:
-            return super()._error(resp)
+        if error is None:  # 413 over quota, 5xx: the build fails with the service's words
+            raise ServiceError(f"The volume service answered {resp.status_code}: {message}")
         raise error(message)
 
     # --- volumes and snapshots -----------------------------------------------------------
