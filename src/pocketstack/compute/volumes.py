@@ -47,23 +47,34 @@ def mapping(inst, volume_id: str) -> BlockDeviceMapping:
     return row
 
 
-def _add_mapping(inst, volume_id: str, device: str | None, tag, delete_on_termination
-                 ) -> dict:
-    """Write the mapping with a free device name (the unique index settles a race)."""
-    values = {"uuid": str(uuidlib.uuid4()), "instance_uuid": inst.uuid,
-              "source_type": "volume", "destination_type": "volume", "boot_index": None,
-              "device_type": "disk", "volume_id": volume_id, "tag": tag,
-              "delete_on_termination": bool(delete_on_termination)}
+def _reserve(client: VolumeClient, volume_id: str, instance_uuid: str) -> str:
+    """attachment_create: a volume the user cannot see is a 404, one that is not
+    available (or not multiattach) the volume service's 400."""
+    try:
+        return client.attachment_create(volume_id, instance_uuid)["id"]
+    except exceptions.NotFound:
+        raise exceptions.NotFound(f"Volume {volume_id} could not be found.") from None
+    except exceptions.BadRequest as error:
+        raise exceptions.BadRequest(f"Invalid volume: {error.message}") from None
+
+
+def _add_mapping(ctx, inst, values: dict, requested: str | None) -> None:
+    """Write the mapping (and the action) with a free device name; the unique index on
+    (server, device) settles a race between two attaches."""
     for _ in range(5):
         used = {r.device_name for r in block_devices.for_instance(inst.uuid)}
         used.add(inst.root_device_name or block_devices.ROOT_DEVICE)
-        if device and device in used:
-            raise exceptions.Conflict(f"The supplied device path ({device}) is in use.")
-        values["device_name"] = device or block_devices.next_device_name(used)
+        if requested and requested in used:
+            raise exceptions.Conflict(f"The supplied device path ({requested}) is in use.")
+        values["device_name"] = requested or block_devices.next_device_name(used)
         try:
             with db.transaction() as s:
                 s.execute(sa.insert(BlockDeviceMapping), [values])
-            return values
+                trace.start_action(s, ctx, inst.uuid, "attach_volume")
+                trace.store(s, [Step(ctx, inst.uuid, "api_attach_volume", "api", None,
+                                     f"{values['volume_id']} as {values['device_name']}"
+                                     ).done()])
+            return
         except sa.exc.IntegrityError:
             continue
     raise exceptions.Conflict(f"The supplied device path ({values['device_name']}) is in "
@@ -76,42 +87,28 @@ def attach(ctx, inst, volume_id: str, device: str | None = None, tag: str | None
     from pocketstack.compute.actions import compute_rpc
 
     _check(ctx, inst, "attach_volume")
-    client = VolumeClient(ctx)
-    volume = client.get(volume_id)
-    if volume is None:
-        raise exceptions.NotFound(f"Volume {volume_id} could not be found.")
     if any(r.volume_id == volume_id for r in block_devices.for_instance(inst.uuid)):
         raise exceptions.BadRequest(f"Invalid volume: volume {volume_id} already attached")
-    row = _add_mapping(inst, volume_id, block_devices.prepend_dev(device), tag,
-                       delete_on_termination)
+    client = VolumeClient(ctx)
+    values = {"uuid": str(uuidlib.uuid4()), "instance_uuid": inst.uuid,
+              "source_type": "volume", "destination_type": "volume", "boot_index": None,
+              "device_type": "disk", "volume_id": volume_id, "tag": tag,
+              "delete_on_termination": bool(delete_on_termination),
+              "attachment_id": _reserve(client, volume_id, inst.uuid)}
     try:
-        attachment = client.attachment_create(volume_id, inst.uuid)
-    except Exception as error:
-        with db.transaction() as s:
-            s.execute(sa.delete(BlockDeviceMapping)
-                      .where(BlockDeviceMapping.uuid == row["uuid"]))
-        if isinstance(error, exceptions.NotFound):
-            raise exceptions.NotFound(f"Volume {volume_id} could not be found.") from None
-        if isinstance(error, exceptions.BadRequest):
-            raise exceptions.BadRequest(f"Invalid volume: {error.message}") from None
+        _add_mapping(ctx, inst, values, block_devices.prepend_dev(device))
+    except Exception:
+        client.attachment_delete(values["attachment_id"])
         raise
-    with db.transaction() as s:
-        s.execute(sa.update(BlockDeviceMapping).where(BlockDeviceMapping.uuid == row["uuid"])
-                  .values(attachment_id=attachment["id"]))
-        trace.start_action(s, ctx, inst.uuid, "attach_volume")
-        trace.store(s, [Step(ctx, inst.uuid, "api_attach_volume", "api", None,
-                             f"{volume_id} as {row['device_name']}").done()])
-    compute_rpc.attach_volume(ctx, inst.host, inst.uuid, row["uuid"])
-    return row["device_name"]
+    compute_rpc.attach_volume(ctx, inst.host, inst.uuid, values["uuid"])
+    return values["device_name"]
 
 
 def detach(ctx, inst, volume_id: str) -> None:
     from pocketstack.compute.actions import compute_rpc
 
     client = VolumeClient(ctx)
-    if client.get(volume_id) is None:
-        raise exceptions.NotFound(f"Volume {volume_id} could not be found.")
-    row = mapping(inst, volume_id)
+    row = mapping(inst, volume_id)  # nova asks the volume service first: 404 either way
     if row.boot_index == 0:
         raise exceptions.BadRequest("Cannot detach a root device volume")
     _check(ctx, inst, "detach_volume")

@@ -24,6 +24,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
+from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import block_devices, trace
 from pocketstack.compute.clients.volume import VolumeClient, connector
 from pocketstack.compute.models import BlockDeviceMapping
@@ -240,17 +241,20 @@ class VolumeMixin:
                 except Exception:
                     self.driver.detach_volume({"uuid": instance_uuid}, conn, row.device_name)
                     raise
-                block_devices.update(row.id, {"connection_info": conn})
                 step.done(detail=f"{row.volume_id} as {row.device_name}")
                 with db.transaction() as s:
+                    s.execute(sa.update(BlockDeviceMapping)
+                              .where(BlockDeviceMapping.id == row.id)
+                              .values(connection_info=conn, updated_at=utcnow()))
                     trace.store(s, [step])
                     trace.finish_action(s, ctx.request_id, instance_uuid)
             except Exception as error:  # noqa: BLE001 - undo, then tell the caller
                 LOG.info("Attaching volume %s to %s failed: %s", row.volume_id,
                          instance_uuid, error)
-                undo = _forget(ctx, row)
+                undo = _delete_attachment(ctx, row)
                 step.fail(f"{_describe(error)}; undone: {undo}")
                 with db.transaction() as s:
+                    _forget(s, row)
                     trace.store(s, [step])
                     trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
                 if isinstance(error, exceptions.PocketstackError) and error.code < 500:
@@ -283,15 +287,19 @@ class VolumeMixin:
                     trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
                 raise VolumeAttachFailed(f"Failed to detach volume {volume_id} from "
                                          f"{instance_uuid}: {_describe(error)}") from None
-            undo = _forget(ctx, row)
+            undo = _delete_attachment(ctx, row)
             with db.transaction() as s:
+                _forget(s, row)
                 trace.store(s, [step.done(detail=f"{volume_id} from {row.device_name}; "
                                                  f"{undo}")])
                 trace.finish_action(s, ctx.request_id, instance_uuid)
 
 
-def _forget(ctx, row) -> str:
-    """Delete the mapping's attachment and the mapping itself."""
+def _forget(session, row) -> None:
+    session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
+
+
+def _delete_attachment(ctx, row) -> str:
     done = "nothing"
     if row.attachment_id:
         try:
@@ -299,6 +307,4 @@ def _forget(ctx, row) -> str:
             done = f"deleted attachment {row.attachment_id}"
         except exceptions.PocketstackError as error:
             done = f"deleting attachment {row.attachment_id} failed: {_describe(error)}"
-    with db.transaction() as s:
-        s.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
     return done
