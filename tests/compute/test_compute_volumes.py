@@ -266,6 +266,8 @@ def test_boot_from_existing_volume(cloud, api, admin_api, vols, raw_image):
     assert v["status"] == "in-use" and v["attachments"][0]["device"] == "/dev/vda"
     driver = _driver(cloud, _attached_host(admin_api, sid))
     assert driver.attached_volumes(sid)["/dev/vda"]["data"]["volume_id"] == root["id"]
+    # the guest booted the image the volume was made from
+    assert root["volume_image_metadata"]["image_name"] in driver.get_console_output(sid)
     # the trace has the volume step of seed 25-27
     events = admin_api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
     create = next(a for a in events if a["action"] == "create")

@@ -208,7 +208,7 @@ def check(ctx, bdms: list[dict], image_get) -> dict | None:
                 raise exceptions.BadRequest(f"Block Device {b['volume_id']} is not bootable.")
             b["volume_size"] = volume.get("size")
             if boot:
-                boot_meta = dict(volume.get("volume_image_metadata") or {})
+                boot_meta = _volume_image_meta(volume)
         elif b["source_type"] == "snapshot":
             snap = client.get_snapshot(b["snapshot_id"])
             if snap is None:
@@ -234,6 +234,25 @@ def check(ctx, bdms: list[dict], image_get) -> dict | None:
         elif boot:
             boot_meta = {}
     return boot_meta
+
+
+def _volume_image_meta(volume: dict) -> dict:
+    """The image a bootable volume was made from, in the image service's keys."""
+    meta = volume.get("volume_image_metadata") or {}
+    out = {k: v for k, v in meta.items() if k.startswith(("hw_", "img_"))}
+    out.update(id=meta.get("image_id"), name=meta.get("image_name"),
+               min_ram=_int_or_zero(meta.get("min_ram")),
+               min_disk=_int_or_zero(meta.get("min_disk")),
+               disk_format=meta.get("disk_format"),
+               container_format=meta.get("container_format"), size=meta.get("size"))
+    return out
+
+
+def _int_or_zero(value) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def reserve(ctx, bdms: list[dict], instance_uuid: str) -> list[str]:
