@@ -56,7 +56,7 @@ def _client(ctx, use_service_token: bool = False) -> VolumeClient:
 def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:
     """Poll until the new volume is available (nova's _await_block_device_map_created)."""
     deadline = time.monotonic() + timeout
-    delay = 0.02
+    delay = 0.005  # a small volume is ready in milliseconds; a big image takes seconds
     while True:
         volume = client.get(volume_id)
         status = (volume or {}).get("status")
@@ -70,7 +70,7 @@ def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict
                                    f"after we waited {timeout:g} seconds. And its status is "
                                    f"{status}.")
         time.sleep(delay)
-        delay = min(delay * 2, 1.0)
+        delay = min(delay * 1.5, 1.0)
 
 
 def mapping_entry(row, conn: dict | None) -> dict:
@@ -183,13 +183,18 @@ class VolumeMixin:
                 self._create_volume(client, inst, row, held, steps[-1])
             step = Step(ctx, inst.uuid, "compute_attach_volume", "compute", self.host)
             steps.append(step)
+            host_connector = connector(self.host, row.device_name)
             if row.attachment_id is None:
-                row.attachment_id = client.attachment_create(row.volume_id, inst.uuid)["id"]
+                # A volume this build made (or one freed by a failed attempt): reserve
+                # and connect in one call.
+                attachment = client.attachment_create(row.volume_id, inst.uuid,
+                                                      host_connector)
+                row.attachment_id = attachment["id"]
                 held.append({"attachment_id": row.attachment_id})
                 block_devices.update(row.id, {"attachment_id": row.attachment_id})
-            conn = client.attachment_update(row.attachment_id,
-                                            connector(self.host, row.device_name)
-                                            ).get("connection_info")
+            else:  # reserved by the API
+                attachment = client.attachment_update(row.attachment_id, host_connector)
+            conn = attachment.get("connection_info")
             if not conn:
                 raise VolumeAttachFailed(f"The volume service gave no connection_info for "
                                          f"volume {row.volume_id}.")
