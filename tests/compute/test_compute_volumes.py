@@ -540,3 +540,44 @@ def test_attach_to_a_building_or_locked_server_is_a_conflict(api, admin_api, vol
     assert vols.get(volume["id"])["status"] == "available"
     admin_api.post(f"/servers/{sid}/action", {"unlock": None})
     api.delete(f"/servers/{sid}")
+
+
+def test_resize_and_rebuild_keep_volumes(cloud, api, admin_api, vols, image_id, raw_image):
+    """Volumes stay with their server through resize (confirm) and rebuild, and can be
+    detached afterwards; a volume-backed server resizes to another flavor too."""
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    data = vols.create()
+    assert api.post(f"/servers/{sid}/os-volume_attachments",
+                    {"volumeAttachment": {"volumeId": data["id"]}}).status_code == 200
+    assert api.post(f"/servers/{sid}/action", {"resize": {"flavorRef": "84"}}
+                    ).status_code == 202
+    api.wait(sid, ("VERIFY_RESIZE",))
+    assert api.post(f"/servers/{sid}/action", {"confirmResize": None}).status_code == 204
+    api.wait(sid, ("ACTIVE",))
+    assert [v["id"] for v in api.server(sid)["os-extended-volumes:volumes_attached"]] == [
+        data["id"]]
+    assert api.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image_id}}
+                    ).status_code == 202
+    api.wait(sid, ("ACTIVE",))
+    driver = _driver(cloud, _attached_host(admin_api, sid))
+    assert driver.attached_volumes(sid)["/dev/vdb"]["data"]["volume_id"] == data["id"]
+    assert api.delete(f"/servers/{sid}/os-volume_attachments/{data['id']}"
+                      ).status_code == 202
+    assert vols.get(data["id"])["status"] == "available"
+    api.delete(f"/servers/{sid}")
+
+    r = _boot_volume(api, [_bdm("image", raw_image, volume_size=1,
+                                delete_on_termination=True)])
+    sid = r.json()["server"]["id"]
+    api.wait(sid, ("ACTIVE",))
+    assert api.post(f"/servers/{sid}/action", {"resize": {"flavorRef": "84"}}
+                    ).status_code == 202
+    assert api.wait(sid, ("VERIFY_RESIZE", "ERROR"))["status"] == "VERIFY_RESIZE"
+    assert api.post(f"/servers/{sid}/action", {"confirmResize": None}).status_code == 204
+    api.wait(sid, ("ACTIVE",))
+    root = api.server(sid)["os-extended-volumes:volumes_attached"][0]["id"]
+    assert vols.get(root)["status"] == "in-use"
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    vols.wait(root, "deleted")
