@@ -581,3 +581,41 @@ def test_resize_and_rebuild_keep_volumes(cloud, api, admin_api, vols, image_id, 
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     vols.wait(root, "deleted")
+
+
+def test_a_timed_out_build_gives_its_volumes_back_and_leaves_the_new_attempt_alone(
+        cloud, api, vols, raw_image, faults, conf_override):
+    """The first attempt hangs in spawn past the build deadline with its volumes attached:
+    the conductor deletes its attachments and the root volume it made, the next attempt
+    makes and attaches its own, and the hung attempt, when it wakes, takes nothing of the
+    new one's. In the end: one root volume, one attachment per volume, nothing leaked."""
+    conf_override("compute", "build_timeout", 2.0)
+    conf_override("compute", "periodic_interval", 0.2)
+    data = vols.create()
+    faults.add(operation="spawn", action="hang", hang_seconds=4.0, times=1)
+    r = _boot_volume(api, [_bdm("image", raw_image, volume_size=1, delete_on_termination=True),
+                           _bdm("volume", data["id"], boot_index=-1)])
+    assert r.status_code == 202, r.text
+    sid = r.json()["server"]["id"]
+    assert api.wait(sid, timeout=30)["status"] == "ACTIVE"
+
+    def gave_up():
+        trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
+        return any(e["step"] == "compute__do_build_and_run_instance"
+                   and "superseded" in (e["detail"] or "") for e in trace["events"])
+
+    deadline = time.monotonic() + 20
+    while not gave_up():
+        assert time.monotonic() < deadline, "the hung build never gave up"
+        time.sleep(0.1)
+    attached = [v["id"] for v in api.server(sid)["os-extended-volumes:volumes_attached"]]
+    assert len(attached) == 2 and attached[1] == data["id"]
+    for volume_id in attached:
+        v = vols.get(volume_id)
+        assert v["status"] == "in-use" and [a["server_id"] for a in v["attachments"]] == [sid]
+    mine = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
+    assert mine == set(attached), "the first attempt's root volume must be gone"
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    vols.wait(attached[0], "deleted")
+    assert vols.get(data["id"])["status"] == "available"

@@ -98,9 +98,9 @@ def _from_legacy(api: dict, image_ref: str) -> dict:
         return {}
     device = prepend_dev(api.get("device_name"))
     if api.get("snapshot_id"):
-        source, key = "snapshot", "snapshot_id"
+        source = "snapshot"
     elif api.get("volume_id"):
-        source, key = "volume", "volume_id"
+        source = "volume"
     else:
         raise _bad("Unrecognized legacy format.")
     # The device named like the root (or the first one, with no image) is the boot disk.

@@ -22,8 +22,8 @@ MICROVERSION = "3.44"
 def connector(host: str, mountpoint: str | None = None) -> dict:
     """What the host tells the volume service about itself (os-brick's connector)."""
     out = {"host": host, "ip": "127.0.0.1", "platform": platform.machine() or "x86_64",
-           "os_type": "linux", "multipath": False, "initiator": f"iqn.2026-11.org.pocketstack:{host}",
-           "do_local_attach": False}
+           "os_type": "linux", "multipath": False, "do_local_attach": False,
+           "initiator": f"iqn.2026-11.org.pocketstack:{host}"}
     if mountpoint:
         out["mountpoint"] = mountpoint
         out["mode"] = "rw"

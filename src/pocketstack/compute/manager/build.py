@@ -45,8 +45,9 @@ class BuildMixin:
         except Superseded:
             # Deleted, or rescheduled after its build deadline while we worked: the next
             # attempt may hold ports, volumes and a claim under this server by now.
-            self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held)
-            record(whole.fail("superseded: the server was deleted or rescheduled"))
+            undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held)
+            record(whole.fail("superseded: the server was deleted or rescheduled; undone: "
+                              + ("; ".join(undone) or "nothing")))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
             LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
             undone = self._undo(ctx, inst, vifs, release=True, held=held)

@@ -53,6 +53,21 @@ def _client(ctx, use_service_token: bool = False) -> VolumeClient:
     return VolumeClient(ctx)
 
 
+def _owner_client(ctx, inst) -> VolumeClient:
+    """The user's token; a build rescheduled in the background (no user token) acts as
+    the server's owner, so the volumes it creates are the owner's."""
+    if getattr(ctx, "auth_token", None):
+        return VolumeClient(ctx)
+    from pocketstack.compute.clients.base import owner_token
+
+    token = owner_token(inst.user_id, inst.project_id)
+    if token is None:
+        raise VolumeAttachFailed(f"User {inst.user_id} holds no role on project "
+                                 f"{inst.project_id} any more: its volumes cannot be "
+                                 "attached.")
+    return VolumeClient(ctx, token=token)
+
+
 def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:
     """Poll until the new volume is available (nova's _await_block_device_map_created)."""
     deadline = time.monotonic() + timeout
@@ -174,7 +189,7 @@ class VolumeMixin:
         rows = block_devices.for_instance(inst.uuid)
         if not rows:
             return None
-        client = VolumeClient(ctx)
+        client = _owner_client(ctx, inst)
         mapping = []
         for row in rows:
             if row.volume_id is None:
