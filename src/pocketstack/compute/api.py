@@ -285,7 +285,9 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     sg_ids = _security_groups(ctx, sg_names) if networks else []
     count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
                                    lim=lim, used=used)
-    check.done(detail=f"flavor {flavor['name']}, image {image.get('name') or '-'}, "
+    root = f"image {image.get('name') or '-'}" if boot_meta is None else "root on a volume"
+    check.done(detail=f"flavor {flavor['name']}, {root}, "
+                      f"{len(block_devices.volumes_of(bdms))} volume(s), "
                       f"{len(networks)} network(s), quota ok for {count}")
 
     reservation_id = "r-" + "".join(secrets.choice(string.ascii_lowercase + string.digits)
