@@ -619,3 +619,26 @@ def test_a_timed_out_build_gives_its_volumes_back_and_leaves_the_new_attempt_alo
     api.wait_gone(sid)
     vols.wait(attached[0], "deleted")
     assert vols.get(data["id"])["status"] == "available"
+
+
+def test_delete_during_build_leaves_no_volume_behind(cloud, api, vols, raw_image, faults):
+    """Deleted while its spawn hangs: the given volume ends available with no attachment,
+    and the root volume the build made is deleted once the build notices (it never
+    became a server's disk)."""
+    data = vols.create()
+    faults.add(operation="spawn", action="hang", hang_seconds=1.0, times=1)
+    r = _boot_volume(api, [_bdm("image", raw_image, volume_size=1),
+                           _bdm("volume", data["id"], boot_index=-1)])
+    sid = r.json()["server"]["id"]
+    deadline = time.monotonic() + 20
+    while api.server(sid)["OS-EXT-STS:task_state"] != "spawning":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert api.delete(f"/servers/{sid}").status_code == 204
+    api.wait_gone(sid)
+    assert vols.get(data["id"])["status"] == "available"
+    deadline = time.monotonic() + 20
+    while {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]} != {data["id"]}:
+        assert time.monotonic() < deadline, "the build's root volume was left behind"
+        time.sleep(0.1)
+    assert vols.get(data["id"])["attachments"] == []
