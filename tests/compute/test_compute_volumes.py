@@ -642,3 +642,40 @@ def test_delete_during_build_leaves_no_volume_behind(cloud, api, vols, raw_image
         assert time.monotonic() < deadline, "the build's root volume was left behind"
         time.sleep(0.1)
     assert vols.get(data["id"])["attachments"] == []
+
+
+def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, image_id):
+    """The host died between the API's reservation and the connection: when the compute
+    service starts again the reservation is deleted — the volume is available and the
+    server no longer lists it."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.compute.models import BlockDeviceMapping
+
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    r = vols.req("POST", "/attachments", {"attachment": {"volume_uuid": volume["id"],
+                                                         "instance_uuid": sid}})
+    assert r.status_code == 200, r.text
+    long_ago = dt.datetime.utcnow() - dt.timedelta(minutes=5)
+    with db.transaction() as s:  # what the API writes before it calls the host
+        s.execute(sa.insert(BlockDeviceMapping), [{
+            "uuid": str(uuid.uuid4()), "instance_uuid": sid, "source_type": "volume",
+            "destination_type": "volume", "device_name": "/dev/vdb",
+            "volume_id": volume["id"], "attachment_id": r.json()["attachment"]["id"],
+            "delete_on_termination": False, "created_at": long_ago,
+            "updated_at": long_ago}])
+    assert vols.get(volume["id"])["status"] == "reserved"
+    host = _attached_host(admin_api, sid)
+    manager = next(w.manager for w in cloud.cloud.workers
+                   if getattr(getattr(w, "manager", None), "host", None) == host)
+    manager.init_host()
+    v = vols.get(volume["id"])
+    assert v["status"] == "available" and v["attachments"] == []
+    assert api.server(sid)["os-extended-volumes:volumes_attached"] == []
+    assert api.server(sid)["status"] == "ACTIVE"
+    api.delete(f"/servers/{sid}")
