@@ -667,7 +667,7 @@ def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, ima
             "uuid": str(uuid.uuid4()), "instance_uuid": sid, "source_type": "volume",
             "destination_type": "volume", "device_name": "/dev/vdb",
             "volume_id": volume["id"], "attachment_id": r.json()["attachment"]["id"],
-            "delete_on_termination": False, "created_at": long_ago,
+            "connection_info": None, "delete_on_termination": False, "created_at": long_ago,
             "updated_at": long_ago}])
     assert vols.get(volume["id"])["status"] == "reserved"
     host = _attached_host(admin_api, sid)
