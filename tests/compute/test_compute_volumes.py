@@ -679,3 +679,31 @@ def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, ima
     assert api.server(sid)["os-extended-volumes:volumes_attached"] == []
     assert api.server(sid)["status"] == "ACTIVE"
     api.delete(f"/servers/{sid}")
+
+
+def test_concurrent_attaches_to_one_server_get_distinct_devices(api, vols, image_id):
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volumes = [vols.create() for _ in range(3)]
+    results = {}
+
+    def attach(volume_id):
+        r = api.post(f"/servers/{sid}/os-volume_attachments",
+                     {"volumeAttachment": {"volumeId": volume_id}})
+        results[volume_id] = (r.status_code, r.json()["volumeAttachment"]["device"]
+                              if r.status_code == 200 else r.text)
+
+    threads = [threading.Thread(target=attach, args=(v["id"],)) for v in volumes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results.values()) == [(200, "/dev/vdb"), (200, "/dev/vdc"),
+                                        (200, "/dev/vdd")], results
+    listed = api.get(f"/servers/{sid}/os-volume_attachments").json()["volumeAttachments"]
+    assert sorted((a["volumeId"], a["device"]) for a in listed) == sorted(
+        (v, dev) for v, (_, dev) in results.items())
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    for v in volumes:
+        assert vols.wait(v["id"], "available")["attachments"] == []
