@@ -204,7 +204,7 @@ def get_volume(ctx, volume_id: str) -> Volume:
 def _parse_metadata_filter(value: str) -> dict:
     try:
         parsed = ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise exceptions.BadRequest(f"Invalid metadata filter {value!r}: expected a "
                                     "dictionary such as {'key': 'value'}.") from None
     if not isinstance(parsed, dict):
