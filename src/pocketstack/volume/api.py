@@ -48,8 +48,8 @@ def target(volume: Volume) -> dict:
 def load(s, ctx, volume_id: str, *, lock: bool = False) -> Volume:
     """The volume if the caller may see it (admins see all), else 404."""
     stmt = sa.select(Volume).where(Volume.id == volume_id)
-    if lock:
-        stmt = stmt.with_for_update()
+    if lock:  # of=Volume: PostgreSQL refuses FOR UPDATE across the type's outer join
+        stmt = stmt.with_for_update(of=Volume)
     volume = s.scalar(stmt)
     if volume is None or (volume.project_id != ctx.project_id and not ctx.is_admin
                           and not ctx.is_service):
@@ -83,7 +83,9 @@ def create_volume(ctx, body) -> Volume:
         raise exceptions.BadRequest(f"Only one of {', '.join(sources)} may be given.")
     size = validation.size(data["size"]) if data.get("size") is not None else None
     image = _find_image(ctx, image_id) if image_id else None
+    quotas.prepare(ctx.project_id)
     with db.transaction() as s:
+        quotas.lock(s, ctx.project_id)
         snapshot = source = None
         if data.get("snapshot_id"):
             snapshot = _load_snapshot(s, ctx, data["snapshot_id"])
@@ -202,7 +204,7 @@ def get_volume(ctx, volume_id: str) -> Volume:
 def _parse_metadata_filter(value: str) -> dict:
     try:
         parsed = ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise exceptions.BadRequest(f"Invalid metadata filter {value!r}: expected a "
                                     "dictionary such as {'key': 'value'}.") from None
     if not isinstance(parsed, dict):

@@ -75,8 +75,10 @@ def usage(project_id: str) -> dict[str, int]:
     return used
 
 
-def _lock_project(s, project_id: str) -> None:
-    """Serialize quota checks of one project (a row lock on PostgreSQL/MariaDB)."""
+def lock(s, project_id: str) -> None:
+    """Serialize quota checks of one project (a row lock on PostgreSQL/MariaDB). Call it
+    first in the transaction: on MariaDB (repeatable read) a plain read before it would
+    fix the snapshot the usage is counted from, and concurrent creates would overshoot."""
     stmt = sa.select(VolumeQuota).where(VolumeQuota.project_id == project_id,
                                         VolumeQuota.resource == _LOCK).with_for_update()
     if s.scalar(stmt) is None:
@@ -88,11 +90,27 @@ def _lock_project(s, project_id: str) -> None:
         s.scalar(stmt)
 
 
+def prepare(project_id: str) -> None:
+    """Make the project's lock row in a transaction of its own, before the one that checks
+    quota: inserting it there, concurrently, deadlocks on MariaDB (gap locks)."""
+    stmt = sa.select(VolumeQuota.project_id).where(VolumeQuota.project_id == project_id,
+                                                   VolumeQuota.resource == _LOCK)
+    with db.reader() as s:
+        if s.scalar(stmt) is not None:
+            return
+    try:
+        with db.transaction() as s:
+            if s.scalar(stmt) is None:
+                s.add(VolumeQuota(project_id=project_id, resource=_LOCK, hard_limit=0))
+    except sa.exc.IntegrityError:
+        pass  # made by a concurrent request
+
+
 def check(s, project_id: str, type_name: str, *, volumes: int = 0, snapshots: int = 0,
           gigabytes: int = 0) -> None:
     """Raise OverLimit (413) unless the project can add these; call inside the
     transaction that adds the rows."""
-    _lock_project(s, project_id)
+    lock(s, project_id)
     limit = limits(project_id)
     used = usage(project_id)
     per_volume = limit["per_volume_gigabytes"]
