@@ -13,6 +13,7 @@ database is ready and stopped in reverse order.
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
 import secrets
@@ -22,9 +23,19 @@ import threading
 import time
 from typing import Callable
 
-from pocketstack.common import config, db, policy, rpc
+from pocketstack.common import config, db, policy, rpc, runtime
 
 LOG = logging.getLogger(__name__)
+
+
+def _in_own_runtime(method):
+    """Run a Cloud method inside that cloud's runtime (common/runtime.py): its
+    configuration, database and caches, whichever clouds the process runs."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.runtime.activated():
+            return method(self, *args, **kwargs)
+    return run
 
 
 def default_data_dir() -> str:
@@ -57,6 +68,9 @@ class Cloud:
                  admin_password: str | None = None, overrides: dict | None = None,
                  roles: tuple[str, ...] | None = None):
         self.data_dir = os.path.abspath(data_dir or default_data_dir())
+        # Everything of this cloud that code elsewhere reaches through module functions
+        # (config, database, caches) lives here, so clouds in one process stay apart.
+        self.runtime = runtime.Runtime(os.path.basename(self.data_dir))
         # RPC roles run in this process (compute/service.py ROLES): None = all of them, the
         # all-in-one; a tuple = scale-out, the others run elsewhere over a message bus.
         self.roles = roles
@@ -83,7 +97,8 @@ class Cloud:
 
     @property
     def url(self) -> str:
-        return config.public_url()
+        with self.runtime.activated():
+            return config.public_url()
 
     @property
     def auth_url(self) -> str:
@@ -107,6 +122,7 @@ class Cloud:
         f.flush()
         self._lock_file = f
 
+    @_in_own_runtime
     def prepare(self, bind: bool = False) -> "Cloud":
         """Everything before serving: idempotent, never overwrites existing state.
 
@@ -117,6 +133,7 @@ class Cloud:
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self._acquire_lock()
+        runtime.started(self.runtime)
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
         if self.roles is not None:
@@ -188,6 +205,7 @@ class Cloud:
 
     # --- background services --------------------------------------------------------
 
+    @_in_own_runtime
     def start_workers(self) -> None:
         for name in config.SERVICE_PACKAGES:
             if self.stop_requested:
@@ -197,6 +215,7 @@ class Cloud:
                 continue
             self.workers.extend(mod.start(self) or [])
 
+    @_in_own_runtime
     def warm_up(self) -> None:
         """What every service but identity needs: the policy rules, each service's REST
         package and the background workers; then the app lets requests through to them."""
@@ -205,6 +224,7 @@ class Cloud:
         self.start_workers()
         self.ready.set()
 
+    @_in_own_runtime
     def stop_workers(self) -> None:
         while self.workers:
             worker = self.workers.pop()
@@ -215,6 +235,7 @@ class Cloud:
 
     # --- serving ----------------------------------------------------------------------
 
+    @_in_own_runtime
     def _uvicorn(self):
         import uvicorn
 
@@ -227,6 +248,7 @@ class Cloud:
                                timeout_graceful_shutdown=5, server_header=False)
         return uvicorn.Server(uconf)
 
+    @_in_own_runtime
     def bind(self, host: str | None = None, port: int | None = None) -> None:
         """Take the listening socket now, so a port in use is a clear error before the
         summary is printed (default: [DEFAULT] bind_host and bind_port)."""
@@ -251,6 +273,7 @@ class Cloud:
         if self._server is not None:
             self._server.should_exit = True
 
+    @_in_own_runtime
     def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Foreground: serve until SIGINT/SIGTERM or request_stop(), then clean up (stop
         the workers, close the database, release the data dir).
@@ -273,6 +296,7 @@ class Cloud:
         finally:
             self.close()
 
+    @_in_own_runtime
     def _warm_up_when_listening(self, on_ready) -> None:
         while not self._server.started and not self.stop_requested:
             time.sleep(0.005)  # let uvicorn start before competing with it for the GIL
@@ -286,6 +310,7 @@ class Cloud:
             self.startup_error = error
             self.request_stop()
 
+    @_in_own_runtime
     def start(self, port: int | None = None) -> "Cloud":
         """In a background thread (tests, tools). ``port=0`` picks a free port."""
         if port is not None:
@@ -295,7 +320,8 @@ class Cloud:
         self._server = self._uvicorn()
         self.warm_up()
         sockets = [self._socket] if self._socket else None
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": sockets},
+        self._thread = threading.Thread(target=runtime.bind(self._server.run),
+                                        kwargs={"sockets": sockets},
                                         name="pocketstack-http", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 30
@@ -305,6 +331,7 @@ class Cloud:
             time.sleep(0.01)
         return self
 
+    @_in_own_runtime
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
@@ -312,6 +339,7 @@ class Cloud:
             self._thread.join(timeout=10)
         self.close()
 
+    @_in_own_runtime
     def close(self) -> None:
         if self._warm_up_thread is not None:  # never start workers behind stop_workers
             self.stop_requested = True
@@ -326,6 +354,7 @@ class Cloud:
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
+        runtime.stopped(self.runtime)
 
 
 # --- scale-out: processes that run RPC roles only ------------------------------------------
