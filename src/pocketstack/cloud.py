@@ -17,11 +17,17 @@ import functools
 import logging
 import os
 import secrets
+import shutil
 import socket
 import stat
+import tempfile
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import openstack.connection
+    from keystoneauth1 import session as ks_session
 
 from pocketstack.common import config, db, policy, rpc, runtime
 
@@ -64,10 +70,32 @@ def _write_private(path: str, text: str) -> None:
 
 
 class Cloud:
+    """A whole pocketstack cloud in this process.
+
+    As a library (``from pocketstack import Cloud``)::
+
+        with Cloud(hosts=2) as cloud:          # a temporary data dir, a free port
+            conn = cloud.connection()          # openstacksdk, as admin
+            conn.compute.flavors()
+            cloud.session()                    # keystoneauth1
+            cloud.clouds_yaml                  # for the openstack CLI, Terraform, Ansible
+
+    ``data_dir`` None makes a temporary one, removed by ``stop()``; ``overrides`` maps
+    "group.option" (or "option" of [DEFAULT]) to a value, e.g. {"fake.hosts": 8}. Several
+    clouds may run in one process, one after another or at the same time: each has its own
+    configuration, database and caches (``runtime``).
+    """
+
     def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
                  admin_password: str | None = None, overrides: dict | None = None,
-                 roles: tuple[str, ...] | None = None):
-        self.data_dir = os.path.abspath(data_dir or default_data_dir())
+                 roles: tuple[str, ...] | None = None, hosts: int | None = None):
+        self._owns_data_dir = data_dir is None
+        if data_dir is None:
+            data_dir = tempfile.mkdtemp(prefix="pocketstack-")
+            # A throwaway cloud: fast password hashing, a known password.
+            overrides = {"identity.password_hash_rounds": 4, **(overrides or {})}
+            admin_password = admin_password or "pocketstack-admin"
+        self.data_dir = os.path.abspath(data_dir)
         # Everything of this cloud that code elsewhere reaches through module functions
         # (config, database, caches) lives here, so clouds in one process stay apart.
         self.runtime = runtime.Runtime(os.path.basename(self.data_dir))
@@ -78,6 +106,8 @@ class Cloud:
         self.config_file_given = config_file is not None
         self.requested_password = admin_password
         self.overrides = dict(overrides or {})
+        if hosts is not None:
+            self.overrides["fake.hosts"] = hosts
         self.admin_password: str | None = None
         self.password_generated = False
         self.first_start = False
@@ -103,6 +133,45 @@ class Cloud:
     @property
     def auth_url(self) -> str:
         return self.url + "/identity"
+
+    @property
+    def clouds_yaml(self) -> str:
+        """Path of the clouds.yaml naming this cloud ``pocketstack`` (admin)."""
+        return os.path.join(self.data_dir, "clouds.yaml")
+
+    def session(self, username: str = "admin", password: str | None = None, *,
+                project_name: str | None = "admin", project_id: str | None = None,
+                domain_id: str = "default") -> "ks_session.Session":
+        """A keystoneauth1 session: the admin's, or any user's on a project."""
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1.identity import v3
+
+        scope: dict[str, Any] = ({"project_id": project_id} if project_id else
+                                 {"project_name": project_name, "project_domain_id": domain_id})
+        auth = v3.Password(auth_url=self.auth_url, username=username,
+                           password=password or self.admin_password,
+                           user_domain_id=domain_id, **scope)
+        return ks_session.Session(auth=auth)
+
+    def connection(self, **session_args: Any) -> "openstack.connection.Connection":
+        """An openstacksdk Connection (``pip install openstacksdk``) on ``session()``."""
+        try:
+            import openstack.connection
+        except ImportError:
+            raise ImportError("Cloud.connection() needs openstacksdk: pip install openstacksdk"
+                              ) from None
+        with self.runtime.activated():
+            region = config.CONF.region_name
+        return openstack.connection.Connection(session=self.session(**session_args),
+                                               region_name=region)
+
+    def __enter__(self) -> "Cloud":
+        if self._server is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
 
     def _acquire_lock(self) -> None:
         path = os.path.join(self.data_dir, "pocketstack.lock")
@@ -311,8 +380,17 @@ class Cloud:
             self.request_stop()
 
     @_in_own_runtime
-    def start(self, port: int | None = None) -> "Cloud":
-        """In a background thread (tests, tools). ``port=0`` picks a free port."""
+    def start(self, port: int | None = 0) -> "Cloud":
+        """Serve in a background thread, ready when this returns. ``port=0`` (default)
+        picks a free port; None uses [DEFAULT] bind_port. A failed start leaves nothing
+        running."""
+        try:
+            return self._start(port)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, port: int | None) -> "Cloud":
         if port is not None:
             self.bind(self.overrides.get("bind_host", "127.0.0.1"), port)
             self.overrides["bind_port"] = self._socket.getsockname()[1]
@@ -333,11 +411,15 @@ class Cloud:
 
     @_in_own_runtime
     def stop(self) -> None:
+        """Stop serving and release everything; a temporary data dir is removed."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+            self._thread = None
         self.close()
+        if self._owns_data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     @_in_own_runtime
     def close(self) -> None:

@@ -50,7 +50,7 @@ def _cloud_options(f):
 def up(data_dir, config_file, host, port, admin_password, debug):
     """Run the whole cloud in the foreground (Ctrl-C stops it)."""
     started = time.monotonic()
-    from pocketstack.cloud import Cloud
+    from pocketstack.cloud import Cloud, default_data_dir
 
     _setup_logging(debug)
     overrides = {}
@@ -60,7 +60,8 @@ def up(data_dir, config_file, host, port, admin_password, debug):
         overrides["bind_port"] = port
     if debug:
         overrides["debug"] = True
-    cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
+    cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
+                  admin_password=admin_password,
                   overrides=overrides)
     serve_cloud(cloud, debug,
                 on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
