@@ -12,6 +12,7 @@ database is ready and stopped in reverse order.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import logging
@@ -122,6 +123,8 @@ class Cloud:
         self.app = None
         self.startup_error: Exception | None = None
         self._warm_up_thread: threading.Thread | None = None
+        self._prepared = False       # prepare() finished: the data dir is complete
+        self._made_data_dir = False  # prepare() created the data dir
 
     # --- preparation ----------------------------------------------------------------
 
@@ -200,6 +203,7 @@ class Cloud:
         """
         if self.config_file_given and not os.path.isfile(self.config_file):
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
+        self._made_data_dir = not os.path.exists(self.data_dir)
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self._acquire_lock()
         runtime.started(self.runtime)
@@ -225,6 +229,7 @@ class Cloud:
         policy.configure(self.data_dir)
         self.ids = bootstrap.bootstrap(self.admin_password)
         self._write_client_files()
+        self._prepared = True
         return self
 
     def _load_admin_password(self) -> None:
@@ -434,6 +439,12 @@ class Cloud:
             self._socket.close()
             self._socket = None
         if self._lock_file is not None:
+            if not self._prepared:  # a failed start leaves no lock and no half-made dir
+                if self._made_data_dir:
+                    shutil.rmtree(self.data_dir, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.data_dir, "pocketstack.lock"))
             self._lock_file.close()
             self._lock_file = None
         runtime.stopped(self.runtime)
