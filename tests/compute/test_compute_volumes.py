@@ -109,6 +109,15 @@ def _bdm(source, uuid_=None, boot_index=0, **extra):
     return out
 
 
+def _wait_volume_ids(vols, expected: set, why: str, timeout: float = 20.0) -> None:
+    """The project's volumes become ``expected`` (the volume service deletes in the
+    background: a volume being deleted is still listed for a moment)."""
+    deadline = time.monotonic() + timeout
+    while (ids := {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}) != expected:
+        assert time.monotonic() < deadline, f"{why}: {ids} != {expected}"
+        time.sleep(0.05)
+
+
 def _boot_volume(api, bdms, name=None, image=None):
     body = {"server": {"name": name or f"bfv-{uuid.uuid4().hex[:6]}", "flavorRef": "42",
                        "networks": "none", "block_device_mapping_v2": bdms}}
@@ -390,8 +399,7 @@ def test_failed_build_leaves_volumes_available(cloud, api, vols, raw_image, faul
     assert "hypervisor says no" in server["fault"]["message"]
     v = vols.get(existing["id"])
     assert v["status"] == "available" and v["attachments"] == [], v
-    after = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
-    assert after == before, "the build's own volumes must be deleted"
+    _wait_volume_ids(vols, before, "the build's own volumes must be deleted")
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert vols.get(existing["id"])["status"] == "available"
@@ -613,8 +621,7 @@ def test_a_timed_out_build_gives_its_volumes_back_and_leaves_the_new_attempt_alo
     for volume_id in attached:
         v = vols.get(volume_id)
         assert v["status"] == "in-use" and [a["server_id"] for a in v["attachments"]] == [sid]
-    mine = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
-    assert mine == set(attached), "the first attempt's root volume must be gone"
+    _wait_volume_ids(vols, set(attached), "the first attempt's root volume must be gone")
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     vols.wait(attached[0], "deleted")
@@ -637,10 +644,7 @@ def test_delete_during_build_leaves_no_volume_behind(cloud, api, vols, raw_image
     assert api.delete(f"/servers/{sid}").status_code == 204
     api.wait_gone(sid)
     assert vols.get(data["id"])["status"] == "available"
-    deadline = time.monotonic() + 20
-    while {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]} != {data["id"]}:
-        assert time.monotonic() < deadline, "the build's root volume was left behind"
-        time.sleep(0.1)
+    _wait_volume_ids(vols, {data["id"]}, "the build's root volume was left behind")
     assert vols.get(data["id"])["attachments"] == []
 
 
