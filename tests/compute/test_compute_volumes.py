@@ -711,3 +711,31 @@ def test_concurrent_attaches_to_one_server_get_distinct_devices(api, vols, image
     api.wait_gone(sid)
     for v in volumes:
         assert vols.wait(v["id"], "available")["attachments"] == []
+
+
+def test_two_boots_race_for_one_volume(api, vols, raw_image):
+    """Both requests see the volume available; the reservation decides: one server boots
+    from it, the other request is a 400 that writes nothing."""
+    root = vols.create(imageRef=raw_image)
+    codes = {}
+
+    def boot(name):
+        r = _boot_volume(api, [_bdm("volume", root["id"])], name=name)
+        codes[name] = (r.status_code, r.json())
+
+    threads = [threading.Thread(target=boot, args=(f"race-{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(code for code, _ in codes.values()) == [202, 400], codes
+    loser = next(body for code, body in codes.values() if code == 400)
+    assert "Invalid volume" in loser["badRequest"]["message"]
+    sid = next(body["server"]["id"] for code, body in codes.values() if code == 202)
+    assert api.wait(sid)["status"] == "ACTIVE"
+    assert [s["id"] for s in api.get("/servers").json()["servers"]] == [sid]
+    v = vols.get(root["id"])
+    assert v["status"] == "in-use" and [a["server_id"] for a in v["attachments"]] == [sid]
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert vols.wait(root["id"], "available")["attachments"] == []
