@@ -17,6 +17,11 @@ OPTS = {
                         "written)."),
         cfg.StrOpt("lvm_volume_group", default="pocketstack-volumes",
                    help="LVM volume group of the lvm backend; it must exist."),
+        cfg.IntOpt("lvm_loop_file_gb", default=0, min=0,
+                   help="For a lab without a spare disk: when lvm_volume_group does not "
+                        "exist, create it on a sparse file of this many GiB under "
+                        "<data dir>/volume-lvm, attached as a loop device (re-attached on "
+                        "every start). 0: use an existing volume group only."),
         cfg.BoolOpt("lvm_thin", default=False,
                     help="Create thin logical volumes in the pool lvm_thin_pool (created in "
                          "the volume group when missing) instead of thick ones."),

@@ -70,6 +70,11 @@ class _Server:
 
 def start(cloud) -> list:
     types.ensure_default()
+    if "lvm" in backends.enabled():
+        try:
+            backends.get("lvm").ensure_volume_group()
+        except Exception:  # noqa: BLE001 - the file backend still works; the log says why
+            LOG.exception("The LVM volume group cannot be set up")
     heartbeat()
     try:  # before the manager takes work, so nothing it starts is mistaken for a leftover
         recover()
