@@ -11,6 +11,9 @@ OPTS = {
         cfg.StrOpt("volumes_dir",
                    help="Directory of the file backend's volume files. Default: "
                         "<data dir>/volumes."),
+        cfg.StrOpt("backup_dir",
+                   help="Directory of volume backups (full sparse copies). Default: "
+                        "<data dir>/volume-backups."),
         cfg.IntOpt("file_capacity_gb", default=1000, min=1,
                    help="Capacity in GiB the file backend reports and allocates up to "
                         "(files are sparse: a volume takes disk space only as it is "
