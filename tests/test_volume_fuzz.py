@@ -28,7 +28,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
                                                                   max_size=3),
     max_leaves=5)
-FUZZ = settings(max_examples=40, deadline=None,
+FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -117,6 +117,21 @@ def test_list_queries(session, query):
 def test_metadata_filters_that_are_not_dictionaries(session):
     for text in ("{[1]: 2}", "[1]", "{", "(" * 300 + ")" * 300, "{'a': 'b'}"):
         _send(session, "GET", "/volumes/detail?" + urllib.parse.urlencode({"metadata": text}))
+
+
+def test_ids_and_strings_of_the_wrong_type(session, volume_id):
+    """Examples hypothesis found once: non-string ids and connector fields."""
+    for body in ({"volume": {"snapshot_id": [None, None]}}, {"volume": {"source_volid": {}}},
+                 {"volume": {"backup_id": 1}}, {"volume": {"volume_type": ["x"]}}):
+        assert _send(session, "POST", "/volumes", body).status_code == 400
+    assert _send(session, "POST", "/attachments", {"attachment": {
+        "volume_uuid": volume_id, "instance_uuid": ["x"]}}).status_code == 400
+    assert _send(session, "POST", "/attachments", {"attachment": {
+        "volume_uuid": volume_id, "connector": {"host": ["h"]}}}).status_code == 400
+    assert _send(session, "POST", f"/volumes/{volume_id}/action", {"os-attach": {
+        "instance_uuid": {"a": 1}, "mountpoint": "/dev/vdb"}}).status_code == 400
+    assert _send(session, "GET", f"/volumes/{volume_id}").json()["volume"]["status"] == \
+        "available"
 
 
 def test_malformed_json(session):

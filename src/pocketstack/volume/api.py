@@ -73,12 +73,16 @@ def create_volume(ctx, body) -> Volume:
                                   "description")
     meta = validation.metadata(data.get("metadata") or {})
     multiattach = validation.boolean(data.get("multiattach", False), "multiattach")
-    if data.get("backup_id"):
-        raise exceptions.BadRequest("Creating a volume from a backup is not supported: "
-                                    "this cloud has no backup service.")
     image_id = data.get("imageRef") or data.get("image_id")
-    sources = [k for k in ("snapshot_id", "source_volid") if data.get(k)] + (
+    sources = [k for k in ("snapshot_id", "source_volid", "backup_id") if data.get(k)] + (
         ["imageRef"] if image_id else [])
+    for key in ("snapshot_id", "source_volid", "backup_id"):
+        if data.get(key):
+            validation.uuid_like(data[key], key)
+    if data.get("volume_type") is not None:
+        validation.text(data["volume_type"], "volume_type", nullable=False)
+    if data.get("availability_zone") is not None:
+        validation.text(data["availability_zone"], "availability_zone", nullable=False)
     if len(sources) > 1:
         raise exceptions.BadRequest(f"Only one of {', '.join(sources)} may be given.")
     size = validation.size(data["size"]) if data.get("size") is not None else None
@@ -107,6 +111,20 @@ def create_volume(ctx, body) -> Volume:
                 raise exceptions.BadRequest(f"Invalid input received: Volume size '{size}'GB "
                                             f"cannot be smaller than the source volume size "
                                             f"{source.size}GB.")
+        backup = None
+        if data.get("backup_id"):
+            from pocketstack.volume import backups
+
+            backup = backups.load(s, ctx, str(data["backup_id"]), lock=True)
+            if backup.status != "available":
+                raise exceptions.BadRequest(f"Invalid backup: Backup status must be "
+                                            f"available, but is {backup.status}.")
+            size = size or backup.size
+            if size < backup.size:
+                raise exceptions.BadRequest(f"Invalid input received: Volume size {size}GB "
+                                            f"cannot be smaller than the backup size "
+                                            f"{backup.size}GB.")
+            backup.status = "restoring"
         if image is not None:
             needed = max(_gib(image.get("size") or 0), image.get("min_disk") or 0, 1)
             size = size or needed
@@ -141,11 +159,14 @@ def create_volume(ctx, body) -> Volume:
                         image_id=image["id"] if image else None, error_reason=why,
                         created_at=utcnow())
         s.add(volume)
+        if backup is not None and not backend:  # nothing will restore it: usable again
+            backup.status = "available"
         s.flush()
         s.refresh(volume)
     if backend:
         manager().cast(ctx, "create_volume", volume_id=volume.id,
-                       image=_image_summary(image) if image else None)
+                       image=_image_summary(image) if image else None,
+                       backup_id=backup.id if backup else None)
     return get_volume(ctx, volume.id)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.volume.models import Snapshot, Volume, VolumeQuota, VolumeType
+from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeQuota, VolumeType
 
 BASE = ("volumes", "snapshots", "gigabytes", "backups", "backup_gigabytes", "groups",
         "per_volume_gigabytes")
@@ -72,6 +72,10 @@ def usage(project_id: str) -> dict[str, int]:
             used["gigabytes"] += int(size)
             used[f"snapshots_{type_name}"] = count
             used[f"gigabytes_{type_name}"] = used.get(f"gigabytes_{type_name}", 0) + int(size)
+        count, size = s.execute(sa.select(sa.func.count(Backup.id),
+                                          sa.func.coalesce(sa.func.sum(Backup.size), 0))
+                                .where(Backup.project_id == project_id)).one()
+        used["backups"], used["backup_gigabytes"] = count, int(size)
     return used
 
 
@@ -104,6 +108,20 @@ def prepare(project_id: str) -> None:
                 s.add(VolumeQuota(project_id=project_id, resource=_LOCK, hard_limit=0))
     except sa.exc.IntegrityError:
         pass  # made by a concurrent request
+
+
+def check_backup(s, project_id: str, size: int) -> None:
+    """Raise OverLimit unless the project may keep one more backup of ``size`` GiB."""
+    lock(s, project_id)
+    limit, used = limits(project_id), usage(project_id)
+    if 0 <= limit["backups"] < used["backups"] + 1:
+        raise OverLimit(f"BackupLimitExceeded: Maximum number of backups allowed "
+                        f"({limit['backups']}) exceeded")
+    if 0 <= limit["backup_gigabytes"] < used["backup_gigabytes"] + size:
+        raise OverLimit(f"VolumeBackupSizeExceedsAvailableQuota: Requested backup exceeds "
+                        f"allowed Backup gigabytes quota. Requested {size}G, quota is "
+                        f"{limit['backup_gigabytes']}G and {used['backup_gigabytes']}G has "
+                        "been consumed.")
 
 
 def check(s, project_id: str, type_name: str, *, volumes: int = 0, snapshots: int = 0,
