@@ -141,10 +141,13 @@ def create_volume(ctx, body) -> Volume:
         s.add(volume)
         s.flush()
         s.refresh(volume)
+    # Read back before the cast: the answer shows the volume as created ('creating', as
+    # cinder), not whatever state the in-process manager may already have reached.
+    created = get_volume(ctx, volume.id)
     if backend:
         manager().cast(ctx, "create_volume", volume_id=volume.id,
                        image=_image_summary(image) if image else None)
-    return get_volume(ctx, volume.id)
+    return created
 
 
 def _gib(size_bytes: int) -> int:
