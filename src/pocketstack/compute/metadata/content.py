@@ -73,15 +73,15 @@ def _network_facts(network_info: list) -> dict:
     admin view, in-process). Ports that are gone are left out."""
     from pocketstack.common.context import RequestContext
     from pocketstack.network import api as network_api
-    from pocketstack.network import exceptions as network_exc
+    from pocketstack.common import exceptions
 
     ctx = RequestContext.admin()
     facts = {}
     for vif in network_info:
         try:
             port = network_api.get_port(ctx, vif["port_id"])
-            network = network_api.get_network(ctx, port["network_id"])["network"]
-        except network_exc.NeutronError:
+            network = network_api.get_network(ctx, port["network_id"])
+        except exceptions.NotFound:  # the port or its network is gone
             continue
         subnet_ids = {ip["subnet_id"] for ip in port["fixed_ips"]}
         subnets = {s["id"]: s for s in network_api.list_subnets(ctx, id=sorted(subnet_ids))
