@@ -9,8 +9,9 @@ port is told apart by its fixed IPs on its bridge:
   it sent, DHCP, IPv6 neighbour discovery, then an allow-list from its groups' ingress
   rules (remote prefix, remote group as a set of member addresses, protocol, ports),
   else drop;
-* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain: its groups' egress rules
-  (the default group allows all), else drop;
+* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain first: its groups'
+  egress rules (the default group allows all) return to the receiver's ingress check,
+  anything else is dropped;
 * nothing is routed between a guest bridge and any other interface, and nothing from a
   guest bridge is delivered to the host itself.
 
@@ -111,14 +112,15 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
               "    type filter hook forward priority 0; policy accept;",
               '    iifname "brq*" oifname != "brq*" drop',
               '    oifname "brq*" iifname != "brq*" drop']
-    for port in ports:
-        bridge = agent.bridge_name(port.network_id)
-        for address in port.ips:
-            family = "ip6" if ":" in address else "ip"
-            lines.append(f'    oifname "{bridge}" {family} daddr {address} '
-                         f"jump in_{_hex(port.id)}")
-            lines.append(f'    iifname "{bridge}" {family} saddr {address} '
-                         f"jump out_{_hex(port.id)}")
+    # The sender's egress chain first (it returns what it allows), then the receiver's
+    # ingress chain decides: an accept ends the whole hook, so it can only come last.
+    for direction, peer, chain in (("iifname", "saddr", "out"), ("oifname", "daddr", "in")):
+        for port in ports:
+            bridge = agent.bridge_name(port.network_id)
+            for address in port.ips:
+                family = "ip6" if ":" in address else "ip"
+                lines.append(f'    {direction} "{bridge}" {family} {peer} {address} '
+                             f"jump {chain}_{_hex(port.id)}")
     lines += ["  }",
               "  chain host {",
               "    type filter hook input priority 0; policy accept;",
@@ -134,8 +136,8 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
         lines += [f"    {m} accept" for m in _matches(port_rules, "ingress")]
         lines += ["    drop", "  }",
                   f"  chain out_{_hex(port.id)} {{",
-                  "    ct state established,related accept"]
-        lines += [f"    {m} accept" for m in _matches(port_rules, "egress")]
+                  "    ct state established,related return"]
+        lines += [f"    {m} return" for m in _matches(port_rules, "egress")]
         lines += ["    drop", "  }"]
     lines.append("}")
     return "\n".join(lines) + "\n"
