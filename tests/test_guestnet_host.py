@@ -92,20 +92,41 @@ class Guest:
         sh("ip", "netns", "del", self.ns, check=False)
 
 
+class AgentHandle:
+    """The agent this module runs in the test cloud; ``stop()``/``start()`` play a restart
+    of the cloud process (bridges, namespaces and dnsmasq stay meanwhile)."""
+
+    def __init__(self):
+        from pocketstack.network.agent import agent
+
+        self.module = agent
+        self.running = agent.start()
+
+    def reconcile(self):
+        self.running.reconcile()  # what the agent does in the background, now
+
+    def stop(self):
+        self.module.stop(self.running)
+
+    def start(self):
+        self.running = self.module.start()
+
+
 @pytest.fixture(scope="module")
 def host_agent(cloud):
     from pocketstack.common import config
-    from pocketstack.network.agent import agent
 
     conf = config.CONF
     conf.set_override("host_networking", True, group="network")
     conf.set_override("bridge_hosts", [BRIDGE_HOST], group="network")
     conf.set_override("nft_table", "guestnet_test", group="network")
-    running = agent.start()
+    handle = None
     try:
-        yield running
+        handle = AgentHandle()
+        yield handle
     finally:
-        agent.stop(running, teardown=True)
+        if handle is not None:
+            handle.module.stop(handle.running, teardown=True)
         for name in ("host_networking", "bridge_hosts", "nft_table"):
             conf.clear_override(name, group="network")
 
@@ -244,3 +265,33 @@ def test_delete_leaves_nothing(project, host_agent, guests):
     assert not os.path.exists(f"/proc/{pid}")
     table = sh("nft", "list", "table", "inet", "guestnet_test", check=False).stdout
     assert net.id[:11] not in table
+
+
+def test_restart_reconciles_what_changed_meanwhile(project, host_agent, guests):
+    """A cloud that was down: a network deleted meanwhile loses its bridge and namespace,
+    a dnsmasq that died runs again, and metadata is served again."""
+    import signal
+
+    from pocketstack.network.agent import plumbing
+
+    kept, _ = project.network("10.40.5.0/24")
+    gone, _ = project.network("10.40.6.0/24")
+    kept_server = project.boot(kept.id)
+    kept_guest = guests(bind_to_bridge_host(project, kept_server))
+    gone_server = project.boot(gone.id)
+    bind_to_bridge_host(project, gone_server)
+    host_agent.stop()
+    try:
+        os.kill(plumbing.dnsmasq_pid(kept.id), signal.SIGKILL)
+        project.conn.compute.delete_server(gone_server)
+        project.conn.compute.wait_for_delete(gone_server, interval=0.05, wait=30)
+        project.conn.network.delete_network(gone)
+        assert f"qdhcp-{gone.id}" in namespaces()  # nobody was there to remove it
+    finally:
+        host_agent.start()
+    assert f"qdhcp-{gone.id}" not in namespaces() and "brq" + gone.id[:11] not in links()
+    assert plumbing.dnsmasq_pid(kept.id) is not None
+    lease = kept_guest.dhcp()
+    assert json.loads(kept_guest.fetch("/openstack/latest/meta_data.json"))["uuid"] == \
+        kept_server.id
+    assert lease["ip"] == project.port_of(kept_server.id).fixed_ips[0]["ip_address"]

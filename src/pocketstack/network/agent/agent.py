@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 
 import sqlalchemy as sa
@@ -212,7 +213,25 @@ class HostAgent:
                 firewall.remove()
 
 
+PACKAGES = {"ip": "iproute2", "dnsmasq": "dnsmasq-base", "nft": "nftables"}
+
+
+def preflight() -> None:
+    """Say plainly what is missing, before anything is half made."""
+    if os.geteuid() != 0:
+        raise config.ConfigError(
+            "Host networking ([network] host_networking, or a libvirt host) makes bridges, "
+            "namespaces and nftables rules and needs root: run pocketstack as root, or "
+            "turn it off.")
+    missing = [tool for tool in PACKAGES if shutil.which(tool) is None]
+    if missing:
+        raise config.ConfigError(
+            f"Host networking needs {', '.join(missing)}: apt-get install "
+            f"{' '.join(PACKAGES[t] for t in missing)}")
+
+
 def start() -> HostAgent:
+    preflight()
     running = HostAgent()
     agent._running = running
     dhcp.add_listener(running.files_written)
