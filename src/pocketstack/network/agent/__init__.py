@@ -15,7 +15,11 @@ nothing when the agent does not run.
 """
 from __future__ import annotations
 
+import logging
+
 from pocketstack.common import config
+
+LOG = logging.getLogger(__name__)
 
 _running = None  # the HostAgent of this process, once started (agent.py)
 
@@ -57,9 +61,16 @@ def vif_details(network_id: str) -> dict:
 
 
 def port_bound(network_id: str) -> None:
-    """A port on the network was bound to a bridge host: plumb the network now."""
-    if _running is not None:
+    """A port on the network was bound to a bridge host: plumb the network now. The
+    binding is committed already: a failure here is logged and retried in the background
+    (compute's wait for the port then says what went wrong), never the API's error."""
+    if _running is None:
+        return
+    try:
         _running.ensure(network_id)
+    except Exception:  # noqa: BLE001
+        LOG.exception("Plumbing network %s failed; retrying in the background", network_id)
+        _running.mark()
 
 
 def changed() -> None:
