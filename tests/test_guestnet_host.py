@@ -295,3 +295,33 @@ def test_restart_reconciles_what_changed_meanwhile(project, host_agent, guests):
     assert json.loads(kept_guest.fetch("/openstack/latest/meta_data.json"))["uuid"] == \
         kept_server.id
     assert lease["ip"] == project.port_of(kept_server.id).fixed_ips[0]["ip_address"]
+
+
+def host_address() -> str | None:
+    """An IPv4 address of this host's root namespace (not one of the guest bridges)."""
+    for link in json.loads(sh("ip", "-j", "-4", "addr", "show", "scope", "global").stdout):
+        if not link["ifname"].startswith("brq") and link.get("addr_info"):
+            return link["addr_info"][0]["local"]
+    return None
+
+
+def test_guest_cannot_spoof_nor_reach_the_host(project, host_agent, guests):
+    net, _ = project.network("10.40.7.0/24")
+    guest = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    guest.dhcp()
+    host_agent.reconcile()
+    dhcp_port = next(project.admin.network.ports(network_id=net.id,
+                                                 device_owner="network:dhcp"))
+    dhcp_ip = dhcp_port.fixed_ips[0]["ip_address"]
+    assert guest.ping(dhcp_ip)
+    # an address that is not the port's: dropped as it enters the bridge
+    guest.run("ip", "addr", "add", "10.40.7.99/32", "dev", "eth0")
+    assert guest.run("busybox", "ping", "-c", "1", "-W", "2", "-I", "10.40.7.99", dhcp_ip,
+                     check=False).returncode != 0
+    # the host itself, even when the guest routes to it on-link through the bridge
+    address = host_address()
+    if address is not None:
+        guest.run("ip", "route", "add", address, "dev", "eth0")
+        assert not guest.ping(address)
+        assert guest.run("busybox", "arping", "-c", "1", "-w", "2", "-I", "eth0", address,
+                         check=False).returncode != 0

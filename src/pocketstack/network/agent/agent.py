@@ -71,7 +71,9 @@ def _firewall_state(s):
         groups = sorted(b.security_group_id for b in port.security_group_bindings)
         ips = [a.ip_address for a in port.fixed_ips]
         if ips:
-            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups))
+            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups,
+                                            port.mac_address,
+                                            list(port.allowed_address_pairs or [])))
             group_ids.update(groups)
     rules = [firewall.Rule(r.security_group_id, r.direction, r.ethertype, r.protocol,
                            r.port_range_min, r.port_range_max, r.remote_ip_prefix,
@@ -86,7 +88,11 @@ def _firewall_state(s):
                 IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
                 PortSecurityGroup.security_group_id.in_(remote))):
         members.setdefault(group_id, []).append(address)
-    return ports, rules, members
+    networks = {p.network_id for p in _guest_ports(s)}
+    dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
+        sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
+                                 Port.network_id.in_(sorted(networks))))]
+    return ports, rules, members, dhcp_taps
 
 
 # --- the agent -----------------------------------------------------------------------
@@ -184,9 +190,11 @@ class HostAgent:
 
     def _firewall(self) -> None:
         with db.reader() as s:
-            ports, rules, members = _firewall_state(s)
-        if ports:
-            firewall.apply(firewall.render(firewall.table_name(), ports, rules, members))
+            ports, rules, members, dhcp_taps = _firewall_state(s)
+        if ports or dhcp_taps:
+            table = firewall.table_name()
+            firewall.apply(firewall.render(table, ports, rules, members) +
+                           firewall.render_l2(table, ports, dhcp_taps))
         else:
             firewall.remove()
 

@@ -13,7 +13,9 @@ port is told apart by its fixed IPs on its bridge:
   egress rules (the default group allows all) return to the receiver's ingress check,
   anything else is dropped;
 * nothing is routed between a guest bridge and any other interface, and nothing from a
-  guest bridge is delivered to the host itself.
+  guest bridge is delivered to the host itself;
+* a bridge-family table (render_l2) drops what a guest sends with a MAC or address not
+  its own, and keeps every frame from guests and DHCP veths away from the host (ARP too).
 
 The whole table is rendered from the database and swapped in one ``nft -f`` transaction.
 """
@@ -35,6 +37,8 @@ class GuestPort:
     network_id: str
     ips: list[str]
     groups: list[str]
+    mac: str = ""
+    pairs: list[dict] = dataclasses.field(default_factory=list)  # allowed address pairs
 
 
 @dataclasses.dataclass
@@ -154,14 +158,56 @@ def _matches(rules: list[Rule], direction: str) -> list[str]:
     return out
 
 
+def render_l2(table: str, ports: list[GuestPort], host_taps: list[str]) -> str:
+    """The bridge-family table: what enters the bridge from a guest's tap must carry its
+    MAC and addresses (or an allowed address pair's; 0.0.0.0 for DHCP), ARP included;
+    nothing from a guest's tap or a DHCP veth reaches the host itself (no ARP answers
+    either). Stateless, so it needs no connection tracking in the bridge family."""
+    lines = [f"table bridge {table} {{",
+             "  chain ports {",
+             "    type filter hook prerouting priority -300; policy accept;"]
+    lines += [f'    iifname "{agent.tap_name(p.id)}" jump spoof_{_hex(p.id)}'
+              for p in ports if p.mac]
+    lines.append("  }")
+    taps = sorted({agent.tap_name(p.id) for p in ports} | set(host_taps))
+    if taps:
+        names = ", ".join(f'"{t}"' for t in taps)
+        lines += ["  chain host {", "    type filter hook input priority 0; policy accept;",
+                  f"    iifname {{ {names} }} drop", "  }"]
+    for port in ports:
+        if not port.mac:
+            continue
+        macs = sorted({port.mac} | {p["mac_address"] for p in port.pairs
+                                    if p.get("mac_address")})
+        v4 = sorted({a for a in port.ips if ":" not in a} |
+                    {p["ip_address"] for p in port.pairs if ":" not in p["ip_address"]})
+        v6 = sorted({a for a in port.ips if ":" in a} |
+                    {p["ip_address"] for p in port.pairs if ":" in p["ip_address"]})
+        lines += [f"  chain spoof_{_hex(port.id)} {{",
+                  f"    ether saddr != {{ {', '.join(macs)} }} drop"]
+        if v4:
+            addresses = ", ".join(v4)
+            lines += [f"    arp saddr ip != {{ {addresses} }} arp saddr ip != 0.0.0.0 drop",
+                      f"    ip saddr != {{ {addresses} }} ip saddr != 0.0.0.0 drop"]
+        else:
+            lines += ["    ether type { ip, arp } drop"]
+        if v6:
+            lines += [f"    ip6 saddr != {{ {', '.join(v6)} }} ip6 saddr != fe80::/10 "
+                      "ip6 saddr != :: drop"]
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def table_name() -> str:
     return config.CONF.network.nft_table
 
 
 def apply(text: str | None) -> None:
-    """Replace the table atomically (``None``: remove it)."""
+    """Replace the tables (inet and bridge) in one transaction (``None``: remove them)."""
     table = table_name()
-    script = f"table inet {table} {{}}\ndelete table inet {table}\n" + (text or "")
+    script = "".join(f"table {family} {table} {{}}\ndelete table {family} {table}\n"
+                     for family in ("inet", "bridge")) + (text or "")
     host.run("nft", "-f", "-", stdin=script)
 
 
