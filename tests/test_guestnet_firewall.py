@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from pocketstack.network.agent.firewall import GuestPort, Rule, render
+from pocketstack.network.agent.firewall import GuestPort, Rule, render, render_l2
 
 NET = "5e0b8a2c-1111-4222-8333-944455556666"
 WEB = GuestPort("aaaaaaaa-0000-4000-8000-000000000001", NET, ["10.0.0.5"], ["sg-web"])
@@ -88,7 +88,27 @@ def test_nft_accepts_the_table():
              *RULES[:5]]
     port = GuestPort(WEB.id, NET, ["10.0.0.5", "fd00::5"],
                      ["3f6c1d2e-aaaa-4bbb-8ccc-000000000001", "sg-web"])
-    text = render("guestnet_check", [port], rules, members)
+    port.mac, port.pairs = "fa:16:3e:00:00:05", [{"ip_address": "10.0.9.0/24",
+                                                  "mac_address": "fa:16:3e:00:00:09"}]
+    text = render("guestnet_check", [port], rules, members) + render_l2(
+        "guestnet_check", [port], ["tapdddddddd-00"])
     proc = subprocess.run(["nft", "--check", "-f", "-"], input=text, capture_output=True,
                           text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr + text
+
+
+def test_anti_spoofing_and_host_isolation_per_tap():
+    port = GuestPort(WEB.id, NET, ["10.0.0.5", "fd00::5"], [], "fa:16:3e:00:00:05",
+                     [{"ip_address": "10.0.9.0/24", "mac_address": "fa:16:3e:00:00:09"}])
+    v6_only = GuestPort(DB.id, NET, ["fd00::6"], [], "fa:16:3e:00:00:06")
+    text = render_l2("t", [port, v6_only], ["tapdddddddd-00"])
+    assert 'iifname "tapaaaaaaaa-00" jump spoof_aaaaaaaa000040008000000000000001' in \
+        chain(text, "ports")
+    assert chain(text, "host")[-1] == \
+        'iifname { "tapaaaaaaaa-00", "tapbbbbbbbb-00", "tapdddddddd-00" } drop'
+    assert chain(text, "spoof_aaaaaaaa000040008000000000000001") == [
+        "ether saddr != { fa:16:3e:00:00:05, fa:16:3e:00:00:09 } drop",
+        "arp saddr ip != { 10.0.0.5, 10.0.9.0/24 } arp saddr ip != 0.0.0.0 drop",
+        "ip saddr != { 10.0.0.5, 10.0.9.0/24 } ip saddr != 0.0.0.0 drop",
+        "ip6 saddr != { fd00::5 } ip6 saddr != fe80::/10 ip6 saddr != :: drop"]
+    assert "ether type { ip, arp } drop" in chain(text, "spoof_bbbbbbbb000040008000000000000002")
