@@ -263,6 +263,9 @@ def test_delete_leaves_nothing(project, host_agent, guests):
     assert f"qdhcp-{net.id}" not in namespaces()
     assert "brq" + net.id[:11] not in links()
     assert not os.path.exists(f"/proc/{pid}")
+    from pocketstack.network import dhcp
+
+    assert dhcp.wait(10) and not os.path.exists(dhcp.network_dir(net.id))  # no DHCP entry
     table = sh("nft", "list", "table", "inet", "guestnet_test", check=False).stdout
     assert net.id[:11] not in table
 
@@ -325,3 +328,30 @@ def test_guest_cannot_spoof_nor_reach_the_host(project, host_agent, guests):
         assert not guest.ping(address)
         assert guest.run("busybox", "arping", "-c", "1", "-w", "2", "-I", "eth0", address,
                          check=False).returncode != 0
+
+
+def test_a_new_subnet_is_served_too(project, host_agent, guests):
+    """A subnet added to a plumbed network: the DHCP port's new address appears in the
+    namespace and dnsmasq serves the new range (restarted with it)."""
+    from pocketstack.network.agent import plumbing
+
+    net, first = project.network("10.40.10.0/24")
+    guest = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    old_pid = plumbing.dnsmasq_pid(net.id)
+    second = project.conn.network.create_subnet(network_id=net.id, ip_version=4,
+                                                cidr="10.40.11.0/24", name="gn-second")
+    host_agent.reconcile()
+    dhcp_port = next(project.admin.network.ports(network_id=net.id,
+                                                 device_owner="network:dhcp"))
+    wanted = {ip["ip_address"] for ip in dhcp_port.fixed_ips}
+    assert len(wanted) == 2
+    shown = json.loads(sh("ip", "-n", f"qdhcp-{net.id}", "-j", "addr", "show").stdout)
+    have = {a["local"] for link in shown for a in link.get("addr_info", [])}
+    assert wanted <= have
+    pid = plumbing.dnsmasq_pid(net.id)
+    assert pid is not None and pid != old_pid
+    with open(f"/proc/{pid}/cmdline") as f:
+        cmdline = f.read()
+    assert f"subnet-{first.id}" in cmdline and f"subnet-{second.id}" in cmdline
+    assert guest.dhcp()["ip"] == project.port_of(
+        guest.port.device_id).fixed_ips[0]["ip_address"]
