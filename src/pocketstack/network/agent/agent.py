@@ -14,6 +14,7 @@ import shutil
 import threading
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import agent, dhcp
@@ -24,6 +25,7 @@ from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurit
 
 LOG = logging.getLogger(__name__)
 DHCP_OWNER = "network:dhcp"
+_NOTHING_YET = object()
 
 
 # --- what the database says ----------------------------------------------------------
@@ -31,7 +33,8 @@ DHCP_OWNER = "network:dhcp"
 def _guest_ports(s, network_id: str | None = None):
     hosts = sorted(agent.bridge_hosts())
     query = sa.select(Port).where(Port.host_id.in_(hosts),
-                                  sa.not_(Port.device_owner.startswith("network:")))
+                                  sa.not_(Port.device_owner.startswith("network:"))).options(
+        orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings))
     if network_id is not None:
         query = query.where(Port.network_id == network_id)
     return s.scalars(query).all()
@@ -65,7 +68,8 @@ def wanted_networks() -> set[str]:
 
 def _firewall_state(s):
     ports, group_ids = [], set()
-    for port in _guest_ports(s):
+    guest_ports = _guest_ports(s)
+    for port in guest_ports:
         if not port.port_security_enabled:
             continue
         groups = sorted(b.security_group_id for b in port.security_group_bindings)
@@ -88,7 +92,7 @@ def _firewall_state(s):
                 IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
                 PortSecurityGroup.security_group_id.in_(remote))):
         members.setdefault(group_id, []).append(address)
-    networks = {p.network_id for p in _guest_ports(s)}
+    networks = {p.network_id for p in guest_ports}
     dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
         sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
                                  Port.network_id.in_(sorted(networks))))]
@@ -104,6 +108,8 @@ class HostAgent:
         self.dirty = False
         self.stopping = False
         self.metadata: dict[str, object] = {}  # network id -> MetadataServer
+        self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
+        self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
         self.thread = threading.Thread(target=self._run, name="network-host-agent",
                                        daemon=True)
 
@@ -164,13 +170,18 @@ class HostAgent:
         return set(os.listdir(root)) if os.path.isdir(root) else set()
 
     def _plug(self, plan: plumbing.NetworkPlan) -> None:
+        if self.plans.get(plan.network_id) == plan and plumbing.intact(plan) and (
+                plan.network_id in self.metadata or not plan.dhcp_subnets):
+            return  # as plumbed before (the usual case: another port on the network)
         plumbing.plug(plan)
+        self.plans[plan.network_id] = plan
         if plan.dhcp_port_id and plan.dhcp_subnets:
             self._serve_metadata(plan.network_id)
         else:
             self._stop_metadata(plan.network_id)
 
     def _unplug(self, network_id: str) -> None:
+        self.plans.pop(network_id, None)
         self._stop_metadata(network_id)
         plumbing.unplug(network_id)
 
@@ -191,12 +202,14 @@ class HostAgent:
     def _firewall(self) -> None:
         with db.reader() as s:
             ports, rules, members, dhcp_taps = _firewall_state(s)
+        text = None
         if ports or dhcp_taps:
             table = firewall.table_name()
-            firewall.apply(firewall.render(table, ports, rules, members) +
-                           firewall.render_l2(table, ports, dhcp_taps))
-        else:
-            firewall.remove()
+            text = (firewall.render(table, ports, rules, members) +
+                    firewall.render_l2(table, ports, dhcp_taps))
+        if text != self.rules_applied or self.rules_applied is _NOTHING_YET:
+            firewall.apply(text)
+            self.rules_applied = text
 
     def files_written(self, network_id: str) -> None:
         """The DHCP writer replaced the network's files: dnsmasq re-reads them, and the
