@@ -110,5 +110,5 @@ def test_anti_spoofing_and_host_isolation_per_tap():
         "ether saddr != { fa:16:3e:00:00:05, fa:16:3e:00:00:09 } drop",
         "arp saddr ip != { 10.0.0.5, 10.0.9.0/24 } arp saddr ip != 0.0.0.0 drop",
         "ip saddr != { 10.0.0.5, 10.0.9.0/24 } ip saddr != 0.0.0.0 drop",
-        "ip6 saddr != { fd00::5 } ip6 saddr != fe80::/10 ip6 saddr != :: drop"]
+        "ip6 saddr != fd00::5 ip6 saddr != fe80::/10 ip6 saddr != :: drop"]
     assert "ether type { ip, arp } drop" in chain(text, "spoof_bbbbbbbb000040008000000000000002")

@@ -105,7 +105,11 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
     for rule in rules:
         by_group.setdefault(rule.group_id, []).append(rule)
     remote_groups = sorted({r.remote_group_id for r in rules if r.remote_group_id})
-    lines = [f"table inet {table} {{"]
+    # IPv6 neighbour discovery every port accepts (one set: nft parses an inline set per
+    # port slowly, and the table is rendered on every bind)
+    lines = [f"table inet {table} {{",
+             "  set nd { type icmpv6_type; elements = { nd-neighbor-solicit, "
+             "nd-neighbor-advert, nd-router-advert }; }"]
     for group_id in remote_groups:
         for version, kind in ((4, "ipv4_addr"), (6, "ipv6_addr")):
             ips = sorted(ip for ip in members.get(group_id, [])
@@ -135,8 +139,7 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
         lines += [f"  chain in_{_hex(port.id)} {{",
                   "    ct state established,related accept",
                   "    udp sport 67 udp dport 68 accept",
-                  "    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert"
-                  " } accept"]
+                  "    icmpv6 type @nd accept"]
         lines += [f"    {m} accept" for m in _matches(port_rules, "ingress")]
         lines += ["    drop", "  }",
                   f"  chain out_{_hex(port.id)} {{",
@@ -184,19 +187,24 @@ def render_l2(table: str, ports: list[GuestPort], host_taps: list[str]) -> str:
         v6 = sorted({a for a in port.ips if ":" in a} |
                     {p["ip_address"] for p in port.pairs if ":" in p["ip_address"]})
         lines += [f"  chain spoof_{_hex(port.id)} {{",
-                  f"    ether saddr != {{ {', '.join(macs)} }} drop"]
+                  f"    ether saddr != {_one_or_set(macs)} drop"]
         if v4:
-            addresses = ", ".join(v4)
-            lines += [f"    arp saddr ip != {{ {addresses} }} arp saddr ip != 0.0.0.0 drop",
-                      f"    ip saddr != {{ {addresses} }} ip saddr != 0.0.0.0 drop"]
+            addresses = _one_or_set(v4)
+            lines += [f"    arp saddr ip != {addresses} arp saddr ip != 0.0.0.0 drop",
+                      f"    ip saddr != {addresses} ip saddr != 0.0.0.0 drop"]
         else:
             lines += ["    ether type { ip, arp } drop"]
         if v6:
-            lines += [f"    ip6 saddr != {{ {', '.join(v6)} }} ip6 saddr != fe80::/10 "
+            lines += [f"    ip6 saddr != {_one_or_set(v6)} ip6 saddr != fe80::/10 "
                       "ip6 saddr != :: drop"]
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _one_or_set(values: list[str]) -> str:
+    """A value alone when there is one (an inline set costs nft noticeably more)."""
+    return values[0] if len(values) == 1 else "{ " + ", ".join(values) + " }"
 
 
 def table_name() -> str:
