@@ -123,13 +123,12 @@ def main() -> int:
             call("DELETE", f"/networks/{network_id}")
     finally:
         from pocketstack.network import agent
+        from pocketstack.network.agent import agent as host_agent
 
-        running = agent._running
-        cloud.stop()
-        if running is not None:
-            from pocketstack.network.agent import agent as host_agent
-
+        running = agent.running()
+        if running is not None:  # while the cloud still runs: its config says what to remove
             host_agent.stop(running, teardown=True)
+        cloud.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     return 0
 

@@ -25,7 +25,7 @@ def test_default_cloud_plumbs_nothing(cloud, project):
     net, _ = project.network("10.50.0.0/24")
     server = project.boot(net.id)
     port = project.port_of(server.id)
-    assert not agent.enabled() and agent._running is None
+    assert not agent.enabled() and agent.running() is None
     assert port.binding_vif_type == "ovs"
     assert port.binding_vif_details["bridge_name"] == "br-int"
     assert not os.path.exists(f"/run/netns/qdhcp-{net.id}")

@@ -17,11 +17,22 @@ from __future__ import annotations
 
 import logging
 
-from pocketstack.common import config
+from pocketstack.common import config, runtime
 
 LOG = logging.getLogger(__name__)
 
-_running = None  # the HostAgent of this process, once started (agent.py)
+
+class _Slot:
+    agent = None  # this cloud's HostAgent once started (agent.py)
+
+
+def _slot() -> _Slot:
+    return runtime.current().slot(__name__, _Slot)
+
+
+def running():
+    """The HostAgent of the current cloud, or None."""
+    return _slot().agent
 
 
 def enabled() -> bool:
@@ -64,16 +75,18 @@ def port_bound(network_id: str) -> None:
     """A port on the network was bound to a bridge host: plumb the network now. The
     binding is committed already: a failure here is logged and retried in the background
     (compute's wait for the port then says what went wrong), never the API's error."""
-    if _running is None:
+    host_agent = running()
+    if host_agent is None:
         return
     try:
-        _running.ensure(network_id)
+        host_agent.ensure(network_id)
     except Exception:  # noqa: BLE001
         LOG.exception("Plumbing network %s failed; retrying in the background", network_id)
-        _running.mark()
+        host_agent.mark()
 
 
 def changed() -> None:
     """Ports, DHCP files or security groups changed: reconcile soon (in the background)."""
-    if _running is not None:
-        _running.mark()
+    host_agent = running()
+    if host_agent is not None:
+        host_agent.mark()

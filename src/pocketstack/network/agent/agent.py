@@ -16,7 +16,7 @@ import threading
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent import ip as host
@@ -110,8 +110,8 @@ class HostAgent:
         self.metadata: dict[str, object] = {}  # network id -> MetadataServer
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
         self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
-        self.thread = threading.Thread(target=self._run, name="network-host-agent",
-                                       daemon=True)
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="network-host-agent", daemon=True)
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
@@ -254,7 +254,7 @@ def preflight() -> None:
 def start() -> HostAgent:
     preflight()
     running = HostAgent()
-    agent._running = running
+    agent._slot().agent = running
     dhcp.add_listener(running.files_written)
     try:
         return running.start()
@@ -265,6 +265,6 @@ def start() -> HostAgent:
 
 def stop(running: HostAgent, teardown: bool = False) -> None:
     dhcp.remove_listener(running.files_written)
-    if agent._running is running:
-        agent._running = None
+    if agent.running() is running:
+        agent._slot().agent = None
     running.stop(teardown=teardown)
