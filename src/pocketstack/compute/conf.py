@@ -3,6 +3,11 @@
 from oslo_config import cfg
 
 OPTS = {
+    "DEFAULT": [
+        cfg.BoolOpt("force_config_drive", default=False,
+                    help="Give every new server a config drive, whether or not it asked for "
+                         "one (its config_drive then shows True)."),
+    ],
     "compute": [
         cfg.IntOpt("max_attempts", default=3, min=1,
                    help="Hosts a build is tried on (the first choice plus reschedules to "
