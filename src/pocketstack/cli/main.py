@@ -46,8 +46,11 @@ def _cloud_options(f):
 @click.option("--admin-password", default=None,
               help="Admin password on first start (else $POCKETSTACK_ADMIN_PASSWORD, "
                    "else generated and printed once).")
+@click.option("--compute-driver", type=click.Choice(["fake", "libvirt"]), default=None,
+              help="Hypervisor: fake (simulated hosts, the default) or libvirt (one real "
+                   "host running QEMU guests; needs `make libvirt`).")
 @click.option("--debug", is_flag=True, help="Log at DEBUG level.")
-def up(data_dir, config_file, host, port, admin_password, debug):
+def up(data_dir, config_file, host, port, admin_password, compute_driver, debug):
     """Run the whole cloud in the foreground (Ctrl-C stops it)."""
     started = time.monotonic()
     from pocketstack.cloud import Cloud
@@ -60,6 +63,8 @@ def up(data_dir, config_file, host, port, admin_password, debug):
         overrides["bind_port"] = port
     if debug:
         overrides["debug"] = True
+    if compute_driver:
+        overrides["compute_driver"] = compute_driver
     cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
                   overrides=overrides)
     serve_cloud(cloud, debug,
@@ -176,6 +181,9 @@ main.add_command(_demo)
 from pocketstack.cli.service import service as _service  # noqa: E402
 
 main.add_command(_service)
+from pocketstack.cli.image import image as _image  # noqa: E402
+
+main.add_command(_image)
 
 
 if __name__ == "__main__":
