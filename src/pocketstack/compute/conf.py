@@ -10,6 +10,9 @@ OPTS = {
                         "'pocketstack[libvirt]'`, `make libvirt`). The all-in-one with "
                         "libvirt runs one real host named after this machine; with fake, "
                         "[fake] hosts simulated ones ([libvirt] enabled adds a real one)."),
+        cfg.BoolOpt("force_config_drive", default=False,
+                    help="Give every new server a config drive, whether or not it asked for "
+                         "one (its config_drive then shows True)."),
     ],
     "compute": [
         cfg.IntOpt("max_attempts", default=3, min=1,
