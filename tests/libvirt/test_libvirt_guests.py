@@ -214,20 +214,55 @@ def test_corrupt_image_ends_in_error_and_leaves_nothing(cloud, real_host, member
         admin.image.delete_image(image, ignore_missing=True)
 
 
-def test_killed_qemu_shows_shutoff(cloud, real_host, tiny_image, member):
-    """Power-state sync: the hypervisor is the truth for a guest that died on its own."""
+@pytest.fixture(scope="module")
+def plain_guest(cloud, real_host, tiny_image, member):
+    """A tiny guest without networks (volumes and power sync need none)."""
     user, conn = member
-    server = conn.compute.create_server(name="lvt-victim", image_id=tiny_image.id,
+    server = conn.compute.create_server(name="lvt-plain", image_id=tiny_image.id,
                                         flavor_id="42", networks="none")
     server = conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
-    pid_file = f"/run/libvirt/qemu/instance-{server.id[:8]}.pid"
+    wait_for(lambda: "pocketstack-tiny: up" in console(conn, server.id), BOOT_TIMEOUT,
+             "the guest to finish booting")
+    yield server
+    conn.compute.delete_server(server, ignore_missing=True)
+
+
+def last_block_devices(conn, server_id) -> str:
+    lines = [line for line in console(conn, server_id).splitlines()
+             if line.startswith("pocketstack-tiny: block-devices ")]
+    return lines[-1].split(" ", 2)[2] if lines else ""
+
+
+def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_guest):
+    user, conn = member
+    volume = conn.block_storage.create_volume(size=1, name="lvt-data1")
+    conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+    try:
+        conn.compute.create_volume_attachment(plain_guest, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
+        wait_for(lambda: "vdb" in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "the guest to see vdb")
+        assert "vdb" in real_host.driver.devices(plain_guest.id)["disks"]
+        conn.compute.delete_volume_attachment(plain_guest, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        wait_for(lambda: "vdb" not in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "vdb to leave the guest")
+        assert "vdb" not in real_host.driver.devices(plain_guest.id)["disks"]
+    finally:
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
+
+
+def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):
+    """Power-state sync: the hypervisor is the truth for a guest that died on its own."""
+    user, conn = member
+    pid_file = f"/run/libvirt/qemu/instance-{plain_guest.id[:8]}.pid"
     with open(pid_file) as f:
         os.kill(int(f.read().strip()), 9)
-    wait_for(lambda: status(conn, server.id) == "SHUTOFF", 30,
+    wait_for(lambda: status(conn, plain_guest.id) == "SHUTOFF", 30,
              "SHUTOFF after the QEMU process was killed")
-    conn.compute.delete_server(server)
-    conn.compute.wait_for_delete(server, interval=0.2, wait=60)
-    assert not os.path.exists(instance_dir(real_host, server.id))
+    conn.compute.delete_server(plain_guest)
+    conn.compute.wait_for_delete(plain_guest, interval=0.2, wait=60)
+    assert not os.path.exists(instance_dir(real_host, plain_guest.id))
 
 
 def _public_key(tmp_path) -> str:

@@ -56,12 +56,13 @@ for ev in /sys/class/input/event*; do
   fi
 done
 
+leased=""
 for path in /sys/class/net/*; do
   nic=${path##*/}
   [ "$nic" = lo ] && continue
   ip link set $nic up
-  udhcpc -i $nic -s /etc/udhcpc.script -O staticroutes -O mtu -t 15 -T 1 -n -q \
-    >/dev/null 2>&1 || say "$nic: no DHCP lease"
+  if udhcpc -i $nic -s /etc/udhcpc.script -O staticroutes -O mtu -t 15 -T 1 -n -q \
+       >/dev/null 2>&1; then leased=1; else say "$nic: no DHCP lease"; fi
 done
 
 dev=$(findfs LABEL=config-2 2>/dev/null)
@@ -74,7 +75,7 @@ else
 fi
 
 ok=""
-for try in 1 2 3; do
+[ -n "$leased" ] && for try in 1 2 3; do
   if http_get /openstack/latest/meta_data.json > /tmp/md.json; then
     ok=1; break
   fi
@@ -84,8 +85,10 @@ if [ -n "$ok" ]; then
   say "metadata-service uuid=$(jget uuid < /tmp/md.json) hostname=$(jget hostname < /tmp/md.json) key=$(keyname < /tmp/md.json)"
   hostname "$(jget hostname < /tmp/md.json)"
   [ -f /tmp/user_data ] || http_get /openstack/latest/user_data > /tmp/user_data || rm -f /tmp/user_data
-else
+elif [ -n "$leased" ]; then
   say "metadata-service unreachable"
+else
+  say "metadata-service skipped: no network"
 fi
 
 if [ -s /tmp/user_data ] && head -c 2 /tmp/user_data | grep -q '#!'; then

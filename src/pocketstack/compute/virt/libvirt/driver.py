@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 from pocketstack.common import config, exceptions
@@ -31,6 +32,7 @@ LOG = logging.getLogger(__name__)
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 DEFAULT_CMDLINE = "root=/dev/vda console=tty0 console=ttyS0"
+DETACH_TIMEOUT = 30.0  # seconds a guest gets to release a hot-unplugged device
 
 
 class GuestError(exceptions.PocketstackError):
@@ -426,6 +428,7 @@ class LibvirtDriver(ComputeDriver):
             return  # already gone
         self._call("Detaching the volume", dom.detachDeviceFlags, element,
                    self._live_flags(dom))
+        self._wait_detached(dom, "disk", target)
 
     def attach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
@@ -444,6 +447,20 @@ class LibvirtDriver(ComputeDriver):
             return
         self._call("Detaching the interface", dom.detachDeviceFlags, element,
                    self._live_flags(dom))
+        self._wait_detached(dom, "interface", mac)
+
+    def _wait_detached(self, dom, kind: str, key: str) -> None:
+        """A live unplug completes when the guest lets the device go (ACPI hot-unplug);
+        until then it is still attached, and the caller must not say otherwise."""
+        deadline = time.monotonic() + DETACH_TIMEOUT
+        while True:
+            devices = find_devices(dom.XMLDesc(0))
+            if key not in (devices["disks"] if kind == "disk" else devices["macs"]):
+                return
+            if time.monotonic() > deadline:
+                raise GuestError(f"The guest did not release {kind} {key} within "
+                                 f"{DETACH_TIMEOUT:g}s.")
+            time.sleep(0.2)
 
     def _device_element(self, dom, tag: str, match) -> str | None:
         root = ET.fromstring(dom.XMLDesc(0))
