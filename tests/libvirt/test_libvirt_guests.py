@@ -252,6 +252,29 @@ def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_gues
         conn.block_storage.delete_volume(volume, ignore_missing=True)
 
 
+def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, tiny_image):
+    """The snapshot holds the root disk as qcow2 and inherits the kernel, ramdisk and
+    hypervisor_type, so the guest rebuilt from it boots again."""
+    user, conn = member
+    admin = cloud.sdk()
+    image = conn.compute.create_server_image(plain_guest, name="lvt-snap", wait=True,
+                                             timeout=120)
+    try:
+        image = admin.image.get_image(image)
+        assert image.status == "active" and image.disk_format == "qcow2"
+        assert (image.kernel_id, image.ramdisk_id) == (tiny_image.kernel_id,
+                                                       tiny_image.ramdisk_id)
+        assert image.hypervisor_type == "qemu"
+        wait_for(lambda: status(conn, plain_guest.id) == "ACTIVE", 60, "snapshot done")
+        conn.compute.rebuild_server(plain_guest, image=image.id)
+        wait_for(lambda: status(conn, plain_guest.id) == "ACTIVE", BOOT_TIMEOUT,
+                 "ACTIVE after rebuild")
+        wait_for(lambda: "pocketstack-tiny: up" in console(conn, plain_guest.id),
+                 BOOT_TIMEOUT, "the rebuilt guest to boot")
+    finally:
+        admin.image.delete_image(image, ignore_missing=True)
+
+
 def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):
     """Power-state sync: the hypervisor is the truth for a guest that died on its own."""
     user, conn = member
