@@ -122,6 +122,13 @@ class LibvirtDriver(ComputeDriver):
         os_command_line) from the image service."""
         from pocketstack.compute.clients.image import ImageClient
 
+        full = self.cache.cached_meta(image_meta["id"])
+        parts = [full.get(key) for key in ("kernel_id", "ramdisk_id") if full and full.get(key)]
+        if full is not None and all(self.cache.cached_meta(p) for p in parts):
+            for key in ("kernel_id", "ramdisk_id", "os_command_line", "disk_format"):
+                if full.get(key):
+                    image_meta[key] = full[key]
+            return True
         client = ImageClient(ctx)
         full = client.get(image_meta["id"])
         if full is None:

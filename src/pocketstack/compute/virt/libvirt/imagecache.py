@@ -67,6 +67,7 @@ class ImageCache:
                 try:
                     client.download(meta["id"], part)
                     verify(part, meta)
+                    self._write_meta(meta)
                     os.replace(part, path)
                 finally:
                     if os.path.exists(part):
@@ -75,6 +76,25 @@ class ImageCache:
                 fcntl.flock(lock, fcntl.LOCK_UN)
         LOG.info("Cached image %s (%s) in %s", meta["id"], meta.get("name"), path)
         return path, False
+
+
+    # The image's metadata is kept next to its data: the next boot of a cached image
+    # needs no call to the image service (the API checked the user may use it).
+    def _write_meta(self, meta: dict) -> None:
+        tmp = self.path(meta["id"]) + ".json.tmp"
+        with open(tmp, "w") as f:
+            json.dump(meta, f)
+        os.replace(tmp, self.path(meta["id"]) + ".json")
+
+    def cached_meta(self, image_id: str) -> dict | None:
+        """The metadata of a cached image, None unless its data is cached too."""
+        path = self.path(image_id)
+        try:
+            with open(path + ".json") as f:
+                meta = json.load(f)
+        except (FileNotFoundError, ValueError):
+            return None
+        return meta if os.path.exists(path) else None
 
 
 def verify(path: str, meta: dict) -> None:
