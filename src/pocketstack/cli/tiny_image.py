@@ -43,6 +43,7 @@ http_get() {
   head -n 1 /tmp/http.out | grep -q ' 200 ' || return 1
   sed '1,/^$/d' /tmp/http.out
 }
+facts() { echo "uuid=$(jget uuid < $1) hostname=$(jget hostname < $1) key=$(keyname < $1)"; }
 keyname() { grep -o '"public_keys": *{ *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/'; }
 say "booting, kernel $(uname -r)"
 for m in $(cat /etc/modules.order); do insmod /lib/modules/$m 2>/dev/null; done
@@ -68,8 +69,9 @@ done
 dev=$(findfs LABEL=config-2 2>/dev/null)
 if [ -n "$dev" ] && mount -t iso9660 -o ro $dev /mnt/config 2>/dev/null; then
   md=/mnt/config/openstack/latest/meta_data.json
-  say "config-drive $dev uuid=$(jget uuid < $md) hostname=$(jget hostname < $md) key=$(keyname < $md)"
-  [ -f /mnt/config/openstack/latest/user_data ] && cp /mnt/config/openstack/latest/user_data /tmp/user_data
+  say "config-drive $dev $(facts $md)"
+  ud=/mnt/config/openstack/latest/user_data
+  [ -f $ud ] && cp $ud /tmp/user_data
 else
   say "config-drive none"
 fi
@@ -82,9 +84,10 @@ ok=""
   sleep 1
 done
 if [ -n "$ok" ]; then
-  say "metadata-service uuid=$(jget uuid < /tmp/md.json) hostname=$(jget hostname < /tmp/md.json) key=$(keyname < /tmp/md.json)"
+  say "metadata-service $(facts /tmp/md.json)"
   hostname "$(jget hostname < /tmp/md.json)"
-  [ -f /tmp/user_data ] || http_get /openstack/latest/user_data > /tmp/user_data || rm -f /tmp/user_data
+  [ -f /tmp/user_data ] || http_get /openstack/latest/user_data > /tmp/user_data \
+    || rm -f /tmp/user_data
 elif [ -n "$leased" ]; then
   say "metadata-service unreachable"
 else

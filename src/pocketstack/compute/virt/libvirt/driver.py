@@ -254,7 +254,9 @@ class LibvirtDriver(ComputeDriver):
         if (connection_info or {}).get("driver_volume_type") != "local" or not path:
             raise GuestError(f"Unsupported volume connection "
                              f"{(connection_info or {}).get('driver_volume_type')!r}.")
-        is_block = os.path.exists(path) and _is_block(path)
+        # the volume service says which (disk_type); older connection_info: look
+        is_block = (data["disk_type"] == "block" if data.get("disk_type")
+                    else os.path.exists(path) and _is_block(path))
         fmt = "raw"
         if not is_block and os.path.exists(path):
             try:
