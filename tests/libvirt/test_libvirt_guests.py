@@ -164,9 +164,9 @@ def test_boot_lifecycle_and_delete_through_the_cli(cloud, real_host, tiny_image,
     assert server["status"] == "ACTIVE"
     address = re.search(r"(\d+\.\d+\.\d+\.\d+)", str(server["addresses"])).group(1)
 
-    log = wait_for(lambda: (lambda out: out if "pocketstack-tiny: up" in out else None)(
-        cloud.cli("console", "log", "show", "tiny1", user=user)), BOOT_TIMEOUT,
-        "the guest to finish booting", interval=2)
+    wait_for(lambda: "pocketstack-tiny: up" in console(conn, sid), BOOT_TIMEOUT,
+             "the guest to finish booting")
+    log = cloud.cli("console", "log", "show", "tiny1", user=user)
     assert f"eth0 leased {address}/26" in log
     assert f"config-drive /dev/sr0 uuid={sid} hostname=tiny1" in log
     assert f"metadata-service uuid={sid} hostname=tiny1" in log
@@ -212,6 +212,48 @@ def test_corrupt_image_ends_in_error_and_leaves_nothing(cloud, real_host, member
         conn.compute.delete_server(server)
     finally:
         admin.image.delete_image(image, ignore_missing=True)
+
+
+def test_guests_on_one_network_reach_each_other_not_another(cloud, real_host, tiny_image,
+                                                             member):
+    """Two guests on one network ping each other (the default group admits its members);
+    a guest on another network is out of reach. The pings run in the guest's user data."""
+    import base64
+
+    user, conn = member
+    nets = []
+    for cidr in ("10.78.1.0/28", "10.78.2.0/28"):
+        net = conn.network.create_network(name=f"lvt-ping-{uuid.uuid4().hex[:4]}")
+        conn.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+        nets.append(net)
+
+    def boot(net, user_data=None):
+        kwargs = {"user_data": base64.b64encode(user_data.encode()).decode()} \
+            if user_data else {}
+        return conn.compute.create_server(name=f"lvt-ping-{uuid.uuid4().hex[:4]}",
+                                          image_id=tiny_image.id, flavor_id="42",
+                                          networks=[{"uuid": net.id}], **kwargs)
+
+    def address(server):
+        server = conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        return next(iter(server.addresses.values()))[0]["addr"]
+
+    a, c = boot(nets[0]), boot(nets[1])
+    a_ip, c_ip = address(a), address(c)
+    wait_for(lambda: f"leased {a_ip}/" in console(conn, a.id), BOOT_TIMEOUT, "A's lease")
+    script = (f"#!/bin/sh\n"
+              f"ping -c 3 -W 2 {a_ip} >/dev/null && echo PING-A-OK || echo PING-A-FAILED\n"
+              f"ping -c 2 -W 2 {c_ip} >/dev/null && echo PING-C-OK || echo PING-C-FAILED\n")
+    b = boot(nets[0], script)
+    address(b)
+    log = wait_for(lambda: (lambda out: out if "user-data exited" in out else None)(
+        console(conn, b.id)), BOOT_TIMEOUT, "B's user data")
+    assert "PING-A-OK" in log, log
+    assert "PING-C-FAILED" in log, log
+    for server in (a, b, c):
+        conn.compute.delete_server(server)
+    for server in (a, b, c):
+        conn.compute.wait_for_delete(server, interval=0.2, wait=60)
 
 
 @pytest.fixture(scope="module")
