@@ -45,9 +45,10 @@ class Project:
         return net, sub
 
     def boot(self, network_id: str, user_data: bytes | None = b"#!/bin/sh\necho hi\n",
-             **extra):
+             fixed_ip: str | None = None, **extra):
+        network = {"uuid": network_id, **({"fixed_ip": fixed_ip} if fixed_ip else {})}
         kwargs = dict(name=unique("vm"), image_id=self.image_id, flavor_id="42",
-                      networks=[{"uuid": network_id}], key_name=self.key.name, **extra)
+                      networks=[network], key_name=self.key.name, **extra)
         if user_data is not None:
             kwargs["user_data"] = base64.b64encode(user_data).decode()
         server = self.conn.compute.create_server(**kwargs)

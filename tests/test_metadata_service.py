@@ -214,3 +214,26 @@ def test_config_drive_requested_and_forced(project, booted):
     finally:
         config.CONF.clear_override("force_config_drive")
     assert not required({"config_drive": ""}) and required({"config_drive": "True"})
+
+
+def test_bad_requests_get_clear_4xx(booted, metadata_server):
+    import http.client
+
+    ip = booted[3].fixed_ips[0]["ip_address"]
+    for path in ("/openstack/latest/../../../etc/passwd", "/openstack/latest/meta_data.json/x",
+                 "/latest/meta-data/public-keys/0/nothing", "/2001-01-01/meta-data/",
+                 "/openstack/latest/password/extra"):
+        assert fetch(metadata_server, path, ip)[0] == 404, path
+    assert fetch(metadata_server, "/latest/meta-data/hostname?x=1", ip)[0] == 200
+    assert fetch(metadata_server, "/latest/meta-data/hostname", ip, "POST", b"x")[0] == 405
+    conn = http.client.HTTPConnection("127.0.0.1", metadata_server.port, timeout=10)
+    conn.putrequest("POST", "/openstack/latest/password")
+    conn.putheader("X-Forwarded-For", ip)
+    conn.putheader("Content-Length", "not-a-number")
+    conn.endheaders()
+    assert conn.getresponse().status == 400
+    conn.close()
+    conn = http.client.HTTPConnection("127.0.0.1", metadata_server.port, timeout=10)
+    conn.request("PATCH", "/openstack/latest/meta_data.json", headers={"X-Forwarded-For": ip})
+    assert conn.getresponse().status == 501  # http.server's answer to unknown methods
+    conn.close()

@@ -18,7 +18,7 @@ import threading
 
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import db, runtime
 from pocketstack.compute.metadata import content
 
 LOG = logging.getLogger(__name__)
@@ -144,6 +144,7 @@ class MetadataServer(http.server.ThreadingHTTPServer):
 
     def __init__(self, network_id: str, sock: socket.socket | None = None,
                  address: tuple[str, int] = ("127.0.0.1", 0), trust_forwarded: bool = False):
+        self.runtime = runtime.current()  # the cloud whose guests this server answers
         self.network_id = network_id
         self.trust_forwarded = trust_forwarded
         super().__init__(address, _Handler, bind_and_activate=sock is None)
@@ -154,6 +155,10 @@ class MetadataServer(http.server.ThreadingHTTPServer):
         self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
                                        name=f"metadata-{network_id[:8]}", daemon=True)
         self.thread.start()
+
+    def process_request_thread(self, request, client_address):
+        with self.runtime.activated():  # each request runs on a thread of its own
+            super().process_request_thread(request, client_address)
 
     @property
     def port(self) -> int:

@@ -15,9 +15,24 @@ nothing when the agent does not run.
 """
 from __future__ import annotations
 
-from pocketstack.common import config
+import logging
 
-_running = None  # the HostAgent of this process, once started (agent.py)
+from pocketstack.common import config, runtime
+
+LOG = logging.getLogger(__name__)
+
+
+class _Slot:
+    agent = None  # this cloud's HostAgent once started (agent.py)
+
+
+def _slot() -> _Slot:
+    return runtime.current().slot(__name__, _Slot)
+
+
+def running():
+    """The HostAgent of the current cloud, or None."""
+    return _slot().agent
 
 
 def enabled() -> bool:
@@ -63,12 +78,21 @@ def vif_details(network_id: str) -> dict:
 
 
 def port_bound(network_id: str) -> None:
-    """A port on the network was bound to a bridge host: plumb the network now."""
-    if _running is not None:
-        _running.ensure(network_id)
+    """A port on the network was bound to a bridge host: plumb the network now. The
+    binding is committed already: a failure here is logged and retried in the background
+    (compute's wait for the port then says what went wrong), never the API's error."""
+    host_agent = running()
+    if host_agent is None:
+        return
+    try:
+        host_agent.ensure(network_id)
+    except Exception:  # noqa: BLE001
+        LOG.exception("Plumbing network %s failed; retrying in the background", network_id)
+        host_agent.mark()
 
 
 def changed() -> None:
     """Ports, DHCP files or security groups changed: reconcile soon (in the background)."""
-    if _running is not None:
-        _running.mark()
+    host_agent = running()
+    if host_agent is not None:
+        host_agent.mark()

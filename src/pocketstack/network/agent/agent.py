@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 
 import sqlalchemy as sa
+from sqlalchemy import orm
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent import ip as host
@@ -23,6 +25,7 @@ from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurit
 
 LOG = logging.getLogger(__name__)
 DHCP_OWNER = "network:dhcp"
+_NOTHING_YET = object()
 
 
 # --- what the database says ----------------------------------------------------------
@@ -30,7 +33,8 @@ DHCP_OWNER = "network:dhcp"
 def _guest_ports(s, network_id: str | None = None):
     hosts = sorted(agent.bridge_hosts())
     query = sa.select(Port).where(Port.host_id.in_(hosts),
-                                  sa.not_(Port.device_owner.startswith("network:")))
+                                  sa.not_(Port.device_owner.startswith("network:"))).options(
+        orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings))
     if network_id is not None:
         query = query.where(Port.network_id == network_id)
     return s.scalars(query).all()
@@ -64,13 +68,16 @@ def wanted_networks() -> set[str]:
 
 def _firewall_state(s):
     ports, group_ids = [], set()
-    for port in _guest_ports(s):
+    guest_ports = _guest_ports(s)
+    for port in guest_ports:
         if not port.port_security_enabled:
             continue
         groups = sorted(b.security_group_id for b in port.security_group_bindings)
         ips = [a.ip_address for a in port.fixed_ips]
         if ips:
-            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups))
+            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups,
+                                            port.mac_address,
+                                            list(port.allowed_address_pairs or [])))
             group_ids.update(groups)
     rules = [firewall.Rule(r.security_group_id, r.direction, r.ethertype, r.protocol,
                            r.port_range_min, r.port_range_max, r.remote_ip_prefix,
@@ -85,7 +92,11 @@ def _firewall_state(s):
                 IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
                 PortSecurityGroup.security_group_id.in_(remote))):
         members.setdefault(group_id, []).append(address)
-    return ports, rules, members
+    networks = {p.network_id for p in guest_ports}
+    dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
+        sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
+                                 Port.network_id.in_(sorted(networks))))]
+    return ports, rules, members, dhcp_taps
 
 
 # --- the agent -----------------------------------------------------------------------
@@ -97,8 +108,10 @@ class HostAgent:
         self.dirty = False
         self.stopping = False
         self.metadata: dict[str, object] = {}  # network id -> MetadataServer
-        self.thread = threading.Thread(target=self._run, name="network-host-agent",
-                                       daemon=True)
+        self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
+        self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="network-host-agent", daemon=True)
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
@@ -157,13 +170,18 @@ class HostAgent:
         return set(os.listdir(root)) if os.path.isdir(root) else set()
 
     def _plug(self, plan: plumbing.NetworkPlan) -> None:
+        if self.plans.get(plan.network_id) == plan and plumbing.intact(plan) and (
+                plan.network_id in self.metadata or not plan.dhcp_subnets):
+            return  # as plumbed before (the usual case: another port on the network)
         plumbing.plug(plan)
+        self.plans[plan.network_id] = plan
         if plan.dhcp_port_id and plan.dhcp_subnets:
             self._serve_metadata(plan.network_id)
         else:
             self._stop_metadata(plan.network_id)
 
     def _unplug(self, network_id: str) -> None:
+        self.plans.pop(network_id, None)
         self._stop_metadata(network_id)
         plumbing.unplug(network_id)
 
@@ -183,11 +201,15 @@ class HostAgent:
 
     def _firewall(self) -> None:
         with db.reader() as s:
-            ports, rules, members = _firewall_state(s)
-        if ports:
-            firewall.apply(firewall.render(firewall.table_name(), ports, rules, members))
-        else:
-            firewall.remove()
+            ports, rules, members, dhcp_taps = _firewall_state(s)
+        text = None
+        if ports or dhcp_taps:
+            table = firewall.table_name()
+            text = (firewall.render(table, ports, rules, members) +
+                    firewall.render_l2(table, ports, dhcp_taps))
+        if text != self.rules_applied or self.rules_applied is _NOTHING_YET:
+            firewall.apply(text)
+            self.rules_applied = text
 
     def files_written(self, network_id: str) -> None:
         """The DHCP writer replaced the network's files: dnsmasq re-reads them, and the
@@ -212,9 +234,27 @@ class HostAgent:
                 firewall.remove()
 
 
+PACKAGES = {"ip": "iproute2", "dnsmasq": "dnsmasq-base", "nft": "nftables"}
+
+
+def preflight() -> None:
+    """Say plainly what is missing, before anything is half made."""
+    if os.geteuid() != 0:
+        raise config.ConfigError(
+            "Host networking ([network] host_networking, or a libvirt host) makes bridges, "
+            "namespaces and nftables rules and needs root: run pocketstack as root, or "
+            "turn it off.")
+    missing = [tool for tool in PACKAGES if shutil.which(tool) is None]
+    if missing:
+        raise config.ConfigError(
+            f"Host networking needs {', '.join(missing)}: apt-get install "
+            f"{' '.join(PACKAGES[t] for t in missing)}")
+
+
 def start() -> HostAgent:
+    preflight()
     running = HostAgent()
-    agent._running = running
+    agent._slot().agent = running
     dhcp.add_listener(running.files_written)
     try:
         return running.start()
@@ -225,6 +265,6 @@ def start() -> HostAgent:
 
 def stop(running: HostAgent, teardown: bool = False) -> None:
     dhcp.remove_listener(running.files_written)
-    if agent._running is running:
-        agent._running = None
+    if agent.running() is running:
+        agent._slot().agent = None
     running.stop(teardown=teardown)

@@ -9,10 +9,13 @@ port is told apart by its fixed IPs on its bridge:
   it sent, DHCP, IPv6 neighbour discovery, then an allow-list from its groups' ingress
   rules (remote prefix, remote group as a set of member addresses, protocol, ports),
   else drop;
-* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain: its groups' egress rules
-  (the default group allows all), else drop;
+* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain first: its groups'
+  egress rules (the default group allows all) return to the receiver's ingress check,
+  anything else is dropped;
 * nothing is routed between a guest bridge and any other interface, and nothing from a
-  guest bridge is delivered to the host itself.
+  guest bridge is delivered to the host itself;
+* a bridge-family table (render_l2) drops what a guest sends with a MAC or address not
+  its own, and keeps every frame from guests and DHCP veths away from the host (ARP too).
 
 The whole table is rendered from the database and swapped in one ``nft -f`` transaction.
 """
@@ -34,6 +37,8 @@ class GuestPort:
     network_id: str
     ips: list[str]
     groups: list[str]
+    mac: str = ""
+    pairs: list[dict] = dataclasses.field(default_factory=list)  # allowed address pairs
 
 
 @dataclasses.dataclass
@@ -100,7 +105,11 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
     for rule in rules:
         by_group.setdefault(rule.group_id, []).append(rule)
     remote_groups = sorted({r.remote_group_id for r in rules if r.remote_group_id})
-    lines = [f"table inet {table} {{"]
+    # IPv6 neighbour discovery every port accepts (one set: nft parses an inline set per
+    # port slowly, and the table is rendered on every bind)
+    lines = [f"table inet {table} {{",
+             "  set nd { type icmpv6_type; elements = { nd-neighbor-solicit, "
+             "nd-neighbor-advert, nd-router-advert }; }"]
     for group_id in remote_groups:
         for version, kind in ((4, "ipv4_addr"), (6, "ipv6_addr")):
             ips = sorted(ip for ip in members.get(group_id, [])
@@ -111,14 +120,15 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
               "    type filter hook forward priority 0; policy accept;",
               '    iifname "brq*" oifname != "brq*" drop',
               '    oifname "brq*" iifname != "brq*" drop']
-    for port in ports:
-        bridge = agent.bridge_name(port.network_id)
-        for address in port.ips:
-            family = "ip6" if ":" in address else "ip"
-            lines.append(f'    oifname "{bridge}" {family} daddr {address} '
-                         f"jump in_{_hex(port.id)}")
-            lines.append(f'    iifname "{bridge}" {family} saddr {address} '
-                         f"jump out_{_hex(port.id)}")
+    # The sender's egress chain first (it returns what it allows), then the receiver's
+    # ingress chain decides: an accept ends the whole hook, so it can only come last.
+    for direction, peer, chain in (("iifname", "saddr", "out"), ("oifname", "daddr", "in")):
+        for port in ports:
+            bridge = agent.bridge_name(port.network_id)
+            for address in port.ips:
+                family = "ip6" if ":" in address else "ip"
+                lines.append(f'    {direction} "{bridge}" {family} {peer} {address} '
+                             f"jump {chain}_{_hex(port.id)}")
     lines += ["  }",
               "  chain host {",
               "    type filter hook input priority 0; policy accept;",
@@ -129,13 +139,12 @@ def render(table: str, ports: list[GuestPort], rules: list[Rule],
         lines += [f"  chain in_{_hex(port.id)} {{",
                   "    ct state established,related accept",
                   "    udp sport 67 udp dport 68 accept",
-                  "    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert"
-                  " } accept"]
+                  "    icmpv6 type @nd accept"]
         lines += [f"    {m} accept" for m in _matches(port_rules, "ingress")]
         lines += ["    drop", "  }",
                   f"  chain out_{_hex(port.id)} {{",
-                  "    ct state established,related accept"]
-        lines += [f"    {m} accept" for m in _matches(port_rules, "egress")]
+                  "    ct state established,related return"]
+        lines += [f"    {m} return" for m in _matches(port_rules, "egress")]
         lines += ["    drop", "  }"]
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -152,14 +161,61 @@ def _matches(rules: list[Rule], direction: str) -> list[str]:
     return out
 
 
+def render_l2(table: str, ports: list[GuestPort], host_taps: list[str]) -> str:
+    """The bridge-family table: what enters the bridge from a guest's tap must carry its
+    MAC and addresses (or an allowed address pair's; 0.0.0.0 for DHCP), ARP included;
+    nothing from a guest's tap or a DHCP veth reaches the host itself (no ARP answers
+    either). Stateless, so it needs no connection tracking in the bridge family."""
+    lines = [f"table bridge {table} {{",
+             "  chain ports {",
+             "    type filter hook prerouting priority -300; policy accept;"]
+    lines += [f'    iifname "{agent.tap_name(p.id)}" jump spoof_{_hex(p.id)}'
+              for p in ports if p.mac]
+    lines.append("  }")
+    taps = sorted({agent.tap_name(p.id) for p in ports} | set(host_taps))
+    if taps:
+        names = ", ".join(f'"{t}"' for t in taps)
+        lines += ["  chain host {", "    type filter hook input priority 0; policy accept;",
+                  f"    iifname {{ {names} }} drop", "  }"]
+    for port in ports:
+        if not port.mac:
+            continue
+        macs = sorted({port.mac} | {p["mac_address"] for p in port.pairs
+                                    if p.get("mac_address")})
+        v4 = sorted({a for a in port.ips if ":" not in a} |
+                    {p["ip_address"] for p in port.pairs if ":" not in p["ip_address"]})
+        v6 = sorted({a for a in port.ips if ":" in a} |
+                    {p["ip_address"] for p in port.pairs if ":" in p["ip_address"]})
+        lines += [f"  chain spoof_{_hex(port.id)} {{",
+                  f"    ether saddr != {_one_or_set(macs)} drop"]
+        if v4:
+            addresses = _one_or_set(v4)
+            lines += [f"    arp saddr ip != {addresses} arp saddr ip != 0.0.0.0 drop",
+                      f"    ip saddr != {addresses} ip saddr != 0.0.0.0 drop"]
+        else:
+            lines += ["    ether type { ip, arp } drop"]
+        if v6:
+            lines += [f"    ip6 saddr != {_one_or_set(v6)} ip6 saddr != fe80::/10 "
+                      "ip6 saddr != :: drop"]
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_or_set(values: list[str]) -> str:
+    """A value alone when there is one (an inline set costs nft noticeably more)."""
+    return values[0] if len(values) == 1 else "{ " + ", ".join(values) + " }"
+
+
 def table_name() -> str:
     return config.CONF.network.nft_table
 
 
 def apply(text: str | None) -> None:
-    """Replace the table atomically (``None``: remove it)."""
+    """Replace the tables (inet and bridge) in one transaction (``None``: remove them)."""
     table = table_name()
-    script = f"table inet {table} {{}}\ndelete table inet {table}\n" + (text or "")
+    script = "".join(f"table {family} {table} {{}}\ndelete table {family} {table}\n"
+                     for family in ("inet", "bridge")) + (text or "")
     host.run("nft", "-f", "-", stdin=script)
 
 

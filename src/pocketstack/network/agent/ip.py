@@ -34,11 +34,9 @@ def namespaces() -> set[str]:
     return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
 
 
-def links(ns: str | None = None, kind: str | None = None) -> dict[str, dict]:
-    """name -> `ip -j link` record."""
-    args = ["-j", "link", "show"] + (["type", kind] if kind else [])
-    out = ip(*args, ns=ns, check=False)
-    return {link["ifname"]: link for link in json.loads(out or "[]")}
+def link_exists(name: str) -> bool:
+    """In this (the root) namespace; no process started."""
+    return os.path.exists(f"/sys/class/net/{name}")
 
 
 def addresses(dev: str, ns: str | None = None) -> set[str]:

@@ -47,41 +47,62 @@ def state_dir(network_id: str) -> str:
 # --- plug ------------------------------------------------------------------------------
 
 def plug(plan: NetworkPlan) -> None:
+    """Make the host match the plan. The `ip` commands go in two batches (one process
+    for the host, one inside the namespace): a process start costs more than the work."""
     os.makedirs(state_dir(plan.network_id), exist_ok=True)
     bridge = agent.bridge_name(plan.network_id)
-    _bridge(bridge, plan.mtu)
     if plan.dhcp_port_id is None or not plan.dhcp_subnets:
+        _batch([*_bridge_commands(bridge, plan.mtu), f"link set {bridge} up"])
+        host.disable_ipv6(bridge)
         _remove_namespace(plan.network_id)  # no DHCP (any more): guests only share L2
         return
     ns = agent.namespace(plan.network_id)
-    if ns not in host.namespaces():
-        host.ip("netns", "add", ns)
     root_end, ns_end = veth_names(plan.dhcp_port_id)
-    if root_end not in host.links():
-        host.ip("link", "add", root_end, "mtu", str(plan.mtu), "type", "veth", "peer",
-                "name", ns_end, "netns", ns)
+    fresh = not host.link_exists(root_end)
+    commands = _bridge_commands(bridge, plan.mtu)
+    if ns not in host.namespaces():
+        commands.append(f"netns add {ns}")
+    if fresh:
+        commands.append(f"link add {root_end} mtu {plan.mtu} type veth peer name {ns_end} "
+                        f"netns {ns}")
+    commands += [f"link set {bridge} up", f"link set {root_end} master {bridge} up"]
+    _batch(commands)
+    host.disable_ipv6(bridge)
     host.disable_ipv6(root_end)
-    host.ip("link", "set", root_end, "master", bridge, "up")
-    host.ip("link", "set", "lo", "up", ns=ns)
-    host.ip("link", "set", ns_end, "address", plan.dhcp_mac, "mtu", str(plan.mtu), ns=ns)
     wanted = set(plan.dhcp_addresses) | {METADATA_ADDRESS + "/32"}
-    have = host.addresses(ns_end, ns=ns)
-    for address in sorted(have - wanted):
-        host.ip("addr", "del", address, "dev", ns_end, ns=ns)
-    for address in sorted(wanted - have):
-        host.ip("addr", "add", address, "dev", ns_end, ns=ns)
-    host.ip("link", "set", ns_end, "up", ns=ns)
+    have = set() if fresh else host.addresses(ns_end, ns=ns)
+    _batch(["link set lo up", f"link set {ns_end} address {plan.dhcp_mac} mtu {plan.mtu}",
+            *(f"addr del {a} dev {ns_end}" for a in sorted(have - wanted)),
+            *(f"addr add {a} dev {ns_end}" for a in sorted(wanted - have)),
+            f"link set {ns_end} up"], ns=ns)
     _dnsmasq(plan, ns, ns_end)
 
 
-def _bridge(bridge: str, mtu: int) -> None:
-    if bridge not in host.links():
-        # nf_call_iptables: bridged IPv4/IPv6 goes through the inet hooks, where the
-        # security group rules (with connection tracking) filter it.
-        host.ip("link", "add", bridge, "mtu", str(mtu), "type", "bridge",
-                "nf_call_iptables", "1", "nf_call_ip6tables", "1")
-    host.disable_ipv6(bridge)
-    host.ip("link", "set", bridge, "up")
+def intact(plan: NetworkPlan) -> bool:
+    """Does the host still have what ``plug(plan)`` made? (No process started: the API
+    asks this for every port it binds.)"""
+    if not host.link_exists(agent.bridge_name(plan.network_id)):
+        return False
+    if plan.dhcp_port_id is None or not plan.dhcp_subnets:
+        return True
+    return (agent.namespace(plan.network_id) in host.namespaces() and
+            host.link_exists(veth_names(plan.dhcp_port_id)[0]) and
+            dnsmasq_pid(plan.network_id) is not None)
+
+
+def _bridge_commands(bridge: str, mtu: int) -> list[str]:
+    if host.link_exists(bridge):
+        return []
+    # nf_call_iptables: bridged IPv4/IPv6 goes through the inet hooks, where the security
+    # group rules (with connection tracking) filter it.
+    return [f"link add {bridge} mtu {mtu} type bridge nf_call_iptables 1 "
+            "nf_call_ip6tables 1"]
+
+
+def _batch(commands: list[str], ns: str | None = None) -> None:
+    if commands:
+        host.run("ip", *(["-n", ns] if ns else []), "-batch", "-",
+                 stdin="\n".join(commands) + "\n")
 
 
 def _dnsmasq_args(plan: NetworkPlan, ns_end: str) -> list[str]:
@@ -178,6 +199,6 @@ def unplug(network_id: str) -> None:
     """Remove everything this host has for the network."""
     _remove_namespace(network_id)
     bridge = agent.bridge_name(network_id)
-    if bridge in host.links():  # the namespace took its veth pair with it
+    if host.link_exists(bridge):  # the namespace took its veth pair with it
         host.ip("link", "del", bridge)
     shutil.rmtree(state_dir(network_id), ignore_errors=True)
