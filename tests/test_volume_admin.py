@@ -65,6 +65,10 @@ def test_quota_sets_and_over_limit(cloud, admin_raw, raw, member):
     sdk = cloud.user_sdk(member)
     quota = sdk.block_storage.get_quota_set(project, usage=True)
     assert quota.volumes == 1 and quota.usage["volumes"] == 1
+    admin_raw("PUT", f"/os-quota-sets/{project}", {"quota_set": {
+        "volumes": 10, "gigabytes": 100, "volumes___DEFAULT__": 1}})
+    status, body, _ = raw("POST", "/volumes", {"volume": {"size": 1}})
+    assert status == 413 and "volumes___DEFAULT__" in body["overLimit"]["message"]
     assert admin_raw("DELETE", f"/os-quota-sets/{project}")[0] == 200
     assert raw("GET", f"/os-quota-sets/{project}")[1]["quota_set"]["volumes"] == 10
 
@@ -238,3 +242,63 @@ def test_snapshots_and_volumes_from_them(cloud, raw):
     wait_gone(raw, volume["id"])
     assert raw("GET", f"/snapshots/{snap['id']}")[0] == 404
     assert not os.path.exists(os.path.join(cloud.data_dir, "volumes", f"snapshot-{snap['id']}"))
+
+
+def test_full_backend_leaves_an_error_with_a_reason(cloud, raw):
+    from pocketstack.common import config, db
+    from pocketstack.volume import scheduler
+
+    import time
+
+    import sqlalchemy as sa
+
+    from pocketstack.volume.models import Volume
+
+    for _ in range(300):  # deletes still under way would free space mid-test
+        with db.reader() as s:
+            busy = s.scalar(sa.select(sa.func.count()).select_from(Volume)
+                            .where(Volume.status.in_(("deleting", "creating"))))
+            used = scheduler.allocated(s, "file")
+        if not busy:
+            break
+        time.sleep(0.1)
+    config.CONF.set_override("file_capacity_gb", used + 2, group="volume")
+    try:
+        status, body, _ = raw("POST", "/volumes", {"volume": {"size": used + 3}})
+        assert status == 400 and "larger than any backend" in body["badRequest"]["message"]
+        fits = wait_status(raw, create(raw, size=2)["id"], "available")
+        volume = wait_status(raw, create(raw, size=1)["id"], "error")
+        message = raw("GET", f"/messages?resource_uuid={volume['id']}")[1]["messages"]
+        assert "not enough free space" in message[0]["user_message"]
+        assert raw("DELETE", f"/volumes/{volume['id']}")[0] == 202
+        assert raw("DELETE", f"/volumes/{fits['id']}")[0] == 202
+    finally:
+        config.CONF.clear_override("file_capacity_gb", group="volume")
+
+
+def test_snapshot_metadata_and_admin_actions(admin_raw, raw):
+    volume = wait_status(raw, create(raw)["id"], "available")
+    snap = raw("POST", "/snapshots", {"snapshot": {"volume_id": volume["id"],
+                                                   "metadata": {"a": "1"}}})[1]["snapshot"]
+    base = f"/snapshots/{snap['id']}"
+    for _ in range(600):
+        if raw("GET", base)[1]["snapshot"]["status"] != "creating":
+            break
+    assert raw("POST", f"{base}/metadata", {"metadata": {"b": "2"}})[1]["metadata"] == {
+        "a": "1", "b": "2"}
+    assert raw("GET", f"{base}/metadata/b")[1] == {"meta": {"b": "2"}}
+    assert raw("DELETE", f"{base}/metadata/a")[0] == 200
+    assert raw("GET", f"{base}/metadata")[1]["metadata"] == {"b": "2"}
+    shown = admin_raw("GET", base)[1]["snapshot"]
+    assert shown["os-extended-snapshot-attributes:progress"] == "100%"
+    assert "os-extended-snapshot-attributes:project_id" not in raw("GET", base)[1]["snapshot"]
+    assert raw("POST", f"{base}/action", {"os-reset_status": {"status": "error"}})[0] == 403
+    assert admin_raw("POST", f"{base}/action", {"os-reset_status": {"status": "creating"}}
+                     )[0] == 202
+    assert raw("DELETE", base)[0] == 400  # creating
+    assert admin_raw("POST", f"{base}/action", {"os-force_delete": {}})[0] == 202
+    for _ in range(600):
+        if raw("GET", base)[0] == 404:
+            break
+    assert raw("GET", base)[0] == 404
+    assert raw("DELETE", f"/volumes/{volume['id']}")[0] == 202

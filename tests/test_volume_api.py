@@ -92,6 +92,8 @@ def test_microversion_echo_and_bounds(admin_raw):
     assert status == 200
     assert headers["OpenStack-API-Version"] == "volume 3.27"
     assert "OpenStack-API-Version" in headers["Vary"]
+    status, _, headers = admin_raw("GET", f"/volumes/{uuid.uuid4()}", version="3.27")
+    assert status == 404 and headers["OpenStack-API-Version"] == "volume 3.27"
     status, body, _ = admin_raw("GET", "/volumes", version="3.99")
     assert status == 406 and "notAcceptable" in body
     status, body, _ = admin_raw("GET", "/volumes", version="3.x")

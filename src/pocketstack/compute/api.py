@@ -2,8 +2,10 @@
 quotas, write the instances and their request spec, cast to the conductor. Server actions
 are in actions.py.
 
-Validation talks to the image and network services through their REST APIs with the
-user's token, so "another project's network" is simply one the user cannot see.
+Validation talks to the image, network and volume services through their REST APIs with
+the user's token, so "another project's network" (or volume) is simply one the user cannot
+see. Block device mappings are checked in block_devices.py; existing volumes are reserved
+for the server before its rows are written (and given back if writing fails).
 """
 from __future__ import annotations
 
@@ -282,7 +284,9 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     sg_ids = _security_groups(ctx, sg_names) if networks else []
     count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
                                    lim=lim, used=used)
-    check.done(detail=f"flavor {flavor['name']}, image {image.get('name') or '-'}, "
+    root = f"image {image.get('name') or '-'}" if boot_meta is None else "root on a volume"
+    check.done(detail=f"flavor {flavor['name']}, {root}, "
+                      f"{len(block_devices.volumes_of(bdms))} volume(s), "
                       f"{len(networks)} network(s), quota ok for {count}")
 
     reservation_id = "r-" + "".join(secrets.choice(string.ascii_lowercase + string.digits)

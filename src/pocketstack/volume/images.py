@@ -18,7 +18,7 @@ class ImageClient(Client):
         except exceptions.NotFound:
             return None
 
-    def chunks(self, image_id: str, size: int = 1 << 20) -> Iterator[bytes]:
+    def chunks(self, image_id: str, size: int = 4 << 20) -> Iterator[bytes]:
         resp = self.request("GET", f"/images/{image_id}/file", stream=True, ok=(200, 204),
                             timeout=600)
         try:

@@ -2,8 +2,11 @@
 Yoga: ``/v3/{project_id}/volumes`` and ``/v3/volumes`` (the project id from the token);
 the project-less form comes first so a literal collection name is never read as a project
 id."""
-from pocketstack.volume.rest import (attachments, info, quota_sets, snapshots, types,
-                                     versions, volume_actions, volumes)
+import functools
+
+from pocketstack.common import exceptions
+from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
+                                     microversion, versions, volume_actions, volumes)
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create},
@@ -34,6 +37,12 @@ V3 = {
     "/snapshots/{snapshot_id}/metadata/{key}": {"GET": snapshots.show_metadata_key,
                                                 "PUT": snapshots.update_metadata_key,
                                                 "DELETE": snapshots.delete_metadata_key},
+    "/backups": {"GET": backups.list_backups, "POST": backups.create},
+    "/backups/detail": {"GET": backups.list_detail},
+    "/backups/{backup_id}": {"GET": backups.show, "PUT": backups.update,
+                             "DELETE": backups.delete},
+    "/backups/{backup_id}/restore": {"POST": backups.restore},
+    "/backups/{backup_id}/action": {"POST": backups.action},
     "/types": {"GET": types.list_types, "POST": types.create},
     "/types/{type_id}": {"GET": types.show, "PUT": types.update, "DELETE": types.delete},
     "/types/{type_id}/extra_specs": {"GET": types.list_specs, "POST": types.create_specs},
@@ -56,11 +65,29 @@ V3 = {
 }
 
 
+def _echo_version(handler):
+    """Errors of a v3 call echo the microversion too (as cinder's); a malformed or
+    unsupported version header is itself the error and echoes nothing."""
+    @functools.wraps(handler)
+    def run(req):
+        try:
+            return handler(req)
+        except exceptions.PocketstackError as error:
+            try:
+                error.headers = {**microversion.headers(req), **error.headers}
+            except exceptions.PocketstackError:
+                pass
+            raise
+    return run
+
+
 def _routes() -> dict:
     routes = {"/": {"GET": versions.versions}, "/v3": {"GET": versions.v3}}
-    for path, methods in V3.items():
+    wrapped = {path: {method: _echo_version(h) for method, h in methods.items()}
+               for path, methods in V3.items()}
+    for path, methods in wrapped.items():
         routes["/v3" + path] = methods
-    for path, methods in V3.items():
+    for path, methods in wrapped.items():
         routes["/v3/{project_id}" + path] = methods
     routes["/v3/{project_id}"] = {"GET": versions.v3}
     return routes
