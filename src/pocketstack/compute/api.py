@@ -2,8 +2,10 @@
 quotas, write the instances and their request spec, cast to the conductor. Server actions
 are in actions.py.
 
-Validation talks to the image and network services through their REST APIs with the
-user's token, so "another project's network" is simply one the user cannot see.
+Validation talks to the image, network and volume services through their REST APIs with
+the user's token, so "another project's network" (or volume) is simply one the user cannot
+see. Block device mappings are checked in block_devices.py; existing volumes are reserved
+for the server before its rows are written (and given back if writing fails).
 """
 from __future__ import annotations
 

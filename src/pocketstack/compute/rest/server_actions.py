@@ -121,13 +121,23 @@ def _rebuild(req, inst, args):
     return respond(req, {"server": server}, 202)
 
 
+INHERITED_IMAGE_PROPERTIES = ("kernel_id", "ramdisk_id", "os_command_line",
+                              "hypervisor_type", "architecture", "vm_mode", "os_distro",
+                              "os_type")
+
+
 def _create_image(req, inst, args):
     authorize(req, "os_compute_api:servers:create_image", {"project_id": inst.project_id})
     validate({"type": "object", "properties": {"name": NAME, "metadata": METADATA},
               "required": ["name"], "additionalProperties": False}, args)
     from pocketstack.compute.clients.image import ImageClient
 
-    props = {k: v for k, v in (args.get("metadata") or {}).items()}
+    # As nova, the snapshot inherits the base image's boot properties, so a guest booted
+    # from a kernel and ramdisk boots from its snapshot too.
+    base = ImageClient(req.context).get(inst.image_ref) if inst.image_ref else None
+    props = {k: v for k, v in (base or {}).items()
+             if k in INHERITED_IMAGE_PROPERTIES or k.startswith(("hw_", "img_"))}
+    props.update(args.get("metadata") or {})
     image = ImageClient(req.context).create(
         name=args["name"], disk_format="qcow2", container_format="bare",
         instance_uuid=inst.uuid, image_type="snapshot", **props)

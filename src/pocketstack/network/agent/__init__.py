@@ -40,13 +40,19 @@ def enabled() -> bool:
     if conf.network.host_networking:
         return True
     try:
-        return conf.compute_driver == "libvirt"
+        return conf.compute_driver == "libvirt" or conf.libvirt.enabled
     except AttributeError:  # no libvirt driver in this build: the option does not exist
         return False
 
 
 def bridge_hosts() -> set[str]:
-    return set(config.CONF.network.bridge_hosts or [config.CONF.host])
+    hosts = set(config.CONF.network.bridge_hosts or [config.CONF.host])
+    if not config.CONF.network.bridge_hosts and enabled():
+        # the libvirt compute host of this machine (compute/service.py names it)
+        from pocketstack.compute.service import libvirt_host_name
+
+        hosts.add(libvirt_host_name())
+    return hosts
 
 
 def is_bridge_host(host: str | None) -> bool:
