@@ -111,6 +111,14 @@ _RULES = {
     "os_compute_api:os-aggregates:set_metadata": ADMIN,
 }
 
+# issue 10: the routes and actions real clients were missing
+_COMPAT_RULES = {
+    "os_compute_api:os-security-groups:list": READER,
+    "os_compute_api:os-security-groups:add": MEMBER,
+    "os_compute_api:os-security-groups:remove": MEMBER,
+}
+
 
 def list_rules():
-    return [policy.RuleDefault(name, check, f"nova's {name}") for name, check in _RULES.items()]
+    return [policy.RuleDefault(name, check, f"nova's {name}")
+            for name, check in {**_RULES, **_COMPAT_RULES}.items()]

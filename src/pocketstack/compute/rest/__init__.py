@@ -3,7 +3,8 @@ per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, external_events,
                                       flavors, hypervisors, instance_actions, interfaces,
                                       keypairs, quota_sets, server_actions, server_groups,
-                                      server_meta, services, servers, versions)
+                                      server_meta, server_security_groups, services, servers,
+                                      versions)
 
 V = "/v2.1"
 
@@ -55,6 +56,8 @@ ROUTES = {
                                                 "POST": interfaces.attach_interface},
     f"{V}/servers/{{server_id}}/os-interface/{{port_id}}": {
         "GET": interfaces.show_interface, "DELETE": interfaces.detach_interface},
+    f"{V}/servers/{{server_id}}/os-security-groups": {
+        "GET": server_security_groups.list_server_security_groups},
     # server groups
     f"{V}/os-server-groups": {"GET": server_groups.list_groups,
                               "POST": server_groups.create_group},
