@@ -84,3 +84,38 @@ def test_server_without_ports_has_no_security_groups(api, image_id):
     finally:
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
+
+
+@pytest.fixture
+def routed_net(cloud, conn, net):
+    """An external network (admin) and the member's router with its gateway on it."""
+    admin = cloud.sdk()
+    public = admin.network.create_network(name=f"ccsg-public-{uuid.uuid4().hex[:4]}",
+                                          is_router_external=True)
+    admin.network.create_subnet(network_id=public.id, ip_version=4, cidr="172.24.61.0/24")
+    router = conn.network.create_router(name=f"ccsg-r-{uuid.uuid4().hex[:4]}",
+                                        external_gateway_info={"network_id": public.id})
+    conn.network.add_interface_to_router(router, subnet_id=net[1].id)
+    try:
+        yield net[0], public
+    finally:
+        for fip in admin.network.ips(floating_network_id=public.id):
+            admin.network.delete_ip(fip)
+        conn.network.remove_interface_from_router(router, subnet_id=net[1].id)
+        conn.network.delete_router(router)
+        admin.network.delete_network(public)
+
+
+def test_auto_ip_floating_ip_in_addresses_and_deleted_with_server(conn, image_id, routed_net):
+    """openstacksdk's create_server(auto_ip=True) waits for the floating IP to show in the
+    server's addresses; delete_server(delete_ips=True) finds it there and deletes it."""
+    network, public = routed_net
+    server = conn.create_server(name=f"ccsg-fip-{uuid.uuid4().hex[:4]}", image=image_id,
+                                flavor="42", network=network.id, auto_ip=True, wait=True,
+                                timeout=60)
+    floating = [a for addrs in server.addresses.values() for a in addrs
+                if a["OS-EXT-IPS:type"] == "floating"]
+    assert len(floating) == 1 and floating[0]["addr"].startswith("172.24.61.")
+    assert conn.get_server(server.id).public_v4 == floating[0]["addr"]
+    assert conn.delete_server(server.id, wait=True, delete_ips=True, timeout=60)
+    assert list(conn.network.ips(floating_network_id=public.id)) == []

@@ -56,13 +56,21 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
 
 
 def refresh(ctx, vifs: list) -> list:
-    """Re-read the ports (IPs from SLAAC subnets may be filled in after creation)."""
+    """Re-read the ports (IPs from SLAAC subnets may be filled in after creation) and the
+    floating IPs on them (nova's network info cache: a server shows them in addresses)."""
     client = NetworkClient(ctx)
     out = []
     for vif in vifs:
         port = client.get_port(vif["port_id"])
-        out.append(_vif(port, vif["network_name"], vif["created"], vif.get("tag"))
-                   if port else vif)
+        if not port:
+            out.append(vif)
+            continue
+        fresh = _vif(port, vif["network_name"], vif["created"], vif.get("tag"))
+        floating = client.list_floatingips(port_id=port["id"])
+        for ip in fresh["fixed_ips"]:
+            ip["floating_ips"] = [f["floating_ip_address"] for f in floating
+                                  if f.get("fixed_ip_address") == ip["ip_address"]]
+        out.append(fresh)
     return out
 
 

@@ -39,6 +39,10 @@ def addresses(inst) -> dict:
             entries.append({"version": ip["version"], "addr": ip["ip_address"],
                             "OS-EXT-IPS:type": "fixed",
                             "OS-EXT-IPS-MAC:mac_addr": vif.get("mac_address")})
+            for floating in ip.get("floating_ips") or ():
+                entries.append({"version": 4, "addr": floating,
+                                "OS-EXT-IPS:type": "floating",
+                                "OS-EXT-IPS-MAC:mac_addr": vif.get("mac_address")})
     return out
 
 
