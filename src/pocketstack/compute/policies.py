@@ -116,6 +116,20 @@ _COMPAT_RULES = {
     "os_compute_api:os-security-groups:list": READER,
     "os_compute_api:os-security-groups:add": MEMBER,
     "os_compute_api:os-security-groups:remove": MEMBER,
+    "os_compute_api:os-hypervisors:uptime": ADMIN,
+    "os_compute_api:os-server-diagnostics": ADMIN,
+    "os_compute_api:os-server-password:show": READER,
+    "os_compute_api:os-server-password:clear": MEMBER,
+    "os_compute_api:os-remote-consoles": MEMBER,
+    "os_compute_api:os-simple-tenant-usage:list": ADMIN,
+    "os_compute_api:os-simple-tenant-usage:show": READER,
+    "os_compute_api:os-migrations:index": ADMIN,
+    "os_compute_api:servers:migrations:index": ADMIN,
+    "os_compute_api:servers:migrations:show": ADMIN,
+    "os_compute_api:os-hosts:list": ADMIN,
+    "os_compute_api:os-hosts:show": ADMIN,
+    "os_compute_api:os-quota-class-sets:show": ADMIN,
+    "os_compute_api:os-quota-class-sets:update": ADMIN,
 }
 
 

@@ -1,9 +1,11 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
-from pocketstack.compute.rest import (aggregates, availability_zones, external_events,
-                                      flavors, hypervisors, instance_actions, interfaces,
-                                      keypairs, quota_sets, server_actions, server_groups,
-                                      server_meta, server_security_groups, services, servers,
+from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
+                                      external_events, flavors, hosts, hypervisors,
+                                      instance_actions, interfaces, keypairs, migrations,
+                                      quota_classes, quota_sets, server_actions,
+                                      server_diagnostics, server_groups, server_meta,
+                                      server_security_groups, services, servers, usage,
                                       versions)
 
 V = "/v2.1"
@@ -85,4 +87,21 @@ ROUTES = {
     f"{V}/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
     f"{V}/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     f"{V}/os-hypervisors/{{hypervisor_id}}": {"GET": hypervisors.show_hypervisor},
+    # issue 10: read routes real clients call
+    f"{V}/os-hypervisors/{{hypervisor_id}}/uptime": {"GET": hypervisors.uptime},
+    f"{V}/servers/{{server_id}}/diagnostics": {"GET": server_diagnostics.diagnostics},
+    f"{V}/servers/{{server_id}}/os-server-password": {
+        "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
+    f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
+    "/console/{server_id}": {"GET": consoles.console_page},
+    f"{V}/os-simple-tenant-usage": {"GET": usage.list_usage},
+    f"{V}/os-simple-tenant-usage/{{tenant_id}}": {"GET": usage.show_usage},
+    f"{V}/os-migrations": {"GET": migrations.list_migrations},
+    f"{V}/servers/{{server_id}}/migrations": {"GET": migrations.list_server_migrations},
+    f"{V}/servers/{{server_id}}/migrations/{{migration_id}}": {
+        "GET": migrations.show_server_migration},
+    f"{V}/os-hosts": {"GET": hosts.list_hosts},
+    f"{V}/os-hosts/{{host_name}}": {"GET": hosts.show_host},
+    f"{V}/os-quota-class-sets/{{class_name}}": {"GET": quota_classes.show,
+                                                "PUT": quota_classes.update},
 }
