@@ -13,6 +13,7 @@ V = "/v2.1"
 ROUTES = {
     "/": {"GET": versions.versions},
     V: {"GET": versions.v21},
+    "/v2": {"GET": versions.v20},
     # servers
     f"{V}/servers": {"GET": servers.list_servers, "POST": servers.create_server},
     f"{V}/servers/detail": {"GET": servers.list_servers_detail},

@@ -16,6 +16,13 @@ from pocketstack.compute.rest.common import (at_least, authorize, body, limit_ma
                                              next_link, respond, to_bool, version)
 
 
+def canonical_ipv6(value: str | None) -> str | None:
+    """accessIPv6 as nova stores it: the address's canonical (compressed) form."""
+    import ipaddress
+
+    return str(ipaddress.IPv6Address(value)) if value else value
+
+
 def _ref(value) -> str:
     """imageRef/flavorRef may be hrefs: keep the last path segment, as nova does."""
     return str(value).rstrip("/").rsplit("/", 1)[-1]
@@ -55,7 +62,7 @@ def create_server(req):
         "block_device_mapping": bdms, "config_drive": to_bool(s.get("config_drive", False)),
         "admin_pass": s.get("adminPass"), "description": s.get("description"),
         "tags": s.get("tags") or [], "hints": hints, "access_ip_v4": s.get("accessIPv4"),
-        "access_ip_v6": s.get("accessIPv6"),
+        "access_ip_v6": canonical_ipv6(s.get("accessIPv6")),
         "disk_config": s.get("OS-DCF:diskConfig", "MANUAL"),
     }
     rows, reservation_id, admin_pass = api.create(ctx, params)
@@ -285,13 +292,13 @@ def update_server(req):
     if "accessIPv4" in data:
         values["access_ip_v4"] = data["accessIPv4"]
     if "accessIPv6" in data:
-        values["access_ip_v6"] = data["accessIPv6"]
+        values["access_ip_v6"] = canonical_ipv6(data["accessIPv6"])
     if "OS-DCF:diskConfig" in data:
         values["auto_disk_config"] = data["OS-DCF:diskConfig"] == "AUTO"
     if values and not instances.update(inst.uuid, values):
         raise instances.not_found(inst.uuid)
     inst = instances.get(req.context, inst.uuid)
-    return respond(req, {"server": views.server(req, inst, show_groups=at_least(req, "2.75"))})
+    return respond(req, {"server": views.after_change(req, inst)})
 
 
 def delete_server(req):
