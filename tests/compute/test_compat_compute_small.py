@@ -91,3 +91,24 @@ def test_x509_keypair_generate_and_import(cloud, member):
         conn.compute.delete_keypair(imported)
     finally:
         conn.compute.delete_keypair(made)
+
+
+def test_changes_before_and_since_include_the_boundary(cloud, member, server):
+    conn = cloud.user_sdk(member)
+    updated = conn.compute.get_server(server).updated_at  # second precision, as nova
+    assert server in [s.id for s in conn.compute.servers(changes_before=updated)]
+    assert server in [s.id for s in conn.compute.servers(changes_since=updated)]
+    r = conn.compute.get("/servers?changes-since=2030-01-02T00:00:00Z"
+                         "&changes-before=2030-01-01T00:00:00Z",
+                         microversion="2.66")
+    assert r.status_code == 400
+
+
+def test_aggregate_in_the_internal_zone_is_accepted(cloud):
+    conn = cloud.sdk()
+    agg = conn.compute.create_aggregate(name=f"cc-internal-{uuid.uuid4().hex[:4]}",
+                                        availability_zone="internal")
+    try:
+        assert conn.compute.get_aggregate(agg).availability_zone == "internal"
+    finally:
+        conn.compute.delete_aggregate(agg)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import base64
-
+import datetime as dt
 import re
 
 import sqlalchemy as sa
@@ -141,25 +141,24 @@ def _list(req, detail: bool):
     else:
         stmt = stmt.where(Instance.project_id == ctx.project_id)
     deleted = admin and to_bool(q.get("deleted", "false"))
-    changes = q.get("changes-since")
-    if changes:
-        try:
-            since = parse_isotime(changes)
-        except ValueError:
-            raise exceptions.BadRequest(f"Invalid input for query parameters changes-since. "
-                                        f"Value: {changes}.") from None
+    since = _changes(q, "changes-since")
+    before = _changes(q, "changes-before") if at_least(req, "2.66") else None
+    if since is not None and before is not None and before < since:
+        raise exceptions.BadRequest("The value of changes-since must be less than or equal "
+                                    "to changes-before.")
+    if since is not None:
         stmt = stmt.where(Instance.updated_at >= since)
-    elif not deleted:
-        stmt = stmt.where(Instance.deleted.is_(False))
+    if before is not None:
+        # Times are shown to the second: a server updated within the second that
+        # changes-before names is at the boundary, and included as nova includes it.
+        if before.microsecond == 0:
+            stmt = stmt.where(Instance.updated_at < before + dt.timedelta(seconds=1))
+        else:
+            stmt = stmt.where(Instance.updated_at <= before)
     if deleted:
         stmt = stmt.where(Instance.deleted.is_(True))
-    changes_before = q.get("changes-before") if at_least(req, "2.66") else None
-    if changes_before:
-        try:
-            stmt = stmt.where(Instance.updated_at <= parse_isotime(changes_before))
-        except ValueError:
-            raise exceptions.BadRequest(f"Invalid input for query parameters changes-before. "
-                                        f"Value: {changes_before}.") from None
+    elif since is None and before is None:  # both ask for deleted servers too, as nova
+        stmt = stmt.where(Instance.deleted.is_(False))
     statuses = q.getlist("status")
     if statuses:
         vms: set = set()
@@ -245,6 +244,17 @@ def _list(req, detail: bool):
     if nl and q.get("limit"):
         out["servers_links"] = nl
     return respond(req, out)
+
+
+def _changes(q, name: str):
+    text = q.get(name)
+    if not text:
+        return None
+    try:
+        return parse_isotime(text)
+    except ValueError:
+        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
+                                    f"Value: {text}.") from None
 
 
 def _regex(text: str):
