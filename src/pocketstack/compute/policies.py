@@ -130,6 +130,17 @@ _COMPAT_RULES = {
     "os_compute_api:os-hosts:show": ADMIN,
     "os_compute_api:os-quota-class-sets:show": ADMIN,
     "os_compute_api:os-quota-class-sets:update": ADMIN,
+    "os_compute_api:os-rescue": MEMBER,
+    "os_compute_api:os-unrescue": MEMBER,
+    "os_compute_api:os-admin-password": MEMBER,
+    "os_compute_api:servers:trigger_crash_dump": MEMBER,
+    "os_compute_api:os-shelve:shelve": MEMBER,
+    "os_compute_api:os-shelve:shelve_offload": ADMIN,
+    "os_compute_api:os-shelve:unshelve": MEMBER,
+    "os_compute_api:os-migrate-server:migrate": ADMIN,
+    "os_compute_api:os-migrate-server:migrate_live": ADMIN,
+    "os_compute_api:os-evacuate": ADMIN,
+    "os_compute_api:os-create-backup": MEMBER,
 }
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import actions, instances
-from pocketstack.compute.rest import consoles, server_resize, server_security_groups, views
+from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
+                                      server_security_groups, views)
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
                                              validate)
 
@@ -148,6 +149,7 @@ HANDLERS = {
 HANDLERS.update(server_resize.HANDLERS)
 HANDLERS.update(server_security_groups.HANDLERS)
 HANDLERS.update(consoles.HANDLERS)
+HANDLERS.update(server_lifecycle.HANDLERS)
 
 
 def server_action(req):
