@@ -143,3 +143,37 @@ def test_create_backup_with_rotation(conn, server):
     assert names == [f"{server.name}-b2"], (first, second)
     for image in conn.image.images(name=f"{server.name}-b2"):
         conn.image.delete_image(image)
+
+
+@pytest.fixture
+def reclaim_interval():
+    from pocketstack.common import config
+
+    def set_interval(seconds):
+        config.CONF.set_override("reclaim_instance_interval", seconds, group="compute")
+    yield set_interval
+    config.CONF.clear_override("reclaim_instance_interval", group="compute")
+
+
+def test_soft_delete_restore_force_delete_and_reclaim(conn, api, image_id, reclaim_interval):
+    reclaim_interval(3600)
+    sid = api.boot(image_id)
+    api.wait(sid)
+    assert api.delete(f"/servers/{sid}").status_code == 204
+    s = api.wait(sid, ("SOFT_DELETED",))
+    assert s["OS-EXT-STS:power_state"] == 4
+    conn.compute.restore_server(sid)
+    assert api.wait(sid, ("ACTIVE",))["OS-EXT-STS:power_state"] == 1
+    r = api.post(f"/servers/{sid}/action", {"restore": None})
+    assert r.status_code == 409  # not soft-deleted
+    api.delete(f"/servers/{sid}")
+    api.wait(sid, ("SOFT_DELETED",))
+    conn.compute.delete_server(sid, force=True)
+    api.wait_gone(sid)
+
+    reclaim_interval(1)  # the host's periodic task deletes it for good
+    sid = api.boot(image_id)
+    api.wait(sid)
+    api.delete(f"/servers/{sid}")
+    api.wait(sid, ("SOFT_DELETED",))
+    api.wait_gone(sid, timeout=60)

@@ -132,3 +132,35 @@ def _schedule(ctx, inst, zone, host, action: str, exclude=()) -> dict | None:
             instances.add_fault(s, inst.uuid, 500, f"{action} failed: {message}")
             trace.finish_action(s, ctx.request_id, inst.uuid, "Error")
         return None
+
+
+# --- deferred delete ([compute] reclaim_instance_interval) ----------------------------------
+
+def soft_delete(ctx, inst) -> None:
+    """DELETE with a reclaim interval: the host powers the guest off and the server waits
+    SOFT_DELETED (resources held) until `restore`, `forceDelete` or the interval ends."""
+    from pocketstack.common.timeutils import utcnow
+
+    check_locked(ctx, inst)
+    with db.transaction() as s:
+        if not instances.update(inst.uuid, {"task_state": states.SOFT_DELETING,
+                                            "deleted_at": utcnow()},
+                                expect_task=None, session=s):
+            raise invalid_state(instances.load(inst.uuid), "delete", "task_state")
+        trace.start_action(s, ctx, inst.uuid, "delete")
+        trace.store(s, [Step(ctx, inst.uuid, "api_soft_delete", "api", None).done()])
+    _cast(ctx, inst.host, "soft_delete_instance", instance_uuid=inst.uuid)
+
+
+def restore(ctx, inst) -> None:
+    _host_must_be_up(inst, "restore")
+    check_locked(ctx, inst)
+    if inst.vm_state != states.SOFT_DELETED:
+        raise invalid_state(inst, "restore")
+    with db.transaction() as s:
+        if not instances.update(inst.uuid, {"task_state": states.RESTORING, "deleted_at": None},
+                                expect_task=None, expect_vm=states.SOFT_DELETED, session=s):
+            raise invalid_state(instances.load(inst.uuid), "restore", "task_state")
+        trace.start_action(s, ctx, inst.uuid, "restore")
+        trace.store(s, [Step(ctx, inst.uuid, "api_restore", "api", None).done()])
+    _cast(ctx, inst.host, "restore_instance", instance_uuid=inst.uuid)

@@ -141,6 +141,8 @@ _COMPAT_RULES = {
     "os_compute_api:os-migrate-server:migrate_live": ADMIN,
     "os_compute_api:os-evacuate": ADMIN,
     "os_compute_api:os-create-backup": MEMBER,
+    "os_compute_api:os-deferred-delete:restore": MEMBER,
+    "os_compute_api:os-deferred-delete:force": MEMBER,
 }
 
 

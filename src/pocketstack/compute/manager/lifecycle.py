@@ -185,3 +185,40 @@ class LifecycleMixin:
                 ImageClient(ctx).delete(image_id)
             except Exception as error:  # noqa: BLE001 - a leftover image, not a failure
                 LOG.warning("Deleting shelved image %s failed: %s", image_id, error)
+
+    # --- deferred delete --------------------------------------------------------------------
+
+    def soft_delete_instance(self, ctx, instance_uuid: str):
+        self._run(ctx, instance_uuid, states.SOFT_DELETING, "soft_delete_instance",
+                  lambda inst: self.driver.power_off(_guest(inst)),
+                  vm_state=states.SOFT_DELETED, power_state=states.SHUTDOWN)
+
+    def restore_instance(self, ctx, instance_uuid: str):
+        self._run(ctx, instance_uuid, states.RESTORING, "restore_instance",
+                  lambda inst: self.driver.power_on(_guest(inst)),
+                  vm_state=states.ACTIVE, power_state=states.RUNNING)
+
+    def reclaim_queued_deletes(self) -> None:
+        """Delete for good the servers SOFT_DELETED longer than the reclaim interval
+        (nova's _reclaim_queued_deletes)."""
+        import datetime as dt
+
+        import sqlalchemy as sa
+
+        from pocketstack.common import config
+        from pocketstack.common.context import RequestContext
+        from pocketstack.common.timeutils import utcnow
+        from pocketstack.compute.models import Instance
+
+        interval = config.CONF.compute.reclaim_instance_interval
+        if interval <= 0:
+            return
+        with db.reader() as s:
+            due = s.scalars(sa.select(Instance.uuid).where(
+                Instance.host == self.host, Instance.deleted.is_(False),
+                Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
+                Instance.deleted_at < utcnow() - dt.timedelta(seconds=interval))).all()
+        for uuid in due:
+            if instances.update(uuid, {"task_state": states.DELETING}, expect_task=None,
+                                expect_vm=states.SOFT_DELETED):
+                self.terminate_instance(RequestContext.admin(), uuid)

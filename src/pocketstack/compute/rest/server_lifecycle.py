@@ -1,5 +1,6 @@
 """Server actions: rescue, unrescue, changePassword, trigger_crash_dump (2.17), shelve,
-shelveOffload, unshelve, migrate, os-migrateLive, evacuate, createBackup — bodies,
+shelveOffload, unshelve, migrate, os-migrateLive, evacuate, createBackup, restore and
+forceDelete ([compute] reclaim_instance_interval) — bodies,
 policies and answers as nova's action controllers."""
 from __future__ import annotations
 
@@ -139,8 +140,22 @@ def _create_backup(req, inst, args):
                    headers={"Location": f"{req.service_url}/images/{image_id}"})
 
 
+def _restore(req, inst, args):
+    authorize(req, "os_compute_api:os-deferred-delete:restore", _target(inst))
+    validate(_NULL, args)
+    lifecycle.restore(req.context, inst)
+
+
+def _force_delete(req, inst, args):
+    authorize(req, "os_compute_api:os-deferred-delete:force", _target(inst))
+    validate(_NULL, args)
+    from pocketstack.compute import actions
+
+    actions.delete(req.context, inst, soft=False)
+
+
 HANDLERS = {"rescue": _rescue, "unrescue": _unrescue, "changePassword": _change_password,
             "trigger_crash_dump": _crash_dump, "shelve": _shelve,
             "shelveOffload": _shelve_offload, "unshelve": _unshelve, "migrate": _migrate,
             "os-migrateLive": _live_migrate, "evacuate": _evacuate,
-            "createBackup": _create_backup}
+            "createBackup": _create_backup, "restore": _restore, "forceDelete": _force_delete}
