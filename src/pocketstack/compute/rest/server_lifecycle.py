@@ -6,8 +6,17 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import lifecycle, migrate
-from pocketstack.compute.rest.common import (BOOLEAN, METADATA, NAME, NON_NEGATIVE_INT,
-                                             at_least, authorize, respond, to_bool, validate)
+from pocketstack.compute.rest.common import (
+    BOOLEAN,
+    METADATA,
+    NAME,
+    NON_NEGATIVE_INT,
+    at_least,
+    authorize,
+    respond,
+    to_bool,
+    validate,
+)
 
 _NULL = {"type": "null"}
 _HOST = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
