@@ -115,3 +115,32 @@ def test_flavor_create_with_integer_id(admin_api):
     assert r.status_code == 200, r.text
     assert r.json()["flavor"]["id"] == str(ident)
     assert admin_api.delete(f"/flavors/{ident}").status_code == 202
+
+
+@pytest.mark.parametrize("method,path,body", [
+    ("GET", "/os-migrations?limit=x", None),
+    ("GET", "/os-migrations?marker=nope", None),
+    ("GET", "/os-migrations?changes-since=yesterday", None),
+    ("GET", "/os-simple-tenant-usage?start=soon", None),
+    ("GET", "/os-simple-tenant-usage?limit=-1", None),
+    ("GET", "/os-hypervisors/abc/uptime", None),
+    ("PUT", "/os-quota-class-sets/default", {"quota_class_set": {"cores": "-5"}}),
+    ("PUT", "/os-quota-class-sets/default", {"quota_class_set": {"nope": 1}}),
+    ("PUT", "/os-quota-class-sets/default", [1]),
+    ("POST", "/servers/{sid}/remote-consoles", {"remote_console": {"protocol": "vnc"}}),
+    ("POST", "/servers/{sid}/remote-consoles", "x"),
+    ("POST", "/servers/{sid}/action", {"addSecurityGroup": None}),
+    ("POST", "/servers/{sid}/action", {"os-migrateLive": {"host": None}}),
+    ("POST", "/servers/{sid}/action", {"evacuate": {"host": 5}}),
+    ("POST", "/servers/{sid}/action", {"createBackup": {"name": "b", "backup_type": "d",
+                                                        "rotation": -1}}),
+    ("POST", "/servers/{sid}/action", {"changePassword": {}}),
+    ("POST", "/servers/{sid}/action", {"rescue": {"rescue_image_ref": "not-a-uuid"}}),
+    ("POST", "/servers/{sid}/action", {"shelve": {"x": 1}}),
+    ("GET", "/servers/{sid}/migrations/abc", None),
+])
+def test_bad_input_is_a_clean_4xx(admin_api, server, method, path, body):
+    r = admin_api.req(method, path.format(sid=server), json=body,
+                      headers={"OpenStack-API-Version": "compute 2.79"})
+    assert 400 <= r.status_code < 500, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("application/json")

@@ -82,7 +82,7 @@ def list_migrations(req):
             if marker:
                 ids = [m.uuid for m in rows]
                 if marker not in ids:
-                    raise exceptions.NotFound(f"Marker {marker} could not be found.")
+                    raise exceptions.BadRequest(f"Marker {marker} could not be found.")
                 rows = rows[ids.index(marker) + 1:]
             rows = rows[:limit]
         flavor_ids = _flavor_ids(s, rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import db, exceptions
 from pocketstack.compute import quotas
 from pocketstack.compute.models import Quota
 from pocketstack.compute.rest.common import authorize, body, respond
@@ -33,6 +33,10 @@ def update(req):
     data = body(req, {"type": "object", "properties": {"quota_class_set": {
         "type": "object", "properties": props, "additionalProperties": False}},
         "required": ["quota_class_set"], "additionalProperties": False})["quota_class_set"]
+    for resource, value in data.items():
+        if int(value) < -1:
+            raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be -1 or "
+                                        "greater.")
     if name == "default":
         with db.transaction() as s:
             for resource, value in data.items():
