@@ -74,6 +74,13 @@ def test_shelve_offload_and_unshelve(conn, admin_conn, server):
     assert list(conn.image.images(name=f"{server.name}-shelved")) == []
     console = conn.compute.get_server_console_output(server)["output"]
     assert "login:" in console
+    # deleting a shelved server deletes the image it was kept in, as nova
+    conn.compute.shelve_server(server)
+    _wait(conn, server, "SHELVED_OFFLOADED")
+    assert len(list(conn.image.images(name=f"{server.name}-shelved"))) == 1
+    conn.compute.delete_server(server)
+    conn.compute.wait_for_delete(server, wait=60, interval=0.1)
+    assert list(conn.image.images(name=f"{server.name}-shelved")) == []
 
 
 def test_cold_migrate_and_confirm(admin_conn, server):

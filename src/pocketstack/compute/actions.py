@@ -95,6 +95,8 @@ def delete(ctx, inst, soft: bool = True) -> None:
     from pocketstack.compute.manager.delete import finish_delete
 
     check_locked(ctx, inst)
+    if inst.vm_state in (states.SHELVED, states.SHELVED_OFFLOADED):
+        _delete_shelved_image(ctx, inst)
     if soft and config.CONF.compute.reclaim_instance_interval > 0 and \
             inst.task_state is None and host_up(inst.host) and \
             inst.vm_state not in (states.BUILDING, states.SOFT_DELETED):
@@ -120,6 +122,22 @@ def delete(ctx, inst, soft: bool = True) -> None:
     if not deleting:
         raise instances.not_found(inst.uuid)
     compute_rpc.terminate_instance(ctx, inst.host, inst.uuid)
+
+
+def _delete_shelved_image(ctx, inst) -> None:
+    """The image a shelved server was kept in goes with the server, as in nova."""
+    image_id = (inst.system_metadata or {}).get("shelved_image_id")
+    if not image_id:
+        return
+    from pocketstack.compute.clients.image import ImageClient
+
+    try:
+        ImageClient(ctx).delete(image_id)
+    except exceptions.PocketstackError as error:
+        import logging
+
+        logging.getLogger(__name__).warning("Deleting shelved image %s failed: %s",
+                                            image_id, error)
 
 
 def reset_state(ctx, inst, state: str) -> None:
