@@ -175,16 +175,15 @@ class LifecycleMixin:
                                     host=self.host)
                 trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
             return
-        meta = {k: v for k, v in (inst.system_metadata or {}).items()
-                if k not in ("shelved_image_id", "shelved_host")}
-        ok = self._finish(ctx, inst, states.UNSHELVING, step, vm_state=states.ACTIVE,
-                          power_state=states.RUNNING, system_metadata=meta,
-                          host=self.host)
-        if ok and image_id:
+        if image_id:  # the guest runs again: its shelved image has served
             try:
                 ImageClient(ctx).delete(image_id)
             except Exception as error:  # noqa: BLE001 - a leftover image, not a failure
                 LOG.warning("Deleting shelved image %s failed: %s", image_id, error)
+        meta = {k: v for k, v in (inst.system_metadata or {}).items()
+                if k not in ("shelved_image_id", "shelved_host")}
+        self._finish(ctx, inst, states.UNSHELVING, step, vm_state=states.ACTIVE,
+                     power_state=states.RUNNING, system_metadata=meta, host=self.host)
 
     # --- deferred delete --------------------------------------------------------------------
 
