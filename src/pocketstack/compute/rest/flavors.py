@@ -6,7 +6,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions, policy
+from pocketstack.common import db, exceptions, numbers, policy
 from pocketstack.compute.models import Flavor, FlavorAccess, FlavorExtraSpec
 from pocketstack.compute.rest.common import (BOOLEAN, DESCRIPTION, at_least, authorize, body,
                                              limit_marker, links, next_link, respond, to_bool)
@@ -148,9 +148,9 @@ def _list(req, detail: bool):
             stmt = stmt.where(sa.or_(Flavor.is_public.is_(True), Flavor.id.in_(access)))
         for name, col in (("minRam", Flavor.memory_mb), ("minDisk", Flavor.root_gb)):
             if q.get(name) is not None:
-                if not q[name].isdigit():
-                    raise exceptions.BadRequest(f"Invalid {name} filter [{q[name]}]")
-                stmt = stmt.where(col >= int(q[name]))
+                minimum = numbers.parse_int(q[name], name, minimum=0,
+                                            message=f"Invalid {name} filter [{q[name]}]")
+                stmt = stmt.where(col >= minimum)
         col = columns[sort_key]
         stmt = stmt.order_by(col.desc() if sort_dir == "desc" else col.asc(), Flavor.id)
         rows = s.scalars(stmt).all()

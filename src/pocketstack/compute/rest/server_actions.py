@@ -1,7 +1,7 @@
 """POST /servers/{id}/action: one handler per action key, as nova's action controllers."""
 from __future__ import annotations
 
-from pocketstack.common import exceptions
+from pocketstack.common import exceptions, numbers
 from pocketstack.compute import actions, instances
 from pocketstack.compute.rest import server_resize, views
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
@@ -69,9 +69,11 @@ def _console(req, inst, args):
         raise exceptions.Conflict(f"Instance {inst.uuid} is not ready")
     text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid)
     length = (args or {}).get("length")
-    if length not in (None, "") and int(length) >= 0:
-        lines = text.splitlines(keepends=True)
-        text = "".join(lines[-int(length):]) if int(length) else ""
+    if length not in (None, ""):
+        length = numbers.parse_int(length, "length", minimum=numbers.INT64_MIN)
+        if length >= 0:
+            lines = text.splitlines(keepends=True)
+            text = "".join(lines[-length:]) if length else ""
     return respond(req, {"output": text})
 
 

@@ -1,0 +1,98 @@
+"""The one JSON decoder for request bodies (issue 11): every service's handlers get their
+body through ``ApiRequest.json()``, which calls ``decode`` here, so these rules hold for
+every endpoint, authenticated or not, before any handler runs:
+
+* strict UTF-8 (RFC 8259 section 8.1): no UTF-16/32 guessing, no invalid sequences;
+* nesting at most MAX_DEPTH deep — the C scanner recurses per level, and a 50,000-deep
+  ``[[[...]]]`` of 100 kB would otherwise end in RecursionError;
+* no lone UTF-16 surrogates from ``\\ud800`` escapes: they decode into Python strings that
+  cannot be encoded again (database, bcrypt, logs), so they fail far from here;
+* no NaN, Infinity or -Infinity, neither as literals nor as overflowing numbers (1e999):
+  they are not JSON, and stored once they would be served to every client;
+* integers within a 64-bit column: a bigger one only ever overflows the database.
+
+Each violation raises BadRequest, which the fault wrapper turns into the service's 400.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from pocketstack.common import exceptions, numbers
+
+MAX_DEPTH = 64
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class _Invalid(ValueError):
+    """A body that is well-formed JSON text but holds a value we refuse."""
+
+
+def _constant(name: str):
+    raise _Invalid(f"{name} is not a valid JSON number.")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Invalid(f"The number {text[:30]} is out of range.")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text) > 20:  # no need to convert thousands of digits to know they do not fit
+        raise _Invalid(f"The integer {text[:30]}... is out of range.")
+    value = int(text)
+    if not numbers.INT64_MIN <= value <= numbers.INT64_MAX:
+        raise _Invalid(f"The integer {text} is out of range (64-bit signed).")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
+
+
+def nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text`` (brackets inside strings ignored)."""
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def decode(body: bytes) -> Any:
+    """The parsed body; BadRequest for anything that is not JSON we accept."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise exceptions.BadRequest(
+            f"Malformed request body: not valid UTF-8 (byte {error.start}).") from None
+    # Counting brackets is cheap; the exact scan runs only for bodies that could be deep.
+    if text.count("[") + text.count("{") > MAX_DEPTH and nesting_depth(text) > MAX_DEPTH:
+        raise exceptions.BadRequest(
+            f"Malformed request body: JSON nested deeper than {MAX_DEPTH} levels.")
+    try:
+        value = _DECODER.decode(text.lstrip("\ufeff"))
+    except _Invalid as error:
+        raise exceptions.BadRequest(f"Invalid request body: {error}") from None
+    except (ValueError, RecursionError) as error:
+        raise exceptions.BadRequest(f"Malformed request body: {error}") from None
+    if "\\u" in text or "\\U" in text:
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise exceptions.BadRequest(
+            "Invalid request body: a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+            "which is not a character.") from None
