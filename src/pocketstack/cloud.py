@@ -135,6 +135,7 @@ class Cloud:
 
         self.first_start = fernet.setup()
         db.configure(conf.database.connection)
+        db.configure_models()
         db.migrate()
         policy.configure(self.data_dir)
         self.ids = bootstrap.bootstrap(self.admin_password)
@@ -385,6 +386,7 @@ class Agent:
                         "host with the same database file; use PostgreSQL or MariaDB "
                         "across hosts.")
         db.configure(conf.database.connection)
+        db.configure_models()
         self._wait_for_schema(schema_timeout)
         return self
 
