@@ -102,8 +102,10 @@ def start_conductor(cloud=None) -> RPCService:
     from pocketstack.compute.conductor.manager import ConductorManager
 
     manager = ConductorManager()
-    return RPCService("conductor", manager, workers=16, periodic=manager.check_build_deadlines,
-                      binary="nova-conductor", host=config.CONF.host)
+    service = RPCService("conductor", manager, workers=16, periodic=manager.periodic_tasks,
+                         binary="nova-conductor", host=config.CONF.host)
+    service.manager = manager
+    return service
 
 
 def start_scheduler(cloud=None) -> RPCService:
@@ -153,14 +155,22 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
         raise ValueError(f"Unknown role(s) {', '.join(sorted(unknown))}; one of "
                          f"{', '.join(ROLES)}.")
     services: list = []
+    conductor = None
     try:
         if "scheduler" in roles:
             services.append(start_scheduler())
         if "conductor" in roles:
-            services.append(start_conductor())
+            conductor = start_conductor()
+            services.append(conductor)
         if "compute" in roles:
             for host in hosts:
                 services.append(start_compute(host, data_dir))
+        if conductor is not None:
+            # Once every role here listens (a build cast to a host not started yet would
+            # fail): builds a previous process left unscheduled (issue 11).
+            from pocketstack.compute.conductor.recovery import start_recovery
+
+            start_recovery(conductor.manager)
     except BaseException:
         for service in reversed(services):
             service.stop()
