@@ -85,8 +85,11 @@ class RecoveryMixin:
                                 attempt=inst.attempt):
             return False  # deleted, or progressed after all
         claims.release(inst.uuid)  # a claim made by the lost attempt, if any
+        from pocketstack.compute.conductor.manager import _create_request_id
+
         ctx = RequestContext.admin()
         ctx.project_id = inst.project_id
+        ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id  # joins its trace
         step = Step(ctx, inst.uuid, "conductor_recover_build", "conductor", config.CONF.host,
                     reason)
         fresh = instances.load(inst.uuid)
