@@ -113,11 +113,14 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
     # --- failure handling ---------------------------------------------------------------
 
     def reschedule(self, ctx, instance_uuid: str, attempt: int, failed_host: str | None,
-                   reason: str, events=()):
+                   reason: str, events=(), host_fault: bool = True):
         """A build failed on ``failed_host``: try another host, or ERROR after max_attempts.
 
         ``attempt`` must still be current, so a late report of a build already handled
-        (by the deadline or a delete) does nothing.
+        (by the deadline or a delete) does nothing. A failure the request caused
+        (``host_fault`` False: a bad fixed IP, a quota) is ERROR at once and not counted
+        against the host — another host would fail the same way, and the scheduler would
+        learn to avoid a healthy host (issue 11).
         """
         steps = _steps_from(events)
         inst = instances.load(instance_uuid)
@@ -128,9 +131,14 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         history = list(spec.get("attempts") or []) + [f"{failed_host or 'no host'}: {reason}"]
         tried = list(spec.get("tried_hosts") or []) + ([failed_host] if failed_host else [])
         spec.update(attempts=history, tried_hosts=tried)
-        if failed_host:
+        if failed_host and host_fault:
             self._note_failure(failed_host)
         max_attempts = config.CONF.compute.max_attempts
+        if not host_fault:
+            self._error(ctx, instance_uuid, attempt, f"Build failed: {reason}",
+                        [self._bind(s, ctx, instance_uuid) for s in steps], code=500,
+                        spec=spec)
+            return
         if len(history) >= max_attempts:
             message = (f"Build failed after {len(history)} attempt(s) "
                        f"(max_attempts={max_attempts}): " + "; ".join(history))
