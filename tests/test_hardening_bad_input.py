@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pocketstack.common import db
+from pocketstack.common import db, numbers
 
 FAST = settings(max_examples=12, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -38,14 +38,16 @@ surrogates = surrogate_text.map(json.dumps)
 non_finite = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1E400"])
 huge_ints = st.one_of(st.integers(min_value=2**63, max_value=2**400),
                       st.integers(max_value=-2**63 - 1, min_value=-2**400)).map(str)
-bad_json_values = st.one_of(surrogates, non_finite, huge_ints)
+nul_text = st.just(json.dumps("a\x00b"))  # PostgreSQL refuses NUL in text
+bad_json_values = st.one_of(surrogates, non_finite, huge_ints, nul_text)
 
 UNICODE_DIGITS = "²³¹٣۳߃०১੧૧୧௧౧೧൧๑໑༡၁႑០᠑᧑０"
 unicode_digit_text = st.text(alphabet=UNICODE_DIGITS, min_size=1, max_size=4)
 bad_numbers_in_text = st.one_of(
     unicode_digit_text,
     st.integers(min_value=2**63, max_value=2**300).map(str),
-    st.sampled_from(["1" * 5000, "-1", "1_000", " 7", "1e3", "0x10", "NaN", "Infinity"]))
+    st.sampled_from(["1" * 5000, "-1", "1_000", " 7", "1e3", "0x10", "NaN", "Infinity",
+                     "1\x00"]))
 
 
 # --- the service's own error format ----------------------------------------------------
@@ -290,20 +292,22 @@ QUERIES = [
 @given(case=st.sampled_from(QUERIES), value=bad_numbers_in_text)
 def test_bad_numbers_in_query_parameters(api, case, value):
     service, path, name = case
-    # A page size past the maximum is clamped (as upstream does), any other value is a 400.
-    codes = range(200, 500) if name == "limit" else range(400, 500)
     r = api.send(service, "GET", path, query={name: value})
-    assert r.status_code in codes and r.status_code != 500, (path, name, value, r.text)
+    assert r.status_code < 500, (path, name, value, r.text)
     if r.status_code >= 400:
         assert FORMATS[service](r.json()), r.text
-    if any(c in UNICODE_DIGITS for c in value) or not value.strip().lstrip("-").isdigit():
+    # Only ASCII integers within 64 bits are numbers; a page size past the maximum is
+    # clamped (as upstream does) however many digits it has. Anything else is a 400.
+    number = numbers.is_int_text(value.strip(), signed=True)
+    page_size = name == "limit" and value.isascii() and value.isdigit()
+    if not number and not page_size:
         assert r.status_code == 400, (path, name, value, r.status_code, r.text)
 
 
 @FAST
 @given(ident=st.one_of(unicode_digit_text,
                        st.integers(min_value=2**63, max_value=2**300).map(str),
-                       st.just("9" * 5000), st.just("x" * 4000)))
+                       st.just("9" * 5000), st.just("x" * 4000), st.just("%00")))
 def test_bad_ids_in_paths_are_404(api, ident):
     for service, path in [("compute", f"/compute/v2.1/os-hypervisors/{ident}"),
                           ("compute", f"/compute/v2.1/servers/{ident}"),

@@ -9,7 +9,9 @@ every endpoint, authenticated or not, before any handler runs:
   cannot be encoded again (database, bcrypt, logs), so they fail far from here;
 * no NaN, Infinity or -Infinity, neither as literals nor as overflowing numbers (1e999):
   they are not JSON, and stored once they would be served to every client;
-* integers within a 64-bit column: a bigger one only ever overflows the database.
+* integers within a 64-bit column: a bigger one only ever overflows the database;
+* no NUL character (``\\u0000``): PostgreSQL refuses it in text, and no OpenStack field
+  carries one.
 
 Each violation raises BadRequest, which the fault wrapper turns into the service's 400.
 """
@@ -26,6 +28,8 @@ MAX_DEPTH = 64
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKET = re.compile(r"[\[\]{}]")
+# An escaped NUL (not an escaped backslash followed by "u0000").
+_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 class _Invalid(ValueError):
@@ -84,8 +88,11 @@ def decode(body: bytes) -> Any:
         raise exceptions.BadRequest(f"Invalid request body: {error}") from None
     except (ValueError, RecursionError) as error:
         raise exceptions.BadRequest(f"Malformed request body: {error}") from None
-    if "\\u" in text or "\\U" in text:
+    if "\\u" in text:
         _refuse_lone_surrogates(value)
+        if _NUL.search(text):
+            raise exceptions.BadRequest(
+                "Invalid request body: a string holds a NUL character (\\u0000).")
     return value
 
 

@@ -166,6 +166,9 @@ class Router:
 
     async def __call__(self, scope, receive, send):
         path = scope["path"][len(scope.get("root_path", "")):] or "/"
+        if "\x00" in path or b"%00" in scope.get("query_string", b""):
+            # No id or filter holds one, and PostgreSQL refuses it in text (issue 11).
+            raise exceptions.BadRequest("The URL holds a NUL character (%00).")
         route, params = self.match(path)
         if route is None:
             raise exceptions.NotFound("The resource could not be found.")
