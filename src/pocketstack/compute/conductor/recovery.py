@@ -6,7 +6,10 @@ deadline:
   all-in-one restart reschedules them at once. (Builds that already reached a host are
   recovered by that host's ``init_host``, which owns them.)
 * periodically, builds with no progress for ``[compute] build_stall_timeout`` seconds while
-  still in ``scheduling``: the cast to the conductor or to the chosen host was lost.
+  still in ``scheduling``: the cast to the conductor or to the chosen host was lost. Not
+  while whoever holds them is visibly busy — this conductor scheduling others, or the host
+  advancing other builds: in a burst, a build waits in a queue, and that is no loss (the
+  build deadline still covers a host that is busy and has lost one).
 
 Each is fenced first — its ``attempt`` bumped with a compare-and-swap — so a conductor or
 host that wakes up late finds its attempt superseded and leaves it alone.
@@ -51,9 +54,16 @@ class RecoveryMixin:
         """Periodic: builds in ``scheduling`` with no progress for build_stall_timeout."""
         stall = config.CONF.compute.build_stall_timeout
         return self._recover(utcnow() - dt.timedelta(seconds=stall),
-                             f"no progress for {stall:g}s (a lost message)")
+                             f"no progress for {stall:g}s (a lost message)", unless_busy=True)
 
-    def _recover(self, touched_before, reason: str, only_unplaced: bool = False) -> int:
+    def _busy_hosts(self, since) -> set[str]:
+        """Hosts that changed a server since ``since``: their queues are moving."""
+        with db.reader() as s:
+            return set(s.scalars(sa.select(Instance.host).distinct().where(
+                Instance.host.is_not(None), Instance.updated_at >= since)))
+
+    def _recover(self, touched_before, reason: str, only_unplaced: bool = False,
+                 unless_busy: bool = False) -> int:
         with db.reader() as s:
             stmt = sa.select(Instance).where(
                 Instance.vm_state == states.BUILDING, Instance.deleted.is_(False),
@@ -63,7 +73,11 @@ class RecoveryMixin:
                 stmt = stmt.where(Instance.host.is_(None))
             rows = s.scalars(stmt).all()
         with self._in_flight_lock:
+            conductor_busy = bool(self._in_flight)
             rows = [r for r in rows if r.uuid not in self._in_flight]
+        if unless_busy and rows:
+            busy = self._busy_hosts(touched_before)
+            rows = [r for r in rows if not (r.host in busy if r.host else conductor_busy)]
         handled = 0
         for inst in rows:
             try:
