@@ -359,6 +359,14 @@ def test_infinity_is_never_stored_nor_served(api, cloud):
         api.send("compute", "DELETE", f"/compute/v2.1/flavors/{flavor_id}")
 
 
+@pytest.mark.parametrize("field,value", [("rxtx_factor", "9" * 400), ("ram", "9" * 5000),
+                                         ("rxtx_factor", "1e999"), ("disk", "9" * 25)])
+def test_flavor_numbers_as_strings(api, field, value):
+    flavor = {"name": _name(), "ram": 64, "vcpus": 1, "disk": 1, field: value}
+    api.refused("compute", "POST", "/compute/v2.1/flavors", json.dumps({"flavor": flavor}),
+                codes=(400,))
+
+
 def test_domain_scoped_member_cannot_create_project_resources(api, cloud):
     """A domain-scoped token passed policy on POST /servers and /os-server-groups, then
     failed the NOT NULL project_id: 403 now, and nothing written."""

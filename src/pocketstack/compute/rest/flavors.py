@@ -13,7 +13,7 @@ from pocketstack.compute.rest.common import (BOOLEAN, DESCRIPTION, at_least, aut
 
 _FLAVOR_NAME = {"type": "string", "minLength": 1, "maxLength": 255,
                 "pattern": r"^(?! )[a-zA-Z0-9. _-]+(?<! )$"}
-_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]+$"}
+_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]{1,19}$"}  # int() stays cheap
 
 CREATE = {
     "type": "object",
@@ -199,7 +199,9 @@ def create_flavor(req):
                     root_gb=int(data["disk"]),
                     ephemeral_gb=int(data.get("OS-FLV-EXT-DATA:ephemeral", 0)),
                     swap=int(data.get("swap", 0) or 0),
-                    rxtx_factor=float(data.get("rxtx_factor", 1.0)),
+                    # "9" * 400 passes the pattern and float() makes it Infinity.
+                    rxtx_factor=numbers.parse_float(data.get("rxtx_factor", 1.0),
+                                                    "rxtx_factor"),
                     is_public=to_bool(data.get("os-flavor-access:is_public", True)),
                     description=data.get("description"))
     for v, what in ((flavor.memory_mb, "ram"), (flavor.vcpus, "vcpus"),
