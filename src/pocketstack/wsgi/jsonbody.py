@@ -26,7 +26,10 @@ from pocketstack.common import exceptions, numbers
 
 MAX_DEPTH = 64
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+# Escapes first, then strings without them: both linear (one pattern for both would
+# backtrack quadratically on an unclosed string full of escaped quotes).
+_ESCAPE = re.compile(r"\\.", re.S)
+_STRING = re.compile(r'"[^"]*"')
 _BRACKET = re.compile(r"[\[\]{}]")
 # An escaped NUL (not an escaped backslash followed by "u0000").
 _NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
@@ -62,10 +65,13 @@ _DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_
 def nesting_depth(text: str) -> int:
     """How deep arrays and objects nest in ``text`` (brackets inside strings ignored)."""
     depth = deepest = 0
-    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+    for bracket in _BRACKET.findall(_STRING.sub("", _ESCAPE.sub("", text))):
         if bracket in "[{":
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break  # deep enough to refuse: no need to read on
         else:
             depth -= 1
     return deepest
