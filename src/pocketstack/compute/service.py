@@ -165,9 +165,11 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
         if "compute" in roles:
             for host in hosts:
                 services.append(start_compute(host, data_dir))
-        if conductor is not None:
+        if conductor is not None and rpc.is_inproc(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
-            # fail): builds a previous process left unscheduled (issue 11).
+            # fail): builds a previous process left unscheduled (issue 11). Only with the
+            # in-process bus, whose messages died with that process; a broker keeps them
+            # for us, and the periodic stalled-build check covers the ones it lost.
             from pocketstack.compute.conductor.recovery import start_recovery
 
             start_recovery(conductor.manager)
