@@ -390,5 +390,12 @@ def test_domain_scoped_member_cannot_create_project_resources(api, cloud):
                         "networks": "none"}}), codes=(403,))
         domain_api.refused("compute", "POST", "/compute/v2.1/os-server-groups", json.dumps(
             {"server_group": {"name": _name(), "policies": ["affinity"]}}), codes=(403,))
+        # The other services' project-owned resources: a 4xx too, never a NOT NULL 500.
+        domain_api.refused("network", "POST", "/network/v2.0/networks", json.dumps(
+            {"network": {"name": _name()}}))
+        domain_api.refused("network", "POST", "/network/v2.0/security-groups", json.dumps(
+            {"security_group": {"name": _name()}}))
+        domain_api.refused("image", "POST", "/image/v2/images", json.dumps(
+            {"name": _name(), "disk_format": "raw", "container_format": "bare"}))
     finally:
         domain_api.client.close()
