@@ -207,9 +207,12 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         # Fence first: bump the attempt with a compare-and-swap. Only one conductor wins,
         # and the stuck host, should it wake up now, finds its build superseded (and undoes
         # only what it holds) instead of completing one whose ports and claim go next.
+        # A stalled build is taken only if it still has not moved (the host may just have
+        # started it); an expired one whatever it is doing.
+        stalled = {"expect_task": states.SCHEDULING} if reason else {}
         if not instances.update(inst.uuid, {"attempt": inst.attempt + 1,
                                             "build_deadline": None},
-                                expect_vm=states.BUILDING, attempt=inst.attempt):
+                                expect_vm=states.BUILDING, attempt=inst.attempt, **stalled):
             return False
         attempt = inst.attempt + 1
         ctx = RequestContext.admin()
