@@ -23,7 +23,7 @@ import threading
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
@@ -126,6 +126,8 @@ def start_recovery(manager) -> threading.Thread:
         except Exception:  # noqa: BLE001 - the periodic check will try again
             LOG.exception("Recovering unfinished builds at start-up failed")
 
-    thread = threading.Thread(target=run, name="conductor-recovery", daemon=True)
+    # Bound to this cloud's runtime: a thread does not inherit it (common/runtime.py).
+    thread = threading.Thread(target=runtime.bind(run), name="conductor-recovery",
+                              daemon=True)
     thread.start()
     return thread
