@@ -207,6 +207,16 @@ def test_bad_values_in_create_bodies(api, case, value):
     api.refused(service, "POST", path, _body(template(), value))
 
 
+@pytest.mark.parametrize("case", [c for c in CREATES if "rxtx_factor" not in str(c[2]())],
+                         ids=lambda c: c[1].rsplit("/", 1)[-1])
+@pytest.mark.parametrize("number", [2**63, -2**63 - 1, 10**30])
+def test_integers_past_64_bits_in_every_create(api, case, number):
+    """Each field validates its own range (with its own message): none of them reaches
+    the database, where it would overflow the column."""
+    service, path, template = case
+    api.refused(service, "POST", path, _body(template(), str(number)))
+
+
 @FAST
 @given(value=bad_json_values)
 def test_bad_values_in_updates(api, targets, value):

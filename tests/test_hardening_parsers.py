@@ -13,6 +13,7 @@ from pocketstack.wsgi import jsonbody
      ["[" * 70]),                                  # brackets inside a string
     (b"[" * 64 + b"]" * 64, None),                 # the deepest allowed
     (b'{"n": 9223372036854775807, "f": 1.5e308}', {"n": 2**63 - 1, "f": 1.5e308}),
+    (b"[9223372036854775808]", [2**63]),  # ranges are each field's to check
     ("{\"name\": \"caf\u00e9\"}".encode(), {"name": "caf\u00e9"}),
 ])
 def test_accepted(raw, value):
@@ -25,7 +26,7 @@ def test_accepted(raw, value):
     b"[" * 65 + b"]" * 65, b'{"a":' * 65 + b"1" + b"}" * 65,
     b'"\\ud800"', b'{"\\udfff": 1}', b'"\\u0000"', b'"\\\\\\u0000"',
     b"[NaN]", b"[Infinity]", b"[-Infinity]", b"[1e999]", b"[-1e400]",
-    b"[9223372036854775808]", b"[-9223372036854775809]", b"[" + b"9" * 5000 + b"]",
+    b"[" + b"9" * 5000 + b"]",
     b'"\xff"', b'"\xed\xa0\x80"', '"x"'.encode("utf-16"),
 ])
 def test_refused_with_400(raw):

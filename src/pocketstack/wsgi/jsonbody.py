@@ -9,11 +9,12 @@ every endpoint, authenticated or not, before any handler runs:
   cannot be encoded again (database, bcrypt, logs), so they fail far from here;
 * no NaN, Infinity or -Infinity, neither as literals nor as overflowing numbers (1e999):
   they are not JSON, and stored once they would be served to every client;
-* integers within a 64-bit column: a bigger one only ever overflows the database;
 * no NUL character (``\\u0000``): PostgreSQL refuses it in text, and no OpenStack field
   carries one.
 
 Each violation raises BadRequest, which the fault wrapper turns into the service's 400.
+Integer ranges are left to each field's validation, which names the field and its bounds
+(an integer of thousands of digits is refused here: Python will not convert it).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import math
 import re
 from typing import Any
 
-from pocketstack.common import exceptions, numbers
+from pocketstack.common import exceptions
 
 MAX_DEPTH = 64
 
@@ -50,16 +51,7 @@ def _float(text: str) -> float:
     return value
 
 
-def _int(text: str) -> int:
-    if len(text) > 20:  # no need to convert thousands of digits to know they do not fit
-        raise _Invalid(f"The integer {text[:30]}... is out of range.")
-    value = int(text)
-    if not numbers.INT64_MIN <= value <= numbers.INT64_MAX:
-        raise _Invalid(f"The integer {text} is out of range (64-bit signed).")
-    return value
-
-
-_DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_float=_float, parse_constant=_constant)
 
 
 def nesting_depth(text: str) -> int:

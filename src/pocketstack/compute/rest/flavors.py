@@ -27,7 +27,8 @@ CREATE = {
             "disk": dict(_INT, minimum=0), "OS-FLV-EXT-DATA:ephemeral": dict(_INT, minimum=0),
             "swap": dict(_INT, minimum=0),
             "rxtx_factor": {"type": ["number", "string"], "pattern": r"^[0-9]+(\.[0-9]+)?$",
-                            "minimum": 0, "exclusiveMinimum": True},
+                            "minimum": 0, "exclusiveMinimum": True,
+                            "maximum": 3.40282e+38},  # nova's: a 32-bit float
             "os-flavor-access:is_public": BOOLEAN,
         },
         "required": ["name", "ram", "vcpus", "disk"],
