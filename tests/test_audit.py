@@ -81,3 +81,25 @@ def test_audit_finds_broken_invariants_and_passes_healthy_servers(cloud):
     after = run_checks(stuck_after=300)
     for ident in (orphan.id, ghost, server.id, net.id):
         assert not _mentioning(after, ident), after
+
+
+def test_audit_finds_volume_attachments_out_of_step(cloud):
+    from pocketstack.volume.models import VolumeAttachment
+
+    sdk = cloud.sdk()
+    volume = sdk.block_storage.create_volume(size=1, name="audit-vol")
+    sdk.block_storage.wait_for_status(volume, status="available", wait=60)
+    assert not _mentioning(run_checks(stuck_after=300), volume.id)
+    ghost, attachment_id = str(uuid.uuid4()), str(uuid.uuid4())
+    with db.transaction() as s:
+        s.add(VolumeAttachment(id=attachment_id, volume_id=volume.id, instance_uuid=ghost,
+                               attach_status="attached"))
+    try:
+        found = _mentioning(run_checks(stuck_after=300), volume.id)["volumes"]
+        assert any(ghost in p and "does not exist" in p for p in found), found
+        assert any("is available but attached" in p for p in found), found
+    finally:
+        with db.transaction() as s:
+            s.execute(sa.delete(VolumeAttachment).where(VolumeAttachment.id == attachment_id))
+        sdk.block_storage.delete_volume(volume)
+    assert not _mentioning(run_checks(stuck_after=300), volume.id)

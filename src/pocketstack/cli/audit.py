@@ -10,12 +10,14 @@ whoever can run it is the cloud's admin). What it checks:
   server without an allocation, an allocation on another host than its server;
 * hypervisor usage: each compute node's used vCPUs/RAM/disk/running VMs against the sum
   of the allocations on it;
-* volumes: what the volume service checks itself, if it provides ``volume/audit.py`` with
-  ``problems(session) -> list[str]``;
+* volumes: attachments of servers that are gone, volumes in-use without an attachment or
+  available with one, servers' volume mappings whose attachment is gone (and what a
+  service adds with ``<service>/audit.py: problems(session) -> list[str]``);
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * stuck transitional states: servers in a task (or BUILD) untouched for longer than
-  ``--stuck-after`` seconds, images still saving or importing after that long.
+  ``--stuck-after`` seconds, images still saving or importing and volumes in a transitional
+  status after that long.
 
 Run it when the cloud is quiet: a boot or a delete in flight is a transient mismatch.
 """
@@ -99,11 +101,45 @@ def hypervisor_usage(s) -> list[str]:
     return problems
 
 
-def volumes(s) -> list[str]:
-    from pocketstack.common import config
+_VOLUME_BUSY = ("creating", "deleting", "attaching", "detaching", "extending", "downloading",
+                "uploading", "reserved", "backing-up", "restoring-backup", "retyping")
 
+
+def volumes(s, live: set[str]) -> list[str]:
+    from pocketstack.common import config
+    from pocketstack.compute.models import BlockDeviceMapping
+
+    problems = []
+    models = config.optional_module("volume", "models")
+    if models is not None:
+        Attachment = models.VolumeAttachment
+        attachments = s.execute(sa.select(Attachment.id, Attachment.volume_id,
+                                          Attachment.instance_uuid,
+                                          Attachment.attach_status)).all()
+        by_volume: dict[str, list] = {}
+        for a in attachments:
+            by_volume.setdefault(a.volume_id, []).append(a)
+            if a.instance_uuid and a.instance_uuid not in live:
+                problems.append(f"attachment {a.id} of volume {a.volume_id} belongs to "
+                                f"server {a.instance_uuid}, which does not exist (any more)")
+        for volume_id, status in s.execute(sa.select(models.Volume.id, models.Volume.status)):
+            attached = [a for a in by_volume.get(volume_id, [])
+                        if a.attach_status == "attached"]
+            if status == "in-use" and not by_volume.get(volume_id):
+                problems.append(f"volume {volume_id} is in-use without an attachment")
+            elif status == "available" and attached:
+                problems.append(f"volume {volume_id} is available but attached to server "
+                                f"{attached[0].instance_uuid}")
+        known = {a.id for a in attachments}
+        for server, volume_id, attachment_id in s.execute(
+                sa.select(BlockDeviceMapping.instance_uuid, BlockDeviceMapping.volume_id,
+                          BlockDeviceMapping.attachment_id)
+                .where(BlockDeviceMapping.attachment_id.is_not(None))):
+            if server in live and attachment_id not in known:
+                problems.append(f"server {server} maps volume {volume_id} through "
+                                f"attachment {attachment_id}, which does not exist")
     module = config.optional_module("volume", "audit")
-    return list(module.problems(s)) if module is not None else []
+    return problems + (list(module.problems(s)) if module is not None else [])
 
 
 def dhcp_files(s) -> list[str]:
@@ -163,6 +199,17 @@ def stuck(s, stuck_after: float, now: dt.datetime) -> list[str]:
             .where(Image.status.in_(("saving", "importing")), Image.updated_at < cutoff)):
         problems.append(f"image {image_id} stuck in {status} since "
                         f"{updated:%Y-%m-%d %H:%M:%S}")
+    from pocketstack.common import config
+
+    models = config.optional_module("volume", "models")
+    if models is not None:
+        Volume = models.Volume
+        touched = sa.func.coalesce(Volume.updated_at, Volume.created_at)
+        for volume_id, status, updated in s.execute(
+                sa.select(Volume.id, Volume.status, touched)
+                .where(Volume.status.in_(_VOLUME_BUSY), touched < cutoff)):
+            problems.append(f"volume {volume_id} stuck in {status} since "
+                            f"{updated:%Y-%m-%d %H:%M:%S}")
     return problems
 
 
@@ -180,7 +227,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "ports and IPs": ports_and_ips(s, set(servers)),
             "claims": claims(s, servers),
             "hypervisor usage": hypervisor_usage(s),
-            "volumes": volumes(s),
+            "volumes": volumes(s, set(servers)),
             "DHCP files": dhcp_files(s),
             "stuck states": stuck(s, stuck_after, utcnow()),
         }
