@@ -320,6 +320,7 @@ def test_bad_numbers_in_query_parameters(api, case, value):
                        st.just("9" * 5000), st.just("x" * 4000), st.just("%00")))
 def test_bad_ids_in_paths_are_404(api, ident):
     for service, path in [("compute", f"/compute/v2.1/os-hypervisors/{ident}"),
+                          ("compute", f"/compute/v2.1/os-hypervisors/{ident}/uptime"),
                           ("compute", f"/compute/v2.1/servers/{ident}"),
                           ("compute", f"/compute/v2.1/flavors/{ident}"),
                           ("compute", f"/compute/v2.1/os-server-groups/{ident}"),

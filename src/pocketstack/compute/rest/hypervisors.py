@@ -111,7 +111,7 @@ def uptime(req):
     ident = req.params["hypervisor_id"]
     with db.reader() as s:
         cond = ComputeNode.uuid == ident if at_least(req, "2.53") else (
-            ComputeNode.id == int(ident) if ident.isdigit() else sa.false())
+            ComputeNode.id == int(ident) if numbers.is_int_text(ident) else sa.false())
         rows = _load(s, cond)
     if not rows:
         raise exceptions.NotFound(f"Hypervisor with ID '{ident}' could not be found.")
