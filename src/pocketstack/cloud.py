@@ -70,6 +70,33 @@ def _write_private(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def make_private_dir(path: str) -> None:
+    """Create ``path`` or tighten an existing one to 0700 (it holds the database with the
+    password hashes, keys and images: nobody else's business), and make the files pocketstack
+    creates from now on owner-only (umask 077: the database, its -wal/-shm, images, DHCP
+    files)."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode != 0o700:
+        os.chmod(path, 0o700)
+        LOG.warning("Tightened the permissions of %s from %o to 700", path, mode)
+    os.umask(0o077)
+
+
+def tighten_database_files(url: str) -> None:
+    """An SQLite database and its -wal/-shm written before umask 077 (or by an older
+    pocketstack) become 0600."""
+    if not url.startswith("sqlite:///"):
+        return
+    path = url[len("sqlite:///"):]
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            if stat.S_IMODE(os.stat(name).st_mode) & 0o077:
+                os.chmod(name, 0o600)
+        except FileNotFoundError:
+            pass
+
+
 class Cloud:
     """A whole pocketstack cloud in this process.
 
@@ -204,7 +231,7 @@ class Cloud:
         if self.config_file_given and not os.path.isfile(self.config_file):
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
         self._made_data_dir = not os.path.exists(self.data_dir)
-        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        make_private_dir(self.data_dir)
         self._acquire_lock()
         runtime.started(self.runtime)
         config.load(self.data_dir, self.config_file, self.overrides)
@@ -225,7 +252,9 @@ class Cloud:
 
         self.first_start = fernet.setup()
         db.configure(conf.database.connection)
+        db.configure_models()
         db.migrate()
+        tighten_database_files(conf.database.connection)
         policy.configure(self.data_dir)
         self.ids = bootstrap.bootstrap(self.admin_password)
         self._write_client_files()
@@ -487,7 +516,7 @@ class Agent:
     def prepare(self, schema_timeout: float = 60.0) -> "Agent":
         if self.config_file_given and not os.path.isfile(self.config_file):
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
-        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
+        make_private_dir(self.data_dir)
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
         require_message_bus(self.config_file)
@@ -507,6 +536,7 @@ class Agent:
                         "host with the same database file; use PostgreSQL or MariaDB "
                         "across hosts.")
         db.configure(conf.database.connection)
+        db.configure_models()
         self._wait_for_schema(schema_timeout)
         return self
 

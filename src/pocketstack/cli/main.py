@@ -146,13 +146,23 @@ def _describe(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def admin_password_line(cloud) -> str:
+    """The generated admin password, for a person at a terminal only: when stdout is a file
+    or a pipe (a log, CI output) it stays in the 0600 file and the log says where."""
+    path = os.path.join(cloud.data_dir, "admin-password")
+    if sys.stdout.isatty():
+        return f"  admin password (shown once, kept in {path}): {cloud.admin_password}"
+    logging.getLogger("pocketstack").warning(
+        "The generated admin password is in %s (not printed: stdout is not a terminal)", path)
+    return f"  admin password: in {path} (not printed: stdout is not a terminal)"
+
+
 def _print_summary(cloud, seconds: float) -> None:
     state = "bootstrapped" if cloud.first_start else "ready"
     lines = [f"pocketstack is up at {cloud.url} ({state} in {seconds:.2f}s; "
              f"data in {cloud.data_dir})"]
     if cloud.password_generated:
-        lines.append(f"  admin password (shown once, kept in {cloud.data_dir}/admin-password): "
-                     f"{cloud.admin_password}")
+        lines.append(admin_password_line(cloud))
     lines += [
         "  Use it with the openstack CLI:",
         f"    export OS_CLIENT_CONFIG_FILE={cloud.data_dir}/clouds.yaml OS_CLOUD=pocketstack",
@@ -236,6 +246,9 @@ main.add_command(_demo)
 from pocketstack.cli.service import service as _service  # noqa: E402
 
 main.add_command(_service)
+from pocketstack.cli.audit import audit as _audit  # noqa: E402
+
+main.add_command(_audit)
 from pocketstack.cli.image import image as _image  # noqa: E402
 
 main.add_command(_image)

@@ -110,8 +110,7 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
                    f" RPC roles in this process: {roles}; message bus "
                    f"{_safe_url(config.CONF.transport_url)})")
         if cloud.password_generated:
-            click.echo(f"  admin password (shown once, kept in {cloud.data_dir}/"
-                       f"admin-password): {cloud.admin_password}")
+            click.echo(cli.admin_password_line(cloud))
         click.echo(f"  clouds.yaml and openrc are in {cloud.data_dir}")
         sys.stdout.flush()
 

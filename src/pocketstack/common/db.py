@@ -201,6 +201,17 @@ def import_models() -> None:
         config.optional_module(name, "models")
 
 
+def configure_models() -> None:
+    """Import every model and configure the mappers, before any request is served.
+
+    All services share one registry, so the first query anywhere configures every mapper
+    in it: a query on one thread while another is half-way through importing a models
+    module (a relationship naming a class not defined yet) failed the whole registry
+    (issue 11: NameError, then "One or more mappers failed to initialize")."""
+    import_models()
+    orm.configure_mappers()
+
+
 def alembic_config():
     from alembic.config import Config
 

@@ -39,6 +39,22 @@ def _bad(message: str) -> exceptions.BadRequest:
     return exceptions.BadRequest(message)
 
 
+def _in_a_subnet(client: NetworkClient, net: dict, address: str) -> bool:
+    """Whether ``address`` lies in one of the network's subnets: checked here, since a
+    build that fails on it fails on every host (issue 11)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    for subnet_id in net.get("subnets") or []:
+        subnet = client.get_subnet(subnet_id) or {}
+        if subnet.get("cidr") and ip in ipaddress.ip_network(subnet["cidr"], strict=False):
+            return True
+    return False
+
+
 def generate_password(length: int = 12) -> str:
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(length))
@@ -125,6 +141,9 @@ def _networks(ctx, requested, max_count: int) -> list[dict] | str:
                 if max_count > 1:
                     raise _bad("max_count cannot be greater than 1 if an fixed_ip is "
                                "specified.")
+                if not _in_a_subnet(client, net, req["fixed_ip"]):
+                    raise _bad(f"Fixed IP address {req['fixed_ip']} is not in a subnet of "
+                               f"network {net_id}.")
                 used = client.list_ports(network_id=net_id,
                                          fixed_ips=f"ip_address={req['fixed_ip']}")
                 if used:

@@ -22,6 +22,11 @@ OPTS = {
                      help="Seconds a server may stay in BUILD (one attempt) before the "
                           "conductor reschedules it or puts it in ERROR. Protects against "
                           "lost messages and hosts that die mid-build."),
+        cfg.FloatOpt("build_stall_timeout", default=10.0, min=0.1,
+                     help="Seconds a server may wait in BUILD/scheduling without progress "
+                          "before the conductor assumes its message was lost and schedules "
+                          "it again (checked every periodic_interval). Much shorter than "
+                          "build_timeout, which covers a whole build."),
         cfg.FloatOpt("vif_plugging_timeout", default=30.0, min=0.0,
                      help="Seconds to wait for the network service's network-vif-plugged "
                           "event for each port of a new server; 0 does not wait."),

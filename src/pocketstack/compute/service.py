@@ -102,8 +102,10 @@ def start_conductor(cloud=None) -> RPCService:
     from pocketstack.compute.conductor.manager import ConductorManager
 
     manager = ConductorManager()
-    return RPCService("conductor", manager, workers=16, periodic=manager.check_build_deadlines,
-                      binary="nova-conductor", host=config.CONF.host)
+    service = RPCService("conductor", manager, workers=16, periodic=manager.periodic_tasks,
+                         binary="nova-conductor", host=config.CONF.host)
+    service.manager = manager
+    return service
 
 
 def start_scheduler(cloud=None) -> RPCService:
@@ -183,15 +185,25 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
         raise ValueError(f"Unknown role(s) {', '.join(sorted(unknown))}; one of "
                          f"{', '.join(ROLES)}.")
     services: list = []
+    conductor = None
     try:
         if "scheduler" in roles:
             services.append(start_scheduler())
         if "conductor" in roles:
-            services.append(start_conductor())
+            conductor = start_conductor()
+            services.append(conductor)
         if "compute" in roles:
             for host in hosts:
                 name, driver = (host, None) if isinstance(host, str) else host
                 services.append(start_compute(name, data_dir, driver))
+        if conductor is not None and rpc.is_inproc(config.CONF.transport_url):
+            # Once every role here listens (a build cast to a host not started yet would
+            # fail): builds a previous process left unscheduled (issue 11). Only with the
+            # in-process bus, whose messages died with that process; a broker keeps them
+            # for us, and the periodic stalled-build check covers the ones it lost.
+            from pocketstack.compute.conductor.recovery import start_recovery
+
+            start_recovery(conductor.manager)
     except BaseException:
         for service in reversed(services):
             service.stop()

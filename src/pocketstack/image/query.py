@@ -16,7 +16,7 @@ import urllib.parse
 import sqlalchemy as sa
 from sqlalchemy.orm import aliased
 
-from pocketstack.common import config, db, exceptions, policy
+from pocketstack.common import config, db, exceptions, numbers, policy
 from pocketstack.common.timeutils import parse_isotime
 from pocketstack.image import access, views
 from pocketstack.image.models import Image, ImageMember, ImageProperty, ImageTag
@@ -65,14 +65,13 @@ def _split_in(value: str) -> list[str]:
 
 
 def _int(name: str, value: str, message: str | None = None) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise exceptions.BadRequest(message or f"Invalid value '{value}' for '{name}' filter.") \
-            from None
-    if not -2**63 <= number < 2**63:
+    text = value.strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()):  # "²".isdigit() is True, int() refuses
+        raise exceptions.BadRequest(message or f"Invalid value '{value}' for '{name}' filter.")
+    if not numbers.is_int_text(text, signed=True):
         raise exceptions.BadRequest(f"Invalid value '{value}' for '{name}' filter: out of range.")
-    return number
+    return int(text)
 
 
 def _bool(name: str, value: str) -> bool:
@@ -210,12 +209,11 @@ def list_images(ctx, query) -> Listing:
     conf = config.CONF.image
     limit = conf.limit_param_default
     if "limit" in single:
-        try:
-            limit = int(single["limit"])
-        except ValueError:
-            raise exceptions.BadRequest("limit param must be an integer") from None
-        if limit < 0:
+        text = single["limit"].strip()
+        if text.startswith("-") and numbers.is_int_text(text, signed=True):
             raise exceptions.BadRequest("limit param must be positive")
+        limit = numbers.parse_limit(text, "limit", conf.api_limit_max,
+                                    message="limit param must be an integer")
     limit = min(limit, conf.api_limit_max)
     member_status = single.get("member_status", "accepted")
     if member_status not in MEMBER_STATUSES:

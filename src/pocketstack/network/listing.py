@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 import sqlalchemy as sa
 
+from pocketstack.common import numbers
 from pocketstack.network.exceptions import HTTPBadRequest
 from pocketstack.network.models import Tag
 
@@ -62,15 +63,10 @@ def _convert(column, name: str, value: str):
         raise HTTPBadRequest(f"Invalid input for {name}. Reason: '{value}' cannot be "
                              "converted to boolean.")
     if kind is int:
-        try:
-            number = int(value)
-        except ValueError:
+        if not numbers.is_int_text(value.strip(), signed=True):  # ASCII, within int64
             raise HTTPBadRequest(f"Invalid input for {name}. Reason: '{value}' is not an "
-                                 "integer.") from None
-        if not -2 ** 63 <= number < 2 ** 63:  # what a database integer holds
-            raise HTTPBadRequest(f"Invalid input for {name}. Reason: '{value}' is out of "
-                                 "range.")
-        return number
+                                 "integer in range.")
+        return int(value)
     return value
 
 
@@ -140,14 +136,10 @@ def select_page(session, coll: Collection, params: Params, visible, options=()) 
     limit_text = _single(params, "limit")
     limit = None
     if limit_text not in (None, ""):
-        try:
-            limit = int(limit_text)
-        except ValueError:
-            limit = -1
-        if limit < 0:
-            raise HTTPBadRequest(f"Limit must be an integer 0 or greater and not "
-                                 f"'{limit_text}'")
-        limit = min(limit, 2 ** 31) or None  # databases refuse bigger LIMITs
+        # Clamped: databases refuse bigger LIMITs.
+        limit = numbers.parse_limit(limit_text, "limit", 2 ** 31, error=HTTPBadRequest,
+                                    message=f"Limit must be an integer 0 or greater and not "
+                                            f"'{limit_text}'") or None
     reverse = (_single(params, "page_reverse") or "").lower() == "true"
     sorts = _sorts(coll, params)
     if reverse:

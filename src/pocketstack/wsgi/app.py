@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable
 
-from pocketstack.common import config, runtime
+from pocketstack.common import config, exceptions, runtime
 from pocketstack.wsgi import faults, middleware
 from pocketstack.wsgi.routing import Router, json_response, public
 
@@ -61,17 +61,20 @@ class PocketstackApp:
     Identity is mounted at once. The other services' REST packages are imported on first
     use or by ``load_all()``, and requests to them wait until ``ready`` is set (the cloud
     sets it once its background workers run), so `pocketstack up` can answer identity —
-    every client's first stop — while the rest of the cloud finishes starting.
+    every client's first stop — while the rest of the cloud finishes starting. A request
+    that waits READY_TIMEOUT in vain gets a 503 with Retry-After, never a 500.
     """
 
     EAGER = ("identity",)
-    READY_TIMEOUT = 120.0  # seconds a request waits for the cloud to finish starting
+    READY_TIMEOUT = 30.0  # seconds a request waits for the cloud to finish starting
+    RETRY_AFTER = 5  # seconds, in the 503 a request gets when that wait runs out
 
     def __init__(self, ready: threading.Event | None = None):
         self.ready = ready or threading.Event()
         self.runtime = runtime.current()  # the cloud this app serves (common/runtime.py)
         self._lock = threading.Lock()
         self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
+        self._unavailable: dict[str, Callable] = {}  # prefix -> pipeline answering 503
         for service in SERVICES:
             if service.name in self.EAGER:
                 self._load(service)
@@ -102,10 +105,26 @@ class PocketstackApp:
         """(prefix, app) of every service that is loaded and provides a REST API."""
         return [(p, app) for p, app in self._apps.items() if app is not None]
 
-    async def _wait_ready(self) -> None:
+    async def _wait_ready(self) -> bool:
         deadline = time.monotonic() + self.READY_TIMEOUT
         while not self.ready.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        return self.ready.is_set()
+
+    def _not_ready(self, service: Service) -> Callable:
+        """The service's pipeline around a 503 (request id, access log, its error body)."""
+        app = self._unavailable.get(service.prefix)
+        if app is None:
+            retry_after = self.RETRY_AFTER
+
+            async def unavailable(scope, receive, send):
+                raise exceptions.ServiceUnavailable(
+                    f"The {service.name} service is still starting; retry in a few seconds.",
+                    headers={"Retry-After": str(retry_after)})
+
+            app = self._unavailable[service.prefix] = pipeline(service, unavailable,
+                                                               lambda scope: False)
+        return app
 
     async def __call__(self, scope, receive, send):
         # Every request runs in this app's cloud, whichever thread serves it: handlers
@@ -123,7 +142,8 @@ class PocketstackApp:
             prefix = service.prefix
             if path == prefix or path.startswith(prefix + "/"):
                 if service.name not in self.EAGER and not self.ready.is_set():
-                    await self._wait_ready()  # bounded; a cloud that never gets ready exits
+                    if not await self._wait_ready():  # bounded: then 503 + Retry-After
+                        return await self._not_ready(service)(scope, receive, send)
                 if prefix in self._apps:
                     app = self._apps[prefix]
                 else:

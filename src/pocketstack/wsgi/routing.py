@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import re
 from typing import Any, Callable
 
@@ -28,6 +29,7 @@ from starlette.responses import Response
 
 from pocketstack.common import exceptions
 from pocketstack.common.context import RequestContext
+from pocketstack.wsgi import jsonbody
 
 CONTEXT_KEY = "pocketstack.context"
 REQUEST_ID_KEY = "pocketstack.request_id"
@@ -86,10 +88,7 @@ class ApiRequest:
                 if required:
                     raise exceptions.BadRequest("The request body is missing or empty.")
                 return None
-            try:
-                self._json = json.loads(self._body)
-            except (ValueError, UnicodeDecodeError) as error:
-                raise exceptions.BadRequest(f"Malformed request body: {error}") from None
+            self._json = jsonbody.decode(self._body)
         return self._json
 
     async def _read_body(self, limit: int) -> None:
@@ -103,8 +102,27 @@ class ApiRequest:
         self._body = b"".join(chunks)
 
 
+def _dumps(body: Any) -> bytes:
+    """JSON without NaN/Infinity (not JSON: browsers' parsers reject them): a non-finite
+    float that reached a response (a row stored before issue 11) is served as null."""
+    try:
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+    except ValueError:
+        return json.dumps(_finite(body), separators=(",", ":")).encode()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def json_response(body: Any, status: int = 200, headers: dict | None = None) -> Response:
-    content = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+    content = b"" if body is None else _dumps(body)
     return Response(content, status_code=status, headers=headers,
                     media_type="application/json" if body is not None else None)
 
@@ -148,6 +166,9 @@ class Router:
 
     async def __call__(self, scope, receive, send):
         path = scope["path"][len(scope.get("root_path", "")):] or "/"
+        if "\x00" in path or b"%00" in scope.get("query_string", b""):
+            # No id or filter holds one, and PostgreSQL refuses it in text (issue 11).
+            raise exceptions.BadRequest("The URL holds a NUL character (%00).")
         route, params = self.match(path)
         if route is None:
             raise exceptions.NotFound("The resource could not be found.")

@@ -12,6 +12,7 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.models import ComputeNode, Instance
+from pocketstack.compute.conductor.recovery import RecoveryMixin
 from pocketstack.compute.conductor.resize import ResizeTaskMixin
 from pocketstack.compute.rpcapi import ComputeAPI
 from pocketstack.compute.scheduler import claims
@@ -38,10 +39,11 @@ _TO_SCHEDULE = (Instance.uuid, Instance.deleted, Instance.task_state, Instance.a
                 Instance.request_spec)
 
 
-class ConductorManager(ResizeTaskMixin):
+class ConductorManager(ResizeTaskMixin, RecoveryMixin):
     def __init__(self):
         self.scheduler = SchedulerAPI()
         self.compute = ComputeAPI()
+        self._init_recovery()
 
     # --- the boot -----------------------------------------------------------------------
 
@@ -55,7 +57,12 @@ class ConductorManager(ResizeTaskMixin):
             return
         step = Step(ctx, live[0].uuid, "conductor_schedule_and_build_instances", "conductor",
                     config.CONF.host)
-        self._schedule(ctx, live, step, tried=[])
+        uuids = [r.uuid for r in live]
+        self._track(uuids, True)  # the stalled-build check leaves these to us
+        try:
+            self._schedule(ctx, live, step, tried=[])
+        finally:
+            self._track(uuids, False)
 
     def _schedule(self, ctx, rows, step, tried: list[str], history: list[str] | None = None):
         spec = dict(rows[0].request_spec or {}, tried_hosts=tried)
@@ -106,11 +113,14 @@ class ConductorManager(ResizeTaskMixin):
     # --- failure handling ---------------------------------------------------------------
 
     def reschedule(self, ctx, instance_uuid: str, attempt: int, failed_host: str | None,
-                   reason: str, events=()):
+                   reason: str, events=(), host_fault: bool = True):
         """A build failed on ``failed_host``: try another host, or ERROR after max_attempts.
 
         ``attempt`` must still be current, so a late report of a build already handled
-        (by the deadline or a delete) does nothing.
+        (by the deadline or a delete) does nothing. A failure the request caused
+        (``host_fault`` False: a bad fixed IP, a quota) is ERROR at once and not counted
+        against the host — another host would fail the same way, and the scheduler would
+        learn to avoid a healthy host (issue 11).
         """
         steps = _steps_from(events)
         inst = instances.load(instance_uuid)
@@ -121,9 +131,14 @@ class ConductorManager(ResizeTaskMixin):
         history = list(spec.get("attempts") or []) + [f"{failed_host or 'no host'}: {reason}"]
         tried = list(spec.get("tried_hosts") or []) + ([failed_host] if failed_host else [])
         spec.update(attempts=history, tried_hosts=tried)
-        if failed_host:
+        if failed_host and host_fault:
             self._note_failure(failed_host)
         max_attempts = config.CONF.compute.max_attempts
+        if not host_fault:
+            self._error(ctx, instance_uuid, attempt, f"Build failed: {reason}",
+                        [self._bind(s, ctx, instance_uuid) for s in steps], code=500,
+                        spec=spec)
+            return
         if len(history) >= max_attempts:
             message = (f"Build failed after {len(history)} attempt(s) "
                        f"(max_attempts={max_attempts}): " + "; ".join(history))
@@ -168,6 +183,10 @@ class ConductorManager(ResizeTaskMixin):
 
     # --- periodic: build deadlines ------------------------------------------------------
 
+    def periodic_tasks(self) -> None:
+        self.check_stalled_builds()
+        self.check_build_deadlines()
+
     def check_build_deadlines(self) -> int:
         """Servers past their build deadline (a lost message, a host that died mid-build)
         are cleaned up and rescheduled, or put in ERROR. Returns how many it handled."""
@@ -181,21 +200,25 @@ class ConductorManager(ResizeTaskMixin):
                 Instance.build_deadline.is_not(None),
                 Instance.build_deadline < utcnow())).all()
 
-    def _time_out_build(self, inst) -> bool:
-        """Take the expired attempt of ``inst`` (as read) away from its host and reschedule;
-        False if another conductor, the host itself or a delete got there first."""
+    def _time_out_build(self, inst, reason: str | None = None) -> bool:
+        """Take the expired (or stalled: ``reason``) attempt of ``inst`` (as read) away from
+        its host and reschedule; False if another conductor, the host itself or a delete
+        got there first."""
         # Fence first: bump the attempt with a compare-and-swap. Only one conductor wins,
         # and the stuck host, should it wake up now, finds its build superseded (and undoes
         # only what it holds) instead of completing one whose ports and claim go next.
+        # A stalled build is taken only if it still has not moved (the host may just have
+        # started it); an expired one whatever it is doing.
+        stalled = {"expect_task": states.SCHEDULING} if reason else {}
         if not instances.update(inst.uuid, {"attempt": inst.attempt + 1,
                                             "build_deadline": None},
-                                expect_vm=states.BUILDING, attempt=inst.attempt):
+                                expect_vm=states.BUILDING, attempt=inst.attempt, **stalled):
             return False
         attempt = inst.attempt + 1
         ctx = RequestContext.admin()
         ctx.project_id = inst.project_id
         timeout = config.CONF.compute.build_timeout
-        reason = (f"build did not finish within {timeout:g}s "
+        reason = (f"{reason or f'build did not finish within {timeout:g}s'} "
                   f"(stuck in {inst.task_state or 'scheduling'}"
                   f"{' on ' + inst.host if inst.host else ''})")
         step = Step(ctx, inst.uuid, "conductor_build_timeout", "conductor",

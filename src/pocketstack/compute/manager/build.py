@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 
-from pocketstack.common import config, exceptions
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
 from pocketstack.compute.clients.image import ImageClient
 from pocketstack.compute.manager import network, volumes
+from pocketstack.compute.models import ComputeNode
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step, record
 from pocketstack.control import faults
@@ -53,9 +56,13 @@ class BuildMixin:
             cleanup = Step(ctx, instance_uuid, "compute_cleanup", "compute", self.host,
                            "; ".join(undone) or "nothing to undo").done()
             whole.fail(error)
-            self._failed_builds += 1
+            # A 4xx from a service we called is the request's fault, not this host's.
+            host_fault = not (isinstance(error, exceptions.PocketstackError)
+                              and 400 <= error.code < 500)
+            self._failed_builds += host_fault
             self.conductor.reschedule(ctx, instance_uuid, attempt, self.host,
-                                      _describe(error), events=[whole, cleanup])
+                                      _describe(error), events=[whole, cleanup],
+                                      host_fault=host_fault)
 
     def _advance(self, inst, attempt, frm, to, events=(), **values) -> None:
         if not instances.update(inst.uuid, dict(values, task_state=to), expect_task=frm,
@@ -185,8 +192,14 @@ class BuildMixin:
         return done
 
     def _note_success(self) -> None:
-        if self._failed_builds:
-            self._failed_builds = 0
+        """Any success clears this host's failed-build count. The count is in the
+        database (the conductor adds to it, and it outlives a restart), so read it there:
+        an in-memory count that starts at 0 never cleared what an earlier run left."""
+        self._failed_builds = 0
+        with db.reader() as s:
+            failed = s.scalar(sa.select(ComputeNode.failed_builds)
+                              .where(ComputeNode.host == self.host))
+        if failed:
             self._set_failed_builds(0)
 
 

@@ -10,7 +10,7 @@ import uuid as uuidlib
 import jsonschema
 from jsonschema import Draft4Validator, FormatChecker
 
-from pocketstack.common import exceptions, policy
+from pocketstack.common import exceptions, numbers, policy
 from pocketstack.compute.rest import microversion
 from pocketstack.wsgi import routing
 
@@ -40,7 +40,16 @@ def respond(req, body, status: int = 200, headers: dict | None = None):
 
 
 def authorize(req, action: str, target: dict | None = None) -> None:
-    policy.authorize(req.context, action, target)
+    ctx = req.context
+    # Compute resources belong to a project. A domain-scoped token has none: oslo.policy
+    # would match its project_id None against a target's None, and the row would then fail
+    # its NOT NULL constraint (issue 11). Nova scopes these APIs to projects: 403.
+    if (ctx.project_id is None and not ctx.is_service and not ctx.system_scope
+            and (target is None or ("project_id" in target and target["project_id"] is None))):
+        raise exceptions.Forbidden(
+            f"Policy doesn't allow {action} to be performed: it needs a project-scoped "
+            "token, and this token is scoped to a domain.")
+    policy.authorize(ctx, action, target)
 
 
 # --- validation -------------------------------------------------------------------------
@@ -138,9 +147,9 @@ METADATA = {"type": "object",
                                                                 "maxLength": 255}},
             "additionalProperties": False}
 TAG = {"type": "string", "minLength": 1, "maxLength": 60, "pattern": r"^[^,/]*$"}
-POSITIVE_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]*$", "minimum": 1,
+POSITIVE_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]{1,19}$", "minimum": 1,
                 "minLength": 1}
-NON_NEGATIVE_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]*$", "minimum": 0,
+NON_NEGATIVE_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]{1,19}$", "minimum": 0,
                     "minLength": 1}
 
 
@@ -166,9 +175,8 @@ def limit_marker(req, max_limit: int = 1000) -> tuple[int, str | None]:
     raw_limit = req.query.get("limit")
     limit = max_limit
     if raw_limit is not None:
-        if not raw_limit.isdigit():
-            raise exceptions.BadRequest("limit param must be an integer")
-        limit = min(int(raw_limit), max_limit)
+        limit = numbers.parse_limit(raw_limit, "limit", max_limit,
+                                    message="limit param must be an integer")
     return limit, req.query.get("marker")
 
 

@@ -6,14 +6,14 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions, policy
+from pocketstack.common import db, exceptions, numbers, policy
 from pocketstack.compute.models import Flavor, FlavorAccess, FlavorExtraSpec
 from pocketstack.compute.rest.common import (BOOLEAN, DESCRIPTION, at_least, authorize, body,
                                              limit_marker, links, next_link, respond, to_bool)
 
 _FLAVOR_NAME = {"type": "string", "minLength": 1, "maxLength": 255,
                 "pattern": r"^(?! )[a-zA-Z0-9. _-]+(?<! )$"}
-_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]+$"}
+_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]{1,19}$"}  # int() stays cheap
 
 CREATE = {
     "type": "object",
@@ -28,7 +28,8 @@ CREATE = {
             "disk": dict(_INT, minimum=0), "OS-FLV-EXT-DATA:ephemeral": dict(_INT, minimum=0),
             "swap": dict(_INT, minimum=0),
             "rxtx_factor": {"type": ["number", "string"], "pattern": r"^[0-9]+(\.[0-9]+)?$",
-                            "minimum": 0, "exclusiveMinimum": True},
+                            "minimum": 0, "exclusiveMinimum": True,
+                            "maximum": 3.40282e+38},  # nova's: a 32-bit float
             "os-flavor-access:is_public": BOOLEAN,
         },
         "required": ["name", "ram", "vcpus", "disk"],
@@ -149,9 +150,9 @@ def _list(req, detail: bool):
             stmt = stmt.where(sa.or_(Flavor.is_public.is_(True), Flavor.id.in_(access)))
         for name, col in (("minRam", Flavor.memory_mb), ("minDisk", Flavor.root_gb)):
             if q.get(name) is not None:
-                if not q[name].isdigit():
-                    raise exceptions.BadRequest(f"Invalid {name} filter [{q[name]}]")
-                stmt = stmt.where(col >= int(q[name]))
+                minimum = numbers.parse_int(q[name], name, minimum=0,
+                                            message=f"Invalid {name} filter [{q[name]}]")
+                stmt = stmt.where(col >= minimum)
         col = columns[sort_key]
         stmt = stmt.order_by(col.desc() if sort_dir == "desc" else col.asc(), Flavor.id)
         rows = s.scalars(stmt).all()
@@ -200,7 +201,9 @@ def create_flavor(req):
                     root_gb=int(data["disk"]),
                     ephemeral_gb=int(data.get("OS-FLV-EXT-DATA:ephemeral", 0)),
                     swap=int(data.get("swap", 0) or 0),
-                    rxtx_factor=float(data.get("rxtx_factor", 1.0)),
+                    # "9" * 400 passes the pattern and float() makes it Infinity.
+                    rxtx_factor=numbers.parse_float(data.get("rxtx_factor", 1.0),
+                                                    "rxtx_factor"),
                     is_public=to_bool(data.get("os-flavor-access:is_public", True)),
                     description=data.get("description"))
     for v, what in ((flavor.memory_mb, "ram"), (flavor.vcpus, "vcpus"),

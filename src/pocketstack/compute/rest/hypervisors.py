@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import db, exceptions, numbers
 from pocketstack.compute.models import ComputeNode, Instance, Service
 from pocketstack.compute.rest.common import at_least, authorize, respond
 from pocketstack.compute.scheduler.host_state import service_is_up
@@ -71,7 +71,7 @@ def show_hypervisor(req):
     ident = req.params["hypervisor_id"]
     with db.reader() as s:
         cond = ComputeNode.uuid == ident if at_least(req, "2.53") else (
-            ComputeNode.id == int(ident) if ident.isdigit() else sa.false())
+            ComputeNode.id == int(ident) if numbers.is_int_text(ident) else sa.false())
         rows = _load(s, cond)
         if not rows:
             raise exceptions.NotFound(f"Hypervisor with ID '{ident}' could not be found.")
@@ -111,7 +111,7 @@ def uptime(req):
     ident = req.params["hypervisor_id"]
     with db.reader() as s:
         cond = ComputeNode.uuid == ident if at_least(req, "2.53") else (
-            ComputeNode.id == int(ident) if ident.isdigit() else sa.false())
+            ComputeNode.id == int(ident) if numbers.is_int_text(ident) else sa.false())
         rows = _load(s, cond)
     if not rows:
         raise exceptions.NotFound(f"Hypervisor with ID '{ident}' could not be found.")

@@ -11,7 +11,9 @@ MIN = (2, 1)
 MAX = (2, 79)
 MIN_STR, MAX_STR = "2.1", "2.79"
 
-_VERSION = re.compile(r"^([1-9]\d*)\.([1-9]\d*|0)$")
+# ASCII digits only (\d takes any script's digits), a few at most: a 5,000-digit number
+# would cost int() a ValueError past Python's limit.
+_VERSION = re.compile(r"^([1-9][0-9]{0,5})\.([1-9][0-9]{0,5}|0)$")
 
 
 def _parse(text: str) -> tuple[int, int]:
@@ -21,7 +23,7 @@ def _parse(text: str) -> tuple[int, int]:
     m = _VERSION.match(text)
     if not m:
         raise exceptions.BadRequest(
-            f"API Version String {text} is of invalid format. Must be of format "
+            f"API Version String {text[:40]} is of invalid format. Must be of format "
             "MajorNum.MinorNum.")
     return int(m.group(1)), int(m.group(2))
 

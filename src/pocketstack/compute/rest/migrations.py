@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import db, exceptions, numbers
 from pocketstack.common.timeutils import isotime_naive, parse_isotime
 from pocketstack.compute import instances
 from pocketstack.compute.models import Flavor, Migration
@@ -129,7 +129,8 @@ def show_server_migration(req):
     inst, stmt = _live(req)
     ident = req.params["migration_id"]
     with db.reader() as s:
-        m = s.scalar(stmt.where(Migration.id == int(ident))) if ident.isdigit() else None
+        m = (s.scalar(stmt.where(Migration.id == int(ident)))
+             if numbers.is_int_text(ident) else None)  # "²".isdigit() is True
     if m is None:
         raise exceptions.NotFound(f"In-progress live migration {ident} is not found for "
                                   f"server {inst.uuid}.")

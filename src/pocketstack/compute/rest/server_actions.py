@@ -1,7 +1,7 @@
 """POST /servers/{id}/action: one handler per action key, as nova's action controllers."""
 from __future__ import annotations
 
-from pocketstack.common import exceptions
+from pocketstack.common import exceptions, numbers
 from pocketstack.compute import actions, instances
 from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
                                       server_security_groups, views)
@@ -70,10 +70,12 @@ def _console(req, inst, args):
         raise exceptions.Conflict(f"Instance {inst.uuid} is not ready")
     text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid)
     length = (args or {}).get("length")
-    if length not in (None, "") and int(length) >= 0:
-        # nova's _tail_log: the last N '\n'-separated pieces, so the answer splits into
-        # exactly N lines
-        text = "\n".join(text.split("\n")[-int(length):]) if int(length) else ""
+    if length not in (None, ""):
+        length = numbers.parse_int(length, "length", minimum=numbers.INT64_MIN)
+        if length >= 0:
+            # nova's _tail_log: the last N '\n'-separated pieces, so the answer splits
+            # into exactly N lines
+            text = "\n".join(text.split("\n")[-length:]) if length else ""
     return respond(req, {"output": text})
 
 

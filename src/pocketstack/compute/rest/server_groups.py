@@ -7,7 +7,7 @@ import copy
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions, policy
+from pocketstack.common import db, exceptions, numbers, policy
 from pocketstack.compute import server_groups
 from pocketstack.compute.models import ServerGroup
 from pocketstack.compute.rest.common import NAME, at_least, authorize, body, respond
@@ -49,15 +49,15 @@ def _view(req, g: ServerGroup, members: list[str]) -> dict:
     return out
 
 
-def _int_param(req, name: str) -> int | None:
+def _int_param(req, name: str, max_limit: int | None = None) -> int | None:
     value = req.query.get(name)
     if value is None:
         return None
-    if not value.isdigit():
-        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
-                                    f"Value: {value}. '{value}' is not a 'non-negative "
-                                    "integer'")
-    return int(value)
+    message = (f"Invalid input for query parameters {name}. Value: {value}. '{value}' is "
+               "not a 'non-negative integer'")
+    if max_limit is not None:
+        return numbers.parse_limit(value, name, max_limit, message=message)
+    return numbers.parse_int(value, name, minimum=0, message=message)
 
 
 def list_groups(req):
@@ -68,7 +68,7 @@ def list_groups(req):
         if extra:
             raise exceptions.BadRequest(f"Additional properties are not allowed "
                                         f"({', '.join(sorted(extra))} was unexpected)")
-    limit, offset = _int_param(req, "limit"), _int_param(req, "offset") or 0
+    limit, offset = _int_param(req, "limit", 1000), _int_param(req, "offset") or 0
     stmt = sa.select(ServerGroup).order_by(ServerGroup.created_at, ServerGroup.uuid)
     if not ("all_projects" in req.query and ctx.is_admin and policy.check(
             ctx, "os_compute_api:os-server-groups:index:all_projects",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions
+from pocketstack.common import config, db, exceptions, numbers
 from pocketstack.common.timeutils import isotime_naive
 from pocketstack.compute.models import Aggregate, ComputeNode, Instance, Service
 from pocketstack.compute.rest.common import at_least, authorize, body, respond
@@ -110,7 +110,7 @@ def delete_service(req):
     ident = req.params["service_id"]
     with db.transaction() as s:
         col = Service.uuid if at_least(req, "2.53") else Service.id
-        if col is Service.id and not ident.isdigit():
+        if col is Service.id and not numbers.is_int_text(ident):
             raise exceptions.BadRequest(f"Invalid uuid {ident}")
         svc = s.scalar(sa.select(Service).where(col == (ident if col is Service.uuid
                                                          else int(ident))))

@@ -97,7 +97,7 @@ def import_image(req):
     return routing.empty(202)
 
 
-_RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$")
+_RANGE = re.compile(r"^\s*bytes\s*=\s*([0-9]{0,19})\s*-\s*([0-9]{0,19})\s*$")  # ASCII: int() safe
 
 
 def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
