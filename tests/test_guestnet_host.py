@@ -355,3 +355,16 @@ def test_a_new_subnet_is_served_too(project, host_agent, guests):
     assert f"subnet-{first.id}" in cmdline and f"subnet-{second.id}" in cmdline
     assert guest.dhcp()["ip"] == project.port_of(
         guest.port.device_id).fixed_ips[0]["ip_address"]
+
+
+def test_port_created_bound_is_plumbed_before_the_answer(project, host_agent):
+    """A port created with binding:host_id (no update): same guarantee as a bind."""
+    net, _ = project.network("10.40.12.0/24")
+    port = project.admin.network.create_port(
+        network_id=net.id, device_owner="compute:nova", device_id=str(uuid.uuid4()),
+        binding_host_id=BRIDGE_HOST, project_id=project.user["project_id"])
+    try:
+        assert port.binding_vif_type == "bridge" and port.status == "ACTIVE"
+        assert "brq" + net.id[:11] in links() and f"qdhcp-{net.id}" in namespaces()
+    finally:
+        project.admin.network.delete_port(port)

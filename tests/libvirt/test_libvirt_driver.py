@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import libvirt_python_missing, make_qcow2, qemu_img_missing
+from libvirt_helpers import libvirt_python_missing, make_qcow2, qemu_img_missing
 from pocketstack.compute import states
 
 pytestmark = pytest.mark.skipif(bool(libvirt_python_missing() or qemu_img_missing()),

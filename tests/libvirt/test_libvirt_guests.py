@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from conftest import real_libvirt_missing
+from libvirt_helpers import real_libvirt_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
 

@@ -40,6 +40,10 @@ OPTS = {
         cfg.FloatOpt("periodic_interval", default=10.0, min=0.05,
                      help="Seconds between periodic tasks (power-state sync, build "
                           "deadlines, resource reconciliation)."),
+        cfg.IntOpt("reclaim_instance_interval", default=0, min=0,
+                   help="Seconds a deleted server is kept SOFT_DELETED (powered off, "
+                        "resources held, `restore` brings it back) before its host deletes "
+                        "it for good; 0 deletes at once, as nova's default."),
         cfg.StrOpt("default_availability_zone", default="nova",
                    help="Zone of hosts that are in no aggregate with availability_zone."),
         cfg.IntOpt("max_user_data_bytes", default=65535, min=0,

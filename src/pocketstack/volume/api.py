@@ -163,11 +163,14 @@ def create_volume(ctx, body) -> Volume:
             backup.status = "available"
         s.flush()
         s.refresh(volume)
+    # Read back before the cast: the answer shows the volume as created ('creating', as
+    # cinder), not whatever state the in-process manager may already have reached.
+    created = get_volume(ctx, volume.id)
     if backend:
         manager().cast(ctx, "create_volume", volume_id=volume.id,
                        image=_image_summary(image) if image else None,
                        backup_id=backup.id if backup else None)
-    return get_volume(ctx, volume.id)
+    return created
 
 
 def _gib(size_bytes: int) -> int:

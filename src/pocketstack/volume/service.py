@@ -12,7 +12,7 @@ import threading
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, rpc
+from pocketstack.common import config, db, rpc, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import backends, scheduler, types
@@ -45,7 +45,7 @@ def heartbeat() -> None:
 class _Heartbeat:
     def __init__(self):
         self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="volume-heartbeat", daemon=True)
+        self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat", daemon=True)
         self.thread.start()
 
     def _run(self):

@@ -97,6 +97,7 @@ class PeriodicMixin:
         # The heartbeat has its own thread at [compute] report_interval (service.RPCService),
         # so os-services up/down never depends on how long these tasks take.
         self.sync_power_states()
+        self.reclaim_queued_deletes()
         self.reconcile_resources()
 
     def sync_power_states(self) -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import actions, instances
-from pocketstack.compute.rest import server_resize, views
+from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
+                                      server_security_groups, views)
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
                                              validate)
 
@@ -70,8 +71,9 @@ def _console(req, inst, args):
     text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid)
     length = (args or {}).get("length")
     if length not in (None, "") and int(length) >= 0:
-        lines = text.splitlines(keepends=True)
-        text = "".join(lines[-int(length):]) if int(length) else ""
+        # nova's _tail_log: the last N '\n'-separated pieces, so the answer splits into
+        # exactly N lines
+        text = "\n".join(text.split("\n")[-int(length):]) if int(length) else ""
     return respond(req, {"output": text})
 
 
@@ -113,10 +115,16 @@ def _rebuild(req, inst, args):
         values["metadata_"] = args["metadata"]
     if "description" in args:
         values["display_description"] = args["description"]
+    if "accessIPv4" in args:
+        values["access_ip_v4"] = args["accessIPv4"]
+    if "accessIPv6" in args:
+        from pocketstack.compute.rest.servers import canonical_ipv6
+
+        values["access_ip_v6"] = canonical_ipv6(args["accessIPv6"])
     admin_pass = args.get("adminPass") or api.generate_password()
     actions.rebuild(req.context, inst, image_ref, values)
     inst = instances.get(req.context, inst.uuid)
-    server = views.server(req, inst, show_groups=at_least(req, "2.75"))
+    server = views.after_change(req, inst)
     server["adminPass"] = admin_pass
     return respond(req, {"server": server}, 202)
 
@@ -158,6 +166,9 @@ HANDLERS = {
     "os-getConsoleOutput": _console, "rebuild": _rebuild, "createImage": _create_image,
 }
 HANDLERS.update(server_resize.HANDLERS)
+HANDLERS.update(server_security_groups.HANDLERS)
+HANDLERS.update(consoles.HANDLERS)
+HANDLERS.update(server_lifecycle.HANDLERS)
 
 
 def server_action(req):
