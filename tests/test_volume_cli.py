@@ -59,6 +59,13 @@ def test_openstack_volume_cli_flow(cloud):
         conn.image.wait_for_status(img, "active", wait=120, interval=0.2)
         _wait(conn, root1)
 
+        cloud.cli("volume", "backup", "create", "--name", f"b1-{suffix}", data1, "-f", "json")
+        backup = conn.block_storage.find_backup(f"b1-{suffix}", ignore_missing=False)
+        conn.block_storage.wait_for_status(backup, "available", wait=60, interval=0.1)
+        cloud.cli("volume", "backup", "restore", f"b1-{suffix}", f"c2-{suffix}", "-f", "json")
+        _wait(conn, f"c2-{suffix}")
+        conn.block_storage.delete_backup(backup)
+
         user = cloud.make_user()
         cloud.cli("quota", "set", "--volumes", "5", "--gigabytes", "20", user["project_id"])
         quota = cloud.cli("quota", "show", user["project_id"], "-f", "json")
@@ -72,7 +79,7 @@ def test_openstack_volume_cli_flow(cloud):
         vt = conn.block_storage.find_type(f"fast-{suffix}", ignore_missing=False)
         assert vt.extra_specs == {"volume_backend_name": "lvm"}
     finally:
-        for name in (c1, root1):
+        for name in (c1, root1, f"c2-{suffix}"):
             volume = conn.block_storage.find_volume(name)
             if volume is not None:
                 conn.block_storage.delete_volume(volume)

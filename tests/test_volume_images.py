@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import uuid
 
@@ -12,6 +13,8 @@ import pytest
 
 from test_volume_api import Raw, create, wait_status
 
+needs_qemu_img = pytest.mark.skipif(shutil.which("qemu-img") is None,
+                                    reason="qemu-img is not installed (Debian: qemu-utils)")
 PAYLOAD = os.urandom(3 << 20) + b"\0" * (1 << 20) + b"tail of the image"
 
 
@@ -60,6 +63,7 @@ def test_volume_from_raw_image_and_back(cloud, member, raw):
     assert copy.size == 1 << 30 and copy.hash_value == digest
 
 
+@needs_qemu_img
 def test_volume_from_qcow2_image(cloud, member, raw, tmp_path):
     source = tmp_path / "disk.raw"
     source.write_bytes(PAYLOAD)
@@ -77,6 +81,7 @@ def test_volume_from_qcow2_image(cloud, member, raw, tmp_path):
     assert os.path.getsize(path) == 1 << 30
 
 
+@needs_qemu_img
 def test_image_that_does_not_fit_leaves_an_error_with_a_reason(cloud, member, raw, tmp_path):
     big = tmp_path / "big.qcow2"
     subprocess.run(["qemu-img", "create", "-f", "qcow2", str(big), "3G"], check=True,

@@ -8,10 +8,13 @@ Where things are:
 * ``api.py``       volumes: create, list, show, update, delete, metadata
 * ``actions.py``   volume actions (extend, reset status, bootable, readonly, upload to image)
 * ``attach.py``    attachments (3.27+) and the legacy attach actions; connection_info
-* ``snapshots.py`` snapshots; ``types.py`` volume types; ``quotas.py`` quotas and limits
+* ``snapshots.py`` snapshots; ``backups.py`` backups (full sparse copies) and restores;
+  ``types.py`` volume types; ``quotas.py`` quotas and limits
+* ``images.py``    the image service's REST API (create from image, upload to image)
 * ``scheduler.py`` chooses a backend by volume type and free capacity
 * ``manager.py``   the volume service's RPC endpoint (topic ``volume``, server = host):
-                   does the slow work (backend create/delete, image download, copies)
+                   does the slow work (backend create/delete, image download, copies,
+                   backups)
 * ``backends/``    ``file`` (sparse raw files) and ``lvm`` (logical volumes)
 * ``views.py``     cinder's response shapes; ``service.py`` start-up, heartbeat, recovery
 """

@@ -45,7 +45,8 @@ def heartbeat() -> None:
 class _Heartbeat:
     def __init__(self):
         self.stopping = threading.Event()
-        self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat", daemon=True)
+        self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat",
+                                       daemon=True)
         self.thread.start()
 
     def _run(self):

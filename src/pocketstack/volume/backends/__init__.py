@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import threading
 
-from pocketstack.common import config, exceptions
+from pocketstack.common import config, exceptions, runtime
 
 
 class BackendError(exceptions.PocketstackError):
@@ -60,23 +60,31 @@ def run(*args: str, timeout: float = 120) -> str:
     return proc.stdout
 
 
-_backends: dict[str, Backend] = {}
-_lock = threading.Lock()
+class _Backends:
+    def __init__(self):
+        self.by_name: dict[str, Backend] = {}
+        self.lock = threading.Lock()
+
+
+def _state() -> _Backends:
+    """The current cloud's backends (common/runtime.py)."""
+    return runtime.current().slot(__name__, _Backends)
 
 
 def get(name: str) -> Backend:
-    with _lock:
-        if name not in _backends:
+    state = _state()
+    with state.lock:
+        if name not in state.by_name:
             if name == "file":
                 from pocketstack.volume.backends.file import FileBackend
-                _backends[name] = FileBackend()
+                state.by_name[name] = FileBackend()
             elif name == "lvm":
                 from pocketstack.volume.backends.lvm import LVMBackend
-                _backends[name] = LVMBackend()
+                state.by_name[name] = LVMBackend()
             else:
                 raise BackendError(f"Unknown volume backend {name!r}: the backends are "
                                    "'file' and 'lvm'.")
-        return _backends[name]
+        return state.by_name[name]
 
 
 def enabled() -> list[str]:
@@ -85,5 +93,6 @@ def enabled() -> list[str]:
 
 def reset() -> None:
     """Forget configured backends (tests that change the options)."""
-    with _lock:
-        _backends.clear()
+    state = _state()
+    with state.lock:
+        state.by_name.clear()
