@@ -52,6 +52,22 @@ _GRANT_PATHS = ["/v3/projects/{project_id}/users/{user_id}/roles/{role_id}",
                 "/v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}"]
 
 
+def _system_grant_rules() -> list:
+    rules = []
+    for actor in ("user", "group"):
+        path = f"/v3/system/{actor}s/{{{actor}_id}}/roles"
+        for name, check, method, url in (
+                ("check", ADMIN_OR_SYSTEM_READER, "HEAD", f"{path}/{{role_id}}"),
+                ("list", ADMIN_OR_SYSTEM_READER, "GET", path),
+                ("create", ADMIN, "PUT", f"{path}/{{role_id}}"),
+                ("revoke", ADMIN, "DELETE", f"{path}/{{role_id}}")):
+            plural = "s" if name == "list" else ""
+            rules.append(_rule(f"{name}_system_grant{plural}_for_{actor}", check,
+                               f"{name.capitalize()} a {actor}'s system role grant{plural}.",
+                               [(method, url)]))
+    return rules
+
+
 def list_rules():
     return [
         policy.RuleDefault("service_role", "role:service"),
@@ -183,6 +199,7 @@ def list_rules():
               [("PUT", p) for p in _GRANT_PATHS]),
         _rule("revoke_grant", f"{ADMIN} or {_GRANT_MANAGER}", "Revoke a role grant.",
               [("DELETE", p) for p in _GRANT_PATHS]),
+        *_system_grant_rules(),
         _rule("list_role_assignments", f"{ADMIN_OR_SYSTEM_READER} or "
               f"{_reader_in('target.domain_id')}", "List role assignments.",
               [("GET", "/v3/role_assignments")]),

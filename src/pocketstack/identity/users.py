@@ -19,7 +19,7 @@ GROUP_COLUMNS = {"id", "name", "domain_id", "description"}
 
 def _require_domain(s, domain_id: str) -> None:
     if s.get(Domain, domain_id) is None:
-        raise exceptions.ValidationError(f"Could not find domain: {domain_id}.")
+        raise exceptions.NotFound(f"Could not find domain: {domain_id}.")
 
 
 def _check_default_project(s, project_id: str | None) -> None:
@@ -68,7 +68,7 @@ def update_user(user_id: str, ref: dict) -> User:
         if "domain_id" in ref and ref["domain_id"] != user.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
         if "name" in ref and ref["name"] != user.name and base.name_taken(
-                s, User, ref["name"], user.domain_id):
+                s, User, ref["name"], user.domain_id, exclude=user.id):
             raise base.duplicate_name("user", ref["name"], user.domain_id)
         if "default_project_id" in ref:
             _check_default_project(s, ref["default_project_id"])
@@ -150,7 +150,7 @@ def update_group(group_id: str, ref: dict) -> Group:
         if "domain_id" in ref and ref["domain_id"] != group.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
         if "name" in ref and ref["name"] != group.name and base.name_taken(
-                s, Group, ref["name"], group.domain_id):
+                s, Group, ref["name"], group.domain_id, exclude=group.id):
             raise base.duplicate_name("group", ref["name"], group.domain_id)
         if "name" in ref:
             group.name = ref["name"]

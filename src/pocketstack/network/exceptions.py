@@ -364,3 +364,13 @@ class PortSecurityAndIPRequiredForSecurityGroups(base.BadRequest):
 class QuotaResourceUnknown(base.NotFound):
     def __init__(self, unknown: list[str]):
         super().__init__(f"Unknown quota resources {unknown}.")
+
+
+class AdminRequired(base.Forbidden):
+    def __init__(self, reason: str):
+        super().__init__(f"User does not have admin privileges: {reason}.")
+
+
+class AgentNotFound(base.NotFound):
+    def __init__(self, agent_id: str):
+        super().__init__(f"Agent {agent_id} could not be found.")

@@ -53,7 +53,7 @@ ATTRS = {
     "description": v.Attr(v.string()),
     "network_id": v.Attr(v.uuid_string, put=False),
     "ip_version": v.Attr(_ip_version, put=False),
-    "cidr": v.Attr(lambda value, name: v.cidr(value, name, strict=True), put=False),
+    "cidr": v.Attr(v.cidr, put=False),
     "gateway_ip": v.Attr(_nullable_ip),
     "allocation_pools": v.Attr(v.list_of(_pool)),
     "dns_nameservers": v.Attr(v.list_of(v.ip_address)),

@@ -16,6 +16,9 @@ def _grant_routes() -> dict:
             routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/inherited_to_projects"] = _GRANT_LIST
             routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/{{role_id}}/inherited_to_projects"] \
                 = _GRANT
+    for actor in ("users/{user_id}", "groups/{group_id}"):
+        routes[f"/v3/system/{actor}/roles"] = _GRANT_LIST
+        routes[f"/v3/system/{actor}/roles/{{role_id}}"] = _GRANT
     return routes
 
 

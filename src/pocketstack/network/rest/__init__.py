@@ -1,8 +1,8 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (discovery, extensions, floatingips, networks, ports,
-                                      quotas, routers, security_groups, subnets, tags)
+from pocketstack.network.rest import (discovery, extensions, floatingips, inventory, networks,
+                                      ports, quotas, routers, security_groups, subnets, tags)
 
-ROUTES = {
+_ROUTES = {
     "/": {"GET": discovery.versions},
     "/v2.0": {"GET": discovery.v2},
     "/v2.0/extensions": {"GET": extensions.list_extensions},
@@ -37,7 +37,14 @@ ROUTES = {
     "/v2.0/floatingips/{floatingip_id}": {"GET": floatingips.show_floatingip,
                                           "PUT": floatingips.update_floatingip,
                                           "DELETE": floatingips.delete_floatingip},
+    "/v2.0/agents": {"GET": inventory.list_agents},
+    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent},
+    "/v2.0/availability_zones": {"GET": inventory.list_availability_zones},
+    "/v2.0/service-providers": {"GET": inventory.list_service_providers},
+    "/v2.0/network-ip-availabilities": {"GET": inventory.list_ip_availabilities},
+    "/v2.0/network-ip-availabilities/{network_id}": {"GET": inventory.show_ip_availability},
     "/v2.0/quotas": {"GET": quotas.list_quotas},
+    "/v2.0/quotas/tenant": {"GET": quotas.show_tenant},
     "/v2.0/quotas/{project_id}": {"GET": quotas.show_quota, "PUT": quotas.update_quota,
                                   "DELETE": quotas.delete_quota},
     "/v2.0/quotas/{project_id}/default": {"GET": quotas.show_default},
@@ -49,3 +56,14 @@ ROUTES = {
                                                     "PUT": tags.add_tag,
                                                     "DELETE": tags.delete_tag},
 }
+
+
+def _with_json_suffix(routes: dict) -> dict:
+    """Neutron accepts ``.json`` after any path (``/v2.0/networks.json``,
+    ``/v2.0/quotas/{id}/details.json``). The suffixed forms come first, so that
+    ``{network_id}.json`` is not read as an id."""
+    suffixed = {f"{path}.json": methods for path, methods in routes.items() if path != "/"}
+    return {**suffixed, **routes}
+
+
+ROUTES = _with_json_suffix(_ROUTES)
