@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions
 from pocketstack.identity import base, tokens
 from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain, Group,
-                                         Project, Role, User)
+                                         Limit, Project, Role, User)
 
 MAX_PROJECT_DEPTH = 5  # Keystone's [DEFAULT] max_project_tree_depth
 PROJECT_COLUMNS = {"id", "name", "domain_id", "parent_id", "description", "enabled", "tags",
@@ -254,6 +254,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
         s.execute(sa.delete(Assignment).where(Assignment.target_id.in_(ids)))
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(ids)))
+        s.execute(sa.delete(Limit).where(Limit.project_id.in_(ids)))
         for pid in reversed(ids):
             tokens.revoke(s, project_id=pid)
             s.execute(sa.delete(Project).where(Project.id == pid))

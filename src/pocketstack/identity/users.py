@@ -9,8 +9,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.identity import base, passwords, tokens
-from pocketstack.identity.models import (Assignment, Domain, Group, GroupMembership, Project,
-                                         User)
+from pocketstack.identity.models import (Assignment, Credential, Domain, Group,
+                                         GroupMembership, Project, User)
 
 USER_COLUMNS = {"id", "name", "domain_id", "enabled", "password", "default_project_id",
                 "description", "options", "federated", "password_expires_at"}
@@ -98,6 +98,7 @@ def delete_user(user_id: str) -> None:
         user = base.get_or_404(s, User, user_id, "user")
         s.execute(sa.delete(Assignment).where(Assignment.actor_id == user_id))
         s.execute(sa.delete(GroupMembership).where(GroupMembership.user_id == user_id))
+        s.execute(sa.delete(Credential).where(Credential.user_id == user_id))
         s.delete(user)
         tokens.revoke(s, user_id=user_id)
 
