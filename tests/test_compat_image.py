@@ -95,3 +95,64 @@ def test_list_filter_size_is_exact(owner):
     with pytest.raises(Exception) as caught:
         list(owner.images.list(filters={"size": "seven"}))
     assert getattr(caught.value, "code", None) == 400
+
+
+def _queued(gc, disk_format):
+    return gc.images.create(name=f"compat-{uuid.uuid4().hex[:8]}", disk_format=disk_format,
+                            container_format="bare")
+
+
+@pytest.mark.parametrize("disk_format, data, reason", [
+    ("qcow2", b"\x13random bytes, not a disk image" * 100, "looks like raw"),
+    ("raw", None, "looks like qcow2"),                        # a qcow2 declared raw
+    ("vmdk", b"\0" * 4096, "looks like raw"),
+    ("qcow2", "backing", "backing file"),
+])
+def test_upload_must_match_the_disk_format(owner, disk_format, data, reason):
+    """glance 2024+: the upload is refused (400), the image stays queued."""
+    import struct
+
+    from glanceclient import exc
+
+    from pocketstack.image.formats import qcow2_header
+
+    if data is None:
+        data = qcow2_header(1 << 30)
+    elif data == "backing":
+        header = bytearray(qcow2_header(1 << 30))
+        header[8:16] = struct.pack(">Q", 512)  # backing file name at offset 512
+        data = bytes(header) + b"/etc/passwd"
+    image = _queued(owner, disk_format)
+    with pytest.raises(exc.HTTPBadRequest) as caught:
+        owner.images.upload(image["id"], io.BytesIO(data))
+    assert reason in str(caught.value)
+    assert owner.images.get(image["id"])["status"] == "queued"
+    owner.images.delete(image["id"])
+
+
+def test_uploads_in_their_format_are_accepted(owner):
+    from pocketstack.image.formats import qcow2_header
+
+    qcow2 = _queued(owner, "qcow2")
+    owner.images.upload(qcow2["id"], io.BytesIO(qcow2_header(1 << 30) + b"\0" * 1000))
+    shown = owner.images.get(qcow2["id"])
+    assert (shown["status"], shown["virtual_size"]) == ("active", 1 << 30)
+    iso = bytearray(64 * 1024)
+    iso[0x8001:0x8006] = b"CD001"
+    for disk_format in ("iso", "raw"):  # an ISO is also a raw disk
+        image = _queued(owner, disk_format)
+        owner.images.upload(image["id"], io.BytesIO(bytes(iso)))
+        assert owner.images.get(image["id"])["status"] == "active"
+    kernel = _queued(owner, "aki")  # not inspected, as in glance
+    owner.images.upload(kernel["id"], io.BytesIO(b"any kernel bytes"))
+    assert owner.images.get(kernel["id"])["status"] == "active"
+
+
+def test_import_must_match_the_disk_format(owner):
+    from glanceclient import exc
+
+    image = _queued(owner, "qcow2")
+    owner.images.stage(image["id"], io.BytesIO(b"\x13not qcow2" * 100))
+    with pytest.raises(exc.HTTPBadRequest):
+        owner.images.image_import(image["id"], method="glance-direct")
+    assert owner.images.get(image["id"])["status"] == "queued"
