@@ -217,3 +217,61 @@ def test_floating_ip_port_details(cloud):
     conn.network.delete_router(router)
     conn.network.delete_network(internal)
     conn.network.delete_network(external)
+
+
+def test_segments_one_per_network(cloud, member):
+    conn = cloud.sdk()
+    network = conn.network.create_network(name=_name(), provider_network_type="vlan",
+                                          provider_physical_network="physnet1",
+                                          provider_segmentation_id=3999)
+    try:
+        [segment] = list(conn.network.segments(network_id=network.id))
+        assert (segment.network_type, segment.physical_network, segment.segmentation_id) == (
+            "vlan", "physnet1", 3999)
+        assert conn.network.get_segment(segment.id).network_id == network.id
+        assert list(cloud.user_sdk(member).network.segments()) == []
+    finally:
+        conn.network.delete_network(network)
+
+
+def test_subnet_pools_and_subnets_from_them(cloud, member):
+    conn = cloud.user_sdk(member)
+    pool = conn.network.create_subnet_pool(name=_name("pool"),
+                                           prefixes=["10.180.0.0/16", "10.181.0.0/16"],
+                                           default_prefix_length=24,
+                                           minimum_prefix_length=20,
+                                           maximum_prefix_length=28)
+    assert pool.prefixes == ["10.180.0.0/15"]  # merged, as neutron does
+    assert (pool.ip_version, pool.default_prefix_length, pool.minimum_prefix_length) == (
+        4, 24, 20)
+    network = conn.network.create_network(name=_name())
+    first = conn.network.create_subnet(network_id=network.id, subnet_pool_id=pool.id,
+                                       ip_version=4)
+    assert (first.cidr, first.subnet_pool_id) == ("10.180.0.0/24", pool.id)
+    second = conn.network.create_subnet(network_id=network.id, subnet_pool_id=pool.id,
+                                        ip_version=4, prefix_length=28)
+    assert second.cidr == "10.180.1.0/28"
+    chosen = conn.network.create_subnet(network_id=network.id, subnet_pool_id=pool.id,
+                                        ip_version=4, cidr="10.181.5.0/24")
+    assert chosen.cidr == "10.181.5.0/24"
+    assert {s.id for s in conn.network.subnets(subnet_pool_id=pool.id)} == {
+        first.id, second.id, chosen.id}
+    raw = Raw(cloud.user_session(member))
+    for attrs, status in (({"cidr": "10.99.0.0/24"}, 400),        # outside the pool
+                          ({"cidr": "10.180.0.128/25"}, 409),     # taken
+                          ({"prefixlen": 16}, 400)):              # shorter than min
+        got, fault = raw.error("POST", "/subnets", {"subnet": {
+            "network_id": network.id, "subnetpool_id": pool.id, "ip_version": 4, **attrs}})
+        assert got == status, fault
+    got, fault = raw.error("DELETE", f"/subnetpools/{pool.id}")
+    assert got == 409, fault
+    updated = conn.network.update_subnet_pool(pool, prefixes=["10.180.0.0/14"])
+    assert updated.prefixes == ["10.180.0.0/14"]
+    got, fault = raw.error("PUT", f"/subnetpools/{pool.id}",
+                           {"subnetpool": {"prefixes": ["10.200.0.0/16"]}})
+    assert got == 400, fault  # prefixes may only grow
+    for subnet in (first, second, chosen):
+        conn.network.delete_subnet(subnet)
+    conn.network.delete_network(network)
+    conn.network.delete_subnet_pool(pool)
+    assert conn.network.find_subnet_pool(pool.id) is None

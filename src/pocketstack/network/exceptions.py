@@ -374,3 +374,24 @@ class AdminRequired(base.Forbidden):
 class AgentNotFound(base.NotFound):
     def __init__(self, agent_id: str):
         super().__init__(f"Agent {agent_id} could not be found.")
+
+
+class SegmentNotFound(base.NotFound):
+    def __init__(self, segment_id: str):
+        super().__init__(f"Segment {segment_id} could not be found.")
+
+
+class SubnetPoolNotFound(base.NotFound):
+    def __init__(self, pool_id: str):
+        super().__init__(f"Subnet pool {pool_id} could not be found.")
+
+
+class SubnetPoolInUse(InUse):
+    def __init__(self, pool_id: str):
+        super().__init__(f"Subnet pool {pool_id} cannot be deleted: subnets are allocated "
+                         "from it.")
+
+
+class SubnetAllocationFailed(base.Conflict):
+    def __init__(self, reason: str):
+        super().__init__(f"Failed to allocate subnet: {reason}.")

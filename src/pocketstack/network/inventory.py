@@ -14,6 +14,7 @@ import uuid
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
+from pocketstack.common.timeutils import isotime
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Network, Subnet
@@ -136,3 +137,36 @@ def get_ip_availability(ctx, network_id: str) -> dict:
         if network is None or not base.sees_all(ctx):
             raise exc.NetworkNotFound(network_id)
         return _availability(network, _used(s, [network_id]))
+
+
+# --- segments ------------------------------------------------------------------------
+# One segment per network, from its provider attributes (neutron's segments extension
+# with a single segment per network). Admin-only as in neutron.
+
+def _segment(network: Network) -> dict:
+    return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:segment:{network.id}")),
+            "network_id": network.id, "name": None, "description": "",
+            "network_type": network.network_type,
+            "physical_network": network.physical_network,
+            "segmentation_id": network.segmentation_id,
+            "revision_number": network.revision_number,
+            "created_at": isotime(network.created_at),
+            "updated_at": isotime(network.updated_at)}
+
+
+def list_segments(ctx, params) -> list[dict]:
+    if not base.sees_all(ctx):
+        return []
+    query = sa.select(Network).order_by(Network.created_at)
+    if params.get("network_id"):
+        query = query.where(Network.id.in_(params["network_id"]))
+    with db.reader() as s:
+        segments = [_segment(n) for n in s.scalars(query)]
+    return [seg for seg in segments if matches(seg, params)]
+
+
+def get_segment(ctx, segment_id: str) -> dict:
+    for segment in list_segments(ctx, {}):
+        if segment["id"] == segment_id:
+            return segment
+    raise exc.SegmentNotFound(segment_id)

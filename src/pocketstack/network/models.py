@@ -66,6 +66,8 @@ class Subnet(StandardAttrs, Base):
     host_routes: Mapped[list] = mapped_column(sa.JSON, default=list)
     allocation_pools: Mapped[list] = mapped_column(sa.JSON, default=list)
     dns_publish_fixed_ip: Mapped[bool] = mapped_column(default=False)
+    # added in 0002; no foreign key: deleting a pool in use is refused in subnetpools.py
+    subnetpool_id: Mapped[str | None] = mapped_column(ID, index=True)
 
     network: Mapped[Network] = relationship(Network, back_populates="subnets")
 
@@ -203,3 +205,19 @@ class Tag(Base):
     __tablename__ = "network_tags"
     resource_id: Mapped[str] = mapped_column(ID, primary_key=True)
     tag: Mapped[str] = mapped_column(sa.String(255), primary_key=True, index=True)
+
+
+class SubnetPool(StandardAttrs, Base):
+    """Prefixes that subnets can be carved from (neutron's subnetpools)."""
+    __tablename__ = "network_subnetpools"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    ip_version: Mapped[int] = mapped_column()
+    prefixes: Mapped[list] = mapped_column(sa.JSON, default=list)  # canonical CIDRs, merged
+    min_prefixlen: Mapped[int] = mapped_column()
+    max_prefixlen: Mapped[int] = mapped_column()
+    default_prefixlen: Mapped[int] = mapped_column()
+    shared: Mapped[bool] = mapped_column(default=False)
+    is_default: Mapped[bool] = mapped_column(default=False)
+    default_quota: Mapped[int | None] = mapped_column()

@@ -1,6 +1,7 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.network.rest import (discovery, extensions, floatingips, inventory, networks,
-                                      ports, quotas, routers, security_groups, subnets, tags)
+                                      ports, quotas, routers, security_groups, subnetpools,
+                                      subnets, tags)
 
 _ROUTES = {
     "/": {"GET": discovery.versions},
@@ -14,6 +15,11 @@ _ROUTES = {
     "/v2.0/subnets": {"GET": subnets.list_subnets, "POST": subnets.create_subnet},
     "/v2.0/subnets/{subnet_id}": {"GET": subnets.show_subnet, "PUT": subnets.update_subnet,
                                   "DELETE": subnets.delete_subnet},
+    "/v2.0/subnetpools": {"GET": subnetpools.list_subnetpools,
+                          "POST": subnetpools.create_subnetpool},
+    "/v2.0/subnetpools/{subnetpool_id}": {"GET": subnetpools.show_subnetpool,
+                                          "PUT": subnetpools.update_subnetpool,
+                                          "DELETE": subnetpools.delete_subnetpool},
     "/v2.0/ports": {"GET": ports.list_ports, "POST": ports.create_port},
     "/v2.0/ports/{port_id}": {"GET": ports.show_port, "PUT": ports.update_port,
                               "DELETE": ports.delete_port},
@@ -43,6 +49,8 @@ _ROUTES = {
     "/v2.0/service-providers": {"GET": inventory.list_service_providers},
     "/v2.0/network-ip-availabilities": {"GET": inventory.list_ip_availabilities},
     "/v2.0/network-ip-availabilities/{network_id}": {"GET": inventory.show_ip_availability},
+    "/v2.0/segments": {"GET": inventory.list_segments},
+    "/v2.0/segments/{segment_id}": {"GET": inventory.show_segment},
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/tenant": {"GET": quotas.show_tenant},
     "/v2.0/quotas/{project_id}": {"GET": quotas.show_quota, "PUT": quotas.update_quota,

@@ -18,6 +18,10 @@ EXTENSIONS = {
                                 "subnet."),
     "router_availability_zone": ("Router Availability Zone",
                                  "Availability zone support for router."),
+    "subnet_allocation": ("Subnet Allocation", "Enables allocation of subnets from a subnet "
+                                               "pool"),
+    "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
+                                                   "subnetpool as the default."),
     "service-type": ("Neutron Service Type Management",
                      "API for retrieving service providers for Neutron advanced services"),
     "allowed-address-pairs": ("Allowed Address Pairs", "Provides allowed address pairs"),

@@ -1,5 +1,6 @@
-"""/v2.0/agents, /v2.0/availability_zones, /v2.0/service-providers and
-/v2.0/network-ip-availabilities: read-only views (see network/inventory.py)."""
+"""/v2.0/agents, /v2.0/availability_zones, /v2.0/service-providers,
+/v2.0/network-ip-availabilities and /v2.0/segments: read-only views (see
+network/inventory.py)."""
 from pocketstack.network import inventory
 from pocketstack.network.rest import common
 
@@ -40,3 +41,12 @@ def list_ip_availabilities(req):
 def show_ip_availability(req):
     return common.ok({"network_ip_availability": common.select(
         inventory.get_ip_availability(req.context, req.params["network_id"]), req)})
+
+
+def list_segments(req):
+    return _listed(req, "segments", inventory.list_segments(req.context, _filters(req)))
+
+
+def show_segment(req):
+    return common.ok({"segment": common.select(
+        inventory.get_segment(req.context, req.params["segment_id"]), req)})
