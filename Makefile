@@ -1,25 +1,31 @@
-# pocketstack: `make up` runs the cloud, `make test` runs the tests.
+# pocketstack: `make up` starts the cloud in the background, `make down` stops it,
+# `make test` runs the tests.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: up test bench clean
+.PHONY: up down test bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 
+# pocketstack and the openstack CLI (the `cli` extra) that the README's commands use.
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml
-	$(VENV)/bin/pip install -q -e .
+	$(VENV)/bin/pip install -q -e '.[cli]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/bin/python pyproject.toml
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test,cli]'
 	touch $@ $(VENV)/.installed
 
 up: $(VENV)/.installed
-	$(VENV)/bin/pocketstack up $(ARGS)
+	$(VENV)/bin/pocketstack up --detach $(ARGS)
+	@echo "Next: source $(VENV)/bin/activate   # puts pocketstack and openstack on your PATH"
+
+down:
+	$(VENV)/bin/pocketstack down
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest $(PYTEST_ARGS)

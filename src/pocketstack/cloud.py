@@ -12,19 +12,37 @@ database is ready and stopped in reverse order.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
 import logging
 import os
 import secrets
+import shutil
 import socket
 import stat
+import tempfile
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from pocketstack.common import config, db, policy, rpc
+if TYPE_CHECKING:
+    import openstack.connection
+    from keystoneauth1 import session as ks_session
+
+from pocketstack.common import config, db, policy, rpc, runtime
 
 LOG = logging.getLogger(__name__)
+
+
+def _in_own_runtime(method):
+    """Run a Cloud method inside that cloud's runtime (common/runtime.py): its
+    configuration, database and caches, whichever clouds the process runs."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.runtime.activated():
+            return method(self, *args, **kwargs)
+    return run
 
 
 def default_data_dir() -> str:
@@ -53,10 +71,35 @@ def _write_private(path: str, text: str) -> None:
 
 
 class Cloud:
+    """A whole pocketstack cloud in this process.
+
+    As a library (``from pocketstack import Cloud``)::
+
+        with Cloud(hosts=2) as cloud:          # a temporary data dir, a free port
+            conn = cloud.connection()          # openstacksdk, as admin
+            conn.compute.flavors()
+            cloud.session()                    # keystoneauth1
+            cloud.clouds_yaml                  # for the openstack CLI, Terraform, Ansible
+
+    ``data_dir`` None makes a temporary one, removed by ``stop()``; ``overrides`` maps
+    "group.option" (or "option" of [DEFAULT]) to a value, e.g. {"fake.hosts": 8}. Several
+    clouds may run in one process, one after another or at the same time: each has its own
+    configuration, database and caches (``runtime``).
+    """
+
     def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
                  admin_password: str | None = None, overrides: dict | None = None,
-                 roles: tuple[str, ...] | None = None):
-        self.data_dir = os.path.abspath(data_dir or default_data_dir())
+                 roles: tuple[str, ...] | None = None, hosts: int | None = None):
+        self._owns_data_dir = data_dir is None
+        if data_dir is None:
+            data_dir = tempfile.mkdtemp(prefix="pocketstack-")
+            # A throwaway cloud: fast password hashing, a known password.
+            overrides = {"identity.password_hash_rounds": 4, **(overrides or {})}
+            admin_password = admin_password or "pocketstack-admin"
+        self.data_dir = os.path.abspath(data_dir)
+        # Everything of this cloud that code elsewhere reaches through module functions
+        # (config, database, caches) lives here, so clouds in one process stay apart.
+        self.runtime = runtime.Runtime(os.path.basename(self.data_dir))
         # RPC roles run in this process (compute/service.py ROLES): None = all of them, the
         # all-in-one; a tuple = scale-out, the others run elsewhere over a message bus.
         self.roles = roles
@@ -64,6 +107,8 @@ class Cloud:
         self.config_file_given = config_file is not None
         self.requested_password = admin_password
         self.overrides = dict(overrides or {})
+        if hosts is not None:
+            self.overrides["fake.hosts"] = hosts
         self.admin_password: str | None = None
         self.password_generated = False
         self.first_start = False
@@ -78,16 +123,58 @@ class Cloud:
         self.app = None
         self.startup_error: Exception | None = None
         self._warm_up_thread: threading.Thread | None = None
+        self._prepared = False       # prepare() finished: the data dir is complete
+        self._made_data_dir = False  # prepare() created the data dir
 
     # --- preparation ----------------------------------------------------------------
 
     @property
     def url(self) -> str:
-        return config.public_url()
+        with self.runtime.activated():
+            return config.public_url()
 
     @property
     def auth_url(self) -> str:
         return self.url + "/identity"
+
+    @property
+    def clouds_yaml(self) -> str:
+        """Path of the clouds.yaml naming this cloud ``pocketstack`` (admin)."""
+        return os.path.join(self.data_dir, "clouds.yaml")
+
+    def session(self, username: str = "admin", password: str | None = None, *,
+                project_name: str | None = "admin", project_id: str | None = None,
+                domain_id: str = "default") -> "ks_session.Session":
+        """A keystoneauth1 session: the admin's, or any user's on a project."""
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1.identity import v3
+
+        scope: dict[str, Any] = ({"project_id": project_id} if project_id else
+                                 {"project_name": project_name, "project_domain_id": domain_id})
+        auth = v3.Password(auth_url=self.auth_url, username=username,
+                           password=password or self.admin_password,
+                           user_domain_id=domain_id, **scope)
+        return ks_session.Session(auth=auth)
+
+    def connection(self, **session_args: Any) -> "openstack.connection.Connection":
+        """An openstacksdk Connection (``pip install openstacksdk``) on ``session()``."""
+        try:
+            import openstack.connection
+        except ImportError:
+            raise ImportError("Cloud.connection() needs openstacksdk: pip install openstacksdk"
+                              ) from None
+        with self.runtime.activated():
+            region = config.CONF.region_name
+        return openstack.connection.Connection(session=self.session(**session_args),
+                                               region_name=region)
+
+    def __enter__(self) -> "Cloud":
+        if self._server is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
 
     def _acquire_lock(self) -> None:
         path = os.path.join(self.data_dir, "pocketstack.lock")
@@ -107,6 +194,7 @@ class Cloud:
         f.flush()
         self._lock_file = f
 
+    @_in_own_runtime
     def prepare(self, bind: bool = False) -> "Cloud":
         """Everything before serving: idempotent, never overwrites existing state.
 
@@ -115,8 +203,10 @@ class Cloud:
         """
         if self.config_file_given and not os.path.isfile(self.config_file):
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
+        self._made_data_dir = not os.path.exists(self.data_dir)
         os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self._acquire_lock()
+        runtime.started(self.runtime)
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
         if self.roles is not None:
@@ -139,6 +229,7 @@ class Cloud:
         policy.configure(self.data_dir)
         self.ids = bootstrap.bootstrap(self.admin_password)
         self._write_client_files()
+        self._prepared = True
         return self
 
     def _load_admin_password(self) -> None:
@@ -188,6 +279,7 @@ class Cloud:
 
     # --- background services --------------------------------------------------------
 
+    @_in_own_runtime
     def start_workers(self) -> None:
         for name in config.SERVICE_PACKAGES:
             if self.stop_requested:
@@ -197,6 +289,7 @@ class Cloud:
                 continue
             self.workers.extend(mod.start(self) or [])
 
+    @_in_own_runtime
     def warm_up(self) -> None:
         """What every service but identity needs: the policy rules, each service's REST
         package and the background workers; then the app lets requests through to them."""
@@ -205,6 +298,7 @@ class Cloud:
         self.start_workers()
         self.ready.set()
 
+    @_in_own_runtime
     def stop_workers(self) -> None:
         while self.workers:
             worker = self.workers.pop()
@@ -215,6 +309,7 @@ class Cloud:
 
     # --- serving ----------------------------------------------------------------------
 
+    @_in_own_runtime
     def _uvicorn(self):
         import uvicorn
 
@@ -227,6 +322,7 @@ class Cloud:
                                timeout_graceful_shutdown=5, server_header=False)
         return uvicorn.Server(uconf)
 
+    @_in_own_runtime
     def bind(self, host: str | None = None, port: int | None = None) -> None:
         """Take the listening socket now, so a port in use is a clear error before the
         summary is printed (default: [DEFAULT] bind_host and bind_port)."""
@@ -251,6 +347,7 @@ class Cloud:
         if self._server is not None:
             self._server.should_exit = True
 
+    @_in_own_runtime
     def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         """Foreground: serve until SIGINT/SIGTERM or request_stop(), then clean up (stop
         the workers, close the database, release the data dir).
@@ -273,6 +370,7 @@ class Cloud:
         finally:
             self.close()
 
+    @_in_own_runtime
     def _warm_up_when_listening(self, on_ready) -> None:
         while not self._server.started and not self.stop_requested:
             time.sleep(0.005)  # let uvicorn start before competing with it for the GIL
@@ -286,8 +384,18 @@ class Cloud:
             self.startup_error = error
             self.request_stop()
 
-    def start(self, port: int | None = None) -> "Cloud":
-        """In a background thread (tests, tools). ``port=0`` picks a free port."""
+    @_in_own_runtime
+    def start(self, port: int | None = 0) -> "Cloud":
+        """Serve in a background thread, ready when this returns. ``port=0`` (default)
+        picks a free port; None uses [DEFAULT] bind_port. A failed start leaves nothing
+        running."""
+        try:
+            return self._start(port)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, port: int | None) -> "Cloud":
         if port is not None:
             self.bind(self.overrides.get("bind_host", "127.0.0.1"), port)
             self.overrides["bind_port"] = self._socket.getsockname()[1]
@@ -295,7 +403,8 @@ class Cloud:
         self._server = self._uvicorn()
         self.warm_up()
         sockets = [self._socket] if self._socket else None
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": sockets},
+        self._thread = threading.Thread(target=runtime.bind(self._server.run),
+                                        kwargs={"sockets": sockets},
                                         name="pocketstack-http", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 30
@@ -305,13 +414,19 @@ class Cloud:
             time.sleep(0.01)
         return self
 
+    @_in_own_runtime
     def stop(self) -> None:
+        """Stop serving and release everything; a temporary data dir is removed."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
+            self._thread = None
         self.close()
+        if self._owns_data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
+    @_in_own_runtime
     def close(self) -> None:
         if self._warm_up_thread is not None:  # never start workers behind stop_workers
             self.stop_requested = True
@@ -324,8 +439,15 @@ class Cloud:
             self._socket.close()
             self._socket = None
         if self._lock_file is not None:
+            if not self._prepared:  # a failed start leaves no lock and no half-made dir
+                if self._made_data_dir:
+                    shutil.rmtree(self.data_dir, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.data_dir, "pocketstack.lock"))
             self._lock_file.close()
             self._lock_file = None
+        runtime.stopped(self.runtime)
 
 
 # --- scale-out: processes that run RPC roles only ------------------------------------------

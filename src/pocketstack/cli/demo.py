@@ -226,18 +226,12 @@ def _server_list(c: Cloud):
 
 def load_session(data_dir: str, cloud_name: str):
     """A keystoneauth1 session from <data dir>/clouds.yaml (the environment is untouched)."""
-    from openstack import config as os_config
+    from pocketstack.cli import clouds
 
-    path = os.path.join(data_dir, "clouds.yaml")
-    if not os.path.isfile(path):
-        raise DemoError(f"no clouds.yaml in {data_dir}: start the cloud with "
-                        f"`pocketstack up --data-dir {data_dir}` first")
     try:
-        region = os_config.OpenStackConfig(config_files=[path], load_envvars=False
-                                           ).get_one(cloud=cloud_name)
-    except Exception as error:  # noqa: BLE001 - unknown cloud name, unreadable YAML
-        raise DemoError(f"cannot use cloud {cloud_name!r} from {path}: {error}") from None
-    return region.get_session()
+        return clouds.session(cloud_name, data_dir, elsewhere=False)[0]
+    except clouds.CloudConfigError as error:
+        raise DemoError(error.message) from None
 
 
 @click.command("demo")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 
@@ -47,10 +48,26 @@ def _cloud_options(f):
               help="Admin password on first start (else $POCKETSTACK_ADMIN_PASSWORD, "
                    "else generated and printed once).")
 @click.option("--debug", is_flag=True, help="Log at DEBUG level.")
-def up(data_dir, config_file, host, port, admin_password, debug):
-    """Run the whole cloud in the foreground (Ctrl-C stops it)."""
+@click.option("--detach", is_flag=True,
+              help="Run in the background (log in <data dir>/pocketstack.log) and return "
+                   "once every service answers; `pocketstack down` stops it.")
+@click.option("--timeout", default=120.0, type=click.FloatRange(1), show_default=True,
+              help="With --detach: seconds to wait for the cloud to be ready.")
+def up(data_dir, config_file, host, port, admin_password, debug, detach, timeout):
+    """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
     started = time.monotonic()
-    from pocketstack.cloud import Cloud
+    from pocketstack.cloud import Cloud, default_data_dir
+
+    if detach:
+        from pocketstack.cli import daemon
+
+        argv = [*(["--config-file", config_file] if config_file else []),
+                *(["--host", host] if host else []),
+                *(["--port", str(port)] if port is not None else []),
+                *(["--admin-password", admin_password] if admin_password else []),
+                *(["--debug"] if debug else [])]
+        daemon.start_detached(argv, os.path.abspath(data_dir or default_data_dir()), timeout)
+        return
 
     _setup_logging(debug)
     overrides = {}
@@ -60,7 +77,8 @@ def up(data_dir, config_file, host, port, admin_password, debug):
         overrides["bind_port"] = port
     if debug:
         overrides["debug"] = True
-    cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
+    cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
+                  admin_password=admin_password,
                   overrides=overrides)
     serve_cloud(cloud, debug,
                 on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
@@ -165,6 +183,41 @@ def rotate_keys(data_dir, config_file):
     click.echo(f"Rotated the keys in {repo}: {', '.join(map(str, keys))} (0 is staged, "
                f"{max(keys)} is primary). Tokens issued before stay valid until the key "
                "that signed them is rotated out.")
+
+
+@main.command()
+@click.option("--data-dir", envvar="POCKETSTACK_HOME", default=None,
+              help="State directory of the cloud (as for `pocketstack up`).")
+@click.option("--timeout", default=30.0, type=click.FloatRange(0), show_default=True,
+              help="Seconds to wait for it to exit.")
+def down(data_dir, timeout):
+    """Stop the cloud `pocketstack up --detach` started."""
+    from pocketstack.cli import daemon
+    from pocketstack.cloud import default_data_dir
+
+    click.echo(daemon.stop(os.path.abspath(data_dir or default_data_dir()), timeout))
+
+
+@main.command()
+@click.option("--data-dir", envvar="POCKETSTACK_HOME", default=None,
+              help="State directory of the cloud (its clouds.yaml says where it listens).")
+@click.option("--url", default=None, help="The cloud's URL (default: from the data dir).")
+@click.option("--timeout", default=120.0, type=click.FloatRange(0), show_default=True,
+              help="Seconds to wait.")
+def wait(data_dir, url, timeout):
+    """Block until every service of the cloud answers (exit 1 if not within --timeout)."""
+    from pocketstack.cli import daemon
+    from pocketstack.cloud import default_data_dir
+
+    data_dir = os.path.abspath(data_dir or default_data_dir())
+    url = url or daemon.cloud_url(data_dir)
+    if url is None:
+        _fail(f"no clouds.yaml in {data_dir}: pass --url, or --data-dir of a cloud that "
+              "has started once")
+    problem = daemon.wait_ready(url.rstrip("/"), timeout)
+    if problem:
+        _fail(f"{url}: {problem}")
+    click.echo(f"pocketstack at {url} is ready.")
 
 
 from pocketstack.cli.trace import trace as _trace  # noqa: E402

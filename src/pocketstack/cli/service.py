@@ -86,7 +86,7 @@ def _install_signals(stop, is_stopping) -> None:
 def api(data_dir, config_file, node, debug, bind_host, port, admin_password, with_roles):
     """The REST APIs (identity, compute, image, network, …) on one port."""
     started = time.monotonic()
-    from pocketstack.cloud import Cloud
+    from pocketstack.cloud import Cloud, default_data_dir
     from pocketstack.common import config
 
     cli = _cli()
@@ -100,7 +100,8 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
         overrides["host"] = node
     if debug:
         overrides["debug"] = True
-    cloud = Cloud(data_dir, config_file=config_file, admin_password=admin_password,
+    cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
+                  admin_password=admin_password,
                   overrides=overrides, roles=tuple(dict.fromkeys(with_roles)))
 
     def ready():

@@ -12,10 +12,47 @@ import textwrap
 
 from oslo_config import cfg
 
-# pocketstack's own ConfigOpts, not oslo's global cfg.CONF: oslo.messaging registers its
-# [DEFAULT] transport_url and other options on the global one (common/rpc.py gives it that),
-# and the two definitions of transport_url would clash on one object.
-CONF = cfg.ConfigOpts()
+from pocketstack.common import runtime
+
+
+class _CloudConfig:
+    """One cloud's ConfigOpts with every option registered, and its data dir.
+
+    pocketstack's own ConfigOpts, not oslo's global cfg.CONF: oslo.messaging registers its
+    [DEFAULT] transport_url and other options on the global one (common/rpc.py gives it
+    that), and the two definitions of transport_url would clash on one object.
+    """
+
+    def __init__(self):
+        self.opts = cfg.ConfigOpts()
+        self.data_dir: str | None = None
+        for group, opts in service_opts().items():
+            self.opts.register_opts(opts, group=None if group == "DEFAULT" else group)
+
+
+def _cloud_config() -> _CloudConfig:
+    return runtime.current().slot(__name__, _CloudConfig)
+
+
+def conf() -> cfg.ConfigOpts:
+    """The current cloud's ConfigOpts (common/runtime.py says which cloud is current)."""
+    return _cloud_config().opts
+
+
+class _CurrentConf:
+    """``CONF.group.option`` reads the current cloud's configuration: each cloud in the
+    process has its own (common/runtime.py)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        return getattr(_cloud_config().opts, name)
+
+    def __call__(self, *args, **kwargs):
+        return _cloud_config().opts(*args, **kwargs)
+
+
+CONF = _CurrentConf()
 
 # The packages whose conf.py (if present) contributes options, in catalog order.
 SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume")
@@ -51,9 +88,6 @@ DATABASE_OPTS = [
     cfg.IntOpt("pool_size", default=10, help="Connection pool size (not used for SQLite)."),
 ]
 
-_registered = False
-
-
 def optional_module(service: str, module: str):
     """``pocketstack.<service>.<module>`` if that service provides it, else None."""
     name = f"pocketstack.{service}.{module}"
@@ -80,23 +114,17 @@ def service_opts() -> dict[str, list]:
     return groups
 
 
-def register_opts(conf: cfg.ConfigOpts = CONF) -> None:
-    global _registered
-    if _registered:
-        return
-    for group, opts in service_opts().items():
-        conf.register_opts(opts, group=None if group == "DEFAULT" else group)
-    _registered = True
-
-
-_data_dir: str | None = None
+def register_opts() -> None:
+    """Every option is registered on the current cloud's ConfigOpts (kept for callers)."""
+    _cloud_config()
 
 
 def data_dir() -> str:
     """The data dir the configuration was loaded for; services derive default paths from it."""
-    if _data_dir is None:
+    path = _cloud_config().data_dir
+    if path is None:
         raise RuntimeError("pocketstack's configuration is not loaded (config.load) yet")
-    return _data_dir
+    return path
 
 
 def load(data_dir: str, config_file: str | None = None, overrides: dict | None = None) -> cfg.ConfigOpts:
@@ -105,15 +133,15 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
     ``overrides`` maps "group.option" (or "option" for DEFAULT) to a value and wins over the
     file: the command line's --host/--port use it.
     """
-    register_opts()
+    state = _cloud_config()
+    CONF = state.opts
     files = [config_file] if config_file and os.path.exists(config_file) else []
     try:
         CONF([], project="pocketstack", default_config_files=files,
              validate_default_values=True)
     except cfg.Error as error:  # unreadable file, INI syntax error
         raise ConfigError(str(error)) from None
-    global _data_dir
-    _data_dir = os.path.abspath(data_dir)
+    state.data_dir = os.path.abspath(data_dir)
     CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
                      group="database")
     for key, value in (overrides or {}).items():
@@ -129,9 +157,10 @@ class ConfigError(Exception):
     """The configuration file cannot be used; the message says where and why."""
 
 
-def check(conf: cfg.ConfigOpts = CONF) -> None:
+def check(conf: cfg.ConfigOpts | None = None) -> None:
     """Read every option once, so a bad value in the file is an error at start-up (oslo.config
     would otherwise raise only when the option is first used, possibly mid-request)."""
+    conf = conf if conf is not None else _cloud_config().opts
     for group, opts in service_opts().items():
         section = conf if group == "DEFAULT" else getattr(conf, group)
         for opt in opts:
@@ -145,7 +174,8 @@ def check(conf: cfg.ConfigOpts = CONF) -> None:
                                   ) from None
 
 
-def public_url(conf: cfg.ConfigOpts = CONF) -> str:
+def public_url(conf: cfg.ConfigOpts | None = None) -> str:
+    conf = conf if conf is not None else _cloud_config().opts
     return (conf.public_url or f"http://{conf.bind_host}:{conf.bind_port}").rstrip("/")
 
 

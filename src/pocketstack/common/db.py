@@ -1,4 +1,4 @@
-"""Database: one SQLAlchemy engine per process, short explicit transactions, Alembic.
+"""Database: one SQLAlchemy engine per cloud, short explicit transactions, Alembic.
 
 Usage from any api.py::
 
@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, orm
 from sqlalchemy.dialects import mysql
 
-from pocketstack.common import config
+from pocketstack.common import config, runtime
 
 
 # Microsecond precision everywhere: MariaDB's DATETIME drops fractions unless told, and
@@ -45,28 +45,37 @@ class Base(orm.DeclarativeBase):
     type_annotation_map = {dt.datetime: DateTime}
 
 
-_engine: sa.Engine | None = None
-_writer_engine: sa.Engine | None = None
-_session_factory: orm.sessionmaker | None = None
-_writer_factory: orm.sessionmaker | None = None
-_sqlite_write_lock = threading.RLock()
-_is_sqlite = False
-_local = threading.local()
+class _Database:
+    """One cloud's engines and session factories (common/runtime.py: one per cloud)."""
+
+    def __init__(self):
+        self.engine: sa.Engine | None = None
+        self.writer_factory: orm.sessionmaker | None = None
+        self.reader_factory: orm.sessionmaker | None = None
+        self.is_sqlite = False
+        self.sqlite_write_lock = threading.RLock()
+
+
+def _db() -> _Database:
+    return runtime.current().slot(__name__, _Database)
+
+
+_local = threading.local()  # the session of the transaction open in this thread, if any
 
 
 def configure(url: str | None = None) -> sa.Engine:
-    """Create the process's engine (idempotent for the same URL)."""
-    global _engine, _writer_engine, _session_factory, _writer_factory, _is_sqlite
+    """Create the cloud's engine (idempotent for the same URL)."""
+    state = _db()
     url = url or config.CONF.database.connection
-    if _engine is not None and str(_engine.url) == str(sa.make_url(url)):
-        return _engine
+    if state.engine is not None and str(state.engine.url) == str(sa.make_url(url)):
+        return state.engine
     dispose()
     engine = create_engine(url)
-    _is_sqlite = engine.dialect.name == "sqlite"
-    writer = engine.execution_options(sqlite_begin="IMMEDIATE") if _is_sqlite else engine
-    _engine, _writer_engine = engine, writer
-    _session_factory = orm.sessionmaker(bind=engine, expire_on_commit=False)
-    _writer_factory = orm.sessionmaker(bind=writer, expire_on_commit=False)
+    state.is_sqlite = engine.dialect.name == "sqlite"
+    writer = engine.execution_options(sqlite_begin="IMMEDIATE") if state.is_sqlite else engine
+    state.reader_factory = orm.sessionmaker(bind=engine, expire_on_commit=False)
+    state.writer_factory = orm.sessionmaker(bind=writer, expire_on_commit=False)
+    state.engine = engine
     return engine
 
 
@@ -81,7 +90,6 @@ def create_engine(url: str) -> sa.Engine:
                                   pool_size=20, max_overflow=20)
         _install_sqlite_hooks(engine)
         return engine
-    config.register_opts()
     return sa.create_engine(url, pool_size=config.CONF.database.pool_size, max_overflow=20,
                             pool_pre_ping=True, pool_recycle=3600)
 
@@ -108,16 +116,15 @@ def _install_sqlite_hooks(engine: sa.Engine) -> None:
 
 
 def engine() -> sa.Engine:
-    if _engine is None:
-        configure()
-    return _engine
+    state = _db()
+    return state.engine if state.engine is not None else configure()
 
 
 def dispose() -> None:
-    global _engine, _writer_engine
-    if _engine is not None:
-        _engine.dispose()
-    _engine = _writer_engine = None
+    state = _db()
+    if state.engine is not None:
+        state.engine.dispose()
+    state.engine = None
 
 
 @contextlib.contextmanager
@@ -130,11 +137,12 @@ def transaction() -> Iterator[orm.Session]:
     if outer is not None:
         yield outer
         return
-    if _engine is None:
+    state = _db()
+    if state.engine is None:
         configure()
-    lock = _sqlite_write_lock if _is_sqlite else contextlib.nullcontext()
+    lock = state.sqlite_write_lock if state.is_sqlite else contextlib.nullcontext()
     with lock:
-        session = _writer_factory()
+        session = state.writer_factory()
         _local.session = session
         try:
             yield session
@@ -154,9 +162,10 @@ def reader() -> Iterator[orm.Session]:
     if outer is not None:
         yield outer
         return
-    if _engine is None:
+    state = _db()
+    if state.engine is None:
         configure()
-    session = _session_factory()
+    session = state.reader_factory()
     try:
         yield session
     finally:

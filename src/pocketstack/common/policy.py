@@ -15,7 +15,7 @@ import os
 import threading
 import time
 
-from pocketstack.common import cache, config, exceptions
+from pocketstack.common import cache, config, exceptions, runtime
 
 ADMIN = "role:admin"
 PROJECT_MEMBER = "role:member and project_id:%(project_id)s"
@@ -34,12 +34,22 @@ _BASE = [
      "An administrator or the user the target belongs to."),
 ]
 
-_enforcer = None
-_policy_file = "policy.yaml"
-_stamp: tuple | None = None      # policy.yaml's (mtime, size) the enforcer was built from
-_checked_at = -1e9
 RECHECK_SECONDS = 1.0            # how often to look for an edited policy.yaml
-_lock = threading.Lock()
+
+
+class _PolicyState:
+    """One cloud's enforcer (common/runtime.py)."""
+
+    def __init__(self):
+        self.enforcer = None
+        self.policy_file = "policy.yaml"
+        self.stamp: tuple | None = None  # policy.yaml's (mtime, size) the enforcer was built from
+        self.checked_at = -1e9
+        self.lock = threading.Lock()
+
+
+def _state() -> _PolicyState:
+    return runtime.current().slot(__name__, _PolicyState)
 
 LOG = logging.getLogger(__name__)
 
@@ -68,18 +78,18 @@ def list_rules():
 
 def configure(data_dir: str | None = None) -> None:
     """Use ``<data_dir>/policy.yaml``; the enforcer is (re)built on its next use."""
-    global _policy_file, _enforcer, _checked_at
-    with _lock:
-        _policy_file = os.path.join(data_dir, "policy.yaml") if data_dir else "policy.yaml"
-        _enforcer, _checked_at = None, -1e9
+    st = _state()
+    with st.lock:
+        st.policy_file = os.path.join(data_dir, "policy.yaml") if data_dir else "policy.yaml"
+        st.enforcer, st.checked_at = None, -1e9
 
 
 def _file_stamp() -> tuple | None:
     try:
-        st = os.stat(_policy_file)
+        stat = os.stat(_state().policy_file)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (stat.st_mtime_ns, stat.st_size)
 
 
 def _freeze(value):
@@ -120,7 +130,7 @@ def _build():
 
     # use_conf=True: oslo.policy only merges the registered defaults (and reads policy.yaml,
     # if present) on that path; with use_conf=False it loads no rule at all and denies all.
-    enforcer = Enforcer(config.CONF, policy_file=_policy_file, use_conf=True)
+    enforcer = Enforcer(config.conf(), policy_file=_state().policy_file, use_conf=True)
     enforcer.register_defaults(list_rules())
     enforcer.load_rules()
     # The rules are loaded. Left on, oslo.policy searches the config dirs for policy files
@@ -138,24 +148,24 @@ def init(data_dir: str | None = None):
 def enforcer():
     """The enforcer, rebuilt when policy.yaml changes (looked at once a second). A broken
     edit is logged and the rules in force stay; a broken file at start-up is an error."""
-    global _enforcer, _stamp, _checked_at
+    st = _state()
     now = time.monotonic()
-    if _enforcer is not None and now - _checked_at < RECHECK_SECONDS:
-        return _enforcer
-    with _lock:
-        if _enforcer is None or now - _checked_at >= RECHECK_SECONDS:
+    if st.enforcer is not None and now - st.checked_at < RECHECK_SECONDS:
+        return st.enforcer
+    with st.lock:
+        if st.enforcer is None or now - st.checked_at >= RECHECK_SECONDS:
             stamp = _file_stamp()
-            if _enforcer is None or stamp != _stamp:
+            if st.enforcer is None or stamp != st.stamp:
                 try:
-                    _enforcer = _build()
+                    st.enforcer = _build()
                 except Exception:
-                    if _enforcer is None:
+                    if st.enforcer is None:
                         raise
                     LOG.exception("%s is invalid; the policy rules in force are kept",
-                                  _policy_file)
-                _stamp = stamp
-            _checked_at = now
-    return _enforcer
+                                  st.policy_file)
+                st.stamp = stamp
+            st.checked_at = now
+    return st.enforcer
 
 
 def authorize(context, action: str, target: dict | None = None) -> None:

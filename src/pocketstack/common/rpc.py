@@ -25,7 +25,7 @@ import threading
 import warnings
 from typing import Any
 
-from pocketstack.common import config, exceptions
+from pocketstack.common import config, exceptions, runtime
 from pocketstack.common.context import RequestContext
 
 LOG = logging.getLogger(__name__)
@@ -99,8 +99,11 @@ def _exception_from_dict(data: dict) -> exceptions.PocketstackError:
 class _InProcServer:
     def __init__(self, topic: str, server: str | None, endpoints: list, workers: int):
         self.topic, self.server, self.endpoints = topic, server, endpoints
+        # Its workers serve the cloud that made this server (common/runtime.py).
+        self.bus = _bus()
         self.pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix=f"rpc-{topic}.{server or '*'}")
+            max_workers=workers, thread_name_prefix=f"rpc-{topic}.{server or '*'}",
+            initializer=runtime.current().enter)
         self.running = False
 
     def dispatch(self, ctx_dict: dict, method: str, kwargs: dict):
@@ -112,11 +115,11 @@ class _InProcServer:
         raise NoSuchMethod(f"Endpoint does not support RPC method {method}")
 
     def start(self):
-        _INPROC.register(self)
+        self.bus.register(self)
         self.running = True
 
     def stop(self):
-        _INPROC.unregister(self)
+        self.bus.unregister(self)
         self.running = False
 
     def wait(self):
@@ -151,7 +154,10 @@ class _InProcBus:
             return candidates[next(self.rr) % len(candidates)]
 
 
-_INPROC = _InProcBus()
+def _bus() -> _InProcBus:
+    """The current cloud's in-process bus: clouds in one process never see each other's
+    servers."""
+    return runtime.current().slot(__name__ + ".inproc", _InProcBus)
 
 
 class _InProcClient:
@@ -159,7 +165,7 @@ class _InProcClient:
         self.topic, self.server, self.timeout = topic, server, timeout
 
     def _target(self) -> _InProcServer:
-        srv = _INPROC.find(self.topic, self.server)
+        srv = _bus().find(self.topic, self.server)
         if srv is None:
             raise MessagingTimeout(f"No service is listening on {self.topic}"
                                    f"{'.' + self.server if self.server else ''}")
@@ -195,8 +201,15 @@ class _InProcClient:
 # oslo.messaging gets oslo's global cfg.CONF (it registers its [DEFAULT] transport_url and
 # [oslo_messaging_*] options there, some only there), parsed from pocketstack's config
 # files; pocketstack's own options live on config.CONF, a separate object.
-_oslo_transports: dict[str, Any] = {}  # by transport_url
 _oslo_lock = threading.Lock()
+
+
+def _oslo_transports() -> dict[str, Any]:
+    """The current cloud's oslo.messaging transports, by transport_url."""
+    return runtime.current().slot(__name__ + ".oslo", dict)
+
+
+_oslo_configured = False
 
 # A domain error raised by an endpoint travels back as this reply, in the same shape as the
 # in-process transport uses, so the caller gets the same exception type and message on both
@@ -226,17 +239,20 @@ def preload(transport_url: str | None = None) -> None:
 
 
 def _get_oslo_transport(transport_url: str):
+    global _oslo_configured
+    transports = _oslo_transports()
     with _oslo_lock:
-        if transport_url not in _oslo_transports:
+        if transport_url not in transports:
             from oslo_config import cfg
 
             om = _oslo()
-            if not _oslo_transports:
+            if not _oslo_configured:  # oslo's global CONF: parsed once per process
                 cfg.CONF([], project="pocketstack", default_config_files=_config_files())
+                _oslo_configured = True
             url = om.TransportURL.parse(cfg.CONF, transport_url)
             _check_reachable(url)
-            _oslo_transports[transport_url] = om.get_rpc_transport(cfg.CONF, url=url)
-        return _oslo_transports[transport_url]
+            transports[transport_url] = om.get_rpc_transport(cfg.CONF, url=url)
+        return transports[transport_url]
 
 
 def _config_files() -> list[str]:
@@ -286,6 +302,7 @@ class _EndpointProxy:
     def __init__(self, endpoint, topic: str):
         self._endpoint, self._topic = endpoint, topic
         self.target = getattr(endpoint, "target", None)
+        self._runtime = runtime.current()  # oslo's worker threads serve this cloud
 
     def __getattr__(self, name):
         func = getattr(self._endpoint, name)
@@ -294,7 +311,8 @@ class _EndpointProxy:
 
         def dispatch(ctx, **kwargs):
             try:
-                return func(ctx, **kwargs)
+                with self._runtime.activated():
+                    return func(ctx, **kwargs)
             except exceptions.PocketstackError as error:
                 # Logged here because for a cast nobody else will see it.
                 LOG.info("%s: RPC %s.%s: %s: %s", ctx.request_id, self._topic, name,
@@ -426,6 +444,7 @@ def get_server(topic: str, endpoints: list, server: str | None = None, workers: 
 
 def cleanup() -> None:
     """Close the oslo.messaging transports, if any were opened."""
+    transports = _oslo_transports()
     with _oslo_lock:
-        while _oslo_transports:
-            _oslo_transports.popitem()[1].cleanup()
+        while transports:
+            transports.popitem()[1].cleanup()

@@ -15,7 +15,7 @@ import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions, policy
+from pocketstack.common import config, db, exceptions, policy, runtime
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
 from pocketstack.compute.clients.image import ImageClient
@@ -25,15 +25,12 @@ from pocketstack.compute.models import (Aggregate, Instance, InstanceTag, Server
                                         ServerGroupMember)
 from pocketstack.compute.trace import Step
 
-_conductor = None
 _INSERT_INSTANCE = sa.insert(Instance.__table__)
 
 
 def conductor() -> ConductorAPI:
-    global _conductor
-    if _conductor is None:
-        _conductor = ConductorAPI()
-    return _conductor
+    """The current cloud's conductor client (common/runtime.py)."""
+    return runtime.current().slot(__name__ + ".conductor", ConductorAPI)
 
 
 def _bad(message: str) -> exceptions.BadRequest:

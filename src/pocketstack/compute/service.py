@@ -12,7 +12,7 @@ import time
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, rpc
+from pocketstack.common import config, db, rpc, runtime
 from pocketstack.common.context import RequestContext
 
 LOG = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class Periodic:
     def __init__(self, name: str, func, interval):
         self.func, self.interval = func, interval
         self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread = threading.Thread(target=runtime.bind(self._run), name=name, daemon=True)
         self.thread.start()
 
     def _run(self):
@@ -122,7 +122,7 @@ def start_compute(host: str, data_dir: str) -> RPCService:
     service = RPCService("compute", manager, server=host, workers=16,
                          periodic=manager.periodic_tasks, binary="nova-compute", host=host)
     service.manager = manager
-    threading.Thread(target=_safe_init, args=(manager,), name=f"init-{host}",
+    threading.Thread(target=runtime.bind(_safe_init), args=(manager,), name=f"init-{host}",
                      daemon=True).start()
     return service
 

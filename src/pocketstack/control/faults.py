@@ -14,7 +14,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import db, exceptions, runtime
 from pocketstack.common.timeutils import utcnow
 
 OPERATIONS = ("spawn", "destroy", "power_off", "power_on", "reboot", "pause", "unpause",
@@ -24,8 +24,19 @@ OPERATIONS = ("spawn", "destroy", "power_off", "power_on", "reboot", "pause", "u
 ACTIONS = ("fail", "hang", "drop", "down")
 CACHE_SECONDS = 0.5
 
-_lock = threading.Lock()
-_cache: tuple[float, list[dict]] | None = None
+
+
+class _FaultCache:
+    """One cloud's fault rules (common/runtime.py)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cache: tuple[float, list[dict]] | None = None
+        self.generation = 0  # bumped by invalidate(): a reader that started before must not cache
+
+
+def _state() -> _FaultCache:
+    return runtime.current().slot(__name__, _FaultCache)
 
 
 class InjectedFault(exceptions.PocketstackError):
@@ -33,20 +44,17 @@ class InjectedFault(exceptions.PocketstackError):
     message = "Injected failure."
 
 
-_generation = 0  # bumped by invalidate(): a reader that started before must not cache
-
-
 def invalidate() -> None:
-    global _cache, _generation
-    with _lock:
-        _generation += 1
-        _cache = None
+    st = _state()
+    with st.lock:
+        st.generation += 1
+        st.cache = None
 
 
 def _rules() -> list[dict]:
-    global _cache
-    cached = _cache
-    generation = _generation
+    st = _state()
+    cached = st.cache
+    generation = st.generation
     if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
         return cached[1]
     from pocketstack.control.models import FaultRule
@@ -54,9 +62,9 @@ def _rules() -> list[dict]:
     with db.reader() as s:
         rows = s.scalars(sa.select(FaultRule).order_by(FaultRule.created_at)).all()
         rules = [view(r) for r in rows]
-    with _lock:
-        if generation == _generation:  # else a rule changed while we read: stay uncached
-            _cache = (time.monotonic(), rules)
+    with st.lock:
+        if generation == st.generation:  # else a rule changed while we read: stay uncached
+            st.cache = (time.monotonic(), rules)
     return rules
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import sqlalchemy as sa
 
-from pocketstack.common import cache, config, db, exceptions
+from pocketstack.common import cache, config, db, exceptions, runtime
 from pocketstack.common.timeutils import isotime_us, utcnow
 from pocketstack.identity import assignment, catalog, passwords, tokens
 from pocketstack.identity.assignment import effective_role_ids
@@ -255,15 +255,18 @@ def validate_for_display(subject_token: str, *, nocatalog: bool = False,
     # is kept for a second. The revocation check above still runs every time, so only
     # names (a renamed project) can lag, by at most that second. Treat it as read-only.
     key = (subject_token, nocatalog)
-    body = _RENDERED.get(key)
+    rendered = _rendered()
+    body = rendered.get(key)
     if body is None:
         with db.reader() as s:
             body = render(s, data, nocatalog=nocatalog)
-        _RENDERED.put(key, body)
+        rendered.put(key, body)
     return body
 
 
-_RENDERED = cache.TTLCache(ttl=1.0)
+def _rendered() -> cache.TTLCache:
+    """The current cloud's rendered tokens (common/runtime.py)."""
+    return runtime.current().slot(__name__ + ".rendered", lambda: cache.TTLCache(ttl=1.0))
 
 
 def render(s, data: tokens.TokenData, *, nocatalog: bool = False,

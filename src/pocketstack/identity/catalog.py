@@ -8,18 +8,27 @@ import time
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import db, exceptions, runtime
 from pocketstack.identity import base
 from pocketstack.identity.models import Endpoint, Region, Service
 
-_lock = threading.Lock()
-_cached: tuple[float, list] | None = None
 CACHE_SECONDS = 5.0  # picks up changes made by another API process
 
 
+class _CatalogCache:
+    """One cloud's catalog (common/runtime.py)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cached: tuple[float, list] | None = None
+
+
+def _cache() -> _CatalogCache:
+    return runtime.current().slot(__name__, _CatalogCache)
+
+
 def invalidate() -> None:
-    global _cached
-    _cached = None
+    _cache().cached = None
 
 
 def _load() -> list[dict]:
@@ -38,13 +47,13 @@ def _load() -> list[dict]:
 
 def catalog(project_id: str | None = None, user_id: str | None = None) -> list[dict]:
     """The catalog with ``$(project_id)s``-style templates filled in, as Keystone does."""
-    global _cached
+    st = _cache()
     now = time.monotonic()
-    cached = _cached
+    cached = st.cached
     if cached is None or now - cached[0] > CACHE_SECONDS:
-        with _lock:
+        with st.lock:
             cached = (now, _load())
-            _cached = cached
+            st.cached = cached
     entries = cached[1]
     if not any("$(" in ep["url"] or "%(" in ep["url"] for e in entries for ep in e["endpoints"]):
         return entries

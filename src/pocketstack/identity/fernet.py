@@ -10,12 +10,22 @@ import time
 
 from cryptography.fernet import Fernet, MultiFernet
 
-from pocketstack.common import config
+from pocketstack.common import config, runtime
 
-_lock = threading.Lock()
-_cache: tuple[tuple, MultiFernet] | None = None
-_checked_at = 0.0
 RECHECK_SECONDS = 1.0  # how often to look for a rotation made by another process
+
+
+class _KeyCache:
+    """One cloud's loaded keys (common/runtime.py)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cache: tuple[tuple, MultiFernet] | None = None
+        self.checked_at = 0.0
+
+
+def _keys() -> _KeyCache:
+    return runtime.current().slot(__name__, _KeyCache)
 
 
 def repository() -> str:
@@ -65,8 +75,7 @@ def rotate(repo: str | None = None) -> list[int]:
 
 
 def reset_cache() -> None:
-    global _cache
-    _cache = None
+    _keys().cache = None
 
 
 def crypto() -> MultiFernet:
@@ -74,19 +83,19 @@ def crypto() -> MultiFernet:
 
     Cached by the directory's listing and mtimes so a rotation by another process is seen.
     """
-    global _cache, _checked_at
+    st = _keys()
     now = time.monotonic()
-    if _cache is not None and now - _checked_at < RECHECK_SECONDS:
-        return _cache[1]
-    _checked_at = now
+    if st.cache is not None and now - st.checked_at < RECHECK_SECONDS:
+        return st.cache[1]
+    st.checked_at = now
     repo = repository()
     try:
         stamp = tuple((n, os.stat(os.path.join(repo, n)).st_mtime_ns) for n in sorted(os.listdir(repo)))
     except FileNotFoundError:
         stamp = ()
-    if _cache is not None and _cache[0] == stamp:
-        return _cache[1]
-    with _lock:
+    if st.cache is not None and st.cache[0] == stamp:
+        return st.cache[1]
+    with st.lock:
         keys = sorted(_key_indexes(repo), reverse=True)
         if not keys:
             raise RuntimeError(f"No Fernet keys in {repo}: run `pocketstack up` or "
@@ -98,5 +107,5 @@ def crypto() -> MultiFernet:
         # Index 0 (staged) sorts last: it decrypts tokens minted right after a rotation
         # elsewhere but never encrypts.
         multi = MultiFernet(fernets)
-        _cache = (stamp, multi)
+        st.cache = (stamp, multi)
         return multi

@@ -26,20 +26,14 @@ LOG = logging.getLogger(__name__)
 HASH_ALGO = "sha512"
 
 
-_derived_default: str | None = None
-
-
 def configure(data_dir: str) -> str:
     """Default the store to ``<data_dir>/images`` (unless configured) and create it.
 
-    A default derived for an earlier cloud in this process gives way to the new one's.
     """
-    global _derived_default
     conf = config.CONF
-    current = conf.image.filesystem_store_datadir
-    if not current or current == _derived_default:
-        _derived_default = os.path.join(data_dir, "images")
-        conf.set_default("filesystem_store_datadir", _derived_default, group="image")
+    # A default: a path in the config file still wins.
+    conf.set_default("filesystem_store_datadir", os.path.join(data_dir, "images"),
+                     group="image")
     os.makedirs(conf.image.filesystem_store_datadir, mode=0o700, exist_ok=True)
     return conf.image.filesystem_store_datadir
 

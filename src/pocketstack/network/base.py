@@ -12,7 +12,7 @@ import uuid
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from pocketstack.common import config, exceptions, policy
+from pocketstack.common import config, exceptions, policy, runtime
 from pocketstack.common.timeutils import isotime, utcnow
 from pocketstack.network import validate
 from pocketstack.network.models import Tag
@@ -56,10 +56,11 @@ def sees_all(ctx) -> bool:
 # microseconds); a decision depends only on the rules, the caller and the target, so the
 # hot paths (a port create asks twice) remember decisions for a second.
 _DECISION_TTL = 1.0
-_decisions: dict[tuple, tuple[float, bool]] = {}
 
 
 def _allowed(ctx, action: str, target: dict) -> bool:
+    # Each cloud has its own policy rules (common/runtime.py).
+    _decisions = runtime.current().slot(__name__ + ".decisions", dict)
     key = (action, ctx.user_id, ctx.project_id, ctx.domain_id, ctx.system_scope,
            tuple(sorted(ctx.roles)), tuple(sorted(target.items())))
     now = time.monotonic()

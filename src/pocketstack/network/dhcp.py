@@ -25,7 +25,7 @@ import time
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet
 
 LOG = logging.getLogger(__name__)
@@ -211,7 +211,9 @@ def _load(network_id: str):
 # one) and, per file, the text and the file's identity right after the rename. A file
 # whose identity is unchanged (nobody else replaced it) and whose text would be the same
 # is not written again (the opts file, mostly).
-_written: dict[str, tuple[dict, dict]] = {}
+def _written() -> dict[str, tuple[dict, dict]]:
+    """This cloud's record (common/runtime.py)."""
+    return runtime.current().slot(__name__ + ".written", dict)
 
 
 def _identity(path: str):
@@ -239,10 +241,10 @@ def write(network_id: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         exists, subnets, allocations = _load(network_id)
         if not exists or not any(s.enable_dhcp for s in subnets):
-            _written.pop(network_id, None)
+            _written().pop(network_id, None)
             shutil.rmtree(directory, ignore_errors=True)
             return
-        lines, files = _written.setdefault(network_id, ({}, {}))
+        lines, files = _written().setdefault(network_id, ({}, {}))
         contents = render(subnets, allocations, cache=lines)
         for name in FILES:
             path = os.path.join(directory, name)
@@ -279,7 +281,8 @@ class Writer:
             self.pending.add(network_id)
             if self.thread is None or not self.thread.is_alive():
                 self.stopping = False
-                self.thread = threading.Thread(target=self._run, name="network-dhcp-files",
+                self.thread = threading.Thread(target=runtime.bind(self._run),
+                                               name="network-dhcp-files",
                                                daemon=True)
                 self.thread.start()
             elif self.idle:  # pausing or writing, it takes the mark by itself: no wake-up
@@ -345,16 +348,18 @@ class Writer:
         self.thread = None
 
 
-WRITER = Writer()
+def writer() -> Writer:
+    """The current cloud's writer (common/runtime.py)."""
+    return runtime.current().slot(__name__ + ".writer", Writer)
 
 
 def sync(network_id: str) -> None:
     """The network's ports or subnets changed (and are committed): rewrite its files."""
-    WRITER.mark(network_id)
+    writer().mark(network_id)
 
 
 def wait(timeout: float = 10.0) -> bool:
-    return WRITER.wait(timeout)
+    return writer().wait(timeout)
 
 
 def resync_all() -> None:

@@ -16,7 +16,7 @@ import socket
 
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import db, runtime
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Subnet
@@ -122,7 +122,8 @@ def to_text(value: int, version: int) -> str:
 
 # Where this process last found a free address, per subnet: the next search starts there,
 # so a port create looks at a few candidates instead of every allocation of the subnet.
-_hints: dict[str, int] = {}
+def _hints() -> dict[str, int]:
+    return runtime.current().slot(__name__ + ".hints", dict)  # common/runtime.py
 HINT_WINDOWS = 4
 
 # WINDOW fixed parameters rather than an expanding IN: the statement compiles once.
@@ -139,7 +140,7 @@ def _free_addresses(s, subnet, exclude: set[str]):
     the hint (one indexed lookup each), then every free address, lowest first."""
     pools = [(to_int(p["start"]), to_int(p["end"])) for p in subnet.allocation_pools or []]
     version = subnet.ip_version
-    hint = _hints.get(subnet.id)
+    hint = _hints().get(subnet.id)
     for start, end in pools:
         if hint is None or not start <= hint <= end:
             continue
@@ -155,7 +156,7 @@ def _free_addresses(s, subnet, exclude: set[str]):
             taken = {a for a, in base.core(s, _TAKEN_AMONG, params)}
             for address in candidates:
                 if address not in taken and address not in exclude:
-                    _hints[subnet.id] = to_int(address) + 1
+                    _hints()[subnet.id] = to_int(address) + 1
                     yield address
             cursor += WINDOW
     taken = {to_int(a) for a, in base.core(s, _TAKEN, {"subnet_id": subnet.id})}
@@ -163,7 +164,7 @@ def _free_addresses(s, subnet, exclude: set[str]):
     for start, end in pools:
         for value in sorted(v for v in taken if start <= v <= end) + [end + 1]:
             while start < value and start <= end:
-                _hints[subnet.id] = start + 1
+                _hints()[subnet.id] = start + 1
                 yield to_text(start, version)
                 start += 1
             start = max(start, value + 1)

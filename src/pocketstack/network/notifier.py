@@ -16,7 +16,7 @@ from typing import Callable, Protocol
 
 import httpx
 
-from pocketstack.common import config
+from pocketstack.common import config, runtime
 
 LOG = logging.getLogger(__name__)
 MAX_BATCH = 100
@@ -46,7 +46,8 @@ class NovaNotifier:
         self.timeout = timeout or config.CONF.network.compute_timeout
         self.queue: queue.Queue = queue.Queue()
         self.client = httpx.Client(timeout=self.timeout)
-        self.thread = threading.Thread(target=self._run, name="network-compute-notifier",
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="network-compute-notifier",
                                        daemon=True)
         self.thread.start()
 
@@ -140,15 +141,22 @@ class ServiceToken:
             return self._token
 
 
-_notifier: ComputeNotifier = NullNotifier()
+class _Installed:
+    def __init__(self):
+        self.notifier: ComputeNotifier = NullNotifier()
+
+
+def _installed() -> _Installed:
+    """The current cloud's notifier (common/runtime.py)."""
+    return runtime.current().slot(__name__, _Installed)
 
 
 def get() -> ComputeNotifier:
-    return _notifier
+    return _installed().notifier
 
 
 def set_notifier(notifier: ComputeNotifier) -> ComputeNotifier:
     """Install ``notifier`` (tests install a recording double); returns the previous one."""
-    global _notifier
-    previous, _notifier = _notifier, notifier
+    installed = _installed()
+    previous, installed.notifier = installed.notifier, notifier
     return previous

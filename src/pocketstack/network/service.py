@@ -11,7 +11,7 @@ from pocketstack.network import dhcp, notifier
 
 class _DhcpWriterHandle:
     def stop(self) -> None:
-        dhcp.WRITER.stop()  # what is pending is written first
+        dhcp.writer().stop()  # what is pending is written first
 
 
 class _NotifierHandle:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Callable
 
-from pocketstack.common import config
+from pocketstack.common import config, runtime
 from pocketstack.wsgi import faults, middleware
 from pocketstack.wsgi.routing import Router, json_response, public
 
@@ -67,6 +67,7 @@ class PocketstackApp:
 
     def __init__(self, ready: threading.Event | None = None):
         self.ready = ready or threading.Event()
+        self.runtime = runtime.current()  # the cloud this app serves (common/runtime.py)
         self._lock = threading.Lock()
         self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
         for service in SERVICES:
@@ -105,6 +106,12 @@ class PocketstackApp:
             await asyncio.sleep(0.02)
 
     async def __call__(self, scope, receive, send):
+        # Every request runs in this app's cloud, whichever thread serves it: handlers
+        # off the event loop inherit the context.
+        with self.runtime.activated():
+            return await self._dispatch(scope, receive, send)
+
+    async def _dispatch(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await self._lifespan(receive, send)
         if scope["type"] != "http":

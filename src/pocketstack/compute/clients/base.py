@@ -14,20 +14,29 @@ import time
 
 from keystoneauth1 import session as ks_session
 
-from pocketstack.common import config, exceptions
+from pocketstack.common import config, exceptions, runtime
 
 LOG = logging.getLogger(__name__)
 
-_session: ks_session.Session | None = None
-_lock = threading.Lock()
-_service_token: tuple[float, str] | None = None
+class _Clients:
+    """One cloud's HTTP session and service token (common/runtime.py): a token minted by
+    one cloud means nothing to another in the same process."""
+
+    def __init__(self):
+        self.session: ks_session.Session | None = None
+        self.lock = threading.Lock()
+        self.service_token: tuple[float, str] | None = None
+
+
+def _clients() -> _Clients:
+    return runtime.current().slot(__name__, _Clients)
 
 
 def session() -> ks_session.Session:
-    global _session
-    if _session is None:
-        with _lock:
-            if _session is None:
+    st = _clients()
+    if st.session is None:
+        with st.lock:
+            if st.session is None:
                 import requests
 
                 http = requests.Session()
@@ -40,14 +49,14 @@ def session() -> ks_session.Session:
                 http.trust_env = False
                 verify = (os.environ.get("REQUESTS_CA_BUNDLE")
                           or os.environ.get("CURL_CA_BUNDLE") or True)
-                _session = ks_session.Session(session=http, verify=verify)
-    return _session
+                st.session = ks_session.Session(session=http, verify=verify)
+    return st.session
 
 
 def service_token() -> str:
     """A token of the `pocketstack` service user (admin + service roles)."""
-    global _service_token
-    cached = _service_token
+    st = _clients()
+    cached = st.service_token
     if cached and cached[0] > time.time() + 60:
         return cached[1]
     import sqlalchemy as sa
@@ -63,7 +72,7 @@ def service_token() -> str:
     token, data = tokens.issue(user_id=user.id, user_domain_id=user.domain_id,
                                methods=["token"], roles=["admin", "member", "reader", "service"],
                                project_id=project.id, project_domain_id=project.domain_id)
-    _service_token = (data["e"], token)
+    st.service_token = (data["e"], token)
     return token
 
 

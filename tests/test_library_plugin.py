@@ -1,0 +1,80 @@
+"""Issue 12: the pytest plugin, exercised the way a user's project runs it — a pytest of
+its own, loading the plugin with ``-p pocketstack`` (auto-loading off), on the example
+suite in tests/plugin_example (the same file as examples/test_with_pocketstack.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, "plugin_example")
+
+
+def _run_example(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", POCKETSTACK_PLUGIN_EXAMPLE="1")
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "pocketstack", "-q", *args],
+                          cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_example_is_the_documented_one():
+    with open(os.path.join(EXAMPLE, "test_example_suite.py")) as a, \
+            open(os.path.join(HERE, "..", "examples", "test_with_pocketstack.py")) as b:
+        assert a.read() == b.read()
+
+
+def test_the_example_suite_passes_with_the_plugin():
+    proc = _run_example()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 passed" in proc.stdout
+
+
+def test_the_plugin_registers_its_options_and_markers():
+    proc = _run_example("--help")
+    assert "--pocketstack-hosts" in proc.stdout
+    proc = _run_example("--markers")
+    assert "pocketstack_fault(" in proc.stdout and "pocketstack(hosts=N" in proc.stdout
+
+
+def test_a_bad_fault_marker_is_a_clear_error(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_bad.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.pocketstack_fault(operation='teleport', action='fail')\n"
+        "def test_x(openstack_project):\n    pass\n")
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "pocketstack", "-q",
+                           "--pocketstack-hosts", "1"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "Unknown operation 'teleport'" in proc.stdout
+
+
+def test_the_project_fixture_cleans_up_what_the_test_left(cloud):
+    from pocketstack.testing import Project
+
+    project = Project.create(cloud.cloud)
+    conn = project.connection()
+    image = conn.image.create_image(name="left", disk_format="raw", container_format="bare",
+                                    data=b"\0" * 64)
+    conn.compute.create_keypair(name="left-key")
+    router = conn.network.create_router(name="left-router")
+    conn.network.add_interface_to_router(router, subnet_id=project.subnet_id)
+    conn.network.create_security_group(name="left-sg")
+    server = conn.compute.create_server(
+        name="left", image_id=image.id, flavor_id=conn.compute.find_flavor("m1.nano").id,
+        networks=[{"uuid": project.network_id}])
+    conn.compute.wait_for_server(server, wait=60, interval=0.2)
+    project.delete()
+
+    admin = cloud.sdk()
+    assert admin.identity.find_project(project.id) is None
+    assert admin.identity.find_user(project.user_id) is None
+    assert list(admin.compute.servers(all_projects=True, project_id=project.id)) == []
+    assert list(admin.network.ports(project_id=project.id)) == []
+    assert list(admin.network.networks(project_id=project.id)) == []
+    assert list(admin.network.routers(project_id=project.id)) == []
+    assert list(admin.network.security_groups(project_id=project.id)) == []
+    assert admin.image.find_image(image.id) is None
