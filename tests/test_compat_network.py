@@ -275,3 +275,28 @@ def test_subnet_pools_and_subnets_from_them(cloud, member):
     conn.network.delete_network(network)
     conn.network.delete_subnet_pool(pool)
     assert conn.network.find_subnet_pool(pool.id) is None
+
+
+def test_address_scopes_and_their_subnet_pools(cloud, member):
+    conn = cloud.user_sdk(member)
+    scope = conn.network.create_address_scope(name=_name("scope"), ip_version=4)
+    assert (scope.ip_version, scope.is_shared, scope.project_id) == (
+        4, False, member["project_id"])
+    assert scope.id in [a.id for a in conn.network.address_scopes()]
+    renamed = conn.network.update_address_scope(scope, name="renamed")
+    assert renamed.name == "renamed"
+    pool = conn.network.create_subnet_pool(name=_name("pool"), prefixes=["10.170.0.0/16"],
+                                           address_scope_id=scope.id)
+    assert pool.address_scope_id == scope.id
+    raw = Raw(cloud.user_session(member))
+    status, fault = raw.error("POST", "/subnetpools", {"subnetpool": {
+        "prefixes": ["fd00:170::/48"], "address_scope_id": scope.id}})
+    assert status == 400, fault  # an IPv4 scope takes IPv4 pools only
+    status, fault = raw.error("DELETE", f"/address-scopes/{scope.id}")
+    assert (status, fault["type"]) == (409, "AddressScopeInUse")
+    status, fault = raw.error("POST", "/address-scopes",
+                              {"address_scope": {"ip_version": 4, "shared": True}})
+    assert status == 403, fault  # sharing is for admins
+    conn.network.delete_subnet_pool(pool)
+    conn.network.delete_address_scope(scope)
+    assert conn.network.find_address_scope(scope.id) is None

@@ -395,3 +395,14 @@ class SubnetPoolInUse(InUse):
 class SubnetAllocationFailed(base.Conflict):
     def __init__(self, reason: str):
         super().__init__(f"Failed to allocate subnet: {reason}.")
+
+
+class AddressScopeNotFound(base.NotFound):
+    def __init__(self, scope_id: str):
+        super().__init__(f"Address scope {scope_id} could not be found.")
+
+
+class AddressScopeInUse(InUse):
+    def __init__(self, scope_id: str):
+        super().__init__(f"Unable to complete operation on address scope {scope_id}. There "
+                         "are one or more subnet pools in use on the address scope.")

@@ -221,3 +221,14 @@ class SubnetPool(StandardAttrs, Base):
     shared: Mapped[bool] = mapped_column(default=False)
     is_default: Mapped[bool] = mapped_column(default=False)
     default_quota: Mapped[int | None] = mapped_column()
+    address_scope_id: Mapped[str | None] = mapped_column(ID, index=True)
+
+
+class AddressScope(Base):
+    """neutron's address scopes (no standard attributes there either)."""
+    __tablename__ = "network_address_scopes"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    ip_version: Mapped[int] = mapped_column()
+    shared: Mapped[bool] = mapped_column(default=False)

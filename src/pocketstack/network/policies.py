@@ -12,13 +12,14 @@ SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
 NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
 
 _RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
-              "floatingip", "subnetpool")
+              "floatingip", "subnetpool", "address_scope")
 
 
 def _crud() -> list:
     rules = []
     for resource in _RESOURCES:
-        read = SHARED_READER if resource in ("network", "subnet", "subnetpool") else READER
+        read = (SHARED_READER if resource in ("network", "subnet", "subnetpool",
+                                               "address_scope") else READER)
         for action, check in (("create", MEMBER), ("get", read), ("update", MEMBER),
                               ("delete", MEMBER)):
             rules.append(policy.RuleDefault(f"{action}_{resource}", check,
@@ -46,6 +47,8 @@ def list_rules():
         ("update_router:external_gateway_info:external_fixed_ips",
          "Choose a router's gateway addresses."),
         ("create_floatingip:floating_ip_address", "Choose a floating IP's address."),
+        ("create_address_scope:shared", "Create an address scope shared with every project."),
+        ("update_address_scope:shared", "Share an address scope."),
         ("create_subnetpool:shared", "Create a subnet pool shared with every project."),
         ("create_subnetpool:is_default", "Create the default subnet pool."),
         ("update_subnetpool:is_default", "Make a subnet pool the default."),

@@ -9,7 +9,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing
+from pocketstack.network import address_scopes, base, listing
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import Subnet, SubnetPool, Tag
@@ -27,7 +27,7 @@ ATTRS = {
     "shared": v.Attr(v.boolean, put=False),
     "is_default": v.Attr(v.boolean),
     "default_quota": v.Attr(v.integer(0, nullable=True)),
-    "address_scope_id": v.Attr(lambda value, name: _no_address_scope(value, name)),
+    "address_scope_id": v.Attr(v.nullable_uuid),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
@@ -44,16 +44,10 @@ COLLECTION = listing.Collection(
              "is_default": SubnetPool.is_default,
              "revision_number": SubnetPool.revision_number,
              "created_at": SubnetPool.created_at, "updated_at": SubnetPool.updated_at},
-    special={"address_scope_id": lambda values: sa.true() if set(values) <= {"", "None"}
-             else sa.false()},
+    special={"address_scope_id": lambda values: SubnetPool.address_scope_id.in_(values)
+             if set(values) - {"", "None"} else SubnetPool.address_scope_id.is_(None)},
     ignored=frozenset({"prefixes", "default_quota"}),
 )
-
-
-def _no_address_scope(value, name):
-    if value is not None:
-        raise exc.InvalidInput("address scopes are not supported by this cloud")
-    return None
 
 
 def visible(ctx):
@@ -76,7 +70,7 @@ def view(pool: SubnetPool, tags) -> dict:
             "min_prefixlen": pool.min_prefixlen, "max_prefixlen": pool.max_prefixlen,
             "default_prefixlen": pool.default_prefixlen, "shared": pool.shared,
             "is_default": pool.is_default, "default_quota": pool.default_quota,
-            "address_scope_id": None, **base.standard_view(pool, tags)}
+            "address_scope_id": pool.address_scope_id, **base.standard_view(pool, tags)}
 
 
 def _merged(prefixes: list[str]) -> list:
@@ -112,7 +106,10 @@ def create_subnetpool(ctx, body: dict) -> dict:
     default = values.get("default_prefixlen", minimum)
     _check_lengths(version, minimum, maximum, default)
     with db.transaction() as s:
-        pool = SubnetPool(id=base.new_id(), project_id=project_id,
+        if values.get("address_scope_id"):
+            address_scopes.check_for_pool(s, ctx, values["address_scope_id"], version,
+                                          project_id)
+        pool = SubnetPool(address_scope_id=values.get("address_scope_id"),id=base.new_id(), project_id=project_id,
                           name=values.get("name", ""),
                           description=values.get("description", ""), ip_version=version,
                           prefixes=[str(p) for p in prefixes], min_prefixlen=minimum,
@@ -168,7 +165,11 @@ def update_subnetpool(ctx, pool_id: str, body: dict) -> dict:
                    for k in ("min_prefixlen", "max_prefixlen", "default_prefixlen")}
         _check_lengths(pool.ip_version, lengths["min_prefixlen"], lengths["max_prefixlen"],
                        lengths["default_prefixlen"])
-        for key in ("name", "description", "is_default", "default_quota", *lengths):
+        if values.get("address_scope_id"):
+            address_scopes.check_for_pool(s, ctx, values["address_scope_id"], pool.ip_version,
+                                          pool.project_id)
+        for key in ("name", "description", "is_default", "default_quota", "address_scope_id",
+                    *lengths):
             if key in values:
                 setattr(pool, key, values[key])
         base.touch(pool)

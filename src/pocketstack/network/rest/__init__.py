@@ -1,7 +1,7 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (discovery, extensions, floatingips, inventory, networks,
-                                      ports, quotas, routers, security_groups, subnetpools,
-                                      subnets, tags)
+from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
+                                      inventory, networks, ports, quotas, routers,
+                                      security_groups, subnetpools, subnets, tags)
 
 _ROUTES = {
     "/": {"GET": discovery.versions},
@@ -20,6 +20,11 @@ _ROUTES = {
     "/v2.0/subnetpools/{subnetpool_id}": {"GET": subnetpools.show_subnetpool,
                                           "PUT": subnetpools.update_subnetpool,
                                           "DELETE": subnetpools.delete_subnetpool},
+    "/v2.0/address-scopes": {"GET": address_scopes.list_address_scopes,
+                             "POST": address_scopes.create_address_scope},
+    "/v2.0/address-scopes/{address_scope_id}": {
+        "GET": address_scopes.show_address_scope, "PUT": address_scopes.update_address_scope,
+        "DELETE": address_scopes.delete_address_scope},
     "/v2.0/ports": {"GET": ports.list_ports, "POST": ports.create_port},
     "/v2.0/ports/{port_id}": {"GET": ports.show_port, "PUT": ports.update_port,
                               "DELETE": ports.delete_port},
