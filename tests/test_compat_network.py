@@ -300,3 +300,78 @@ def test_address_scopes_and_their_subnet_pools(cloud, member):
     conn.network.delete_subnet_pool(pool)
     conn.network.delete_address_scope(scope)
     assert conn.network.find_address_scope(scope.id) is None
+
+
+def test_floating_ip_port_forwardings(cloud):
+    conn = cloud.sdk()
+    external = conn.network.create_network(name=_name("ext"), is_router_external=True)
+    conn.network.create_subnet(network_id=external.id, ip_version=4, cidr="10.195.0.0/24")
+    internal = conn.network.create_network(name=_name())
+    subnet = conn.network.create_subnet(network_id=internal.id, ip_version=4,
+                                        cidr="10.194.0.0/24")
+    router = conn.network.create_router(name=_name(),
+                                        external_gateway_info={"network_id": external.id})
+    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    port = conn.network.create_port(network_id=internal.id)
+    address = port.fixed_ips[0]["ip_address"]
+    fip = conn.network.create_ip(floating_network_id=external.id)
+    pf = conn.network.create_port_forwarding(
+        floatingip_id=fip.id, internal_port_id=port.id, internal_ip_address=address,
+        internal_port=22, external_port=2222, protocol="tcp")
+    assert (pf.external_port, pf.internal_port, pf.protocol) == (2222, 22, "tcp")
+    assert [p.id for p in conn.network.port_forwardings(fip)] == [pf.id]
+    assert conn.network.get_ip(fip.id).router_id == router.id
+    raw = Raw(cloud.session())
+    base = f"/floatingips/{fip.id}/port_forwardings"
+    status, fault = raw.error("POST", base, {"port_forwarding": {
+        "internal_port_id": port.id, "internal_ip_address": address, "internal_port": 80,
+        "external_port": 2222, "protocol": "tcp"}})
+    assert status == 409, fault  # the external port is taken
+    status, fault = raw.error("POST", base, {"port_forwarding": {
+        "internal_port_id": port.id, "internal_ip_address": "10.194.0.250",
+        "internal_port": 80, "external_port": 8080, "protocol": "tcp"}})
+    assert status == 400, fault  # not the port's address
+    status, fault = raw.error("PUT", f"/floatingips/{fip.id}",
+                              {"floatingip": {"port_id": port.id}})
+    assert status == 409, fault  # forwarding ports, so it cannot be associated
+    updated = conn.network.update_port_forwarding(pf, fip.id, external_port=2200)
+    assert updated.external_port == 2200
+    conn.network.delete_port_forwarding(pf, fip.id)
+    assert list(conn.network.port_forwardings(fip)) == []
+    conn.network.delete_ip(fip)
+    conn.network.delete_port(port)
+    conn.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    conn.network.delete_router(router)
+    conn.network.delete_network(internal)
+    conn.network.delete_network(external)
+
+
+def test_trunks_and_subports(cloud, member):
+    conn = cloud.user_sdk(member)
+    network = conn.network.create_network(name=_name())
+    conn.network.create_subnet(network_id=network.id, ip_version=4, cidr="10.193.0.0/24")
+    parent, child, other = (conn.network.create_port(network_id=network.id) for _ in range(3))
+    trunk = conn.network.create_trunk(port_id=parent.id, name=_name("trunk"), sub_ports=[
+        {"port_id": child.id, "segmentation_type": "vlan", "segmentation_id": 100}])
+    assert trunk.port_id == parent.id
+    assert trunk.sub_ports == [{"port_id": child.id, "segmentation_type": "vlan",
+                                "segmentation_id": 100}]
+    conn.network.add_trunk_subports(trunk, [{"port_id": other.id,
+                                             "segmentation_type": "vlan",
+                                             "segmentation_id": 101}])
+    listed = conn.network.get_trunk_subports(trunk)["sub_ports"]
+    assert [s["segmentation_id"] for s in listed] == [100, 101]
+    raw = Raw(cloud.user_session(member))
+    status, fault = raw.error("POST", "/trunks", {"trunk": {"port_id": child.id}})
+    assert (status, fault["type"]) == (409, "PortInUseAsTrunkPort")
+    spare = conn.network.create_port(network_id=network.id)
+    status, fault = raw.error("PUT", f"/trunks/{trunk.id}/add_subports", {"sub_ports": [
+        {"port_id": spare.id, "segmentation_type": "vlan", "segmentation_id": 100}]})
+    assert (status, fault["type"]) == (409, "DuplicateSubPort")
+    conn.network.delete_trunk_subports(trunk, [{"port_id": other.id}])
+    assert [s["port_id"] for s in conn.network.get_trunk(trunk.id).sub_ports] == [child.id]
+    conn.network.delete_trunk(trunk)
+    assert conn.network.find_trunk(trunk.id) is None
+    for port in (parent, child, other, spare):
+        conn.network.delete_port(port)
+    conn.network.delete_network(network)

@@ -406,3 +406,44 @@ class AddressScopeInUse(InUse):
     def __init__(self, scope_id: str):
         super().__init__(f"Unable to complete operation on address scope {scope_id}. There "
                          "are one or more subnet pools in use on the address scope.")
+
+
+class PortForwardingNotFound(base.NotFound):
+    def __init__(self, pf_id: str):
+        super().__init__(f"Port Forwarding {pf_id} could not be found.")
+
+
+class PortForwardingConflict(base.Conflict):
+    pass
+
+
+class FipInUseByPortForwarding(base.Conflict):
+    pass
+
+
+class TrunkNotFound(base.NotFound):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} could not be found.")
+
+
+class TrunkInUse(InUse):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} is currently in use.")
+
+
+class PortInUseAsTrunkPort(InUse):
+    def __init__(self, port_id: str):
+        super().__init__(f"Port {port_id} is currently in use and is not eligible for use "
+                         "as a parent port or subport.")
+
+
+class DuplicateSubPort(InUse):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} already has a subport with that segmentation "
+                         "type and id.")
+
+
+class SubPortNotFound(base.NotFound):
+    def __init__(self, trunk_id: str, port_id):
+        super().__init__(f"SubPort on trunk {trunk_id} with parent port {port_id} could not "
+                         "be found.")

@@ -12,7 +12,8 @@ from pocketstack.common import db
 from pocketstack.network import base, listing, networks, ports, quotas, routers
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
+from pocketstack.network.models import (FloatingIP, IPAllocation, Port, PortForwarding, Router,
+                                        Subnet, Tag)
 
 OWNER = "network:floatingip"
 
@@ -93,6 +94,11 @@ def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | Non
         fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
         fip.status = "DOWN"
         return
+    if s.scalar(sa.select(PortForwarding.id).where(
+            PortForwarding.floatingip_id == fip.id).limit(1)):
+        raise exc.FipInUseByPortForwarding(
+            f"Floating IP {fip.id} has port forwardings: a floating IP either forwards ports "
+            "or is associated with a port")
     port = ports.get_row(s, ctx, port_id)
     if port.project_id != fip.project_id and not base.sees_all(ctx):
         raise exc.BadRequest("floatingip", f"Cannot create floating IP and bind it to Port "

@@ -232,3 +232,49 @@ class AddressScope(Base):
     name: Mapped[str] = mapped_column(sa.String(255), default="")
     ip_version: Mapped[int] = mapped_column()
     shared: Mapped[bool] = mapped_column(default=False)
+
+
+class PortForwarding(Base):
+    """A floating IP's port forwarding: its external port to a port's fixed IP and port
+    (neutron's floating-ip-port-forwarding extension; no standard attributes there)."""
+    __tablename__ = "network_port_forwardings"
+    __table_args__ = (
+        sa.UniqueConstraint("floatingip_id", "external_port", "protocol",
+                            name="uq_network_pf_external"),
+        sa.UniqueConstraint("internal_port_id", "internal_ip_address", "internal_port",
+                            "protocol", name="uq_network_pf_internal"))
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    floatingip_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_floating_ips.id", ondelete="CASCADE"), index=True)
+    internal_port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), index=True)
+    internal_ip_address: Mapped[str] = mapped_column(sa.String(64))
+    internal_port: Mapped[int] = mapped_column()
+    external_port: Mapped[int] = mapped_column()
+    protocol: Mapped[str] = mapped_column(sa.String(40))
+    description: Mapped[str] = mapped_column(sa.String(255), default="")
+
+
+class Trunk(StandardAttrs, Base):
+    """A trunk: a parent port carrying subports' traffic tagged by VLAN (neutron's trunk
+    extension). The parent and every subport belong to one trunk at most."""
+    __tablename__ = "network_trunks"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[str] = mapped_column(sa.String(16), default="DOWN")
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), unique=True)
+
+
+class SubPort(Base):
+    __tablename__ = "network_trunk_subports"
+    __table_args__ = (sa.UniqueConstraint("trunk_id", "segmentation_type", "segmentation_id",
+                                          name="uq_network_subport_segmentation"),)
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), primary_key=True)
+    trunk_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_trunks.id", ondelete="CASCADE"), index=True)
+    segmentation_type: Mapped[str] = mapped_column(sa.String(32))
+    segmentation_id: Mapped[int] = mapped_column()

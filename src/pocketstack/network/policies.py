@@ -12,7 +12,7 @@ SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
 NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
 
 _RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
-              "floatingip", "subnetpool", "address_scope")
+              "floatingip", "subnetpool", "address_scope", "trunk")
 
 
 def _crud() -> list:
@@ -75,5 +75,7 @@ def list_rules():
                                                            "router."),
         policy.RuleDefault("remove_router_interface", MEMBER, "Detach a router interface."),
         policy.RuleDefault("update_tags", MEMBER, "Change the tags of a resource."),
+        policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),
+        policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
     return rules

@@ -1,7 +1,7 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
                                       inventory, networks, ports, quotas, routers,
-                                      security_groups, subnetpools, subnets, tags)
+                                      security_groups, subnetpools, subnets, tags, trunks)
 
 _ROUTES = {
     "/": {"GET": discovery.versions},
@@ -56,6 +56,17 @@ _ROUTES = {
     "/v2.0/network-ip-availabilities/{network_id}": {"GET": inventory.show_ip_availability},
     "/v2.0/segments": {"GET": inventory.list_segments},
     "/v2.0/segments/{segment_id}": {"GET": inventory.show_segment},
+    "/v2.0/floatingips/{floatingip_id}/port_forwardings": {
+        "GET": floatingips.list_port_forwardings, "POST": floatingips.create_port_forwarding},
+    "/v2.0/floatingips/{floatingip_id}/port_forwardings/{port_forwarding_id}": {
+        "GET": floatingips.show_port_forwarding, "PUT": floatingips.update_port_forwarding,
+        "DELETE": floatingips.delete_port_forwarding},
+    "/v2.0/trunks": {"GET": trunks.list_trunks, "POST": trunks.create_trunk},
+    "/v2.0/trunks/{trunk_id}": {"GET": trunks.show_trunk, "PUT": trunks.update_trunk,
+                                "DELETE": trunks.delete_trunk},
+    "/v2.0/trunks/{trunk_id}/add_subports": {"PUT": trunks.add_subports},
+    "/v2.0/trunks/{trunk_id}/remove_subports": {"PUT": trunks.remove_subports},
+    "/v2.0/trunks/{trunk_id}/get_subports": {"GET": trunks.get_subports},
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/tenant": {"GET": quotas.show_tenant},
     "/v2.0/quotas/{project_id}": {"GET": quotas.show_quota, "PUT": quotas.update_quota,

@@ -12,6 +12,9 @@ EXTENSIONS = {
     "address-scope": ("Address scope", "Address scopes extension."),
     "agent": ("agent", "The agent management extension."),
     "availability_zone": ("Availability Zone", "The availability zone extension."),
+    "floating-ip-port-forwarding": ("Floating IP Port Forwarding",
+                                    "Provide a way to configure port forwarding for a "
+                                    "floating IP"),
     "fip-port-details": ("Floating IP Port Details Extension",
                          "Add port_details attribute to Floating IP resource"),
     "network-ip-availability": ("Network IP Availability",
@@ -23,6 +26,7 @@ EXTENSIONS = {
                                                "pool"),
     "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
                                                    "subnetpool as the default."),
+    "trunk": ("Trunk Extension", "Provides support for trunk ports"),
     "service-type": ("Neutron Service Type Management",
                      "API for retrieving service providers for Neutron advanced services"),
     "allowed-address-pairs": ("Allowed Address Pairs", "Provides allowed address pairs"),
