@@ -375,3 +375,33 @@ def test_trunks_and_subports(cloud, member):
     for port in (parent, child, other, spare):
         conn.network.delete_port(port)
     conn.network.delete_network(network)
+
+
+def test_qos_policies_and_bandwidth_limit_rules(cloud, member):
+    conn = cloud.sdk()
+    policy = conn.network.create_qos_policy(name=_name("qos"), description="gold",
+                                            project_id=member["project_id"])
+    rule = conn.network.create_qos_bandwidth_limit_rule(policy, max_kbps=10000,
+                                                        max_burst_kbps=1000)
+    assert (rule.max_kbps, rule.max_burst_kbps, rule.direction) == (10000, 1000, "egress")
+    ingress = conn.network.create_qos_bandwidth_limit_rule(policy, max_kbps=5000,
+                                                           direction="ingress")
+    shown = conn.network.get_qos_policy(policy.id)
+    assert sorted((r["direction"], r["max_kbps"], r["type"]) for r in shown.rules) == [
+        ("egress", 10000, "bandwidth_limit"), ("ingress", 5000, "bandwidth_limit")]
+    raw = Raw(cloud.session())
+    status, fault = raw.error("POST", f"/qos/policies/{policy.id}/bandwidth_limit_rules",
+                              {"bandwidth_limit_rule": {"max_kbps": 1}})
+    assert (status, fault["type"]) == (409, "QoSRulesConflict")  # one per direction
+    updated = conn.network.update_qos_bandwidth_limit_rule(rule, policy, max_kbps=20000)
+    assert updated.max_kbps == 20000
+    assert [t.type for t in conn.network.qos_rule_types()] == ["bandwidth_limit"]
+    # the member sees its project's policy; writing policies is for admins, as in neutron
+    member_conn = cloud.user_sdk(member)
+    assert policy.id in [p.id for p in member_conn.network.qos_policies()]
+    status, fault = Raw(cloud.user_session(member)).error(
+        "POST", "/qos/policies", {"policy": {"name": "mine"}})
+    assert status == 403, fault
+    conn.network.delete_qos_bandwidth_limit_rule(ingress, policy)
+    conn.network.delete_qos_policy(policy)
+    assert conn.network.find_qos_policy(policy.id) is None

@@ -447,3 +447,19 @@ class SubPortNotFound(base.NotFound):
     def __init__(self, trunk_id: str, port_id):
         super().__init__(f"SubPort on trunk {trunk_id} with parent port {port_id} could not "
                          "be found.")
+
+
+class QosPolicyNotFound(base.NotFound):
+    def __init__(self, policy_id: str):
+        super().__init__(f"QoS policy {policy_id} could not be found.")
+
+
+class QosRuleNotFound(base.NotFound):
+    def __init__(self, policy_id: str, rule_id: str):
+        super().__init__(f"QoS rule {rule_id} for policy {policy_id} could not be found.")
+
+
+class QoSRulesConflict(base.Conflict):
+    def __init__(self, policy_id: str, rule_id: str):
+        super().__init__(f"Rule bandwidth_limit conflicts with rule {rule_id} which already "
+                         f"exists in QoS Policy {policy_id}.")

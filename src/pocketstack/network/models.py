@@ -278,3 +278,26 @@ class SubPort(Base):
         sa.ForeignKey("network_trunks.id", ondelete="CASCADE"), index=True)
     segmentation_type: Mapped[str] = mapped_column(sa.String(32))
     segmentation_id: Mapped[int] = mapped_column()
+
+
+class QosPolicy(StandardAttrs, Base):
+    """A QoS policy: a named set of rules (neutron's qos extension). Rules are recorded;
+    no traffic is shaped."""
+    __tablename__ = "network_qos_policies"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    shared: Mapped[bool] = mapped_column(default=False)
+    is_default: Mapped[bool] = mapped_column(default=False)
+
+
+class QosBandwidthLimitRule(Base):
+    __tablename__ = "network_qos_bandwidth_limit_rules"
+    __table_args__ = (sa.UniqueConstraint("qos_policy_id", "direction",
+                                          name="uq_network_qos_bw_direction"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    qos_policy_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_qos_policies.id", ondelete="CASCADE"), index=True)
+    max_kbps: Mapped[int] = mapped_column()
+    max_burst_kbps: Mapped[int] = mapped_column(default=0)
+    direction: Mapped[str] = mapped_column(sa.String(16), default="egress")

@@ -1,6 +1,6 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
-                                      inventory, networks, ports, quotas, routers,
+                                      inventory, networks, ports, qos, quotas, routers,
                                       security_groups, subnetpools, subnets, tags, trunks)
 
 _ROUTES = {
@@ -67,6 +67,15 @@ _ROUTES = {
     "/v2.0/trunks/{trunk_id}/add_subports": {"PUT": trunks.add_subports},
     "/v2.0/trunks/{trunk_id}/remove_subports": {"PUT": trunks.remove_subports},
     "/v2.0/trunks/{trunk_id}/get_subports": {"GET": trunks.get_subports},
+    "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
+    "/v2.0/qos/policies/{policy_id}": {"GET": qos.show_policy, "PUT": qos.update_policy,
+                                       "DELETE": qos.delete_policy},
+    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules": {"GET": qos.list_rules,
+                                                             "POST": qos.create_rule},
+    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules/{rule_id}": {
+        "GET": qos.show_rule, "PUT": qos.update_rule, "DELETE": qos.delete_rule},
+    "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
+    "/v2.0/qos/rule-types/{rule_type}": {"GET": qos.show_rule_type},
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/tenant": {"GET": quotas.show_tenant},
     "/v2.0/quotas/{project_id}": {"GET": quotas.show_quota, "PUT": quotas.update_quota,

@@ -1,8 +1,8 @@
-"""subnet pools, address scopes, port forwardings and trunks
+"""subnet pools, address scopes, port forwardings, trunks, QoS
 
 Revision ID: network_0002
 Revises: network_0001
-Create Date: 2026-11-24 20:17:27.220304
+Create Date: 2026-11-24 20:23:21.543267
 """
 from alembic import op
 import sqlalchemy as sa
@@ -26,6 +26,21 @@ def upgrade():
     with op.batch_alter_table('network_address_scopes', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_network_address_scopes_project_id'), ['project_id'], unique=False)
 
+    op.create_table('network_qos_policies',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('project_id', sa.String(length=255), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('shared', sa.Boolean(), nullable=False),
+    sa.Column('is_default', sa.Boolean(), nullable=False),
+    sa.Column('description', sa.String(length=255), nullable=False),
+    sa.Column('created_at', sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
+    sa.Column('updated_at', sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
+    sa.Column('revision_number', sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint('id')
+    )
+    with op.batch_alter_table('network_qos_policies', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_network_qos_policies_project_id'), ['project_id'], unique=False)
+
     op.create_table('network_subnetpools',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('project_id', sa.String(length=255), nullable=False),
@@ -48,6 +63,19 @@ def upgrade():
     with op.batch_alter_table('network_subnetpools', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_network_subnetpools_address_scope_id'), ['address_scope_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_network_subnetpools_project_id'), ['project_id'], unique=False)
+
+    op.create_table('network_qos_bandwidth_limit_rules',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('qos_policy_id', sa.String(length=36), nullable=False),
+    sa.Column('max_kbps', sa.Integer(), nullable=False),
+    sa.Column('max_burst_kbps', sa.Integer(), nullable=False),
+    sa.Column('direction', sa.String(length=16), nullable=False),
+    sa.ForeignKeyConstraint(['qos_policy_id'], ['network_qos_policies.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('qos_policy_id', 'direction', name='uq_network_qos_bw_direction')
+    )
+    with op.batch_alter_table('network_qos_bandwidth_limit_rules', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_network_qos_bandwidth_limit_rules_qos_policy_id'), ['qos_policy_id'], unique=False)
 
     op.create_table('network_trunks',
     sa.Column('id', sa.String(length=36), nullable=False),
@@ -123,11 +151,19 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_network_trunks_project_id'))
 
     op.drop_table('network_trunks')
+    with op.batch_alter_table('network_qos_bandwidth_limit_rules', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_network_qos_bandwidth_limit_rules_qos_policy_id'))
+
+    op.drop_table('network_qos_bandwidth_limit_rules')
     with op.batch_alter_table('network_subnetpools', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_network_subnetpools_project_id'))
         batch_op.drop_index(batch_op.f('ix_network_subnetpools_address_scope_id'))
 
     op.drop_table('network_subnetpools')
+    with op.batch_alter_table('network_qos_policies', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_network_qos_policies_project_id'))
+
+    op.drop_table('network_qos_policies')
     with op.batch_alter_table('network_address_scopes', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_network_address_scopes_project_id'))
 
