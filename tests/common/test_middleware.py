@@ -186,8 +186,10 @@ async def _call(service, method, path, **kwargs):
         scope = dict(scope, root_path=service.prefix, path=service.prefix + scope["path"])
         await app(scope, receive, send)
 
+    # Asking for JSON as the SDK does: glance answers httpx's default */* with HTML.
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=prefixed),
-                                 base_url="http://test") as client:
+                                 base_url="http://test",
+                                 headers={"Accept": "application/json"}) as client:
         return await client.request(method, path, **kwargs)
 
 

@@ -73,7 +73,9 @@ def image_id(cloud):
                json={"name": f"cirros-test-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
                      "container_format": "bare", "visibility": "public"})
     image = r.json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
+    from pocketstack.image.formats import qcow2_header  # the data must be what it claims
+
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
           headers={"Content-Type": "application/octet-stream"})
     return image["id"]
 

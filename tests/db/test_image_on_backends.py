@@ -25,7 +25,7 @@ def test_image_life_cycle(backend_cloud):
     conn = backend_cloud.sdk()
     data = os.urandom(3 * 1024 * 1024 + 1)
     name = f"img-{uuid.uuid4().hex[:8]}"
-    image = conn.image.create_image(name, data=data, disk_format="qcow2",
+    image = conn.image.create_image(name, data=data, disk_format="raw",
                                     container_format="bare", hw_disk_bus="virtio",
                                     tags=["b", "a"], allow_duplicates=True)
     image = conn.image.get_image(image)

@@ -87,7 +87,7 @@ def test_user_crud(ks):
     assert [u["id"] for u in found] == [user["id"]]
     assert ks.get("/v3/users", params={"domain_id": "nope"}).json()["users"] == []
     assert_error(ks.post("/v3/users", json={"user": {"name": unique("u"),
-                                                     "domain_id": "nope"}}), 400)
+                                                     "domain_id": "nope"}}), 404)
     assert ks.delete(f"/v3/users/{user['id']}").status_code == 204
     assert_error(ks.get(f"/v3/users/{user['id']}"), 404)
 

@@ -25,7 +25,9 @@ class Glance:
         self.http = httpx.Client(base_url=cloud.url + "/image", timeout=60)
 
     def request(self, method, path, **kwargs) -> httpx.Response:
-        headers = {"X-Auth-Token": self.token, **kwargs.pop("headers", {})}
+        # JSON error bodies, as openstacksdk asks for them (glance answers */* with HTML).
+        headers = {"X-Auth-Token": self.token, "Accept": "application/json",
+                   **kwargs.pop("headers", {})}
         return self.http.request(method, path, headers=headers, **kwargs)
 
     def get(self, path, **kw):

@@ -7,6 +7,8 @@ import pytest
 
 from image_helpers import unique
 
+from pocketstack.image.formats import qcow2_header
+
 pytestmark = pytest.mark.cli
 
 
@@ -17,7 +19,7 @@ def sha512(path):
 
 def test_image_create_show_save_set_list_delete(cloud, tmp_path):
     source = tmp_path / "cirros.img"
-    source.write_bytes(b"QFI\xfb" + os.urandom(2 * 1024 * 1024))
+    source.write_bytes(qcow2_header(1 << 30) + os.urandom(2 * 1024 * 1024))
     name = unique("cirros-0.3.4-x86_64-disk")
 
     created = cloud.cli("image", "create", "--disk-format", "qcow2", "--container-format",

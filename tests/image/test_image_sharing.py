@@ -102,18 +102,20 @@ def test_members_only_for_shared_images(alice, bob):
     assert_error(alice.post(surl, content=b"nope"), 400)
 
 
-def test_deactivate_and_reactivate_are_for_admins(glance, alice):
+def test_deactivate_and_reactivate_by_owner_or_admin(glance, alice, bob):
+    # issue 10: glance's default policy lets the owning project's members do it too.
     image = alice.create_active(b"some bytes")
     url = f"/v2/images/{image['id']}"
-    assert_error(alice.post(f"{url}/actions/deactivate"), 403)
-    assert glance.post(f"{url}/actions/deactivate").status_code == 204
+    assert_error(bob.post(f"{url}/actions/deactivate"), 404)  # cannot even see it
+    assert alice.post(f"{url}/actions/deactivate").status_code == 204
     assert glance.post(f"{url}/actions/deactivate").status_code == 204  # no-op
     assert alice.show(image["id"])["status"] == "deactivated"
     assert_error(alice.get(f"{url}/file"), 403, "deactivated")
     assert glance.get(f"{url}/file").content == b"some bytes"
-    assert_error(alice.post(f"{url}/actions/reactivate"), 403)
-    assert glance.post(f"{url}/actions/reactivate").status_code == 204
+    assert alice.post(f"{url}/actions/reactivate").status_code == 204
     assert alice.get(f"{url}/file").content == b"some bytes"
+    assert glance.post(f"{url}/actions/deactivate").status_code == 204
+    assert glance.post(f"{url}/actions/reactivate").status_code == 204
 
     queued = alice.create()
     assert_error(glance.post(f"/v2/images/{queued['id']}/actions/deactivate"), 403,

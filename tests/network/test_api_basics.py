@@ -29,7 +29,7 @@ def test_extensions_list_and_lookup(admin_conn, raw):
                   "dns-integration", "standard-attr-description", "project-id",
                   "ip-substring-filtering"):
         assert alias in aliases
-    for absent in ("qos", "trunk", "subnet_allocation", "l3-ha", "network_availability_zone"):
+    for absent in ("qos", "l3-ha", "network_availability_zone"):
         assert absent not in aliases
     assert admin_conn.network.find_extension("router").alias == "router"
     assert admin_conn.network.find_extension("qos") is None

@@ -14,13 +14,15 @@ import uuid
 
 import sqlalchemy as sa
 
+from pocketstack.image.formats import qcow2_header
+
 ADMIN_MV = {"OpenStack-API-Version": "compute 2.79"}
 
 
 def _image(conn) -> str:
     image = conn.image.create_image(name=f"cirros-{uuid.uuid4().hex[:6]}", disk_format="qcow2",
                                     container_format="bare", visibility="public",
-                                    data=b"\0" * 4096)
+                                    data=qcow2_header(1 << 20))
     return image.id
 
 

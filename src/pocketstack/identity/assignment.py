@@ -189,17 +189,23 @@ def list_role_inferences() -> list[tuple[Role, list[Role]]]:
 
 # --- grants -----------------------------------------------------------------------------
 
+# System grants (Keystone's system_assignment) are rows of the same table, with this
+# target id: roles on the whole deployment rather than on a project or domain.
+SYSTEM = "system"
+
+
 def grant_type(actor: str, target: str) -> str:
-    return {"user": "User", "group": "Group"}[actor] + {"project": "Project",
-                                                        "domain": "Domain"}[target]
+    return {"user": "User", "group": "Group"}[actor] + {
+        "project": "Project", "domain": "Domain", "system": "System"}[target]
 
 
 def load_grant_objects(s, actor: str, actor_id: str, target: str, target_id: str,
                        role_id: str | None = None):
-    """The actor, target and role a grant URL names; 404 for any that does not exist."""
+    """The actor, target and role a grant URL names; 404 for any that does not exist
+    (the system always exists: its target object is None)."""
     actor_obj = base.get_or_404(s, User if actor == "user" else Group, actor_id, actor)
-    target_obj = base.get_or_404(s, Project if target == "project" else Domain, target_id,
-                                 target)
+    target_obj = None if target == "system" else base.get_or_404(
+        s, Project if target == "project" else Domain, target_id, target)
     role = base.get_or_404(s, Role, role_id, "role") if role_id is not None else None
     return actor_obj, target_obj, role
 
@@ -209,6 +215,10 @@ def create_grant(actor: str, actor_id: str, target: str, target_id: str, role_id
     with db.transaction() as s:
         _, target_obj, role = load_grant_objects(s, actor, actor_id, target, target_id,
                                                  role_id)
+        if role.domain_id and target == "system":
+            raise exceptions.ValidationError(
+                f"Role {role_id} is a domain-specific role. Unable to use a domain-specific "
+                "role in a system assignment.")
         if role.domain_id:
             domain = target_obj.domain_id if target == "project" else target_obj.id
             if domain != role.domain_id:
@@ -272,8 +282,9 @@ def group_ids_of(s, user_id: str) -> list[str]:
 
 
 def effective_role_ids(s, user_id: str, *, project_id: str | None = None,
-                       domain_id: str | None = None) -> set[str]:
-    """Direct, group and inherited grants on the target, with implied roles expanded."""
+                       domain_id: str | None = None, system: bool = False) -> set[str]:
+    """Direct, group and inherited grants on the target (a project, a domain or the
+    system), with implied roles expanded."""
     actors = [user_id] + group_ids_of(s, user_id)
     if project_id:
         project = s.get(Project, project_id)
@@ -287,6 +298,9 @@ def effective_role_ids(s, user_id: str, *, project_id: str | None = None,
     elif domain_id:
         cond = sa.and_(Assignment.target_id == domain_id, Assignment.inherited.is_(False),
                        Assignment.type.in_(("UserDomain", "GroupDomain")))
+    elif system:
+        cond = sa.and_(Assignment.target_id == SYSTEM,
+                       Assignment.type.in_(("UserSystem", "GroupSystem")))
     else:
         return set()
     direct = set(s.scalars(sa.select(Assignment.role_id)
@@ -301,6 +315,8 @@ def projects_for_user(s, user_id: str) -> list[Project]:
                      .where(Assignment.actor_id.in_(actors))).all()
     ids: set[str] = set()
     for type_, target_id, inherited in rows:
+        if type_.endswith("System"):
+            continue
         if type_.endswith("Project") and not inherited:
             ids.add(target_id)
         elif type_.endswith("Project"):

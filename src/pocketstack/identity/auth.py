@@ -211,13 +211,14 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
                 raise _unauthorized(f"Domain {domain.id} is disabled.")
             role_ids = effective_role_ids(s, user.id, domain_id=domain.id)
         elif system is not None:
-            # System scope: pocketstack treats the roles on the bootstrap admin project as
-            # system roles.
+            # System scope: the system role grants, and (as the bootstrap admin has no
+            # system grant of its own) the roles on the bootstrap admin project.
             admin_project = s.scalar(sa.select(Project).where(
                 Project.name == "admin",
                 Project.domain_id == config.CONF.identity.default_domain_id))
-            role_ids = (effective_role_ids(s, user.id, project_id=admin_project.id)
-                        if admin_project else set())
+            role_ids = effective_role_ids(s, user.id, system=True)
+            if admin_project:
+                role_ids |= effective_role_ids(s, user.id, project_id=admin_project.id)
         if (project or domain or system) and not role_ids:
             raise _unauthorized("User has no access to the requested scope.")
         if cred is not None:

@@ -38,9 +38,14 @@ def writing(kind: str, name: str | None = None, domain_id: str | None = None):
         raise
 
 
-def name_taken(s, model, name: str, domain_id: str | None = None) -> bool:
-    """Whether another ``model`` row has ``name`` (within ``domain_id`` when given)."""
+def name_taken(s, model, name: str, domain_id: str | None = None,
+               exclude: str | None = None) -> bool:
+    """Whether another ``model`` row has ``name`` (within ``domain_id`` when given).
+    ``exclude`` is the row being renamed: on a case-insensitive database (MariaDB) a
+    rename that changes only the case must not find the row itself."""
     query = sa.select(model.id).where(model.name == name)
+    if exclude is not None:
+        query = query.where(model.id != exclude)
     if domain_id is not None:
         query = query.where(model.domain_id == domain_id)
     return s.scalar(query.limit(1)) is not None

@@ -155,3 +155,53 @@ class RevocationEvent(Base):
     app_cred_id: Mapped[str | None] = mapped_column(sa.String(64))
     issued_before: Mapped[dt.datetime] = mapped_column()
     revoked_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
+
+
+class Credential(Base):
+    """Keystone's credentials (/v3/credentials): an opaque blob a user keeps, such as EC2
+    keys ({"access", "secret"}) for S3-style services."""
+    __tablename__ = "identity_credentials"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_users.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[str | None] = mapped_column(sa.String(64))
+    type: Mapped[str] = mapped_column(sa.String(255))
+    blob: Mapped[str] = mapped_column(sa.Text)
+    extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class RegisteredLimit(Base):
+    """Unified limits: the default limit of a resource of a service (in a region)."""
+    __tablename__ = "identity_registered_limits"
+    __table_args__ = (sa.UniqueConstraint("service_id", "region_id", "resource_name",
+                                          name="uq_registered_limit"),)
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    service_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_services.id", ondelete="CASCADE"))
+    region_id: Mapped[str | None] = mapped_column(sa.String(255))
+    resource_name: Mapped[str] = mapped_column(sa.String(255))
+    default_limit: Mapped[int] = mapped_column()
+    description: Mapped[str | None] = mapped_column(sa.Text)
+
+
+class Limit(Base):
+    """Unified limits: a project's (or domain's) own limit of a registered resource."""
+    __tablename__ = "identity_limits"
+    __table_args__ = (sa.UniqueConstraint("registered_limit_id", "project_id", "domain_id",
+                                          name="uq_limit"),)
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    registered_limit_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_registered_limits.id"), index=True)
+    project_id: Mapped[str | None] = mapped_column(sa.String(64), index=True)
+    domain_id: Mapped[str | None] = mapped_column(sa.String(64))
+    resource_limit: Mapped[int] = mapped_column()
+    description: Mapped[str | None] = mapped_column(sa.Text)
+
+
+class PolicyBlob(Base):
+    """Keystone's /v3/policies: policy documents stored for services to fetch."""
+    __tablename__ = "identity_policies"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    type: Mapped[str] = mapped_column(sa.String(255))
+    blob: Mapped[str] = mapped_column(sa.Text)
+    extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)

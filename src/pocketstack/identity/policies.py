@@ -52,6 +52,68 @@ _GRANT_PATHS = ["/v3/projects/{project_id}/users/{user_id}/roles/{role_id}",
                 "/v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}"]
 
 
+def _credential_and_limit_rules() -> list:
+    """Keystone's defaults for credentials (the owner or an admin), unified limits (read by
+    everyone, written by admins) and policy blobs."""
+    owner = "user_id:%(target.credential.user_id)s"
+    own_limit = "project_id:%(target.limit.project_id)s"
+    rules = []
+    for name, check, method, path in (
+            ("get_credential", f"{ADMIN_OR_SYSTEM_READER} or {owner}", "GET",
+             "/v3/credentials/{credential_id}"),
+            ("list_credentials", f"{ADMIN_OR_SYSTEM_READER} or {owner}", "GET",
+             "/v3/credentials"),
+            ("create_credential", f"{ADMIN} or {owner}", "POST", "/v3/credentials"),
+            ("update_credential", f"{ADMIN} or {owner}", "PATCH",
+             "/v3/credentials/{credential_id}"),
+            ("delete_credential", f"{ADMIN} or {owner}", "DELETE",
+             "/v3/credentials/{credential_id}"),
+            ("ec2_get_credential", f"{ADMIN_OR_SYSTEM_READER} or {owner}", "GET",
+             "/v3/users/{user_id}/credentials/OS-EC2/{credential_id}"),
+            ("ec2_list_credentials", f"{ADMIN_OR_SYSTEM_READER} or {owner}", "GET",
+             "/v3/users/{user_id}/credentials/OS-EC2"),
+            ("ec2_create_credential", f"{ADMIN} or {owner}", "POST",
+             "/v3/users/{user_id}/credentials/OS-EC2"),
+            ("ec2_delete_credential", f"{ADMIN} or {owner}", "DELETE",
+             "/v3/users/{user_id}/credentials/OS-EC2/{credential_id}"),
+            ("get_registered_limit", "", "GET", "/v3/registered_limits/{id}"),
+            ("list_registered_limits", "", "GET", "/v3/registered_limits"),
+            ("create_registered_limits", ADMIN, "POST", "/v3/registered_limits"),
+            ("update_registered_limit", ADMIN, "PATCH", "/v3/registered_limits/{id}"),
+            ("delete_registered_limit", ADMIN, "DELETE", "/v3/registered_limits/{id}"),
+            ("get_limit_model", "", "GET", "/v3/limits/model"),
+            ("get_limit", f"{ADMIN_OR_SYSTEM_READER} or {own_limit}", "GET",
+             "/v3/limits/{id}"),
+            ("list_limits", "", "GET", "/v3/limits"),
+            ("create_limits", ADMIN, "POST", "/v3/limits"),
+            ("update_limit", ADMIN, "PATCH", "/v3/limits/{id}"),
+            ("delete_limit", ADMIN, "DELETE", "/v3/limits/{id}"),
+            ("get_policy", ADMIN_OR_SYSTEM_READER, "GET", "/v3/policies/{policy_id}"),
+            ("list_policies", ADMIN_OR_SYSTEM_READER, "GET", "/v3/policies"),
+            ("create_policy", ADMIN, "POST", "/v3/policies"),
+            ("update_policy", ADMIN, "PATCH", "/v3/policies/{policy_id}"),
+            ("delete_policy", ADMIN, "DELETE", "/v3/policies/{policy_id}")):
+        rules.append(_rule(name, check, f"{name.replace('_', ' ').capitalize()}.",
+                           [(method, path)]))
+    return rules
+
+
+def _system_grant_rules() -> list:
+    rules = []
+    for actor in ("user", "group"):
+        path = f"/v3/system/{actor}s/{{{actor}_id}}/roles"
+        for name, check, method, url in (
+                ("check", ADMIN_OR_SYSTEM_READER, "HEAD", f"{path}/{{role_id}}"),
+                ("list", ADMIN_OR_SYSTEM_READER, "GET", path),
+                ("create", ADMIN, "PUT", f"{path}/{{role_id}}"),
+                ("revoke", ADMIN, "DELETE", f"{path}/{{role_id}}")):
+            plural = "s" if name == "list" else ""
+            rules.append(_rule(f"{name}_system_grant{plural}_for_{actor}", check,
+                               f"{name.capitalize()} a {actor}'s system role grant{plural}.",
+                               [(method, url)]))
+    return rules
+
+
 def list_rules():
     return [
         policy.RuleDefault("service_role", "role:service"),
@@ -183,6 +245,8 @@ def list_rules():
               [("PUT", p) for p in _GRANT_PATHS]),
         _rule("revoke_grant", f"{ADMIN} or {_GRANT_MANAGER}", "Revoke a role grant.",
               [("DELETE", p) for p in _GRANT_PATHS]),
+        *_system_grant_rules(),
+        *_credential_and_limit_rules(),
         _rule("list_role_assignments", f"{ADMIN_OR_SYSTEM_READER} or "
               f"{_reader_in('target.domain_id')}", "List role assignments.",
               [("GET", "/v3/role_assignments")]),

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions
 from pocketstack.identity import base, tokens
 from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain, Group,
-                                         Project, Role, User)
+                                         Limit, Project, Role, User)
 
 MAX_PROJECT_DEPTH = 5  # Keystone's [DEFAULT] max_project_tree_depth
 PROJECT_COLUMNS = {"id", "name", "domain_id", "parent_id", "description", "enabled", "tags",
@@ -50,7 +50,7 @@ def update_domain(domain_id: str, ref: dict) -> Domain:
     with base.writing("domain", ref.get("name")) as s:
         domain = base.get_or_404(s, Domain, domain_id, "domain")
         if "name" in ref and ref["name"] != domain.name and base.name_taken(
-                s, Domain, ref["name"]):
+                s, Domain, ref["name"], exclude=domain_id):
             raise base.duplicate_name("domain", ref["name"])
         if ref.get("enabled") is False and domain.enabled:
             if domain_id == config.CONF.identity.default_domain_id:
@@ -194,7 +194,7 @@ def create_project(ref: dict, default_domain_id: str) -> Project:
         domain_id = domain_id or default_domain_id
         domain = s.get(Domain, domain_id)
         if domain is None:
-            raise exceptions.ValidationError(f"Could not find domain: {domain_id}.")
+            raise exceptions.NotFound(f"Could not find domain: {domain_id}.")
         if base.name_taken(s, Project, ref["name"], domain_id):
             raise base.conflict("project", "it is not permitted to have two projects with "
                                 f"the same name in the same domain : {ref['name']}")
@@ -218,7 +218,7 @@ def update_project(project_id: str, ref: dict) -> Project:
         if ref.get("is_domain"):
             raise exceptions.ValidationError("Update of `is_domain` is not allowed.")
         if "name" in ref and ref["name"] != project.name and base.name_taken(
-                s, Project, ref["name"], project.domain_id):
+                s, Project, ref["name"], project.domain_id, exclude=project.id):
             raise base.conflict("project", "it is not permitted to have two projects with "
                                 f"the same name in the same domain : {ref['name']}")
         if "enabled" in ref and ref["enabled"] != project.enabled:
@@ -254,6 +254,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
         s.execute(sa.delete(Assignment).where(Assignment.target_id.in_(ids)))
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(ids)))
+        s.execute(sa.delete(Limit).where(Limit.project_id.in_(ids)))
         for pid in reversed(ids):
             tokens.revoke(s, project_id=pid)
             s.execute(sa.delete(Project).where(Project.id == pid))

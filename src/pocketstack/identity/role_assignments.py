@@ -18,7 +18,7 @@ from pocketstack.identity.models import (Assignment, Domain, Group, GroupMembers
 class Entry:
     actor: str            # "user" or "group"
     actor_id: str
-    target: str           # "project" or "domain"
+    target: str           # "project", "domain" or "system"
     target_id: str
     role_id: str
     inherited: bool = False
@@ -33,18 +33,19 @@ class Entry:
 
 def _entry(row: Assignment) -> Entry:
     actor = "user" if row.type.startswith("User") else "group"
-    target = "project" if row.type.endswith("Project") else "domain"
+    target = next(t for t in ("project", "domain", "system") if row.type.endswith(t.title()))
     return Entry(actor, row.actor_id, target, row.target_id, row.role_id, row.inherited,
                  actor, row.actor_id, target, row.target_id)
 
 
 def list_assignments(*, user_id=None, group_id=None, role_id=None, project_id=None,
-                     domain_id=None, inherited=None, effective=False, include_subtree=False,
-                     include_names=False, base_url: str = "") -> list[dict]:
+                     domain_id=None, system=False, inherited=None, effective=False,
+                     include_subtree=False, include_names=False,
+                     base_url: str = "") -> list[dict]:
     if user_id and group_id:
         raise exceptions.ValidationError("Specify a user or group, not both")
-    if project_id and domain_id:
-        raise exceptions.ValidationError("Specify a domain or project, not both")
+    if sum(map(bool, (project_id, domain_id, system))) > 1:
+        raise exceptions.ValidationError("Specify one of domain, project or system")
     if include_subtree and not project_id:
         raise exceptions.ValidationError(
             "scope.project.id must be specified if include_subtree is also specified")
@@ -64,19 +65,20 @@ def list_assignments(*, user_id=None, group_id=None, role_id=None, project_id=No
         if effective:
             entries = _effective(s, user_id, projects)
         else:
-            entries = _stored(s, user_id, group_id, projects, domain_id, inherited)
+            entries = _stored(s, user_id, group_id, projects, domain_id, system, inherited)
         entries = [e for e in entries
                    if (not role_id or e.role_id == role_id)
                    and (not user_id or (e.actor == "user" and e.actor_id == user_id))
                    and (not group_id or (e.actor == "group" and e.actor_id == group_id))
                    and (projects is None or (e.target == "project"
                                              and e.target_id in projects))
-                   and (not domain_id or (e.target == "domain" and e.target_id == domain_id))]
+                   and (not domain_id or (e.target == "domain" and e.target_id == domain_id))
+                   and (not system or e.target == "system")]
         names = _Names(s) if include_names else None
         return [_render(e, names, base_url) for e in entries]
 
 
-def _stored(s, user_id, group_id, projects, domain_id, inherited) -> list[Entry]:
+def _stored(s, user_id, group_id, projects, domain_id, system, inherited) -> list[Entry]:
     q = sa.select(Assignment)
     if user_id:
         q = q.where(Assignment.actor_id == user_id)
@@ -86,6 +88,8 @@ def _stored(s, user_id, group_id, projects, domain_id, inherited) -> list[Entry]
         q = q.where(Assignment.target_id.in_(projects))
     if domain_id:
         q = q.where(Assignment.target_id == domain_id)
+    if system:
+        q = q.where(Assignment.type.in_(("UserSystem", "GroupSystem")))
     if inherited is not None:
         q = q.where(Assignment.inherited.is_(inherited))
     return [_entry(row) for row in s.scalars(q.order_by(Assignment.type, Assignment.target_id,
@@ -166,13 +170,18 @@ def _render(e: Entry, names: _Names | None, base_url: str) -> dict:
     def ref(kind, object_id):
         return names.ref(kind, object_id) if names else {"id": object_id}
 
-    scope = {e.target: ref(e.target, e.target_id)}
+    scope = ({"system": {"all": True}} if e.target == "system"
+             else {e.target: ref(e.target, e.target_id)})
     if e.inherited:
         scope["OS-INHERIT:inherited_to"] = "projects"
     grant_actor = e.grant_actor or e.actor
-    grant = (f"{e.grant_target or e.target}s/{e.grant_target_id or e.target_id}/"
-             f"{grant_actor}s/{e.grant_actor_id or e.actor_id}/roles/"
-             f"{e.prior_role_id or e.role_id}")
+    if e.target == "system":
+        grant = (f"system/{grant_actor}s/{e.grant_actor_id or e.actor_id}/roles/"
+                 f"{e.prior_role_id or e.role_id}")
+    else:
+        grant = (f"{e.grant_target or e.target}s/{e.grant_target_id or e.target_id}/"
+                 f"{grant_actor}s/{e.grant_actor_id or e.actor_id}/roles/"
+                 f"{e.prior_role_id or e.role_id}")
     grant_inherited = e.inherited or (e.grant_target_id and (
         e.grant_target != e.target or e.grant_target_id != e.target_id))
     if grant_inherited:

@@ -9,8 +9,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.identity import base, passwords, tokens
-from pocketstack.identity.models import (Assignment, Domain, Group, GroupMembership, Project,
-                                         User)
+from pocketstack.identity.models import (Assignment, Credential, Domain, Group,
+                                         GroupMembership, Project, User)
 
 USER_COLUMNS = {"id", "name", "domain_id", "enabled", "password", "default_project_id",
                 "description", "options", "federated", "password_expires_at"}
@@ -19,7 +19,7 @@ GROUP_COLUMNS = {"id", "name", "domain_id", "description"}
 
 def _require_domain(s, domain_id: str) -> None:
     if s.get(Domain, domain_id) is None:
-        raise exceptions.ValidationError(f"Could not find domain: {domain_id}.")
+        raise exceptions.NotFound(f"Could not find domain: {domain_id}.")
 
 
 def _check_default_project(s, project_id: str | None) -> None:
@@ -68,7 +68,7 @@ def update_user(user_id: str, ref: dict) -> User:
         if "domain_id" in ref and ref["domain_id"] != user.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
         if "name" in ref and ref["name"] != user.name and base.name_taken(
-                s, User, ref["name"], user.domain_id):
+                s, User, ref["name"], user.domain_id, exclude=user.id):
             raise base.duplicate_name("user", ref["name"], user.domain_id)
         if "default_project_id" in ref:
             _check_default_project(s, ref["default_project_id"])
@@ -98,6 +98,7 @@ def delete_user(user_id: str) -> None:
         user = base.get_or_404(s, User, user_id, "user")
         s.execute(sa.delete(Assignment).where(Assignment.actor_id == user_id))
         s.execute(sa.delete(GroupMembership).where(GroupMembership.user_id == user_id))
+        s.execute(sa.delete(Credential).where(Credential.user_id == user_id))
         s.delete(user)
         tokens.revoke(s, user_id=user_id)
 
@@ -150,7 +151,7 @@ def update_group(group_id: str, ref: dict) -> Group:
         if "domain_id" in ref and ref["domain_id"] != group.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
         if "name" in ref and ref["name"] != group.name and base.name_taken(
-                s, Group, ref["name"], group.domain_id):
+                s, Group, ref["name"], group.domain_id, exclude=group.id):
             raise base.duplicate_name("group", ref["name"], group.domain_id)
         if "name" in ref:
             group.name = ref["name"]

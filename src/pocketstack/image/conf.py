@@ -22,6 +22,10 @@ OPTS = {
                     help="Disk formats images may declare."),
         cfg.ListOpt("container_formats", default=CONTAINER_FORMATS,
                     help="Container formats images may declare."),
+        cfg.BoolOpt("require_image_format_match", default=True,
+                    help="Refuse image data (upload or import) that is not in the image's "
+                         "disk_format, and qcow2 data that refers to other files, as glance "
+                         "2024+ does ([image_format] in glance-api.conf)."),
         cfg.IntOpt("limit_param_default", default=25, min=1,
                    help="Images returned by a list request that does not give a limit."),
         cfg.IntOpt("api_limit_max", default=1000, min=1,

@@ -21,9 +21,9 @@ from typing import Any, AsyncIterator, Iterable
 
 from starlette.concurrency import run_in_threadpool
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.image import access, store
+from pocketstack.image import access, formats, store
 from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)
@@ -81,7 +81,8 @@ def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> Non
             if image is None or image.deleted or image.status != _busy_status(staging):
                 raise exceptions.Gone(f"Image {image_id} could not be found after upload. The "
                                       "image may have been deleted during the upload.")
-            written = writer.commit(dest)
+            # Staged data is inspected when it is imported (its format may be set later).
+            written = writer.commit(dest, inspect=not staging)
             moved = True
             if staging:
                 image.staged = dataclasses.asdict(written)
@@ -157,6 +158,7 @@ def import_image(ctx, image_id: str, body: Any) -> None:
     method = _import_method(body)
     staged, dest = store.staging_path(image_id), store.data_path(image_id)
     moved = lost = False
+    refused = None
     try:
         with db.transaction() as s:
             image = access.load(s, ctx, image_id, lock=True)
@@ -166,9 +168,14 @@ def import_image(ctx, image_id: str, body: Any) -> None:
                 raise exceptions.Conflict(
                     f"Image needs to be staged before '{method}' method can be used")
             try:
-                os.replace(staged, dest)
-                moved = True
-                _activate(image, store.Written(**image.staged))
+                refused = _format_problem(image.disk_format, staged)
+                if refused:  # as glance: the data is dropped, the image queued again
+                    os.unlink(staged)
+                    image.status, image.size, image.updated_at = "queued", None, utcnow()
+                else:
+                    os.replace(staged, dest)
+                    moved = True
+                    _activate(image, store.Written(**image.staged))
             except FileNotFoundError:
                 lost = True  # the staging area was cleaned under us: stage again
                 image.status, image.size, image.updated_at = "queued", None, utcnow()
@@ -177,9 +184,17 @@ def import_image(ctx, image_id: str, body: Any) -> None:
         if moved:
             os.replace(dest, staged)
         raise
+    if refused:
+        raise exceptions.BadRequest(refused)
     if lost:
         raise exceptions.Conflict(f"The staged data of image {image_id} is missing; the image "
                                   "is queued again, stage its data again.")
+
+
+def _format_problem(disk_format: str | None, path: str) -> str | None:
+    if not config.CONF.image.require_image_format_match:
+        return None
+    return formats.problem(disk_format, path)
 
 
 def _import_method(body: Any) -> str:

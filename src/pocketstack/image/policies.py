@@ -31,8 +31,9 @@ def list_rules():
         _rule("download_image", ANY_MEMBER, "Download the data of an image the caller can see."),
         _rule("publicize_image", ADMIN, "Make an image public."),
         _rule("communitize_image", MEMBER, "Make an image community-visible."),
-        _rule("deactivate", ADMIN, "Deactivate an image (its data can no longer be downloaded)."),
-        _rule("reactivate", ADMIN, "Reactivate a deactivated image."),
+        # glance's 2024 defaults: the owning project's members too.
+        _rule("deactivate", MEMBER, "Deactivate an image (its data can no longer be downloaded)."),
+        _rule("reactivate", MEMBER, "Reactivate a deactivated image."),
         _rule("add_member", MEMBER, "Share an image with a project."),
         _rule("delete_member", MEMBER, "Stop sharing an image with a project."),
         _rule("get_member", f"{ADMIN} or (role:reader and (project_id:%(project_id)s or "

@@ -33,7 +33,7 @@ RANGE = {"size_min": ("size", ">="), "size_max": ("size", "<="),
 TIME_OPS = {"gt": "__gt__", "gte": "__ge__", "lt": "__lt__", "lte": "__le__", "eq": "__eq__",
             "neq": "__ne__"}
 COLUMN_FILTERS = ("owner", "checksum", "os_hash_value", "min_ram", "min_disk", "virtual_size",
-                  "os_hash_algo")
+                  "os_hash_algo", "size")
 NOT_FILTERS = ("limit", "marker", "sort", "sort_key", "sort_dir", "member_status")
 
 
@@ -171,7 +171,7 @@ def _filter_clauses(filters: list[tuple[str, str]]):
             clauses.append(Image.protected.is_(_bool(name, value)))
         elif name in COLUMN_FILTERS:
             column = getattr(Image, name)
-            if name in ("min_ram", "min_disk", "virtual_size"):
+            if name in ("min_ram", "min_disk", "virtual_size", "size"):
                 value = _int(name, value)
             clauses.append(column == value)
         else:

@@ -19,6 +19,7 @@ import struct
 import uuid
 
 from pocketstack.common import config, exceptions
+from pocketstack.image import formats
 
 LOG = logging.getLogger(__name__)
 
@@ -182,9 +183,14 @@ class Writer:
                        os_hash_value=self._sha.hexdigest(),
                        virtual_size=_virtual_size(self.disk_format, self.header, self.size))
 
-    def commit(self, dest: str) -> Written:
-        """Close the temp file and rename it to ``dest`` atomically."""
+    def commit(self, dest: str, inspect: bool = False) -> Written:
+        """Close the temp file and rename it to ``dest`` atomically; with ``inspect``,
+        first refuse data that is not in the declared disk format (400)."""
         written = self._finish()
+        if inspect and config.CONF.image.require_image_format_match:
+            refused = formats.problem(self.disk_format, self.tmp_path)
+            if refused:
+                raise exceptions.BadRequest(refused)
         os.replace(self.tmp_path, dest)
         return written
 

@@ -364,3 +364,102 @@ class PortSecurityAndIPRequiredForSecurityGroups(base.BadRequest):
 class QuotaResourceUnknown(base.NotFound):
     def __init__(self, unknown: list[str]):
         super().__init__(f"Unknown quota resources {unknown}.")
+
+
+class AdminRequired(base.Forbidden):
+    def __init__(self, reason: str):
+        super().__init__(f"User does not have admin privileges: {reason}.")
+
+
+class AgentNotFound(base.NotFound):
+    def __init__(self, agent_id: str):
+        super().__init__(f"Agent {agent_id} could not be found.")
+
+
+class SegmentNotFound(base.NotFound):
+    def __init__(self, segment_id: str):
+        super().__init__(f"Segment {segment_id} could not be found.")
+
+
+class SubnetPoolNotFound(base.NotFound):
+    def __init__(self, pool_id: str):
+        super().__init__(f"Subnet pool {pool_id} could not be found.")
+
+
+class SubnetPoolInUse(InUse):
+    def __init__(self, pool_id: str):
+        super().__init__(f"Subnet pool {pool_id} cannot be deleted: subnets are allocated "
+                         "from it.")
+
+
+class SubnetAllocationFailed(base.Conflict):
+    def __init__(self, reason: str):
+        super().__init__(f"Failed to allocate subnet: {reason}.")
+
+
+class AddressScopeNotFound(base.NotFound):
+    def __init__(self, scope_id: str):
+        super().__init__(f"Address scope {scope_id} could not be found.")
+
+
+class AddressScopeInUse(InUse):
+    def __init__(self, scope_id: str):
+        super().__init__(f"Unable to complete operation on address scope {scope_id}. There "
+                         "are one or more subnet pools in use on the address scope.")
+
+
+class PortForwardingNotFound(base.NotFound):
+    def __init__(self, pf_id: str):
+        super().__init__(f"Port Forwarding {pf_id} could not be found.")
+
+
+class PortForwardingConflict(base.Conflict):
+    pass
+
+
+class FipInUseByPortForwarding(base.Conflict):
+    pass
+
+
+class TrunkNotFound(base.NotFound):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} could not be found.")
+
+
+class TrunkInUse(InUse):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} is currently in use.")
+
+
+class PortInUseAsTrunkPort(InUse):
+    def __init__(self, port_id: str):
+        super().__init__(f"Port {port_id} is currently in use and is not eligible for use "
+                         "as a parent port or subport.")
+
+
+class DuplicateSubPort(InUse):
+    def __init__(self, trunk_id: str):
+        super().__init__(f"Trunk {trunk_id} already has a subport with that segmentation "
+                         "type and id.")
+
+
+class SubPortNotFound(base.NotFound):
+    def __init__(self, trunk_id: str, port_id):
+        super().__init__(f"SubPort on trunk {trunk_id} with parent port {port_id} could not "
+                         "be found.")
+
+
+class QosPolicyNotFound(base.NotFound):
+    def __init__(self, policy_id: str):
+        super().__init__(f"QoS policy {policy_id} could not be found.")
+
+
+class QosRuleNotFound(base.NotFound):
+    def __init__(self, policy_id: str, rule_id: str):
+        super().__init__(f"QoS rule {rule_id} for policy {policy_id} could not be found.")
+
+
+class QoSRulesConflict(base.Conflict):
+    def __init__(self, policy_id: str, rule_id: str):
+        super().__init__(f"Rule bandwidth_limit conflicts with rule {rule_id} which already "
+                         f"exists in QoS Policy {policy_id}.")

@@ -12,7 +12,8 @@ from pocketstack.common import db
 from pocketstack.network import base, listing, networks, ports, quotas, routers
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
+from pocketstack.network.models import (FloatingIP, IPAllocation, Port, PortForwarding, Router,
+                                        Subnet, Tag)
 
 OWNER = "network:floatingip"
 
@@ -60,12 +61,23 @@ def get_row(s, ctx, fip_id: str) -> FloatingIP:
     return fip
 
 
-def view(fip: FloatingIP, tags) -> dict:
+def _port_details(s, fip: FloatingIP) -> dict | None:
+    """neutron's fip-port-details: the associated port, in brief."""
+    port = s.get(Port, fip.fixed_port_id) if fip.fixed_port_id else None
+    if port is None:
+        return None
+    return {"name": port.name, "network_id": port.network_id, "mac_address": port.mac_address,
+            "admin_state_up": port.admin_state_up, "status": port.status,
+            "device_id": port.device_id, "device_owner": port.device_owner}
+
+
+def view(s, fip: FloatingIP, tags) -> dict:
     return {"id": fip.id, "floating_ip_address": fip.floating_ip_address,
             "floating_network_id": fip.floating_network_id, "router_id": fip.router_id,
             "port_id": fip.fixed_port_id, "fixed_ip_address": fip.fixed_ip_address,
             "status": fip.status, **base.project_view(fip.project_id),
-            "dns_name": fip.dns_name, "dns_domain": "", **base.standard_view(fip, tags)}
+            "dns_name": fip.dns_name, "dns_domain": "", "port_details": _port_details(s, fip),
+            **base.standard_view(fip, tags)}
 
 
 def _router_for(s, floating_network_id: str, subnet_id: str) -> Router | None:
@@ -90,6 +102,11 @@ def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | Non
         fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
         fip.status = "DOWN"
         return
+    if s.scalar(sa.select(PortForwarding.id).where(
+            PortForwarding.floatingip_id == fip.id).limit(1)):
+        raise exc.FipInUseByPortForwarding(
+            f"Floating IP {fip.id} has port forwardings: a floating IP either forwards ports "
+            "or is associated with a port")
     port = ports.get_row(s, ctx, port_id)
     if port.project_id != fip.project_id and not base.sees_all(ctx):
         raise exc.BadRequest("floatingip", f"Cannot create floating IP and bind it to Port "
@@ -182,7 +199,7 @@ def create_floatingip(ctx, body: dict) -> dict:
         if values.get("tags"):
             base.set_tags(s, fip.id, values["tags"])
         s.flush()
-        out = view(fip, values.get("tags"))
+        out = view(s, fip, values.get("tags"))
     effects.run()
     return out
 
@@ -190,14 +207,14 @@ def create_floatingip(ctx, body: dict) -> dict:
 def get_floatingip(ctx, fip_id: str) -> dict:
     with db.reader() as s:
         fip = get_row(s, ctx, fip_id)
-        return view(fip, base.tags_of(s, fip.id))
+        return view(s, fip, base.tags_of(s, fip.id))
 
 
 def list_floatingips(ctx, params: listing.Params):
     with db.reader() as s:
         page = listing.select_page(s, COLLECTION, params, visible(ctx))
         tags = listing.tags_by_id(s, [f.id for f in page.rows])
-        items = [listing.select_fields(view(f, tags.get(f.id)), params) for f in page.rows]
+        items = [listing.select_fields(view(s, f, tags.get(f.id)), params) for f in page.rows]
     return items, page
 
 
@@ -219,7 +236,7 @@ def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
         s.flush()
         for port_id in {before, fip.fixed_port_id} - {None}:
             _tell_compute(s, effects, port_id)
-        out = view(fip, base.tags_of(s, fip.id))
+        out = view(s, fip, base.tags_of(s, fip.id))
     effects.run()
     return out
 

@@ -66,6 +66,8 @@ class Subnet(StandardAttrs, Base):
     host_routes: Mapped[list] = mapped_column(sa.JSON, default=list)
     allocation_pools: Mapped[list] = mapped_column(sa.JSON, default=list)
     dns_publish_fixed_ip: Mapped[bool] = mapped_column(default=False)
+    # added in 0002; no foreign key: deleting a pool in use is refused in subnetpools.py
+    subnetpool_id: Mapped[str | None] = mapped_column(ID, index=True)
 
     network: Mapped[Network] = relationship(Network, back_populates="subnets")
 
@@ -203,3 +205,99 @@ class Tag(Base):
     __tablename__ = "network_tags"
     resource_id: Mapped[str] = mapped_column(ID, primary_key=True)
     tag: Mapped[str] = mapped_column(sa.String(255), primary_key=True, index=True)
+
+
+class SubnetPool(StandardAttrs, Base):
+    """Prefixes that subnets can be carved from (neutron's subnetpools)."""
+    __tablename__ = "network_subnetpools"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    ip_version: Mapped[int] = mapped_column()
+    prefixes: Mapped[list] = mapped_column(sa.JSON, default=list)  # canonical CIDRs, merged
+    min_prefixlen: Mapped[int] = mapped_column()
+    max_prefixlen: Mapped[int] = mapped_column()
+    default_prefixlen: Mapped[int] = mapped_column()
+    shared: Mapped[bool] = mapped_column(default=False)
+    is_default: Mapped[bool] = mapped_column(default=False)
+    default_quota: Mapped[int | None] = mapped_column()
+    address_scope_id: Mapped[str | None] = mapped_column(ID, index=True)
+
+
+class AddressScope(Base):
+    """neutron's address scopes (no standard attributes there either)."""
+    __tablename__ = "network_address_scopes"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    ip_version: Mapped[int] = mapped_column()
+    shared: Mapped[bool] = mapped_column(default=False)
+
+
+class PortForwarding(Base):
+    """A floating IP's port forwarding: its external port to a port's fixed IP and port
+    (neutron's floating-ip-port-forwarding extension; no standard attributes there)."""
+    __tablename__ = "network_port_forwardings"
+    __table_args__ = (
+        sa.UniqueConstraint("floatingip_id", "external_port", "protocol",
+                            name="uq_network_pf_external"),
+        sa.UniqueConstraint("internal_port_id", "internal_ip_address", "internal_port",
+                            "protocol", name="uq_network_pf_internal"))
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    floatingip_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_floating_ips.id", ondelete="CASCADE"), index=True)
+    internal_port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), index=True)
+    internal_ip_address: Mapped[str] = mapped_column(sa.String(64))
+    internal_port: Mapped[int] = mapped_column()
+    external_port: Mapped[int] = mapped_column()
+    protocol: Mapped[str] = mapped_column(sa.String(40))
+    description: Mapped[str] = mapped_column(sa.String(255), default="")
+
+
+class Trunk(StandardAttrs, Base):
+    """A trunk: a parent port carrying subports' traffic tagged by VLAN (neutron's trunk
+    extension). The parent and every subport belong to one trunk at most."""
+    __tablename__ = "network_trunks"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[str] = mapped_column(sa.String(16), default="DOWN")
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), unique=True)
+
+
+class SubPort(Base):
+    __tablename__ = "network_trunk_subports"
+    __table_args__ = (sa.UniqueConstraint("trunk_id", "segmentation_type", "segmentation_id",
+                                          name="uq_network_subport_segmentation"),)
+    port_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_ports.id", ondelete="CASCADE"), primary_key=True)
+    trunk_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_trunks.id", ondelete="CASCADE"), index=True)
+    segmentation_type: Mapped[str] = mapped_column(sa.String(32))
+    segmentation_id: Mapped[int] = mapped_column()
+
+
+class QosPolicy(StandardAttrs, Base):
+    """A QoS policy: a named set of rules (neutron's qos extension). Rules are recorded;
+    no traffic is shaped."""
+    __tablename__ = "network_qos_policies"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    shared: Mapped[bool] = mapped_column(default=False)
+    is_default: Mapped[bool] = mapped_column(default=False)
+
+
+class QosBandwidthLimitRule(Base):
+    __tablename__ = "network_qos_bandwidth_limit_rules"
+    __table_args__ = (sa.UniqueConstraint("qos_policy_id", "direction",
+                                          name="uq_network_qos_bw_direction"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    qos_policy_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_qos_policies.id", ondelete="CASCADE"), index=True)
+    max_kbps: Mapped[int] = mapped_column()
+    max_burst_kbps: Mapped[int] = mapped_column(default=0)
+    direction: Mapped[str] = mapped_column(sa.String(16), default="egress")

@@ -12,13 +12,14 @@ SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
 NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
 
 _RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
-              "floatingip")
+              "floatingip", "subnetpool", "address_scope", "trunk")
 
 
 def _crud() -> list:
     rules = []
     for resource in _RESOURCES:
-        read = SHARED_READER if resource in ("network", "subnet") else READER
+        read = (SHARED_READER if resource in ("network", "subnet", "subnetpool",
+                                               "address_scope") else READER)
         for action, check in (("create", MEMBER), ("get", read), ("update", MEMBER),
                               ("delete", MEMBER)):
             rules.append(policy.RuleDefault(f"{action}_{resource}", check,
@@ -46,6 +47,11 @@ def list_rules():
         ("update_router:external_gateway_info:external_fixed_ips",
          "Choose a router's gateway addresses."),
         ("create_floatingip:floating_ip_address", "Choose a floating IP's address."),
+        ("create_address_scope:shared", "Create an address scope shared with every project."),
+        ("update_address_scope:shared", "Share an address scope."),
+        ("create_subnetpool:shared", "Create a subnet pool shared with every project."),
+        ("create_subnetpool:is_default", "Create the default subnet pool."),
+        ("update_subnetpool:is_default", "Make a subnet pool the default."),
         ("update_quota", "Set a project's network quotas."),
         ("delete_quota", "Reset a project's network quotas to the defaults."),
         ("delete_security_group:default", "Delete a project's default security group."),
@@ -69,5 +75,18 @@ def list_rules():
                                                            "router."),
         policy.RuleDefault("remove_router_interface", MEMBER, "Detach a router interface."),
         policy.RuleDefault("update_tags", MEMBER, "Change the tags of a resource."),
+        policy.RuleDefault("get_policy", f"{READER} or (role:reader and 'True':%(shared)s)",
+                           "See a QoS policy."),
+        policy.RuleDefault("create_policy", ADMIN, "Create a QoS policy."),
+        policy.RuleDefault("update_policy", ADMIN, "Update a QoS policy."),
+        policy.RuleDefault("delete_policy", ADMIN, "Delete a QoS policy."),
+        policy.RuleDefault("create_policy_bandwidth_limit_rule", ADMIN,
+                           "Add a bandwidth limit rule to a QoS policy."),
+        policy.RuleDefault("update_policy_bandwidth_limit_rule", ADMIN,
+                           "Change a bandwidth limit rule."),
+        policy.RuleDefault("delete_policy_bandwidth_limit_rule", ADMIN,
+                           "Remove a bandwidth limit rule."),
+        policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),
+        policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
     return rules

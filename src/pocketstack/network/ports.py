@@ -197,9 +197,11 @@ def _target(project_id: str, network: Network) -> dict:
 # --- security groups and address pairs --------------------------------------------
 
 def _check_security(s, ctx, port_security: bool, group_ids: list[str] | None,
-                    pairs: list[dict], has_ip: bool, project_id: str) -> None:
+                    pairs: list[dict], project_id: str) -> None:
+    # As ML2: security groups need port security, not an IP address (a port without one
+    # gets the default group and may be given others).
     if group_ids:
-        if not port_security or not has_ip:
+        if not port_security:
             raise exc.PortSecurityAndIPRequiredForSecurityGroups()
         security_groups.check_usable(s, ctx, group_ids, project_id)
     if pairs and not port_security:
@@ -355,14 +357,12 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
                                                   port.mac_address)
     allocations = fixed_ips.allocate(s, port, plan, attach=not deferred)
-    has_ip = bool(plan)
     group_ids = values.get("security_groups")
-    _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, has_ip,
-                    project_id)
+    _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, project_id)
     if group_ids is None:
         trusted_owner = device_owner.startswith("network:")
         group_ids = ([default_group or security_groups.ensure_default(s, project_id)]
-                     if port_security and has_ip and not trusted_owner else [])
+                     if port_security and not trusted_owner else [])
     bindings = [make_binding(port_id=port.id, security_group_id=g)
                 for g in dict.fromkeys(group_ids)]
     if deferred:
@@ -527,7 +527,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if not port.port_security_enabled and port.allowed_address_pairs:
         raise exc.AddressPairAndPortSecurityRequired()
     _check_security(s, ctx, port.port_security_enabled, group_ids,
-                    port.allowed_address_pairs, bool(port.fixed_ips), port.project_id)
+                    port.allowed_address_pairs, port.project_id)
     if group_ids is not None:
         _set_security_groups(s, port, group_ids)
     binding_state(port)

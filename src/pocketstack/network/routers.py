@@ -10,7 +10,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import base, ipam, listing, networks, ports, quotas, subnets
+from pocketstack.network import base, listing, networks, ports, quotas, subnets
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
@@ -34,8 +34,25 @@ def _route(value, name):
                      required=("destination", "nexthop"))(value, name)
 
 
+def _not_supported(value, name):
+    if v.boolean(value, name):
+        raise v.invalid(name, f"{name} routers are not supported by this cloud")
+    return False
+
+
+def _zone_hints(value, name):
+    hints = v.list_of(v.string())(value, name)
+    unknown = [h for h in hints if h != "nova"]
+    if unknown:
+        raise v.invalid(name, f"availability zone {unknown[0]} does not exist")
+    return hints
+
+
 ATTRS = {
     "name": v.Attr(v.string()),
+    "ha": v.Attr(_not_supported),
+    "distributed": v.Attr(_not_supported),
+    "availability_zone_hints": v.Attr(_zone_hints, put=False),
     "description": v.Attr(v.string()),
     "admin_state_up": v.Attr(v.boolean),
     "external_gateway_info": v.Attr(_gateway_info),
@@ -78,6 +95,10 @@ def view(s, router: Router, tags) -> dict:
     return {"id": router.id, "name": router.name, **base.project_view(router.project_id),
             "admin_state_up": router.admin_state_up, "status": router.status,
             "external_gateway_info": info, "routes": list(router.routes or []),
+            # ha and distributed as neutron shows them (the SDK reads them) although
+            # l3-ha and dvr are not offered; router_availability_zone's zone fields.
+            "ha": False, "distributed": False, "availability_zone_hints": [],
+            "availability_zones": ["nova"],
             **base.standard_view(router, tags)}
 
 
@@ -113,9 +134,8 @@ def _set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str
               "device_id": router.id, "binding:host_id": config.CONF.host}
     if info.get("external_fixed_ips"):
         values["fixed_ips"] = info["external_fixed_ips"]
-    elif not ipam.subnets_of(s, network.id):
-        raise exc.BadRequest("router", f"Network {network.id} has no subnet for the "
-                                       "router's gateway")
+    # An external network without a subnet is accepted, as in neutron: the gateway port
+    # then has no address.
     gw = ports.create_in(s, ctx, values, effects, trusted=True)
     router.gw_port_id = gw.id
 

@@ -93,6 +93,14 @@ GROUP_ATTRS = {
     "tags": v.Attr(v.tags, put=False),
 }
 
+def _group_reference(value, name):
+    if value is None or isinstance(value, str):
+        return value or None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise v.invalid(name, f"'{value}' is not a valid security group id")
+
+
 RULE_ATTRS = {
     "security_group_id": v.Attr(v.uuid_string, put=False),
     "direction": v.Attr(v.one_of("ingress", "egress"), put=False),
@@ -101,7 +109,9 @@ RULE_ATTRS = {
     "port_range_min": v.Attr(_port, put=False),
     "port_range_max": v.Attr(_port, put=False),
     "remote_ip_prefix": v.Attr(_prefix, put=False),
-    "remote_group_id": v.Attr(v.nullable_uuid, put=False),
+    # Not validated as a UUID in neutron either: a malformed id is a group that does not
+    # exist (404).
+    "remote_group_id": v.Attr(_group_reference, put=False),
     "remote_address_group_id": v.Attr(lambda value, name: _no_address_groups(value),
                                       put=False),
     "description": v.Attr(v.string()),

@@ -11,7 +11,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import base, dhcp_port, fixed_ips, ipam, listing, networks, quotas
+from pocketstack.network import (base, dhcp_port, fixed_ips, ipam, listing, networks, quotas,
+                                 subnetpools)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet, Tag
@@ -53,7 +54,7 @@ ATTRS = {
     "description": v.Attr(v.string()),
     "network_id": v.Attr(v.uuid_string, put=False),
     "ip_version": v.Attr(_ip_version, put=False),
-    "cidr": v.Attr(lambda value, name: v.cidr(value, name, strict=True), put=False),
+    "cidr": v.Attr(v.cidr, put=False),
     "gateway_ip": v.Attr(_nullable_ip),
     "allocation_pools": v.Attr(v.list_of(_pool)),
     "dns_nameservers": v.Attr(v.list_of(v.ip_address)),
@@ -65,9 +66,9 @@ ATTRS = {
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
-    "subnetpool_id": v.Attr(_unsupported(None), put=False),
-    "use_default_subnet_pool": v.Attr(_unsupported(False), put=False),
-    "prefixlen": v.Attr(_unsupported(None), put=False),
+    "subnetpool_id": v.Attr(v.nullable_uuid, put=False),
+    "use_default_subnet_pool": v.Attr(v.boolean, put=False),
+    "prefixlen": v.Attr(v.integer(0, 128), put=False),
     "segment_id": v.Attr(_unsupported(None), put=False),
     "service_types": v.Attr(_unsupported([])),
 }
@@ -83,8 +84,8 @@ COLLECTION = listing.Collection(
              "dns_publish_fixed_ip": Subnet.dns_publish_fixed_ip,
              "revision_number": Subnet.revision_number, "created_at": Subnet.created_at,
              "updated_at": Subnet.updated_at},
-    special={"subnetpool_id": lambda values: sa.true() if set(values) <= {"", "None"}
-             else sa.false(),
+    special={"subnetpool_id": lambda values: Subnet.subnetpool_id.in_(values)
+             if set(values) - {"", "None"} else Subnet.subnetpool_id.is_(None),
              "segment_id": lambda values: sa.true() if set(values) <= {"", "None"}
              else sa.false()},
 )
@@ -113,7 +114,8 @@ def view(subnet: Subnet, tags) -> dict:
             "dns_nameservers": list(subnet.dns_nameservers or []),
             "host_routes": list(subnet.host_routes or []),
             "enable_dhcp": subnet.enable_dhcp, "ipv6_ra_mode": subnet.ipv6_ra_mode,
-            "ipv6_address_mode": subnet.ipv6_address_mode, "subnetpool_id": None,
+            "ipv6_address_mode": subnet.ipv6_address_mode,
+            "subnetpool_id": subnet.subnetpool_id,
             "dns_publish_fixed_ip": subnet.dns_publish_fixed_ip,
             "service_types": [], "segment_id": None, **base.standard_view(subnet, tags)}
 
@@ -217,7 +219,23 @@ def create_subnet(ctx, body: dict) -> dict:
     return out
 
 
+def _from_pool(s, ctx, values: dict) -> None:
+    """A subnet from a pool: its CIDR is allocated there (set into ``values``)."""
+    pool_id = values.get("subnetpool_id")
+    if pool_id is None and values.get("use_default_subnet_pool"):
+        pool_id = subnetpools.default_pool(s, values.get("ip_version") or 4)
+    if pool_id is None:
+        if values.get("prefixlen") is not None:
+            raise exc.BadRequest("subnets", "prefixlen requires a subnet pool")
+        return
+    values["subnetpool_id"] = pool_id
+    values["cidr"] = subnetpools.allocate(s, ctx, pool_id, values.get("cidr"),
+                                          values.get("prefixlen"), values.get("ip_version"))
+
+
 def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
+    if "network_id" in values:
+        _from_pool(s, ctx, values)
     for required in ("network_id", "cidr"):
         if required not in values:
             raise exc.HTTPBadRequest(f"Failed to parse request. Required attribute "
@@ -257,7 +275,8 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
                  ipv6_address_mode=address_mode,
                  dns_nameservers=subnet["dns_nameservers"] or [],
                  host_routes=subnet["host_routes"] or [], allocation_pools=pools,
-                 dns_publish_fixed_ip=values.get("dns_publish_fixed_ip", False))
+                 dns_publish_fixed_ip=values.get("dns_publish_fixed_ip", False),
+                 subnetpool_id=values.get("subnetpool_id"))
     base.init_standard(row)
     s.add(row)
     s.flush()

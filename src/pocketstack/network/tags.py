@@ -6,10 +6,10 @@ import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.network import (base, floatingips, networks, ports, routers,
-                                 security_groups, subnets)
+                                 security_groups, subnetpools, subnets, trunks)
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import (FloatingIP, Network, Port, Router, SecurityGroup,
-                                        Subnet, Tag)
+                                        Subnet, SubnetPool, Tag, Trunk)
 
 MAX_TAGS = 50
 MAX_TAG_LEN = 255
@@ -23,6 +23,8 @@ RESOURCES = {
                         exc.SecurityGroupNotFound, "security_group"),
     "routers": (Router, routers.visible, exc.RouterNotFound, "router"),
     "floatingips": (FloatingIP, floatingips.visible, exc.FloatingIPNotFound, "floatingip"),
+    "subnetpools": (SubnetPool, subnetpools.visible, exc.SubnetPoolNotFound, "subnetpool"),
+    "trunks": (Trunk, trunks.visible, exc.TrunkNotFound, "trunk"),
 }
 
 

@@ -147,19 +147,16 @@ def ip_address(value, name, version: int | None = None) -> str:
     return str(address)
 
 
-def cidr(value, name, strict: bool = False) -> str:
-    """A network in CIDR form; host bits are refused when ``strict`` (subnet cidrs)."""
+def cidr(value, name) -> str:
+    """A network in CIDR form. Host bits are masked, as neutron stores a subnet's
+    ``10.99.99.0/16`` as ``10.99.0.0/16``."""
     try:
         if not isinstance(value, str) or "/" not in value or "%" in value:
             raise ValueError(value)
         interface = ipaddress.ip_interface(value)
     except ValueError:
         raise invalid(name, f"'{value}' is not a valid IP subnet") from None
-    network = interface.network
-    if strict and interface.ip != network.network_address:
-        raise invalid(name, f"'{value}' isn't a recommended CIDR, '{network}' should be "
-                            "specified instead")
-    return str(network)
+    return str(interface.network)
 
 
 def ip_or_cidr(value, name) -> str:
@@ -180,14 +177,15 @@ _MAC_SEPARATED = re.compile(r"^([0-9a-fA-F]{1,2})([:-])([0-9a-fA-F]{1,2})(\2[0-9
 
 
 def mac_address(value, name) -> str:
-    """A unicast MAC, normalised to lower-case colon form."""
+    """A MAC, normalised to lower-case colon form. As neutron, only the all-zero and
+    broadcast addresses are refused (its own tests set 11:22:33:44:55:66, a multicast)."""
     if isinstance(value, str) and _MAC_SEPARATED.match(value):
         octets = [int(part, 16) for part in re.split("[:-]", value)]
     elif isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{12}", value):
         octets = [int(value[i:i + 2], 16) for i in range(0, 12, 2)]
     else:
         raise invalid(name, f"'{value}' is not a valid MAC address")
-    if octets in ([0] * 6, [255] * 6) or octets[0] & 1:
+    if octets in ([0] * 6, [255] * 6):
         raise invalid(name, f"'{value}' is not a valid MAC address")
     return ":".join(f"{o:02x}" for o in octets)
 

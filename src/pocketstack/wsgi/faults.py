@@ -6,6 +6,9 @@ shape as the service's own.
 """
 from __future__ import annotations
 
+import html
+import json
+
 from pocketstack.common.exceptions import PocketstackError
 
 
@@ -35,6 +38,48 @@ def glance(error: PocketstackError) -> dict:
     # The JSON rendering of glance's webob faults.
     return {"message": error.message, "code": f"{error.code} {error.title}",
             "title": error.title}
+
+
+def _accepts(accept: str, offer: str) -> float:
+    """The quality ``accept`` gives ``offer``: the most specific matching range wins."""
+    best, specificity = 0.0, -1
+    kind = offer.split("/")[0]
+    for item in accept.split(","):
+        media, *parameters = (part.strip() for part in item.split(";"))
+        q = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        media = media.lower()
+        rank = {offer: 2, f"{kind}/*": 1, "*/*": 0}.get(media, -1)
+        if rank > specificity:
+            best, specificity = q, rank
+    return best
+
+
+def glance_negotiated(error: PocketstackError, accept: str | None) -> tuple[str, bytes]:
+    """Glance's faults are webob's: HTML when the client accepts anything (no Accept
+    header, or ``*/*`` as glanceclient sends, which then reads the HTML's text), JSON
+    when JSON is preferred, plain text otherwise; ties go to HTML, as in webob."""
+    offers = ["text/html", "application/json"]
+    scored = [(_accepts(accept, o) if accept else 1.0, -i, o) for i, o in enumerate(offers)]
+    q, _, match = max(scored)
+    status = f"{error.code} {error.title}"
+    if q <= 0:
+        return "text/plain", f"{status}\n\n{error.message}\n\n".encode()
+    if match == "application/json":
+        return "application/json", json.dumps(glance(error)).encode()
+    text = html.escape(error.message, quote=False)
+    page = (f"<html>\n <head>\n  <title>{status}</title>\n </head>\n <body>\n"
+            f"  <h1>{status}</h1>\n  {text}<br /><br />\n\n\n\n </body>\n</html>")
+    return "text/html", page.encode()
+
+
+glance.negotiate = glance_negotiated
 
 
 def plain(error: PocketstackError) -> dict:

@@ -94,8 +94,12 @@ class FaultWrapper:
                     "An unexpected error prevented the server from fulfilling your request."))
 
     async def send_fault(self, scope, send, error: exceptions.PocketstackError):
-        body = json.dumps(self.formatter(error)).encode()
-        headers = [(b"content-type", b"application/json"),
+        negotiate = getattr(self.formatter, "negotiate", None)  # glance: by Accept header
+        if negotiate is not None:
+            content_type, body = negotiate(error, _header(scope, b"accept"))
+        else:
+            content_type, body = "application/json", json.dumps(self.formatter(error)).encode()
+        headers = [(b"content-type", content_type.encode()),
                    (b"content-length", str(len(body)).encode())]
         for key, value in error.headers.items():
             headers.append((key.lower().encode(), str(value).encode()))

@@ -13,6 +13,14 @@ def _body(req) -> dict:
     return data
 
 
+@routing.public
+def versions(req):
+    """The root answers like every other service's: its one version (issue 10)."""
+    return routing.json_response({"versions": [{
+        "id": "v1.0", "status": "CURRENT",
+        "links": [{"rel": "self", "href": f"{req.service_url}/v1/"}]}]})
+
+
 def trace_by_request(req):
     policy.authorize(req.context, "pocketstack:traces")
     return routing.json_response(traces.by_request(req.context, req.params["request_id"]))
@@ -67,6 +75,8 @@ def delete_fault(req):
 
 
 ROUTES = {
+    "/": {"GET": versions},
+    "/v1": {"GET": versions},
     "/v1/traces/{request_id}": {"GET": trace_by_request},
     "/v1/servers/{server_id}/trace": {"GET": trace_by_server},
     "/v1/faults": {"GET": list_faults, "POST": add_fault, "DELETE": reset_faults},

@@ -1,6 +1,6 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.identity.rest import (app_creds, auth, catalog, discovery, domains, grants,
-                                       groups, projects, roles, users)
+from pocketstack.identity.rest import (app_creds, auth, catalog, credentials, discovery,
+                                       domains, grants, groups, limits, projects, roles, users)
 
 _GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
           "DELETE": grants.revoke_grant}
@@ -16,6 +16,9 @@ def _grant_routes() -> dict:
             routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/inherited_to_projects"] = _GRANT_LIST
             routes[f"/v3/OS-INHERIT/{target}/{actor}/roles/{{role_id}}/inherited_to_projects"] \
                 = _GRANT
+    for actor in ("users/{user_id}", "groups/{group_id}"):
+        routes[f"/v3/system/{actor}/roles"] = _GRANT_LIST
+        routes[f"/v3/system/{actor}/roles/{{role_id}}"] = _GRANT
     return routes
 
 
@@ -70,6 +73,29 @@ ROUTES = {
     "/v3/role_inferences": {"GET": roles.list_role_inferences},
     "/v3/role_assignments": {"GET": grants.list_role_assignments},
     **_grant_routes(),
+    # credentials (and their EC2 view)
+    "/v3/credentials": {"GET": credentials.list_credentials,
+                        "POST": credentials.create_credential},
+    "/v3/credentials/{credential_id}": {"GET": credentials.get_credential,
+                                        "PATCH": credentials.update_credential,
+                                        "DELETE": credentials.delete_credential},
+    "/v3/users/{user_id}/credentials/OS-EC2": {"GET": credentials.list_ec2,
+                                               "POST": credentials.create_ec2},
+    "/v3/users/{user_id}/credentials/OS-EC2/{access}": {"GET": credentials.get_ec2,
+                                                        "DELETE": credentials.delete_ec2},
+    # unified limits and policy blobs
+    "/v3/registered_limits": {"GET": limits.list_registered_limits,
+                              "POST": limits.create_registered_limits},
+    "/v3/registered_limits/{registered_limit_id}": {
+        "GET": limits.get_registered_limit, "PATCH": limits.update_registered_limit,
+        "DELETE": limits.delete_registered_limit},
+    "/v3/limits/model": {"GET": limits.limit_model},
+    "/v3/limits": {"GET": limits.list_limits, "POST": limits.create_limits},
+    "/v3/limits/{limit_id}": {"GET": limits.get_limit, "PATCH": limits.update_limit,
+                              "DELETE": limits.delete_limit},
+    "/v3/policies": {"GET": limits.list_policies, "POST": limits.create_policy},
+    "/v3/policies/{policy_id}": {"GET": limits.get_policy, "PATCH": limits.update_policy,
+                                 "DELETE": limits.delete_policy},
     # catalog
     "/v3/services": {"GET": catalog.list_services, "POST": catalog.create_service},
     "/v3/services/{service_id}": {"GET": catalog.get_service, "PATCH": catalog.update_service,

@@ -1,11 +1,19 @@
 """/v2/images and /v2/images/{id}: list, create, show, JSON-patch update, delete."""
 from __future__ import annotations
 
+from pocketstack.common import exceptions
 from pocketstack.image import api, data, patch, query
 from pocketstack.wsgi import routing
 
 
+def _empty_image_id(req) -> bool:
+    """``/v2/images/`` (the mount strips the slash): glance reads an empty image id."""
+    return req.raw.scope.get("raw_path", b"").endswith(b"/images/")
+
+
 def list_images(req):
+    if _empty_image_id(req):
+        raise exceptions.NotFound("No image found with ID ")
     params = list(req.query.multi_items())
     listing = api.list_images(req.context, params)
     body = {"images": listing.images, "first": query.first_link(params),
@@ -36,3 +44,10 @@ def update_image(req):
 def delete_image(req):
     api.delete_image(req.context, req.params["image_id"])
     return routing.empty()
+
+
+def delete_without_id(req):
+    if _empty_image_id(req):
+        raise exceptions.NotFound("No image found with ID ")
+    raise exceptions.MethodNotAllowed(
+        "The method DELETE is not allowed for this resource.", headers={"Allow": "GET, POST"})

@@ -9,6 +9,26 @@ UPDATED = "2024-01-01T00:00:00-00:00"
 
 # alias -> (name, description)
 EXTENSIONS = {
+    "address-scope": ("Address scope", "Address scopes extension."),
+    "agent": ("agent", "The agent management extension."),
+    "availability_zone": ("Availability Zone", "The availability zone extension."),
+    "floating-ip-port-forwarding": ("Floating IP Port Forwarding",
+                                    "Provide a way to configure port forwarding for a "
+                                    "floating IP"),
+    "fip-port-details": ("Floating IP Port Details Extension",
+                         "Add port_details attribute to Floating IP resource"),
+    "network-ip-availability": ("Network IP Availability",
+                                "Provides IP availability data for each network and "
+                                "subnet."),
+    "router_availability_zone": ("Router Availability Zone",
+                                 "Availability zone support for router."),
+    "subnet_allocation": ("Subnet Allocation", "Enables allocation of subnets from a subnet "
+                                               "pool"),
+    "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
+                                                   "subnetpool as the default."),
+    "trunk": ("Trunk Extension", "Provides support for trunk ports"),
+    "service-type": ("Neutron Service Type Management",
+                     "API for retrieving service providers for Neutron advanced services"),
     "allowed-address-pairs": ("Allowed Address Pairs", "Provides allowed address pairs"),
     "binding": ("Port Binding", "Expose port bindings of a virtual port to external "
                                 "application"),

@@ -7,6 +7,11 @@ def list_quotas(req):
     return common.ok(quotas.list_quotas(req.context))
 
 
+def show_tenant(req):
+    """The caller's own project (python-neutronclient asks before a quota operation)."""
+    return common.ok({"tenant": {"tenant_id": req.context.project_id}})
+
+
 def show_quota(req):
     return common.ok(quotas.get_quota(req.context, req.params["project_id"]))
 

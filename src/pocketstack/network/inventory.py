@@ -1,0 +1,172 @@
+"""Read-only views of what serves the network API, as neutron reports it: agents,
+availability zones, service providers, and IP availability per network.
+
+The API host itself is both DHCP agent (it writes the dnsmasq files, see dhcp.py) and L3
+agent (routers and floating IPs): one of each, on ``[DEFAULT] host``, alive as long as the
+API answers. Tools list these to check that the network service is healthy.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import uuid
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db
+from pocketstack.common.timeutils import isotime
+from pocketstack.network import base
+from pocketstack.network import exceptions as exc
+from pocketstack.network.models import IPAllocation, Network, Subnet
+
+AVAILABILITY_ZONE = "nova"
+_STARTED = dt.datetime.now(dt.timezone.utc).replace(microsecond=0, tzinfo=None)
+# (agent_type, binary, topic, resources they report in configurations)
+AGENT_KINDS = (
+    ("DHCP agent", "neutron-dhcp-agent", "dhcp_agent",
+     {"dhcp_driver": "neutron.agent.linux.dhcp.Dnsmasq", "dhcp_lease_duration": 86400}),
+    ("L3 agent", "neutron-l3-agent", "l3_agent", {"agent_mode": "legacy"}),
+)
+SERVICE_PROVIDERS = [{"service_type": "L3_ROUTER_NAT", "name": "pocketstack", "default": True}]
+
+
+def _neutron_time(value: dt.datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S")  # neutron's agent times: no T, no zone
+
+
+def _agents() -> list[dict]:
+    host = config.CONF.host
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    agents = []
+    for agent_type, binary, topic, configurations in AGENT_KINDS:
+        agents.append({
+            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:{host}:{binary}")),
+            "agent_type": agent_type, "binary": binary, "topic": topic, "host": host,
+            "availability_zone": AVAILABILITY_ZONE, "admin_state_up": True, "alive": True,
+            "description": None, "resources_synced": None, "configurations": configurations,
+            "created_at": _neutron_time(_STARTED), "started_at": _neutron_time(_STARTED),
+            "heartbeat_timestamp": _neutron_time(now), "ha_state": None,
+        })
+    return agents
+
+
+def matches(item: dict, params: dict[str, list[str]]) -> bool:
+    """Neutron's equality filters over an in-memory view (``fields``, paging ignored)."""
+    for key, wanted in params.items():
+        if key not in item or isinstance(item[key], (dict, list)):
+            continue
+        value = item[key]
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        if shown not in [w.lower() if isinstance(value, bool) else w for w in wanted]:
+            return False
+    return True
+
+
+# Agents and IP availability are for admins (neutron's policy): others list none, as
+# neutron filters out every row its policy hides, and a show is a 404.
+
+def list_agents(ctx, params) -> list[dict]:
+    if not base.sees_all(ctx):
+        return []
+    return [a for a in _agents() if matches(a, params)]
+
+
+def get_agent(ctx, agent_id: str) -> dict:
+    for agent in _agents() if base.sees_all(ctx) else []:
+        if agent["id"] == agent_id:
+            return agent
+    raise exc.AgentNotFound(agent_id)
+
+
+def list_availability_zones(ctx, params) -> list[dict]:
+    zones = [{"name": AVAILABILITY_ZONE, "resource": resource, "state": "available"}
+             for resource in ("network", "router")]
+    return [z for z in zones if matches(z, params)]
+
+
+def list_service_providers(ctx, params) -> list[dict]:
+    return [p for p in SERVICE_PROVIDERS if matches(p, params)]
+
+
+# --- IP availability ---------------------------------------------------------------
+
+def _pool_size(subnet: Subnet) -> int:
+    return sum(int(ipaddress.ip_address(p["end"])) - int(ipaddress.ip_address(p["start"])) + 1
+               for p in subnet.allocation_pools or [])
+
+
+def _availability(network: Network, used_by_subnet: dict[str, int]) -> dict:
+    subnets = [{"subnet_id": s.id, "subnet_name": s.name, "cidr": s.cidr,
+                "ip_version": s.ip_version, "total_ips": _pool_size(s),
+                "used_ips": used_by_subnet.get(s.id, 0)} for s in network.subnets]
+    return {"network_id": network.id, "network_name": network.name,
+            **base.project_view(network.project_id), "subnet_ip_availability": subnets,
+            "total_ips": sum(s["total_ips"] for s in subnets),
+            "used_ips": sum(s["used_ips"] for s in subnets)}
+
+
+def _used(s, network_ids: list[str]) -> dict[str, int]:
+    rows = s.execute(sa.select(IPAllocation.subnet_id, sa.func.count())
+                     .where(IPAllocation.network_id.in_(network_ids))
+                     .group_by(IPAllocation.subnet_id))
+    return dict(rows.all())
+
+
+def list_ip_availabilities(ctx, params) -> list[dict]:
+    if not base.sees_all(ctx):
+        return []
+    query = sa.select(Network).order_by(Network.created_at)
+    for key, column in (("network_id", Network.id), ("network_name", Network.name),
+                        ("project_id", Network.project_id), ("tenant_id", Network.project_id)):
+        if params.get(key):
+            query = query.where(column.in_(params[key]))
+    with db.reader() as s:
+        networks = list(s.scalars(query))
+        used = _used(s, [n.id for n in networks])
+        out = [_availability(n, used) for n in networks]
+    if params.get("ip_version"):
+        versions = set(params["ip_version"])
+        out = [a for a in out
+               if any(str(s["ip_version"]) in versions for s in a["subnet_ip_availability"])]
+    return out
+
+
+def get_ip_availability(ctx, network_id: str) -> dict:
+    with db.reader() as s:
+        network = s.get(Network, network_id)
+        if network is None or not base.sees_all(ctx):
+            raise exc.NetworkNotFound(network_id)
+        return _availability(network, _used(s, [network_id]))
+
+
+# --- segments ------------------------------------------------------------------------
+# One segment per network, from its provider attributes (neutron's segments extension
+# with a single segment per network). Admin-only as in neutron.
+
+def _segment(network: Network) -> dict:
+    return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:segment:{network.id}")),
+            "network_id": network.id, "name": None, "description": "",
+            "network_type": network.network_type,
+            "physical_network": network.physical_network,
+            "segmentation_id": network.segmentation_id,
+            "revision_number": network.revision_number,
+            "created_at": isotime(network.created_at),
+            "updated_at": isotime(network.updated_at)}
+
+
+def list_segments(ctx, params) -> list[dict]:
+    if not base.sees_all(ctx):
+        return []
+    query = sa.select(Network).order_by(Network.created_at)
+    if params.get("network_id"):
+        query = query.where(Network.id.in_(params["network_id"]))
+    with db.reader() as s:
+        segments = [_segment(n) for n in s.scalars(query)]
+    return [seg for seg in segments if matches(seg, params)]
+
+
+def get_segment(ctx, segment_id: str) -> dict:
+    for segment in list_segments(ctx, {}):
+        if segment["id"] == segment_id:
+            return segment
+    raise exc.SegmentNotFound(segment_id)

@@ -1,0 +1,206 @@
+"""QoS policies and their bandwidth-limit rules (/v2.0/qos/...), recorded as neutron
+records them; writing them is for admins, as in neutron. Nothing enforces them yet (no packets are shaped), and ports and networks do
+not take a ``qos_policy_id``, so the ``qos`` extension is not advertised.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.network import base, listing
+from pocketstack.network import exceptions as exc
+from pocketstack.network import validate as v
+from pocketstack.network.models import QosBandwidthLimitRule, QosPolicy, Tag
+
+RULE_TYPES = ("bandwidth_limit",)
+_kbps = v.integer(0, 2 ** 31 - 1)
+
+POLICY_ATTRS = {
+    "name": v.Attr(v.string()),
+    "description": v.Attr(v.string()),
+    "shared": v.Attr(v.boolean),
+    "is_default": v.Attr(v.boolean),
+    "project_id": v.Attr(v.project_id, put=False),
+    "tenant_id": v.Attr(v.project_id, put=False),
+    "tags": v.Attr(v.tags, put=False),
+}
+RULE_ATTRS = {
+    "max_kbps": v.Attr(_kbps),
+    "max_burst_kbps": v.Attr(_kbps),
+    "direction": v.Attr(v.one_of("egress", "ingress")),
+}
+
+COLLECTION = listing.Collection(
+    name="qos/policies", model=QosPolicy, not_found=exc.QosPolicyNotFound,
+    columns={"id": QosPolicy.id, "name": QosPolicy.name, "description": QosPolicy.description,
+             "project_id": QosPolicy.project_id, "tenant_id": QosPolicy.project_id,
+             "shared": QosPolicy.shared, "is_default": QosPolicy.is_default,
+             "revision_number": QosPolicy.revision_number,
+             "created_at": QosPolicy.created_at, "updated_at": QosPolicy.updated_at},
+    ignored=frozenset({"rules"}),
+)
+
+
+def visible(ctx):
+    if base.sees_all(ctx):
+        return sa.true()
+    return sa.or_(QosPolicy.project_id == ctx.project_id, QosPolicy.shared.is_(True))
+
+
+def get_row(s, ctx, policy_id: str, lock: bool = False) -> QosPolicy:
+    query = sa.select(QosPolicy).where(QosPolicy.id == policy_id, visible(ctx))
+    policy = s.scalar(query.with_for_update() if lock else query)
+    if policy is None:
+        raise exc.QosPolicyNotFound(policy_id)
+    return policy
+
+
+def rule_view(rule: QosBandwidthLimitRule, with_type: bool = False) -> dict:
+    out = {"id": rule.id, "max_kbps": rule.max_kbps, "max_burst_kbps": rule.max_burst_kbps,
+           "direction": rule.direction}
+    if with_type:  # inside a policy's "rules"
+        out.update(qos_policy_id=rule.qos_policy_id, type="bandwidth_limit")
+    return out
+
+
+def _rules(s, policy_id: str) -> list[QosBandwidthLimitRule]:
+    return list(s.scalars(sa.select(QosBandwidthLimitRule).where(
+        QosBandwidthLimitRule.qos_policy_id == policy_id)
+        .order_by(QosBandwidthLimitRule.direction)))
+
+
+def view(s, policy: QosPolicy, tags) -> dict:
+    return {"id": policy.id, "name": policy.name, **base.project_view(policy.project_id),
+            "shared": policy.shared, "is_default": policy.is_default,
+            "rules": [rule_view(r, with_type=True) for r in _rules(s, policy.id)],
+            **base.standard_view(policy, tags)}
+
+
+def create_policy(ctx, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "policy"), POLICY_ATTRS, update=False)
+    project_id = base.owner_project(ctx, values)
+    base.authorize(ctx, "create_policy", {"project_id": project_id})
+    with db.transaction() as s:
+        policy = QosPolicy(id=base.new_id(), project_id=project_id,
+                           name=values.get("name", ""),
+                           description=values.get("description", ""),
+                           shared=values.get("shared", False),
+                           is_default=values.get("is_default", False))
+        base.init_standard(policy)
+        s.add(policy)
+        s.flush()
+        if values.get("tags"):
+            base.set_tags(s, policy.id, values["tags"])
+        return view(s, policy, values.get("tags"))
+
+
+def get_policy(ctx, policy_id: str) -> dict:
+    with db.reader() as s:
+        policy = get_row(s, ctx, policy_id)
+        return view(s, policy, base.tags_of(s, policy.id))
+
+
+def list_policies(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
+    with db.reader() as s:
+        page = listing.select_page(s, COLLECTION, params, visible(ctx))
+        tags = listing.tags_by_id(s, [p.id for p in page.rows])
+        items = [listing.select_fields(view(s, p, tags.get(p.id)), params)
+                 for p in page.rows]
+    return items, page
+
+
+def update_policy(ctx, policy_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "policy"), POLICY_ATTRS, update=True)
+    with db.transaction() as s:
+        policy = get_row(s, ctx, policy_id, lock=True)
+        base.authorize(ctx, "update_policy", {"project_id": policy.project_id})
+        for key in ("name", "description", "shared", "is_default"):
+            if key in values:
+                setattr(policy, key, values[key])
+        base.touch(policy)
+        s.flush()
+        return view(s, policy, base.tags_of(s, policy.id))
+
+
+def delete_policy(ctx, policy_id: str) -> None:
+    with db.transaction() as s:
+        policy = get_row(s, ctx, policy_id, lock=True)
+        base.authorize(ctx, "delete_policy", {"project_id": policy.project_id})
+        s.execute(sa.delete(QosBandwidthLimitRule).where(
+            QosBandwidthLimitRule.qos_policy_id == policy.id))
+        s.execute(sa.delete(Tag).where(Tag.resource_id == policy.id))
+        s.delete(policy)
+
+
+# --- bandwidth limit rules ----------------------------------------------------------------
+
+def _rule(s, policy: QosPolicy, rule_id: str) -> QosBandwidthLimitRule:
+    rule = s.get(QosBandwidthLimitRule, rule_id)
+    if rule is None or rule.qos_policy_id != policy.id:
+        raise exc.QosRuleNotFound(policy.id, rule_id)
+    return rule
+
+
+def _check_direction_free(s, policy: QosPolicy, direction: str, exclude: str = "") -> None:
+    other = s.scalar(sa.select(QosBandwidthLimitRule.id).where(
+        QosBandwidthLimitRule.qos_policy_id == policy.id,
+        QosBandwidthLimitRule.direction == direction, QosBandwidthLimitRule.id != exclude))
+    if other:
+        raise exc.QoSRulesConflict(policy.id, other)
+
+
+def create_rule(ctx, policy_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "bandwidth_limit_rule"), RULE_ATTRS, update=False)
+    if "max_kbps" not in values:
+        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'max_kbps' not "
+                                 "specified")
+    with db.transaction() as s:
+        policy = get_row(s, ctx, policy_id, lock=True)
+        base.authorize(ctx, "create_policy_bandwidth_limit_rule",
+                       {"project_id": policy.project_id})
+        direction = values.get("direction", "egress")
+        _check_direction_free(s, policy, direction)
+        rule = QosBandwidthLimitRule(id=base.new_id(), qos_policy_id=policy.id,
+                                     max_kbps=values["max_kbps"],
+                                     max_burst_kbps=values.get("max_burst_kbps", 0),
+                                     direction=direction)
+        s.add(rule)
+        base.touch(policy)
+        s.flush()
+        return rule_view(rule)
+
+
+def list_rules(ctx, policy_id: str) -> list[dict]:
+    with db.reader() as s:
+        return [rule_view(r) for r in _rules(s, get_row(s, ctx, policy_id).id)]
+
+
+def get_rule(ctx, policy_id: str, rule_id: str) -> dict:
+    with db.reader() as s:
+        return rule_view(_rule(s, get_row(s, ctx, policy_id), rule_id))
+
+
+def update_rule(ctx, policy_id: str, rule_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "bandwidth_limit_rule"), RULE_ATTRS, update=True)
+    with db.transaction() as s:
+        policy = get_row(s, ctx, policy_id, lock=True)
+        base.authorize(ctx, "update_policy_bandwidth_limit_rule",
+                       {"project_id": policy.project_id})
+        rule = _rule(s, policy, rule_id)
+        if "direction" in values:
+            _check_direction_free(s, policy, values["direction"], exclude=rule.id)
+        for key in RULE_ATTRS:
+            if key in values:
+                setattr(rule, key, values[key])
+        base.touch(policy)
+        s.flush()
+        return rule_view(rule)
+
+
+def delete_rule(ctx, policy_id: str, rule_id: str) -> None:
+    with db.transaction() as s:
+        policy = get_row(s, ctx, policy_id, lock=True)
+        base.authorize(ctx, "delete_policy_bandwidth_limit_rule",
+                       {"project_id": policy.project_id})
+        s.delete(_rule(s, policy, rule_id))
+        base.touch(policy)

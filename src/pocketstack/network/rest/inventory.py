@@ -1,0 +1,52 @@
+"""/v2.0/agents, /v2.0/availability_zones, /v2.0/service-providers,
+/v2.0/network-ip-availabilities and /v2.0/segments: read-only views (see
+network/inventory.py)."""
+from pocketstack.network import inventory
+from pocketstack.network.rest import common
+
+
+def _listed(req, key: str, items: list[dict]):
+    return common.ok({key: [common.select(i, req) for i in items]})
+
+
+def _filters(req) -> dict[str, list[str]]:
+    return {k: v for k, v in common.params(req).items()
+            if k not in ("fields", "limit", "marker", "sort_key", "sort_dir", "page_reverse")}
+
+
+def list_agents(req):
+    return _listed(req, "agents", inventory.list_agents(req.context, _filters(req)))
+
+
+def show_agent(req):
+    return common.ok({"agent": common.select(
+        inventory.get_agent(req.context, req.params["agent_id"]), req)})
+
+
+def list_availability_zones(req):
+    return _listed(req, "availability_zones",
+                   inventory.list_availability_zones(req.context, _filters(req)))
+
+
+def list_service_providers(req):
+    return _listed(req, "service_providers",
+                   inventory.list_service_providers(req.context, _filters(req)))
+
+
+def list_ip_availabilities(req):
+    return _listed(req, "network_ip_availabilities",
+                   inventory.list_ip_availabilities(req.context, _filters(req)))
+
+
+def show_ip_availability(req):
+    return common.ok({"network_ip_availability": common.select(
+        inventory.get_ip_availability(req.context, req.params["network_id"]), req)})
+
+
+def list_segments(req):
+    return _listed(req, "segments", inventory.list_segments(req.context, _filters(req)))
+
+
+def show_segment(req):
+    return common.ok({"segment": common.select(
+        inventory.get_segment(req.context, req.params["segment_id"]), req)})
