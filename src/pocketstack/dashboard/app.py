@@ -1,0 +1,253 @@
+"""The dashboard's ASGI app: login/logout, servers list, server detail with the waterfall.
+
+Every page is rendered from public API answers fetched with the user's token, over HTTP to
+this cloud's own public URL, so what a user sees is exactly what the API lets them see.
+"""
+from __future__ import annotations
+
+import datetime
+import hmac
+import secrets
+import urllib.parse
+
+import httpx
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from pocketstack.common import config, timeutils
+from pocketstack.dashboard import sessions, waterfall
+
+PREFIX = "/dashboard"
+API_TIMEOUT = 30.0  # seconds; a stuck API call ends as an error page, not a hang
+
+_templates = jinja2.Environment(
+    loader=jinja2.PackageLoader("pocketstack.dashboard", "templates"),
+    autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+
+
+def _render(name: str, status: int = 200, **context) -> HTMLResponse:
+    body = _templates.get_template(name).render(prefix=PREFIX, **context)
+    return HTMLResponse(body, status, headers={
+        "Cache-Control": "no-store",
+        # Everything is served from here: no CDN, no inline script, no framing.
+        "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                                   "frame-ancestors 'none'; form-action 'self'",
+        "X-Content-Type-Options": "nosniff"})
+
+
+def _api_error(r: httpx.Response) -> str:
+    """The message inside any service's OpenStack error body, else the status line."""
+    try:
+        body = r.json()
+    except ValueError:
+        return f"{r.status_code} {r.reason_phrase}"
+    if isinstance(body, dict):
+        for value in body.values():
+            if isinstance(value, dict) and value.get("message"):
+                return str(value["message"])
+        if body.get("message"):
+            return str(body["message"])
+    return f"{r.status_code} {r.reason_phrase}"
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """An urlencoded form (what our forms post); anything else reads as an empty form."""
+    if not request.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"):
+        return {}
+    body = await request.body()
+    if len(body) > 64 * 1024:
+        return {}
+    pairs = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return dict(pairs)
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return bool(a) and bool(b) and hmac.compare_digest(a, b)
+
+
+class Dashboard:
+    def __init__(self):
+        self.store = sessions.SessionStore()
+        self.app = Starlette(routes=[
+            Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
+            Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
+            Route(PREFIX + "/logout", self.logout, methods=["POST"]),
+            Route(PREFIX + "/servers", self.servers),
+            Route(PREFIX + "/servers/{server_id}", self.server),
+        ], exception_handlers={404: self.not_found, 405: self.not_allowed})
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    @staticmethod
+    def _identity_url() -> str:
+        return config.public_url() + "/identity/v3"
+
+    def _session(self, request: Request) -> sessions.Session | None:
+        return self.store.get(request.cookies.get(sessions.COOKIE))
+
+    def _to_login(self) -> Response:
+        return RedirectResponse(PREFIX + "/login", 303)
+
+    async def _get(self, session: sessions.Session, url: str, **params) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            return await client.get(url, params=params or None,
+                                    headers={"X-Auth-Token": session.token,
+                                             "Accept": "application/json"})
+
+    async def not_found(self, request: Request, exc) -> Response:
+        return _render("error.html", 404, session=self._session(request),
+                       message="No such page.")
+
+    async def not_allowed(self, request: Request, exc) -> Response:
+        return _render("error.html", 405, session=self._session(request),
+                       message="That method is not allowed here.")
+
+    def _error(self, session, r: httpx.Response) -> Response:
+        if r.status_code == 401:  # the token expired or was revoked elsewhere
+            return self._to_login()
+        status = r.status_code if 400 <= r.status_code < 500 else 502
+        return _render("error.html", status, session=session, message=_api_error(r))
+
+    # -- pages ------------------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        if self._session(request) is None:
+            return self._to_login()
+        return RedirectResponse(PREFIX + "/servers", 303)
+
+    async def login(self, request: Request) -> Response:
+        if request.method == "GET":
+            return self._login_page()
+        form = await _form(request)
+        # Login CSRF: the form's token must match the cookie set with the form.
+        if not _same(form.get("csrf_token"), request.cookies.get(sessions.LOGIN_CSRF_COOKIE)):
+            return self._login_page("The form expired; please try again.", 403)
+        domain = form.get("domain", "").strip() or "Default"
+        user = form.get("username", "").strip()
+        password = form.get("password", "")
+        project = form.get("project", "").strip()
+        if not user or not password:
+            return self._login_page("User name and password are required.", 400, form)
+        try:
+            session = await self._authenticate(domain, user, password, project)
+        except LoginFailed as failure:
+            return self._login_page(str(failure), failure.status, form)
+        sid = self.store.create(session)
+        response = RedirectResponse(PREFIX + "/servers", 303)
+        response.set_cookie(sessions.COOKIE, sid, path=PREFIX, httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        response.delete_cookie(sessions.LOGIN_CSRF_COOKIE, path=PREFIX + "/login")
+        return response
+
+    def _login_page(self, message: str | None = None, status: int = 200,
+                    form: dict | None = None) -> Response:
+        csrf = secrets.token_urlsafe(32)
+        response = _render("login.html", status, session=None, message=message,
+                           form=form or {}, csrf_token=csrf)
+        response.set_cookie(sessions.LOGIN_CSRF_COOKIE, csrf, path=PREFIX + "/login",
+                            httponly=True, samesite="strict")
+        return response
+
+    async def _authenticate(self, domain, user, password, project) -> sessions.Session:
+        """A project-scoped token: for the named project, else the user's first project."""
+        identity = {"methods": ["password"], "password": {"user": {
+            "name": user, "password": password, "domain": {"name": domain}}}}
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            if not project:
+                r = await client.post(self._identity_url() + "/auth/tokens",
+                                      json={"auth": {"identity": identity}})
+                if r.status_code != 201:
+                    raise LoginFailed(r)
+                unscoped = r.headers["X-Subject-Token"]
+                r = await client.get(self._identity_url() + "/auth/projects",
+                                     headers={"X-Auth-Token": unscoped})
+                projects = r.json().get("projects", []) if r.status_code == 200 else []
+                if not projects:
+                    raise LoginFailed(message="You have no role on any project.", status=403)
+                scope = {"project": {"id": sorted(projects, key=lambda p: p["name"])[0]["id"]}}
+                identity = {"methods": ["token"], "token": {"id": unscoped}}
+            else:
+                scope = {"project": {"name": project, "domain": {"name": domain}}}
+            r = await client.post(self._identity_url() + "/auth/tokens",
+                                  json={"auth": {"identity": identity, "scope": scope}})
+            if r.status_code != 201:
+                raise LoginFailed(r)
+        token = r.json()["token"]
+        expires = timeutils.parse_isotime(token["expires_at"]).replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        return sessions.Session(token=r.headers["X-Subject-Token"], user=token["user"]["name"],
+                                project=token["project"]["name"],
+                                project_id=token["project"]["id"],
+                                catalog=token.get("catalog", []), expires=expires)
+
+    async def logout(self, request: Request) -> Response:
+        sid = request.cookies.get(sessions.COOKIE)
+        session = self.store.get(sid)
+        if session is None:
+            return self._to_login()
+        form = await _form(request)
+        if not _same(form.get("csrf_token"), session.csrf):
+            return _render("error.html", 403, session=session,
+                           message="The form expired; please reload the page and try again.")
+        self.store.pop(sid)
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            await client.delete(self._identity_url() + "/auth/tokens",
+                                headers={"X-Auth-Token": session.token,
+                                         "X-Subject-Token": session.token})
+        response = self._to_login()
+        response.delete_cookie(sessions.COOKIE, path=PREFIX)
+        return response
+
+    async def servers(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return self._to_login()
+        compute = session.endpoint("compute") or config.public_url() + "/compute/v2.1"
+        marker = request.query_params.get("marker")
+        params = {"limit": 50, **({"marker": marker} if marker else {})}
+        r = await self._get(session, compute + "/servers/detail", **params)
+        if r.status_code != 200:
+            return self._error(session, r)
+        servers = r.json().get("servers", [])
+        next_marker = servers[-1]["id"] if len(servers) == params["limit"] else None
+        return _render("servers.html", session=session, servers=servers,
+                       next_marker=next_marker)
+
+    async def server(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return self._to_login()
+        server_id = request.path_params["server_id"]
+        compute = session.endpoint("compute") or config.public_url() + "/compute/v2.1"
+        r = await self._get(session, f"{compute}/servers/{urllib.parse.quote(server_id)}")
+        if r.status_code != 200:
+            return self._error(session, r)
+        server = r.json()["server"]
+        t = await self._get(session, config.public_url() +
+                            f"/pocketstack/v1/servers/{server['id']}/trace")
+        trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
+        trace_error = None if t.status_code == 200 else _api_error(t)
+        lanes, total = waterfall.lanes(trace)
+        fault = server.get("fault") or {}
+        return _render("server.html", session=session, server=server, lanes=lanes,
+                       total_ms=total, actions=trace.get("actions", []),
+                       trace_error=trace_error, fault=fault,
+                       no_valid_host=waterfall.no_valid_host(fault.get("message")))
+
+
+class LoginFailed(Exception):
+    def __init__(self, r: httpx.Response | None = None, message: str | None = None,
+                 status: int = 401):
+        if r is not None:
+            status = r.status_code if r.status_code in (400, 401, 403, 404) else 502
+            message = ("The user name or password is wrong, or you have no role on that "
+                       "project." if r.status_code in (401, 404) else _api_error(r))
+        super().__init__(message)
+        self.status = status

@@ -1,0 +1,193 @@
+"""The web dashboard over real HTTP: login with Keystone credentials, CSRF, the servers list
+and the boot waterfall of servers booted with openstacksdk, logout revoking the token."""
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+import httpx
+import pytest
+
+from pocketstack.dashboard import waterfall
+
+
+@pytest.fixture(scope="module")
+def image_id(cloud):
+    s = cloud.session()
+    r = s.post(cloud.url + "/image/v2/images",
+               json={"name": f"dash-cirros-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
+                     "container_format": "bare", "visibility": "public"})
+    image = r.json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
+          headers={"Content-Type": "application/octet-stream"})
+    return image["id"]
+
+
+@pytest.fixture(scope="module")
+def user(cloud):
+    return cloud.make_user()
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def login(cloud, user, **overrides) -> httpx.Client:
+    client = httpx.Client(base_url=cloud.url, timeout=60)
+    page = client.get("/dashboard/login")
+    assert page.status_code == 200
+    form = {"csrf_token": _csrf(page.text), "domain": "Default", "username": user["name"],
+            "password": user["password"], **overrides}
+    r = client.post("/dashboard/login", data=form)
+    return client, r
+
+
+def _wait(conn, sid, statuses=("ACTIVE", "ERROR"), timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        server = conn.compute.get_server(sid)
+        if server.status in statuses:
+            return server
+        time.sleep(0.05)
+    raise AssertionError(f"server {sid} stayed {server.status}")
+
+
+def test_root_redirects_browsers_but_answers_api_clients_json(cloud):
+    with httpx.Client(base_url=cloud.url) as client:
+        r = client.get("/", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+        assert r.status_code == 302 and r.headers["location"] == "/dashboard/"
+        r = client.get("/", headers={"Accept": "application/json"})
+        assert r.status_code == 200 and "services" in r.json()
+        r = client.get("/dashboard/servers")  # not logged in
+        assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
+
+
+def test_login_sets_an_httponly_strict_session_cookie_and_keeps_the_token_server_side(
+        cloud, user):
+    client, r = login(cloud, user)
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/servers"
+    cookie = [h for h in r.headers.get_list("set-cookie") if "pocketstack_dashboard=" in h][0]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+    page = client.get("/dashboard/servers")
+    assert page.status_code == 200
+    assert user["name"] in page.text and user["project_name"] in page.text
+    # The keystone token never reaches the browser: only the opaque session id does.
+    token = _dashboard_store(cloud).get(client.cookies["pocketstack_dashboard"]).token
+    assert token not in r.text + str(r.headers) + page.text + str(page.headers)
+
+
+def test_wrong_password_and_unknown_project_show_an_error_not_a_500(cloud, user):
+    _, r = login(cloud, user, password="wrong")
+    assert r.status_code == 401 and "password is wrong" in r.text
+    _, r = login(cloud, user, project="no-such-project")
+    assert r.status_code == 401 and 'role="alert"' in r.text
+    _, r = login(cloud, user, username="")
+    assert r.status_code == 400 and "required" in r.text
+
+
+def test_login_and_logout_refused_without_the_csrf_token(cloud, user):
+    with httpx.Client(base_url=cloud.url) as client:
+        client.get("/dashboard/login")
+        r = client.post("/dashboard/login", data={"domain": "Default", "username": user["name"],
+                                                  "password": user["password"]})
+        assert r.status_code == 403 and "pocketstack_dashboard" not in client.cookies
+    client, r = login(cloud, user)
+    r = client.post("/dashboard/logout", data={})
+    assert r.status_code == 403
+    r = client.post("/dashboard/logout", data={"csrf_token": "forged"})
+    assert r.status_code == 403
+    assert client.get("/dashboard/servers").status_code == 200  # still logged in
+
+
+def test_servers_page_lists_a_server_booted_with_openstacksdk_and_shows_its_waterfall(
+        cloud, user, image_id):
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name=f"dash-{uuid.uuid4().hex[:6]}", image_id=image_id,
+                                        flavor_id="42", networks="none")
+    try:
+        assert _wait(conn, server.id).status == "ACTIVE"
+        client, _ = login(cloud, user)
+        page = client.get("/dashboard/servers")
+        assert server.name in page.text and f"/dashboard/servers/{server.id}" in page.text
+        assert "status-ACTIVE" in page.text
+        detail = client.get(f"/dashboard/servers/{server.id}")
+        assert detail.status_code == 200
+        trace = cloud.user_session(user).get(
+            f"{cloud.url}/pocketstack/v1/servers/{server.id}/trace").json()
+        assert trace["events"]
+        for event in trace["events"]:  # every step of the trace is a bar on the page
+            assert f"<strong>{event['step']}</strong>" in detail.text
+        for service in {e["service"] for e in trace["events"]}:
+            assert f'<h3 id="lane-' in detail.text and f">{service}</h3>" in detail.text
+        assert 'class="bar"' in detail.text and "failed" not in detail.text.split(
+            'id="waterfall"')[1]
+        # Another project's user sees neither the server nor its page.
+        other, _ = login(cloud, cloud.make_user())
+        assert server.name not in other.get("/dashboard/servers").text
+        assert other.get(f"/dashboard/servers/{server.id}").status_code == 404
+    finally:
+        conn.compute.delete_server(server.id)
+
+
+def test_no_valid_host_is_red_in_the_waterfall_with_a_table_per_filter(cloud, image_id):
+    user = cloud.make_user()
+    admin = cloud.sdk()
+    cloud.session().put(f"{cloud.url}/compute/v2.1/os-quota-sets/{user['project_id']}",
+                        json={"quota_set": {"ram": -1}})
+    flavor = admin.compute.create_flavor(name=f"dash-huge-{uuid.uuid4().hex[:6]}",
+                                         ram=10_000_000, vcpus=1, disk=1)
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="dash-nvh", image_id=image_id,
+                                        flavor_id=flavor.id, networks="none")
+    try:
+        assert _wait(conn, server.id).status == "ERROR"
+        client, _ = login(cloud, user)
+        page = client.get(f"/dashboard/servers/{server.id}").text
+        assert "Why no host was found" in page
+        table = page.split("Why no host was found")[1].split("</table>")[0]
+        assert "resource fit" in table and "10000000 MB RAM" in table
+        assert 'class="step failed"' in page  # the scheduler's step, red, with its reason
+    finally:
+        conn.compute.delete_server(server.id)
+        admin.compute.delete_flavor(flavor.id)
+
+
+def test_logout_revokes_the_token(cloud, user):
+    client, _ = login(cloud, user)
+    store = _dashboard_store(cloud)
+    token = store.get(client.cookies["pocketstack_dashboard"]).token
+    admin = cloud.session()
+    headers = {"X-Subject-Token": token}
+    assert admin.get(cloud.auth_url + "/v3/auth/tokens", headers=headers,
+                     raise_exc=False).status_code == 200
+    page = client.get("/dashboard/servers")
+    r = client.post("/dashboard/logout", data={"csrf_token": _csrf(page.text)})
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
+    assert admin.get(cloud.auth_url + "/v3/auth/tokens", headers=headers,
+                     raise_exc=False).status_code == 404
+    assert client.get("/dashboard/servers").status_code == 303
+
+
+def test_unknown_pages_and_servers_are_404_pages(cloud, user):
+    client, _ = login(cloud, user)
+    assert client.get("/dashboard/nothing-here").status_code == 404
+    r = client.get("/dashboard/servers/" + uuid.uuid4().hex)
+    assert r.status_code == 404 and 'role="alert"' in r.text
+    assert client.get("/dashboard/servers/%2e%2e%2fx").status_code == 404
+
+
+def _dashboard_store(cloud):
+    return cloud.cloud.app._dashboard().store
+
+
+def test_no_valid_host_message_parsing():
+    msg = ("No valid host: 4 hosts; availability zone removed 2 (not in zone nova2); "
+           "resource fit removed 2 (need 3900 MB RAM, 1 vCPUs, 1 GB disk; the last fitting "
+           "hosts were taken by concurrent requests)")
+    parsed = waterfall.no_valid_host(msg)
+    assert parsed["hosts"] == "4 hosts"
+    assert [(f["filter"], f["removed"]) for f in parsed["filters"]] == [
+        ("availability zone", 2), ("resource fit", 2)]
+    assert parsed["filters"][1]["reason"].endswith("concurrent requests")
+    assert waterfall.no_valid_host("Build failed") is None
