@@ -78,7 +78,8 @@ class Dashboard:
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/{server_id}", self.server),
-        ], exception_handlers={404: self.not_found, 405: self.not_allowed})
+        ], exception_handlers={404: self.not_found, 405: self.not_allowed,
+                               httpx.HTTPError: self.api_unreachable})
 
     async def __call__(self, scope, receive, send):
         await self.app(scope, receive, send)
@@ -108,6 +109,10 @@ class Dashboard:
     async def not_allowed(self, request: Request, exc) -> Response:
         return _render("error.html", 405, session=self._session(request),
                        message="That method is not allowed here.")
+
+    async def api_unreachable(self, request: Request, exc) -> Response:
+        return _render("error.html", 502, session=self._session(request),
+                       message=f"The cloud's API did not answer: {type(exc).__name__}.")
 
     def _error(self, session, r: httpx.Response) -> Response:
         if r.status_code == 401:  # the token expired or was revoked elsewhere
