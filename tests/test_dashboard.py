@@ -191,3 +191,33 @@ def test_no_valid_host_message_parsing():
         ("availability zone", 2), ("resource fit", 2)]
     assert parsed["filters"][1]["reason"].endswith("concurrent requests")
     assert waterfall.no_valid_host("Build failed") is None
+
+
+def test_launch_form_boots_a_server_and_shows_the_api_message_on_bad_input(
+        cloud, image_id):
+    user = cloud.make_user()
+    client, _ = login(cloud, user)
+    page = client.get("/dashboard/servers/launch")
+    assert page.status_code == 200 and f'value="{image_id}"' in page.text
+    csrf = _csrf(page.text)
+    r = client.post("/dashboard/servers/launch", data={
+        "csrf_token": csrf, "name": "from-the-form", "image": image_id, "flavor": "42",
+        "network": "none"})
+    assert r.status_code == 303
+    sid = r.headers["location"].rsplit("/", 1)[1]
+    conn = cloud.user_sdk(user)
+    try:
+        assert _wait(conn, sid).status == "ACTIVE"
+        assert "from-the-form" in client.get(r.headers["location"]).text
+        # Bad input: the API's own message, with the API's status, and the form kept.
+        r = client.post("/dashboard/servers/launch", data={
+            "csrf_token": csrf, "name": "bad", "image": image_id, "flavor": "no-such-flavor",
+            "network": "none"})
+        assert r.status_code == 400 and 'role="alert"' in r.text
+        assert "no-such-flavor" in r.text.split('role="alert"')[1].split("</p>")[0]
+        r = client.post("/dashboard/servers/launch", data={
+            "name": "x", "image": image_id, "flavor": "42", "network": "none"})
+        assert r.status_code == 403  # no CSRF token: refused, nothing created
+        assert [s.name for s in conn.compute.servers()] == ["from-the-form"]
+    finally:
+        conn.compute.delete_server(sid)

@@ -77,6 +77,7 @@ class Dashboard:
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
             Route(PREFIX + "/servers", self.servers),
+            Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
             Route(PREFIX + "/servers/{server_id}", self.server),
         ], exception_handlers={404: self.not_found, 405: self.not_allowed,
                                httpx.HTTPError: self.api_unreachable})
@@ -101,6 +102,10 @@ class Dashboard:
             return await client.get(url, params=params or None,
                                     headers={"X-Auth-Token": session.token,
                                              "Accept": "application/json"})
+
+    @staticmethod
+    def _url(session: sessions.Session, service_type: str, default_path: str) -> str:
+        return session.endpoint(service_type) or config.public_url() + default_path
 
     async def not_found(self, request: Request, exc) -> Response:
         return _render("error.html", 404, session=self._session(request),
@@ -245,6 +250,49 @@ class Dashboard:
                        total_ms=total, actions=trace.get("actions", []),
                        trace_error=trace_error, fault=fault,
                        no_valid_host=waterfall.no_valid_host(fault.get("message")))
+
+
+    async def launch(self, request: Request) -> Response:
+        """The launch form; the API validates, and its message is shown on bad input."""
+        session = self._session(request)
+        if session is None:
+            return self._to_login()
+        if request.method == "GET":
+            return await self._launch_page(session, {})
+        form = await _form(request)
+        if not _same(form.get("csrf_token"), session.csrf):
+            return await self._launch_page(session, form, "The form expired; please try "
+                                           "again.", 403)
+        server = {"name": form.get("name", ""), "imageRef": form.get("image", ""),
+                  "flavorRef": form.get("flavor", "")}
+        network = form.get("network", "")
+        server["networks"] = [{"uuid": network}] if network not in ("", "none", "auto") \
+            else (network or "none")
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            r = await client.post(self._url(session, "compute", "/compute/v2.1") + "/servers",
+                                  json={"server": server},
+                                  headers={"X-Auth-Token": session.token,
+                                           "OpenStack-API-Version": "compute 2.79"})
+        if r.status_code == 401:
+            return self._to_login()
+        if r.status_code != 202:
+            status = r.status_code if 400 <= r.status_code < 500 else 502
+            return await self._launch_page(session, form, _api_error(r), status)
+        return RedirectResponse(f"{PREFIX}/servers/{r.json()['server']['id']}", 303)
+
+    async def _launch_page(self, session, form: dict, message: str | None = None,
+                           status: int = 200) -> Response:
+        images = await self._get(session, self._url(session, "image", "/image") + "/v2/images",
+                                 status="active")
+        flavors = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
+                                  "/flavors")
+        networks = await self._get(session, self._url(session, "network", "/network") +
+                                   "/v2.0/networks")
+        return _render("launch.html", status, session=session, form=form, message=message,
+                       images=images.json().get("images", []) if images.is_success else [],
+                       flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
+                       networks=(networks.json().get("networks", [])
+                                 if networks.is_success else []))
 
 
 class LoginFailed(Exception):
