@@ -221,3 +221,27 @@ def test_launch_form_boots_a_server_and_shows_the_api_message_on_bad_input(
         assert [s.name for s in conn.compute.servers()] == ["from-the-form"]
     finally:
         conn.compute.delete_server(sid)
+
+
+def test_overview_shows_quota_usage_from_the_apis(cloud, image_id):
+    user = cloud.make_user()
+    cloud.session().put(f"{cloud.url}/compute/v2.1/os-quota-sets/{user['project_id']}",
+                        json={"quota_set": {"instances": 4}})
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="quota-vm", image_id=image_id, flavor_id="42",
+                                        networks="none")
+    try:
+        _wait(conn, server.id)
+        client, _ = login(cloud, user)
+        page = client.get("/dashboard/overview")
+        assert page.status_code == 200
+        rows = {m[0]: m[1] for m in re.findall(
+            r'<th scope="row" id="quota-\d+">([^<]+)</th>\s*<td>([^<]+)</td>', page.text)}
+        limits = cloud.user_session(user).get(f"{cloud.url}/compute/v2.1/limits").json()
+        absolute = limits["limits"]["absolute"]
+        assert rows["Instances"] == "1 of 4"
+        assert rows["vCPUs"] == f"{absolute['totalCoresUsed']} of {absolute['maxTotalCores']}"
+        assert {"Volumes", "Ports"} <= set(rows)
+        assert '<meter aria-labelledby="quota-1" min="0" max="4"' in page.text
+    finally:
+        conn.compute.delete_server(server.id)

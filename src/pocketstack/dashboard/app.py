@@ -76,6 +76,7 @@ class Dashboard:
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
+            Route(PREFIX + "/overview", self.overview),
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
             Route(PREFIX + "/servers/{server_id}", self.server),
@@ -293,6 +294,36 @@ class Dashboard:
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        networks=(networks.json().get("networks", [])
                                  if networks.is_success else []))
+
+
+    async def overview(self, request: Request) -> Response:
+        """The project's quota usage as bars, from each service's own limits API."""
+        session = self._session(request)
+        if session is None:
+            return self._to_login()
+        compute = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
+                                  "/limits")
+        if compute.status_code != 200:
+            return self._error(session, compute)
+        absolute = compute.json()["limits"]["absolute"]
+        usage = [("Instances", absolute["totalInstancesUsed"], absolute["maxTotalInstances"]),
+                 ("vCPUs", absolute["totalCoresUsed"], absolute["maxTotalCores"]),
+                 ("RAM (MB)", absolute["totalRAMUsed"], absolute["maxTotalRAMSize"])]
+        volume_url = session.endpoint("block-storage")
+        if volume_url:
+            r = await self._get(session, volume_url + "/limits")
+            if r.status_code == 200:
+                v = r.json()["limits"]["absolute"]
+                usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
+        r = await self._get(session, self._url(session, "network", "/network") +
+                            f"/v2.0/quotas/{session.project_id}/details")
+        if r.status_code == 200 and "port" in r.json().get("quota", {}):
+            port = r.json()["quota"]["port"]
+            usage.append(("Ports", port["used"], port["limit"]))
+        bars = [{"name": name, "used": used, "limit": limit,
+                 "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
+                for name, used, limit in usage]
+        return _render("overview.html", session=session, bars=bars)
 
 
 class LoginFailed(Exception):
