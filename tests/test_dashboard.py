@@ -155,17 +155,17 @@ def test_no_valid_host_is_red_in_the_waterfall_with_a_table_per_filter(cloud, im
 
 def test_logout_revokes_the_token(cloud, user):
     client, _ = login(cloud, user)
-    store = _dashboard_store(cloud)
-    token = store.get(client.cookies["pocketstack_dashboard"]).token
+    session = _dashboard_store(cloud).get(client.cookies["pocketstack_dashboard"])
     admin = cloud.session()
-    headers = {"X-Subject-Token": token}
-    assert admin.get(cloud.auth_url + "/v3/auth/tokens", headers=headers,
-                     raise_exc=False).status_code == 200
+    for token in (session.token, session.unscoped):
+        assert admin.get(cloud.auth_url + "/v3/auth/tokens", raise_exc=False,
+                         headers={"X-Subject-Token": token}).status_code == 200
     page = client.get("/dashboard/servers")
     r = client.post("/dashboard/logout", data={"csrf_token": _csrf(page.text)})
     assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
-    assert admin.get(cloud.auth_url + "/v3/auth/tokens", headers=headers,
-                     raise_exc=False).status_code == 404
+    for token in (session.token, session.unscoped):  # every token of the login is revoked
+        assert admin.get(cloud.auth_url + "/v3/auth/tokens", raise_exc=False,
+                         headers={"X-Subject-Token": token}).status_code == 404
     assert client.get("/dashboard/servers").status_code == 303
 
 
@@ -243,5 +243,50 @@ def test_overview_shows_quota_usage_from_the_apis(cloud, image_id):
         assert rows["vCPUs"] == f"{absolute['totalCoresUsed']} of {absolute['maxTotalCores']}"
         assert {"Volumes", "Ports"} <= set(rows)
         assert '<meter aria-labelledby="quota-1" min="0" max="4"' in page.text
+    finally:
+        conn.compute.delete_server(server.id)
+
+
+def _add_project(user) -> str:
+    """A second project the user is a member of (direct database writes, as make_user)."""
+    from pocketstack.common import db
+    from pocketstack.identity.models import Assignment, Project, Role
+
+    project_id = uuid.uuid4().hex
+    with db.transaction() as s:
+        s.add(Project(id=project_id, name=f"zz-second-{project_id[:6]}", domain_id="default"))
+        s.flush()
+        role_id = s.query(Role.id).filter_by(name="member", domain_id=None).scalar()
+        s.add(Assignment(type="UserProject", actor_id=user["id"], target_id=project_id,
+                         role_id=role_id, inherited=False))
+    return project_id
+
+
+def test_project_switcher_rescopes_and_revokes_the_old_token(cloud, image_id):
+    user = cloud.make_user(project_name=f"aa-first-{uuid.uuid4().hex[:6]}")
+    second = _add_project(user)
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="first-project-vm", image_id=image_id,
+                                        flavor_id="42", networks="none")
+    try:
+        _wait(conn, server.id)
+        client, _ = login(cloud, user)
+        page = client.get("/dashboard/servers")
+        assert "first-project-vm" in page.text and f'value="{second}"' in page.text
+        old = _dashboard_store(cloud).get(client.cookies["pocketstack_dashboard"]).token
+        csrf = _csrf(page.text)
+        foreign = cloud.make_user()["project_id"]  # a project the user has no role on
+        assert client.post("/dashboard/project", data={"csrf_token": csrf,
+                                                       "project_id": foreign}).status_code == 400
+        assert client.post("/dashboard/project", data={"project_id": second}).status_code == 403
+        r = client.post("/dashboard/project", data={"csrf_token": csrf, "project_id": second})
+        assert r.status_code == 303
+        page = client.get("/dashboard/servers")
+        assert "first-project-vm" not in page.text and "No servers in this project" in page.text
+        assert cloud.session().get(cloud.auth_url + "/v3/auth/tokens",
+                                   headers={"X-Subject-Token": old},
+                                   raise_exc=False).status_code == 404
+        page = client.get("/dashboard/servers")  # the new project's token still works
+        assert page.status_code == 200 and "No servers in this project" in page.text
     finally:
         conn.compute.delete_server(server.id)

@@ -76,6 +76,7 @@ class Dashboard:
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
+            Route(PREFIX + "/project", self.switch_project, methods=["POST"]),
             Route(PREFIX + "/overview", self.overview),
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
@@ -171,32 +172,73 @@ class Dashboard:
         identity = {"methods": ["password"], "password": {"user": {
             "name": user, "password": password, "domain": {"name": domain}}}}
         async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
-            if not project:
-                r = await client.post(self._identity_url() + "/auth/tokens",
-                                      json={"auth": {"identity": identity}})
-                if r.status_code != 201:
-                    raise LoginFailed(r)
-                unscoped = r.headers["X-Subject-Token"]
-                r = await client.get(self._identity_url() + "/auth/projects",
-                                     headers={"X-Auth-Token": unscoped})
-                projects = r.json().get("projects", []) if r.status_code == 200 else []
-                if not projects:
-                    raise LoginFailed(message="You have no role on any project.", status=403)
-                scope = {"project": {"id": sorted(projects, key=lambda p: p["name"])[0]["id"]}}
-                identity = {"methods": ["token"], "token": {"id": unscoped}}
-            else:
-                scope = {"project": {"name": project, "domain": {"name": domain}}}
             r = await client.post(self._identity_url() + "/auth/tokens",
-                                  json={"auth": {"identity": identity, "scope": scope}})
+                                  json={"auth": {"identity": identity}})
             if r.status_code != 201:
                 raise LoginFailed(r)
-        token = r.json()["token"]
-        expires = timeutils.parse_isotime(token["expires_at"]).replace(
+            unscoped = r.headers["X-Subject-Token"]
+            r = await client.get(self._identity_url() + "/auth/projects",
+                                 headers={"X-Auth-Token": unscoped})
+            projects = sorted(({"id": p["id"], "name": p["name"]}
+                               for p in (r.json().get("projects", [])
+                                         if r.status_code == 200 else [])),
+                              key=lambda p: p["name"])
+            if project:
+                scope = {"project": {"name": project, "domain": {"name": domain}}}
+            elif projects:
+                scope = {"project": {"id": projects[0]["id"]}}
+            else:
+                raise LoginFailed(message="You have no role on any project.", status=403)
+            scoped = await self._scoped_token(client, unscoped, scope)
+        # The unscoped token stays server-side for the project switcher (so the previous
+        # project's token can be revoked without its successor); logout revokes both.
+        scoped.projects, scoped.unscoped = projects, unscoped
+        return scoped
+
+    async def _revoke(self, client, *tokens: str) -> None:
+        for token in tokens:
+            if token:
+                await client.delete(self._identity_url() + "/auth/tokens",
+                                    headers={"X-Auth-Token": token, "X-Subject-Token": token})
+
+    async def _scoped_token(self, client, token: str, scope: dict) -> sessions.Session:
+        r = await client.post(self._identity_url() + "/auth/tokens", json={"auth": {
+            "identity": {"methods": ["token"], "token": {"id": token}}, "scope": scope}})
+        if r.status_code != 201:
+            raise LoginFailed(r)
+        body = r.json()["token"]
+        expires = timeutils.parse_isotime(body["expires_at"]).replace(
             tzinfo=datetime.timezone.utc).timestamp()
-        return sessions.Session(token=r.headers["X-Subject-Token"], user=token["user"]["name"],
-                                project=token["project"]["name"],
-                                project_id=token["project"]["id"],
-                                catalog=token.get("catalog", []), expires=expires)
+        return sessions.Session(token=r.headers["X-Subject-Token"], user=body["user"]["name"],
+                                project=body["project"]["name"],
+                                project_id=body["project"]["id"],
+                                catalog=body.get("catalog", []), expires=expires)
+
+    async def switch_project(self, request: Request) -> Response:
+        """Rescope to another of the user's projects; the old token is revoked."""
+        sid = request.cookies.get(sessions.COOKIE)
+        session = self.store.get(sid)
+        if session is None:
+            return self._to_login()
+        form = await _form(request)
+        if not _same(form.get("csrf_token"), session.csrf):
+            return _render("error.html", 403, session=session,
+                           message="The form expired; please reload the page and try again.")
+        project_id = form.get("project_id", "")
+        if project_id not in {p["id"] for p in session.projects}:
+            return _render("error.html", 400, session=session,
+                           message="You have no role on that project.")
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            try:
+                new = await self._scoped_token(client, session.unscoped,
+                                               {"project": {"id": project_id}})
+            except LoginFailed as failure:
+                return _render("error.html", failure.status, session=session,
+                               message=str(failure))
+            await self._revoke(client, session.token)
+        new.projects, new.csrf, new.unscoped = session.projects, session.csrf, session.unscoped
+        self.store.replace(sid, new)
+        return RedirectResponse(PREFIX + "/servers", 303)
 
     async def logout(self, request: Request) -> Response:
         sid = request.cookies.get(sessions.COOKIE)
@@ -209,9 +251,7 @@ class Dashboard:
                            message="The form expired; please reload the page and try again.")
         self.store.pop(sid)
         async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
-            await client.delete(self._identity_url() + "/auth/tokens",
-                                headers={"X-Auth-Token": session.token,
-                                         "X-Subject-Token": session.token})
+            await self._revoke(client, session.token, session.unscoped)
         response = self._to_login()
         response.delete_cookie(sessions.COOKIE, path=PREFIX)
         return response

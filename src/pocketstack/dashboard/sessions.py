@@ -18,6 +18,8 @@ class Session:
     project_id: str
     catalog: list
     expires: float  # time.time() the token expires at
+    projects: list = dataclasses.field(default_factory=list)  # [{"id", "name"}] to switch to
+    unscoped: str = ""  # the login's unscoped token: the project switcher rescopes it
     csrf: str = dataclasses.field(default_factory=lambda: secrets.token_urlsafe(32))
 
     def endpoint(self, service_type: str) -> str | None:
@@ -53,6 +55,10 @@ class SessionStore:
                 del self._sessions[sid]
                 return None
             return session
+
+    def replace(self, sid: str, session: Session) -> None:
+        with self._lock:
+            self._sessions[sid] = session
 
     def pop(self, sid: str | None) -> Session | None:
         with self._lock:
