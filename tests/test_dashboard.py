@@ -290,3 +290,35 @@ def test_project_switcher_rescopes_and_revokes_the_old_token(cloud, image_id):
         assert page.status_code == 200 and "No servers in this project" in page.text
     finally:
         conn.compute.delete_server(server.id)
+
+
+def test_server_actions_stop_start_delete_and_conflicts_show_the_api_message(cloud, image_id):
+    user = cloud.make_user()
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="acted-on", image_id=image_id, flavor_id="42",
+                                        networks="none")
+    try:
+        _wait(conn, server.id)
+        client, _ = login(cloud, user)
+        page = client.get(f"/dashboard/servers/{server.id}")
+        csrf = _csrf(page.text)
+        action = f"/dashboard/servers/{server.id}/action"
+        assert client.post(action, data={"action": "stop"}).status_code == 403  # no CSRF
+        assert client.post(action, data={"csrf_token": csrf,
+                                          "action": "rm -rf"}).status_code == 400
+        r = client.post(action, data={"csrf_token": csrf, "action": "stop"})
+        assert r.status_code == 303 and r.headers["location"] == f"/dashboard/servers/{server.id}"
+        assert _wait(conn, server.id, statuses=("SHUTOFF",)).status == "SHUTOFF"
+        r = client.post(action, data={"csrf_token": csrf, "action": "stop"})  # already off
+        assert r.status_code == 409 and 'role="alert"' in r.text
+        r = client.post(action, data={"csrf_token": csrf, "action": "start"})
+        assert _wait(conn, server.id, statuses=("ACTIVE",)).status == "ACTIVE"
+        r = client.post(action, data={"csrf_token": csrf, "action": "delete"})
+        assert r.status_code == 303 and r.headers["location"] == "/dashboard/servers"
+        deadline = time.monotonic() + 30
+        while conn.compute.find_server(server.id) is not None:
+            assert time.monotonic() < deadline, "the server was not deleted"
+            time.sleep(0.05)
+    finally:
+        if conn.compute.find_server(server.id) is not None:
+            conn.compute.delete_server(server.id)

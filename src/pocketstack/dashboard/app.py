@@ -81,6 +81,7 @@ class Dashboard:
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
             Route(PREFIX + "/servers/{server_id}", self.server),
+            Route(PREFIX + "/servers/{server_id}/action", self.server_action, methods=["POST"]),
         ], exception_handlers={404: self.not_found, 405: self.not_allowed,
                                httpx.HTTPError: self.api_unreachable})
 
@@ -277,7 +278,8 @@ class Dashboard:
             return self._to_login()
         server_id = request.path_params["server_id"]
         compute = session.endpoint("compute") or config.public_url() + "/compute/v2.1"
-        r = await self._get(session, f"{compute}/servers/{urllib.parse.quote(server_id)}")
+        r = await self._get(session,
+                            f"{compute}/servers/{urllib.parse.quote(server_id, safe='')}")
         if r.status_code != 200:
             return self._error(session, r)
         server = r.json()["server"]
@@ -364,6 +366,42 @@ class Dashboard:
                  "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
                 for name, used, limit in usage]
         return _render("overview.html", session=session, bars=bars)
+
+
+    # The form's action -> the compute API's server action body (None: DELETE the server).
+    SERVER_ACTIONS = {"stop": {"os-stop": None}, "start": {"os-start": None},
+                      "reboot": {"reboot": {"type": "SOFT"}}, "delete": None}
+
+    async def server_action(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return self._to_login()
+        form = await _form(request)
+        if not _same(form.get("csrf_token"), session.csrf):
+            return _render("error.html", 403, session=session,
+                           message="The form expired; please reload the page and try again.")
+        action = form.get("action", "")
+        if action not in self.SERVER_ACTIONS:
+            return _render("error.html", 400, session=session,
+                           message=f"Unknown server action {action!r}.")
+        url = (self._url(session, "compute", "/compute/v2.1") + "/servers/" +
+               urllib.parse.quote(request.path_params["server_id"], safe=""))
+        headers = {"X-Auth-Token": session.token}
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            if self.SERVER_ACTIONS[action] is None:
+                r = await client.delete(url, headers=headers)
+            else:
+                r = await client.post(url + "/action", json=self.SERVER_ACTIONS[action],
+                                      headers=headers)
+        if r.status_code not in (202, 204):
+            return self._error(session, r)
+        target = PREFIX + "/servers" if action == "delete" else url_of(request)
+        return RedirectResponse(target, 303)
+
+
+def url_of(request: Request) -> str:
+    """The server page a server action form was posted from."""
+    return request.url.path.rsplit("/", 1)[0]
 
 
 class LoginFailed(Exception):
