@@ -322,3 +322,23 @@ def test_server_actions_stop_start_delete_and_conflicts_show_the_api_message(clo
     finally:
         if conn.compute.find_server(server.id) is not None:
             conn.compute.delete_server(server.id)
+
+
+def test_status_json_for_live_updates_is_per_project_and_needs_a_login(cloud, image_id):
+    user = cloud.make_user()
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="live", image_id=image_id, flavor_id="42",
+                                        networks="none")
+    try:
+        _wait(conn, server.id)
+        with httpx.Client(base_url=cloud.url) as anonymous:
+            assert anonymous.get("/dashboard/servers/status").status_code == 401
+        client, _ = login(cloud, user)
+        assert client.get("/dashboard/servers/status").json() == {server.id: "ACTIVE"}
+        other, _ = login(cloud, cloud.make_user())
+        assert other.get("/dashboard/servers/status").json() == {}
+        js = client.get("/dashboard/static/live.js")
+        assert js.status_code == 200 and "data-server-status" in js.text
+        assert 'src="/dashboard/static/live.js"' in client.get("/dashboard/servers").text
+    finally:
+        conn.compute.delete_server(server.id)

@@ -18,6 +18,8 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
                 allow_module_level=True)
 
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture
@@ -60,14 +62,37 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         assert browser.current_url.endswith("/dashboard/servers")
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
         assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        browser.find_element(By.LINK_TEXT, "Servers").click()
+
+        # Launch through the form; the list shows it go ACTIVE without a reload.
+        browser.find_element(By.LINK_TEXT, "Launch").click()
+        browser.find_element(By.ID, "name").send_keys("form-vm")
+        Select(browser.find_element(By.ID, "image")).select_by_value(image["id"])
+        Select(browser.find_element(By.ID, "flavor")).select_by_value("42")
+        browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        form_vm = browser.current_url.rsplit("/", 1)[1]
+        browser.get(cloud.url + "/dashboard/servers")
+        browser.execute_script("window.stillTheSamePage = true;")
+        cell = browser.find_element(By.CSS_SELECTOR, f'[data-server-status="{form_vm}"]')
+        WebDriverWait(browser, 60, poll_frequency=0.1).until(
+            lambda _: cell.text in ("ACTIVE", "ERROR"))
+        assert cell.text == "ACTIVE"
+        conn.compute.stop_server(form_vm)  # a change the page can only learn by polling
+        WebDriverWait(browser, 60, poll_frequency=0.1).until(lambda _: cell.text == "SHUTOFF")
+        assert browser.execute_script("return window.stillTheSamePage === true;")
+        browser.find_element(By.LINK_TEXT, "form-vm").click()
+        assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
         bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
         lanes = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
         assert "api" in lanes and "scheduler" in lanes
+        browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        assert browser.current_url.endswith("/dashboard/servers")
         browser.save_screenshot(str(tmp_path / "waterfall.png"))
         shots = os.environ.get("POCKETSTACK_SCREENSHOTS")
         if shots:  # keep one for docs when asked
             os.makedirs(shots, exist_ok=True)
             browser.save_screenshot(os.path.join(shots, "dashboard-waterfall.png"))
     finally:
-        conn.compute.delete_server(server.id)
+        for s in conn.compute.servers():
+            conn.compute.delete_server(s.id)

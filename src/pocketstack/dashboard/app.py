@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import hmac
+import importlib.resources
 import secrets
 import urllib.parse
 
@@ -14,7 +15,7 @@ import httpx
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.common import config, timeutils
@@ -26,6 +27,9 @@ API_TIMEOUT = 30.0  # seconds; a stuck API call ends as an error page, not a han
 _templates = jinja2.Environment(
     loader=jinja2.PackageLoader("pocketstack.dashboard", "templates"),
     autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+
+
+_LIVE_JS = (importlib.resources.files("pocketstack.dashboard") / "static" / "live.js").read_bytes()
 
 
 def _render(name: str, status: int = 200, **context) -> HTMLResponse:
@@ -80,6 +84,8 @@ class Dashboard:
             Route(PREFIX + "/overview", self.overview),
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
+            Route(PREFIX + "/servers/status", self.server_statuses),
+            Route(PREFIX + "/static/live.js", self.live_js),
             Route(PREFIX + "/servers/{server_id}", self.server),
             Route(PREFIX + "/servers/{server_id}/action", self.server_action, methods=["POST"]),
         ], exception_handlers={404: self.not_found, 405: self.not_allowed,
@@ -271,6 +277,22 @@ class Dashboard:
         next_marker = servers[-1]["id"] if len(servers) == params["limit"] else None
         return _render("servers.html", session=session, servers=servers,
                        next_marker=next_marker)
+
+    async def server_statuses(self, request: Request) -> Response:
+        """{server id: status} of the project's servers, for live.js (JSON, not a page)."""
+        session = self._session(request)
+        if session is None:
+            return JSONResponse({"error": "Not logged in."}, 401)
+        r = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
+                            "/servers/detail", limit=1000)
+        if r.status_code != 200:
+            return JSONResponse({"error": _api_error(r)}, r.status_code)
+        return JSONResponse({s["id"]: s["status"] for s in r.json().get("servers", [])},
+                            headers={"Cache-Control": "no-store"})
+
+    async def live_js(self, request: Request) -> Response:
+        return Response(_LIVE_JS, media_type="text/javascript",
+                        headers={"Cache-Control": "max-age=300"})
 
     async def server(self, request: Request) -> Response:
         session = self._session(request)
