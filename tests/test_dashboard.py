@@ -122,6 +122,11 @@ def test_servers_page_lists_a_server_booted_with_openstacksdk_and_shows_its_wate
             assert f'<h3 id="lane-' in detail.text and f">{service}</h3>" in detail.text
         assert 'class="bar"' in detail.text and "failed" not in detail.text.split(
             'id="waterfall"')[1]
+        # The boot path diagram lights the stops this boot went through, and only those.
+        states = {node: state for state, node in re.findall(
+            r'<li class="node (\w+)" data-node="([\w-]+)"', detail.text)}
+        assert states["nova-scheduler"] == states["hypervisor"] == states["glance"] == "done"
+        assert states["neutron"] == states["cinder"] == "unused"  # networks "none", no volume
         # Another project's user sees neither the server nor its page.
         other, _ = login(cloud, cloud.make_user())
         assert server.name not in other.get("/dashboard/servers").text
@@ -148,6 +153,8 @@ def test_no_valid_host_is_red_in_the_waterfall_with_a_table_per_filter(cloud, im
         table = page.split("Why no host was found")[1].split("</table>")[0]
         assert "resource fit" in table and "10000000 MB RAM" in table
         assert 'class="step failed"' in page  # the scheduler's step, red, with its reason
+        assert '<li class="node failed" data-node="nova-scheduler"' in page
+        assert '<li class="node unused" data-node="hypervisor"' in page
     finally:
         conn.compute.delete_server(server.id)
         admin.compute.delete_flavor(flavor.id)
@@ -342,3 +349,16 @@ def test_status_json_for_live_updates_is_per_project_and_needs_a_login(cloud, im
         assert 'src="/dashboard/static/live.js"' in client.get("/dashboard/servers").text
     finally:
         conn.compute.delete_server(server.id)
+
+
+def test_boot_path_lights_neutron_and_cinder_only_when_the_boot_used_them():
+    def event(step, detail="", result="Success"):
+        return {"step": step, "detail": detail, "result": result}
+
+    with_both = {"events": [event("compute_allocate_network", "p1 on private"),
+                            event("compute_prep_block_device", "1 volume(s)"),
+                            event("compute_spawn", "boom", "Error")]}
+    states = {n["node"]: n["state"] for n in waterfall.boot_path(with_both)}
+    assert states["neutron"] == states["cinder"] == "done"
+    assert states["hypervisor"] == states["nova-compute"] == "failed"
+    assert states["keystone"] == "unused"

@@ -313,6 +313,7 @@ class Dashboard:
         fault = server.get("fault") or {}
         return _render("server.html", session=session, server=server, lanes=lanes,
                        total_ms=total, actions=trace.get("actions", []),
+                       boot_path=waterfall.boot_path(trace),
                        trace_error=trace_error, fault=fault,
                        no_valid_host=waterfall.no_valid_host(fault.get("message")))
 

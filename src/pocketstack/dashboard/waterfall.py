@@ -60,3 +60,41 @@ def no_valid_host(message: str | None) -> dict | None:
         else:
             rows.append({"filter": "", "removed": None, "reason": note.strip()})
     return {"hosts": head, "filters": rows}
+
+
+# The seed's boot path, client → keystone → nova-api → conductor → scheduler → compute →
+# glance / neutron / cinder → hypervisor, and which trace steps belong to each stop.
+BOOT_PATH = (
+    ("keystone", lambda e: e["step"] == "api_validate"),  # the request's token was checked
+    ("nova-api", lambda e: e["step"].startswith("api_")),
+    ("nova-conductor", lambda e: e["step"].startswith("conductor_")),
+    ("nova-scheduler", lambda e: e["step"].startswith("scheduler_")),
+    ("nova-compute", lambda e: e["step"].startswith("compute_")),
+    ("glance", lambda e: e["step"] == "compute_get_image"),
+    # A boot without networks or volumes still records these steps: they only count when
+    # they went to neutron / cinder (or failed).
+    ("neutron", lambda e: (e["step"] == "compute_allocate_network"
+                           and e.get("detail") != "no networks requested")
+     or (e["step"] == "compute_wait_vif_plugged" and _failed(e))),
+    ("cinder", lambda e: e["step"] in ("compute_create_volume", "compute_attach_volume")
+     or (e["step"] == "compute_prep_block_device"
+         and (_failed(e) or not (e.get("detail") or "").startswith("0 volume")))),
+    ("hypervisor", lambda e: e["step"] == "compute_spawn"),
+)
+
+
+def _failed(event: dict) -> bool:
+    return event.get("result") not in (None, "Success")
+
+
+def boot_path(trace: dict) -> list[dict]:
+    """[{"node", "state": "done"|"failed"|"unused", "steps": [...]}] for the path diagram."""
+    events = trace.get("events") or []
+    nodes = []
+    for node, belongs in BOOT_PATH:
+        mine = [e for e in events if belongs(e)]
+        failed = any(_failed(e) for e in mine)
+        state = "failed" if failed else "done" if mine else "unused"
+        nodes.append({"node": node, "state": state,
+                      "steps": sorted({e["step"] for e in mine})})
+    return nodes
