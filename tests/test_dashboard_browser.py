@@ -86,13 +86,13 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
         lanes = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
         assert "api" in lanes and "scheduler" in lanes
-        browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
-        assert browser.current_url.endswith("/dashboard/servers")
         browser.save_screenshot(str(tmp_path / "waterfall.png"))
         shots = os.environ.get("POCKETSTACK_SCREENSHOTS")
         if shots:  # keep one for docs when asked
             os.makedirs(shots, exist_ok=True)
             browser.save_screenshot(os.path.join(shots, "dashboard-waterfall.png"))
+        browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
+        assert browser.current_url.endswith("/dashboard/servers")
     finally:
         for s in conn.compute.servers():
             conn.compute.delete_server(s.id)
