@@ -31,10 +31,17 @@ def browser(tmp_path):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=webdriver.ChromeService(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
+    driver.implicitly_wait(10)  # a click's navigation may still be loading when find runs
     try:
         yield driver
     finally:
         driver.quit()
+
+
+def _wait_for_url(browser, test) -> str:
+    """A click returns before its navigation ends: wait for the URL it leads to."""
+    WebDriverWait(browser, 30, poll_frequency=0.05).until(lambda b: test(b.current_url))
+    return browser.current_url
 
 
 def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
@@ -59,7 +66,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         browser.find_element(By.ID, "username").send_keys(user["name"])
         browser.find_element(By.ID, "password").send_keys(user["password"])
         browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        assert browser.current_url.endswith("/dashboard/servers")
+        _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
         assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
         browser.find_element(By.LINK_TEXT, "Servers").click()
@@ -70,7 +77,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         Select(browser.find_element(By.ID, "image")).select_by_value(image["id"])
         Select(browser.find_element(By.ID, "flavor")).select_by_value("42")
         browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-        form_vm = browser.current_url.rsplit("/", 1)[1]
+        form_vm = _wait_for_url(browser, lambda url: "/launch" not in url).rsplit("/", 1)[1]
         browser.get(cloud.url + "/dashboard/servers")
         browser.execute_script("window.stillTheSamePage = true;")
         cell = browser.find_element(By.CSS_SELECTOR, f'[data-server-status="{form_vm}"]')
@@ -92,7 +99,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
             os.makedirs(shots, exist_ok=True)
             browser.save_screenshot(os.path.join(shots, "dashboard-waterfall.png"))
         browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
-        assert browser.current_url.endswith("/dashboard/servers")
+        _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
     finally:
         for s in conn.compute.servers():
             conn.compute.delete_server(s.id)
