@@ -12,6 +12,8 @@ import threading
 import time
 from typing import Callable
 
+from starlette.responses import Response
+
 from pocketstack.common import config, exceptions, runtime
 from pocketstack.wsgi import faults, middleware
 from pocketstack.wsgi.routing import Router, json_response, public
@@ -75,6 +77,7 @@ class PocketstackApp:
         self._lock = threading.Lock()
         self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
         self._unavailable: dict[str, Callable] = {}  # prefix -> pipeline answering 503
+        self._dashboard_app = None
         for service in SERVICES:
             if service.name in self.EAGER:
                 self._load(service)
@@ -138,6 +141,8 @@ class PocketstackApp:
         if scope["type"] != "http":
             return
         path = scope["path"]
+        if path == "/dashboard" or path.startswith("/dashboard/"):
+            return await self._dashboard()(scope, receive, send)
         for service in SERVICES:
             prefix = service.prefix
             if path == prefix or path.startswith(prefix + "/"):
@@ -156,9 +161,21 @@ class PocketstackApp:
                 return await app(scope, receive, send)
         return await self.root(scope, receive, send)
 
+    def _dashboard(self):
+        """The web dashboard (pocketstack/dashboard), built on first use."""
+        if self._dashboard_app is None:
+            from pocketstack.dashboard.app import Dashboard
+
+            self._dashboard_app = Dashboard()
+        return self._dashboard_app
+
     @public
     async def index(self, req):
-        """What is mounted where (not an OpenStack API: a pointer for people)."""
+        """What is mounted where (not an OpenStack API: a pointer for people); a browser
+        asking for HTML is sent to the dashboard instead."""
+        accept = req.headers.get("accept", "")
+        if "text/html" in accept and "application/json" not in accept:
+            return Response(status_code=302, headers={"Location": "/dashboard/"})
         await asyncio.to_thread(self.load_all)
         return json_response({"services": {p.strip("/"): p for p, _ in self.mounts}})
 
