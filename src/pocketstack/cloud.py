@@ -224,6 +224,7 @@ class Cloud:
         from pocketstack.identity import bootstrap, fernet
 
         self.first_start = fernet.setup()
+        db.migrate_new_sqlite(conf.database.connection)  # a new SQLite file: a copy
         db.configure(conf.database.connection)
         db.migrate()
         policy.configure(self.data_dir)

@@ -124,7 +124,21 @@ def dispose() -> None:
     state = _db()
     if state.engine is not None:
         state.engine.dispose()
+        _forget_dialect(state.engine.dialect)
     state.engine = None
+
+
+def _forget_dialect(dialect) -> None:
+    """Drop the ORM's compiled statements for an engine that is gone: each mapper caches
+    them keyed by the engine's dialect, so every cloud started and stopped in a process
+    would otherwise leave its compiled INSERTs and UPDATEs (and its dialect) behind."""
+    for mapper in Base.registry.mappers:
+        cache = getattr(mapper, "_compiled_cache", None)
+        if not cache:
+            continue
+        for key in [k for k in list(cache.keys()) if isinstance(k, tuple) and k
+                    and k[0] is dialect]:
+            cache.pop(key, None)
 
 
 @contextlib.contextmanager
@@ -260,3 +274,57 @@ def migrate(target: sa.Engine | None = None) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")
         conn.commit()
+
+
+# --- new SQLite databases from a migrated template ----------------------------------------
+
+# Process-wide and not a cloud's state: an empty database at the newest schema, copied for
+# each new SQLite cloud (running the migrations costs about a second, most of a start).
+_template_lock = threading.Lock()
+_templates: dict[frozenset, str] = {}  # script heads -> path of the migrated empty file
+
+
+def _sqlite_path(url: str) -> str | None:
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return parsed.database
+
+
+def migrate_new_sqlite(url: str) -> bool:
+    """Create a new SQLite database at ``url`` already at the newest schema, from this
+    process's template (made by migrating a first one). False, and nothing done, when the
+    database exists or is not an SQLite file: ``migrate()`` then does the work."""
+    import sqlite3
+    import tempfile
+
+    path = _sqlite_path(url)
+    heads = script_heads()
+    if path is None or not heads or os.path.exists(path):
+        return False
+    key = frozenset(heads)
+    with _template_lock:
+        template = _templates.get(key)
+        if template is None or not os.path.exists(template):
+            scratch = create_engine(f"sqlite:///{path}")
+            try:
+                migrate(scratch)
+            finally:
+                scratch.dispose()
+            template = os.path.join(tempfile.mkdtemp(prefix="pocketstack-schema-"),
+                                    "schema.db")
+            _copy_sqlite(path, template)
+            _templates[key] = template
+            return True
+    _copy_sqlite(template, path)
+    return True
+
+
+def _copy_sqlite(src: str, dest: str) -> None:
+    """A consistent copy through SQLite's backup API (a WAL file may hold the latest
+    pages)."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(src)) as a, \
+            contextlib.closing(sqlite3.connect(dest)) as b:
+        a.backup(b)
