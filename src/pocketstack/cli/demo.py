@@ -244,7 +244,7 @@ def load_session(data_dir: str, cloud_name: str):
               help="Seconds to wait for the server to become ACTIVE.")
 @click.option("--no-trace", is_flag=True, help="Do not print the boot waterfall.")
 def demo(data_dir, cloud_name, timeout, no_trace):
-    """Set up a demo project and boot a server on it (idempotent).
+    """Set up a demo network, image and keypair and boot a server on them (idempotent).
 
     Makes sure the `private` network (10.0.0.0/26 and an IPv6 SLAAC subnet), the image
     cirros-0.3.4-x86_64-disk (also saved as <data dir>/cirros.img for the README's
