@@ -98,6 +98,14 @@ def main() -> None:
           f" (create {statistics.median(creates):.1f} ms, delete "
           f"{statistics.median(deletes):.1f} ms); p95 "
           f"{sorted(total)[int(len(total) * 0.95) - 1]:.1f} ms")
+    # Reference under the same load: one small authenticated API call.
+    ref = []
+    for _ in range(100):
+        t0 = time.perf_counter()
+        admin.get(cloud.url + "/network/v2.0/networks?name=none")
+        ref.append((time.perf_counter() - t0) * 1000)
+    print(f"reference: GET /network/v2.0/networks, median {statistics.median(ref):.1f} ms "
+          f"(the fixture makes 5 calls to create and 12 to delete)")
     cloud.stop()
 
     warm = []

@@ -278,10 +278,35 @@ def migrate(target: sa.Engine | None = None) -> None:
 
 # --- new SQLite databases from a migrated template ----------------------------------------
 
-# Process-wide and not a cloud's state: an empty database at the newest schema, copied for
-# each new SQLite cloud (running the migrations costs about a second, most of a start).
+# Not a cloud's state: an empty database at the newest schema, copied for each new SQLite
+# cloud (running the migrations costs about a second, most of a start). Kept in the user's
+# cache dir, named by a hash of every migration file, so the next test session finds it.
 _template_lock = threading.Lock()
-_templates: dict[frozenset, str] = {}  # script heads -> path of the migrated empty file
+
+
+def _schema_hash() -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for location in version_locations():
+        for name in sorted(os.listdir(location)):
+            if name.endswith(".py"):
+                digest.update(name.encode())
+                with open(os.path.join(location, name), "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()[:16]
+
+
+def _template_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    path = os.path.join(base, "pocketstack")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+    except OSError:  # a read-only home: this process's temporary dir
+        import tempfile
+
+        return tempfile.gettempdir()
 
 
 def _sqlite_path(url: str) -> str | None:
@@ -292,29 +317,27 @@ def _sqlite_path(url: str) -> str | None:
 
 
 def migrate_new_sqlite(url: str) -> bool:
-    """Create a new SQLite database at ``url`` already at the newest schema, from this
-    process's template (made by migrating a first one). False, and nothing done, when the
-    database exists or is not an SQLite file: ``migrate()`` then does the work."""
-    import sqlite3
-    import tempfile
-
+    """Create a new SQLite database at ``url`` already at the newest schema, from the
+    template (made by migrating a first one). False, and nothing done, when the database
+    exists or is not an SQLite file: ``migrate()`` then does the work."""
     path = _sqlite_path(url)
-    heads = script_heads()
-    if path is None or not heads or os.path.exists(path):
+    if path is None or os.path.exists(path):
         return False
-    key = frozenset(heads)
+    template = os.path.join(_template_dir(), f"schema-{_schema_hash()}.db")
     with _template_lock:
-        template = _templates.get(key)
-        if template is None or not os.path.exists(template):
+        if not os.path.exists(template):
             scratch = create_engine(f"sqlite:///{path}")
             try:
                 migrate(scratch)
             finally:
                 scratch.dispose()
-            template = os.path.join(tempfile.mkdtemp(prefix="pocketstack-schema-"),
-                                    "schema.db")
-            _copy_sqlite(path, template)
-            _templates[key] = template
+            tmp = f"{template}.{os.getpid()}.tmp"
+            try:
+                _copy_sqlite(path, tmp)
+                os.replace(tmp, template)  # whole or not at all, whoever else writes it
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             return True
     _copy_sqlite(template, path)
     return True
