@@ -65,10 +65,16 @@ CASES = [
     ("personality gone at 2.57", dict(personality=[{"path": "/a", "contents": "eA=="}]), 400,
      "personality"),
     ("bad fixed ip", dict(networks=[{"uuid": NIL, "fixed_ip": "10.0.0.300"}]), 400, "fixed_ip"),
-    ("volume bdm without volume service",
+    ("volume bdm with an unknown volume",
      dict(block_device_mapping_v2=[{"source_type": "volume", "uuid": NIL,
                                     "destination_type": "volume", "boot_index": 0}]), 400,
-     "block storage"),
+     f"failed to get volume {NIL}"),
+    ("two boot_index 0",
+     dict(block_device_mapping_v2=[{"source_type": "blank", "destination_type": "volume",
+                                    "volume_size": 1, "boot_index": 0},
+                                   {"source_type": "blank", "destination_type": "volume",
+                                    "volume_size": 1, "boot_index": 0}]), 400,
+     "Boot sequence"),
 ]
 
 

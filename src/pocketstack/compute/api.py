@@ -17,12 +17,12 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy, runtime
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import instances, quotas, states, trace
+from pocketstack.compute import block_devices, instances, quotas, states, trace
 from pocketstack.compute.clients.image import ImageClient
 from pocketstack.compute.clients.network import NetworkClient
 from pocketstack.compute.conductor.rpcapi import ConductorAPI
-from pocketstack.compute.models import (Aggregate, Instance, InstanceTag, ServerGroup,
-                                        ServerGroupMember)
+from pocketstack.compute.models import (Aggregate, BlockDeviceMapping, Instance, InstanceTag,
+                                        ServerGroup, ServerGroupMember)
 from pocketstack.compute.trace import Step
 
 _INSERT_INSTANCE = sa.insert(Instance.__table__)
@@ -209,19 +209,38 @@ def _metadata_and_files(ctx, metadata: dict, personality: list, lim: dict | None
                                        f"{lim['injected_file_content_bytes']}")
 
 
-def _bdms(bdms: list, image_ref: str) -> list:
-    for bdm in bdms:
-        source = bdm.get("source_type")
-        dest = bdm.get("destination_type", "volume" if source in ("volume", "snapshot") else
-                       "local")
-        if dest == "volume" or source in ("volume", "snapshot"):
-            raise _bad("Block device mappings with volumes need the block storage service, "
-                       "which this cloud does not provide yet; boot from an image.")
-        if source == "image" and bdm.get("uuid") and image_ref and bdm["uuid"] != image_ref:
-            raise _bad("Mapping image to local is not supported.")
-        if source == "blank" and bdm.get("boot_index") in (0, "0"):
-            raise _bad("Blank device cannot be the boot device.")
-    return bdms
+def _boot_image(ctx, p: dict, flavor: dict, bdms: list) -> tuple[dict, dict | None]:
+    """(the image metadata, the boot volume's image metadata or None): a server that boots
+    from a volume needs no flavor disk for it (nova's root_bdm rules)."""
+    bfv = block_devices.volume_backed(bdms)
+    images: dict = {}
+
+    def image_get(image_id):
+        if image_id not in images:
+            images[image_id] = ImageClient(ctx).get(image_id)
+        return images[image_id]
+
+    image = {}
+    if p["image_ref"] and not bfv:
+        image = _image(ctx, p["image_ref"], flavor)
+        images[image["id"]] = image
+    elif p["image_ref"]:
+        try:
+            uuidlib.UUID(p["image_ref"])
+        except ValueError:
+            raise _bad("Invalid imageRef provided.") from None
+        image = image_get(p["image_ref"])
+        if image is None or image.get("status") != "active":
+            raise _bad(f"Image {p['image_ref']} could not be found.")
+    elif not bdms:
+        raise _bad("Missing imageRef attribute")
+    boot_meta = None
+    if block_devices.volumes_of(bdms):
+        boot_meta = block_devices.check(ctx, bdms, image_get)
+    if bfv and (boot_meta or {}).get("min_ram") and \
+            int(boot_meta["min_ram"]) > flavor["memory_mb"]:
+        raise _bad("Flavor's memory is too small for requested image.")
+    return image, boot_meta if bfv else None
 
 
 # --- create -----------------------------------------------------------------------------
@@ -247,12 +266,9 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     if min_count > max_count:
         raise _bad("min_count must be <= max_count")
     _metadata_and_files(ctx, p["metadata"], p["personality"], lim)
-    bdms = _bdms(p["block_device_mapping"], p["image_ref"])
-    image = {}
-    if p["image_ref"]:
-        image = _image(ctx, p["image_ref"], flavor)
-    elif not bdms:
-        raise _bad("Missing imageRef attribute")
+    bdms = block_devices.parse(p["block_device_mapping"], p.get("legacy_bdm") or [],
+                               p["image_ref"], max_count)
+    image, boot_meta = _boot_image(ctx, p, flavor, bdms)
     key = None
     if p["key_name"]:
         key = find_keypair(ctx.user_id, p["key_name"])
@@ -267,15 +283,19 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     sg_ids, sg_names = [g["id"] for g in groups], [g["name"] for g in groups]
     count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
                                    lim=lim, used=used)
-    check.done(detail=f"flavor {flavor['name']}, image {image.get('name') or '-'}, "
+    root = f"image {image.get('name') or '-'}" if boot_meta is None else "root on a volume"
+    check.done(detail=f"flavor {flavor['name']}, {root}, "
+                      f"{len(block_devices.volumes_of(bdms))} volume(s), "
                       f"{len(networks)} network(s), quota ok for {count}")
 
     reservation_id = "r-" + "".join(secrets.choice(string.ascii_lowercase + string.digits)
                                     for _ in range(8))
     admin_pass = p["admin_pass"] or generate_password()
     spec = {"flavor": flavor,
-            "image": {k: image.get(k) for k in ("id", "name", "min_ram", "min_disk", "size",
-                                                "disk_format", "container_format")},
+            "image": {k: (image or boot_meta or {}).get(k)
+                      for k in ("id", "name", "min_ram", "min_disk", "size", "disk_format",
+                                "container_format")},
+            "is_bfv": boot_meta is not None,
             "image_properties": {k: v for k, v in image.items()
                                  if k.startswith(("hw_", "img_")) or k in (
                                      "architecture", "hypervisor_type", "vm_mode")},
@@ -306,13 +326,31 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             requested_networks=networks, request_spec=spec, attempt=1,
             build_deadline=deadline, root_device_name="/dev/vda", created_at=now,
             updated_at=now))
-    # SQLite serializes writers (common/db.py), so the recheck inside the write transaction
-    # is exact and a failed one writes nothing; other engines recheck after the commit and
-    # delete what they wrote, as nova does.
+    # Existing volumes are reserved for the server now, as nova's API does: a volume
+    # another request takes meanwhile fails this request, not its build.
+    reserved = block_devices.reserve(ctx, bdms, rows[0].uuid)
+    bdm_rows = [r for inst in rows for r in block_devices.rows_for(bdms, inst.uuid)]
+    try:
+        _write(ctx, p, rows, bdm_rows, group, check, count, flavor, lim)
+    except Exception:
+        block_devices.unreserve(ctx, reserved)
+        raise
+    conductor().schedule_and_build_instances(ctx, [r.uuid for r in rows])
+    return rows, reservation_id, admin_pass
+
+
+def _write(ctx, p, rows, bdm_rows, group, check, count, flavor, lim) -> None:
+    """The instances and everything they come with, in one transaction (seed step 7).
+
+    SQLite serializes writers (common/db.py), so the quota recheck inside the write
+    transaction is exact and a failed one writes nothing; other engines recheck after the
+    commit and delete what they wrote, as nova does."""
     serialized = db.engine().dialect.name == "sqlite"
     with db.transaction() as s:
         conn = s.connection()
         conn.execute(_INSERT_INSTANCE, [instances.column_values(inst) for inst in rows])
+        if bdm_rows:
+            conn.execute(sa.insert(BlockDeviceMapping.__table__), bdm_rows)
         if p["tags"]:
             conn.execute(sa.insert(InstanceTag.__table__), [
                 {"instance_uuid": inst.uuid, "tag": tag} for inst in rows for tag in p["tags"]])
@@ -343,6 +381,6 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
                               .where(InstanceTag.instance_uuid == inst.uuid))
                     s.execute(sa.delete(ServerGroupMember)
                               .where(ServerGroupMember.instance_uuid == inst.uuid))
+                    s.execute(sa.delete(BlockDeviceMapping)
+                              .where(BlockDeviceMapping.instance_uuid == inst.uuid))
             raise
-    conductor().schedule_and_build_instances(ctx, [r.uuid for r in rows])
-    return rows, reservation_id, admin_pass

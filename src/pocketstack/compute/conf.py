@@ -17,6 +17,11 @@ OPTS = {
         cfg.BoolOpt("vif_plugging_is_fatal", default=True,
                     help="Fail the build (and reschedule) when network-vif-plugged does not "
                          "arrive in time."),
+        cfg.FloatOpt("block_device_allocate_timeout", default=60.0, min=0.1,
+                     help="Seconds a build waits for each volume it creates (from an "
+                          "image, a snapshot or blank) to become available before it "
+                          "fails (nova's block_device_allocate_retries x interval). Keep it "
+                          "below build_timeout."),
         cfg.FloatOpt("report_interval", default=10.0, min=0.05,
                      help="Seconds between service heartbeats."),
         cfg.FloatOpt("service_down_time", default=60.0, min=0.1,

@@ -280,3 +280,35 @@ class Migration(Base):
     user_id: Mapped[str] = mapped_column(sa.String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column(default=utcnow)
+
+
+class BlockDeviceMapping(Base):
+    """A volume of a server (nova's block_device_mapping, volume destinations only: the
+    local root disk is the server's image_ref). Written by the API with the server (boot)
+    or the attach request; the host fills in the volume it created, the attachment and the
+    connection_info. The row goes when the volume is detached or the server deleted."""
+    __tablename__ = "compute_block_device_mappings"
+    __table_args__ = (sa.UniqueConstraint("instance_uuid", "device_name",
+                                          name="uq_compute_bdm_instance_device"),
+                      sa.Index("ix_compute_bdm_volume", "volume_id"))
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    uuid: Mapped[str] = mapped_column(sa.String(36), unique=True)
+    instance_uuid: Mapped[str] = mapped_column(sa.String(36), index=True)
+    source_type: Mapped[str] = mapped_column(sa.String(16))  # volume, image, snapshot, blank
+    destination_type: Mapped[str] = mapped_column(sa.String(16), default="volume")
+    boot_index: Mapped[int | None]
+    device_name: Mapped[str | None] = mapped_column(sa.String(255))
+    device_type: Mapped[str | None] = mapped_column(sa.String(255))
+    disk_bus: Mapped[str | None] = mapped_column(sa.String(255))
+    guest_format: Mapped[str | None] = mapped_column(sa.String(255))
+    volume_id: Mapped[str | None] = mapped_column(sa.String(36))
+    image_id: Mapped[str | None] = mapped_column(sa.String(36))
+    snapshot_id: Mapped[str | None] = mapped_column(sa.String(36))
+    volume_size: Mapped[int | None]
+    volume_type: Mapped[str | None] = mapped_column(sa.String(255))
+    delete_on_termination: Mapped[bool] = mapped_column(default=False)
+    tag: Mapped[str | None] = mapped_column(sa.String(255))
+    attachment_id: Mapped[str | None] = mapped_column(sa.String(36))
+    connection_info: Mapped[dict | None] = mapped_column(sa.JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column(default=utcnow)

@@ -129,13 +129,15 @@ def _new_flavor(ctx, inst, flavor_ref: str) -> dict:
         raise exceptions.BadRequest("When resizing, instances must change flavor!")
     if new.get("disabled"):
         raise exceptions.BadRequest(f"Flavor {flavor_ref} could not be found.")
-    if new["root_gb"] == 0 and old["root_gb"] != 0:
+    # A server booted from a volume keeps its root disk there: the flavor's disk is moot.
+    bfv = bool((inst.request_spec or {}).get("is_bfv"))
+    if new["root_gb"] == 0 and old["root_gb"] != 0 and not bfv:
         raise exceptions.BadRequest("Server disk was unable to be resized because: Resize "
                                     "to zero disk flavor is not allowed.")
     image = (inst.request_spec or {}).get("image") or {}
     if (image.get("min_ram") or 0) > new["memory_mb"]:
         raise exceptions.BadRequest("Flavor's memory is too small for requested image.")
-    if new["root_gb"] and ((image.get("min_disk") or 0) > new["root_gb"]
+    if new["root_gb"] and not bfv and ((image.get("min_disk") or 0) > new["root_gb"]
                            or (image.get("size") or 0) > new["root_gb"] * 1024 ** 3):
         raise exceptions.BadRequest("Flavor's disk is too small for requested image.")
     return new

@@ -3,6 +3,7 @@ the receiving host re-reads the instance from the database.
 
 1.0 - build_and_run_instance, terminate_instance, power actions, rebuild, resize,
       snapshot, console output, external events, interface attach/detach
+1.1 - attach_volume, detach_volume
 """
 from pocketstack.common import rpc
 
@@ -58,6 +59,14 @@ class ComputeAPI:
     def attach_interface(self, ctx, host: str, instance_uuid: str, request: dict) -> dict:
         return self._host(host, timeout=60).call(ctx, "attach_interface",
                                                  instance_uuid=instance_uuid, request=request)
+
+    def attach_volume(self, ctx, host: str, instance_uuid: str, bdm_uuid: str) -> None:
+        self._host(host, timeout=120).call(ctx, "attach_volume", instance_uuid=instance_uuid,
+                                           bdm_uuid=bdm_uuid)
+
+    def detach_volume(self, ctx, host: str, instance_uuid: str, volume_id: str) -> None:
+        self._host(host, timeout=120).call(ctx, "detach_volume", instance_uuid=instance_uuid,
+                                           volume_id=volume_id)
 
     def detach_interface(self, ctx, host: str, instance_uuid: str, port_id: str) -> None:
         self._host(host, timeout=60).call(ctx, "detach_interface", instance_uuid=instance_uuid,

@@ -32,6 +32,8 @@ SEED_STEPS = {
     "compute__do_build_and_run_instance": "13-28", "compute_get_image": "19-21",
     "compute_allocate_network": "22-24", "compute_wait_vif_plugged": "24",
     "compute_prep_block_device": "25-27", "compute_spawn": "28",
+    "compute_create_volume": "25", "compute_attach_volume": "26-27",
+    "api_attach_volume": "-", "api_detach_volume": "-", "compute_detach_volume": "-",
     "compute_cleanup": "-", "conductor_reschedule": "8-12", "conductor_build_timeout": "-",
 }
 

@@ -20,7 +20,8 @@ from pocketstack.common.timeutils import utcnow
 OPERATIONS = ("spawn", "destroy", "power_off", "power_on", "reboot", "pause", "unpause",
               "suspend", "resume", "snapshot", "build_message", "allocate_network",
               "vif_plugged", "host", "prep_resize", "migrate_disk", "finish_migration",
-              "finish_revert_migration", "attach_interface", "detach_interface")
+              "finish_revert_migration", "attach_interface", "detach_interface",
+              "prep_block_device", "attach_volume", "detach_volume")
 ACTIONS = ("fail", "hang", "drop", "down")
 CACHE_SECONDS = 0.5
 

@@ -209,6 +209,12 @@ class ConductorManager(ResizeTaskMixin):
                 if isinstance(r, dict) and r.get("port_id")], use_service_token=True)
         except Exception:  # noqa: BLE001 - the reschedule must still happen
             LOG.exception("Cleaning up ports of %s failed", inst.uuid)
+        from pocketstack.compute.manager import volumes
+
+        try:
+            volumes.release(ctx, inst.uuid, use_service_token=True)
+        except Exception:  # noqa: BLE001 - the reschedule must still happen
+            LOG.exception("Cleaning up volumes of %s failed", inst.uuid)
         claims.release(inst.uuid)
         ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id
         self.reschedule(ctx, inst.uuid, attempt, inst.host, reason, events=[_step_row(step)])

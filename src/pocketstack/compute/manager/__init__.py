@@ -1,6 +1,7 @@
 """ComputeManager: the RPC endpoint of one compute host (topic compute, server = host).
 Split by concern: build.py (seed steps 13-28), power.py (server actions), delete.py
-(terminate, events, interfaces), periodic.py (heartbeat, sync, recovery)."""
+(terminate, events, interfaces), periodic.py (heartbeat, sync, recovery), volumes.py
+(block devices, volume attach/detach)."""
 from __future__ import annotations
 
 import os
@@ -13,10 +14,11 @@ from pocketstack.compute.manager.interfaces import InterfaceMixin
 from pocketstack.compute.manager.periodic import PeriodicMixin
 from pocketstack.compute.manager.power import PowerMixin
 from pocketstack.compute.manager.resize import ResizeMixin
+from pocketstack.compute.manager.volumes import VolumeMixin
 
 
 class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeMixin,
-                     InterfaceMixin):
+                     InterfaceMixin, VolumeMixin):
     def __init__(self, host: str, driver, data_dir: str):
         self.host = host
         self.driver = driver

@@ -15,7 +15,7 @@ from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
 from pocketstack.compute.clients.image import ImageClient
-from pocketstack.compute.manager import network
+from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step, record
 from pocketstack.control import faults
@@ -39,16 +39,18 @@ class BuildMixin:
         whole = Step(ctx, instance_uuid, "compute__do_build_and_run_instance", "compute",
                      self.host)
         vifs: list = []
+        held: list = []  # volumes and attachments this attempt made (manager/volumes.py)
         try:
-            self._build(ctx, inst, attempt, vifs, whole)
+            self._build(ctx, inst, attempt, vifs, whole, held)
         except Superseded:
             # Deleted, or rescheduled after its build deadline while we worked: the next
-            # attempt may hold ports and a claim under this server elsewhere by now.
-            self._undo(ctx, inst, vifs, release=True, only_host=self.host)
-            record(whole.fail("superseded: the server was deleted or rescheduled"))
+            # attempt may hold ports, volumes and a claim under this server by now.
+            undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held)
+            record(whole.fail("superseded: the server was deleted or rescheduled; undone: "
+                              + ("; ".join(undone) or "nothing")))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
             LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
-            undone = self._undo(ctx, inst, vifs, release=True)
+            undone = self._undo(ctx, inst, vifs, release=True, held=held)
             cleanup = Step(ctx, instance_uuid, "compute_cleanup", "compute", self.host,
                            "; ".join(undone) or "nothing to undo").done()
             whole.fail(error)
@@ -61,7 +63,7 @@ class BuildMixin:
                                 attempt=attempt, events=events):
             raise Superseded()
 
-    def _build(self, ctx, inst, attempt, vifs, whole):
+    def _build(self, ctx, inst, attempt, vifs, whole, held):
         uuid = inst.uuid
         # seed 19-21: image metadata (and data into this host's cache)
         step = Step(ctx, uuid, "compute_get_image", "compute", self.host)
@@ -87,16 +89,26 @@ class BuildMixin:
         self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
                       events=[step, wait], network_info=list(vifs))
 
-        # seed 25-27: block devices (volumes arrive with the volume service)
+        # seed 25-27: volumes created, waited for and attached; their connection_info
+        # goes to the driver
         step = Step(ctx, uuid, "compute_prep_block_device", "compute", self.host)
-        bdms = (inst.request_spec or {}).get("block_device_mapping") or []
-        step.done(detail=f"{len(bdms)} block device mapping(s); local disk from image")
+        volume_steps: list = []
+        try:
+            faults.check(self.host, "prep_block_device")
+            block_info = self._prep_block_devices(ctx, inst, held, volume_steps)
+        except Exception as error:
+            record(*[s.fail(error) if s.finish is None else s for s in volume_steps],
+                   step.fail(error))
+            raise
+        attached = (block_info or {}).get("block_device_mapping") or []
+        local = "" if (inst.request_spec or {}).get("is_bfv") else "; local root disk"
+        step.done(detail=f"{len(attached)} volume(s){local}")
         self._advance(inst, attempt, states.BLOCK_DEVICE_MAPPING, states.SPAWNING,
-                      events=[step])
+                      events=volume_steps + [step])
 
         # seed 28: the hypervisor
         step = Step(ctx, uuid, "compute_spawn", "compute", self.host)
-        self.driver.spawn(_as_dict(inst), image_meta, vifs, None)
+        self.driver.spawn(_as_dict(inst), image_meta, vifs, block_info)
         step.done(detail=f"{self.driver.__class__.__name__} on {self.host}")
         whole.done()
         ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
@@ -109,9 +121,13 @@ class BuildMixin:
         self._note_success()
 
     def _image(self, ctx, inst) -> dict:
+        spec = inst.request_spec or {}
+        if spec.get("is_bfv"):
+            # The root disk is a volume: nothing to download (the boot volume's image
+            # metadata travels in the request spec).
+            return dict(spec.get("image") or {})
         if not inst.image_ref:
             return {}
-        spec = inst.request_spec or {}
         meta = spec.get("image") or {}
         if meta.get("id") == inst.image_ref:
             # As nova's compute: the image metadata the API validated travels in the
@@ -147,10 +163,11 @@ class BuildMixin:
             raise VifPlugTimeout(step.detail)
         step.done(detail=f"{len(tags) - len(missing)}/{len(tags)} network-vif-plugged")
 
-    def _undo(self, ctx, inst, vifs, release: bool, only_host: str | None = None
-              ) -> list[str]:
-        """Destroy the guest, give back the ports and the claim; with ``only_host``, just
-        those this host's attempt holds (network.deallocate, claims.release)."""
+    def _undo(self, ctx, inst, vifs, release: bool, only_host: str | None = None,
+              held: list | None = None) -> list[str]:
+        """Destroy the guest, give back the ports, volumes and the claim; with
+        ``only_host``, just those this host's attempt holds (network.deallocate,
+        volumes.release, claims.release)."""
         done = []
         try:
             self.driver.destroy(_as_dict(inst))
@@ -163,6 +180,10 @@ class BuildMixin:
                                    requested_networks_empty=not (isinstance(requested, list)
                                                                  and requested),
                                    only_host=only_host)
+        try:
+            done += volumes.release(ctx, inst.uuid, held, own_only=only_host is not None)
+        except Exception as error:  # noqa: BLE001 - the rest of the cleanup must happen
+            LOG.warning("Releasing the volumes of %s failed: %s", inst.uuid, error)
         if release and claims.release(inst.uuid, host=only_host):
             done.append(f"released claim on {self.host}")
         return done

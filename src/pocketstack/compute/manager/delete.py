@@ -6,7 +6,7 @@ import logging
 from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
-from pocketstack.compute.manager import network
+from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -25,6 +25,8 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
                               user_ports, use_service_token=use_service_token,
                               requested_networks_empty=not (isinstance(requested, list)
                                                             and requested))
+    # Every attachment goes, and the volumes marked delete_on_termination.
+    done += volumes.release_for_delete(ctx, inst.uuid, use_service_token=use_service_token)
     with db.transaction() as s:
         if claims.release(inst.uuid, session=s):
             done.append("released claim")

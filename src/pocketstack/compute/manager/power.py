@@ -65,7 +65,10 @@ class PowerMixin:
             image_meta = self._image(ctx, inst) if image_ref else {}
             instances.update(instance_uuid, {"task_state": states.REBUILD_SPAWNING},
                              expect_task=states.REBUILDING)
-            self.driver.spawn(_d(inst), image_meta, inst.network_info or [], None)
+            from pocketstack.compute.manager.volumes import block_device_info
+
+            self.driver.spawn(_d(inst), image_meta, inst.network_info or [],
+                              block_device_info(inst.uuid))
         except Exception as error:  # noqa: BLE001
             self._action_failed(ctx, inst, [states.REBUILDING, states.REBUILD_SPAWNING],
                                 step.fail(error), error)

@@ -3,7 +3,8 @@ per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, external_events,
                                       flavors, hypervisors, instance_actions, interfaces,
                                       keypairs, quota_sets, server_actions, server_groups,
-                                      server_meta, services, servers, versions)
+                                      server_meta, services, servers, versions,
+                                      volume_attachments)
 
 V = "/v2.1"
 
@@ -16,6 +17,8 @@ ROUTES = {
     f"{V}/servers/{{server_id}}": {"GET": servers.show_server, "PUT": servers.update_server,
                                    "DELETE": servers.delete_server},
     f"{V}/servers/{{server_id}}/action": {"POST": server_actions.server_action},
+    # novaclient's boot-from-volume URL: the same create
+    f"{V}/os-volumes_boot": {"POST": servers.create_server},
     f"{V}/servers/{{server_id}}/os-instance-actions": {"GET": instance_actions.list_actions},
     f"{V}/servers/{{server_id}}/os-instance-actions/{{request_id}}": {
         "GET": instance_actions.show_action},
@@ -55,6 +58,11 @@ ROUTES = {
                                                 "POST": interfaces.attach_interface},
     f"{V}/servers/{{server_id}}/os-interface/{{port_id}}": {
         "GET": interfaces.show_interface, "DELETE": interfaces.detach_interface},
+    f"{V}/servers/{{server_id}}/os-volume_attachments": {
+        "GET": volume_attachments.list_attachments, "POST": volume_attachments.attach_volume},
+    f"{V}/servers/{{server_id}}/os-volume_attachments/{{volume_id}}": {
+        "GET": volume_attachments.show_attachment, "PUT": volume_attachments.update_attachment,
+        "DELETE": volume_attachments.detach_volume},
     # server groups
     f"{V}/os-server-groups": {"GET": server_groups.list_groups,
                               "POST": server_groups.create_group},

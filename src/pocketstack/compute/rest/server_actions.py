@@ -96,7 +96,16 @@ def _rebuild(req, inst, args):
     from pocketstack.compute import api
 
     image_ref = args["imageRef"].rstrip("/").rsplit("/", 1)[-1]
-    api._image(req.context, image_ref, inst.flavor)
+    flavor = inst.flavor
+    if (inst.request_spec or {}).get("is_bfv"):
+        # The root disk is a volume: the guest can only be rebuilt from what is on it
+        # (nova before 2.93), and the flavor's disk does not matter.
+        if image_ref != inst.image_ref:
+            raise exceptions.BadRequest(f"Image {image_ref} is unacceptable: Unable to "
+                                        "rebuild with a different image for a "
+                                        "volume-backed server.")
+        flavor = dict(flavor, root_gb=0)
+    api._image(req.context, image_ref, flavor)
     values = {}
     if "name" in args:
         values["display_name"] = args["name"]

@@ -41,8 +41,6 @@ def create_server(req):
     if s.get("host") or s.get("hypervisor_hostname"):
         policy.authorize(ctx, "os_compute_api:servers:create:forced_host")
         zone = f"{zone or ''}:{s.get('host') or ''}:{s.get('hypervisor_hostname') or ''}"
-    bdms = list(s.get("block_device_mapping_v2") or []) + list(s.get("block_device_mapping")
-                                                               or [])
     image_ref = s.get("imageRef") or ""
     params = {
         "name": s["name"], "image_ref": _ref(image_ref) if image_ref else "",
@@ -52,7 +50,10 @@ def create_server(req):
         "user_data": user_data, "personality": s.get("personality") or [],
         "availability_zone": zone, "min_count": int(s.get("min_count", 1)),
         "max_count": int(s.get("max_count", s.get("min_count", 1))),
-        "block_device_mapping": bdms, "config_drive": to_bool(s.get("config_drive", False)),
+        # v2 and legacy mappings (block_devices.parse refuses both at once)
+        "block_device_mapping": list(s.get("block_device_mapping_v2") or []),
+        "legacy_bdm": list(s.get("block_device_mapping") or []),
+        "config_drive": to_bool(s.get("config_drive", False)),
         "admin_pass": s.get("adminPass"), "description": s.get("description"),
         "tags": s.get("tags") or [], "hints": hints, "access_ip_v4": s.get("accessIPv4"),
         "access_ip_v6": s.get("accessIPv6"),

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, policy
 from pocketstack.common.timeutils import isotime, isotime_naive, utcnow
-from pocketstack.compute import instances, states
+from pocketstack.compute import block_devices, instances, states
 from pocketstack.compute.models import Instance, InstanceTag, ServerGroupMember, Service
 from pocketstack.compute.rest.common import at_least, links, version
 from pocketstack.compute.scheduler.host_state import service_is_up
@@ -152,6 +152,7 @@ class ViewContext:
         self.faults = {}
         self.groups: dict[str, list] = {}
         self.host_states: dict[str, str] = {}
+        self.volumes: dict[str, list] = {}
         hosts = {r.host for r in rows if r.host} if self.v2_16 and self.host_status else ()
         if not ids:
             return
@@ -160,6 +161,7 @@ class ViewContext:
                 for uuid, tag in s.execute(sa.select(InstanceTag.instance_uuid, InstanceTag.tag)
                                            .where(InstanceTag.instance_uuid.in_(uuids))):
                     self.tags.setdefault(uuid, []).append(tag)
+            self.volumes = block_devices.attached_volumes(s, uuids)
             errored = [r.uuid for r in rows if r.vm_state == states.ERROR]
             self.faults = instances.latest_faults(s, errored)
             if self.v2_71 and groups:
@@ -227,7 +229,9 @@ def server(req, inst, vc: ViewContext | None = None, *, show_groups: bool = Fals
     out["OS-EXT-STS:task_state"] = inst.task_state
     out["OS-EXT-STS:vm_state"] = inst.vm_state
     out["OS-EXT-STS:power_state"] = inst.power_state
-    out["os-extended-volumes:volumes_attached"] = []
+    out["os-extended-volumes:volumes_attached"] = [
+        {"id": v, "delete_on_termination": dot} if vc.v2_3 else {"id": v}
+        for v, dot in vc.volumes.get(uuid, ())]
     if vc.v2_9:
         out["locked"] = bool(inst.locked_by)
     if vc.v2_16 and vc.host_status:

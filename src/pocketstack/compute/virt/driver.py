@@ -13,6 +13,21 @@ class ComputeDriver:
 
     def spawn(self, instance: dict, image_meta: dict, network_info: list,
               block_device_info: dict | None) -> None:
+        """Create and start the guest. ``block_device_info`` is None without volumes, else
+        (nova's driver format; every volume is connected before the domain is defined)::
+
+            {"root_device_name": "/dev/vda",
+             "block_device_mapping": [{"connection_info": {...}, "mount_device": "/dev/vdb",
+                                       "boot_index": 0 | -1 | None,
+                                       "delete_on_termination": bool,
+                                       "device_type": "disk", "disk_bus": None,
+                                       "volume_id": "..."}]}
+
+        A mapping with boot_index 0 is the root disk (the server boots from a volume and
+        ``image_meta`` is only the boot volume's image metadata: nothing to download).
+        ``connection_info`` is ``{"driver_volume_type": "local" | "file", "data":
+        {"device_path": ..., "volume_id": ..., "access_mode": "rw" | "ro"}}``: a block
+        device or a raw file on this host."""
         raise NotImplementedError
 
     def destroy(self, instance: dict) -> None:
@@ -40,6 +55,16 @@ class ComputeDriver:
         raise NotImplementedError
 
     def snapshot(self, instance: dict) -> bytes:
+        raise NotImplementedError
+
+    def attach_volume(self, instance: dict, connection_info: dict, mountpoint: str) -> None:
+        """Hot-plug a volume into a running (or stopped) guest at ``mountpoint``
+        (/dev/vdb ...); ``connection_info`` as in spawn. Raise to fail the attach: the
+        compute manager then deletes the volume's attachment."""
+        raise NotImplementedError
+
+    def detach_volume(self, instance: dict, connection_info: dict, mountpoint: str) -> None:
+        """Unplug the volume at ``mountpoint``; raise to keep it attached."""
         raise NotImplementedError
 
     def attach_interface(self, instance: dict, vif: dict) -> None:

@@ -63,6 +63,13 @@ class FakeDriver(ComputeDriver):
             self._log(instance["uuid"], f"Booting {image_meta.get('name') or 'image'} on "
                                         f"{self.host} ({instance['flavor']['vcpus']} vCPU, "
                                         f"{instance['flavor']['memory_mb']} MB)")
+            volumes = {}
+            for bdm in (block_device_info or {}).get("block_device_mapping") or []:
+                volumes[bdm["mount_device"]] = bdm["connection_info"]
+                self._log(instance["uuid"], f"{bdm['mount_device']}: volume "
+                          f"{bdm['connection_info']['data'].get('volume_id')}"
+                          f"{' (boot)' if bdm.get('boot_index') == 0 else ''}")
+            self.guests[instance["uuid"]]["volumes"] = volumes
             for vif in network_info:
                 for ip in vif.get("fixed_ips", []):
                     self._log(instance["uuid"],
@@ -119,6 +126,33 @@ class FakeDriver(ComputeDriver):
         self._op("detach_interface", 0)
         with self.lock:
             self._log(instance["uuid"], f"unplugged {vif.get('mac_address') or vif['port_id']}")
+
+    # --- volumes -----------------------------------------------------------------------
+
+    def attach_volume(self, instance, connection_info, mountpoint):
+        self._op("attach_volume", 0)
+        with self.lock:
+            guest = self.guests.get(instance["uuid"])
+            if guest is None:
+                from pocketstack.common.exceptions import NotFound
+
+                raise NotFound(f"Guest {instance['uuid']} is not on {self.host}.")
+            guest.setdefault("volumes", {})[mountpoint] = connection_info
+            self._log(instance["uuid"], f"{mountpoint}: volume "
+                                        f"{connection_info['data'].get('volume_id')} attached")
+
+    def detach_volume(self, instance, connection_info, mountpoint):
+        self._op("detach_volume", 0)
+        with self.lock:
+            guest = self.guests.get(instance["uuid"])
+            if guest is not None:
+                guest.get("volumes", {}).pop(mountpoint, None)
+                self._log(instance["uuid"], f"{mountpoint}: volume detached")
+
+    def attached_volumes(self, instance_uuid: str) -> dict:
+        """{mountpoint: connection_info} of the guest (what tests look at)."""
+        guest = self.guests.get(instance_uuid)
+        return dict((guest or {}).get("volumes") or {})
 
     # --- resize ------------------------------------------------------------------------
 

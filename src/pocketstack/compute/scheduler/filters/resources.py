@@ -7,7 +7,9 @@ from pocketstack.compute.scheduler.filters.base import Filter
 
 def need(spec):
     f = spec["flavor"]
-    return f["vcpus"], f["memory_mb"], f["root_gb"] + f["ephemeral_gb"] + (f["swap"] + 1023) // 1024
+    # A server booted from a volume keeps its root disk in the volume service (nova's is_bfv)
+    root = 0 if spec.get("is_bfv") else f["root_gb"]
+    return f["vcpus"], f["memory_mb"], root + f["ephemeral_gb"] + (f["swap"] + 1023) // 1024
 
 
 class ResourceFitFilter(Filter):

@@ -1,0 +1,127 @@
+"""Cinder v3 through its REST API (seed steps 25-27), the calls nova's
+nova/volume/cinder.py makes since Queens: volumes and snapshots to look at and create,
+and the attachments API (3.27+) to attach —
+
+    attachment_create (reserve) → attachment_update (host connector → connection_info)
+    → attachment_complete (in-use);  attachment_delete to detach.
+
+The URL carries no project id (Cinder accepts both forms since Yoga), so the same call
+works with the user's token and with the service token of a background cleanup.
+"""
+from __future__ import annotations
+
+import platform
+
+from pocketstack.common import exceptions
+from pocketstack.compute.clients.base import Client, ServiceError
+
+# 3.44: attachment_complete; everything else here needs at most that.
+MICROVERSION = "3.44"
+
+
+def connector(host: str, mountpoint: str | None = None) -> dict:
+    """What the host tells the volume service about itself (os-brick's connector)."""
+    out = {"host": host, "ip": "127.0.0.1", "platform": platform.machine() or "x86_64",
+           "os_type": "linux", "multipath": False, "do_local_attach": False,
+           "initiator": f"iqn.2026-11.org.pocketstack:{host}"}
+    if mountpoint:
+        out["mountpoint"] = mountpoint
+        out["mode"] = "rw"
+    return out
+
+
+class VolumeClient(Client):
+    base_path = "/volume/v3"
+
+    def request(self, method, path, **kwargs):
+        # The base class sends no microversion; the attachments API needs one.
+        return super().request(method, path, headers={
+            "OpenStack-API-Version": f"volume {MICROVERSION}"}, **kwargs)
+
+    def _error(self, resp):
+        """Cinder's {"badRequest": {"message": ...}}: keep the message a user can act on."""
+        try:
+            body = resp.json()
+            message = next(iter(body.values()))["message"]
+        except (ValueError, StopIteration, KeyError, TypeError, AttributeError):
+            return super()._error(resp)
+        error = {404: exceptions.NotFound, 409: exceptions.Conflict,
+                 400: exceptions.BadRequest, 403: exceptions.BadRequest}.get(resp.status_code)
+        if error is None:  # 413 over quota, 5xx: the build fails with the service's words
+            raise ServiceError(f"The volume service answered {resp.status_code}: {message}")
+        raise error(message)
+
+    # --- volumes and snapshots -----------------------------------------------------------
+
+    def get(self, volume_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/volumes/{volume_id}").json()["volume"]
+        except exceptions.NotFound:
+            return None
+
+    def create(self, size: int, *, name: str = "", image_id: str | None = None,
+               snapshot_id: str | None = None, volume_type: str | None = None,
+               availability_zone: str | None = None, description: str | None = None) -> dict:
+        body = {"size": size, "name": name, "description": description}
+        if image_id:
+            body["imageRef"] = image_id
+        if snapshot_id:
+            body["snapshot_id"] = snapshot_id
+        if volume_type:
+            body["volume_type"] = volume_type
+        if availability_zone:
+            body["availability_zone"] = availability_zone
+        return self.request("POST", "/volumes", json={"volume": body},
+                            ok=(200, 202)).json()["volume"]
+
+    def delete(self, volume_id: str) -> bool:
+        try:
+            self.request("DELETE", f"/volumes/{volume_id}", ok=(202, 204))
+            return True
+        except exceptions.NotFound:
+            return False
+
+    def get_snapshot(self, snapshot_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/snapshots/{snapshot_id}").json()["snapshot"]
+        except exceptions.NotFound:
+            return None
+
+    def volume_types(self) -> list[dict]:
+        return self.request("GET", "/types").json()["volume_types"]
+
+    def begin_detaching(self, volume_id: str) -> None:
+        self.request("POST", f"/volumes/{volume_id}/action",
+                     json={"os-begin_detaching": {}}, ok=(202, 204))
+
+    def roll_detaching(self, volume_id: str) -> None:
+        self.request("POST", f"/volumes/{volume_id}/action",
+                     json={"os-roll_detaching": {}}, ok=(202, 204))
+
+    # --- attachments (3.27+) --------------------------------------------------------------
+
+    def attachment_create(self, volume_id: str, instance_uuid: str,
+                          connector: dict | None = None) -> dict:
+        """Reserve the volume for the server (connector None), or reserve and connect."""
+        body = {"volume_uuid": volume_id, "instance_uuid": instance_uuid}
+        if connector is not None:
+            body["connector"] = connector
+        return self.request("POST", "/attachments", json={"attachment": body},
+                            ok=(200, 202)).json()["attachment"]
+
+    def attachment_update(self, attachment_id: str, connector: dict) -> dict:
+        """Hand the host's connector over; the answer carries the connection_info."""
+        return self.request("PUT", f"/attachments/{attachment_id}",
+                            json={"attachment": {"connector": connector}}
+                            ).json()["attachment"]
+
+    def attachment_complete(self, attachment_id: str) -> None:
+        self.request("POST", f"/attachments/{attachment_id}/action",
+                     json={"os-complete": None}, ok=(200, 202, 204))
+
+    def attachment_delete(self, attachment_id: str) -> bool:
+        try:
+            self.request("DELETE", f"/attachments/{attachment_id}", ok=(200, 202, 204))
+            return True
+        except exceptions.NotFound:
+            return False

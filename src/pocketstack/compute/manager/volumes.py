@@ -1,0 +1,330 @@
+"""Volumes on the host (seed steps 25-27): the build's block devices (create the volumes a
+mapping asks for and wait until they are available, then attach each through the volume
+service's attachments API and collect the connection_info for driver.spawn), volume
+attach and detach on a running server, and the cleanups — of a failed build, of a
+deleted server.
+
+Everything is done with the attachments API nova uses since Queens:
+attachment_create (reserve) → attachment_update with this host's connector (the volume
+service answers with the connection_info) → attachment_complete (in-use);
+attachment_delete to detach. The connection_info is
+``{"driver_volume_type": "local"|"file", "data": {"device_path", "volume_id",
+"access_mode"}}``; the driver turns it into a disk of the guest.
+
+A build keeps what it made in ``held`` (volume ids it created, attachment ids) as well as in
+the mapping rows, so a cleanup can undo exactly its own work even when a delete or a
+newer attempt has changed the rows meanwhile.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, exceptions
+from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import block_devices, trace
+from pocketstack.compute.clients.volume import VolumeClient, connector
+from pocketstack.compute.models import BlockDeviceMapping
+from pocketstack.compute.trace import Step
+
+LOG = logging.getLogger(__name__)
+
+
+class VolumeNotCreated(exceptions.PocketstackError):
+    code = 500
+
+
+class VolumeAttachFailed(exceptions.PocketstackError):
+    code = 500
+
+
+def _describe(error) -> str:
+    return getattr(error, "message", None) or str(error) or type(error).__name__
+
+
+def _client(ctx, use_service_token: bool = False) -> VolumeClient:
+    if use_service_token:
+        from pocketstack.compute.clients.base import service_token
+
+        return VolumeClient(ctx, token=service_token())
+    return VolumeClient(ctx)
+
+
+def _owner_client(ctx, inst) -> VolumeClient:
+    """The user's token; a build rescheduled in the background (no user token) acts as
+    the server's owner, so the volumes it creates are the owner's."""
+    if getattr(ctx, "auth_token", None):
+        return VolumeClient(ctx)
+    from pocketstack.compute.clients.base import owner_token
+
+    token = owner_token(inst.user_id, inst.project_id)
+    if token is None:
+        raise VolumeAttachFailed(f"User {inst.user_id} holds no role on project "
+                                 f"{inst.project_id} any more: its volumes cannot be "
+                                 "attached.")
+    return VolumeClient(ctx, token=token)
+
+
+def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:
+    """Poll until the new volume is available (nova's _await_block_device_map_created)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005  # a small volume is ready in milliseconds; a big image takes seconds
+    while True:
+        volume = client.get(volume_id)
+        status = (volume or {}).get("status")
+        if status == "available":
+            return volume
+        if volume is None or status in ("error", "error_restoring", "error_extending"):
+            raise VolumeNotCreated(f"Volume {volume_id} did not finish being created: its "
+                                   f"status is {status or 'deleted'}.")
+        if time.monotonic() >= deadline:
+            raise VolumeNotCreated(f"Volume {volume_id} did not finish being created even "
+                                   f"after we waited {timeout:g} seconds. And its status is "
+                                   f"{status}.")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 1.0)
+
+
+def mapping_entry(row, conn: dict | None) -> dict:
+    """One entry of block_device_info["block_device_mapping"] (nova's driver BDM)."""
+    return {"connection_info": conn, "mount_device": row.device_name,
+            "boot_index": row.boot_index, "delete_on_termination": row.delete_on_termination,
+            "device_type": row.device_type or "disk", "disk_bus": row.disk_bus,
+            "volume_id": row.volume_id}
+
+
+def block_device_info(instance_uuid: str) -> dict | None:
+    """The driver's view of an existing server's volumes (rebuild, resize, restart)."""
+    rows = [r for r in block_devices.for_instance(instance_uuid) if r.connection_info]
+    if not rows:
+        return None
+    return {"root_device_name": block_devices.ROOT_DEVICE,
+            "block_device_mapping": [mapping_entry(r, r.connection_info) for r in rows]}
+
+
+# --- cleanups --------------------------------------------------------------------------
+
+def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only: bool = False,
+            use_service_token: bool = False) -> list[str]:
+    """Undo a build's volumes: delete its attachments (the volumes become available) and
+    the volumes it created. ``held`` is what this attempt made; without ``own_only`` the
+    attachments and created volumes recorded in the rows go too (a failed build, an
+    expired one). Rows are cleared only where they still name what was undone."""
+    client = _client(ctx, use_service_token)
+    done: list[str] = []
+    attachments = {h["attachment_id"] for h in held or [] if h.get("attachment_id")}
+    created = {h["volume_id"] for h in held or [] if h.get("created")}
+    rows = block_devices.for_instance(instance_uuid)
+    if not own_only:
+        attachments |= {r.attachment_id for r in rows if r.attachment_id}
+        created |= {r.volume_id for r in rows if r.volume_id and r.source_type != "volume"}
+    for attachment_id in attachments:
+        try:
+            if client.attachment_delete(attachment_id):
+                done.append(f"deleted attachment {attachment_id}")
+        except exceptions.PocketstackError as error:
+            LOG.warning("Deleting attachment %s failed: %s", attachment_id, error)
+    for volume_id in created:
+        if _delete_volume(client, volume_id):
+            done.append(f"deleted volume {volume_id}")
+    for r in rows:
+        if r.attachment_id in attachments:
+            block_devices.update(r.id, {"attachment_id": None, "connection_info": None},
+                                 expect={"attachment_id": r.attachment_id})
+        if r.volume_id in created:
+            block_devices.update(r.id, {"volume_id": None}, expect={"volume_id": r.volume_id})
+    return done
+
+
+def _delete_volume(client: VolumeClient, volume_id: str) -> bool:
+    try:
+        return client.delete(volume_id)
+    except exceptions.PocketstackError as error:
+        LOG.warning("Deleting volume %s failed: %s", volume_id, error)
+        return False
+
+
+def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False) -> list[str]:
+    """A deleted server's volumes: every attachment goes, the volumes marked
+    delete_on_termination too, then the mappings (nova's _cleanup_volumes)."""
+    rows = block_devices.for_instance(instance_uuid)
+    if not rows:
+        return []
+    client = _client(ctx, use_service_token)
+    done = []
+    for r in rows:
+        if r.attachment_id:
+            try:
+                client.attachment_delete(r.attachment_id)
+                done.append(f"detached volume {r.volume_id}")
+            except exceptions.PocketstackError as error:
+                LOG.warning("Deleting attachment %s failed: %s", r.attachment_id, error)
+        if r.volume_id and r.delete_on_termination and _delete_volume(client, r.volume_id):
+            done.append(f"deleted volume {r.volume_id}")
+    with db.transaction() as s:
+        s.execute(sa.delete(BlockDeviceMapping)
+                  .where(BlockDeviceMapping.instance_uuid == instance_uuid))
+    return done
+
+
+class VolumeMixin:
+    _vol_locks: dict | None = None
+    _vol_guard = threading.Lock()
+
+    def _vol_lock(self, uuid: str) -> threading.Lock:
+        """One volume attach/detach at a time per server (nova's instance lock)."""
+        with self._vol_guard:
+            if self._vol_locks is None:
+                self._vol_locks = {}
+            return self._vol_locks.setdefault(uuid, threading.Lock())
+
+    # --- the build's block devices (seed 25-27) ---------------------------------------
+
+    def _prep_block_devices(self, ctx, inst, held: list[dict], steps: list) -> dict | None:
+        """Create, wait for and attach every volume of the server; returns the driver's
+        block_device_info (None without volumes). Each step's trace goes into ``steps``."""
+        rows = block_devices.for_instance(inst.uuid)
+        if not rows:
+            return None
+        client = _owner_client(ctx, inst)
+        mapping = []
+        for row in rows:
+            if row.volume_id is None:
+                steps.append(Step(ctx, inst.uuid, "compute_create_volume", "compute",
+                                  self.host))
+                self._create_volume(client, inst, row, held, steps[-1])
+            step = Step(ctx, inst.uuid, "compute_attach_volume", "compute", self.host)
+            steps.append(step)
+            host_connector = connector(self.host, row.device_name)
+            if row.attachment_id is None:
+                # A volume this build made (or one freed by a failed attempt): reserve
+                # and connect in one call.
+                attachment = client.attachment_create(row.volume_id, inst.uuid,
+                                                      host_connector)
+                row.attachment_id = attachment["id"]
+                held.append({"attachment_id": row.attachment_id})
+                block_devices.update(row.id, {"attachment_id": row.attachment_id})
+            else:  # reserved by the API
+                attachment = client.attachment_update(row.attachment_id, host_connector)
+            conn = attachment.get("connection_info")
+            if not conn:
+                raise VolumeAttachFailed(f"The volume service gave no connection_info for "
+                                         f"volume {row.volume_id}.")
+            client.attachment_complete(row.attachment_id)
+            block_devices.update(row.id, {"connection_info": conn})
+            mapping.append(mapping_entry(row, conn))
+            step.done(detail=f"{row.volume_id} as {row.device_name} "
+                             f"({conn.get('driver_volume_type')})")
+        return {"root_device_name": block_devices.ROOT_DEVICE,
+                "block_device_mapping": mapping}
+
+    def _create_volume(self, client, inst, row, held, step) -> None:
+        source = {"image": f"image {row.image_id}", "snapshot": f"snapshot {row.snapshot_id}",
+                  "blank": "blank"}.get(row.source_type, row.source_type)
+        volume = client.create(row.volume_size,
+                               name=f"{inst.uuid}-blank-vol" if row.source_type == "blank"
+                               else "", image_id=row.image_id, snapshot_id=row.snapshot_id,
+                               volume_type=row.volume_type)
+        row.volume_id = volume["id"]
+        held.append({"volume_id": row.volume_id, "created": True})
+        block_devices.update(row.id, {"volume_id": row.volume_id})
+        step.detail = f"{row.volume_id}: {row.volume_size} GB from {source}"
+        wait_available(client, row.volume_id,
+                       config.CONF.compute.block_device_allocate_timeout)
+        step.done()
+
+    # --- attach and detach on a running server ------------------------------------------
+
+    def attach_volume(self, ctx, instance_uuid: str, bdm_uuid: str) -> None:
+        """Connect the reserved volume of mapping ``bdm_uuid`` and hot-plug it; on failure
+        the reservation and the mapping go and the caller gets the error."""
+        with self._vol_lock(instance_uuid):
+            row = next((r for r in block_devices.for_instance(instance_uuid)
+                        if r.uuid == bdm_uuid), None)
+            if row is None:
+                raise exceptions.NotFound(f"No volume Block Device Mapping {bdm_uuid}.")
+            step = Step(ctx, instance_uuid, "compute_attach_volume", "compute", self.host)
+            client = VolumeClient(ctx)
+            try:
+                conn = client.attachment_update(row.attachment_id,
+                                                connector(self.host, row.device_name)
+                                                ).get("connection_info")
+                if not conn:
+                    raise VolumeAttachFailed(f"The volume service gave no connection_info "
+                                             f"for volume {row.volume_id}.")
+                self.driver.attach_volume({"uuid": instance_uuid}, conn, row.device_name)
+                try:
+                    client.attachment_complete(row.attachment_id)
+                except Exception:
+                    self.driver.detach_volume({"uuid": instance_uuid}, conn, row.device_name)
+                    raise
+                step.done(detail=f"{row.volume_id} as {row.device_name}")
+                with db.transaction() as s:
+                    s.execute(sa.update(BlockDeviceMapping)
+                              .where(BlockDeviceMapping.id == row.id)
+                              .values(connection_info=conn, updated_at=utcnow()))
+                    trace.store(s, [step])
+                    trace.finish_action(s, ctx.request_id, instance_uuid)
+            except Exception as error:  # noqa: BLE001 - undo, then tell the caller
+                LOG.info("Attaching volume %s to %s failed: %s", row.volume_id,
+                         instance_uuid, error)
+                undo = _delete_attachment(ctx, row)
+                step.fail(f"{_describe(error)}; undone: {undo}")
+                with db.transaction() as s:
+                    _forget(s, row)
+                    trace.store(s, [step])
+                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                if isinstance(error, exceptions.PocketstackError) and error.code < 500:
+                    raise
+                raise VolumeAttachFailed(f"Failed to attach volume {row.volume_id} to "
+                                         f"{instance_uuid}: {_describe(error)}") from None
+
+    def detach_volume(self, ctx, instance_uuid: str, volume_id: str) -> None:
+        """Unplug the volume, delete its attachment and the mapping. A driver failure
+        leaves it attached (the volume goes back to in-use)."""
+        with self._vol_lock(instance_uuid):
+            row = next((r for r in block_devices.for_instance(instance_uuid)
+                        if r.volume_id == volume_id), None)
+            step = Step(ctx, instance_uuid, "compute_detach_volume", "compute", self.host)
+            if row is None:
+                trace.record(step.done(detail=f"{volume_id} was already detached"))
+                return
+            client = VolumeClient(ctx)
+            try:
+                if row.connection_info:
+                    self.driver.detach_volume({"uuid": instance_uuid}, row.connection_info,
+                                              row.device_name)
+            except Exception as error:  # noqa: BLE001 - the volume stays attached
+                try:
+                    client.roll_detaching(volume_id)
+                except exceptions.PocketstackError:
+                    pass
+                with db.transaction() as s:
+                    trace.store(s, [step.fail(error)])
+                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                raise VolumeAttachFailed(f"Failed to detach volume {volume_id} from "
+                                         f"{instance_uuid}: {_describe(error)}") from None
+            undo = _delete_attachment(ctx, row)
+            with db.transaction() as s:
+                _forget(s, row)
+                trace.store(s, [step.done(detail=f"{volume_id} from {row.device_name}; "
+                                                 f"{undo}")])
+                trace.finish_action(s, ctx.request_id, instance_uuid)
+
+
+def _forget(session, row) -> None:
+    session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
+
+
+def _delete_attachment(ctx, row) -> str:
+    done = "nothing"
+    if row.attachment_id:
+        try:
+            VolumeClient(ctx).attachment_delete(row.attachment_id)
+            done = f"deleted attachment {row.attachment_id}"
+        except exceptions.PocketstackError as error:
+            done = f"deleting attachment {row.attachment_id} failed: {_describe(error)}"
+    return done

@@ -1,0 +1,48 @@
+"""Volume service options ([volume] in pocketstack.conf), named after cinder.conf's."""
+from oslo_config import cfg
+
+OPTS = {
+    "volume": [
+        cfg.ListOpt("enabled_backends", default=["file"],
+                    help="Backends this volume service runs, by name: 'file' (sparse raw "
+                         "files under volumes_dir, needs no root) and 'lvm' (logical volumes "
+                         "in lvm_volume_group, needs root and lvm2). The first is where "
+                         "volumes of a type without volume_backend_name go."),
+        cfg.StrOpt("volumes_dir",
+                   help="Directory of the file backend's volume files. Default: "
+                        "<data dir>/volumes."),
+        cfg.IntOpt("file_capacity_gb", default=1000, min=1,
+                   help="Capacity in GiB the file backend reports and allocates up to "
+                        "(files are sparse: a volume takes disk space only as it is "
+                        "written)."),
+        cfg.StrOpt("lvm_volume_group", default="pocketstack-volumes",
+                   help="LVM volume group of the lvm backend; it must exist."),
+        cfg.BoolOpt("lvm_thin", default=False,
+                    help="Create thin logical volumes in the pool lvm_thin_pool (created in "
+                         "the volume group when missing) instead of thick ones."),
+        cfg.StrOpt("lvm_thin_pool", default="pocketstack-pool",
+                   help="Name of the thin pool when lvm_thin is on."),
+        cfg.StrOpt("default_volume_type", default="__DEFAULT__",
+                   help="Volume type of volumes created without one."),
+        cfg.StrOpt("storage_availability_zone", default="nova",
+                   help="Availability zone of this volume service."),
+        cfg.IntOpt("report_interval", default=10, min=1,
+                   help="Seconds between the volume service's heartbeats."),
+        cfg.IntOpt("service_down_time", default=60, min=1,
+                   help="Seconds without a heartbeat after which os-services shows the "
+                        "volume service down."),
+        cfg.IntOpt("osapi_max_limit", default=1000, min=1,
+                   help="Most items one list request returns."),
+        # Default quotas (cinder's quota_* options); -1 means unlimited.
+        cfg.IntOpt("quota_volumes", default=10, min=-1, help="Volumes per project."),
+        cfg.IntOpt("quota_snapshots", default=10, min=-1, help="Snapshots per project."),
+        cfg.IntOpt("quota_gigabytes", default=1000, min=-1,
+                   help="GiB of volumes and snapshots per project."),
+        cfg.IntOpt("quota_backups", default=10, min=-1, help="Backups per project."),
+        cfg.IntOpt("quota_backup_gigabytes", default=1000, min=-1,
+                   help="GiB of backups per project."),
+        cfg.IntOpt("quota_groups", default=10, min=-1, help="Volume groups per project."),
+        cfg.IntOpt("per_volume_size_limit", default=-1, min=-1,
+                   help="Largest volume in GiB a project may create (-1: no limit)."),
+    ],
+}

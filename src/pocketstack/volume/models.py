@@ -1,0 +1,130 @@
+"""Volume tables, after cinder's: volumes, volume attachments, snapshots, volume types (with
+their extra specs and project access), quotas and the volume services' heartbeats.
+
+Metadata is a JSON column rather than cinder's key/value tables: it is always read and
+written with its volume, and filters on it are done on the few rows of one project.
+Deleted volumes and snapshots lose their row (their ids are uuid4s, never reused).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from pocketstack.common.db import Base
+from pocketstack.common.timeutils import utcnow
+
+
+class VolumeType(Base):
+    __tablename__ = "volume_types"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), unique=True)
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    is_public: Mapped[bool] = mapped_column(default=True)
+    extra_specs: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeTypeAccess(Base):
+    """Projects that may use a private volume type."""
+    __tablename__ = "volume_type_access"
+    volume_type_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_types.id", ondelete="CASCADE"), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+
+
+class Volume(Base):
+    __tablename__ = "volume_volumes"
+    __table_args__ = (sa.Index("ix_volume_volumes_project_created", "project_id",
+                               "created_at"),)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255))
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    size: Mapped[int] = mapped_column()
+    status: Mapped[str] = mapped_column(sa.String(30), index=True)
+    attach_status: Mapped[str] = mapped_column(sa.String(30), default="detached")
+    migration_status: Mapped[str | None] = mapped_column(sa.String(30))
+    availability_zone: Mapped[str] = mapped_column(sa.String(255))
+    volume_type_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_types.id"))
+    host: Mapped[str | None] = mapped_column(sa.String(255))      # host@backend#pool
+    bootable: Mapped[bool] = mapped_column(default=False)
+    multiattach: Mapped[bool] = mapped_column(default=False)
+    readonly: Mapped[bool] = mapped_column(default=False)
+    snapshot_id: Mapped[str | None] = mapped_column(sa.String(36))
+    source_volid: Mapped[str | None] = mapped_column(sa.String(36))
+    image_id: Mapped[str | None] = mapped_column(sa.String(36))
+    meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
+    image_metadata: Mapped[dict | None] = mapped_column(sa.JSON)
+    # Why the volume is in an error status, for people (shown as a user message).
+    error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+    launched_at: Mapped[dt.datetime | None] = mapped_column()
+
+    volume_type: Mapped[VolumeType] = relationship(lazy="joined")
+    attachments: Mapped[list["VolumeAttachment"]] = relationship(
+        lazy="selectin", order_by="VolumeAttachment.created_at",
+        cascade="all, delete-orphan")
+
+
+class VolumeAttachment(Base):
+    __tablename__ = "volume_attachments"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_volumes.id", ondelete="CASCADE"), index=True)
+    instance_uuid: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    attached_host: Mapped[str | None] = mapped_column(sa.String(255))
+    mountpoint: Mapped[str | None] = mapped_column(sa.String(255))
+    # reserved -> attaching -> attached (-> detaching -> deleted row)
+    attach_status: Mapped[str] = mapped_column(sa.String(30))
+    attach_mode: Mapped[str | None] = mapped_column(sa.String(10))
+    connector: Mapped[dict | None] = mapped_column(sa.JSON)
+    connection_info: Mapped[dict | None] = mapped_column(sa.JSON)
+    attach_time: Mapped[dt.datetime | None] = mapped_column()
+    detach_time: Mapped[dt.datetime | None] = mapped_column()
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class Snapshot(Base):
+    __tablename__ = "volume_snapshots"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_volumes.id"), index=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    size: Mapped[int] = mapped_column()
+    status: Mapped[str] = mapped_column(sa.String(30))
+    progress: Mapped[str | None] = mapped_column(sa.String(255))
+    meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
+    error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeQuota(Base):
+    """A project's limit for one resource (volumes, gigabytes, volumes_<type>, ...)."""
+    __tablename__ = "volume_quotas"
+    project_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    resource: Mapped[str] = mapped_column(sa.String(300), primary_key=True)
+    hard_limit: Mapped[int] = mapped_column()
+
+
+class VolumeService(Base):
+    """One volume service (cinder-scheduler, or cinder-volume per backend) and its beat."""
+    __tablename__ = "volume_services"
+    __table_args__ = (sa.UniqueConstraint("host", "binary"),)
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    host: Mapped[str] = mapped_column(sa.String(255))
+    binary: Mapped[str] = mapped_column(sa.String(64))
+    availability_zone: Mapped[str] = mapped_column(sa.String(255))
+    disabled: Mapped[bool] = mapped_column(default=False)
+    disabled_reason: Mapped[str | None] = mapped_column(sa.String(255))
+    last_seen_up: Mapped[dt.datetime | None] = mapped_column()
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()

@@ -1,0 +1,61 @@
+"""Volume policy defaults, after cinder's secure-RBAC defaults (cinder/policies/): project
+members manage their volumes, readers read them, admins manage types, quotas, services
+and the admin actions. The target carries the volume's ``project_id``."""
+from oslo_policy import policy
+
+ADMIN = "rule:admin_required"
+MEMBER = "rule:admin_or_member"
+READER = "rule:admin_or_reader"
+ANY_READER = f"{ADMIN} or role:reader"
+
+
+def _rule(name: str, check: str, description: str) -> policy.RuleDefault:
+    return policy.RuleDefault(name, check, description)
+
+
+def list_rules():
+    member = [
+        ("volume:create", "Create a volume."),
+        ("volume:update", "Update a volume's name and description."),
+        ("volume:delete", "Delete a volume."),
+        ("volume:extend", "Extend a volume."),
+        ("volume:retype", "Change a volume's type."),
+        ("volume:update_volume_metadata", "Set a volume's metadata."),
+        ("volume:delete_volume_metadata", "Delete a volume's metadata key."),
+        ("volume:attachment_create", "Create (reserve) an attachment."),
+        ("volume:attachment_update", "Connect an attachment."),
+        ("volume:attachment_complete", "Mark an attachment complete."),
+        ("volume:attachment_delete", "Delete an attachment."),
+        ("volume:create_snapshot", "Create a snapshot."),
+        ("volume:update_snapshot", "Update a snapshot."),
+        ("volume:delete_snapshot", "Delete a snapshot."),
+        ("volume:update_snapshot_metadata", "Set a snapshot's metadata."),
+        ("volume_extension:volume_actions:upload_image", "Upload a volume to an image."),
+        ("volume_extension:volume_actions:update_bootable", "Set a volume's bootable flag."),
+        ("volume_extension:volume_actions:update_readonly", "Set a volume's read-only flag."),
+    ] + [(f"volume_extension:volume_actions:{a}", f"The legacy {a} volume action.")
+         for a in ("reserve", "unreserve", "begin_detaching", "roll_detaching", "initialize",
+                   "terminate", "attach", "detach")]
+    reader = [
+        ("volume:get", "Show a volume."),
+        ("volume:get_all", "List volumes."),
+        ("volume:get_snapshot", "Show a snapshot."),
+        ("volume:get_all_snapshots", "List snapshots."),
+        ("volume_extension:quotas:show", "Show a project's quotas."),
+        ("volume_extension:volume_type_access", "List who may use a private type."),
+    ]
+    admin = [
+        ("volume_extension:types_manage", "Create, update and delete volume types."),
+        ("volume_extension:quotas:update", "Change a project's quotas."),
+        ("volume_extension:quotas:delete", "Reset a project's quotas to the defaults."),
+        ("volume_extension:services:index", "List the volume services."),
+        ("volume_extension:services:update", "Enable or disable a volume service."),
+        ("volume_extension:volume_admin_actions:reset_status", "Reset a volume's status."),
+        ("volume_extension:volume_admin_actions:force_delete", "Force-delete a volume."),
+        ("volume_extension:volume_admin_actions:force_detach", "Force-detach a volume."),
+        ("volume_extension:snapshot_admin_actions:reset_status", "Reset a snapshot's status."),
+        ("volume_extension:snapshot_admin_actions:force_delete", "Force-delete a snapshot."),
+    ]
+    return ([_rule(n, MEMBER, d) for n, d in member]
+            + [_rule(n, READER, d) for n, d in reader]
+            + [_rule(n, ADMIN, d) for n, d in admin])

@@ -1,0 +1,90 @@
+"""Cinder v3 route table. Every v3 path exists in both catalog forms cinder accepts since
+Yoga: ``/v3/{project_id}/volumes`` and ``/v3/volumes`` (the project id from the token);
+the project-less form comes first so a literal collection name is never read as a project
+id."""
+import functools
+
+from pocketstack.common import exceptions
+from pocketstack.volume.rest import (attachments, info, quota_sets, snapshots, types,
+                                     microversion, versions, volume_actions, volumes)
+
+V3 = {
+    "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create},
+    "/volumes/detail": {"GET": volumes.list_detail},
+    "/volumes/summary": {"GET": volumes.summary},
+    "/volumes/{volume_id}": {"GET": volumes.show, "PUT": volumes.update,
+                             "DELETE": volumes.delete},
+    "/volumes/{volume_id}/action": {"POST": volume_actions.action},
+    "/volumes/{volume_id}/metadata": {"GET": volumes.show_metadata,
+                                      "POST": volumes.create_metadata,
+                                      "PUT": volumes.replace_metadata},
+    "/volumes/{volume_id}/metadata/{key}": {"GET": volumes.show_metadata_key,
+                                            "PUT": volumes.update_metadata_key,
+                                            "DELETE": volumes.delete_metadata_key},
+    "/attachments": {"GET": attachments.list_attachments, "POST": attachments.create},
+    "/attachments/detail": {"GET": attachments.list_detail},
+    "/attachments/{attachment_id}": {"GET": attachments.show, "PUT": attachments.update,
+                                     "DELETE": attachments.delete},
+    "/attachments/{attachment_id}/action": {"POST": attachments.action},
+    "/snapshots": {"GET": snapshots.list_snapshots, "POST": snapshots.create},
+    "/snapshots/detail": {"GET": snapshots.list_detail},
+    "/snapshots/{snapshot_id}": {"GET": snapshots.show, "PUT": snapshots.update,
+                                 "DELETE": snapshots.delete},
+    "/snapshots/{snapshot_id}/action": {"POST": snapshots.action},
+    "/snapshots/{snapshot_id}/metadata": {"GET": snapshots.show_metadata,
+                                          "POST": snapshots.create_metadata,
+                                          "PUT": snapshots.replace_metadata},
+    "/snapshots/{snapshot_id}/metadata/{key}": {"GET": snapshots.show_metadata_key,
+                                                "PUT": snapshots.update_metadata_key,
+                                                "DELETE": snapshots.delete_metadata_key},
+    "/types": {"GET": types.list_types, "POST": types.create},
+    "/types/{type_id}": {"GET": types.show, "PUT": types.update, "DELETE": types.delete},
+    "/types/{type_id}/extra_specs": {"GET": types.list_specs, "POST": types.create_specs},
+    "/types/{type_id}/extra_specs/{key}": {"GET": types.show_spec, "PUT": types.update_spec,
+                                           "DELETE": types.delete_spec},
+    "/types/{type_id}/os-volume-type-access": {"GET": types.list_access},
+    "/types/{type_id}/action": {"POST": types.action},
+    "/os-quota-sets/{target_project}/defaults": {"GET": quota_sets.defaults},
+    "/os-quota-sets/{target_project}": {"GET": quota_sets.show, "PUT": quota_sets.update,
+                                        "DELETE": quota_sets.delete},
+    "/os-quota-class-sets/{class_name}": {"GET": quota_sets.show_class,
+                                          "PUT": quota_sets.update_class},
+    "/extensions": {"GET": info.extensions},
+    "/limits": {"GET": info.limits},
+    "/os-availability-zone": {"GET": info.availability_zones},
+    "/os-services": {"GET": info.services},
+    "/os-services/{action}": {"PUT": info.update_service},
+    "/messages": {"GET": info.list_messages},
+    "/messages/{message_id}": {"GET": info.show_message},
+}
+
+
+def _echo_version(handler):
+    """Errors of a v3 call echo the microversion too (as cinder's); a malformed or
+    unsupported version header is itself the error and echoes nothing."""
+    @functools.wraps(handler)
+    def run(req):
+        try:
+            return handler(req)
+        except exceptions.PocketstackError as error:
+            try:
+                error.headers = {**microversion.headers(req), **error.headers}
+            except exceptions.PocketstackError:
+                pass
+            raise
+    return run
+
+
+def _routes() -> dict:
+    routes = {"/": {"GET": versions.versions}, "/v3": {"GET": versions.v3}}
+    wrapped = {path: {method: _echo_version(h) for method, h in methods.items()}
+               for path, methods in V3.items()}
+    for path, methods in wrapped.items():
+        routes["/v3" + path] = methods
+    for path, methods in wrapped.items():
+        routes["/v3/{project_id}" + path] = methods
+    routes["/v3/{project_id}"] = {"GET": versions.v3}
+    return routes
+
+
+ROUTES = _routes()

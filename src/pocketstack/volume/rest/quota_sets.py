@@ -1,0 +1,77 @@
+"""/os-quota-sets/{project}[/defaults] (show with ?usage=true, update, delete) and
+/os-quota-class-sets/default, as cinder's quota extension."""
+from __future__ import annotations
+
+from pocketstack.common import exceptions, policy
+from pocketstack.volume import quotas, validation
+from pocketstack.volume.rest.common import body, check_project, respond
+
+
+def show(req):
+    check_project(req)
+    project_id = req.params["target_project"]
+    policy.authorize(req.context, "volume_extension:quotas:show", {"project_id": project_id})
+    limits = quotas.limits(project_id)
+    out: dict = dict(limits)
+    if validation.boolean(req.query.get("usage", "false"), "usage"):
+        used = quotas.usage(project_id)
+        out = {r: {"limit": v, "in_use": used.get(r, 0), "reserved": 0, "allocated": 0}
+               for r, v in limits.items()}
+        out["per_volume_gigabytes"]["in_use"] = 0
+    return respond(req, {"quota_set": dict(out, id=project_id)})
+
+
+def defaults(req):
+    check_project(req)
+    return respond(req, {"quota_set": dict(quotas.defaults(), id=req.params["target_project"])})
+
+
+def _values(req) -> dict[str, int]:
+    data = validation.obj(body(req), "quota_set")
+    values = {}
+    for resource, value in data.items():
+        if resource in ("tenant_id", "id"):
+            continue
+        if not quotas.known(resource):
+            raise exceptions.BadRequest(f"Bad key(s) in quota set: {resource}")
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or \
+                not str(value).lstrip("-").isdigit():
+            raise exceptions.BadRequest(f"Quota limit {value!r} for {resource} must be an "
+                                        "integer.")
+        value = int(value)
+        if value < -1 or value > validation.MAX_INT:
+            raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be -1 or "
+                                        f"between 0 and {validation.MAX_INT}.")
+        values[resource] = value
+    return values
+
+
+def update(req):
+    project_id = req.params["target_project"]
+    policy.authorize(req.context, "volume_extension:quotas:update", {"project_id": project_id})
+    quotas.update(project_id, _values(req))
+    return respond(req, {"quota_set": quotas.limits(project_id)})
+
+
+def delete(req):
+    check_project(req)
+    project_id = req.params["target_project"]
+    policy.authorize(req.context, "volume_extension:quotas:delete", {"project_id": project_id})
+    quotas.delete(project_id)
+    return respond(req, None, 200)
+
+
+def show_class(req):
+    check_project(req)
+    return respond(req, {"quota_class_set": dict(quotas.defaults(),
+                                                 id=req.params["class_name"])})
+
+
+def update_class(req):
+    """Only the ``default`` class exists; its values are the config defaults, so an update
+    is refused rather than silently dropped."""
+    policy.authorize(req.context, "volume_extension:quotas:update")
+    _values(req)
+    raise exceptions.BadRequest("Default quotas come from [volume] quota_* in "
+                                "pocketstack.conf; set per-project quotas with "
+                                "os-quota-sets instead.")

@@ -1,0 +1,126 @@
+"""Start-up of the volume service inside the cloud process: the default volume type, the
+manager's RPC server on ``volume.<host>``, the heartbeat of cinder-scheduler and of one
+cinder-volume per backend (``host@backend``), and reconciliation of what a crash left:
+volumes stuck mid-create go to ``error`` (their half-written data removed), deletes and
+snapshot deletes are finished, uploads give the volume back, and backend files or LVs
+whose volume no longer exists are removed.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, rpc, runtime
+from pocketstack.common.context import RequestContext
+from pocketstack.common.timeutils import utcnow
+from pocketstack.volume import backends, scheduler, types
+from pocketstack.volume.manager import VolumeManager
+from pocketstack.volume.models import Snapshot, Volume, VolumeService
+
+LOG = logging.getLogger(__name__)
+
+
+def service_rows() -> list[tuple[str, str]]:
+    host = config.CONF.host
+    return [("cinder-scheduler", host)] + [("cinder-volume", f"{host}@{b}")
+                                           for b in backends.enabled()]
+
+
+def heartbeat() -> None:
+    now = utcnow()
+    zone = config.CONF.volume.storage_availability_zone
+    with db.transaction() as s:
+        for binary, host in service_rows():
+            row = s.scalar(sa.select(VolumeService).where(VolumeService.host == host,
+                                                          VolumeService.binary == binary))
+            if row is None:
+                s.add(VolumeService(host=host, binary=binary, availability_zone=zone,
+                                    last_seen_up=now))
+            else:
+                row.last_seen_up, row.updated_at = now, now
+
+
+class _Heartbeat:
+    def __init__(self):
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.wait(config.CONF.volume.report_interval):
+            try:
+                heartbeat()
+            except Exception:  # noqa: BLE001 - a missed beat is retried
+                LOG.exception("Volume service heartbeat failed")
+
+    def stop(self):
+        self.stopping.set()
+
+
+class _Server:
+    def __init__(self, server):
+        self.server = server
+
+    def stop(self):
+        self.server.stop()
+        self.server.wait()
+
+
+def start(cloud) -> list:
+    types.ensure_default()
+    heartbeat()
+    try:  # before the manager takes work, so nothing it starts is mistaken for a leftover
+        recover()
+    except Exception:  # noqa: BLE001 - a failed clean-up must not keep the cloud down
+        LOG.exception("Volume recovery failed")
+    server = rpc.get_server("volume", [VolumeManager()], server=config.CONF.host)
+    server.start()
+    return [_Server(server), _Heartbeat()]
+
+
+def recover() -> None:
+    ctx = RequestContext.admin()
+    manager = VolumeManager()
+    mine = {b: backends.get(b) for b in backends.enabled()}
+    with db.transaction() as s:
+        volumes = s.scalars(sa.select(Volume)).all()
+        for volume in volumes:
+            if volume.status in ("creating", "downloading"):
+                volume.status = "error"
+                volume.error_reason = ("The volume service stopped while the volume was "
+                                       "being created.")
+                backend = mine.get(scheduler.backend_of(volume.host))
+                if backend is not None:
+                    backend.delete(volume.id)
+            elif volume.status == "uploading":
+                volume.status = "in-use" if volume.attachments else "available"
+            elif volume.status == "extending":
+                volume.status = "error_extending"
+        for snap in s.scalars(sa.select(Snapshot).where(Snapshot.status == "creating")):
+            snap.status = "error"
+            snap.error_reason = "The volume service stopped while the snapshot was made."
+        known_volumes = {v.id for v in volumes}
+        known_snaps = set(s.scalars(sa.select(Snapshot.id)))
+        deleting = [v.id for v in volumes if v.status == "deleting"]
+        snaps_deleting = list(s.scalars(sa.select(Snapshot.id)
+                                        .where(Snapshot.status == "deleting")))
+    for volume_id in deleting:
+        manager.delete_volume(ctx, volume_id)
+    for snapshot_id in snaps_deleting:
+        manager.delete_snapshot(ctx, snapshot_id)
+    for name, backend in mine.items():
+        try:
+            orphans = backend.volume_ids() - known_volumes
+            snap_orphans = backend.snapshot_ids() - known_snaps
+        except Exception:  # noqa: BLE001 - an unreachable backend is reported, not fatal
+            LOG.warning("Volume backend %s cannot be listed for recovery", name)
+            continue
+        for volume_id in orphans:
+            backend.delete(volume_id)
+        for snapshot_id in snap_orphans:
+            backend.delete_snapshot(snapshot_id)
+        if orphans or snap_orphans:
+            LOG.info("Volume backend %s: removed %d orphaned volumes and %d snapshots", name,
+                     len(orphans), len(snap_orphans))

@@ -1,0 +1,103 @@
+"""Cinder v3's response shapes (cinder/api/v3/views/*.py and the os-vol-* extensions)."""
+from __future__ import annotations
+
+from pocketstack.common.timeutils import isotime_naive
+from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment, VolumeType
+
+
+def _links(base: str, project_id: str, collection: str, ident: str) -> list[dict]:
+    return [{"href": f"{base}/v3/{project_id}/{collection}/{ident}", "rel": "self"},
+            {"href": f"{base}/{project_id}/{collection}/{ident}", "rel": "bookmark"}]
+
+
+def volume_attachments(volume: Volume, ctx) -> list[dict]:
+    """The volume's ``attachments`` list: attached ones only, as cinder shows it."""
+    out = []
+    for a in volume.attachments:
+        if a.attach_status != "attached":
+            continue
+        out.append({"id": volume.id, "attachment_id": a.id, "volume_id": volume.id,
+                    "server_id": a.instance_uuid,
+                    "host_name": a.attached_host if (ctx.is_admin or "service" in ctx.roles)
+                    else None,
+                    "device": a.mountpoint, "attached_at": isotime_naive(a.attach_time)})
+    return out
+
+
+def volume_summary(volume: Volume, base: str) -> dict:
+    return {"id": volume.id, "name": volume.name,
+            "links": _links(base, volume.project_id, "volumes", volume.id)}
+
+
+def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int]) -> dict:
+    out = {
+        "id": volume.id, "status": volume.status, "size": volume.size,
+        "availability_zone": volume.availability_zone,
+        "created_at": isotime_naive(volume.created_at),
+        "updated_at": isotime_naive(volume.updated_at),
+        "name": volume.name, "description": volume.description,
+        "volume_type": volume.volume_type.name if volume.volume_type else None,
+        "snapshot_id": volume.snapshot_id, "source_volid": volume.source_volid,
+        "metadata": dict(volume.meta or {}),
+        "links": _links(base, volume.project_id, "volumes", volume.id),
+        "user_id": volume.user_id, "bootable": str(bool(volume.bootable)).lower(),
+        "encrypted": False, "replication_status": None, "consistencygroup_id": None,
+        "multiattach": bool(volume.multiattach),
+        "attachments": volume_attachments(volume, ctx),
+    }
+    if volume.image_metadata:
+        out["volume_image_metadata"] = dict(volume.image_metadata)
+    if ctx.is_admin:
+        out["migration_status"] = volume.migration_status
+        out["os-vol-host-attr:host"] = volume.host
+        out["os-vol-mig-status-attr:migstat"] = volume.migration_status
+        out["os-vol-mig-status-attr:name_id"] = None
+        out["os-vol-tenant-attr:tenant_id"] = volume.project_id
+    if version >= (3, 13):
+        out["group_id"] = None
+    if ctx.is_admin and version >= (3, 21):
+        out["provider_id"] = None
+    if version >= (3, 48):
+        out["shared_targets"] = False
+        out["service_uuid"] = None
+    return out
+
+
+def attachment_summary(a: VolumeAttachment) -> dict:
+    return {"id": a.id, "status": a.attach_status, "instance": a.instance_uuid,
+            "volume_id": a.volume_id}
+
+
+def attachment_detail(a: VolumeAttachment) -> dict:
+    out = attachment_summary(a)
+    out.update(attached_at=isotime_naive(a.attach_time) or "",
+               detached_at=isotime_naive(a.detach_time) or "",
+               attach_mode=a.attach_mode, connection_info=a.connection_info or {})
+    return out
+
+
+def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
+    out = {"id": snap.id, "created_at": isotime_naive(snap.created_at),
+           "updated_at": isotime_naive(snap.updated_at), "name": snap.name,
+           "description": snap.description, "volume_id": snap.volume_id,
+           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {})}
+    if ctx.is_admin:
+        out["os-extended-snapshot-attributes:project_id"] = snap.project_id
+        out["os-extended-snapshot-attributes:progress"] = snap.progress or "0%"
+    if version >= (3, 14):
+        out["group_snapshot_id"] = None
+    if version >= (3, 41):
+        out["user_id"] = snap.user_id
+    return out
+
+
+def volume_type(vt: VolumeType, ctx) -> dict:
+    out = {"id": vt.id, "name": vt.name, "description": vt.description,
+           "is_public": vt.is_public, "os-volume-type-access:is_public": vt.is_public,
+           "qos_specs_id": None}
+    if ctx.is_admin:
+        out["extra_specs"] = dict(vt.extra_specs or {})
+    else:  # cinder shows users the specs that say what the type offers, not where it lives
+        out["extra_specs"] = {k: v for k, v in (vt.extra_specs or {}).items()
+                              if k in ("multiattach", "RESKEY:availability_zones")}
+    return out

@@ -1,0 +1,89 @@
+"""Issue 8: nothing leaks — concurrent attaches of one volume give exactly one attachment,
+and the volume service's start-up reconciliation repairs what a crash left (volumes stuck
+mid-create, deletes cut short, orphaned backend files)."""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import uuid
+
+import pytest
+
+from test_volume_api import Raw, create, wait_status
+
+
+@pytest.fixture
+def member(cloud):
+    return cloud.make_user(roles=("member",))
+
+
+@pytest.fixture
+def raw(cloud, member):
+    return Raw(cloud.user_session(member))
+
+
+def test_two_servers_attach_one_volume_exactly_one_wins(cloud, member, raw):
+    volume = wait_status(raw, create(raw)["id"], "available")
+
+    def attach(_):
+        client = Raw(cloud.user_session(member))
+        return client("POST", "/attachments", {"attachment": {
+            "volume_uuid": volume["id"], "instance_uuid": str(uuid.uuid4()),
+            "connector": {"host": "cmp-1", "mountpoint": "/dev/vdb"}}})[0]
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        statuses = sorted(pool.map(attach, range(6)))
+    assert statuses == [200] + [400] * 5
+    attachments = raw("GET", f"/attachments?volume_id={volume['id']}")[1]["attachments"]
+    assert len(attachments) == 1
+    raw("POST", f"/attachments/{attachments[0]['id']}/action", {"os-complete": None})
+    shown = raw("GET", f"/volumes/{volume['id']}")[1]["volume"]
+    assert shown["status"] == "in-use" and len(shown["attachments"]) == 1
+
+
+def test_multiattach_volume_takes_two_servers(raw):
+    volume = wait_status(raw, create(raw, multiattach=True)["id"], "available")
+    assert volume["multiattach"] is True
+    ids = []
+    for _ in range(2):
+        status, body, _ = raw("POST", "/attachments", {"attachment": {
+            "volume_uuid": volume["id"], "instance_uuid": str(uuid.uuid4()),
+            "connector": {"host": "cmp-1"}}})
+        assert status == 200, body
+        ids.append(body["attachment"]["id"])
+        raw("POST", f"/attachments/{ids[-1]}/action", {"os-complete": None})
+    assert len(raw("GET", f"/volumes/{volume['id']}")[1]["volume"]["attachments"]) == 2
+    remaining = raw("DELETE", f"/attachments/{ids[0]}")[1]["attachments"]
+    assert [a["id"] for a in remaining] == [ids[1]]
+    assert raw("GET", f"/volumes/{volume['id']}")[1]["volume"]["status"] == "in-use"
+    raw("DELETE", f"/attachments/{ids[1]}")
+    assert raw("GET", f"/volumes/{volume['id']}")[1]["volume"]["status"] == "available"
+
+
+def test_restart_reconciles_interrupted_work(cloud, raw, member):
+    """What a crash leaves, made in the database and on disk as the crash would leave it;
+    then the start-up recovery runs as the volume service runs it when it starts."""
+    from pocketstack.common import db
+    from pocketstack.volume import service
+    from pocketstack.volume.models import Volume
+
+    stuck = wait_status(raw, create(raw, name="stuck")["id"], "available")
+    dying = wait_status(raw, create(raw, name="dying")["id"], "available")
+    directory = os.path.join(cloud.data_dir, "volumes")
+    orphan = os.path.join(directory, f"volume-{uuid.uuid4()}")
+    open(orphan, "wb").close()
+    with db.transaction() as s:
+        s.get(Volume, stuck["id"]).status = "creating"
+        s.get(Volume, dying["id"]).status = "deleting"
+
+    service.recover()
+
+    shown = raw("GET", f"/volumes/{stuck['id']}")[1]["volume"]
+    assert shown["status"] == "error"
+    assert not os.path.exists(os.path.join(directory, f"volume-{stuck['id']}"))
+    messages = raw("GET", f"/messages?resource_uuid={stuck['id']}")[1]["messages"]
+    assert "stopped while the volume was being created" in messages[0]["user_message"]
+    assert raw("GET", f"/volumes/{dying['id']}")[0] == 404
+    assert not os.path.exists(os.path.join(directory, f"volume-{dying['id']}"))
+    assert not os.path.exists(orphan)
+    assert raw("DELETE", f"/volumes/{stuck['id']}")[0] == 202
