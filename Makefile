@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: up down test bench clean
+.PHONY: up down test bench clean libvirt
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(PY) bench/identity_bench.py
+
+# Real guests (issue 9): Debian's libvirt/QEMU, the tiny guest's kernel and busybox,
+# virtlogd + libvirtd started (root; idempotent), libvirt-python in the venv.
+libvirt: $(VENV)/bin/python
+	tools/setup_libvirt.sh
+	$(VENV)/bin/pip install -q -e '.[libvirt]'
 
 clean:
 	rm -rf $(VENV) build *.egg-info

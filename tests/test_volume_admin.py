@@ -274,3 +274,31 @@ def test_full_backend_leaves_an_error_with_a_reason(cloud, raw):
         assert raw("DELETE", f"/volumes/{fits['id']}")[0] == 202
     finally:
         config.CONF.clear_override("file_capacity_gb", group="volume")
+
+
+def test_snapshot_metadata_and_admin_actions(admin_raw, raw):
+    volume = wait_status(raw, create(raw)["id"], "available")
+    snap = raw("POST", "/snapshots", {"snapshot": {"volume_id": volume["id"],
+                                                   "metadata": {"a": "1"}}})[1]["snapshot"]
+    base = f"/snapshots/{snap['id']}"
+    for _ in range(600):
+        if raw("GET", base)[1]["snapshot"]["status"] != "creating":
+            break
+    assert raw("POST", f"{base}/metadata", {"metadata": {"b": "2"}})[1]["metadata"] == {
+        "a": "1", "b": "2"}
+    assert raw("GET", f"{base}/metadata/b")[1] == {"meta": {"b": "2"}}
+    assert raw("DELETE", f"{base}/metadata/a")[0] == 200
+    assert raw("GET", f"{base}/metadata")[1]["metadata"] == {"b": "2"}
+    shown = admin_raw("GET", base)[1]["snapshot"]
+    assert shown["os-extended-snapshot-attributes:progress"] == "100%"
+    assert "os-extended-snapshot-attributes:project_id" not in raw("GET", base)[1]["snapshot"]
+    assert raw("POST", f"{base}/action", {"os-reset_status": {"status": "error"}})[0] == 403
+    assert admin_raw("POST", f"{base}/action", {"os-reset_status": {"status": "creating"}}
+                     )[0] == 202
+    assert raw("DELETE", base)[0] == 400  # creating
+    assert admin_raw("POST", f"{base}/action", {"os-force_delete": {}})[0] == 202
+    for _ in range(600):
+        if raw("GET", base)[0] == 404:
+            break
+    assert raw("GET", base)[0] == 404
+    assert raw("DELETE", f"/volumes/{volume['id']}")[0] == 202

@@ -33,7 +33,7 @@ def _thin_missing() -> bool:
     return "thin-pool" not in targets
 
 
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+needs_lvm = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
 
 
 @pytest.fixture(params=[False, True], ids=["thick", "thin"])
@@ -77,6 +77,7 @@ def _lvs(vg: str) -> set[str]:
     return {line.strip() for line in out.splitlines() if line.strip()}
 
 
+@needs_lvm
 def test_lvm_volumes_snapshots_and_cleanup(cloud, lvm_backend):
     vg = lvm_backend
     admin = Raw(cloud.session())
@@ -117,3 +118,48 @@ def test_lvm_volumes_snapshots_and_cleanup(cloud, lvm_backend):
     left = {n for n in _lvs(vg) if n.startswith(("volume-", "snapshot-"))}
     assert left == set()
     assert admin("DELETE", f"/types/{type_name}")[0] in (202, 404)
+
+
+def _vg_missing() -> str | None:
+    if os.geteuid() != 0:
+        return "making a volume group needs root"
+    for tool in ("losetup", "pvcreate", "vgcreate", "vgs"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian package lvm2 / mount)"
+    return None
+
+
+@pytest.mark.skipif(_vg_missing() is not None, reason=_vg_missing() or "")
+def test_lab_volume_group_on_a_loop_file(cloud):
+    """[volume] lvm_loop_file_gb: start-up makes the VG on a sparse file, once."""
+    from pocketstack.common import config
+    from pocketstack.volume import backends
+
+    vg = f"vol-service-{uuid.uuid4().hex[:8]}"
+    conf = config.CONF
+    conf.set_override("lvm_volume_group", vg, group="volume")
+    conf.set_override("lvm_loop_file_gb", 1, group="volume")
+    backend = backends.get("lvm")
+    path = backend.loop_file()
+    try:
+        backend.ensure_volume_group()
+        assert backend.vg_exists() and os.path.getsize(path) == 1 << 30
+        backend.ensure_volume_group()  # idempotent: the same group, no second device
+        devices = subprocess.run(["losetup", "-j", path], capture_output=True,
+                                 text=True).stdout.strip().splitlines()
+        assert len(devices) == 1
+        total, free = backend.capacity()
+        assert total in (0, 1) and free in (0, 1)
+    finally:
+        conf.clear_override("lvm_volume_group", group="volume")
+        conf.clear_override("lvm_loop_file_gb", group="volume")
+        backends.reset()
+        subprocess.run(["vgremove", "-y", "-f", vg], capture_output=True)
+        attached = subprocess.run(["losetup", "-j", path], capture_output=True,
+                                  text=True).stdout
+        for line in attached.splitlines():
+            device = line.split(":", 1)[0]
+            subprocess.run(["pvremove", "-q", "-y", device], capture_output=True)
+            subprocess.run(["losetup", "-d", device], capture_output=True)
+        if os.path.exists(path):
+            os.unlink(path)

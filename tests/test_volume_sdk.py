@@ -98,3 +98,37 @@ def test_sdk_limits_zones_services_extensions(cloud, conn):
     assert {s.binary for s in services} == {"cinder-scheduler", "cinder-volume"}
     assert all(s.state == "up" for s in services)
     assert "os-volume-actions" in {e.alias for e in conn.block_storage.extensions()}
+
+
+def test_sdk_backups_and_restore(cloud, conn, member):
+    import os
+
+    volume = conn.block_storage.create_volume(size=1, name="to-back-up")
+    volume = conn.block_storage.wait_for_status(volume, "available", **WAIT)
+    path = os.path.join(cloud.data_dir, "volumes", f"volume-{volume.id}")
+    with open(path, "r+b") as f:
+        f.write(b"backed up bytes")
+    backup = conn.block_storage.create_backup(volume_id=volume.id, name="b1")
+    backup = conn.block_storage.wait_for_status(backup, "available", **WAIT)
+    assert backup.size == 1 and backup.volume_id == volume.id
+    assert [b.name for b in conn.block_storage.backups()] == ["b1"]
+    assert conn.block_storage.get_volume(volume).status == "available"
+    assert conn.block_storage.get_limits().absolute.total_backups_used == 1
+    with open(path, "r+b") as f:
+        f.write(b"overwritten....")
+    restored = conn.block_storage.restore_backup(backup, name="restored")
+    new = conn.block_storage.wait_for_status(
+        conn.block_storage.get_volume(restored.volume_id), "available", **WAIT)
+    assert new.name == "restored"
+    with open(os.path.join(cloud.data_dir, "volumes", f"volume-{new.id}"), "rb") as f:
+        assert f.read(15) == b"backed up bytes"
+    conn.block_storage.restore_backup(backup, volume_id=volume.id)
+    conn.block_storage.wait_for_status(conn.block_storage.get_backup(backup), "available",
+                                       **WAIT)
+    conn.block_storage.wait_for_status(conn.block_storage.get_volume(volume), "available",
+                                       **WAIT)
+    with open(path, "rb") as f:
+        assert f.read(15) == b"backed up bytes"
+    conn.block_storage.delete_backup(backup)
+    conn.block_storage.wait_for_delete(backup, **WAIT)
+    assert not os.listdir(os.path.join(cloud.data_dir, "volume-backups"))

@@ -109,6 +109,15 @@ def _bdm(source, uuid_=None, boot_index=0, **extra):
     return out
 
 
+def _wait_volume_ids(vols, expected: set, why: str, timeout: float = 20.0) -> None:
+    """The project's volumes become ``expected`` (the volume service deletes in the
+    background: a volume being deleted is still listed for a moment)."""
+    deadline = time.monotonic() + timeout
+    while (ids := {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}) != expected:
+        assert time.monotonic() < deadline, f"{why}: {ids} != {expected}"
+        time.sleep(0.05)
+
+
 def _boot_volume(api, bdms, name=None, image=None):
     body = {"server": {"name": name or f"bfv-{uuid.uuid4().hex[:6]}", "flavorRef": "42",
                        "networks": "none", "block_device_mapping_v2": bdms}}
@@ -390,8 +399,7 @@ def test_failed_build_leaves_volumes_available(cloud, api, vols, raw_image, faul
     assert "hypervisor says no" in server["fault"]["message"]
     v = vols.get(existing["id"])
     assert v["status"] == "available" and v["attachments"] == [], v
-    after = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
-    assert after == before, "the build's own volumes must be deleted"
+    _wait_volume_ids(vols, before, "the build's own volumes must be deleted")
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert vols.get(existing["id"])["status"] == "available"
@@ -613,9 +621,121 @@ def test_a_timed_out_build_gives_its_volumes_back_and_leaves_the_new_attempt_alo
     for volume_id in attached:
         v = vols.get(volume_id)
         assert v["status"] == "in-use" and [a["server_id"] for a in v["attachments"]] == [sid]
-    mine = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
-    assert mine == set(attached), "the first attempt's root volume must be gone"
+    _wait_volume_ids(vols, set(attached), "the first attempt's root volume must be gone")
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     vols.wait(attached[0], "deleted")
     assert vols.get(data["id"])["status"] == "available"
+
+
+def test_delete_during_build_leaves_no_volume_behind(cloud, api, vols, raw_image, faults):
+    """Deleted while its spawn hangs: the given volume ends available with no attachment,
+    and the root volume the build made is deleted once the build notices (it never
+    became a server's disk)."""
+    data = vols.create()
+    faults.add(operation="spawn", action="hang", hang_seconds=1.0, times=1)
+    r = _boot_volume(api, [_bdm("image", raw_image, volume_size=1),
+                           _bdm("volume", data["id"], boot_index=-1)])
+    sid = r.json()["server"]["id"]
+    deadline = time.monotonic() + 20
+    while api.server(sid)["OS-EXT-STS:task_state"] != "spawning":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert api.delete(f"/servers/{sid}").status_code == 204
+    api.wait_gone(sid)
+    assert vols.get(data["id"])["status"] == "available"
+    _wait_volume_ids(vols, {data["id"]}, "the build's root volume was left behind")
+    assert vols.get(data["id"])["attachments"] == []
+
+
+def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, image_id):
+    """The host died between the API's reservation and the connection: when the compute
+    service starts again the reservation is deleted — the volume is available and the
+    server no longer lists it."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.compute.models import BlockDeviceMapping
+
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    r = vols.req("POST", "/attachments", {"attachment": {"volume_uuid": volume["id"],
+                                                         "instance_uuid": sid}})
+    assert r.status_code == 200, r.text
+    long_ago = dt.datetime.utcnow() - dt.timedelta(minutes=5)
+    with db.transaction() as s:  # what the API writes before it calls the host
+        s.execute(sa.insert(BlockDeviceMapping), [{
+            "uuid": str(uuid.uuid4()), "instance_uuid": sid, "source_type": "volume",
+            "destination_type": "volume", "device_name": "/dev/vdb",
+            "volume_id": volume["id"], "attachment_id": r.json()["attachment"]["id"],
+            "connection_info": None, "delete_on_termination": False, "created_at": long_ago,
+            "updated_at": long_ago}])
+    assert vols.get(volume["id"])["status"] == "reserved"
+    host = _attached_host(admin_api, sid)
+    manager = next(w.manager for w in cloud.cloud.workers
+                   if getattr(getattr(w, "manager", None), "host", None) == host)
+    manager.init_host()
+    v = vols.get(volume["id"])
+    assert v["status"] == "available" and v["attachments"] == []
+    assert api.server(sid)["os-extended-volumes:volumes_attached"] == []
+    assert api.server(sid)["status"] == "ACTIVE"
+    api.delete(f"/servers/{sid}")
+
+
+def test_concurrent_attaches_to_one_server_get_distinct_devices(api, vols, image_id):
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volumes = [vols.create() for _ in range(3)]
+    results = {}
+
+    def attach(volume_id):
+        r = api.post(f"/servers/{sid}/os-volume_attachments",
+                     {"volumeAttachment": {"volumeId": volume_id}})
+        results[volume_id] = (r.status_code, r.json()["volumeAttachment"]["device"]
+                              if r.status_code == 200 else r.text)
+
+    threads = [threading.Thread(target=attach, args=(v["id"],)) for v in volumes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results.values()) == [(200, "/dev/vdb"), (200, "/dev/vdc"),
+                                        (200, "/dev/vdd")], results
+    listed = api.get(f"/servers/{sid}/os-volume_attachments").json()["volumeAttachments"]
+    assert sorted((a["volumeId"], a["device"]) for a in listed) == sorted(
+        (v, dev) for v, (_, dev) in results.items())
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    for v in volumes:
+        assert vols.wait(v["id"], "available")["attachments"] == []
+
+
+def test_two_boots_race_for_one_volume(api, vols, raw_image):
+    """Both requests see the volume available; the reservation decides: one server boots
+    from it, the other request is a 400 that writes nothing."""
+    root = vols.create(imageRef=raw_image)
+    codes = {}
+
+    def boot(name):
+        r = _boot_volume(api, [_bdm("volume", root["id"])], name=name)
+        codes[name] = (r.status_code, r.json())
+
+    threads = [threading.Thread(target=boot, args=(f"race-{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(code for code, _ in codes.values()) == [202, 400], codes
+    loser = next(body for code, body in codes.values() if code == 400)
+    assert "Invalid volume" in loser["badRequest"]["message"]
+    sid = next(body["server"]["id"] for code, body in codes.values() if code == 202)
+    assert api.wait(sid)["status"] == "ACTIVE"
+    assert [s["id"] for s in api.get("/servers").json()["servers"]] == [sid]
+    v = vols.get(root["id"])
+    assert v["status"] == "in-use" and [a["server_id"] for a in v["attachments"]] == [sid]
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert vols.wait(root["id"], "available")["attachments"] == []

@@ -48,13 +48,17 @@ def _cloud_options(f):
 @click.option("--admin-password", default=None,
               help="Admin password on first start (else $POCKETSTACK_ADMIN_PASSWORD, "
                    "else generated and printed once).")
+@click.option("--compute-driver", type=click.Choice(["fake", "libvirt"]), default=None,
+              help="Hypervisor: fake (simulated hosts, the default) or libvirt (one real "
+                   "host running QEMU guests; needs `make libvirt`).")
 @click.option("--debug", is_flag=True, help="Log at DEBUG level.")
 @click.option("--detach", is_flag=True,
               help="Run in the background (log in <data dir>/pocketstack.log) and return "
                    "once every service answers; `pocketstack down` stops it.")
 @click.option("--timeout", default=120.0, type=click.FloatRange(1), show_default=True,
               help="With --detach: seconds to wait for the cloud to be ready.")
-def up(data_dir, config_file, host, port, admin_password, debug, detach, timeout):
+def up(data_dir, config_file, host, port, admin_password, compute_driver, debug, detach,
+       timeout):
     """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
     started = time.monotonic()
     from pocketstack.cloud import Cloud, default_data_dir
@@ -66,6 +70,7 @@ def up(data_dir, config_file, host, port, admin_password, debug, detach, timeout
                 *(["--host", host] if host else []),
                 *(["--port", str(port)] if port is not None else []),
                 *(["--admin-password", admin_password] if admin_password else []),
+                *(["--compute-driver", compute_driver] if compute_driver else []),
                 *(["--debug"] if debug else [])]
         daemon.start_detached(argv, os.path.abspath(data_dir or default_data_dir()), timeout)
         return
@@ -78,6 +83,8 @@ def up(data_dir, config_file, host, port, admin_password, debug, detach, timeout
         overrides["bind_port"] = port
     if debug:
         overrides["debug"] = True
+    if compute_driver:
+        overrides["compute_driver"] = compute_driver
     cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
                   admin_password=admin_password,
                   overrides=overrides)
@@ -230,6 +237,9 @@ main.add_command(_demo)
 from pocketstack.cli.service import service as _service  # noqa: E402
 
 main.add_command(_service)
+from pocketstack.cli.image import image as _image  # noqa: E402
+
+main.add_command(_image)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions
+from pocketstack.common import config, db, exceptions
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.models import Service
 from pocketstack.compute.rpcapi import ComputeAPI
@@ -87,13 +87,23 @@ def host_up(host: str | None) -> bool:
     return row is not None and service_is_up(row[0], row[1])
 
 
-def delete(ctx, inst) -> None:
-    """Delete in any state. A server still building, or whose host is down, is cleaned up
+def delete(ctx, inst, soft: bool = True) -> None:
+    """Delete in any state (kept SOFT_DELETED first when [compute]
+    reclaim_instance_interval is set, unless ``soft`` is False: forceDelete). A server still building, or whose host is down, is cleaned up
     here and now (ports, claim, row); the build, if still running somewhere, notices at its
     next step and undoes its own work. Otherwise the host tears the guest down."""
     from pocketstack.compute.manager.delete import finish_delete
 
     check_locked(ctx, inst)
+    if inst.vm_state in (states.SHELVED, states.SHELVED_OFFLOADED):
+        _delete_shelved_image(ctx, inst)
+    if soft and config.CONF.compute.reclaim_instance_interval > 0 and \
+            inst.task_state is None and host_up(inst.host) and \
+            inst.vm_state not in (states.BUILDING, states.SOFT_DELETED):
+        from pocketstack.compute import lifecycle
+
+        lifecycle.soft_delete(ctx, inst)
+        return
     if inst.vm_state == states.BUILDING or not host_up(inst.host):
         with db.transaction() as s:
             trace.start_action(s, ctx, inst.uuid, "delete")
@@ -112,6 +122,22 @@ def delete(ctx, inst) -> None:
     if not deleting:
         raise instances.not_found(inst.uuid)
     compute_rpc.terminate_instance(ctx, inst.host, inst.uuid)
+
+
+def _delete_shelved_image(ctx, inst) -> None:
+    """The image a shelved server was kept in goes with the server, as in nova."""
+    image_id = (inst.system_metadata or {}).get("shelved_image_id")
+    if not image_id:
+        return
+    from pocketstack.compute.clients.image import ImageClient
+
+    try:
+        ImageClient(ctx).delete(image_id)
+    except exceptions.PocketstackError as error:
+        import logging
+
+        logging.getLogger(__name__).warning("Deleting shelved image %s failed: %s",
+                                            image_id, error)
 
 
 def reset_state(ctx, inst, state: str) -> None:

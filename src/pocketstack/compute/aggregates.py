@@ -38,12 +38,6 @@ def get(s, agg_id: int, lock: bool = False) -> Aggregate:
     return row
 
 
-def _check_zone_name(zone: str | None) -> None:
-    if zone is not None and zone == "internal":
-        raise exceptions.BadRequest("Aggregate action failed. Reason: The internal "
-                                    "availability zone cannot be used.")
-
-
 def _zone_of_host(s, host: str, skip_id: int | None = None) -> str | None:
     for agg in s.scalars(sa.select(Aggregate)).all():
         if agg.id != skip_id and host in (agg.hosts or []) and (agg.metadata_ or {}).get(AZ):
@@ -75,7 +69,6 @@ def _check_move(s, agg: Aggregate, hosts, new_zone: str | None, action: str) -> 
 
 
 def create(name: str, zone: str | None) -> Aggregate:
-    _check_zone_name(zone)
     row = Aggregate(uuid=str(uuidlib.uuid4()), name=name, hosts=[],
                     metadata_={AZ: zone} if zone else {})
     try:
@@ -104,7 +97,6 @@ def update(agg_id: int, values: dict) -> Aggregate:
 
 
 def _set_zone(s, agg, zone, action) -> None:
-    _check_zone_name(zone)
     meta = dict(agg.metadata_ or {})
     if zone != meta.get(AZ):
         _check_move(s, agg, agg.hosts or [], zone, action)

@@ -2,8 +2,10 @@
 quotas, write the instances and their request spec, cast to the conductor. Server actions
 are in actions.py.
 
-Validation talks to the image and network services through their REST APIs with the
-user's token, so "another project's network" is simply one the user cannot see.
+Validation talks to the image, network and volume services through their REST APIs with
+the user's token, so "another project's network" (or volume) is simply one the user cannot
+see. Block device mappings are checked in block_devices.py; existing volumes are reserved
+for the server before its rows are written (and given back if writing fails).
 """
 from __future__ import annotations
 
@@ -319,7 +321,8 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             key_data=key.public_key if key else None, vm_state=states.BUILDING,
             task_state=states.SCHEDULING, power_state=states.NOSTATE, availability_zone=az,
             reservation_id=reservation_id, launch_index=index,
-            config_drive="True" if p["config_drive"] else "", user_data=p["user_data"],
+            config_drive="True" if p["config_drive"] or config.CONF.force_config_drive else "",
+            user_data=p["user_data"],
             access_ip_v4=p["access_ip_v4"], access_ip_v6=p["access_ip_v6"],
             auto_disk_config=p["disk_config"] == "AUTO", metadata_=dict(p["metadata"]),
             system_metadata={}, security_groups=sg_names,

@@ -1,8 +1,19 @@
 """Compute options, grouped as in nova.conf ([compute], [scheduler], [filter_scheduler],
-[quota], [fake])."""
+[quota], [fake], [libvirt])."""
 from oslo_config import cfg
 
 OPTS = {
+    "DEFAULT": [
+        cfg.StrOpt("compute_driver", default="fake", choices=("fake", "libvirt"),
+                   help="Hypervisor of the compute agents: fake (simulated hosts, no root "
+                        "needed) or libvirt (real QEMU/KVM guests; `pip install "
+                        "'pocketstack[libvirt]'`, `make libvirt`). The all-in-one with "
+                        "libvirt runs one real host named after this machine; with fake, "
+                        "[fake] hosts simulated ones ([libvirt] enabled adds a real one)."),
+        cfg.BoolOpt("force_config_drive", default=False,
+                    help="Give every new server a config drive, whether or not it asked for "
+                         "one (its config_drive then shows True)."),
+    ],
     "compute": [
         cfg.IntOpt("max_attempts", default=3, min=1,
                    help="Hosts a build is tried on (the first choice plus reschedules to "
@@ -29,6 +40,10 @@ OPTS = {
         cfg.FloatOpt("periodic_interval", default=10.0, min=0.05,
                      help="Seconds between periodic tasks (power-state sync, build "
                           "deadlines, resource reconciliation)."),
+        cfg.IntOpt("reclaim_instance_interval", default=0, min=0,
+                   help="Seconds a deleted server is kept SOFT_DELETED (powered off, "
+                        "resources held, `restore` brings it back) before its host deletes "
+                        "it for good; 0 deletes at once, as nova's default."),
         cfg.StrOpt("default_availability_zone", default="nova",
                    help="Zone of hosts that are in no aggregate with availability_zone."),
         cfg.IntOpt("max_user_data_bytes", default=65535, min=0,
@@ -91,5 +106,36 @@ OPTS = {
         cfg.FloatOpt("power_delay", default=0.0, min=0.0,
                      help="Seconds stop/start/reboot/pause/suspend take."),
         cfg.FloatOpt("destroy_delay", default=0.0, min=0.0, help="Seconds destroy takes."),
+    ],
+    "libvirt": [
+        cfg.BoolOpt("enabled", default=False,
+                    help="With compute_driver = fake, also run one libvirt host (named "
+                         "after this machine, [libvirt] host_name) next to the simulated "
+                         "ones; an aggregate or the image property hypervisor_type=qemu "
+                         "steers boots to it."),
+        cfg.StrOpt("host_name", default=None,
+                   help="Compute host name of the libvirt host (default: this machine's "
+                        "hostname)."),
+        cfg.StrOpt("connection_uri", default="qemu:///system",
+                   help="libvirt connection URI (test:///default for libvirt's own mock)."),
+        cfg.StrOpt("virt_type", default="qemu", choices=("qemu", "kvm"),
+                   help="Domain type: qemu (software emulation; works everywhere, nested "
+                        "KVM hangs on many CI machines) or kvm."),
+        cfg.StrOpt("images_type", default="qcow2", choices=("qcow2", "raw"),
+                   help="Root and ephemeral disks: qcow2 overlays on the cached base image "
+                        "(fast, small) or raw copies."),
+        cfg.StrOpt("instances_path", default=None,
+                   help="Directory of guest disks, config drives and console logs, with the "
+                        "image cache in its _base (default: <data dir>/compute/<host>/"
+                        "instances)."),
+        cfg.FloatOpt("shutdown_timeout", default=60.0, min=0.0,
+                     help="Seconds a clean shutdown (stop, soft reboot) waits for the guest "
+                          "to power off after an ACPI power-button press before the guest "
+                          "is destroyed."),
+        cfg.FloatOpt("boot_timeout", default=60.0, min=1.0,
+                     help="Seconds spawn waits for libvirt to report the guest running."),
+        cfg.IntOpt("console_log_bytes", default=100 * 1024, min=1024,
+                   help="Most bytes of the serial console log the console-log API returns "
+                        "(the end of it)."),
     ],
 }

@@ -309,6 +309,7 @@ class BlockDeviceMapping(Base):
     delete_on_termination: Mapped[bool] = mapped_column(default=False)
     tag: Mapped[str | None] = mapped_column(sa.String(255))
     attachment_id: Mapped[str | None] = mapped_column(sa.String(36))
-    connection_info: Mapped[dict | None] = mapped_column(sa.JSON)
+    # SQL NULL (not JSON null) until the host connects the volume: queries look for it
+    connection_info: Mapped[dict | None] = mapped_column(sa.JSON(none_as_null=True))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column(default=utcnow)

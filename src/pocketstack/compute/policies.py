@@ -117,6 +117,41 @@ _RULES = {
     "os_compute_api:os-aggregates:set_metadata": ADMIN,
 }
 
+# issue 10: the routes and actions real clients were missing
+_COMPAT_RULES = {
+    "os_compute_api:os-security-groups:list": READER,
+    "os_compute_api:os-security-groups:add": MEMBER,
+    "os_compute_api:os-security-groups:remove": MEMBER,
+    "os_compute_api:os-hypervisors:uptime": ADMIN,
+    "os_compute_api:os-server-diagnostics": ADMIN,
+    "os_compute_api:os-server-password:show": READER,
+    "os_compute_api:os-server-password:clear": MEMBER,
+    "os_compute_api:os-remote-consoles": MEMBER,
+    "os_compute_api:os-simple-tenant-usage:list": ADMIN,
+    "os_compute_api:os-simple-tenant-usage:show": READER,
+    "os_compute_api:os-migrations:index": ADMIN,
+    "os_compute_api:servers:migrations:index": ADMIN,
+    "os_compute_api:servers:migrations:show": ADMIN,
+    "os_compute_api:os-hosts:list": ADMIN,
+    "os_compute_api:os-hosts:show": ADMIN,
+    "os_compute_api:os-quota-class-sets:show": ADMIN,
+    "os_compute_api:os-quota-class-sets:update": ADMIN,
+    "os_compute_api:os-rescue": MEMBER,
+    "os_compute_api:os-unrescue": MEMBER,
+    "os_compute_api:os-admin-password": MEMBER,
+    "os_compute_api:servers:trigger_crash_dump": MEMBER,
+    "os_compute_api:os-shelve:shelve": MEMBER,
+    "os_compute_api:os-shelve:shelve_offload": ADMIN,
+    "os_compute_api:os-shelve:unshelve": MEMBER,
+    "os_compute_api:os-migrate-server:migrate": ADMIN,
+    "os_compute_api:os-migrate-server:migrate_live": ADMIN,
+    "os_compute_api:os-evacuate": ADMIN,
+    "os_compute_api:os-create-backup": MEMBER,
+    "os_compute_api:os-deferred-delete:restore": MEMBER,
+    "os_compute_api:os-deferred-delete:force": MEMBER,
+}
+
 
 def list_rules():
-    return [policy.RuleDefault(name, check, f"nova's {name}") for name, check in _RULES.items()]
+    return [policy.RuleDefault(name, check, f"nova's {name}")
+            for name, check in {**_RULES, **_COMPAT_RULES}.items()]

@@ -26,8 +26,12 @@ def defaults() -> dict[str, int]:
 # Built once: every server create runs both (statement construction and its cache key
 # cost more than SQLite's answer). Core tables, so the ORM adds nothing per execution.
 _q, _i = Quota.__table__.c, Instance.__table__.c
+# The quota class "default" (os-quota-class-sets) is kept under this pseudo project: it
+# overrides the configured defaults, a project's own limits override both.
+DEFAULT_CLASS = "quota-class:default"
 _LIMITS = (sa.select(_q.resource, _q.hard_limit)
-           .where(_q.project_id == sa.bindparam("project_id")))
+           .where(_q.project_id.in_([sa.bindparam("project_id"), DEFAULT_CLASS]))
+           .order_by((_q.project_id == DEFAULT_CLASS).desc()))
 _USAGE = (sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(_i.vcpus), 0),
                     sa.func.coalesce(sa.func.sum(_i.memory_mb), 0))
           .where(_i.project_id == sa.bindparam("project_id"), _i.deleted.is_(False)))

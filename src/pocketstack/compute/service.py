@@ -113,11 +113,22 @@ def start_scheduler(cloud=None) -> RPCService:
                       host=config.CONF.host)
 
 
-def start_compute(host: str, data_dir: str) -> RPCService:
-    from pocketstack.compute.manager import ComputeManager
+def make_driver(kind: str, host: str, data_dir: str):
+    """The hypervisor driver of one compute agent: ``fake`` or ``libvirt``."""
+    if kind == "libvirt":
+        from pocketstack.compute.virt.libvirt.driver import LibvirtDriver
+
+        return LibvirtDriver(host, data_dir)
     from pocketstack.compute.virt.fake import FakeDriver
 
-    manager = ComputeManager(host, FakeDriver(host), data_dir)
+    return FakeDriver(host)
+
+
+def start_compute(host: str, data_dir: str, driver: str | None = None) -> RPCService:
+    from pocketstack.compute.manager import ComputeManager
+
+    kind = driver or config.CONF.compute_driver
+    manager = ComputeManager(host, make_driver(kind, host, data_dir), data_dir)
     manager.register_node()
     service = RPCService("compute", manager, server=host, workers=16,
                          periodic=manager.periodic_tasks, binary="nova-compute", host=host)
@@ -139,6 +150,24 @@ def fake_hosts() -> list[str]:
     return [f"{conf.host_prefix}{i}" for i in range(1, conf.hosts + 1)]
 
 
+def libvirt_host_name() -> str:
+    import socket
+
+    return config.CONF.libvirt.host_name or socket.gethostname()
+
+
+def all_in_one_hosts() -> list[tuple[str, str]]:
+    """(host, driver) of the compute agents `pocketstack up` runs: the simulated hosts, or
+    with compute_driver = libvirt one real host named after this machine; [libvirt]
+    enabled adds that real host next to the simulated ones."""
+    if config.CONF.compute_driver == "libvirt":
+        return [(libvirt_host_name(), "libvirt")]
+    hosts = [(host, "fake") for host in fake_hosts()]
+    if config.CONF.libvirt.enabled:
+        hosts.append((libvirt_host_name(), "libvirt"))
+    return hosts
+
+
 # The RPC roles a process can run. `pocketstack up` runs all of them (compute as the
 # [fake] hosts); `pocketstack service api` none unless given --with; `pocketstack service
 # conductor|scheduler|compute` exactly one.
@@ -147,7 +176,8 @@ ROLES = ("conductor", "scheduler", "compute")
 
 def start_roles(roles, data_dir: str, hosts=()) -> list:
     """Start ``roles`` in this process — the one place that says what each role runs.
-    ``hosts`` are the compute agents to run when ``compute`` is among the roles."""
+    ``hosts`` are the compute agents to run when ``compute`` is among the roles: names
+    (with [DEFAULT] compute_driver) or (name, driver) pairs."""
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"Unknown role(s) {', '.join(sorted(unknown))}; one of "
@@ -160,7 +190,8 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
             services.append(start_conductor())
         if "compute" in roles:
             for host in hosts:
-                services.append(start_compute(host, data_dir))
+                name, driver = (host, None) if isinstance(host, str) else host
+                services.append(start_compute(name, data_dir, driver))
     except BaseException:
         for service in reversed(services):
             service.stop()
@@ -175,7 +206,7 @@ def start(cloud) -> list:
     roles = getattr(cloud, "roles", None)
     if roles is None:
         roles = ROLES
-    return start_roles(roles, cloud.data_dir, fake_hosts())
+    return start_roles(roles, cloud.data_dir, all_in_one_hosts())
 
 
 def admin_context() -> RequestContext:

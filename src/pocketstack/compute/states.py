@@ -20,6 +20,11 @@ RESIZE_REVERTING, RESIZE_CONFIRMING = "resize_reverting", "resize_confirming"
 RESIZE_MIGRATED = "resize_migrated"
 IMAGE_SNAPSHOT, IMAGE_UPLOADING = "image_snapshot", "image_uploading"
 DELETING = "deleting"
+RESCUING, UNRESCUING, UPDATING_PASSWORD = "rescuing", "unrescuing", "updating_password"
+SHELVING, SHELVING_IMAGE_UPLOADING = "shelving", "shelving_image_uploading"
+SHELVING_OFFLOADING, UNSHELVING = "shelving_offloading", "unshelving"
+MIGRATING, REBUILD_SCHEDULING = "migrating", "rebuild_scheduling"
+SOFT_DELETING, RESTORING = "soft-deleting", "restoring"
 BUILD_TASKS = (SCHEDULING, NETWORKING, BLOCK_DEVICE_MAPPING, SPAWNING)
 
 # power states (nova's integers)
@@ -32,11 +37,11 @@ _RESIZE = {RESIZE_PREP: "RESIZE", RESIZE_MIGRATING: "RESIZE", RESIZE_MIGRATED: "
 _REBUILD = {REBUILDING: "REBUILD", REBUILD_SPAWNING: "REBUILD"}
 STATE_MAP = {
     ACTIVE: {"default": "ACTIVE", REBOOTING: "REBOOT", REBOOTING_HARD: "HARD_REBOOT",
-             **_REBUILD, **_RESIZE},
+             **_REBUILD, **_RESIZE, MIGRATING: "MIGRATING"},
     BUILDING: {"default": "BUILD"},
     STOPPED: {"default": "SHUTOFF", **_RESIZE, **_REBUILD},
     RESIZED: {"default": "VERIFY_RESIZE", RESIZE_REVERTING: "REVERT_RESIZE"},
-    PAUSED: {"default": "PAUSED"},
+    PAUSED: {"default": "PAUSED", MIGRATING: "MIGRATING"},
     SUSPENDED: {"default": "SUSPENDED"},
     RESCUED: {"default": "RESCUE"},
     ERROR: {"default": "ERROR", **_REBUILD},

@@ -40,6 +40,19 @@ OPTS = {
                         "<public_url>/compute/v2.1."),
         cfg.FloatOpt("compute_timeout", default=10.0, min=0.1,
                      help="Seconds to wait for compute to accept events."),
+        # Real guest networking on this host (network/agent): needs root.
+        cfg.BoolOpt("host_networking", default=False,
+                    help="Run the host networking agent: per network with ports bound to "
+                         "a bridge host, a Linux bridge brq<network id>, a qdhcp-<network "
+                         "id> namespace with dnsmasq and the metadata listener, and "
+                         "nftables security group rules. Needs root. Also on when "
+                         "[DEFAULT] compute_driver is libvirt."),
+        cfg.ListOpt("bridge_hosts", default=[],
+                    help="Compute hosts whose ports are plugged into this host's bridges "
+                         "(binding:vif_type bridge). Default: [DEFAULT] host."),
+        cfg.StrOpt("nft_table", default="pocketstack",
+                   help="Name of the nftables table (family inet) holding the security "
+                        "group rules of this host's guests."),
     ],
     "network_quotas": [
         cfg.IntOpt("quota_network", default=100, min=-1, help="Networks per project (-1: "

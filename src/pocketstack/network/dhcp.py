@@ -26,6 +26,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, runtime
+from pocketstack.network import agent as host_agent
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet
 
 LOG = logging.getLogger(__name__)
@@ -142,7 +143,8 @@ def _option(subnet, name: str, *values: str) -> str:
 
 
 def _options(subnets: list, allocations: list) -> list[str]:
-    """neutron's _generate_opts_per_subnet (isolated metadata off, as by default)."""
+    """neutron's _generate_opts_per_subnet; isolated metadata (a route to 169.254.169.254
+    through the DHCP port on subnets without a router) when host networking runs."""
     domain = (config.CONF.network.dns_domain or "").rstrip(".")
     routed = {row.subnet_id for row in allocations
               if row.device_owner in ROUTER_INTERFACE_OWNERS}
@@ -150,6 +152,8 @@ def _options(subnets: list, allocations: list) -> list[str]:
     routed = {sid for sid in routed if any(
         row.subnet_id == sid and row.ip_address == gateways.get(sid) and
         row.device_owner in ROUTER_INTERFACE_OWNERS for row in allocations)}
+    dhcp_ips = {row.subnet_id: row.ip_address for row in allocations
+                if row.device_owner == "network:dhcp"}
     options = []
     for subnet in subnets:
         if not subnet.enable_dhcp or (subnet.ip_version == 6 and
@@ -172,6 +176,9 @@ def _options(subnets: list, allocations: list) -> list[str]:
                 routes.append(f"{route['destination']},{route['nexthop']}")
         if subnet.id in routed and gateway:
             routes.append(f"{METADATA_CIDR},{gateway}")
+        elif subnet.id in dhcp_ips and host_agent.enabled():
+            # neutron's isolated metadata: the DHCP namespace answers 169.254.169.254
+            routes.append(f"{METADATA_CIDR},{dhcp_ips[subnet.id]}")
         for other in subnets:
             if other.ip_version == 4 and other.cidr != subnet.cidr:
                 routes.insert(0, f"{other.cidr},0.0.0.0")
@@ -231,9 +238,33 @@ def _write_atomic(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _listeners() -> list:
+    """Called with the network id after each rewrite (the host agent's dnsmasq reload);
+    this cloud's (common/runtime.py)."""
+    return runtime.current().slot(__name__ + ".listeners", list)
+
+
+def add_listener(listener) -> None:
+    _listeners().append(listener)
+
+
+def remove_listener(listener) -> None:
+    if listener in _listeners():
+        _listeners().remove(listener)
+
+
 def write(network_id: str) -> None:
     """Rewrite the network's files from the database (or remove them if the network is
-    gone or none of its subnets has DHCP enabled)."""
+    gone or none of its subnets has DHCP enabled), then tell the listeners."""
+    _write(network_id)
+    for listener in list(_listeners()):
+        try:
+            listener(network_id)
+        except Exception:  # noqa: BLE001 - the files are written; a listener's failure is its own
+            LOG.exception("DHCP files listener %r failed for network %s", listener, network_id)
+
+
+def _write(network_id: str) -> None:
     directory = network_dir(network_id)
     os.makedirs(directory, exist_ok=True)
     # Another API process may write the same directory: one writer at a time.

@@ -77,6 +77,14 @@ def _router_for(s, floating_network_id: str, subnet_id: str) -> Router | None:
         Port.network_id == floating_network_id, Router.id.in_(interface_routers)).limit(1))
 
 
+def _tell_compute(s, effects, port_id: str | None) -> None:
+    """A server's port gained or lost a floating IP: network-changed, so compute refreshes
+    the server's addresses (neutron's nova notifier does the same)."""
+    port = s.get(Port, port_id) if port_id else None
+    if port is not None and port.device_id and (port.device_owner or "").startswith("compute:"):
+        effects.event("network-changed", port.device_id, port.id)
+
+
 def _associate(s, ctx, fip: FloatingIP, port_id: str | None, fixed_ip: str | None) -> None:
     if port_id is None:
         fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
@@ -170,6 +178,7 @@ def create_floatingip(ctx, body: dict) -> dict:
         s.flush()
         if values.get("port_id"):
             _associate(s, ctx, fip, values["port_id"], values.get("fixed_ip_address"))
+            _tell_compute(s, effects, fip.fixed_port_id)
         if values.get("tags"):
             base.set_tags(s, fip.id, values["tags"])
         s.flush()
@@ -195,9 +204,11 @@ def list_floatingips(ctx, params: listing.Params):
 @base.retry_on_deadlock
 def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=True)
+    effects = base.AfterCommit()
     with db.transaction() as s:
         fip = get_row(s, ctx, fip_id)
         base.authorize(ctx, "update_floatingip", {"project_id": fip.project_id})
+        before = fip.fixed_port_id
         if "port_id" in values:
             _associate(s, ctx, fip, values["port_id"], values.get("fixed_ip_address"))
         elif "fixed_ip_address" in values and fip.fixed_port_id:
@@ -206,7 +217,11 @@ def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
             fip.description = values["description"]
         base.touch(fip)
         s.flush()
-        return view(fip, base.tags_of(s, fip.id))
+        for port_id in {before, fip.fixed_port_id} - {None}:
+            _tell_compute(s, effects, port_id)
+        out = view(fip, base.tags_of(s, fip.id))
+    effects.run()
+    return out
 
 
 @base.retry_on_deadlock
@@ -216,6 +231,7 @@ def delete_floatingip(ctx, fip_id: str) -> None:
         fip = get_row(s, ctx, fip_id)
         base.authorize(ctx, "delete_floatingip", {"project_id": fip.project_id})
         port = s.get(Port, fip.floating_port_id)
+        _tell_compute(s, effects, fip.fixed_port_id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == fip.id))
         s.delete(fip)
         s.flush()

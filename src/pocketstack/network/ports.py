@@ -17,6 +17,7 @@ from sqlalchemy import orm
 from pocketstack.common import config, db
 from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, quotas,
                                  security_groups)
+from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -159,7 +160,10 @@ def random_mac() -> str:
 
 def binding_state(port: Port) -> None:
     """Status and VIF from the binding: bound to a host and up means ACTIVE."""
-    if port.host_id:
+    if port.host_id and host_agent.is_bridge_host(port.host_id):
+        # a real host: the port is a tap on the network's Linux bridge (network/agent)
+        port.vif_type, port.vif_details = "bridge", host_agent.vif_details(port.network_id)
+    elif port.host_id:
         port.vif_type = config.CONF.network.vif_type
         port.vif_details = {"port_filter": True, "connectivity": "l2",
                             "bridge_name": "br-int", "datapath_type": "system"}
@@ -235,6 +239,7 @@ def create_port(ctx, body: dict) -> dict:
             port = create_in(s, ctx, values, effects)
     except sa.exc.IntegrityError as error:
         _explain_vanished(error, values)
+    _plug_bridge_ports([port])
     effects.run()
     # Rendered after the commit: on SQLite the write lock is held no longer than needed.
     return {"port": view(port, values.get("tags"), _show_binding(ctx))}
@@ -255,6 +260,7 @@ def create_ports(ctx, items) -> list[dict]:
     except sa.exc.IntegrityError as error:
         for values in parsed:
             _explain_vanished(error, values)
+    _plug_bridge_ports([port for port, _ in rows])
     effects.run()
     return out
 
@@ -443,8 +449,17 @@ def update_port(ctx, port_id: str, body: dict) -> dict:
     with db.transaction() as s:
         port = update_in(s, ctx, port_id, values, effects)
         out = view(port, base.tags_of(s, port.id), _show_binding(ctx))
+    _plug_bridge_ports([port])
     effects.run()
+    host_agent.changed()  # security groups or addresses may have changed
     return {"port": out}
+
+
+def _plug_bridge_ports(ports: list) -> None:
+    """Ports bound to a real host: their network's bridge and DHCP namespace exist
+    before the ports' events go out (compute plugs the taps when it hears them)."""
+    for network_id in sorted({p.network_id for p in ports if p.vif_type == "bridge"}):
+        host_agent.port_bound(network_id)
 
 
 def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
@@ -543,6 +558,7 @@ def delete_port(ctx, port_id: str) -> None:
         _refuse_service_port(s, port)
         delete_in(s, port, effects)
     effects.run()
+    host_agent.changed()
 
 
 def _refuse_service_port(s, port: Port) -> None:

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import db
+from pocketstack.network import agent as host_agent
 from pocketstack.network import base, listing, quotas
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -465,11 +466,15 @@ def create_security_group_rule(ctx, body: dict) -> dict:
                 raise exc.DuplicateSecurityGroupRuleInPost()
             seen.add(key)
         with db.transaction() as s:
-            return {"security_group_rules": [rule_view(_create_rule_in(s, ctx, values))
-                                             for values in parsed]}
+            out = {"security_group_rules": [rule_view(_create_rule_in(s, ctx, values))
+                                            for values in parsed]}
+        host_agent.changed()  # real guests' firewall rules follow
+        return out
     values = v.parse(v.resource_body(body, "security_group_rule"), RULE_ATTRS, update=False)
     with db.transaction() as s:
-        return {"security_group_rule": rule_view(_create_rule_in(s, ctx, values))}
+        out = {"security_group_rule": rule_view(_create_rule_in(s, ctx, values))}
+    host_agent.changed()
+    return out
 
 
 def _rule_row(s, ctx, rule_id: str) -> SecurityGroupRule:
@@ -514,3 +519,4 @@ def delete_security_group_rule(ctx, rule_id: str) -> None:
         s.delete(rule)
         if group is not None:
             base.touch(group)
+    host_agent.changed()

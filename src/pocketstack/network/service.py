@@ -34,4 +34,21 @@ def start(cloud) -> list:
     nova = notifier.NovaNotifier(token)
     notifier.set_notifier(nova)
     dhcp.resync_all()
-    return [_DhcpWriterHandle(), _NotifierHandle(nova)]
+    handles = [_DhcpWriterHandle(), _NotifierHandle(nova)]
+    from pocketstack.network import agent
+
+    if agent.enabled():  # real guest networking on this host (needs root)
+        from pocketstack.network.agent import agent as host_agent
+
+        handles.append(_HostAgentHandle(host_agent.start()))
+    return handles
+
+
+class _HostAgentHandle:
+    def __init__(self, running):
+        self.running = running
+
+    def stop(self) -> None:
+        from pocketstack.network.agent import agent as host_agent
+
+        host_agent.stop(self.running)  # bridges and namespaces stay for guests still running

@@ -13,7 +13,9 @@ def extend(ctx, volume_id: str, data) -> None:
         raise validation.bad("Invalid input for field/attribute os-extend. 'new_size' is a "
                              "required property")
     new_size = validation.size(data["new_size"], "new_size")
+    quotas.prepare(ctx.project_id)
     with db.transaction() as s:
+        quotas.lock(s, ctx.project_id)
         volume = api.load(s, ctx, volume_id, lock=True)
         policy.authorize(ctx, "volume:extend", api.target(volume))
         if volume.status != "available":

@@ -48,8 +48,8 @@ def target(volume: Volume) -> dict:
 def load(s, ctx, volume_id: str, *, lock: bool = False) -> Volume:
     """The volume if the caller may see it (admins see all), else 404."""
     stmt = sa.select(Volume).where(Volume.id == volume_id)
-    if lock:
-        stmt = stmt.with_for_update()
+    if lock:  # of=Volume: PostgreSQL refuses FOR UPDATE across the type's outer join
+        stmt = stmt.with_for_update(of=Volume)
     volume = s.scalar(stmt)
     if volume is None or (volume.project_id != ctx.project_id and not ctx.is_admin
                           and not ctx.is_service):
@@ -73,17 +73,23 @@ def create_volume(ctx, body) -> Volume:
                                   "description")
     meta = validation.metadata(data.get("metadata") or {})
     multiattach = validation.boolean(data.get("multiattach", False), "multiattach")
-    if data.get("backup_id"):
-        raise exceptions.BadRequest("Creating a volume from a backup is not supported: "
-                                    "this cloud has no backup service.")
     image_id = data.get("imageRef") or data.get("image_id")
-    sources = [k for k in ("snapshot_id", "source_volid") if data.get(k)] + (
+    sources = [k for k in ("snapshot_id", "source_volid", "backup_id") if data.get(k)] + (
         ["imageRef"] if image_id else [])
+    for key in ("snapshot_id", "source_volid", "backup_id"):
+        if data.get(key):
+            validation.uuid_like(data[key], key)
+    if data.get("volume_type") is not None:
+        validation.text(data["volume_type"], "volume_type", nullable=False)
+    if data.get("availability_zone") is not None:
+        validation.text(data["availability_zone"], "availability_zone", nullable=False)
     if len(sources) > 1:
         raise exceptions.BadRequest(f"Only one of {', '.join(sources)} may be given.")
     size = validation.size(data["size"]) if data.get("size") is not None else None
     image = _find_image(ctx, image_id) if image_id else None
+    quotas.prepare(ctx.project_id)
     with db.transaction() as s:
+        quotas.lock(s, ctx.project_id)
         snapshot = source = None
         if data.get("snapshot_id"):
             snapshot = _load_snapshot(s, ctx, data["snapshot_id"])
@@ -105,6 +111,20 @@ def create_volume(ctx, body) -> Volume:
                 raise exceptions.BadRequest(f"Invalid input received: Volume size '{size}'GB "
                                             f"cannot be smaller than the source volume size "
                                             f"{source.size}GB.")
+        backup = None
+        if data.get("backup_id"):
+            from pocketstack.volume import backups
+
+            backup = backups.load(s, ctx, str(data["backup_id"]), lock=True)
+            if backup.status != "available":
+                raise exceptions.BadRequest(f"Invalid backup: Backup status must be "
+                                            f"available, but is {backup.status}.")
+            size = size or backup.size
+            if size < backup.size:
+                raise exceptions.BadRequest(f"Invalid input received: Volume size {size}GB "
+                                            f"cannot be smaller than the backup size "
+                                            f"{backup.size}GB.")
+            backup.status = "restoring"
         if image is not None:
             needed = max(_gib(image.get("size") or 0), image.get("min_disk") or 0, 1)
             size = size or needed
@@ -139,6 +159,8 @@ def create_volume(ctx, body) -> Volume:
                         image_id=image["id"] if image else None, error_reason=why,
                         created_at=utcnow())
         s.add(volume)
+        if backup is not None and not backend:  # nothing will restore it: usable again
+            backup.status = "available"
         s.flush()
         s.refresh(volume)
     # Read back before the cast: the answer shows the volume as created ('creating', as
@@ -146,7 +168,8 @@ def create_volume(ctx, body) -> Volume:
     created = get_volume(ctx, volume.id)
     if backend:
         manager().cast(ctx, "create_volume", volume_id=volume.id,
-                       image=_image_summary(image) if image else None)
+                       image=_image_summary(image) if image else None,
+                       backup_id=backup.id if backup else None)
     return created
 
 
@@ -205,7 +228,7 @@ def get_volume(ctx, volume_id: str) -> Volume:
 def _parse_metadata_filter(value: str) -> dict:
     try:
         parsed = ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise exceptions.BadRequest(f"Invalid metadata filter {value!r}: expected a "
                                     "dictionary such as {'key': 'value'}.") from None
     if not isinstance(parsed, dict):

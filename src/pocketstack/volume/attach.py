@@ -69,6 +69,8 @@ def _reserve(s, volume: Volume, instance_uuid: str | None) -> VolumeAttachment:
 def _connect(volume: Volume, attachment: VolumeAttachment, connector: dict) -> None:
     if not isinstance(connector, dict):
         raise validation.bad("Invalid input: connector must be an object.")
+    for key in ("host", "mountpoint", "mode"):
+        validation.text(connector.get(key), f"connector/{key}")
     attachment.connector = connector
     attachment.attached_host = connector.get("host")
     attachment.mountpoint = connector.get("mountpoint")
@@ -86,6 +88,7 @@ def create_attachment(ctx, body) -> VolumeAttachment:
     data = validation.obj(body, "attachment")
     validation.only(data, ("volume_uuid", "instance_uuid", "connector", "mode"), "attachment")
     volume_id = validation.uuid_like(data.get("volume_uuid"), "volume_uuid")
+    validation.text(data.get("instance_uuid"), "instance_uuid", max_length=36)
     mode = data.get("mode")
     if mode not in (None, "null", "rw", "ro"):
         raise validation.bad(f"Invalid input for field/attribute mode. Value: {mode!r}. "
@@ -252,7 +255,9 @@ def terminate_connection(ctx, volume_id: str, connector) -> None:
 def attach(ctx, volume_id: str, data) -> None:
     if not isinstance(data, dict):
         raise validation.bad("Invalid request body for os-attach.")
-    instance_uuid, host_name = data.get("instance_uuid"), data.get("host_name")
+    instance_uuid = validation.text(data.get("instance_uuid"), "instance_uuid", max_length=36)
+    host_name = validation.text(data.get("host_name"), "host_name")
+    validation.text(data.get("mountpoint"), "mountpoint")
     if not instance_uuid and not host_name:
         raise validation.bad("Invalid request to attach volume to an invalid target")
     mountpoint = data.get("mountpoint")

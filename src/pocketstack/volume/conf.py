@@ -11,12 +11,20 @@ OPTS = {
         cfg.StrOpt("volumes_dir",
                    help="Directory of the file backend's volume files. Default: "
                         "<data dir>/volumes."),
+        cfg.StrOpt("backup_dir",
+                   help="Directory of volume backups (full sparse copies). Default: "
+                        "<data dir>/volume-backups."),
         cfg.IntOpt("file_capacity_gb", default=1000, min=1,
                    help="Capacity in GiB the file backend reports and allocates up to "
                         "(files are sparse: a volume takes disk space only as it is "
                         "written)."),
         cfg.StrOpt("lvm_volume_group", default="pocketstack-volumes",
                    help="LVM volume group of the lvm backend; it must exist."),
+        cfg.IntOpt("lvm_loop_file_gb", default=0, min=0,
+                   help="For a lab without a spare disk: when lvm_volume_group does not "
+                        "exist, create it on a sparse file of this many GiB under "
+                        "<data dir>/volume-lvm, attached as a loop device (re-attached on "
+                        "every start). 0: use an existing volume group only."),
         cfg.BoolOpt("lvm_thin", default=False,
                     help="Create thin logical volumes in the pool lvm_thin_pool (created in "
                          "the volume group when missing) instead of thick ones."),

@@ -81,7 +81,8 @@ def write_into(path: str, chunks, limit: int) -> int:
 class VolumeManager:
     # --- create / delete ------------------------------------------------------------
 
-    def create_volume(self, ctx, volume_id: str, image: dict | None = None) -> None:
+    def create_volume(self, ctx, volume_id: str, image: dict | None = None,
+                      backup_id: str | None = None) -> None:
         with db.reader() as s:
             volume = s.get(Volume, volume_id)
             if volume is None or volume.status != "creating":
@@ -99,6 +100,10 @@ class VolumeManager:
             elif image is not None:
                 _set(volume.id, status="downloading")
                 self._copy_image(ctx, image, path, volume.size)
+            elif backup_id is not None:
+                from pocketstack.volume import backups
+
+                backend.copy_into(backups.path(backup_id), volume.id)
         except Exception as error:  # noqa: BLE001 - any failure: error status, no leftovers
             LOG.warning("Creating volume %s failed: %s", volume.id, error)
             try:
@@ -107,6 +112,9 @@ class VolumeManager:
                 LOG.exception("Removing the half-made volume %s failed", volume.id)
             _set(volume.id, status="error", error_reason=_reason(error))
             return
+        finally:
+            if backup_id is not None:
+                self._backup_set(backup_id, status="available")
         values = {"status": "available", "launched_at": utcnow()}
         if image is not None:
             values.update(bootable=True, image_metadata=_image_metadata(image))
@@ -225,6 +233,69 @@ class VolumeManager:
                     setattr(snap, key, value)
                 snap.updated_at = utcnow()
 
+    # --- backups -------------------------------------------------------------------------
+
+    def create_backup(self, ctx, backup_id: str, restore_status: str) -> None:
+        from pocketstack.volume import backups
+        from pocketstack.volume.models import Backup
+
+        with db.reader() as s:
+            backup = s.get(Backup, backup_id)
+            volume = s.get(Volume, backup.volume_id) if backup else None
+        if backup is None or backup.status != "creating" or volume is None:
+            return
+        backend = _backend(volume)
+        source = backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \
+            backend.path(volume.id)
+        try:
+            backends.run("cp", "--sparse=always", source, backups.path(backup_id),
+                         timeout=3600)
+        except Exception as error:  # noqa: BLE001
+            _remove(backups.path(backup_id))
+            self._backup_set(backup_id, status="error", fail_reason=_reason(error))
+        else:
+            self._backup_set(backup_id, status="available", data_timestamp=utcnow())
+        finally:
+            _set(volume.id, status=restore_status)
+
+    def delete_backup(self, ctx, backup_id: str) -> None:
+        from pocketstack.volume import backups
+        from pocketstack.volume.models import Backup
+
+        _remove(backups.path(backup_id))
+        with db.transaction() as s:
+            row = s.get(Backup, backup_id)
+            if row is not None and row.status == "deleting":
+                s.delete(row)
+
+    def restore_backup(self, ctx, backup_id: str, volume_id: str) -> None:
+        """Copy a backup into an existing volume (the API set it restoring-backup)."""
+        from pocketstack.volume import backups
+
+        with db.reader() as s:
+            volume = s.get(Volume, volume_id)
+        try:
+            if volume is None or volume.status != "restoring-backup":
+                return
+            _backend(volume).copy_into(backups.path(backup_id), volume_id)
+        except Exception as error:  # noqa: BLE001
+            _set(volume_id, status="error_restoring", error_reason=_reason(error))
+        else:
+            _set(volume_id, status="available")
+        finally:
+            self._backup_set(backup_id, status="available")
+
+    @staticmethod
+    def _backup_set(backup_id: str, **values) -> None:
+        from pocketstack.volume.models import Backup
+
+        with db.transaction() as s:
+            row = s.get(Backup, backup_id)
+            if row is not None:
+                for key, value in values.items():
+                    setattr(row, key, value)
+                row.updated_at = utcnow()
+
     # --- upload to image -----------------------------------------------------------------
 
     def upload_to_image(self, ctx, volume_id: str, image_id: str, disk_format: str,
@@ -257,6 +328,13 @@ def _file_chunks(path: str, size: int = 4 << 20):
     with open(path, "rb") as f:
         while chunk := f.read(size):
             yield chunk
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _qemu_img(*args: str, timeout: float = 300) -> str:

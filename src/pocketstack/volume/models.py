@@ -107,6 +107,27 @@ class Snapshot(Base):
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 
 
+class Backup(Base):
+    """A full copy of a volume's (or snapshot's) data in the backup directory."""
+    __tablename__ = "volume_backups"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    volume_id: Mapped[str] = mapped_column(sa.String(36), index=True)
+    snapshot_id: Mapped[str | None] = mapped_column(sa.String(36))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    container: Mapped[str | None] = mapped_column(sa.String(255))
+    size: Mapped[int] = mapped_column()
+    status: Mapped[str] = mapped_column(sa.String(30))
+    availability_zone: Mapped[str | None] = mapped_column(sa.String(255))
+    fail_reason: Mapped[str | None] = mapped_column(sa.Text)
+    meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+    data_timestamp: Mapped[dt.datetime | None] = mapped_column()
+
+
 class VolumeQuota(Base):
     """A project's limit for one resource (volumes, gigabytes, volumes_<type>, ...)."""
     __tablename__ = "volume_quotas"

@@ -30,6 +30,10 @@ def list_rules():
         ("volume:update_snapshot", "Update a snapshot."),
         ("volume:delete_snapshot", "Delete a snapshot."),
         ("volume:update_snapshot_metadata", "Set a snapshot's metadata."),
+        ("backup:create", "Back up a volume."),
+        ("backup:update", "Update a backup."),
+        ("backup:delete", "Delete a backup."),
+        ("backup:restore", "Restore a backup into a volume."),
         ("volume_extension:volume_actions:upload_image", "Upload a volume to an image."),
         ("volume_extension:volume_actions:update_bootable", "Set a volume's bootable flag."),
         ("volume_extension:volume_actions:update_readonly", "Set a volume's read-only flag."),
@@ -41,6 +45,8 @@ def list_rules():
         ("volume:get_all", "List volumes."),
         ("volume:get_snapshot", "Show a snapshot."),
         ("volume:get_all_snapshots", "List snapshots."),
+        ("backup:get", "Show a backup."),
+        ("backup:get_all", "List backups."),
         ("volume_extension:quotas:show", "Show a project's quotas."),
         ("volume_extension:volume_type_access", "List who may use a private type."),
     ]
@@ -55,6 +61,8 @@ def list_rules():
         ("volume_extension:volume_admin_actions:force_detach", "Force-detach a volume."),
         ("volume_extension:snapshot_admin_actions:reset_status", "Reset a snapshot's status."),
         ("volume_extension:snapshot_admin_actions:force_delete", "Force-delete a snapshot."),
+        ("volume_extension:backup_admin_actions:reset_status", "Reset a backup's status."),
+        ("volume_extension:backup_admin_actions:force_delete", "Force-delete a backup."),
     ]
     return ([_rule(n, MEMBER, d) for n, d in member]
             + [_rule(n, READER, d) for n, d in reader]

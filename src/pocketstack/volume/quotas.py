@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.volume.models import Snapshot, Volume, VolumeQuota, VolumeType
+from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeQuota, VolumeType
 
 BASE = ("volumes", "snapshots", "gigabytes", "backups", "backup_gigabytes", "groups",
         "per_volume_gigabytes")
@@ -72,11 +72,17 @@ def usage(project_id: str) -> dict[str, int]:
             used["gigabytes"] += int(size)
             used[f"snapshots_{type_name}"] = count
             used[f"gigabytes_{type_name}"] = used.get(f"gigabytes_{type_name}", 0) + int(size)
+        count, size = s.execute(sa.select(sa.func.count(Backup.id),
+                                          sa.func.coalesce(sa.func.sum(Backup.size), 0))
+                                .where(Backup.project_id == project_id)).one()
+        used["backups"], used["backup_gigabytes"] = count, int(size)
     return used
 
 
-def _lock_project(s, project_id: str) -> None:
-    """Serialize quota checks of one project (a row lock on PostgreSQL/MariaDB)."""
+def lock(s, project_id: str) -> None:
+    """Serialize quota checks of one project (a row lock on PostgreSQL/MariaDB). Call it
+    first in the transaction: on MariaDB (repeatable read) a plain read before it would
+    fix the snapshot the usage is counted from, and concurrent creates would overshoot."""
     stmt = sa.select(VolumeQuota).where(VolumeQuota.project_id == project_id,
                                         VolumeQuota.resource == _LOCK).with_for_update()
     if s.scalar(stmt) is None:
@@ -88,11 +94,41 @@ def _lock_project(s, project_id: str) -> None:
         s.scalar(stmt)
 
 
+def prepare(project_id: str) -> None:
+    """Make the project's lock row in a transaction of its own, before the one that checks
+    quota: inserting it there, concurrently, deadlocks on MariaDB (gap locks)."""
+    stmt = sa.select(VolumeQuota.project_id).where(VolumeQuota.project_id == project_id,
+                                                   VolumeQuota.resource == _LOCK)
+    with db.reader() as s:
+        if s.scalar(stmt) is not None:
+            return
+    try:
+        with db.transaction() as s:
+            if s.scalar(stmt) is None:
+                s.add(VolumeQuota(project_id=project_id, resource=_LOCK, hard_limit=0))
+    except sa.exc.IntegrityError:
+        pass  # made by a concurrent request
+
+
+def check_backup(s, project_id: str, size: int) -> None:
+    """Raise OverLimit unless the project may keep one more backup of ``size`` GiB."""
+    lock(s, project_id)
+    limit, used = limits(project_id), usage(project_id)
+    if 0 <= limit["backups"] < used["backups"] + 1:
+        raise OverLimit(f"BackupLimitExceeded: Maximum number of backups allowed "
+                        f"({limit['backups']}) exceeded")
+    if 0 <= limit["backup_gigabytes"] < used["backup_gigabytes"] + size:
+        raise OverLimit(f"VolumeBackupSizeExceedsAvailableQuota: Requested backup exceeds "
+                        f"allowed Backup gigabytes quota. Requested {size}G, quota is "
+                        f"{limit['backup_gigabytes']}G and {used['backup_gigabytes']}G has "
+                        "been consumed.")
+
+
 def check(s, project_id: str, type_name: str, *, volumes: int = 0, snapshots: int = 0,
           gigabytes: int = 0) -> None:
     """Raise OverLimit (413) unless the project can add these; call inside the
     transaction that adds the rows."""
-    _lock_project(s, project_id)
+    lock(s, project_id)
     limit = limits(project_id)
     used = usage(project_id)
     per_volume = limit["per_volume_gigabytes"]

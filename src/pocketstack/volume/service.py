@@ -17,7 +17,7 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import backends, scheduler, types
 from pocketstack.volume.manager import VolumeManager
-from pocketstack.volume.models import Snapshot, Volume, VolumeService
+from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeService
 
 LOG = logging.getLogger(__name__)
 
@@ -70,6 +70,11 @@ class _Server:
 
 def start(cloud) -> list:
     types.ensure_default()
+    if "lvm" in backends.enabled():
+        try:
+            backends.get("lvm").ensure_volume_group()
+        except Exception:  # noqa: BLE001 - the file backend still works; the log says why
+            LOG.exception("The LVM volume group cannot be set up")
     heartbeat()
     try:  # before the manager takes work, so nothing it starts is mistaken for a leftover
         recover()
@@ -98,6 +103,17 @@ def recover() -> None:
                 volume.status = "in-use" if volume.attachments else "available"
             elif volume.status == "extending":
                 volume.status = "error_extending"
+            elif volume.status == "backing-up":
+                volume.status = "in-use" if volume.attachments else "available"
+            elif volume.status == "restoring-backup":
+                volume.status = "error_restoring"
+        for backup in s.scalars(sa.select(Backup).where(Backup.status.in_(
+                ("creating", "restoring")))):
+            if backup.status == "creating":
+                backup.status = "error"
+                backup.fail_reason = "The volume service stopped during the backup."
+            else:
+                backup.status = "available"
         for snap in s.scalars(sa.select(Snapshot).where(Snapshot.status == "creating")):
             snap.status = "error"
             snap.error_reason = "The volume service stopped while the snapshot was made."
@@ -106,10 +122,14 @@ def recover() -> None:
         deleting = [v.id for v in volumes if v.status == "deleting"]
         snaps_deleting = list(s.scalars(sa.select(Snapshot.id)
                                         .where(Snapshot.status == "deleting")))
+        backups_deleting = list(s.scalars(sa.select(Backup.id)
+                                          .where(Backup.status == "deleting")))
     for volume_id in deleting:
         manager.delete_volume(ctx, volume_id)
     for snapshot_id in snaps_deleting:
         manager.delete_snapshot(ctx, snapshot_id)
+    for backup_id in backups_deleting:
+        manager.delete_backup(ctx, backup_id)
     for name, backend in mine.items():
         try:
             orphans = backend.volume_ids() - known_volumes

@@ -45,7 +45,9 @@ def create_snapshot(ctx, body) -> Snapshot:
     name = validation.text(data.get("name", data.get("display_name")), "name")
     description = validation.text(data.get("description",
                                            data.get("display_description")), "description")
+    quotas.prepare(ctx.project_id)
     with db.transaction() as s:
+        quotas.lock(s, ctx.project_id)
         volume = api.load(s, ctx, volume_id, lock=True)
         policy.authorize(ctx, "volume:create_snapshot", api.target(volume))
         allowed = ("available", "in-use") if force else ("available",)

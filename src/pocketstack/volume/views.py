@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common.timeutils import isotime_naive
-from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment, VolumeType
+from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeAttachment, VolumeType
 
 
 def _links(base: str, project_id: str, collection: str, ident: str) -> list[dict]:
@@ -100,4 +100,23 @@ def volume_type(vt: VolumeType, ctx) -> dict:
     else:  # cinder shows users the specs that say what the type offers, not where it lives
         out["extra_specs"] = {k: v for k, v in (vt.extra_specs or {}).items()
                               if k in ("multiattach", "RESKEY:availability_zones")}
+    return out
+
+
+def backup(b: Backup, ctx, base: str, version: tuple[int, int]) -> dict:
+    out = {"id": b.id, "name": b.name, "description": b.description,
+           "volume_id": b.volume_id, "snapshot_id": b.snapshot_id, "status": b.status,
+           "size": b.size, "object_count": 1 if b.status == "available" else 0,
+           "availability_zone": b.availability_zone, "container": b.container,
+           "created_at": isotime_naive(b.created_at), "updated_at": isotime_naive(b.updated_at),
+           "data_timestamp": isotime_naive(b.data_timestamp or b.created_at),
+           "fail_reason": b.fail_reason, "has_dependent_backups": False,
+           "is_incremental": False,
+           "links": _links(base, b.project_id, "backups", b.id)}
+    if ctx.is_admin and version >= (3, 18):
+        out["os-backup-project-attr:project_id"] = b.project_id
+    if version >= (3, 43):
+        out["metadata"] = dict(b.meta or {})
+    if version >= (3, 56):
+        out["user_id"] = b.user_id
     return out

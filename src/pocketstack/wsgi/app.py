@@ -50,7 +50,9 @@ def pipeline(service: Service, router, exempt) -> Callable:
     app = middleware.BodySizeLimit(app, exempt)
     app = middleware.FaultWrapper(app, service.formatter, auth_uri)
     app = middleware.AccessLog(app)
-    return middleware.RequestId(app)
+    # nova also names the request id x-compute-request-id (clients such as novaclient read it)
+    also = ("x-compute-request-id",) if service.name == "compute" else ()
+    return middleware.RequestId(app, also=also)
 
 
 class PocketstackApp:

@@ -43,19 +43,20 @@ def _header(scope, name: bytes) -> str | None:
 
 
 class RequestId:
-    def __init__(self, app):
+    def __init__(self, app, also: tuple[str, ...] = ()):
         self.app = app
+        self.names = [b"x-openstack-request-id"] + [n.encode() for n in also]
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         request_id = new_request_id()
         scope[REQUEST_ID_KEY] = request_id
-        header = (b"x-openstack-request-id", request_id.encode())
+        headers = [(name, request_id.encode()) for name in self.names]
 
         async def send_with_id(message):
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + [header]
+                message["headers"] = list(message.get("headers", [])) + headers
             await send(message)
 
         await self.app(scope, receive, send_with_id)

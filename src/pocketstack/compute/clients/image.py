@@ -40,3 +40,12 @@ class ImageClient(Client):
                                  raise_exc=False, log=False)
         if resp.status_code not in headers_ok:
             self._error(resp)
+
+    def delete(self, image_id: str) -> None:
+        try:
+            self.request("DELETE", f"/images/{image_id}", ok=(204,))
+        except exceptions.NotFound:
+            pass
+
+    def list(self, **params) -> list[dict]:
+        return self.request("GET", "/images", params=dict(params, limit=1000)).json()["images"]

@@ -40,6 +40,9 @@ class NetworkClient(Client):
         except exceptions.NotFound:
             return False
 
+    def list_floatingips(self, **params) -> list[dict]:
+        return self.request("GET", "/floatingips", params=params).json()["floatingips"]
+
     def list_security_groups(self, **params) -> list[dict]:
         return self.request("GET", "/security-groups", params=params).json()["security_groups"]
 

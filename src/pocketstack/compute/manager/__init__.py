@@ -11,6 +11,8 @@ from pocketstack.compute.manager.build import BuildMixin
 from pocketstack.compute.manager.delete import DeleteMixin
 from pocketstack.compute.manager.events import EventRegistry
 from pocketstack.compute.manager.interfaces import InterfaceMixin
+from pocketstack.compute.manager.lifecycle import LifecycleMixin
+from pocketstack.compute.manager.migrate import MigrateMixin
 from pocketstack.compute.manager.periodic import PeriodicMixin
 from pocketstack.compute.manager.power import PowerMixin
 from pocketstack.compute.manager.resize import ResizeMixin
@@ -18,7 +20,7 @@ from pocketstack.compute.manager.volumes import VolumeMixin
 
 
 class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeMixin,
-                     InterfaceMixin, VolumeMixin):
+                     InterfaceMixin, VolumeMixin, LifecycleMixin, MigrateMixin):
     def __init__(self, host: str, driver, data_dir: str):
         self.host = host
         self.driver = driver

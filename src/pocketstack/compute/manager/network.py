@@ -37,6 +37,7 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
     sg_ids = (instance.request_spec or {}).get("security_group_ids") or []
     for req in requested:
         if req.get("port_id"):
+            _stop_if_deleted(instance.uuid)
             port = admin.update_port(req["port_id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
             continue
@@ -51,18 +52,41 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
             body["fixed_ips"] = [{"ip_address": req["fixed_ip"]}]
         port = client.create_port(body)
         vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
+        _stop_if_deleted(instance.uuid)  # never bind a port of a server already deleted
         port = admin.update_port(port["id"], {"binding:host_id": host})
         vifs[-1] = _vif(port, req.get("network_name") or "", True, req.get("tag"))
+    if vifs:
+        _stop_if_deleted(instance.uuid)
+
+
+def _stop_if_deleted(instance_uuid: str) -> None:
+    """A server deleted while its ports were being made: stop now, so the build's undo
+    deletes them at once instead of after the wait for network-vif-plugged (the deleted
+    server never gets that event), during which its subnet could not be deleted."""
+    from pocketstack.compute import instances
+    from pocketstack.compute.manager.build import Superseded  # build imports this module
+
+    inst = instances.load(instance_uuid)
+    if inst is None or inst.deleted:
+        raise Superseded()
 
 
 def refresh(ctx, vifs: list) -> list:
-    """Re-read the ports (IPs from SLAAC subnets may be filled in after creation)."""
+    """Re-read the ports (IPs from SLAAC subnets may be filled in after creation) and the
+    floating IPs on them (nova's network info cache: a server shows them in addresses)."""
     client = NetworkClient(ctx)
     out = []
     for vif in vifs:
         port = client.get_port(vif["port_id"])
-        out.append(_vif(port, vif["network_name"], vif["created"], vif.get("tag"))
-                   if port else vif)
+        if not port:
+            out.append(vif)
+            continue
+        fresh = _vif(port, vif["network_name"], vif["created"], vif.get("tag"))
+        floating = client.list_floatingips(port_id=port["id"])
+        for ip in fresh["fixed_ips"]:
+            ip["floating_ips"] = [f["floating_ip_address"] for f in floating
+                                  if f.get("fixed_ip_address") == ip["ip_address"]]
+        out.append(fresh)
     return out
 
 

@@ -68,6 +68,11 @@ class PeriodicMixin:
         self.driver.init_host(self.host, [{"uuid": r.uuid, "power_state": r.power_state}
                                           for r in rows])
         ctx = RequestContext.admin()
+        from pocketstack.compute.manager import volumes
+
+        for line in volumes.reconcile(ctx, [r.uuid for r in rows
+                                            if r.vm_state != states.BUILDING]):
+            LOG.info("%s: %s", self.host, line)
         for inst in rows:
             if inst.task_state == states.DELETING:
                 from pocketstack.compute.manager.delete import finish_delete
@@ -92,6 +97,7 @@ class PeriodicMixin:
         # The heartbeat has its own thread at [compute] report_interval (service.RPCService),
         # so os-services up/down never depends on how long these tasks take.
         self.sync_power_states()
+        self.reclaim_queued_deletes()
         self.reconcile_resources()
 
     def sync_power_states(self) -> None:

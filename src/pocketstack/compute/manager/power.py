@@ -106,5 +106,6 @@ class PowerMixin:
 
 
 def _d(inst) -> dict:
-    return {"uuid": inst.uuid, "hostname": inst.hostname, "flavor": inst.flavor,
-            "power_state": inst.power_state, "image_ref": inst.image_ref}
+    from pocketstack.compute.manager.build import _as_dict
+
+    return _as_dict(inst)

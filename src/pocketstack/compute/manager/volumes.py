@@ -170,6 +170,34 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
     return done
 
 
+# An attach the API reserved longer ago than its call to the host may wait was cut short.
+ATTACH_CALL_TIMEOUT = 120.0
+
+
+def reconcile(ctx, instance_uuids: list[str]) -> list[str]:
+    """Start-up, for this host's servers that are not building: an attach cut short by a
+    crash (the volume reserved, never connected) gives its reservation back, so the volume
+    is available again and the server does not list it."""
+    import datetime as dt
+
+    cutoff = utcnow() - dt.timedelta(seconds=ATTACH_CALL_TIMEOUT)
+    with db.reader() as s:
+        rows = list(s.scalars(sa.select(BlockDeviceMapping).where(
+            BlockDeviceMapping.instance_uuid.in_(instance_uuids),
+            BlockDeviceMapping.attachment_id.is_not(None),
+            BlockDeviceMapping.connection_info.is_(None),
+            BlockDeviceMapping.updated_at < cutoff)).all())
+        s.expunge_all()
+    done = []
+    for row in rows:
+        _delete_attachment(ctx, row, use_service_token=True)
+        with db.transaction() as s:
+            _forget(s, row)
+        done.append(f"gave back the reservation of volume {row.volume_id} for "
+                    f"{row.instance_uuid}")
+    return done
+
+
 class VolumeMixin:
     _vol_locks: dict | None = None
     _vol_guard = threading.Lock()
@@ -319,11 +347,11 @@ def _forget(session, row) -> None:
     session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
 
 
-def _delete_attachment(ctx, row) -> str:
+def _delete_attachment(ctx, row, use_service_token: bool = False) -> str:
     done = "nothing"
     if row.attachment_id:
         try:
-            VolumeClient(ctx).attachment_delete(row.attachment_id)
+            _client(ctx, use_service_token).attachment_delete(row.attachment_id)
             done = f"deleted attachment {row.attachment_id}"
         except exceptions.PocketstackError as error:
             done = f"deleting attachment {row.attachment_id} failed: {_describe(error)}"

@@ -1,16 +1,19 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
-from pocketstack.compute.rest import (aggregates, availability_zones, external_events,
-                                      flavors, hypervisors, instance_actions, interfaces,
-                                      keypairs, quota_sets, server_actions, server_groups,
-                                      server_meta, services, servers, versions,
-                                      volume_attachments)
+from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
+                                      external_events, flavors, hosts, hypervisors,
+                                      instance_actions, interfaces, keypairs, migrations,
+                                      quota_classes, quota_sets, server_actions,
+                                      server_diagnostics, server_groups, server_meta,
+                                      server_security_groups, services, servers, usage,
+                                      versions, volume_attachments)
 
 V = "/v2.1"
 
 ROUTES = {
     "/": {"GET": versions.versions},
     V: {"GET": versions.v21},
+    "/v2": {"GET": versions.v20},
     # servers
     f"{V}/servers": {"GET": servers.list_servers, "POST": servers.create_server},
     f"{V}/servers/detail": {"GET": servers.list_servers_detail},
@@ -63,6 +66,8 @@ ROUTES = {
     f"{V}/servers/{{server_id}}/os-volume_attachments/{{volume_id}}": {
         "GET": volume_attachments.show_attachment, "PUT": volume_attachments.update_attachment,
         "DELETE": volume_attachments.detach_volume},
+    f"{V}/servers/{{server_id}}/os-security-groups": {
+        "GET": server_security_groups.list_server_security_groups},
     # server groups
     f"{V}/os-server-groups": {"GET": server_groups.list_groups,
                               "POST": server_groups.create_group},
@@ -90,4 +95,21 @@ ROUTES = {
     f"{V}/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
     f"{V}/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     f"{V}/os-hypervisors/{{hypervisor_id}}": {"GET": hypervisors.show_hypervisor},
+    # issue 10: read routes real clients call
+    f"{V}/os-hypervisors/{{hypervisor_id}}/uptime": {"GET": hypervisors.uptime},
+    f"{V}/servers/{{server_id}}/diagnostics": {"GET": server_diagnostics.diagnostics},
+    f"{V}/servers/{{server_id}}/os-server-password": {
+        "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
+    f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
+    "/console/{server_id}": {"GET": consoles.console_page},
+    f"{V}/os-simple-tenant-usage": {"GET": usage.list_usage},
+    f"{V}/os-simple-tenant-usage/{{tenant_id}}": {"GET": usage.show_usage},
+    f"{V}/os-migrations": {"GET": migrations.list_migrations},
+    f"{V}/servers/{{server_id}}/migrations": {"GET": migrations.list_server_migrations},
+    f"{V}/servers/{{server_id}}/migrations/{{migration_id}}": {
+        "GET": migrations.show_server_migration},
+    f"{V}/os-hosts": {"GET": hosts.list_hosts},
+    f"{V}/os-hosts/{{host_name}}": {"GET": hosts.show_host},
+    f"{V}/os-quota-class-sets/{{class_name}}": {"GET": quota_classes.show,
+                                                "PUT": quota_classes.update},
 }

@@ -21,7 +21,8 @@ CREATE = {
         "type": "object",
         "properties": {
             "name": _FLAVOR_NAME,
-            "id": {"type": ["string", "null"], "minLength": 1, "maxLength": 255,
+            # nova accepts an integer id too, and keeps it as a string
+            "id": {"type": ["string", "integer", "null"], "minLength": 1, "maxLength": 255,
                    "pattern": r"^(?! )[a-zA-Z0-9. _-]+(?<! )$"},
             "ram": dict(_INT, minimum=1), "vcpus": dict(_INT, minimum=1),
             "disk": dict(_INT, minimum=0), "OS-FLV-EXT-DATA:ephemeral": dict(_INT, minimum=0),
@@ -193,7 +194,7 @@ def create_flavor(req):
         schema = copy.deepcopy(CREATE)
         schema["properties"]["flavor"]["properties"]["description"] = DESCRIPTION
     data = body(req, schema)["flavor"]
-    flavorid = data.get("id") or str(uuidlib.uuid4())
+    flavorid = data["id"] if data.get("id") is not None else str(uuidlib.uuid4())
     flavor = Flavor(flavorid=str(flavorid), name=data["name"].strip(),
                     memory_mb=int(data["ram"]), vcpus=int(data["vcpus"]),
                     root_gb=int(data["disk"]),

@@ -100,3 +100,36 @@ def statistics(req):
              "current_workload": 0, "running_vms": sum(n.running_vms for n in nodes),
              "disk_available_least": sum(n.local_gb - n.local_gb_used for n in nodes)}
     return respond(req, {"hypervisor_statistics": stats})
+
+
+def uptime(req):
+    """`uptime`-style line of the host (the simulated hosts share this machine's load); gone
+    from 2.88 as nova, where show carries it."""
+    if at_least(req, "2.88"):
+        raise exceptions.NotFound("The resource could not be found.")
+    authorize(req, "os_compute_api:os-hypervisors:uptime")
+    ident = req.params["hypervisor_id"]
+    with db.reader() as s:
+        cond = ComputeNode.uuid == ident if at_least(req, "2.53") else (
+            ComputeNode.id == int(ident) if ident.isdigit() else sa.false())
+        rows = _load(s, cond)
+    if not rows:
+        raise exceptions.NotFound(f"Hypervisor with ID '{ident}' could not be found.")
+    node, svc = rows[0]
+    out = _basic(req, node, svc)
+    out["uptime"] = _uptime_line(svc.created_at)
+    return respond(req, {"hypervisor": out})
+
+
+def _uptime_line(since) -> str:
+    import os
+
+    from pocketstack.common.timeutils import utcnow
+
+    now = utcnow()
+    seconds = int((now - since.replace(tzinfo=None)).total_seconds()) if since else 0
+    days, rest = divmod(seconds, 86400)
+    hours, minutes = rest // 3600, rest % 3600 // 60
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f" {now:%H:%M:%S} up {days} days, {hours:2d}:{minutes:02d},  0 users,  "
+            f"load average: {load}")

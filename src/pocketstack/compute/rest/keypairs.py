@@ -67,6 +67,35 @@ def generate() -> tuple[str, str]:
     return private, public + " Generated-by-Nova"
 
 
+def generate_x509(user_id: str) -> tuple[str, str]:
+    """A private key and a self-signed client certificate for WinRM, as nova's
+    generate_winrm_x509_cert: CN = the user, UPN <user>@localhost, valid ten years."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, user_id)])
+    upn = ObjectIdentifier("1.3.6.1.4.1.311.20.2.3")
+    # otherName value: DER UTF8String of the UPN
+    value = f"{user_id}@localhost".encode()
+    now = dt.datetime.now(dt.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now).not_valid_after(now + dt.timedelta(days=3650))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+            .add_extension(x509.SubjectAlternativeName([x509.OtherName(
+                upn, b"\x0c" + bytes([len(value)]) + value)]), False)
+            .sign(key, hashes.SHA256()))
+    private = key.private_bytes(serialization.Encoding.PEM,
+                                serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    return private, cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
 def _user(req, data_user: str | None = None) -> str:
     user_id = data_user or (req.query.get("user_id") if at_least(req, "2.10") else None)
     return user_id or req.context.user_id
@@ -117,10 +146,7 @@ def create_keypair(req):
     if data.get("public_key") is not None:
         public = data["public_key"]
     else:
-        if key_type == "x509":
-            raise exceptions.BadRequest("Generating x509 keypairs is not supported; "
-                                        "import a certificate.")
-        private, public = generate()
+        private, public = generate_x509(user_id) if key_type == "x509" else generate()
     fp = fingerprint(public, key_type)
     with db.transaction() as s:
         count = s.scalar(sa.select(sa.func.count()).select_from(KeyPair)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import actions, instances
-from pocketstack.compute.rest import server_resize, views
+from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
+                                      server_security_groups, views)
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
                                              validate)
 
@@ -70,8 +71,9 @@ def _console(req, inst, args):
     text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid)
     length = (args or {}).get("length")
     if length not in (None, "") and int(length) >= 0:
-        lines = text.splitlines(keepends=True)
-        text = "".join(lines[-int(length):]) if int(length) else ""
+        # nova's _tail_log: the last N '\n'-separated pieces, so the answer splits into
+        # exactly N lines
+        text = "\n".join(text.split("\n")[-int(length):]) if int(length) else ""
     return respond(req, {"output": text})
 
 
@@ -113,12 +115,23 @@ def _rebuild(req, inst, args):
         values["metadata_"] = args["metadata"]
     if "description" in args:
         values["display_description"] = args["description"]
+    if "accessIPv4" in args:
+        values["access_ip_v4"] = args["accessIPv4"]
+    if "accessIPv6" in args:
+        from pocketstack.compute.rest.servers import canonical_ipv6
+
+        values["access_ip_v6"] = canonical_ipv6(args["accessIPv6"])
     admin_pass = args.get("adminPass") or api.generate_password()
     actions.rebuild(req.context, inst, image_ref, values)
     inst = instances.get(req.context, inst.uuid)
-    server = views.server(req, inst, show_groups=at_least(req, "2.75"))
+    server = views.after_change(req, inst)
     server["adminPass"] = admin_pass
     return respond(req, {"server": server}, 202)
+
+
+INHERITED_IMAGE_PROPERTIES = ("kernel_id", "ramdisk_id", "os_command_line",
+                              "hypervisor_type", "architecture", "vm_mode", "os_distro",
+                              "os_type")
 
 
 def _create_image(req, inst, args):
@@ -127,7 +140,12 @@ def _create_image(req, inst, args):
               "required": ["name"], "additionalProperties": False}, args)
     from pocketstack.compute.clients.image import ImageClient
 
-    props = {k: v for k, v in (args.get("metadata") or {}).items()}
+    # As nova, the snapshot inherits the base image's boot properties, so a guest booted
+    # from a kernel and ramdisk boots from its snapshot too.
+    base = ImageClient(req.context).get(inst.image_ref) if inst.image_ref else None
+    props = {k: v for k, v in (base or {}).items()
+             if k in INHERITED_IMAGE_PROPERTIES or k.startswith(("hw_", "img_"))}
+    props.update(args.get("metadata") or {})
     image = ImageClient(req.context).create(
         name=args["name"], disk_format="qcow2", container_format="bare",
         instance_uuid=inst.uuid, image_type="snapshot", **props)
@@ -148,6 +166,9 @@ HANDLERS = {
     "os-getConsoleOutput": _console, "rebuild": _rebuild, "createImage": _create_image,
 }
 HANDLERS.update(server_resize.HANDLERS)
+HANDLERS.update(server_security_groups.HANDLERS)
+HANDLERS.update(consoles.HANDLERS)
+HANDLERS.update(server_lifecycle.HANDLERS)
 
 
 def server_action(req):

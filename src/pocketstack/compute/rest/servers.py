@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import base64
-
+import datetime as dt
 import re
 
 import sqlalchemy as sa
@@ -14,6 +14,13 @@ from pocketstack.compute.models import Instance, InstanceTag
 from pocketstack.compute.rest import server_schemas, views
 from pocketstack.compute.rest.common import (at_least, authorize, body, limit_marker, links,
                                              next_link, respond, to_bool, version)
+
+
+def canonical_ipv6(value: str | None) -> str | None:
+    """accessIPv6 as nova stores it: the address's canonical (compressed) form."""
+    import ipaddress
+
+    return str(ipaddress.IPv6Address(value)) if value else value
 
 
 def _ref(value) -> str:
@@ -56,7 +63,7 @@ def create_server(req):
         "config_drive": to_bool(s.get("config_drive", False)),
         "admin_pass": s.get("adminPass"), "description": s.get("description"),
         "tags": s.get("tags") or [], "hints": hints, "access_ip_v4": s.get("accessIPv4"),
-        "access_ip_v6": s.get("accessIPv6"),
+        "access_ip_v6": canonical_ipv6(s.get("accessIPv6")),
         "disk_config": s.get("OS-DCF:diskConfig", "MANUAL"),
     }
     rows, reservation_id, admin_pass = api.create(ctx, params)
@@ -135,25 +142,24 @@ def _list(req, detail: bool):
     else:
         stmt = stmt.where(Instance.project_id == ctx.project_id)
     deleted = admin and to_bool(q.get("deleted", "false"))
-    changes = q.get("changes-since")
-    if changes:
-        try:
-            since = parse_isotime(changes)
-        except ValueError:
-            raise exceptions.BadRequest(f"Invalid input for query parameters changes-since. "
-                                        f"Value: {changes}.") from None
+    since = _changes(q, "changes-since")
+    before = _changes(q, "changes-before") if at_least(req, "2.66") else None
+    if since is not None and before is not None and before < since:
+        raise exceptions.BadRequest("The value of changes-since must be less than or equal "
+                                    "to changes-before.")
+    if since is not None:
         stmt = stmt.where(Instance.updated_at >= since)
-    elif not deleted:
-        stmt = stmt.where(Instance.deleted.is_(False))
+    if before is not None:
+        # Times are shown to the second: a server updated within the second that
+        # changes-before names is at the boundary, and included as nova includes it.
+        if before.microsecond == 0:
+            stmt = stmt.where(Instance.updated_at < before + dt.timedelta(seconds=1))
+        else:
+            stmt = stmt.where(Instance.updated_at <= before)
     if deleted:
         stmt = stmt.where(Instance.deleted.is_(True))
-    changes_before = q.get("changes-before") if at_least(req, "2.66") else None
-    if changes_before:
-        try:
-            stmt = stmt.where(Instance.updated_at <= parse_isotime(changes_before))
-        except ValueError:
-            raise exceptions.BadRequest(f"Invalid input for query parameters changes-before. "
-                                        f"Value: {changes_before}.") from None
+    elif since is None and before is None:  # both ask for deleted servers too, as nova
+        stmt = stmt.where(Instance.deleted.is_(False))
     statuses = q.getlist("status")
     if statuses:
         vms: set = set()
@@ -241,6 +247,17 @@ def _list(req, detail: bool):
     return respond(req, out)
 
 
+def _changes(q, name: str):
+    text = q.get(name)
+    if not text:
+        return None
+    try:
+        return parse_isotime(text)
+    except ValueError:
+        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
+                                    f"Value: {text}.") from None
+
+
 def _regex(text: str):
     try:
         return re.compile(text)
@@ -286,13 +303,13 @@ def update_server(req):
     if "accessIPv4" in data:
         values["access_ip_v4"] = data["accessIPv4"]
     if "accessIPv6" in data:
-        values["access_ip_v6"] = data["accessIPv6"]
+        values["access_ip_v6"] = canonical_ipv6(data["accessIPv6"])
     if "OS-DCF:diskConfig" in data:
         values["auto_disk_config"] = data["OS-DCF:diskConfig"] == "AUTO"
     if values and not instances.update(inst.uuid, values):
         raise instances.not_found(inst.uuid)
     inst = instances.get(req.context, inst.uuid)
-    return respond(req, {"server": views.server(req, inst, show_groups=at_least(req, "2.75"))})
+    return respond(req, {"server": views.after_change(req, inst)})
 
 
 def delete_server(req):

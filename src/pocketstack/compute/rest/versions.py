@@ -13,12 +13,26 @@ def _v21(req) -> dict:
             "links": [{"rel": "self", "href": f"{req.service_url}/v2.1/"}]}
 
 
+def _v20(req) -> dict:
+    return {"id": "v2.0", "status": "SUPPORTED", "version": "", "min_version": "",
+            "updated": "2011-01-21T11:33:21Z",
+            "links": [{"rel": "self", "href": f"{req.service_url}/v2/"}]}
+
+
 @routing.public
 async def versions(req):
-    v20 = {"id": "v2.0", "status": "SUPPORTED", "version": "", "min_version": "",
-           "updated": "2011-01-21T11:33:21Z",
-           "links": [{"rel": "self", "href": f"{req.service_url}/v2/"}]}
-    return routing.json_response({"versions": [v20, _v21(req)]})
+    return routing.json_response({"versions": [_v20(req), _v21(req)]})
+
+
+@routing.public
+async def v20(req):
+    """The legacy v2 root the version list advertises (nova still answers it)."""
+    doc = _v20(req)
+    doc["links"].append({"rel": "describedby", "type": "text/html",
+                         "href": "http://docs.openstack.org/"})
+    doc["media-types"] = [{"base": "application/json",
+                           "type": "application/vnd.openstack.compute+json;version=2"}]
+    return routing.json_response({"version": doc})
 
 
 @routing.public

@@ -39,6 +39,10 @@ def addresses(inst) -> dict:
             entries.append({"version": ip["version"], "addr": ip["ip_address"],
                             "OS-EXT-IPS:type": "fixed",
                             "OS-EXT-IPS-MAC:mac_addr": vif.get("mac_address")})
+            for floating in ip.get("floating_ips") or ():
+                entries.append({"version": 4, "addr": floating,
+                                "OS-EXT-IPS:type": "floating",
+                                "OS-EXT-IPS-MAC:mac_addr": vif.get("mac_address")})
     return out
 
 
@@ -250,6 +254,26 @@ def server(req, inst, vc: ViewContext | None = None, *, show_groups: bool = Fals
 
 
 _PROGRESS = frozenset(("ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING"))
+
+
+# What PUT /servers/{id} and rebuild answer only from 2.75 (nova's show_all_attributes).
+_FROM_2_75 = frozenset((
+    "OS-EXT-AZ:availability_zone", "config_drive", "key_name", "OS-SRV-USG:launched_at",
+    "OS-SRV-USG:terminated_at", "security_groups", "OS-EXT-STS:task_state",
+    "OS-EXT-STS:vm_state", "OS-EXT-STS:power_state", "os-extended-volumes:volumes_attached",
+    "host_status"))
+
+
+def after_change(req, inst) -> dict:
+    """The server as update and rebuild answer it: before 2.75 without the extended
+    attributes and with plain addresses (version and addr only), as nova."""
+    if at_least(req, "2.75"):
+        return server(req, inst, show_groups=True)
+    out = {k: v for k, v in server(req, inst).items()
+           if k not in _FROM_2_75 and not k.startswith("OS-EXT-SRV-ATTR:")}
+    out["addresses"] = {net: [{"version": a["version"], "addr": a["addr"]} for a in addrs]
+                        for net, addrs in out["addresses"].items()}
+    return out
 
 
 def basic(req, inst) -> dict:

@@ -7,6 +7,21 @@ class ComputeDriver:
     def init_host(self, host: str, instances: list[dict]) -> None:
         """Start-up: adopt the guests this host should be running."""
 
+    def cache_image(self, ctx, image_meta: dict, cache_dir: str) -> bool:
+        """Seed steps 19-21: bring the image's data onto this host (``cache_dir`` is the
+        manager's per-host cache); returns whether it was there already. This default
+        keeps one file per image id; the libvirt driver verifies hashes and fetches
+        kernel and ramdisk too."""
+        import os
+
+        from pocketstack.compute.clients.image import ImageClient
+
+        path = os.path.join(cache_dir, image_meta["id"])
+        if os.path.exists(path):
+            return True
+        ImageClient(ctx).download(image_meta["id"], path)
+        return False
+
     def resources(self) -> dict:
         """{"vcpus", "memory_mb", "local_gb", "hypervisor_type", "hypervisor_version"}"""
         raise NotImplementedError

@@ -6,10 +6,13 @@ a new LV (an LVM thick snapshot would need its copy-on-write size guessed up fro
 """
 from __future__ import annotations
 
+import logging
 import os
 
 from pocketstack.common import config
 from pocketstack.volume.backends import Backend, BackendError, run
+
+LOG = logging.getLogger(__name__)
 
 
 class LVMBackend(Backend):
@@ -32,6 +35,44 @@ class LVMBackend(Backend):
 
     def snapshot_path(self, snapshot_id: str) -> str:
         return f"/dev/{self.vg}/snapshot-{snapshot_id}"
+
+    def loop_file(self) -> str:
+        return os.path.join(config.data_dir(), "volume-lvm", f"{self.vg}.img")
+
+    def vg_exists(self) -> bool:
+        try:
+            run("vgs", "--noheadings", "-o", "vg_name", self.vg)
+        except BackendError:
+            return False
+        return True
+
+    def ensure_volume_group(self) -> None:
+        """Start-up: the volume group exists, or (with lvm_loop_file_gb) is made on a loop
+        device over a sparse file in the data dir; after a reboot the file is attached
+        again and LVM finds the group on it."""
+        if self.vg_exists():
+            return
+        size = config.CONF.volume.lvm_loop_file_gb
+        if not size:
+            LOG.warning("LVM volume group %s does not exist: volumes of the lvm backend "
+                        "will fail until it does (or set [volume] lvm_loop_file_gb)", self.vg)
+            return
+        path = self.loop_file()
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fresh = not os.path.exists(path)
+        if fresh:
+            run("truncate", "-s", f"{size}G", path)
+        attached = run("losetup", "-j", path).strip()
+        device = attached.split(":", 1)[0] if attached else \
+            run("losetup", "-f", "--show", path).strip()
+        if not fresh:
+            run("pvscan", "--cache", device)
+            if self.vg_exists():
+                return
+        run("pvcreate", "-q", "-y", device)
+        run("vgcreate", "-q", self.vg, device)
+        LOG.info("Created LVM volume group %s on %s (%s, %d GiB)", self.vg, device, path,
+                 size)
 
     def _ensure_pool(self) -> None:
         pool = config.CONF.volume.lvm_thin_pool

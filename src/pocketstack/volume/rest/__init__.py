@@ -5,7 +5,7 @@ id."""
 import functools
 
 from pocketstack.common import exceptions
-from pocketstack.volume.rest import (attachments, info, quota_sets, snapshots, types,
+from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
 
 V3 = {
@@ -37,6 +37,12 @@ V3 = {
     "/snapshots/{snapshot_id}/metadata/{key}": {"GET": snapshots.show_metadata_key,
                                                 "PUT": snapshots.update_metadata_key,
                                                 "DELETE": snapshots.delete_metadata_key},
+    "/backups": {"GET": backups.list_backups, "POST": backups.create},
+    "/backups/detail": {"GET": backups.list_detail},
+    "/backups/{backup_id}": {"GET": backups.show, "PUT": backups.update,
+                             "DELETE": backups.delete},
+    "/backups/{backup_id}/restore": {"POST": backups.restore},
+    "/backups/{backup_id}/action": {"POST": backups.action},
     "/types": {"GET": types.list_types, "POST": types.create},
     "/types/{type_id}": {"GET": types.show, "PUT": types.update, "DELETE": types.delete},
     "/types/{type_id}/extra_specs": {"GET": types.list_specs, "POST": types.create_specs},

@@ -17,6 +17,9 @@ UPDATED = "2013-04-18T00:00:00+00:00"
 EXTENSIONS = (
     ("os-admin-actions", "AdminActions", "Enable admin actions."),
     ("os-availability-zone", "AvailabilityZones", "Describe Availability Zones."),
+    ("backups", "Backups", "Backups support."),
+    ("os-backup-project-attr", "BackupProjectAttribute",
+     "Expose project_id as an attribute of a backup."),
     ("os-extended-services", "ExtendedServices", "Extended services support."),
     ("os-extended-snapshot-attributes", "ExtendedSnapshotAttributes",
      "Extended SnapshotAttributes support."),
@@ -56,8 +59,8 @@ def limits(req):
         "maxTotalVolumeGigabytes": limit["gigabytes"], "maxTotalBackups": limit["backups"],
         "maxTotalBackupGigabytes": limit["backup_gigabytes"],
         "totalVolumesUsed": used["volumes"], "totalSnapshotsUsed": used["snapshots"],
-        "totalGigabytesUsed": used["gigabytes"], "totalBackupsUsed": 0,
-        "totalBackupGigabytesUsed": 0}}})
+        "totalGigabytesUsed": used["gigabytes"], "totalBackupsUsed": used["backups"],
+        "totalBackupGigabytesUsed": used["backup_gigabytes"]}}})
 
 
 def availability_zones(req):

@@ -1,0 +1,85 @@
+"""Remote consoles: POST /servers/{id}/remote-consoles (2.6+) and the older
+os-getVNCConsole / os-getSerialConsole actions answer a URL this cloud really serves: a
+page with the server's console log, behind a token that expires as nova's console tokens
+do (10 minutes). GET /console/{server_id}?token=… is that page (no Keystone token: the
+URL is what a browser opens)."""
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+
+from starlette.responses import Response
+
+from pocketstack.common import exceptions
+from pocketstack.compute import actions, instances, states
+from pocketstack.compute.rest.common import at_least, authorize, respond, validate
+from pocketstack.wsgi.routing import public
+
+TOKEN_TTL = 600
+# protocol -> console types nova knows for it; we serve vnc and serial (the log page)
+_TYPES = {"vnc": ["novnc", "xvpvnc"], "spice": ["spice-html5"], "rdp": ["rdp-html5"],
+          "serial": ["serial"], "mks": ["webmks"]}
+_SERVED = ("vnc", "serial")
+
+
+def _url(req, inst, protocol: str, console_type: str) -> str:
+    if protocol not in _SERVED:
+        raise exceptions.BadRequest(f"Unavailable console type {console_type}.")
+    if inst.vm_state in (states.BUILDING, states.SHELVED_OFFLOADED) or not inst.host:
+        raise exceptions.Conflict(f"Instance {inst.uuid} is not ready")
+    token = secrets.token_urlsafe(24)
+    meta = dict(inst.system_metadata or {}, console_token=token,
+                console_token_expires=time.time() + TOKEN_TTL)
+    instances.update(inst.uuid, {"system_metadata": meta})
+    return f"{req.service_url}/console/{inst.uuid}?token={token}"
+
+
+def create_remote_console(req):
+    inst = instances.get(req.context, req.params["server_id"])
+    authorize(req, "os_compute_api:os-remote-consoles", {"project_id": inst.project_id})
+    protocols = [p for p in _TYPES if p != "mks" or at_least(req, "2.8")]
+    validate({"type": "object", "properties": {"remote_console": {
+        "type": "object", "properties": {
+            "protocol": {"type": "string", "enum": protocols},
+            "type": {"type": "string",
+                     "enum": [t for p in protocols for t in _TYPES[p]]}},
+        "required": ["protocol", "type"], "additionalProperties": False}},
+        "required": ["remote_console"], "additionalProperties": False}, req.json())
+    wanted = req.json()["remote_console"]
+    protocol, console_type = wanted["protocol"], wanted["type"]
+    if console_type not in _TYPES[protocol]:
+        raise exceptions.BadRequest(f"Unavailable console type {console_type}.")
+    url = _url(req, inst, protocol, console_type)
+    return respond(req, {"remote_console": {"protocol": protocol, "type": console_type,
+                                            "url": url}})
+
+
+def _legacy(protocol: str):
+    def handler(req, inst, args):
+        authorize(req, "os_compute_api:os-remote-consoles", {"project_id": inst.project_id})
+        validate({"type": "object", "properties": {"type": {
+            "type": "string", "enum": _TYPES[protocol]}},
+            "required": ["type"], "additionalProperties": False}, args)
+        return respond(req, {"console": {"type": args["type"],
+                                         "url": _url(req, inst, protocol, args["type"])}})
+    return handler
+
+
+@public
+def console_page(req):
+    """The console log, for whoever holds the URL's token."""
+    inst = instances.load(req.params["server_id"])
+    meta = (inst.system_metadata or {}) if inst is not None and not inst.deleted else {}
+    token = req.query.get("token") or ""
+    if not meta.get("console_token") or not hmac.compare_digest(
+            str(meta["console_token"]), token) or meta.get("console_token_expires", 0) < \
+            time.time():
+        raise exceptions.NotFound("Invalid or expired console token.")
+    text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid) \
+        if inst.host else ""
+    return Response(text, media_type="text/plain; charset=utf-8")
+
+
+HANDLERS = {"os-getVNCConsole": _legacy("vnc"), "os-getSerialConsole": _legacy("serial"),
+            "os-getSPICEConsole": _legacy("spice"), "os-getRDPConsole": _legacy("rdp")}

@@ -1,0 +1,270 @@
+"""The agent's loop: read from the database what this host should have, make the host
+match (plumbing.py, firewall.py), and serve metadata in each DHCP namespace.
+
+``ensure(network_id)`` plumbs one network at once (the API calls it when a port is bound,
+before the port's events go out); ``mark()`` asks for a full reconcile on the agent's
+thread (changes are coalesced); start-up reconciles everything, including what a crash
+left behind.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from pocketstack.common import config, db, runtime
+from pocketstack.network import agent, dhcp
+from pocketstack.network.agent import firewall, plumbing
+from pocketstack.network.agent import ip as host
+from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurityGroup,
+                                        SecurityGroupRule, Subnet)
+
+LOG = logging.getLogger(__name__)
+DHCP_OWNER = "network:dhcp"
+_NOTHING_YET = object()
+
+
+# --- what the database says ----------------------------------------------------------
+
+def _guest_ports(s, network_id: str | None = None):
+    hosts = sorted(agent.bridge_hosts())
+    query = sa.select(Port).where(Port.host_id.in_(hosts),
+                                  sa.not_(Port.device_owner.startswith("network:"))).options(
+        orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings))
+    if network_id is not None:
+        query = query.where(Port.network_id == network_id)
+    return s.scalars(query).all()
+
+
+def _plan(s, network_id: str) -> plumbing.NetworkPlan | None:
+    network = s.get(Network, network_id)
+    if network is None:
+        return None
+    plan = plumbing.NetworkPlan(network_id=network_id, mtu=network.mtu or 1500)
+    subnets = {x.id: x for x in s.scalars(sa.select(Subnet).where(
+        Subnet.network_id == network_id))}
+    port = s.scalar(sa.select(Port).where(Port.network_id == network_id,
+                                          Port.device_owner == DHCP_OWNER).limit(1))
+    if port is not None:
+        plan.dhcp_port_id, plan.dhcp_mac = port.id, port.mac_address
+        for alloc in port.fixed_ips:
+            subnet = subnets.get(alloc.subnet_id)
+            if subnet is None or subnet.ip_version != 4 or not subnet.enable_dhcp:
+                continue  # DHCPv6 is not served yet
+            prefix = subnet.cidr.split("/")[1]
+            plan.dhcp_addresses.append(f"{alloc.ip_address}/{prefix}")
+            plan.dhcp_subnets.append((subnet.id, subnet.cidr))
+    return plan
+
+
+def wanted_networks() -> set[str]:
+    with db.reader() as s:
+        return {p.network_id for p in _guest_ports(s)}
+
+
+def _firewall_state(s):
+    ports, group_ids = [], set()
+    guest_ports = _guest_ports(s)
+    for port in guest_ports:
+        if not port.port_security_enabled:
+            continue
+        groups = sorted(b.security_group_id for b in port.security_group_bindings)
+        ips = [a.ip_address for a in port.fixed_ips]
+        if ips:
+            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups,
+                                            port.mac_address,
+                                            list(port.allowed_address_pairs or [])))
+            group_ids.update(groups)
+    rules = [firewall.Rule(r.security_group_id, r.direction, r.ethertype, r.protocol,
+                           r.port_range_min, r.port_range_max, r.remote_ip_prefix,
+                           r.remote_group_id)
+             for r in s.scalars(sa.select(SecurityGroupRule).where(
+                 SecurityGroupRule.security_group_id.in_(sorted(group_ids))).order_by(
+                 SecurityGroupRule.created_at, SecurityGroupRule.id))]
+    remote = sorted({r.remote_group_id for r in rules if r.remote_group_id})
+    members: dict[str, list[str]] = {}
+    for group_id, address in s.execute(
+            sa.select(PortSecurityGroup.security_group_id, IPAllocation.ip_address).join(
+                IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
+                PortSecurityGroup.security_group_id.in_(remote))):
+        members.setdefault(group_id, []).append(address)
+    networks = {p.network_id for p in guest_ports}
+    dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
+        sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
+                                 Port.network_id.in_(sorted(networks))))]
+    return ports, rules, members, dhcp_taps
+
+
+# --- the agent -----------------------------------------------------------------------
+
+class HostAgent:
+    def __init__(self):
+        self.lock = threading.RLock()  # one change to the host at a time
+        self.cond = threading.Condition()
+        self.dirty = False
+        self.stopping = False
+        self.metadata: dict[str, object] = {}  # network id -> MetadataServer
+        self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
+        self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="network-host-agent", daemon=True)
+
+    def start(self) -> "HostAgent":
+        os.makedirs(self._root(), exist_ok=True)
+        self.reconcile()
+        self.thread.start()
+        return self
+
+    @staticmethod
+    def _root() -> str:
+        return os.path.join(config.data_dir(), "network", "agent")
+
+    def mark(self) -> None:
+        with self.cond:
+            self.dirty = True
+            self.cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.dirty and not self.stopping:
+                    self.cond.wait()
+                if self.stopping:
+                    return
+                self.dirty = False
+            try:
+                self.reconcile()
+            except Exception:  # noqa: BLE001 - the next change retries
+                LOG.exception("Host networking reconcile failed")
+
+    # --- work ---------------------------------------------------------------------
+
+    def ensure(self, network_id: str) -> None:
+        """Plumb one network now (bridge, namespace, dnsmasq, metadata) and its rules."""
+        with self.lock:
+            with db.reader() as s:
+                plan = _plan(s, network_id)
+            if plan is not None:
+                self._plug(plan)
+            self._firewall()
+
+    def reconcile(self) -> None:
+        with self.lock:
+            wanted = wanted_networks()
+            for network_id in sorted(wanted):
+                with db.reader() as s:
+                    plan = _plan(s, network_id)
+                if plan is not None:
+                    self._plug(plan)
+            self._firewall()
+            for network_id in sorted(self._plumbed() - wanted):
+                self._unplug(network_id)
+
+    def _plumbed(self) -> set[str]:
+        """Networks this agent plumbed (another cloud on this host keeps its own)."""
+        root = self._root()
+        return set(os.listdir(root)) if os.path.isdir(root) else set()
+
+    def _plug(self, plan: plumbing.NetworkPlan) -> None:
+        if self.plans.get(plan.network_id) == plan and plumbing.intact(plan) and (
+                plan.network_id in self.metadata or not plan.dhcp_subnets):
+            return  # as plumbed before (the usual case: another port on the network)
+        plumbing.plug(plan)
+        self.plans[plan.network_id] = plan
+        if plan.dhcp_port_id and plan.dhcp_subnets:
+            self._serve_metadata(plan.network_id)
+        else:
+            self._stop_metadata(plan.network_id)
+
+    def _unplug(self, network_id: str) -> None:
+        self.plans.pop(network_id, None)
+        self._stop_metadata(network_id)
+        plumbing.unplug(network_id)
+
+    def _serve_metadata(self, network_id: str) -> None:
+        if network_id in self.metadata:
+            return
+        from pocketstack.compute.metadata.server import MetadataServer
+
+        sock = host.listening_socket(agent.namespace(network_id),
+                                     plumbing.METADATA_ADDRESS, 80)
+        self.metadata[network_id] = MetadataServer(network_id, sock=sock)
+
+    def _stop_metadata(self, network_id: str) -> None:
+        server = self.metadata.pop(network_id, None)
+        if server is not None:
+            server.stop()
+
+    def _firewall(self) -> None:
+        with db.reader() as s:
+            ports, rules, members, dhcp_taps = _firewall_state(s)
+        text = None
+        if ports or dhcp_taps:
+            table = firewall.table_name()
+            text = (firewall.render(table, ports, rules, members) +
+                    firewall.render_l2(table, ports, dhcp_taps))
+        if text != self.rules_applied or self.rules_applied is _NOTHING_YET:
+            firewall.apply(text)
+            self.rules_applied = text
+
+    def files_written(self, network_id: str) -> None:
+        """The DHCP writer replaced the network's files: dnsmasq re-reads them, and the
+        network's ports may have changed (bound, unbound, gone)."""
+        plumbing.reload(network_id)
+        self.mark()
+
+    def stop(self, teardown: bool = False) -> None:
+        """Stop the thread and the metadata listeners; ``teardown`` also removes every
+        bridge, namespace and dnsmasq this agent made, and its rules (tests)."""
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        if self.thread.is_alive():
+            self.thread.join(timeout=10)
+        with self.lock:
+            for network_id in list(self.metadata):
+                self._stop_metadata(network_id)
+            if teardown:
+                for network_id in sorted(self._plumbed()):
+                    plumbing.unplug(network_id)
+                firewall.remove()
+
+
+PACKAGES = {"ip": "iproute2", "dnsmasq": "dnsmasq-base", "nft": "nftables"}
+
+
+def preflight() -> None:
+    """Say plainly what is missing, before anything is half made."""
+    if os.geteuid() != 0:
+        raise config.ConfigError(
+            "Host networking ([network] host_networking, or a libvirt host) makes bridges, "
+            "namespaces and nftables rules and needs root: run pocketstack as root, or "
+            "turn it off.")
+    missing = [tool for tool in PACKAGES if shutil.which(tool) is None]
+    if missing:
+        raise config.ConfigError(
+            f"Host networking needs {', '.join(missing)}: apt-get install "
+            f"{' '.join(PACKAGES[t] for t in missing)}")
+
+
+def start() -> HostAgent:
+    preflight()
+    running = HostAgent()
+    agent._slot().agent = running
+    dhcp.add_listener(running.files_written)
+    try:
+        return running.start()
+    except Exception:
+        stop(running)
+        raise
+
+
+def stop(running: HostAgent, teardown: bool = False) -> None:
+    dhcp.remove_listener(running.files_written)
+    if agent.running() is running:
+        agent._slot().agent = None
+    running.stop(teardown=teardown)

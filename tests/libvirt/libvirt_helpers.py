@@ -1,0 +1,37 @@
+"""Helpers shared by the libvirt driver tests: skip reasons and disk images. (A module of
+its own: ``from conftest import`` can resolve to another test directory's conftest.)"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+def libvirt_python_missing() -> str | None:
+    try:
+        import libvirt  # noqa: F401
+    except ImportError:
+        return "libvirt-python is not installed (pip install 'pocketstack[libvirt]')"
+    return None
+
+
+def qemu_img_missing() -> str | None:
+    return None if shutil.which("qemu-img") else "qemu-img is not installed (make libvirt)"
+
+
+def real_libvirt_missing() -> str | None:
+    """Why real guests cannot run here, or None."""
+    reason = libvirt_python_missing() or qemu_img_missing()
+    if reason:
+        return reason
+    if not shutil.which("qemu-system-x86_64"):
+        return "qemu-system-x86 is not installed (make libvirt)"
+    import libvirt
+
+    try:
+        libvirt.open("qemu:///system").close()
+    except libvirt.libvirtError as error:
+        return f"libvirtd is not reachable at qemu:///system ({error}); run make libvirt"
+    return None
+
+
+def make_qcow2(path: str, size: str = "64M") -> None:
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", path, size], check=True)

@@ -1,0 +1,151 @@
+"""Issue 9: LibvirtDriver's whole lifecycle against libvirt's own test:///default
+hypervisor (no QEMU, no root): disks on the real filesystem with qemu-img, domains, power
+operations, snapshot, destroy and start-up reconciliation. Hot-plug, which that driver
+lacks, is tested on real guests (test_libvirt_guests.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+
+import pytest
+
+from libvirt_helpers import libvirt_python_missing, make_qcow2, qemu_img_missing
+from pocketstack.compute import states
+
+pytestmark = pytest.mark.skipif(bool(libvirt_python_missing() or qemu_img_missing()),
+                                reason=libvirt_python_missing() or qemu_img_missing() or "")
+
+FLAVOR = {"name": "m1.test", "memory_mb": 128, "vcpus": 1, "root_gb": 1, "ephemeral_gb": 1,
+          "swap": 16}
+
+
+@pytest.fixture
+def driver(libvirt_conf, tmp_path):
+    from pocketstack.compute.virt.libvirt.driver import LibvirtDriver
+
+    libvirt_conf("connection_uri", "test:///default")
+    libvirt_conf("shutdown_timeout", 2.0)
+    drv = LibvirtDriver(f"lvt-{uuid.uuid4().hex[:6]}", str(tmp_path))
+    make_qcow2(drv.cache.path("image-1"))
+    for name in ("kernel-1", "ramdisk-1"):
+        with open(drv.cache.path(name), "wb") as f:
+            f.write(b"not really a kernel")
+    yield drv
+    for uuid_ in drv.list_instance_uuids():
+        drv.destroy({"uuid": uuid_})
+
+
+def instance(**extra) -> dict:
+    return dict({"uuid": str(uuid.uuid4()), "flavor": dict(FLAVOR), "display_name": "vm1",
+                 "project_id": "p-1", "user_id": "u-1", "config_drive": ""}, **extra)
+
+
+VIF = {"port_id": "93121330-58aa-4bbb-8ccc-000000000001", "network_id": "8165bc3d-400a-48a0",
+       "mac_address": "fa:16:3e:12:34:56",
+       "fixed_ips": [{"ip_address": "10.0.0.5", "version": 4}]}
+IMAGE = {"id": "image-1", "kernel_id": "kernel-1", "ramdisk_id": "ramdisk-1",
+         "os_command_line": "console=ttyS0"}
+
+
+def qemu_info(path: str) -> dict:
+    return json.loads(subprocess.run(["qemu-img", "info", "-U", "--output=json", path],
+                                     capture_output=True, text=True, check=True).stdout)
+
+
+def test_spawn_builds_disks_and_a_running_domain(driver):
+    inst = instance()
+    driver.spawn(inst, dict(IMAGE), [VIF], None)
+    assert driver.get_power_state(inst["uuid"]) == states.RUNNING
+    assert inst["uuid"] in driver.list_instance_uuids()
+    inst_dir = os.path.join(driver.instances_path, inst["uuid"])
+    root = qemu_info(os.path.join(inst_dir, "disk"))
+    assert root["format"] == "qcow2" and root["virtual-size"] == 1 << 30
+    assert root["backing-filename"] == driver.cache.path("image-1")
+    assert qemu_info(os.path.join(inst_dir, "disk.eph0"))["virtual-size"] == 1 << 30
+    assert os.path.getsize(os.path.join(inst_dir, "disk.swap")) == 16 << 20
+    devices = driver.devices(inst["uuid"])
+    assert sorted(devices["disks"]) == ["vda", "vdb", "vdc"]
+    assert devices["macs"] == {"fa:16:3e:12:34:56": "tap93121330-58"}
+    with open(os.path.join(inst_dir, "libvirt.xml")) as f:
+        xml = f.read()
+    assert "<kernel>" + driver.cache.path("kernel-1") + "</kernel>" in xml
+    assert "<cmdline>console=ttyS0</cmdline>" in xml
+    assert '<source bridge="brq8165bc3d-40" />' in xml
+    assert "instance-" in xml and 'address="10.0.0.5"' in xml
+
+
+def test_power_operations_follow_libvirt(driver):
+    inst = instance()
+    driver.spawn(inst, dict(IMAGE), [], None)
+    uuid_ = inst["uuid"]
+    for op, expected in (("pause", states.PAUSED_POWER), ("unpause", states.RUNNING),
+                         ("suspend", states.SUSPENDED_POWER), ("resume", states.RUNNING),
+                         ("power_off", states.SHUTDOWN), ("power_on", states.RUNNING)):
+        getattr(driver, op)(inst)
+        assert driver.get_power_state(uuid_) == expected, op
+    for kind in ("SOFT", "HARD"):
+        driver.reboot(inst, kind)
+        assert driver.get_power_state(uuid_) == states.RUNNING
+
+
+def test_snapshot_console_and_destroy(driver):
+    inst = instance()
+    driver.spawn(inst, dict(IMAGE), [VIF], None)
+    data = driver.snapshot(inst)
+    assert data[:4] == b"QFI\xfb"
+    assert driver.get_power_state(inst["uuid"]) == states.RUNNING
+    log = os.path.join(driver.instances_path, inst["uuid"], "console.log")
+    with open(log, "w") as f:
+        f.write("x" * 200000 + "\nlast line\n")
+    out = driver.get_console_output(inst["uuid"])
+    assert out.endswith("last line\n") and len(out) <= 100 * 1024
+    driver.destroy(inst)
+    assert driver.get_power_state(inst["uuid"]) is None
+    assert inst["uuid"] not in driver.list_instance_uuids()
+    assert not os.path.exists(os.path.join(driver.instances_path, inst["uuid"]))
+    assert driver.get_console_output(inst["uuid"]) == ""
+    driver.destroy(inst)  # idempotent
+
+
+def test_flavor_too_small_for_the_image_leaves_nothing(driver):
+    from pocketstack.compute.virt.libvirt.imagecache import ImageError
+
+    make_qcow2(driver.cache.path("image-big"), "3G")
+    inst = instance()
+    with pytest.raises(ImageError, match="too small"):
+        driver.spawn(inst, {"id": "image-big"}, [], None)
+    driver.destroy(inst)  # what the manager's cleanup does
+    assert driver.get_power_state(inst["uuid"]) is None
+    assert not os.path.exists(os.path.join(driver.instances_path, inst["uuid"]))
+
+
+def test_init_host_removes_leftovers_of_this_host_only(driver, libvirt_conf, tmp_path):
+    from pocketstack.compute.virt.libvirt.driver import LibvirtDriver
+
+    keep, gone = instance(), instance()
+    driver.spawn(keep, dict(IMAGE), [], None)
+    driver.spawn(gone, dict(IMAGE), [], None)
+    other = LibvirtDriver("lvt-other", str(tmp_path / "other"))
+    make_qcow2(other.cache.path("image-1"))
+    foreign = instance()
+    other.spawn(foreign, {"id": "image-1"}, [], None)
+    stray = os.path.join(driver.instances_path, str(uuid.uuid4()))
+    os.makedirs(stray)
+    try:
+        driver.init_host(driver.host_name, [{"uuid": keep["uuid"], "power_state": 1}])
+        assert driver.list_instance_uuids() == [keep["uuid"]]
+        assert not os.path.exists(os.path.join(driver.instances_path, gone["uuid"]))
+        assert not os.path.exists(stray)
+        assert other.get_power_state(foreign["uuid"]) == states.RUNNING
+        assert driver.get_power_state(foreign["uuid"]) is None  # not ours to see
+    finally:
+        other.destroy(foreign)
+
+
+def test_resources_come_from_libvirt_and_the_instances_dir(driver):
+    res = driver.resources()
+    assert res["hypervisor_type"] == "QEMU"
+    assert res["vcpus"] == 16 and res["memory_mb"] == 3072  # test:///default's node
+    assert res["local_gb"] >= 1

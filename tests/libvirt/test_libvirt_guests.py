@@ -1,0 +1,341 @@
+"""Issue 9, real guests: the tiny guest booted under libvirt/QEMU (software emulation)
+through the cloud's API, proving from its own serial console what the cloud gave it.
+
+The test cloud gets one libvirt compute host (lvt-<random>) next to its simulated ones,
+with this host's guest networking agent (bridge, qdhcp namespace, dnsmasq, metadata
+proxy) serving it; the tiny image carries hypervisor_type=qemu, so the scheduler's
+ImagePropertiesFilter sends it there. Needs root, libvirtd on qemu:///system, QEMU,
+qemu-img, the Debian cloud kernel, busybox-static, dnsmasq, nftables and iproute2
+(`make libvirt`); skips with the reason otherwise. Everything is removed in finally
+blocks: servers, networks, images, the compute service record, the agent's bridges.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from libvirt_helpers import real_libvirt_missing
+
+TOOLS = ("ip", "dnsmasq", "nft")
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "real guests need root (bridges, namespaces, QEMU as root)"
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        return f"real guest networking needs {', '.join(missing)}"
+    return real_libvirt_missing()
+
+
+SKIP = _skip_reason()
+pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+
+BOOT_TIMEOUT = 120.0  # QEMU's software emulation on a loaded 2-core machine
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)
+
+
+class RealHost:
+    def __init__(self, cloud, name, service):
+        self.cloud, self.name, self.service = cloud, name, service
+        self.driver = service.manager.driver
+
+    def domain_names(self) -> set[str]:
+        return {d.name() for d in self.driver.host.conn().listAllDomains(0)}
+
+
+@pytest.fixture(scope="module")
+def real_host(cloud):
+    """A libvirt compute host in the test cloud, and the guest networking agent."""
+    from pocketstack.common import config
+    from pocketstack.compute import service as compute_service
+    from pocketstack.network.agent import agent as host_agent
+
+    conf = config.CONF
+    name = f"lvt-{uuid.uuid4().hex[:6]}"
+    overrides = [("host_networking", True, "network"), ("bridge_hosts", [name], "network"),
+                 ("nft_table", "lvt_test", "network"), ("periodic_interval", 1.0, "compute")]
+    for opt, value, group in overrides:
+        conf.set_override(opt, value, group=group)
+    running = service = None
+    try:
+        running = host_agent.start()
+        service = compute_service.start_compute(name, cloud.data_dir, "libvirt")
+        host = RealHost(cloud, name, service)
+        wait_for(lambda: any(h.name == name for h in cloud.sdk().compute.hypervisors()),
+                 30, "the libvirt host in the hypervisor list")
+        yield host
+    finally:
+        if service is not None:
+            service.stop()
+            admin = cloud.sdk()
+            for svc in admin.compute.services(host=name):
+                admin.compute.delete_service(svc, ignore_missing=True)
+        if running is not None:
+            host_agent.stop(running, teardown=True)
+        for opt, _, group in overrides:
+            conf.clear_override(opt, group=group)
+
+
+@pytest.fixture(scope="module")
+def tiny_image(cloud, real_host):
+    """`pocketstack image tiny` against the test cloud (the issue's own command)."""
+    name = f"lvt-tiny-{uuid.uuid4().hex[:6]}"
+    exe = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+    proc = subprocess.run([exe, "image", "tiny", "--data-dir", cloud.data_dir, "--name", name],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    admin = cloud.sdk()
+    try:
+        image = admin.image.find_image(name)
+        assert image.hypervisor_type == "qemu" and image.kernel_id and image.ramdisk_id
+        yield image
+    finally:
+        for suffix in ("", "-kernel", "-ramdisk"):
+            found = admin.image.find_image(name + suffix)
+            if found is not None:
+                admin.image.delete_image(found, ignore_missing=True)
+
+
+@pytest.fixture(scope="module")
+def member(cloud, real_host):
+    """A member project with a network; everything it made is deleted afterwards."""
+    user = cloud.make_user(roles=("member",))
+    conn = cloud.user_sdk(user)
+    try:
+        yield user, conn
+    finally:
+        for server in conn.compute.servers():
+            conn.compute.delete_server(server)
+        wait_for(lambda: not list(conn.compute.servers()), 60, "servers deleted",
+                 interval=0.2)
+        for net in conn.network.networks(project_id=user["project_id"]):
+            conn.network.delete_network(net)
+
+
+def console(conn, server_id) -> str:
+    return conn.compute.get_server_console_output(server_id)["output"]
+
+
+def status(conn, server_id) -> str | None:
+    server = conn.compute.get_server(server_id)
+    return None if server.task_state else server.status
+
+
+def instance_dir(real_host, server_id) -> str:
+    return os.path.join(real_host.driver.instances_path, server_id)
+
+
+def test_boot_lifecycle_and_delete_through_the_cli(cloud, real_host, tiny_image, member,
+                                                   tmp_path):
+    """The issue's flow: the console shows the uuid, hostname and the same address the
+    API lists, the metadata service and the config drive answered, the user data ran;
+    stop/start/reboot; delete leaves no domain, disk or tap."""
+    user, conn = member
+    net = f"lvt-net-{uuid.uuid4().hex[:4]}"
+    cloud.cli("network", "create", net, user=user)
+    cloud.cli("subnet", "create", "--network", net, "--subnet-range", "10.77.0.0/26",
+              f"{net}-v4", user=user)
+    cloud.cli("keypair", "create", "--public-key", _public_key(tmp_path), "lvt-k1", user=user)
+    user_data = tmp_path / "hello.sh"
+    user_data.write_text("#!/bin/sh\necho hello from user data\n")
+    server = cloud.cli("server", "create", "--flavor", "m1.nano", "--image", tiny_image.name,
+                       "--network", net, "--key-name", "lvt-k1", "--user-data",
+                       str(user_data), "--config-drive", "true", "--wait", "tiny1",
+                       "-f", "json", user=user)
+    sid = server["id"]
+    assert server["status"] == "ACTIVE"
+    address = re.search(r"(\d+\.\d+\.\d+\.\d+)", str(server["addresses"])).group(1)
+
+    wait_for(lambda: "pocketstack-tiny: up" in console(conn, sid), BOOT_TIMEOUT,
+             "the guest to finish booting")
+    log = cloud.cli("console", "log", "show", "tiny1", user=user)
+    assert f"eth0 leased {address}/26" in log
+    assert f"config-drive /dev/sr0 uuid={sid} hostname=tiny1" in log
+    assert f"metadata-service uuid={sid} hostname=tiny1" in log
+    assert "key=lvt-k1" in log
+    assert "hello from user data" in log and "user-data exited 0" in log
+    domain = f"instance-{sid[:8]}"
+    assert domain in real_host.domain_names()
+    tap = "tap" + conn.network.ports(device_id=sid).__next__().id[:11]
+    assert os.path.exists(f"/sys/class/net/{tap}")
+
+    cloud.cli("server", "stop", "tiny1", user=user)
+    wait_for(lambda: status(conn, sid) == "SHUTOFF", 90, "SHUTOFF")
+    assert real_host.driver.get_power_state(sid) == 4
+    cloud.cli("server", "start", "tiny1", user=user)
+    wait_for(lambda: status(conn, sid) == "ACTIVE", 90, "ACTIVE after start")
+    cloud.cli("server", "reboot", "--wait", "tiny1", user=user)
+    assert status(conn, sid) == "ACTIVE"
+    wait_for(lambda: console(conn, sid).count("pocketstack-tiny: booting") >= 3,
+             BOOT_TIMEOUT, "the guest booting a third time (start, reboot)")
+
+    cloud.cli("server", "delete", "--wait", "tiny1", user=user)
+    assert domain not in real_host.domain_names()
+    assert not os.path.exists(instance_dir(real_host, sid))
+    assert not os.path.exists(f"/sys/class/net/{tap}")
+
+
+def test_corrupt_image_ends_in_error_and_leaves_nothing(cloud, real_host, member):
+    user, conn = member
+    admin = cloud.sdk()
+    image = admin.image.create_image(
+        name=f"lvt-corrupt-{uuid.uuid4().hex[:6]}", disk_format="qcow2",
+        container_format="bare", visibility="public", hypervisor_type="qemu",
+        data=b"QFI\xfb" + os.urandom(4096))
+    try:
+        server = conn.compute.create_server(name="lvt-corrupt", image_id=image.id,
+                                            flavor_id="42", networks="none")
+        server = conn.compute.wait_for_server(server, status="ERROR", failures=["ACTIVE"],
+                                              interval=0.2, wait=120)
+        assert server.fault and server.fault.get("message"), server
+        assert real_host.driver.get_power_state(server.id) is None
+        assert not os.path.exists(instance_dir(real_host, server.id))
+        assert f"instance-{server.id[:8]}" not in real_host.domain_names()
+        conn.compute.delete_server(server)
+    finally:
+        admin.image.delete_image(image, ignore_missing=True)
+
+
+def test_guests_on_one_network_reach_each_other_not_another(cloud, real_host, tiny_image,
+                                                             member):
+    """Two guests on one network ping each other (the default group admits its members);
+    a guest on another network is out of reach. The pings run in the guest's user data."""
+    import base64
+
+    user, conn = member
+    nets = []
+    for cidr in ("10.78.1.0/28", "10.78.2.0/28"):
+        net = conn.network.create_network(name=f"lvt-ping-{uuid.uuid4().hex[:4]}")
+        conn.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+        nets.append(net)
+
+    def boot(net, user_data=None):
+        kwargs = {"user_data": base64.b64encode(user_data.encode()).decode()} \
+            if user_data else {}
+        return conn.compute.create_server(name=f"lvt-ping-{uuid.uuid4().hex[:4]}",
+                                          image_id=tiny_image.id, flavor_id="42",
+                                          networks=[{"uuid": net.id}], **kwargs)
+
+    def address(server):
+        server = conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        return next(iter(server.addresses.values()))[0]["addr"]
+
+    a, c = boot(nets[0]), boot(nets[1])
+    a_ip, c_ip = address(a), address(c)
+    wait_for(lambda: f"leased {a_ip}/" in console(conn, a.id), BOOT_TIMEOUT, "A's lease")
+    script = (f"#!/bin/sh\n"
+              f"ping -c 3 -W 2 {a_ip} >/dev/null && echo PING-A-OK || echo PING-A-FAILED\n"
+              f"ping -c 2 -W 2 {c_ip} >/dev/null && echo PING-C-OK || echo PING-C-FAILED\n")
+    b = boot(nets[0], script)
+    address(b)
+    log = wait_for(lambda: (lambda out: out if "user-data exited" in out else None)(
+        console(conn, b.id)), BOOT_TIMEOUT, "B's user data")
+    assert "PING-A-OK" in log, log
+    assert "PING-C-FAILED" in log, log
+    for server in (a, b, c):
+        conn.compute.delete_server(server)
+    for server in (a, b, c):
+        conn.compute.wait_for_delete(server, interval=0.2, wait=60)
+
+
+@pytest.fixture(scope="module")
+def plain_guest(cloud, real_host, tiny_image, member):
+    """A tiny guest without networks (volumes and power sync need none)."""
+    user, conn = member
+    server = conn.compute.create_server(name="lvt-plain", image_id=tiny_image.id,
+                                        flavor_id="42", networks="none")
+    server = conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+    wait_for(lambda: "pocketstack-tiny: up" in console(conn, server.id), BOOT_TIMEOUT,
+             "the guest to finish booting")
+    yield server
+    conn.compute.delete_server(server, ignore_missing=True)
+
+
+def last_block_devices(conn, server_id) -> str:
+    lines = [line for line in console(conn, server_id).splitlines()
+             if line.startswith("pocketstack-tiny: block-devices ")]
+    return lines[-1].split(" ", 2)[2] if lines else ""
+
+
+def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_guest):
+    user, conn = member
+    volume = conn.block_storage.create_volume(size=1, name="lvt-data1")
+    conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+    try:
+        conn.compute.create_volume_attachment(plain_guest, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
+        wait_for(lambda: "vdb" in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "the guest to see vdb")
+        assert "vdb" in real_host.driver.devices(plain_guest.id)["disks"]
+        conn.compute.delete_volume_attachment(plain_guest, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        wait_for(lambda: "vdb" not in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "vdb to leave the guest")
+        assert "vdb" not in real_host.driver.devices(plain_guest.id)["disks"]
+    finally:
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
+
+
+def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, tiny_image):
+    """The snapshot holds the root disk as qcow2 and inherits the kernel, ramdisk and
+    hypervisor_type, so the guest rebuilt from it boots again."""
+    user, conn = member
+    admin = cloud.sdk()
+    image = conn.compute.create_server_image(plain_guest, name="lvt-snap", wait=True,
+                                             timeout=120)
+    try:
+        image = admin.image.get_image(image)
+        assert image.status == "active" and image.disk_format == "qcow2"
+        assert (image.kernel_id, image.ramdisk_id) == (tiny_image.kernel_id,
+                                                       tiny_image.ramdisk_id)
+        assert image.hypervisor_type == "qemu"
+        wait_for(lambda: status(conn, plain_guest.id) == "ACTIVE", 60, "snapshot done")
+        conn.compute.rebuild_server(plain_guest, image=image.id)
+        wait_for(lambda: status(conn, plain_guest.id) == "ACTIVE", BOOT_TIMEOUT,
+                 "ACTIVE after rebuild")
+        wait_for(lambda: "pocketstack-tiny: up" in console(conn, plain_guest.id),
+                 BOOT_TIMEOUT, "the rebuilt guest to boot")
+    finally:
+        admin.image.delete_image(image, ignore_missing=True)
+
+
+def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):
+    """Power-state sync: the hypervisor is the truth for a guest that died on its own."""
+    user, conn = member
+    pid_file = f"/run/libvirt/qemu/instance-{plain_guest.id[:8]}.pid"
+    with open(pid_file) as f:
+        os.kill(int(f.read().strip()), 9)
+    wait_for(lambda: status(conn, plain_guest.id) == "SHUTOFF", 30,
+             "SHUTOFF after the QEMU process was killed")
+    conn.compute.delete_server(plain_guest)
+    conn.compute.wait_for_delete(plain_guest, interval=0.2, wait=60)
+    assert not os.path.exists(instance_dir(real_host, plain_guest.id))
+
+
+def _public_key(tmp_path) -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate().public_key()
+    path = tmp_path / "k1.pub"
+    path.write_bytes(key.public_bytes(serialization.Encoding.OpenSSH,
+                                      serialization.PublicFormat.OpenSSH) + b" lvt@test")
+    return str(path)

@@ -1,0 +1,370 @@
+"""Issue 9: real guest networking on this host, without VMs. A server's port is bound to a
+bridge host through the API; the test then plays the guest: a namespace joined to the
+network's bridge by a veth named as libvirt's tap would be, with the port's MAC, running
+busybox udhcpc, fetching metadata from 169.254.169.254 and pinging other guests.
+
+Needs root, iproute2, dnsmasq (dnsmasq-base), nftables and busybox (busybox-static).
+Everything made here is named gn…/qdhcp-<network id>/brq<network id> and removed in
+finally blocks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+
+from guestnet_helpers import Project
+
+BRIDGE_HOST = "gn-realhost"
+TOOLS = ("ip", "dnsmasq", "nft", "busybox")
+missing = [t for t in TOOLS if shutil.which(t) is None]
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or bool(missing),
+    reason=f"real guest networking needs root and {', '.join(TOOLS)} "
+           f"(missing: {', '.join(missing) or 'root'})")
+
+UDHCPC_SCRIPT = """#!/bin/sh
+# udhcpc's hook: configure the lease and record what the DHCP server said
+case "$1" in
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/$mask" dev "$interface"
+    set -- $staticroutes
+    while [ -n "$1" ]; do ip route replace "$1" via "$2" dev "$interface"; shift 2; done
+    printf 'ip=%s\\nmask=%s\\nrouter=%s\\nstaticroutes=%s\\nmtu=%s\\n' \\
+      "$ip" "$mask" "$router" "$staticroutes" "$mtu" > "$LEASE_FILE"
+    ;;
+esac
+"""
+
+
+def sh(*args, check=True):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=check)
+
+
+class Guest:
+    """A pretend VM: namespace gn<random>, eth0 with the port's MAC, its other end a
+    'tap<port id[:11]>' on the network's bridge (what libvirt would plug)."""
+
+    def __init__(self, port, tmp_path):
+        self.port = port
+        self.ns = "gn" + uuid.uuid4().hex[:10]
+        self.tap = "tap" + port.id[:11]
+        self.lease_file = str(tmp_path / f"{self.ns}.lease")
+        self.script = str(tmp_path / f"{self.ns}.sh")
+        with open(self.script, "w") as f:
+            f.write(UDHCPC_SCRIPT)
+        os.chmod(self.script, 0o755)
+        bridge = port.binding_vif_details["bridge_name"]
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "link", "add", self.tap, "type", "veth", "peer", "name", "eth0", "netns",
+           self.ns)
+        sh("ip", "link", "set", self.tap, "master", bridge, "up")
+        sh("ip", "-n", self.ns, "link", "set", "eth0", "address", port.mac_address, "up")
+        sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+
+    def run(self, *args, check=True):
+        return sh("ip", "netns", "exec", self.ns, *args, check=check)
+
+    def dhcp(self) -> dict:
+        proc = subprocess.run(
+            ["ip", "netns", "exec", self.ns, "busybox", "udhcpc", "-i", "eth0", "-n", "-q",
+             "-f", "-t", "10", "-T", "1", "-O", "staticroutes", "-s", self.script],
+            env=dict(os.environ, LEASE_FILE=self.lease_file), capture_output=True,
+            text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        with open(self.lease_file) as f:
+            return dict(line.split("=", 1) for line in f.read().splitlines())
+
+    def ping(self, address: str) -> bool:
+        return self.run("busybox", "ping", "-c", "1", "-W", "2", address,
+                        check=False).returncode == 0
+
+    def fetch(self, path: str) -> str:
+        return self.run("busybox", "wget", "-q", "-O", "-",  # (its -T crashes)
+                        f"http://169.254.169.254{path}").stdout
+
+    def remove(self):
+        sh("ip", "netns", "del", self.ns, check=False)
+
+
+class AgentHandle:
+    """The agent this module runs in the test cloud; ``stop()``/``start()`` play a restart
+    of the cloud process (bridges, namespaces and dnsmasq stay meanwhile)."""
+
+    def __init__(self):
+        from pocketstack.network.agent import agent
+
+        self.module = agent
+        self.running = agent.start()
+
+    def reconcile(self):
+        self.running.reconcile()  # what the agent does in the background, now
+
+    def stop(self):
+        self.module.stop(self.running)
+
+    def start(self):
+        self.running = self.module.start()
+
+
+@pytest.fixture(scope="module")
+def host_agent(cloud):
+    from pocketstack.common import config
+
+    conf = config.CONF
+    conf.set_override("host_networking", True, group="network")
+    conf.set_override("bridge_hosts", [BRIDGE_HOST], group="network")
+    conf.set_override("nft_table", "guestnet_test", group="network")
+    handle = None
+    try:
+        handle = AgentHandle()
+        yield handle
+    finally:
+        if handle is not None:
+            handle.module.stop(handle.running, teardown=True)
+        for name in ("host_networking", "bridge_hosts", "nft_table"):
+            conf.clear_override(name, group="network")
+
+
+@pytest.fixture(scope="module")
+def project(cloud, host_agent):
+    p = Project(cloud)
+    try:
+        yield p
+    finally:
+        p.cleanup()
+
+
+@pytest.fixture
+def guests(tmp_path):
+    made = []
+
+    def make(port):
+        guest = Guest(port, tmp_path)
+        made.append(guest)
+        return guest
+
+    try:
+        yield make
+    finally:
+        for guest in made:
+            guest.remove()
+
+
+def bind_to_bridge_host(project, server):
+    """Move the server's port to the bridge host, as a libvirt host's compute would bind
+    it; the API answers once the network's bridge and DHCP namespace exist."""
+    port = project.port_of(server.id)
+    return project.admin.network.update_port(port, binding_host_id=BRIDGE_HOST)
+
+
+def links() -> set[str]:
+    out = sh("ip", "-j", "link", "show").stdout
+    return {link["ifname"] for link in json.loads(out)}
+
+
+def namespaces() -> set[str]:
+    return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()
+
+
+def test_port_on_a_bridge_host_is_a_bridge_vif_and_simulated_hosts_keep_theirs(
+        project, host_agent):
+    net, _ = project.network("10.40.9.0/24")
+    server = project.boot(net.id)
+    port = project.port_of(server.id)
+    assert port.binding_vif_type == "ovs"  # simulated host: as before
+    port = bind_to_bridge_host(project, server)
+    assert port.binding_vif_type == "bridge"
+    bridge = "brq" + net.id[:11]
+    assert port.binding_vif_details == {"port_filter": True, "connectivity": "l2",
+                                        "bridge_name": bridge}
+    assert bridge in links() and f"qdhcp-{net.id}" in namespaces()
+    # the bridge carries no host address, not even an IPv6 link-local one
+    addresses = json.loads(sh("ip", "-j", "addr", "show", "dev", bridge).stdout)[0]
+    assert addresses["addr_info"] == []
+
+
+def test_guest_leases_its_address_and_reads_its_metadata(project, host_agent, guests):
+    net, sub = project.network("10.40.1.0/24")
+    server = project.boot(net.id, user_data=b"#!/bin/sh\necho guestnet\n")
+    port = bind_to_bridge_host(project, server)
+    guest = guests(port)
+    lease = guest.dhcp()
+    assert lease["ip"] == port.fixed_ips[0]["ip_address"]
+    assert lease["router"] == sub.gateway_ip
+    dhcp_port = next(project.admin.network.ports(network_id=net.id,
+                                                 device_owner="network:dhcp"))
+    assert f"169.254.169.254/32 {dhcp_port.fixed_ips[0]['ip_address']}" in \
+        lease["staticroutes"]
+    md = json.loads(guest.fetch("/openstack/latest/meta_data.json"))
+    assert md["uuid"] == server.id and md["name"] == server.name
+    assert guest.fetch("/openstack/latest/user_data") == "#!/bin/sh\necho guestnet\n"
+    assert guest.fetch("/latest/meta-data/local-ipv4") == lease["ip"]
+
+
+def test_guests_reach_each_other_not_another_network(project, host_agent, guests):
+    net_a, _ = project.network("10.40.2.0/24")
+    net_b, sub_b = project.network("10.40.2.0/24")  # same addresses, other network
+    one = guests(bind_to_bridge_host(project, project.boot(net_a.id)))
+    two = guests(bind_to_bridge_host(project, project.boot(net_a.id)))
+    other = guests(bind_to_bridge_host(project, project.boot(net_b.id,
+                                                             fixed_ip="10.40.2.200")))
+    ip_one, ip_two = one.dhcp()["ip"], two.dhcp()["ip"]
+    ip_other = other.dhcp()["ip"]
+    assert ip_other == "10.40.2.200" and len({ip_one, ip_two, ip_other}) == 3
+    assert one.ping(ip_two) and two.ping(ip_one)  # the default group: members reach members
+    # the other network's guest sees neither, whatever the addresses say
+    assert not other.ping(ip_one) and not other.ping(ip_two)
+    assert not one.ping(ip_other)
+
+
+def test_security_group_ingress_rule_permits_and_blocks(project, host_agent, guests):
+    net, sub = project.network("10.40.3.0/24")
+    client = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    web_server = project.boot(net.id)
+    group = project.conn.network.create_security_group(name="gn-web")  # egress rules only
+    port = project.port_of(web_server.id)
+    project.admin.network.update_port(port, security_groups=[group.id])
+    web = guests(bind_to_bridge_host(project, web_server))
+    ip_client, ip_web = client.dhcp()["ip"], web.dhcp()["ip"]
+    host_agent.reconcile()  # the rules are applied in the background; be sure they are
+    assert not client.ping(ip_web)  # no ingress rule: dropped
+    # the client's default group admits its members only; web left it
+    assert not web.ping(ip_client)
+    rule = project.conn.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv4",
+        protocol="icmp", remote_ip_prefix=sub.cidr)
+    host_agent.reconcile()
+    assert client.ping(ip_web)  # and the reply passes the client's ingress (conntrack)
+    project.conn.network.delete_security_group_rule(rule)
+    host_agent.reconcile()
+    assert not client.ping(ip_web)
+
+
+def test_delete_leaves_nothing(project, host_agent, guests):
+    from pocketstack.network.agent import plumbing
+
+    net, _ = project.network("10.40.4.0/24")
+    server = project.boot(net.id)
+    guest = guests(bind_to_bridge_host(project, server))
+    guest.dhcp()
+    pid = plumbing.dnsmasq_pid(net.id)
+    assert pid is not None
+    guest.remove()  # libvirt removes the tap with the domain
+    project.conn.compute.delete_server(server)
+    project.conn.compute.wait_for_delete(server, interval=0.05, wait=30)
+    project.conn.network.delete_network(net)
+    host_agent.reconcile()
+    assert f"qdhcp-{net.id}" not in namespaces()
+    assert "brq" + net.id[:11] not in links()
+    assert not os.path.exists(f"/proc/{pid}")
+    from pocketstack.network import dhcp
+
+    assert dhcp.wait(10) and not os.path.exists(dhcp.network_dir(net.id))  # no DHCP entry
+    table = sh("nft", "list", "table", "inet", "guestnet_test", check=False).stdout
+    assert net.id[:11] not in table
+
+
+def test_restart_reconciles_what_changed_meanwhile(project, host_agent, guests):
+    """A cloud that was down: a network deleted meanwhile loses its bridge and namespace,
+    a dnsmasq that died runs again, and metadata is served again."""
+    import signal
+
+    from pocketstack.network.agent import plumbing
+
+    kept, _ = project.network("10.40.5.0/24")
+    gone, _ = project.network("10.40.6.0/24")
+    kept_server = project.boot(kept.id)
+    kept_guest = guests(bind_to_bridge_host(project, kept_server))
+    gone_server = project.boot(gone.id)
+    bind_to_bridge_host(project, gone_server)
+    host_agent.stop()
+    try:
+        os.kill(plumbing.dnsmasq_pid(kept.id), signal.SIGKILL)
+        project.conn.compute.delete_server(gone_server)
+        project.conn.compute.wait_for_delete(gone_server, interval=0.05, wait=30)
+        project.conn.network.delete_network(gone)
+        assert f"qdhcp-{gone.id}" in namespaces()  # nobody was there to remove it
+    finally:
+        host_agent.start()
+    assert f"qdhcp-{gone.id}" not in namespaces() and "brq" + gone.id[:11] not in links()
+    assert plumbing.dnsmasq_pid(kept.id) is not None
+    lease = kept_guest.dhcp()
+    assert json.loads(kept_guest.fetch("/openstack/latest/meta_data.json"))["uuid"] == \
+        kept_server.id
+    assert lease["ip"] == project.port_of(kept_server.id).fixed_ips[0]["ip_address"]
+
+
+def host_address() -> str | None:
+    """An IPv4 address of this host's root namespace (not one of the guest bridges)."""
+    for link in json.loads(sh("ip", "-j", "-4", "addr", "show", "scope", "global").stdout):
+        if not link["ifname"].startswith("brq") and link.get("addr_info"):
+            return link["addr_info"][0]["local"]
+    return None
+
+
+def test_guest_cannot_spoof_nor_reach_the_host(project, host_agent, guests):
+    net, _ = project.network("10.40.7.0/24")
+    guest = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    guest.dhcp()
+    host_agent.reconcile()
+    dhcp_port = next(project.admin.network.ports(network_id=net.id,
+                                                 device_owner="network:dhcp"))
+    dhcp_ip = dhcp_port.fixed_ips[0]["ip_address"]
+    assert guest.ping(dhcp_ip)
+    # an address that is not the port's: dropped as it enters the bridge
+    guest.run("ip", "addr", "add", "10.40.7.99/32", "dev", "eth0")
+    assert guest.run("busybox", "ping", "-c", "1", "-W", "2", "-I", "10.40.7.99", dhcp_ip,
+                     check=False).returncode != 0
+    # the host itself, even when the guest routes to it on-link through the bridge
+    address = host_address()
+    if address is not None:
+        guest.run("ip", "route", "add", address, "dev", "eth0")
+        assert not guest.ping(address)
+        assert guest.run("busybox", "arping", "-c", "1", "-w", "2", "-I", "eth0", address,
+                         check=False).returncode != 0
+
+
+def test_a_new_subnet_is_served_too(project, host_agent, guests):
+    """A subnet added to a plumbed network: the DHCP port's new address appears in the
+    namespace and dnsmasq serves the new range (restarted with it)."""
+    from pocketstack.network.agent import plumbing
+
+    net, first = project.network("10.40.10.0/24")
+    guest = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    old_pid = plumbing.dnsmasq_pid(net.id)
+    second = project.conn.network.create_subnet(network_id=net.id, ip_version=4,
+                                                cidr="10.40.11.0/24", name="gn-second")
+    host_agent.reconcile()
+    dhcp_port = next(project.admin.network.ports(network_id=net.id,
+                                                 device_owner="network:dhcp"))
+    wanted = {ip["ip_address"] for ip in dhcp_port.fixed_ips}
+    assert len(wanted) == 2
+    shown = json.loads(sh("ip", "-n", f"qdhcp-{net.id}", "-j", "addr", "show").stdout)
+    have = {a["local"] for link in shown for a in link.get("addr_info", [])}
+    assert wanted <= have
+    pid = plumbing.dnsmasq_pid(net.id)
+    assert pid is not None and pid != old_pid
+    with open(f"/proc/{pid}/cmdline") as f:
+        cmdline = f.read()
+    assert f"subnet-{first.id}" in cmdline and f"subnet-{second.id}" in cmdline
+    assert guest.dhcp()["ip"] == project.port_of(
+        guest.port.device_id).fixed_ips[0]["ip_address"]
+
+
+def test_port_created_bound_is_plumbed_before_the_answer(project, host_agent):
+    """A port created with binding:host_id (no update): same guarantee as a bind."""
+    net, _ = project.network("10.40.12.0/24")
+    port = project.admin.network.create_port(
+        network_id=net.id, device_owner="compute:nova", device_id=str(uuid.uuid4()),
+        binding_host_id=BRIDGE_HOST, project_id=project.user["project_id"])
+    try:
+        assert port.binding_vif_type == "bridge" and port.status == "ACTIVE"
+        assert "brq" + net.id[:11] in links() and f"qdhcp-{net.id}" in namespaces()
+    finally:
+        project.admin.network.delete_port(port)

@@ -1,0 +1,139 @@
+"""Whatever a client sends, the volume API answers with a result or a 4xx in cinder's
+format — never a 500 (issue 8's bad-input rule), for creates, updates, actions,
+attachments, quota sets and list queries."""
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_volume_api import EP, create, wait_status
+
+VOLUME_KEYS = ["size", "name", "description", "metadata", "volume_type", "imageRef",
+               "snapshot_id", "source_volid", "availability_zone", "multiattach",
+               "backup_id", "display_name", ""]
+ACTIONS = ["os-extend", "os-reset_status", "os-set_bootable", "os-update_readonly_flag",
+           "os-retype", "os-reserve", "os-unreserve", "os-begin_detaching",
+           "os-roll_detaching", "os-attach", "os-detach", "os-initialize_connection",
+           "os-terminate_connection", "os-volume_upload_image", "os-force_delete", "x"]
+ARG_KEYS = ["new_size", "status", "bootable", "readonly", "new_type", "connector",
+            "instance_uuid", "mountpoint", "mode", "attachment_id", "image_name",
+            "disk_format", "host_name", "attach_status"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+    | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                  max_size=3),
+    max_leaves=5)
+FUZZ = settings(max_examples=60, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def session(cloud):
+    user = cloud.make_user()
+    return cloud.user_session(user)
+
+
+def _send(session, method, path, body=None, raw=None):
+    kwargs = {"data": raw, "headers": {"Content-Type": "application/json",
+                                       "OpenStack-API-Version": "volume 3.60"}} \
+        if raw is not None else {"json": body,
+                                 "headers": {"OpenStack-API-Version": "volume 3.60"}}
+    resp = session.request(path, method, endpoint_filter=EP, raise_exc=False, **kwargs)
+    assert resp.status_code < 500, f"{method} {path} {body!r}: {resp.status_code} {resp.text}"
+    if resp.status_code >= 400:
+        fault = next(iter(resp.json().values()))
+        assert fault["code"] == resp.status_code
+    return resp
+
+
+@pytest.fixture(scope="module")
+def volume_id(session):
+    from test_volume_api import Raw
+
+    raw = Raw(session)
+    return wait_status(raw, create(raw, name="fuzz")["id"], "available")["id"]
+
+
+@FUZZ
+@given(body=st.dictionaries(st.sampled_from(VOLUME_KEYS) | st.text(max_size=6), json_values,
+                            max_size=4),
+       wrap=st.booleans())
+def test_create_and_update_bodies(session, volume_id, body, wrap):
+    payload = {"volume": body} if wrap else body
+    resp = _send(session, "POST", "/volumes", payload)
+    if resp.status_code == 202:
+        _send(session, "DELETE", f"/volumes/{resp.json()['volume']['id']}")
+    _send(session, "PUT", f"/volumes/{volume_id}", payload)
+
+
+@FUZZ
+@given(action=st.sampled_from(ACTIONS),
+       args=json_values | st.dictionaries(st.sampled_from(ARG_KEYS), json_values, max_size=3))
+def test_actions(session, volume_id, action, args):
+    if action in ("os-force_delete", "os-volume_upload_image"):
+        args = {"image_name": None} if action == "os-volume_upload_image" else args
+    _send(session, "POST", f"/volumes/{volume_id}/action", {action: args})
+    if action != "os-force_delete":
+        # put the volume back for the next example
+        shown = _send(session, "GET", f"/volumes/{volume_id}").json()["volume"]
+        for attachment in shown["attachments"]:
+            _send(session, "POST", f"/volumes/{volume_id}/action",
+                  {"os-detach": {"attachment_id": attachment["attachment_id"]}})
+        if shown["status"] in ("attaching", "reserved"):
+            _send(session, "POST", f"/volumes/{volume_id}/action", {"os-unreserve": None})
+
+
+@FUZZ
+@given(body=json_values | st.dictionaries(
+    st.sampled_from(["attachment", "quota_set", "snapshot", "metadata"]),
+    json_values | st.dictionaries(st.sampled_from(
+        ["volume_uuid", "instance_uuid", "connector", "mode", "volumes", "gigabytes",
+         "volume_id", "force", "name"]), json_values, max_size=3), max_size=2))
+def test_other_bodies(session, cloud, body):
+    for method, path in (("POST", "/attachments"), ("PUT", "/os-quota-sets/x"),
+                         ("POST", "/snapshots"), ("POST", "/types")):
+        resp = _send(session, method, path, body)
+        if method == "POST" and path == "/snapshots" and resp.status_code == 202:
+            _send(session, "DELETE", f"/snapshots/{resp.json()['snapshot']['id']}")
+        if path == "/attachments" and resp.status_code == 200:
+            _send(session, "DELETE", f"/attachments/{resp.json()['attachment']['id']}")
+
+
+@FUZZ
+@given(query=st.dictionaries(st.sampled_from(
+    ["limit", "marker", "sort", "sort_key", "sort_dir", "status", "name", "metadata",
+     "bootable", "all_tenants", "with_count", "offset", "availability_zone"]),
+    st.text(max_size=12), max_size=4))
+def test_list_queries(session, query):
+    _send(session, "GET", "/volumes/detail?" + urllib.parse.urlencode(query))
+    _send(session, "GET", "/snapshots?" + urllib.parse.urlencode(query))
+
+
+def test_metadata_filters_that_are_not_dictionaries(session):
+    for text in ("{[1]: 2}", "[1]", "{", "(" * 300 + ")" * 300, "{'a': 'b'}"):
+        _send(session, "GET", "/volumes/detail?" + urllib.parse.urlencode({"metadata": text}))
+
+
+def test_ids_and_strings_of_the_wrong_type(session, volume_id):
+    """Examples hypothesis found once: non-string ids and connector fields."""
+    for body in ({"volume": {"snapshot_id": [None, None]}}, {"volume": {"source_volid": {}}},
+                 {"volume": {"backup_id": 1}}, {"volume": {"volume_type": ["x"]}}):
+        assert _send(session, "POST", "/volumes", body).status_code == 400
+    assert _send(session, "POST", "/attachments", {"attachment": {
+        "volume_uuid": volume_id, "instance_uuid": ["x"]}}).status_code == 400
+    assert _send(session, "POST", "/attachments", {"attachment": {
+        "volume_uuid": volume_id, "connector": {"host": ["h"]}}}).status_code == 400
+    assert _send(session, "POST", f"/volumes/{volume_id}/action", {"os-attach": {
+        "instance_uuid": {"a": 1}, "mountpoint": "/dev/vdb"}}).status_code == 400
+    assert _send(session, "GET", f"/volumes/{volume_id}").json()["volume"]["status"] == \
+        "available"
+
+
+def test_malformed_json(session):
+    for raw in (b"{", b"[1,", b"\xff", json.dumps({"volume": {"size": 1}})[:-1].encode()):
+        assert _send(session, "POST", "/volumes", raw=raw).status_code == 400
