@@ -181,7 +181,18 @@ class Cloud:
         auth = v3.Password(auth_url=self.auth_url, username=username,
                            password=password or self.admin_password,
                            user_domain_id=domain_id, **scope)
-        return ks_session.Session(auth=auth)
+        return ks_session.Session(auth=auth, session=self._http())
+
+    def _http(self):
+        """A requests session that reads the proxy settings once: by default requests
+        looks at the environment, netrc and CA bundle on every request (a few
+        milliseconds each, most of a small API call here)."""
+        import requests
+
+        http = requests.Session()
+        http.proxies = requests.utils.get_environ_proxies(self.url)
+        http.trust_env = False
+        return http
 
     def connection(self, **session_args: Any) -> "openstack.connection.Connection":
         """An openstacksdk Connection (``pip install openstacksdk``) on ``session()``."""
@@ -251,6 +262,7 @@ class Cloud:
         from pocketstack.identity import bootstrap, fernet
 
         self.first_start = fernet.setup()
+        db.migrate_new_sqlite(conf.database.connection)  # a new SQLite file: a copy
         db.configure(conf.database.connection)
         db.configure_models()
         db.migrate()

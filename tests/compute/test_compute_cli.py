@@ -69,6 +69,6 @@ def test_openstack_cli_boot_flow(cloud, image_id):
     out = subprocess.run([exe, "trace", name, "--os-cloud", "envvars"], env=env, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "compute_spawn" in out.stdout and "scheduler_select_destinations" in out.stdout
+    assert "define and start the guest" in out.stdout and "pick a host" in out.stdout
     cloud.cli("server", "delete", "--wait", name, user=user)
     assert s.get(base + f"/ports?device_id={server['id']}").json()["ports"] == []

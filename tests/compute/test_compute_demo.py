@@ -49,7 +49,7 @@ def test_demo_creates_everything_then_nothing(cloud, demo_dir):
     assert re.search(r"private=fd3c:90a1:3f1f:0:f816:3eff:fe[0-9a-f]{2}:[0-9a-f]{1,4}, "
                      r"10\.0\.0\.\d+", out), out
     assert "ACTIVE" in out and "m1.nano" in out and IMAGE in out
-    assert "compute_spawn" in out and "scheduler_select_destinations" in out
+    assert "define and start the guest" in out and "pick a host" in out
     assert os.stat(os.path.join(path, "demo-key.pem")).st_mode & 0o777 == 0o600
 
     s = cloud.user_session(user)

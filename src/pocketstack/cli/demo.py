@@ -1,4 +1,5 @@
-"""`pocketstack demo`: seed 000's setup on a running cloud, idempotently.
+"""`pocketstack demo`: the README's demo setup on a running cloud, idempotently (seed 000's
+setup).
 
 Talks to the cloud over HTTP with the `pocketstack` entry of <data dir>/clouds.yaml, as a
 user would with the openstack CLI: makes sure the `private` network (10.0.0.0/26 and the
@@ -243,10 +244,17 @@ def load_session(data_dir: str, cloud_name: str):
               help="Seconds to wait for the server to become ACTIVE.")
 @click.option("--no-trace", is_flag=True, help="Do not print the boot waterfall.")
 def demo(data_dir, cloud_name, timeout, no_trace):
-    """Create seed 000's demo setup (idempotent) and boot instance_hrp2 on it."""
+    """Set up a demo network, image and keypair and boot a server on them (idempotent).
+
+    Makes sure the `private` network (10.0.0.0/26 and an IPv6 SLAAC subnet), the image
+    cirros-0.3.4-x86_64-disk (also saved as <data dir>/cirros.img for the README's
+    by-hand steps), the keypair demo-key and SSH/ICMP rules exist, boots instance_hrp2
+    (m1.nano) and shows its boot step by step."""
     from rich.console import Console
 
-    from pocketstack.cli.trace import render
+    import shutil
+
+    from pocketstack.cli.trace import render_text
     from pocketstack.cloud import default_data_dir
 
     console = Console(width=max(Console().width, 160) if not sys.stdout.isatty() else None)
@@ -255,6 +263,10 @@ def demo(data_dir, cloud_name, timeout, no_trace):
     click.echo(f"pocketstack demo on {c.root} (project {c.project_id}):")
     net = _network(c)
     image = _image(c)
+    image_file = os.path.join(data_dir, "cirros.img")
+    if not os.path.exists(image_file):  # what the README's by-hand steps upload
+        with open(image_file, "wb") as f:
+            f.write(fake_qcow2())
     _keypair(c, data_dir)
     _security_rules(c)
     server = _server(c, net, image, timeout)
@@ -266,6 +278,7 @@ def demo(data_dir, cloud_name, timeout, no_trace):
     console.print(_server_list(c))
     if not no_trace:
         r = c.call("GET", f"{c.root}/pocketstack/v1/servers/{server['id']}/trace")
-        console.print(render(r.json(), console.width))
+        for line in render_text(r.json(), shutil.get_terminal_size((80, 24)).columns):
+            click.echo(line)
     if server["status"] != "ACTIVE":
         raise DemoError(f"server {SERVER} is {server['status']}, not ACTIVE")

@@ -43,7 +43,8 @@ def _cloud_options(f):
 @_cloud_options
 @click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
 @click.option("--port", default=None, type=click.IntRange(1, 65535),
-              help="Port to listen on (default 8000).")
+              envvar="POCKETSTACK_PORT",
+              help="Port to listen on (default $POCKETSTACK_PORT, else 8000).")
 @click.option("--admin-password", default=None,
               help="Admin password on first start (else $POCKETSTACK_ADMIN_PASSWORD, "
                    "else generated and printed once).")

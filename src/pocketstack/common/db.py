@@ -124,7 +124,21 @@ def dispose() -> None:
     state = _db()
     if state.engine is not None:
         state.engine.dispose()
+        _forget_dialect(state.engine.dialect)
     state.engine = None
+
+
+def _forget_dialect(dialect) -> None:
+    """Drop the ORM's compiled statements for an engine that is gone: each mapper caches
+    them keyed by the engine's dialect, so every cloud started and stopped in a process
+    would otherwise leave its compiled INSERTs and UPDATEs (and its dialect) behind."""
+    for mapper in Base.registry.mappers:
+        cache = getattr(mapper, "_compiled_cache", None)
+        if not cache:
+            continue
+        for key in [k for k in list(cache.keys()) if isinstance(k, tuple) and k
+                    and k[0] is dialect]:
+            cache.pop(key, None)
 
 
 @contextlib.contextmanager
@@ -271,3 +285,80 @@ def migrate(target: sa.Engine | None = None) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")
         conn.commit()
+
+
+# --- new SQLite databases from a migrated template ----------------------------------------
+
+# Not a cloud's state: an empty database at the newest schema, copied for each new SQLite
+# cloud (running the migrations costs about a second, most of a start). Kept in the user's
+# cache dir, named by a hash of every migration file, so the next test session finds it.
+_template_lock = threading.Lock()
+
+
+def _schema_hash() -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for location in version_locations():
+        for name in sorted(os.listdir(location)):
+            if name.endswith(".py"):
+                digest.update(name.encode())
+                with open(os.path.join(location, name), "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()[:16]
+
+
+def _template_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    path = os.path.join(base, "pocketstack")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+    except OSError:  # a read-only home: this process's temporary dir
+        import tempfile
+
+        return tempfile.gettempdir()
+
+
+def _sqlite_path(url: str) -> str | None:
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return parsed.database
+
+
+def migrate_new_sqlite(url: str) -> bool:
+    """Create a new SQLite database at ``url`` already at the newest schema, from the
+    template (made by migrating a first one). False, and nothing done, when the database
+    exists or is not an SQLite file: ``migrate()`` then does the work."""
+    path = _sqlite_path(url)
+    if path is None or os.path.exists(path):
+        return False
+    template = os.path.join(_template_dir(), f"schema-{_schema_hash()}.db")
+    with _template_lock:
+        if not os.path.exists(template):
+            scratch = create_engine(f"sqlite:///{path}")
+            try:
+                migrate(scratch)
+            finally:
+                scratch.dispose()
+            tmp = f"{template}.{os.getpid()}.tmp"
+            try:
+                _copy_sqlite(path, tmp)
+                os.replace(tmp, template)  # whole or not at all, whoever else writes it
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            return True
+    _copy_sqlite(template, path)
+    return True
+
+
+def _copy_sqlite(src: str, dest: str) -> None:
+    """A consistent copy through SQLite's backup API (a WAL file may hold the latest
+    pages)."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(src)) as a, \
+            contextlib.closing(sqlite3.connect(dest)) as b:
+        a.backup(b)

@@ -154,19 +154,20 @@ def _networks(ctx, requested, max_count: int) -> list[dict] | str:
     return out
 
 
-def _security_groups(ctx, names: list[str]) -> list[str]:
-    """Names (or ids) → ids, in the user's project (nova's _process_security_groups)."""
+def _security_groups(ctx, names: list[str]) -> list[dict]:
+    """Names (or ids) → the groups, in the user's project (nova's
+    _process_security_groups). The openstack CLI sends ids; the server shows names."""
     client = NetworkClient(ctx)
     groups = client.list_security_groups(project_id=ctx.project_id)
-    ids = []
+    found = []
     for name in names:
         match = [g for g in groups if g["id"] == name] or [g for g in groups if g["name"] == name]
         if not match:
             raise _bad(f"Security group {name} not found for project {ctx.project_id}.")
         if len(match) > 1:
             raise exceptions.Conflict(f"Multiple security groups named {name}; use its id.")
-        ids.append(match[0]["id"])
-    return ids
+        found.append(match[0])
+    return found
 
 
 def availability_zones() -> set[str]:
@@ -299,8 +300,8 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     if group and 0 <= group["limit"] < group["members"] + max_count:
         raise quotas.QuotaExceeded("Quota exceeded, too many servers in group")
     networks = _networks(ctx, p["networks"], max_count)
-    sg_names = p["security_groups"] or ["default"]
-    sg_ids = _security_groups(ctx, sg_names) if networks else []
+    groups = _security_groups(ctx, p["security_groups"] or ["default"]) if networks else []
+    sg_ids, sg_names = [g["id"] for g in groups], [g["name"] for g in groups]
     count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
                                    lim=lim, used=used)
     root = f"image {image.get('name') or '-'}" if boot_meta is None else "root on a volume"
@@ -343,7 +344,7 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             user_data=p["user_data"],
             access_ip_v4=p["access_ip_v4"], access_ip_v6=p["access_ip_v6"],
             auto_disk_config=p["disk_config"] == "AUTO", metadata_=dict(p["metadata"]),
-            system_metadata={}, security_groups=sg_names if networks else [],
+            system_metadata={}, security_groups=sg_names,
             requested_networks=networks, request_spec=spec, attempt=1,
             build_deadline=deadline, root_device_name="/dev/vda", created_at=now,
             updated_at=now))

@@ -49,7 +49,10 @@ class Project:
         self.user_id = self._post("identity", "/v3/users", {
             "user": {"name": self.username, "password": self.password, "domain_id": "default",
                      "default_project_id": self.id}})["user"]["id"]
-        member = self._get("identity", "/v3/roles?name=member")["roles"][0]["id"]
+        member = getattr(self.cloud, "_member_role_id", None)
+        if member is None:  # looked up once per cloud
+            member = self._get("identity", "/v3/roles?name=member")["roles"][0]["id"]
+            self.cloud._member_role_id = member
         self._admin.put(self._url("identity", f"/v3/projects/{self.id}/users/{self.user_id}"
                                               f"/roles/{member}"))
         self.network_id = self._post("network", "/v2.0/networks", {

@@ -22,8 +22,9 @@ Markers:
 * ``@pytest.mark.pocketstack_fault(operation="spawn", action="fail", host=None, times=1,
   ...)``: a fault injected into the simulated hosts for the test (see the README's fault
   injection section); removed after it. Repeat the marker for several.
-* ``@pytest.mark.pocketstack_libvirt``: the test needs real VMs; it is skipped unless
-  libvirt and a libvirt compute driver are available on this machine.
+* ``@pytest.mark.pocketstack_libvirt``: the test needs real VMs: its project lives in a
+  cloud of its own with a libvirt host next to the simulated ones ([libvirt] enabled);
+  skipped unless libvirt-python, the driver and a running libvirtd are there.
 """
 from __future__ import annotations
 
@@ -91,22 +92,27 @@ def _libvirt_missing() -> str | None:
 @pytest.fixture
 def _pocketstack_test_cloud(request: pytest.FixtureRequest) -> Iterator["Cloud"]:
     """The session's cloud, or one of the test's own under @pytest.mark.pocketstack."""
-    if request.node.get_closest_marker("pocketstack_libvirt") is not None:
+    libvirt = request.node.get_closest_marker("pocketstack_libvirt") is not None
+    if libvirt:
         reason = _libvirt_missing()
         if reason:
             pytest.skip(reason)
     marker = request.node.get_closest_marker("pocketstack")
-    if marker is None:
+    if marker is None and not libvirt:
         yield request.getfixturevalue("openstack_cloud")
         return
     from pocketstack.cloud import Cloud
 
-    unknown = set(marker.kwargs) - {"hosts", "overrides"} or marker.args
+    kwargs = dict(marker.kwargs) if marker is not None else {}
+    unknown = set(kwargs) - {"hosts", "overrides"} or (marker.args if marker else ())
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.pocketstack takes hosts= and overrides= "
                                 f"only, not {unknown}")
-    cloud = Cloud(hosts=marker.kwargs.get("hosts", _session_hosts(request.config)),
-                  overrides=marker.kwargs.get("overrides")).start()
+    overrides = dict(kwargs.get("overrides") or {})
+    if libvirt:  # a real libvirt host next to the simulated ones
+        overrides.setdefault("libvirt.enabled", True)
+    cloud = Cloud(hosts=kwargs.get("hosts", _session_hosts(request.config)),
+                  overrides=overrides).start()
     try:
         yield cloud
     finally:
