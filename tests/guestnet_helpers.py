@@ -34,7 +34,7 @@ class Project:
         self.admin = cloud.sdk()
         self.key = self.conn.compute.create_keypair(name=unique("key"), public_key=PUBLIC_KEY)
         image = self.admin.image.create_image(
-            name=unique("tiny"), disk_format="qcow2", container_format="bare",
+            name=unique("tiny"), disk_format="raw", container_format="bare",
             visibility="public", data=b"\0" * 1024)
         self.image_id = image.id
 

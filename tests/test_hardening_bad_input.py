@@ -101,8 +101,9 @@ class Api:
 
     def send(self, service, method, path, raw=None, token=True, content_type=None,
              query=None):
+        # Accept JSON as the SDK does: glance answers */* with an HTML error page.
         headers = {"Content-Type": content_type or "application/json",
-                   "OpenStack-API-Version": "compute 2.79"}
+                   "Accept": "application/json", "OpenStack-API-Version": "compute 2.79"}
         if token:
             headers["X-Auth-Token"] = self.token
         content = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
