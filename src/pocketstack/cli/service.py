@@ -5,7 +5,7 @@ for scale-out across hosts (docs/architecture.md, "Runtime modes").
   database and serves every REST service on one port; ``--with conductor`` (etc.) runs
   roles in the same process as well.
 * ``conductor``, ``scheduler`` and ``compute --host NAME`` run their RPC servers only
-  (``cloud.Agent``), with heartbeats in the services table (`openstack compute service
+  (``agent.Agent``), with heartbeats in the services table (`openstack compute service
   list`).
 
 Every process reads the same kind of config: ``[DEFAULT] transport_url = rabbit://…``,
@@ -120,7 +120,7 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
 
 def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
     started = time.monotonic()
-    from pocketstack.cloud import Agent
+    from pocketstack.agent import Agent
     from pocketstack.common import config
 
     cli = _cli()
