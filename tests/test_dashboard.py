@@ -16,7 +16,7 @@ from pocketstack.dashboard import waterfall
 def image_id(cloud):
     s = cloud.session()
     r = s.post(cloud.url + "/image/v2/images",
-               json={"name": f"dash-cirros-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
+               json={"name": f"dash-cirros-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
                      "container_format": "bare", "visibility": "public"})
     image = r.json()
     s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,

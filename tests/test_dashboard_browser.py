@@ -48,7 +48,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
     user = cloud.make_user()
     s = cloud.session()
     image = s.post(cloud.url + "/image/v2/images",
-                   json={"name": f"dash-browser-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
+                   json={"name": f"dash-browser-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
                          "container_format": "bare", "visibility": "public"}).json()
     s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
           headers={"Content-Type": "application/octet-stream"})
