@@ -75,8 +75,9 @@ def _same(a: str | None, b: str | None) -> bool:
 
 class Dashboard:
     def __init__(self):
+        from pocketstack.dashboard import pages  # it imports this module's helpers
         self.store = sessions.SessionStore()
-        self.app = Starlette(routes=[
+        self.app = Starlette(routes=[*pages.Pages(self).routes(),
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
