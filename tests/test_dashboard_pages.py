@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 import uuid
 
 import httpx
@@ -107,3 +108,110 @@ def test_flavors_page_lists_every_flavor(cloud, admin_client):
     flavors = cloud.sdk().compute.flavors()
     for f in flavors:
         assert f"<th scope=\"row\">{f.name}</th><td>{f.id}</td><td>{f.vcpus}</td>" in page.text
+
+
+def _until(fetch, want, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if value == want:
+            return value
+        assert time.monotonic() < deadline, f"still {value!r}, wanted {want!r}"
+        time.sleep(0.05)
+
+
+def _active_server(cloud, user, image_id):
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name=f"dash2-{uuid.uuid4().hex[:6]}",
+                                        image_id=image_id, flavor_id="42", networks="none")
+    _until(lambda: conn.compute.get_server(server.id).status, "ACTIVE")
+    return conn, server
+
+
+def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
+        cloud, member, image_id):
+    user, client = member
+    conn, server = _active_server(cloud, user, image_id)
+    try:
+        page = client.get("/dashboard/volumes")
+        assert page.status_code == 200 and "No volumes in this project" in page.text
+        csrf = _csrf(page.text)
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "create",
+                                                    "name": "data", "size": "abc"})
+        assert r.status_code == 400 and "size" in _alert(r.text).lower()
+        assert 'value="abc"' in r.text  # the form keeps what was typed
+        assert client.post("/dashboard/volumes", data={
+            "action": "create", "name": "data", "size": "1"}).status_code == 403  # no CSRF
+        assert list(conn.block_storage.volumes()) == []
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "create",
+                                                    "name": "data", "size": "1"})
+        assert r.status_code == 303 and r.headers["location"] == "/dashboard/volumes"
+        [volume] = list(conn.block_storage.volumes())
+        assert volume.name == "data" and volume.size == 1
+        _until(lambda: conn.block_storage.get_volume(volume.id).status, "available")
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
+                                                    "volume_id": volume.id,
+                                                    "server_id": server.id})
+        assert r.status_code == 303
+        _until(lambda: conn.block_storage.get_volume(volume.id).status, "in-use")
+        page = client.get("/dashboard/volumes").text
+        assert f'data-volume-status="{volume.id}">in-use' in page
+        assert f"{server.name} (/dev/" in page
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
+                                                    "volume_id": volume.id,
+                                                    "server_id": server.id})
+        assert r.status_code in (400, 409) and _alert(r.text)  # already attached: the API says
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "detach",
+                                                    "volume_id": volume.id,
+                                                    "server_id": server.id})
+        assert r.status_code == 303
+        _until(lambda: conn.block_storage.get_volume(volume.id).status, "available")
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "delete",
+                                                    "volume_id": volume.id})
+        assert r.status_code == 303
+        _until(lambda: [v.id for v in conn.block_storage.volumes()], [])
+    finally:
+        for v in conn.block_storage.volumes():
+            conn.block_storage.delete_volume(v.id, force=True)
+        conn.compute.delete_server(server.id)
+
+
+def test_keypairs_generate_import_delete_and_a_bad_key_shows_the_apis_message(cloud, member):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    page = client.get("/dashboard/keypairs")
+    assert page.status_code == 200 and "No key pairs" in page.text
+    csrf = _csrf(page.text)
+    r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "generated"})
+    assert r.status_code == 200 and "-----BEGIN" in r.text and "PRIVATE KEY" in r.text
+    fingerprint = conn.compute.get_keypair("generated").fingerprint
+    assert f'<th scope="row">generated</th><td>{fingerprint}</td>' in r.text
+    # Shown once: the list page afterwards has no private key.
+    assert "PRIVATE KEY" not in client.get("/dashboard/keypairs").text
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    public = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+    r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "imported", "public_key": public})
+    assert r.status_code == 303
+    assert conn.compute.get_keypair("imported").public_key.strip() == public
+    r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "broken", "public_key": "not a key"})
+    api = cloud.user_session(user).post(cloud.url + "/compute/v2.1/os-keypairs", json={
+        "keypair": {"name": "broken", "public_key": "not a key"}}, raise_exc=False)
+    assert r.status_code == api.status_code == 400
+    assert _alert(r.text) == api.json()["badRequest"]["message"]
+    r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "imported", "public_key": public})
+    assert r.status_code == 409 and "imported" in _alert(r.text)  # the name is taken
+    for name in ("generated", "imported"):
+        r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "delete",
+                                                     "name": name})
+        assert r.status_code == 303
+    assert list(conn.compute.keypairs()) == []
+    r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "delete",
+                                                 "name": "generated"})
+    assert r.status_code == 404 and _alert(r.text)
