@@ -215,3 +215,47 @@ def test_keypairs_generate_import_delete_and_a_bad_key_shows_the_apis_message(cl
     r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "delete",
                                                  "name": "generated"})
     assert r.status_code == 404 and _alert(r.text)
+
+
+def test_images_page_lists_and_deletes_and_a_member_cannot_delete_a_public_image(
+        cloud, admin_client, member):
+    s = cloud.session()
+    image = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"dash2-del-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public"}).json()
+    user, client = member
+    page = client.get("/dashboard/images")
+    assert page.status_code == 200 and f'<th scope="row">{image["name"]}</th>' in page.text
+    r = client.post("/dashboard/images", data={"csrf_token": _csrf(page.text),
+                                               "action": "delete", "image_id": image["id"]})
+    assert r.status_code == 403 and _alert(r.text)  # glance's refusal, shown
+    page = admin_client.get("/dashboard/images")
+    r = admin_client.post("/dashboard/images", data={
+        "csrf_token": _csrf(page.text), "action": "delete", "image_id": image["id"]})
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"
+    assert s.get(cloud.url + f"/image/v2/images/{image['id']}",
+                 raise_exc=False).status_code == 404
+    assert image["name"] not in admin_client.get("/dashboard/images").text
+
+
+def test_networks_create_with_subnet_and_a_bad_cidr_leaves_no_network_behind(cloud, member):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    page = client.get("/dashboard/networks")
+    assert page.status_code == 200
+    csrf = _csrf(page.text)
+    r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "dash2-net", "cidr": "10.77.0.0/24"})
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/networks"
+    [net] = [n for n in conn.network.networks() if n.name == "dash2-net"]
+    [subnet] = list(conn.network.subnets(network_id=net.id))
+    assert subnet.cidr == "10.77.0.0/24" and subnet.name == "dash2-net"
+    page = client.get("/dashboard/networks").text
+    assert '<th scope="row">dash2-net</th>\n    <td>10.77.0.0/24</td>' in page
+    r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "create",
+                                                 "name": "dash2-bad", "cidr": "10.77.0.0/99"})
+    assert r.status_code == 400 and _alert(r.text) and 'value="10.77.0.0/99"' in r.text
+    assert not [n for n in conn.network.networks() if n.name == "dash2-bad"]
+    r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "delete",
+                                                 "network_id": net.id})
+    assert r.status_code == 303 and conn.network.find_network(net.id) is None
