@@ -259,3 +259,46 @@ def test_networks_create_with_subnet_and_a_bad_cidr_leaves_no_network_behind(clo
     r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "delete",
                                                  "network_id": net.id})
     assert r.status_code == 303 and conn.network.find_network(net.id) is None
+
+
+def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
+        cloud, admin_client, member):
+    api = cloud.url + "/pocketstack/v1/faults"
+    s = cloud.session()
+    page = admin_client.get("/dashboard/admin/faults")
+    assert page.status_code == 200 and '<option>spawn</option>' in page.text
+    csrf = _csrf(page.text)
+    before = {f["id"] for f in s.get(api).json()["faults"]}
+    rule = {"csrf_token": csrf, "action_kind": "create", "operation": "spawn",
+            "action": "fail", "host": "dash2-no-such-host", "times": "2",
+            "hang_seconds": "", "message": "dash2 says no"}
+    r = admin_client.post("/dashboard/admin/faults", data=rule)
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/admin/faults"
+    [new] = [f for f in s.get(api).json()["faults"] if f["id"] not in before]
+    try:
+        assert (new["operation"], new["action"], new["host"], new["times"], new["message"]) == (
+            "spawn", "fail", "dash2-no-such-host", 2, "dash2 says no")
+        page = admin_client.get("/dashboard/admin/faults").text
+        row = page.split(f'data-fault="{new["id"]}">')[1].split("</tr>")[0]
+        assert "<th scope=\"row\">spawn</th><td>fail</td><td>dash2-no-such-host</td>" in row
+        # The API's own validation, shown with its status; nothing is added.
+        for bad, word in (({"action": "drop"}, "dropped"), ({"times": "0"}, "times"),
+                          ({"times": "many"}, "numbers"), ({"operation": "explode"},
+                                                             "explode")):
+            r = admin_client.post("/dashboard/admin/faults", data={**rule, **bad})
+            assert r.status_code == 400 and word in _alert(r.text), (bad, r.text)
+        assert len(s.get(api).json()["faults"]) == len(before) + 1
+        user, client = member  # a member gets the API's 403, for the page and the form
+        assert client.get("/dashboard/admin/faults").status_code == 403
+        r = client.post("/dashboard/admin/faults", data={
+            **rule, "csrf_token": _csrf(client.get("/dashboard/servers").text)})
+        assert r.status_code == 403
+        r = admin_client.post("/dashboard/admin/faults", data={
+            "csrf_token": csrf, "action_kind": "delete", "fault_id": new["id"]})
+        assert r.status_code == 303
+        assert new["id"] not in {f["id"] for f in s.get(api).json()["faults"]}
+        r = admin_client.post("/dashboard/admin/faults", data={
+            "csrf_token": csrf, "action_kind": "delete", "fault_id": new["id"]})
+        assert r.status_code == 404 and new["id"] in _alert(r.text)
+    finally:
+        s.delete(f"{api}/{new['id']}", raise_exc=False)
