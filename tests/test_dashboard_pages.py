@@ -288,6 +288,10 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
             r = admin_client.post("/dashboard/admin/faults", data={**rule, **bad})
             assert r.status_code == 400 and word in _alert(r.text), (bad, r.text)
         assert len(s.get(api).json()["faults"]) == len(before) + 1
+        # An empty id is refused here: DELETE on the collection would reset every rule.
+        r = admin_client.post("/dashboard/admin/faults", data={
+            "csrf_token": csrf, "action_kind": "delete", "fault_id": ""})
+        assert r.status_code == 400 and len(s.get(api).json()["faults"]) == len(before) + 1
         user, client = member  # a member gets the API's 403, for the page and the form
         assert client.get("/dashboard/admin/faults").status_code == 403
         r = client.post("/dashboard/admin/faults", data={

@@ -29,6 +29,12 @@ def _q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
+def _item(collection_url: str, item_id: str) -> str | None:
+    """The URL of one item; None for an empty id, whose URL would be the collection's
+    (DELETE /v1/faults/ must not reset every rule)."""
+    return f"{collection_url}/{_q(item_id)}" if item_id.strip() else None
+
+
 def _percent(used, total) -> int | None:
     return min(100, round(used / total * 100)) if total and total > 0 else None
 
@@ -84,6 +90,11 @@ class Pages:
                                  message="The form expired; please reload the page and try "
                                          "again.")
         return form, None
+
+    async def _delete(self, session, url: str | None):
+        if url is None:
+            return "Choose what to delete.", 400
+        return self._failed(await self._call(session, "DELETE", url))
 
     def _failed(self, r: httpx.Response) -> tuple[str, int] | None:
         """The API's message and status for a failed write, None when it worked."""
@@ -171,8 +182,7 @@ class Pages:
         async def act(session, form):
             url = self._base(session, CONTROL) + "/v1/faults"
             if form.get("action_kind") == "delete":
-                return self._failed(await self._call(
-                    session, "DELETE", url + "/" + _q(form.get("fault_id", ""))))
+                return await self._delete(session, _item(url, form.get("fault_id", "")))
             if form.get("action_kind") != "create":
                 return "Unknown form action.", 400
             rule = {"host": form.get("host", "").strip() or None,
@@ -216,18 +226,16 @@ class Pages:
                                    "size": int(size) if size.isdigit() else size}}
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
-                return self._failed(await self._call(session, "DELETE",
-                                                     base + "/volumes/" + _q(volume)))
+                return await self._delete(session, _item(base + "/volumes", volume))
             server = form.get("server_id", "")
-            if not server:
-                return "Choose a server.", 400
+            if not server.strip() or not volume.strip():
+                return "Choose a volume and a server.", 400
             attachments = f"{compute}/servers/{_q(server)}/os-volume_attachments"
             if action == "attach":
                 return self._failed(await self._call(
                     session, "POST", attachments, {"volumeAttachment": {"volumeId": volume}}))
             if action == "detach":
-                return self._failed(await self._call(session, "DELETE",
-                                                     attachments + "/" + _q(volume)))
+                return await self._delete(session, _item(attachments, volume))
             return "Unknown form action.", 400
         return await self._page(request, show, act)
 
@@ -246,7 +254,7 @@ class Pages:
         async def act(session, form):
             action, name = form.get("action", ""), form.get("name", "")
             if action == "delete":
-                return self._failed(await self._call(session, "DELETE", url + "/" + _q(name)))
+                return await self._delete(session, _item(url, name))
             if action != "create":
                 return "Unknown form action.", 400
             keypair = {"name": name}
@@ -274,9 +282,8 @@ class Pages:
         async def act(session, form):
             if form.get("action") != "delete":
                 return "Unknown form action.", 400
-            return self._failed(await self._call(
-                session, "DELETE",
-                self._base(session, IMAGE) + "/v2/images/" + _q(form.get("image_id", ""))))
+            return await self._delete(session, _item(self._base(session, IMAGE) + "/v2/images",
+                                                      form.get("image_id", "")))
         return await self._page(request, show, act)
 
     async def networks(self, request: Request) -> Response:
@@ -293,8 +300,8 @@ class Pages:
         async def act(session, form):
             base = self._base(session, NETWORK) + "/v2.0"
             if form.get("action") == "delete":
-                return self._failed(await self._call(
-                    session, "DELETE", base + "/networks/" + _q(form.get("network_id", ""))))
+                return await self._delete(session, _item(base + "/networks",
+                                                         form.get("network_id", "")))
             if form.get("action") != "create":
                 return "Unknown form action.", 400
             cidr = form.get("cidr", "").strip()
@@ -308,7 +315,7 @@ class Pages:
             s = await self._call(session, "POST", base + "/subnets", {"subnet": subnet})
             if (failure := self._failed(s)):
                 # No half-made network: the one without its subnet goes again.
-                await self._call(session, "DELETE", base + "/networks/" + _q(network_id))
+                await self._delete(session, _item(base + "/networks", network_id))
             return failure
         return await self._page(request, show, act)
 
