@@ -306,3 +306,20 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
         assert r.status_code == 404 and new["id"] in _alert(r.text)
     finally:
         s.delete(f"{api}/{new['id']}", raise_exc=False)
+
+
+def test_long_lists_are_paged_with_a_marker(cloud, member):
+    from pocketstack.dashboard import pages
+
+    user, client = member
+    s = cloud.user_session(user)
+    names = {f"dash2-page-{i:02d}" for i in range(pages.PAGE + 1)}
+    for name in names:
+        s.post(cloud.url + "/image/v2/images", json={
+            "name": name, "disk_format": "raw", "container_format": "bare"})
+    first = client.get("/dashboard/images")
+    assert first.status_code == 200 and first.text.count('<th scope="row">') == pages.PAGE
+    marker = re.search(r'<a href="\?marker=([^"]+)">Next page</a>', first.text).group(1)
+    second = client.get(f"/dashboard/images?marker={marker}")
+    shown = set(re.findall(r'<th scope="row">([^<]+)</th>', first.text + second.text))
+    assert names <= shown

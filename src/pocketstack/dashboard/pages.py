@@ -23,6 +23,7 @@ COMPUTE = ("compute", "/compute/v2.1")
 NETWORK = ("network", "/network")
 IMAGE = ("image", "/image")
 CONTROL = ("pocketstack", "/pocketstack")
+PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
 
 
 def _q(value: str) -> str:
@@ -74,6 +75,15 @@ class Pages:
         async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
             return await client.request(method, url, json=body, params=params or None,
                                         headers=headers)
+
+    async def _paged(self, request: Request, session, url: str, key: str, **params):
+        """(items, next marker or None, None) or (None, None, error response)."""
+        marker = request.query_params.get("marker")
+        items, error = await self._list(session, url, key, limit=PAGE, **params,
+                                        **({"marker": marker} if marker else {}))
+        if error:
+            return None, None, error
+        return items, items[-1]["id"] if len(items) == PAGE else None, None
 
     async def _list(self, session, url: str, key: str, **params):
         """(items, None) or (None, error response) for a GET of a collection."""
@@ -205,7 +215,8 @@ class Pages:
             if base is None:
                 return _render("error.html", 404, session=session,
                                message="This cloud has no block storage service.")
-            items, error = await self._list(session, base + "/volumes/detail", "volumes")
+            items, next_marker, error = await self._paged(request, session,
+                                                          base + "/volumes/detail", "volumes")
             if error:
                 return error
             servers, _ = await self._list(session, self._base(session, COMPUTE) +
@@ -213,7 +224,7 @@ class Pages:
             names = {s["id"]: s["name"] for s in servers or []}
             return _render("volumes.html", status, session=session, volumes=items,
                            servers=servers or [], server_names=names, message=message,
-                           form=form or {})
+                           form=form or {}, next_marker=next_marker)
 
         async def act(session, form):
             base, compute = self._volume_base(session), self._base(session, COMPUTE)
@@ -272,12 +283,12 @@ class Pages:
 
     async def images(self, request: Request) -> Response:
         async def show(session, message=None, status=200, form=None):
-            items, error = await self._list(session, self._base(session, IMAGE) + "/v2/images",
-                                            "images", limit=200)
+            items, next_marker, error = await self._paged(
+                request, session, self._base(session, IMAGE) + "/v2/images", "images")
             if error:
                 return error
             return _render("images.html", status, session=session, images=items,
-                           message=message)
+                           message=message, next_marker=next_marker)
 
         async def act(session, form):
             if form.get("action") != "delete":
@@ -289,13 +300,15 @@ class Pages:
     async def networks(self, request: Request) -> Response:
         async def show(session, message=None, status=200, form=None):
             base = self._base(session, NETWORK) + "/v2.0"
-            items, error = await self._list(session, base + "/networks", "networks")
+            items, next_marker, error = await self._paged(request, session,
+                                                          base + "/networks", "networks")
             if error:
                 return error
             subnets, _ = await self._list(session, base + "/subnets", "subnets")
             cidrs = {s["id"]: s["cidr"] for s in subnets or []}
             return _render("networks.html", status, session=session, networks=items,
-                           cidrs=cidrs, message=message, form=form or {})
+                           cidrs=cidrs, message=message, form=form or {},
+                           next_marker=next_marker)
 
         async def act(session, form):
             base = self._base(session, NETWORK) + "/v2.0"
