@@ -90,6 +90,9 @@ def test_all_servers_for_the_admin_and_the_apis_403_for_a_member(
         assert page.status_code == 200 and "<caption>Servers of every project" in page.text
         # Another project's server is on the admin's list, with its project.
         assert f'<th scope="row">{server.name}</th><td>{user["project_id"]}</td>' in page.text
+        # The admin menu is only for admins (the pages are the API's to refuse, below).
+        assert 'aria-label="Admin"' in page.text
+        assert 'aria-label="Admin"' not in client.get("/dashboard/servers").text
         refused = client.get("/dashboard/admin/servers")
         api = cloud.user_session(user).get(cloud.url + "/compute/v2.1/servers/detail",
                                            params={"all_tenants": 1}, raise_exc=False)

@@ -220,7 +220,8 @@ class Dashboard:
         return sessions.Session(token=r.headers["X-Subject-Token"], user=body["user"]["name"],
                                 project=body["project"]["name"],
                                 project_id=body["project"]["id"],
-                                catalog=body.get("catalog", []), expires=expires)
+                                catalog=body.get("catalog", []), expires=expires,
+                                roles=[r["name"] for r in body.get("roles", [])])
 
     async def switch_project(self, request: Request) -> Response:
         """Rescope to another of the user's projects; the old token is revoked."""
