@@ -326,3 +326,19 @@ def test_long_lists_are_paged_with_a_marker(cloud, member):
     second = client.get(f"/dashboard/images?marker={marker}")
     shown = set(re.findall(r'<th scope="row">([^<]+)</th>', first.text + second.text))
     assert names <= shown
+
+
+@pytest.mark.parametrize("path", ["/dashboard/volumes", "/dashboard/keypairs",
+                                  "/dashboard/images", "/dashboard/networks",
+                                  "/dashboard/admin/hypervisors", "/dashboard/admin/services",
+                                  "/dashboard/admin/servers", "/dashboard/admin/flavors",
+                                  "/dashboard/admin/faults"])
+def test_every_page_wants_a_login_and_every_form_its_csrf_token(cloud, admin_client, path):
+    with httpx.Client(base_url=cloud.url) as anonymous:
+        r = anonymous.get(path)
+        assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
+    r = admin_client.post(path, json={"action": "delete"})  # not a form: no token in it
+    assert r.status_code in (403, 405) and "Traceback" not in r.text
+    r = admin_client.post(path, data={"csrf_token": _csrf(admin_client.get(path).text),
+                                      "action": "explode", "action_kind": "explode"})
+    assert r.status_code in (400, 405) and 'role="alert"' in r.text
