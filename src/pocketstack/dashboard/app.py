@@ -75,8 +75,9 @@ def _same(a: str | None, b: str | None) -> bool:
 
 class Dashboard:
     def __init__(self):
+        from pocketstack.dashboard import pages  # it imports this module's helpers
         self.store = sessions.SessionStore()
-        self.app = Starlette(routes=[
+        self.app = Starlette(routes=[*pages.Pages(self).routes(),
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
             Route(PREFIX + "/logout", self.logout, methods=["POST"]),
@@ -219,7 +220,8 @@ class Dashboard:
         return sessions.Session(token=r.headers["X-Subject-Token"], user=body["user"]["name"],
                                 project=body["project"]["name"],
                                 project_id=body["project"]["id"],
-                                catalog=body.get("catalog", []), expires=expires)
+                                catalog=body.get("catalog", []), expires=expires,
+                                roles=[r["name"] for r in body.get("roles", [])])
 
     async def switch_project(self, request: Request) -> Response:
         """Rescope to another of the user's projects; the old token is revoked."""

@@ -21,6 +21,7 @@ class Session:
     projects: list = dataclasses.field(default_factory=list)  # [{"id", "name"}] to switch to
     unscoped: str = ""  # the login's unscoped token: the project switcher rescopes it
     csrf: str = dataclasses.field(default_factory=lambda: secrets.token_urlsafe(32))
+    roles: list = dataclasses.field(default_factory=list)  # role names: the admin menu shows
 
     def endpoint(self, service_type: str) -> str | None:
         for entry in self.catalog:

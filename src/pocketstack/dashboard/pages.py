@@ -1,0 +1,334 @@
+"""Resource pages of the dashboard: admin (hypervisors, services, all servers, flavors,
+fault rules), volumes, keypairs, images and networks.
+
+Like app.py, every page is a client of the public APIs with the user's token: what a member
+may not see, the API refuses, and its message is shown with its status. Each resource has
+one page; its forms post back to that page with an ``action`` field, and an API error
+re-renders the page with the API's message (never a 500).
+"""
+from __future__ import annotations
+
+import urllib.parse
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from pocketstack.control import faults  # only its names of operations and actions
+from pocketstack.dashboard.app import (API_TIMEOUT, PREFIX, _api_error, _form, _render,
+                                       _same)
+
+COMPUTE = ("compute", "/compute/v2.1")
+NETWORK = ("network", "/network")
+IMAGE = ("image", "/image")
+CONTROL = ("pocketstack", "/pocketstack")
+PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
+
+
+def _q(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+def _item(collection_url: str, item_id: str) -> str | None:
+    """The URL of one item; None for an empty id, whose URL would be the collection's
+    (DELETE /v1/faults/ must not reset every rule)."""
+    return f"{collection_url}/{_q(item_id)}" if item_id.strip() else None
+
+
+def _percent(used, total) -> int | None:
+    return min(100, round(used / total * 100)) if total and total > 0 else None
+
+
+class Pages:
+    def __init__(self, dashboard):
+        self.dash = dashboard
+
+    def routes(self) -> list[Route]:
+        both = ["GET", "POST"]
+        return [
+            Route(PREFIX + "/admin/hypervisors", self.hypervisors),
+            Route(PREFIX + "/admin/services", self.services),
+            Route(PREFIX + "/admin/servers", self.all_servers),
+            Route(PREFIX + "/admin/flavors", self.flavors),
+            Route(PREFIX + "/admin/faults", self.faults, methods=both),
+            Route(PREFIX + "/volumes", self.volumes, methods=both),
+            Route(PREFIX + "/keypairs", self.keypairs, methods=both),
+            Route(PREFIX + "/images", self.images, methods=both),
+            Route(PREFIX + "/networks", self.networks, methods=both),
+        ]
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _base(self, session, service: tuple[str, str]) -> str:
+        if service == CONTROL:  # not in the catalog: pocketstack's own API on this cloud
+            from pocketstack.common import config
+            return config.public_url() + "/pocketstack"
+        return self.dash._url(session, *service)
+
+    def _volume_base(self, session) -> str | None:
+        return session.endpoint("block-storage") or session.endpoint("volumev3")
+
+    async def _call(self, session, method: str, url: str, body: dict | None = None,
+                    **params) -> httpx.Response:
+        headers = {"X-Auth-Token": session.token, "Accept": "application/json"}
+        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+            return await client.request(method, url, json=body, params=params or None,
+                                        headers=headers)
+
+    async def _paged(self, request: Request, session, url: str, key: str, **params):
+        """(items, next marker or None, None) or (None, None, error response)."""
+        marker = request.query_params.get("marker")
+        items, error = await self._list(session, url, key, limit=PAGE, **params,
+                                        **({"marker": marker} if marker else {}))
+        if error:
+            return None, None, error
+        return items, items[-1]["id"] if len(items) == PAGE else None, None
+
+    async def _list(self, session, url: str, key: str, **params):
+        """(items, None) or (None, error response) for a GET of a collection."""
+        r = await self._call(session, "GET", url, **params)
+        if r.status_code != 200:
+            return None, self.dash._error(session, r)
+        return r.json().get(key, []), None
+
+    async def _posted(self, request: Request, session):
+        """The posted form, or an error page when its CSRF token is missing or wrong."""
+        form = await _form(request)
+        if not _same(form.get("csrf_token"), session.csrf):
+            return form, _render("error.html", 403, session=session,
+                                 message="The form expired; please reload the page and try "
+                                         "again.")
+        return form, None
+
+    async def _delete(self, session, url: str | None):
+        if url is None:
+            return "Choose what to delete.", 400
+        return self._failed(await self._call(session, "DELETE", url))
+
+    def _failed(self, r: httpx.Response) -> tuple[str, int] | None:
+        """The API's message and status for a failed write, None when it worked."""
+        if r.is_success:
+            return None
+        return _api_error(r), r.status_code if 400 <= r.status_code < 500 else 502
+
+    async def _page(self, request: Request, show, act):
+        """GET: ``show(session)``; POST: ``act(session, form)`` then back to the page, or
+        the page again with the API's error message and status."""
+        session = self.dash._session(request)
+        if session is None:
+            return self.dash._to_login()
+        if request.method == "GET":
+            return await show(session)
+        form, refused = await self._posted(request, session)
+        if refused:
+            return refused
+        failure = await act(session, form)
+        if failure is None:
+            return RedirectResponse(request.url.path, 303)
+        if isinstance(failure, dict):  # it worked, and the answer is shown once (a new key)
+            return await show(session, **failure)
+        if failure[1] == 401:
+            return self.dash._to_login()
+        return await show(session, message=failure[0], status=failure[1], form=form)
+
+    # -- admin ------------------------------------------------------------------------
+
+    async def hypervisors(self, request: Request) -> Response:
+        async def show(session, **extra):
+            items, error = await self._list(session, self._base(session, COMPUTE) +
+                                            "/os-hypervisors/detail", "hypervisors")
+            if error:
+                return error
+            for h in items:
+                h["bars"] = [
+                    (label, h.get(used, 0), h.get(total, 0), _percent(h.get(used, 0),
+                                                                      h.get(total, 0)))
+                    for label, used, total in (("vCPUs", "vcpus_used", "vcpus"),
+                                               ("RAM (MB)", "memory_mb_used", "memory_mb"),
+                                               ("Disk (GB)", "local_gb_used", "local_gb"))]
+            return _render("hypervisors.html", session=session, hypervisors=items)
+        return await self._page(request, show, None)
+
+    async def services(self, request: Request) -> Response:
+        async def show(session, **extra):
+            items, error = await self._list(session, self._base(session, COMPUTE) +
+                                            "/os-services", "services")
+            return error or _render("services.html", session=session, services=items)
+        return await self._page(request, show, None)
+
+    async def all_servers(self, request: Request) -> Response:
+        async def show(session, **extra):
+            marker = request.query_params.get("marker")
+            params = {"all_tenants": "1", "limit": 50, **({"marker": marker} if marker else {})}
+            items, error = await self._list(session, self._base(session, COMPUTE) +
+                                            "/servers/detail", "servers", **params)
+            if error:
+                return error
+            next_marker = items[-1]["id"] if len(items) == params["limit"] else None
+            return _render("admin_servers.html", session=session, servers=items,
+                           next_marker=next_marker)
+        return await self._page(request, show, None)
+
+    async def flavors(self, request: Request) -> Response:
+        async def show(session, **extra):
+            items, error = await self._list(session, self._base(session, COMPUTE) +
+                                            "/flavors/detail", "flavors", is_public="None")
+            return error or _render("flavors.html", session=session, flavors=items)
+        return await self._page(request, show, None)
+
+    FAULT_FIELDS = ("host", "operation", "action", "times", "hang_seconds", "message")
+
+    async def faults(self, request: Request) -> Response:
+        async def show(session, message=None, status=200, form=None):
+            items, error = await self._list(session, self._base(session, CONTROL) +
+                                            "/v1/faults", "faults")
+            if error:
+                return error
+            return _render("faults.html", status, session=session, faults=items,
+                           message=message, form=form or {}, operations=faults.OPERATIONS,
+                           actions=faults.ACTIONS)
+
+        async def act(session, form):
+            url = self._base(session, CONTROL) + "/v1/faults"
+            if form.get("action_kind") == "delete":
+                return await self._delete(session, _item(url, form.get("fault_id", "")))
+            if form.get("action_kind") != "create":
+                return "Unknown form action.", 400
+            rule = {"host": form.get("host", "").strip() or None,
+                    "operation": form.get("operation", ""), "action": form.get("action", ""),
+                    "message": form.get("message", "")}
+            try:  # numbers as numbers, so the API (not this form) judges their range
+                times = form.get("times", "").strip()
+                rule["times"] = None if times in ("", "always") else int(times)
+                rule["hang_seconds"] = float(form.get("hang_seconds", "").strip() or 0)
+            except ValueError:
+                return "times and hang seconds must be numbers.", 400
+            return self._failed(await self._call(session, "POST", url, {"fault": rule}))
+        return await self._page(request, show, act)
+
+    # -- volumes and keypairs ---------------------------------------------------------
+
+    async def volumes(self, request: Request) -> Response:
+        async def show(session, message=None, status=200, form=None):
+            base = self._volume_base(session)
+            if base is None:
+                return _render("error.html", 404, session=session,
+                               message="This cloud has no block storage service.")
+            items, next_marker, error = await self._paged(request, session,
+                                                          base + "/volumes/detail", "volumes")
+            if error:
+                return error
+            servers, _ = await self._list(session, self._base(session, COMPUTE) +
+                                          "/servers/detail", "servers", limit=1000)
+            names = {s["id"]: s["name"] for s in servers or []}
+            return _render("volumes.html", status, session=session, volumes=items,
+                           servers=servers or [], server_names=names, message=message,
+                           form=form or {}, next_marker=next_marker)
+
+        async def act(session, form):
+            base, compute = self._volume_base(session), self._base(session, COMPUTE)
+            action, volume = form.get("action", ""), form.get("volume_id", "")
+            if base is None:
+                return "This cloud has no block storage service.", 404
+            if action == "create":
+                size = form.get("size", "").strip()
+                body = {"volume": {"name": form.get("name", ""),
+                                   "size": int(size) if size.isdigit() else size}}
+                return self._failed(await self._call(session, "POST", base + "/volumes", body))
+            if action == "delete":
+                return await self._delete(session, _item(base + "/volumes", volume))
+            server = form.get("server_id", "")
+            if not server.strip() or not volume.strip():
+                return "Choose a volume and a server.", 400
+            attachments = f"{compute}/servers/{_q(server)}/os-volume_attachments"
+            if action == "attach":
+                return self._failed(await self._call(
+                    session, "POST", attachments, {"volumeAttachment": {"volumeId": volume}}))
+            if action == "detach":
+                return await self._delete(session, _item(attachments, volume))
+            return "Unknown form action.", 400
+        return await self._page(request, show, act)
+
+    async def keypairs(self, request: Request) -> Response:
+        session = self.dash._session(request)
+        url = self._base(session, COMPUTE) + "/os-keypairs" if session else ""
+
+        async def show(session, message=None, status=200, form=None, private_key=None):
+            items, error = await self._list(session, url, "keypairs")
+            if error:
+                return error
+            return _render("keypairs.html", status, session=session,
+                           keypairs=[k["keypair"] for k in items], message=message,
+                           form=form or {}, private_key=private_key)
+
+        async def act(session, form):
+            action, name = form.get("action", ""), form.get("name", "")
+            if action == "delete":
+                return await self._delete(session, _item(url, name))
+            if action != "create":
+                return "Unknown form action.", 400
+            keypair = {"name": name}
+            if form.get("public_key", "").strip():
+                keypair["public_key"] = form["public_key"].strip()
+            r = await self._call(session, "POST", url, {"keypair": keypair})
+            failure = self._failed(r)
+            if failure is None and r.json()["keypair"].get("private_key"):
+                # A generated key is shown once, on this answer, and never stored here.
+                return {"private_key": r.json()["keypair"]["private_key"]}
+            return failure
+        return await self._page(request, show, act)
+
+    # -- images and networks ----------------------------------------------------------
+
+    async def images(self, request: Request) -> Response:
+        async def show(session, message=None, status=200, form=None):
+            items, next_marker, error = await self._paged(
+                request, session, self._base(session, IMAGE) + "/v2/images", "images")
+            if error:
+                return error
+            return _render("images.html", status, session=session, images=items,
+                           message=message, next_marker=next_marker)
+
+        async def act(session, form):
+            if form.get("action") != "delete":
+                return "Unknown form action.", 400
+            return await self._delete(session, _item(self._base(session, IMAGE) + "/v2/images",
+                                                      form.get("image_id", "")))
+        return await self._page(request, show, act)
+
+    async def networks(self, request: Request) -> Response:
+        async def show(session, message=None, status=200, form=None):
+            base = self._base(session, NETWORK) + "/v2.0"
+            items, next_marker, error = await self._paged(request, session,
+                                                          base + "/networks", "networks")
+            if error:
+                return error
+            subnets, _ = await self._list(session, base + "/subnets", "subnets")
+            cidrs = {s["id"]: s["cidr"] for s in subnets or []}
+            return _render("networks.html", status, session=session, networks=items,
+                           cidrs=cidrs, message=message, form=form or {},
+                           next_marker=next_marker)
+
+        async def act(session, form):
+            base = self._base(session, NETWORK) + "/v2.0"
+            if form.get("action") == "delete":
+                return await self._delete(session, _item(base + "/networks",
+                                                         form.get("network_id", "")))
+            if form.get("action") != "create":
+                return "Unknown form action.", 400
+            cidr = form.get("cidr", "").strip()
+            r = await self._call(session, "POST", base + "/networks",
+                                 {"network": {"name": form.get("name", "")}})
+            if not cidr or not r.is_success:  # a network alone, or the API's refusal
+                return self._failed(r)
+            network_id = r.json()["network"]["id"]
+            subnet = {"network_id": network_id, "cidr": cidr, "ip_version": 4,
+                      "name": form.get("subnet_name", "").strip() or form.get("name", "")}
+            s = await self._call(session, "POST", base + "/subnets", {"subnet": subnet})
+            if (failure := self._failed(s)):
+                # No half-made network: the one without its subnet goes again.
+                await self._delete(session, _item(base + "/networks", network_id))
+            return failure
+        return await self._page(request, show, act)
+
