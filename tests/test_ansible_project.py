@@ -1,5 +1,6 @@
 """Issue 10: Ansible's openstack.cloud collection against pocketstack — a realistic project
-created by one playbook (tests/ansible/project-present.yml), a second run that reports
+with a volume attached to its server, created by one playbook
+(tests/ansible/project-present.yml), a second run that reports
 changed=0, then torn down (project-absent.yml).
 
 Ansible runs from its own virtualenv (``.venv-ansible`` at the repository root, created on
@@ -103,3 +104,5 @@ def test_ansible_project_playbook_idempotent(cloud, tmp_path):
     assert not [s for s in admin.compute.servers(all_projects=True)
                 if s.name == f"{prefix}-vm"]
     assert not [f for f in admin.network.ips() if f.description == prefix]
+    assert not [v for v in admin.block_storage.volumes(all_projects=True)
+                if v.name == f"{prefix}-vol"]
