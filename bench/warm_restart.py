@@ -93,19 +93,18 @@ def importtime(top):
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        own, cumulative, name = (x.strip() for x in line[len("import time:"):].split("|"))
-        rows.append((int(own), int(cumulative), name))
-    total = max(r[1] for r in rows if not r[2].startswith(" "))
-    print(f"\nimport pocketstack.cloud: {len(rows)} modules; top-level cumulative total "
-          f"{sum(r[1] for r in rows if not r[2].startswith(' ')) / 1000:.0f} ms "
-          f"(largest {total / 1000:.0f} ms)")
-    print(f"top {top} top-level imports by cumulative ms:")
-    for own, cum, name in sorted((r for r in rows if not r[2].startswith(" ")),
-                                 key=lambda r: -r[1])[:top]:
-        print(f"  {cum / 1000:7.1f}  {name}")
+        own, cumulative, name = line[len("import time:"):].split("|")
+        # Nesting is two spaces per level after the one separating space.
+        depth = (len(name) - 1 - len(name.lstrip())) // 2
+        rows.append((int(own), int(cumulative), name.strip(), depth))
+    total = sum(r[1] for r in rows if r[3] == 0)
+    print(f"\nimport pocketstack.cloud: {len(rows)} modules, {total / 1000:.0f} ms in all")
+    print(f"top {top} imports by cumulative ms (depth in brackets):")
+    for own, cum, name, depth in sorted(rows, key=lambda r: -r[1])[:top]:
+        print(f"  {cum / 1000:7.1f}  {name} [{depth}]")
     print(f"top {top} modules by own ms:")
-    for own, cum, name in sorted(rows, key=lambda r: -r[0])[:top]:
-        print(f"  {own / 1000:7.1f}  {name.strip()}")
+    for own, cum, name, depth in sorted(rows, key=lambda r: -r[0])[:top]:
+        print(f"  {own / 1000:7.1f}  {name}")
 
 
 def main():
