@@ -338,21 +338,25 @@ class Run:
         return (max(parse_time(f) for f in finishes) - start).total_seconds() * 1000
 
     def wait_all(self, ids, gone, timeout):
-        """Poll the server list (cheap, by name) until every id is out of BUILD (or gone);
-        returns (unfinished ids, errored ids)."""
+        """Wait until every id is out of BUILD (or, ``gone``, deleted); returns (unfinished
+        ids, errored ids). Polls the id-only list every 0.25 s (``status=BUILD`` while
+        booting) so that waiting on hundreds of servers does not itself load the cloud; one
+        detail list at the end tells ACTIVE from ERROR."""
         pending, end = set(ids), time.monotonic() + timeout
         params = {"name": f"^{self.prefix}-burst-", "limit": 1000}
+        if not gone:
+            params["status"] = "BUILD"
         while pending and time.monotonic() < end:
-            r = self.check(self.s.get(self.t.compute + "/servers/detail", params=params))
-            servers = {x["id"]: x["status"] for x in r.json()["servers"]}
-            if gone:
-                pending &= set(servers)
-            else:
-                pending = {i for i in pending if servers.get(i, "BUILD") == "BUILD"}
+            r = self.check(self.s.get(self.t.compute + "/servers", params=params))
+            pending &= {x["id"] for x in r.json()["servers"]}
             if pending:
-                time.sleep(0.1)
-        bad = [] if gone else [i for i in ids if i not in pending and servers.get(i) != "ACTIVE"]
-        return pending, bad
+                time.sleep(0.25)
+        if gone:
+            return pending, []
+        params.pop("status")
+        r = self.check(self.s.get(self.t.compute + "/servers/detail", params=params))
+        status = {x["id"]: x["status"] for x in r.json()["servers"]}
+        return pending, [i for i in ids if i not in pending and status.get(i) != "ACTIVE"]
 
     def phase_burst(self):
         n, k = self.a.burst, self.a.clients
