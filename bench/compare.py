@@ -58,12 +58,10 @@ def summary(values):
 
 def parse_time(text):
     """ISO time of an instance action or event (with or without fraction and zone)."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 class Target:
@@ -148,10 +146,10 @@ def start_local(timeout=60):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     exe = os.path.join(os.path.dirname(sys.executable), "pocketstack")
-    log = open(os.path.join(data_dir, "up.log"), "wb")
-    proc = subprocess.Popen([exe, "up", "--data-dir", os.path.join(data_dir, "d"), "--port",
-                             str(port), "--admin-password", "bench-admin"], stdout=log,
-                            stderr=subprocess.STDOUT)
+    with open(os.path.join(data_dir, "up.log"), "wb") as log:  # the child keeps its copy
+        proc = subprocess.Popen([exe, "up", "--data-dir", os.path.join(data_dir, "d"),
+                                 "--port", str(port), "--admin-password", "bench-admin"],
+                                stdout=log, stderr=subprocess.STDOUT)
 
     def close():
         proc.terminate()
@@ -160,7 +158,6 @@ def start_local(timeout=60):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
     url = f"http://127.0.0.1:{port}"
@@ -396,8 +393,7 @@ class Run:
         try:
             src = os.path.join(work, "src")
             with open(src, "wb") as f:
-                for _ in range(self.a.image_mib):
-                    f.write(os.urandom(1 << 20))
+                f.writelines(os.urandom(1 << 20) for _ in range(self.a.image_mib))
             t0 = time.perf_counter()
             subprocess.run(["cp", src, os.path.join(work, "copy")], check=True, timeout=600)
             cp = time.perf_counter() - t0
@@ -447,6 +443,10 @@ class Run:
 
 # --- the table --------------------------------------------------------------------------
 
+def load(values):
+    return " ".join(f"{v:.2f}" for v in values)
+
+
 def rows(out):
     def lat(key):
         v = out.get(key)
@@ -454,7 +454,7 @@ def rows(out):
 
     burst, delete, image = out.get("burst"), out.get("delete"), out.get("image")
     return [
-        ("load average at start", "%.2f %.2f %.2f" % tuple(out["load_start"])),
+        ("load average at start", load(out["load_start"])),
         ("token issue ms p50 / p95", lat("token_ms")),
         ("port create ms p50 / p95", lat("port_ms")),
         ("boot POST->ACTIVE ms p50 / p95 (client, 5 ms polls)", lat("boot_client_ms")),
@@ -468,7 +468,7 @@ def rows(out):
          if delete else "-"),
         ("image upload MiB/s vs cp", f"{image['upload_mib_s']:.0f} vs {image['cp_mib_s']:.0f} "
          f"({image['ratio'] * 100:.0f} % of cp, {image['mib']} MiB)" if image else "-"),
-        ("load average at end", "%.2f %.2f %.2f" % tuple(out["load_end"])),
+        ("load average at end", load(out["load_end"])),
         ("left behind", json.dumps(out.get("left_behind")) if out.get("left_behind")
          else "nothing"),
         ("failed", out.get("failed", "-")),
@@ -480,7 +480,9 @@ def table(results):
     body = [[label, *[dict(rows(r))[label] for r in results]]
             for label, _ in rows(results[0])]
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
+    def line(row):
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"
+
     return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|",
                       *map(line, body)])
 

@@ -88,7 +88,7 @@ def python_start(code, runs=5):
 
 def importtime(top):
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pocketstack.cloud"],
-                          capture_output=True, text=True, timeout=120)
+                          check=True, capture_output=True, text=True, timeout=120)
     rows = []
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
