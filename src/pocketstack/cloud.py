@@ -73,14 +73,19 @@ def _write_private(path: str, text: str) -> None:
 
 def make_private_dir(path: str) -> None:
     """Create ``path`` or tighten an existing one to 0700 (it holds the database with the
-    password hashes, keys and images: nobody else's business), and make the files pocketstack
-    creates from now on owner-only (umask 077: the database, its -wal/-shm, images, DHCP
-    files)."""
+    password hashes, keys and images: nobody else's business)."""
     os.makedirs(path, mode=0o700, exist_ok=True)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode != 0o700:
         os.chmod(path, 0o700)
         LOG.warning("Tightened the permissions of %s from %o to 700", path, mode)
+
+
+def owner_only_files() -> None:
+    """Make the files this process creates from now on owner-only (umask 077: the
+    database, its -wal/-shm, images, DHCP files). For pocketstack's own server processes
+    (the CLI calls it); a library user's process keeps its umask, and the 0700 data dir
+    already keeps everyone else out of an in-process cloud's files."""
     os.umask(0o077)
 
 

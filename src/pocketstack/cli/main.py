@@ -61,7 +61,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
        timeout):
     """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
     started = time.monotonic()
-    from pocketstack.cloud import Cloud, default_data_dir
+    from pocketstack.cloud import Cloud, default_data_dir, owner_only_files
 
     if detach:
         from pocketstack.cli import daemon
@@ -75,6 +75,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
         daemon.start_detached(argv, os.path.abspath(data_dir or default_data_dir()), timeout)
         return
 
+    owner_only_files()
     _setup_logging(debug)
     overrides = {}
     if host:

@@ -86,9 +86,10 @@ def _install_signals(stop, is_stopping) -> None:
 def api(data_dir, config_file, node, debug, bind_host, port, admin_password, with_roles):
     """The REST APIs (identity, compute, image, network, …) on one port."""
     started = time.monotonic()
-    from pocketstack.cloud import Cloud, default_data_dir
+    from pocketstack.cloud import Cloud, default_data_dir, owner_only_files
     from pocketstack.common import config
 
+    owner_only_files()
     cli = _cli()
     cli._setup_logging(debug)
     overrides: dict = {}
@@ -121,8 +122,10 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
 def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
     started = time.monotonic()
     from pocketstack.agent import Agent
+    from pocketstack.cloud import owner_only_files
     from pocketstack.common import config
 
+    owner_only_files()
     cli = _cli()
     cli._setup_logging(debug)
     overrides: dict = {"host": node} if node else {}
