@@ -364,9 +364,14 @@ class Cloud:
 
         conf = config.CONF
         self.app = PocketstackApp(self.ready)
+        # Keep idle client connections for 75 s (nginx's default), not uvicorn's 5 s: with
+        # 5 s, a client (requests/keystoneauth) reusing a pooled connection just as the
+        # server drops it got "connection reset by peer" - seen as flaky SDK calls and
+        # openstacksdk wrongly concluding the network service is absent.
         uconf = uvicorn.Config(self.app, host=conf.bind_host, port=conf.bind_port,
                                log_level="warning", access_log=False, lifespan="off",
-                               timeout_graceful_shutdown=5, server_header=False)
+                               timeout_graceful_shutdown=5, server_header=False,
+                               timeout_keep_alive=75)
         return uvicorn.Server(uconf)
 
     @_in_own_runtime
