@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import cache, config, db, exceptions, runtime
 from pocketstack.common.timeutils import isotime_us, utcnow
-from pocketstack.identity import assignment, catalog, passwords, tokens
+from pocketstack.identity import assignment, catalog, passwords, tokens, trusts
 from pocketstack.identity.assignment import effective_role_ids
 from pocketstack.identity.models import ApplicationCredential, Domain, Project, Role, User
 
@@ -95,6 +95,8 @@ def _token_method(s, body: dict) -> tuple[User, dict]:
     data = tokens.validate(ref["id"])
     if data.app_cred_id:
         raise exceptions.Forbidden("Application credential tokens cannot be rescoped.")
+    if data.trust:
+        raise exceptions.Forbidden("Trust-scoped tokens cannot be rescoped.")
     user = _check_user_usable(s, s.get(User, data.user_id))
     return user, {"expires_at": data.expires_at, "parent_audit_id": data.audit_ids[0],
                   "methods": data.methods}
@@ -164,6 +166,32 @@ def _resolve_scope(s, scope, user: User) -> tuple[Project | None, Domain | None,
     raise exceptions.ValidationError("Scope must name a project, a domain or the system.")
 
 
+def _scope_role_ids(s, user: User, project, domain, system) -> set[str]:
+    """The roles ``user`` holds on the requested scope (401 if none)."""
+    role_ids: set[str] = set()
+    if project is not None:
+        pdom = s.get(Domain, project.domain_id)
+        if not project.enabled or pdom is None or not pdom.enabled:
+            raise _unauthorized(f"Project {project.id} is disabled.")
+        role_ids = effective_role_ids(s, user.id, project_id=project.id)
+    elif domain is not None:
+        if not domain.enabled:
+            raise _unauthorized(f"Domain {domain.id} is disabled.")
+        role_ids = effective_role_ids(s, user.id, domain_id=domain.id)
+    elif system is not None:
+        # System scope: the system role grants, and (as the bootstrap admin has no
+        # system grant of its own) the roles on the bootstrap admin project.
+        admin_project = s.scalar(sa.select(Project).where(
+            Project.name == "admin",
+            Project.domain_id == config.CONF.identity.default_domain_id))
+        role_ids = effective_role_ids(s, user.id, system=True)
+        if admin_project:
+            role_ids |= effective_role_ids(s, user.id, project_id=admin_project.id)
+    if (project or domain or system) and not role_ids:
+        raise _unauthorized("User has no access to the requested scope.")
+    return role_ids
+
+
 def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
     """Authenticate a POST /v3/auth/tokens body; return (token id, token body)."""
     auth = body.get("auth") if isinstance(body, dict) else None
@@ -199,28 +227,19 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
             if (default is not None and default.enabled
                     and effective_role_ids(s, user.id, project_id=default.id)):
                 scope = {"project": {"id": default.id}}
-        project, domain, system = _resolve_scope(s, scope, user)
-        role_ids: set[str] = set()
-        if project is not None:
-            pdom = s.get(Domain, project.domain_id)
-            if not project.enabled or pdom is None or not pdom.enabled:
+        trust = None
+        if isinstance(scope, dict) and "OS-TRUST:trust" in scope:
+            if cred is not None:
+                raise _unauthorized("Application credentials cannot request a scope.")
+            trust, user, role_ids = trusts.scope(s, scope["OS-TRUST:trust"], user)
+            project = s.get(Project, trust.project_id) if trust.project_id else None
+            domain = system = None
+            pdom = project and s.get(Domain, project.domain_id)
+            if project is not None and (not project.enabled or not pdom or not pdom.enabled):
                 raise _unauthorized(f"Project {project.id} is disabled.")
-            role_ids = effective_role_ids(s, user.id, project_id=project.id)
-        elif domain is not None:
-            if not domain.enabled:
-                raise _unauthorized(f"Domain {domain.id} is disabled.")
-            role_ids = effective_role_ids(s, user.id, domain_id=domain.id)
-        elif system is not None:
-            # System scope: the system role grants, and (as the bootstrap admin has no
-            # system grant of its own) the roles on the bootstrap admin project.
-            admin_project = s.scalar(sa.select(Project).where(
-                Project.name == "admin",
-                Project.domain_id == config.CONF.identity.default_domain_id))
-            role_ids = effective_role_ids(s, user.id, system=True)
-            if admin_project:
-                role_ids |= effective_role_ids(s, user.id, project_id=admin_project.id)
-        if (project or domain or system) and not role_ids:
-            raise _unauthorized("User has no access to the requested scope.")
+        else:
+            project, domain, system = _resolve_scope(s, scope, user)
+            role_ids = _scope_role_ids(s, user, project, domain, system)
         if cred is not None:
             # The credential's roles (and the roles they imply) that the user still holds.
             role_ids &= assignment.expand_implied(s, {r["id"] for r in cred.roles})
@@ -233,6 +252,11 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
                 expires_at is None or cred.expires_at < expires_at):
             expires_at = min(cred.expires_at,
                              utcnow() + dt.timedelta(seconds=config.CONF.token.expiration))
+        if trust is not None:
+            if trust.expires_at and (expires_at is None or trust.expires_at < expires_at):
+                expires_at = min(trust.expires_at,
+                                 utcnow() + dt.timedelta(seconds=config.CONF.token.expiration))
+            trusts.consume_use(trust.id)
         token_id, data = tokens.issue(
             user_id=user.id, user_domain_id=user.domain_id, methods=methods_out,
             roles=[r["name"] for r in roles],
@@ -240,7 +264,9 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
             project_domain_id=project.domain_id if project else None,
             domain_id=domain.id if domain else None, system=system, expires_at=expires_at,
             parent_audit_id=extra.get("parent_audit_id"),
-            app_cred_id=cred.id if cred else None)
+            app_cred_id=cred.id if cred else None,
+            trust=[trust.id, trust.trustor_user_id, trust.trustee_user_id,
+                   trust.impersonation] if trust else None)
         return token_id, render(s, data, nocatalog=nocatalog, roles=roles)
 
 
@@ -290,7 +316,7 @@ def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
         "expires_at": isotime_us(data.expires_at),
         "issued_at": isotime_us(data.issued_at),
     }
-    if data.project_id or data.domain_id or data.system:
+    if data.project_id or data.domain_id or data.system or data.trust:
         if roles is None:
             by_name = {r.name: r.id for r in s.scalars(
                 sa.select(Role).where(Role.name.in_(data.roles)))}
@@ -307,6 +333,11 @@ def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
         body["domain"] = domain_ref(data.domain_id)
     elif data.system:
         body["system"] = {"all": True}
+    if data.trust:
+        trust_id, trustor_id, trustee_id, impersonation = data.trust
+        body["OS-TRUST:trust"] = {"id": trust_id, "impersonation": impersonation,
+                                  "trustor_user": {"id": trustor_id},
+                                  "trustee_user": {"id": trustee_id}}
     if data.app_cred_id:
         cred = s.get(ApplicationCredential, data.app_cred_id)
         body["application_credential"] = {

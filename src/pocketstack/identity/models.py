@@ -153,6 +153,7 @@ class RevocationEvent(Base):
     domain_id: Mapped[str | None] = mapped_column(sa.String(64))
     audit_id: Mapped[str | None] = mapped_column(sa.String(32))
     app_cred_id: Mapped[str | None] = mapped_column(sa.String(64))
+    trust_id: Mapped[str | None] = mapped_column(sa.String(64))  # added in 0004
     issued_before: Mapped[dt.datetime] = mapped_column()
     revoked_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
 
@@ -204,4 +205,23 @@ class PolicyBlob(Base):
     id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     type: Mapped[str] = mapped_column(sa.String(255))
     blob: Mapped[str] = mapped_column(sa.Text)
+    extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class Trust(Base):
+    """Keystone's OS-TRUST: the trustor delegates some of its roles on a project to the
+    trustee, who then gets tokens scoped by the trust. Deleted with either user."""
+    __tablename__ = "identity_trusts"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    trustor_user_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_users.id", ondelete="CASCADE"), index=True)
+    trustee_user_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_users.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[str | None] = mapped_column(sa.String(64))
+    impersonation: Mapped[bool] = mapped_column(default=False)
+    expires_at: Mapped[dt.datetime | None] = mapped_column()
+    remaining_uses: Mapped[int | None] = mapped_column()
+    allow_redelegation: Mapped[bool] = mapped_column(default=False)
+    redelegation_count: Mapped[int] = mapped_column(default=0)
+    roles: Mapped[list] = mapped_column(sa.JSON, default=list)  # [{"id", "name", "domain_id"}]
     extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)

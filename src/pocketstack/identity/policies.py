@@ -52,6 +52,31 @@ _GRANT_PATHS = ["/v3/projects/{project_id}/users/{user_id}/roles/{role_id}",
                 "/v3/domains/{domain_id}/groups/{group_id}/roles/{role_id}"]
 
 
+def _trust_rules() -> list:
+    """Keystone's trust defaults: the trustor creates and deletes, trustor and trustee
+    read, admins (and system readers) read everything."""
+    trustor = "user_id:%(target.trust.trustor_user_id)s"
+    trustee = "user_id:%(target.trust.trustee_user_id)s"
+    trusts = "/v3/OS-TRUST/trusts"
+    return [
+        _rule("create_trust", trustor, "Create a trust (as its trustor).", [("POST", trusts)]),
+        _rule("list_trusts", ADMIN_OR_SYSTEM_READER, "List every trust.", [("GET", trusts)]),
+        _rule("list_trusts_for_trustor", f"{ADMIN_OR_SYSTEM_READER} or {trustor}",
+              "List the trusts of a trustor.", [("GET", trusts + "?trustor_user_id={id}")]),
+        _rule("list_trusts_for_trustee", f"{ADMIN_OR_SYSTEM_READER} or {trustee}",
+              "List the trusts of a trustee.", [("GET", trusts + "?trustee_user_id={id}")]),
+        _rule("get_trust", f"{ADMIN_OR_SYSTEM_READER} or {trustor} or {trustee}",
+              "Show a trust.", [("GET", trusts + "/{trust_id}")]),
+        _rule("list_roles_for_trust", f"{ADMIN_OR_SYSTEM_READER} or {trustor} or {trustee}",
+              "List a trust's roles.", [("GET", trusts + "/{trust_id}/roles")]),
+        _rule("get_role_for_trust", f"{ADMIN_OR_SYSTEM_READER} or {trustor} or {trustee}",
+              "Show a role of a trust.", [("GET", trusts + "/{trust_id}/roles/{role_id}"),
+                                          ("HEAD", trusts + "/{trust_id}/roles/{role_id}")]),
+        _rule("delete_trust", f"{ADMIN} or {trustor}", "Delete a trust.",
+              [("DELETE", trusts + "/{trust_id}")]),
+    ]
+
+
 def _credential_and_limit_rules() -> list:
     """Keystone's defaults for credentials (the owner or an admin), unified limits (read by
     everyone, written by admins) and policy blobs."""
@@ -247,6 +272,7 @@ def list_rules():
               [("DELETE", p) for p in _GRANT_PATHS]),
         *_system_grant_rules(),
         *_credential_and_limit_rules(),
+        *_trust_rules(),
         _rule("list_role_assignments", f"{ADMIN_OR_SYSTEM_READER} or "
               f"{_reader_in('target.domain_id')}", "List role assignments.",
               [("GET", "/v3/role_assignments")]),

@@ -1,6 +1,7 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.identity.rest import (app_creds, auth, catalog, credentials, discovery,
-                                       domains, grants, groups, limits, projects, roles, users)
+                                       domains, grants, groups, limits, projects, roles, trusts,
+                                       users)
 
 _GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
           "DELETE": grants.revoke_grant}
@@ -96,6 +97,12 @@ ROUTES = {
     "/v3/policies": {"GET": limits.list_policies, "POST": limits.create_policy},
     "/v3/policies/{policy_id}": {"GET": limits.get_policy, "PATCH": limits.update_policy,
                                  "DELETE": limits.delete_policy},
+    # trusts
+    "/v3/OS-TRUST/trusts": {"GET": trusts.list_trusts, "POST": trusts.create_trust},
+    "/v3/OS-TRUST/trusts/{trust_id}": {"GET": trusts.get_trust, "DELETE": trusts.delete_trust},
+    "/v3/OS-TRUST/trusts/{trust_id}/roles": {"GET": trusts.list_trust_roles},
+    "/v3/OS-TRUST/trusts/{trust_id}/roles/{role_id}": {"GET": trusts.get_trust_role,
+                                                       "HEAD": trusts.get_trust_role},
     # catalog
     "/v3/services": {"GET": catalog.list_services, "POST": catalog.create_service},
     "/v3/services/{service_id}": {"GET": catalog.get_service, "PATCH": catalog.update_service,
