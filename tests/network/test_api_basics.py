@@ -27,13 +27,13 @@ def test_extensions_list_and_lookup(admin_conn, raw):
     for alias in ("security-group", "standard-attr-tag", "port-security",
                   "allowed-address-pairs", "binding", "router", "external-net", "quotas",
                   "dns-integration", "standard-attr-description", "project-id",
-                  "ip-substring-filtering"):
+                  "ip-substring-filtering", "qos", "rbac-policies"):
         assert alias in aliases
-    for absent in ("qos", "l3-ha", "network_availability_zone"):
+    for absent in ("l3-ha", "network_availability_zone"):
         assert absent not in aliases
     assert admin_conn.network.find_extension("router").alias == "router"
-    assert admin_conn.network.find_extension("qos") is None
-    status, fault = raw.error("GET", "/extensions/qos")
+    assert admin_conn.network.find_extension("l3-ha") is None
+    status, fault = raw.error("GET", "/extensions/l3-ha")
     assert status == 404 and fault["type"] == "ExtensionNotFound"
 
 

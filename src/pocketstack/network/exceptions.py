@@ -463,3 +463,30 @@ class QoSRulesConflict(base.Conflict):
     def __init__(self, policy_id: str, rule_id: str):
         super().__init__(f"Rule bandwidth_limit conflicts with rule {rule_id} which already "
                          f"exists in QoS Policy {policy_id}.")
+
+
+class RbacPolicyNotFound(base.NotFound):
+    def __init__(self, id: str, object_type: str = "rbac_policy"):
+        super().__init__(f"RBAC policy of type {object_type} with ID {id} not found")
+
+
+class RbacPolicyInUse(base.Conflict):
+    def __init__(self, object_id: str, details: str):
+        super().__init__(f"RBAC policy on object {object_id} cannot be removed because other "
+                         f"objects depend on it.\nDetails: {details}")
+
+
+class DuplicateRbacPolicy(base.Conflict):
+    def __init__(self):
+        super().__init__("An RBAC policy already exists with those values.")
+
+
+class InvalidActionForType(base.BadRequest):
+    def __init__(self, action: str, object_type: str, valid_actions: list[str]):
+        super().__init__(f"Invalid action '{action}' for object type '{object_type}'. Valid "
+                         f"actions: {valid_actions}")
+
+
+class QosPolicyInUse(InUse):
+    def __init__(self, policy_id: str, object_type: str, object_id: str):
+        super().__init__(f"QoS Policy {policy_id} is used by {object_type} {object_id}.")

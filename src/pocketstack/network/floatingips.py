@@ -156,10 +156,10 @@ def create_floatingip(ctx, body: dict) -> dict:
     effects = base.AfterCommit()
     with db.transaction() as s:
         network = networks.get_row(s, ctx, values["floating_network_id"])
-        if not network.external:
+        project_id = base.owner_project(ctx, values)
+        if not networks.is_external_for(s, network, project_id):
             raise exc.BadRequest("floatingip", f"Network {network.id} is not a valid external "
                                                "network")
-        project_id = base.owner_project(ctx, values)
         target = {"project_id": project_id}
         base.authorize(ctx, "create_floatingip", target)
         if "floating_ip_address" in values:

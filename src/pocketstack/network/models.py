@@ -43,6 +43,8 @@ class Network(StandardAttrs, Base):
     segmentation_id: Mapped[int | None] = mapped_column()
     # "type:physnet:id" for segments that must be unique (NULL for local networks).
     segment_key: Mapped[str | None] = mapped_column(sa.String(128), unique=True)
+    # added in 0003; no foreign key: deleting a policy in use is refused in qos.py
+    qos_policy_id: Mapped[str | None] = mapped_column(ID, index=True)
 
     subnets: Mapped[list["Subnet"]] = relationship(
         lambda: Subnet, back_populates="network", order_by=lambda: Subnet.created_at,
@@ -94,6 +96,9 @@ class Port(StandardAttrs, Base):
     port_security_enabled: Mapped[bool] = mapped_column(default=True)
     dns_name: Mapped[str] = mapped_column(sa.String(255), default="")
     allowed_address_pairs: Mapped[list] = mapped_column(sa.JSON, default=list)
+    # added in 0003; no foreign key: deleting a policy in use is refused in qos.py. Not
+    # indexed: only that rare check searches by it, and port inserts are the hot path.
+    qos_policy_id: Mapped[str | None] = mapped_column(ID)
 
     fixed_ips: Mapped[list["IPAllocation"]] = relationship(
         lambda: IPAllocation, order_by=lambda: (IPAllocation.position,),
@@ -301,3 +306,18 @@ class QosBandwidthLimitRule(Base):
     max_kbps: Mapped[int] = mapped_column()
     max_burst_kbps: Mapped[int] = mapped_column(default=0)
     direction: Mapped[str] = mapped_column(sa.String(16), default="egress")
+
+
+class RbacPolicy(Base):
+    """Neutron's rbac-policies: ``object_type`` object ``object_id`` is shared with (or made
+    external for) ``target_project`` ('*': every project). The '*' rows mirror the
+    object's own ``shared`` / ``external`` columns, which the hot paths read."""
+    __tablename__ = "network_rbac_policies"
+    __table_args__ = (sa.UniqueConstraint("object_type", "object_id", "action",
+                                          "target_project", name="uq_network_rbac"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    object_type: Mapped[str] = mapped_column(sa.String(32))
+    object_id: Mapped[str] = mapped_column(ID, index=True)
+    action: Mapped[str] = mapped_column(sa.String(32))
+    target_project: Mapped[str] = mapped_column(PROJECT, index=True)

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
-from pocketstack.network import base, listing, quotas, security_groups
+from pocketstack.network import base, listing, qos, quotas, rbac, security_groups
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Network, Port, Subnet, Tag
@@ -35,6 +35,7 @@ ATTRS = {
     "provider:physical_network": v.Attr(v.string(64, nullable=True), put=False),
     "provider:segmentation_id": v.Attr(v.integer(1, nullable=True), put=False),
     "tags": v.Attr(v.tags, put=False),
+    "qos_policy_id": v.Attr(v.nullable_uuid),
 }
 
 COLLECTION = listing.Collection(
@@ -48,7 +49,8 @@ COLLECTION = listing.Collection(
              "created_at": Network.created_at, "updated_at": Network.updated_at,
              "provider:network_type": Network.network_type,
              "provider:physical_network": Network.physical_network,
-             "provider:segmentation_id": Network.segmentation_id},
+             "provider:segmentation_id": Network.segmentation_id,
+             "qos_policy_id": Network.qos_policy_id},
     special={"subnets": lambda ids: Network.id.in_(
         sa.select(Subnet.network_id).where(Subnet.id.in_(ids)))},
 )
@@ -58,12 +60,26 @@ def visible(ctx):
     if base.sees_all(ctx):
         return sa.true()
     return sa.or_(Network.project_id == ctx.project_id, Network.shared.is_(True),
-                  Network.external.is_(True))
+                  Network.external.is_(True),
+                  rbac.granted("network", Network.id, ctx.project_id))
 
 
-def policy_target(network: Network) -> dict:
-    return {"project_id": network.project_id, "shared": network.shared or network.external,
+def policy_target(network: Network, granted: set | None = None) -> dict:
+    return {"project_id": network.project_id,
+            "shared": bool(network.shared or network.external or granted),
             "network:project_id": network.project_id}
+
+
+def granted_actions(s, ctx, networks: list) -> dict[str, set]:
+    """What RBAC policies give the caller's project on these networks it does not own."""
+    ids = [n.id for n in networks if n.project_id != ctx.project_id]
+    return rbac.actions_for(s, "network", ids, ctx.project_id)
+
+
+def is_external_for(s, network, project_id: str) -> bool:
+    """router:external for everyone, or an access_as_external policy for this project."""
+    return bool(network.external) or rbac.has_access(s, "network", network.id, project_id,
+                                                     (rbac.EXTERNAL,))
 
 
 def get_row(s, ctx, network_id: str, lock: bool = False) -> Network:
@@ -75,7 +91,7 @@ def get_row(s, ctx, network_id: str, lock: bool = False) -> Network:
 
 
 _NETWORK_COLUMNS = (Network.id, Network.project_id, Network.port_security_enabled,
-                    Network.shared, Network.external)
+                    Network.shared, Network.external, Network.qos_policy_id)
 _WITH_SUBNETS = sa.select(
     *[c.label(f"n_{c.key}") for c in _NETWORK_COLUMNS],
     *[c.label(f"s_{c.key}") for c in Subnet.__table__.columns]).select_from(
@@ -106,17 +122,24 @@ def get_with_subnets(s, ctx, network_id: str, query=_WITH_SUBNETS,
     rows = [r._mapping for r in base.core(s, query, {**(params or {}), "id": network_id})]
     network = _Row(rows[0], "n_") if rows else None
     if network is None or not (base.sees_all(ctx) or network.project_id == ctx.project_id
-                               or network.shared or network.external):
+                               or network.shared or network.external
+                               or rbac.has_access(s, "network", network.id, ctx.project_id)):
         raise exc.NetworkNotFound(network_id)
     if query is not _WITH_SUBNETS:
         network.facts = rows[0]
     return network, [_Row(r, "s_") for r in rows if r["s_id"] is not None]
 
 
-def view(network: Network, tags: list[str], show_provider: bool) -> dict:
+def view(network: Network, tags: list[str], show_provider: bool,
+         granted: set | None = None) -> dict:
+    """``granted``: the RBAC actions the caller's project has on it (neutron shows
+    ``shared`` and ``router:external`` as they are for the caller)."""
+    granted = granted or set()
     out = {"id": network.id, "name": network.name, **base.project_view(network.project_id),
            "admin_state_up": network.admin_state_up, "status": network.status,
-           "shared": network.shared, "router:external": network.external,
+           "shared": network.shared or rbac.SHARED in granted,
+           "router:external": network.external or rbac.EXTERNAL in granted,
+           "qos_policy_id": network.qos_policy_id,
            "mtu": network.mtu, "subnets": [s.id for s in network.subnets],
            "port_security_enabled": network.port_security_enabled,
            "dns_domain": network.dns_domain, **base.standard_view(network, tags)}
@@ -233,6 +256,12 @@ def create_in(s, ctx, values: dict) -> Network:
                                f"{_max_mtu(network_type)}")
     quotas.check(s, ctx, project_id, "network")
     security_groups.ensure_default(s, project_id)
+    if "qos_policy_id" in values:
+        qos_policy_id = values["qos_policy_id"]
+        if qos_policy_id:
+            qos.check_usable(s, ctx, qos_policy_id, project_id)
+    else:  # neutron's qos-default: the project's default policy, if it has one
+        qos_policy_id = qos.default_policy_id(s, project_id)
     network = Network(id=base.new_id(), project_id=project_id, name=values.get("name", ""),
                       description=values.get("description", ""),
                       admin_state_up=values.get("admin_state_up", True),
@@ -240,9 +269,12 @@ def create_in(s, ctx, values: dict) -> Network:
                       external=values.get("router:external", False), mtu=mtu,
                       port_security_enabled=values.get("port_security_enabled", True),
                       dns_domain=values.get("dns_domain", ""), network_type=network_type,
-                      physical_network=physnet, status="ACTIVE")
+                      physical_network=physnet, status="ACTIVE", qos_policy_id=qos_policy_id)
     base.init_standard(network)
     _insert_with_segment(s, network, seg_id)
+    for action, on in ((rbac.SHARED, network.shared), (rbac.EXTERNAL, network.external)):
+        if on:  # as neutron, a '*' policy says so
+            rbac.set_wildcard(s, "network", network, action, True)
     if values.get("tags"):
         base.set_tags(s, network.id, values["tags"])
     s.refresh(network, ["subnets"])
@@ -252,8 +284,9 @@ def create_in(s, ctx, values: dict) -> Network:
 def get_network(ctx, network_id: str) -> dict:
     with db.reader() as s:
         network = get_row(s, ctx, network_id)
-        base.authorize(ctx, "get_network", policy_target(network))
-        return view(network, base.tags_of(s, network.id), _show_provider(ctx))
+        granted = granted_actions(s, ctx, [network]).get(network.id)
+        base.authorize(ctx, "get_network", policy_target(network, granted))
+        return view(network, base.tags_of(s, network.id), _show_provider(ctx), granted)
 
 
 def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
@@ -262,7 +295,9 @@ def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page
                                    options=[orm.selectinload(Network.subnets)])
         tags = listing.tags_by_id(s, [n.id for n in page.rows])
         show_provider = _show_provider(ctx)
-        items = [listing.select_fields(view(n, tags.get(n.id), show_provider), params)
+        granted = granted_actions(s, ctx, page.rows)
+        items = [listing.select_fields(view(n, tags.get(n.id), show_provider,
+                                            granted.get(n.id)), params)
                  for n in page.rows]
     return items, page
 
@@ -272,7 +307,8 @@ def update_network(ctx, network_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "network"), ATTRS, update=True)
     with db.transaction() as s:
         network = get_row(s, ctx, network_id, lock=True)
-        target = policy_target(network)
+        granted = granted_actions(s, ctx, [network]).get(network.id)
+        target = policy_target(network, granted)
         base.authorize(ctx, "update_network", target)
         if "shared" in values and values["shared"] != network.shared:
             base.authorize(ctx, "update_network:shared", target)
@@ -296,11 +332,15 @@ def update_network(ctx, network_id: str, body: dict) -> dict:
         if "mtu" in values and values["mtu"] > _max_mtu(network.network_type):
             raise exc.InvalidInput(f"Requested MTU is too big, maximum is "
                                    f"{_max_mtu(network.network_type)}")
+        if values.get("qos_policy_id"):
+            qos.check_usable(s, ctx, values["qos_policy_id"], network.project_id)
         for key, value in values.items():
             setattr(network, {"router:external": "external"}.get(key, key), value)
+        rbac.set_wildcard(s, "network", network, rbac.SHARED, network.shared)
+        rbac.set_wildcard(s, "network", network, rbac.EXTERNAL, network.external)
         base.touch(network)
         s.flush()
-        out = view(network, base.tags_of(s, network.id), _show_provider(ctx))
+        out = view(network, base.tags_of(s, network.id), _show_provider(ctx), granted)
     return out
 
 
@@ -309,7 +349,8 @@ def delete_network(ctx, network_id: str) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         network = get_row(s, ctx, network_id, lock=True)
-        base.authorize(ctx, "delete_network", policy_target(network))
+        base.authorize(ctx, "delete_network", policy_target(
+            network, granted_actions(s, ctx, [network]).get(network.id)))
         ports = s.execute(sa.select(Port.id, Port.device_owner).where(
             Port.network_id == network.id)).all()
         if any(owner not in NETWORK_OWNED for _, owner in ports):
@@ -324,6 +365,7 @@ def delete_network(ctx, network_id: str) -> None:
         s.execute(sa.delete(IPAllocation).where(IPAllocation.network_id == network.id))
         s.execute(sa.delete(Port).where(Port.network_id == network.id))
         s.execute(sa.delete(Subnet).where(Subnet.network_id == network.id))
+        rbac.delete_for(s, "network", network.id)
         s.delete(network)
     effects.deleted_networks.add(network_id)
     effects.run()

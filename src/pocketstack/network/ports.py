@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, quotas,
+from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, qos, quotas,
                                  security_groups)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
@@ -62,6 +62,7 @@ ATTRS = {
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
+    "qos_policy_id": v.Attr(v.nullable_uuid),
 }
 
 
@@ -93,6 +94,7 @@ COLLECTION = listing.Collection(
              "port_security_enabled": Port.port_security_enabled, "dns_name": Port.dns_name,
              "binding:host_id": Port.host_id, "binding:vif_type": Port.vif_type,
              "binding:vnic_type": Port.vnic_type, "revision_number": Port.revision_number,
+             "qos_policy_id": Port.qos_policy_id,
              "created_at": Port.created_at, "updated_at": Port.updated_at},
     special={"fixed_ips": _fixed_ips_filter,
              "security_groups": lambda ids: Port.id.in_(
@@ -138,6 +140,9 @@ def view(port: Port, tags, show_binding: bool) -> dict:
            "dns_assignment": [dhcp.dns_assignment(a.ip_address, port.dns_name)
                               for a in port.fixed_ips],
            "binding:vnic_type": port.vnic_type, "ip_allocation": "immediate",
+           "qos_policy_id": port.qos_policy_id,
+           # set on the port by whoever read its network (qos.network_policies)
+           "qos_network_policy_id": getattr(port, "network_qos_policy_id", None),
            **base.standard_view(port, tags)}
     if show_binding:
         out.update({"binding:host_id": port.host_id, "binding:vif_type": port.vif_type,
@@ -345,7 +350,11 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                 host_id=values.get("binding:host_id", ""),
                 profile=values.get("binding:profile", {}),
                 vnic_type=values.get("binding:vnic_type", "normal"),
-                port_security_enabled=port_security, dns_name=values.get("dns_name", ""))
+                port_security_enabled=port_security, dns_name=values.get("dns_name", ""),
+                qos_policy_id=values.get("qos_policy_id"))
+    port.network_qos_policy_id = network.qos_policy_id
+    if values.get("qos_policy_id"):
+        qos.check_usable(s, ctx, values["qos_policy_id"], project_id)
     base.init_standard(port)
     binding_state(port)
     if "fixed_ips" in values:
@@ -426,6 +435,7 @@ def insert_with_mac(s, port: Port, requested: str | None, attach: bool = True,
 def get_port(ctx, port_id: str) -> dict:
     with db.reader() as s:
         port = get_row(s, ctx, port_id)
+        qos.network_policies(s, [port])
         return view(port, base.tags_of(s, port.id), _show_binding(ctx))
 
 
@@ -435,6 +445,7 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
                                    options=_load_options())
         tags = listing.tags_by_id(s, [p.id for p in page.rows])
         show = _show_binding(ctx)
+        qos.network_policies(s, page.rows)
         items = [listing.select_fields(view(p, tags.get(p.id), show), params)
                  for p in page.rows]
     return items, page
@@ -448,6 +459,7 @@ def update_port(ctx, port_id: str, body: dict) -> dict:
     effects = base.AfterCommit()
     with db.transaction() as s:
         port = update_in(s, ctx, port_id, values, effects)
+        qos.network_policies(s, [port])
         out = view(port, base.tags_of(s, port.id), _show_binding(ctx))
     _plug_bridge_ports([port])
     effects.run()
@@ -514,6 +526,10 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
                       ("port_security_enabled", "port_security_enabled")):
         if key in values:
             setattr(port, attr, values[key])
+    if values.get("qos_policy_id"):
+        qos.check_usable(s, ctx, values["qos_policy_id"], port.project_id)
+    if "qos_policy_id" in values:
+        port.qos_policy_id = values["qos_policy_id"]
     dhcp_relevant |= "dns_name" in values
     s.flush()
     s.refresh(port, ["fixed_ips", "security_group_bindings"])

@@ -1,16 +1,18 @@
 """QoS policies and their bandwidth-limit rules (/v2.0/qos/...), recorded as neutron
-records them; writing them is for admins, as in neutron. Nothing enforces them yet (no packets are shaped), and ports and networks do
-not take a ``qos_policy_id``, so the ``qos`` extension is not advertised.
+records them; writing them is for admins, as in neutron. Ports and networks take a
+``qos_policy_id`` (a port also shows its network's as ``qos_network_policy_id``); a policy
+bound to either cannot be deleted (409 QosPolicyInUse). Nothing enforces them yet: no
+packets are shaped.
 """
 from __future__ import annotations
 
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing
+from pocketstack.network import base, listing, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import QosBandwidthLimitRule, QosPolicy, Tag
+from pocketstack.network.models import Network, Port, QosBandwidthLimitRule, QosPolicy, Tag
 
 RULE_TYPES = ("bandwidth_limit",)
 _kbps = v.integer(0, 2 ** 31 - 1)
@@ -44,7 +46,39 @@ COLLECTION = listing.Collection(
 def visible(ctx):
     if base.sees_all(ctx):
         return sa.true()
-    return sa.or_(QosPolicy.project_id == ctx.project_id, QosPolicy.shared.is_(True))
+    return sa.or_(QosPolicy.project_id == ctx.project_id, QosPolicy.shared.is_(True),
+                  rbac.granted("qos_policy", QosPolicy.id, ctx.project_id, (rbac.SHARED,)))
+
+
+def check_usable(s, ctx, policy_id: str, project_id: str) -> None:
+    """A port or network of ``project_id`` may use the policy: its own, shared with it
+    (or with everyone), or any for an admin; else 404 as neutron."""
+    policy = s.get(QosPolicy, policy_id)
+    if policy is None or not (
+            base.sees_all(ctx) or policy.project_id == project_id or policy.shared
+            or rbac.has_access(s, "qos_policy", policy_id, project_id, (rbac.SHARED,))):
+        raise exc.QosPolicyNotFound(policy_id)
+
+
+def default_policy_id(s, project_id: str) -> str | None:
+    return s.scalar(sa.select(QosPolicy.id).where(QosPolicy.project_id == project_id,
+                                                  QosPolicy.is_default.is_(True)).limit(1))
+
+
+def network_policies(s, ports: list) -> None:
+    """Give each port its network's policy (``qos_network_policy_id`` in its view)."""
+    ids = {p.network_id for p in ports}
+    found = {network_id: policy_id for network_id, policy_id in s.execute(
+        sa.select(Network.id, Network.qos_policy_id).where(Network.id.in_(ids)))} if ids else {}
+    for port in ports:
+        port.network_qos_policy_id = found.get(port.network_id)
+
+
+def _check_not_bound(s, policy_id: str) -> None:
+    for model, kind in ((Port, "port"), (Network, "network")):
+        user = s.scalar(sa.select(model.id).where(model.qos_policy_id == policy_id).limit(1))
+        if user:
+            raise exc.QosPolicyInUse(policy_id, kind, user)
 
 
 def get_row(s, ctx, policy_id: str, lock: bool = False) -> QosPolicy:
@@ -89,6 +123,8 @@ def create_policy(ctx, body: dict) -> dict:
         base.init_standard(policy)
         s.add(policy)
         s.flush()
+        if policy.shared:
+            rbac.set_wildcard(s, "qos_policy", policy, rbac.SHARED, True)
         if values.get("tags"):
             base.set_tags(s, policy.id, values["tags"])
         return view(s, policy, values.get("tags"))
@@ -117,6 +153,7 @@ def update_policy(ctx, policy_id: str, body: dict) -> dict:
         for key in ("name", "description", "shared", "is_default"):
             if key in values:
                 setattr(policy, key, values[key])
+        rbac.set_wildcard(s, "qos_policy", policy, rbac.SHARED, policy.shared)
         base.touch(policy)
         s.flush()
         return view(s, policy, base.tags_of(s, policy.id))
@@ -126,6 +163,8 @@ def delete_policy(ctx, policy_id: str) -> None:
     with db.transaction() as s:
         policy = get_row(s, ctx, policy_id, lock=True)
         base.authorize(ctx, "delete_policy", {"project_id": policy.project_id})
+        _check_not_bound(s, policy.id)
+        rbac.delete_for(s, "qos_policy", policy.id)
         s.execute(sa.delete(QosBandwidthLimitRule).where(
             QosBandwidthLimitRule.qos_policy_id == policy.id))
         s.execute(sa.delete(Tag).where(Tag.resource_id == policy.id))

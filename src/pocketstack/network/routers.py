@@ -121,7 +121,7 @@ def _set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str
     if info.get("external_fixed_ips"):
         base.authorize(ctx, f"{action}:external_gateway_info:external_fixed_ips", target)
     network = networks.get_row(s, ctx, info["network_id"])
-    if not network.external:
+    if not networks.is_external_for(s, network, router.project_id):
         raise exc.BadRequest("router", f"Network {network.id} is not an external network")
     router.enable_snat = info.get("enable_snat", router.enable_snat
                                   if current is not None else True)

@@ -15,7 +15,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import db
 from pocketstack.network import agent as host_agent
-from pocketstack.network import base, listing, quotas
+from pocketstack.network import base, listing, quotas, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (DefaultSecurityGroup, PortSecurityGroup,
@@ -159,7 +159,11 @@ RULES = listing.Collection(
 
 
 def group_visible(ctx):
-    return base.own_visible(SecurityGroup, ctx)
+    if base.sees_all(ctx):
+        return sa.true()
+    return sa.or_(SecurityGroup.project_id == ctx.project_id,
+                  rbac.granted("security_group", SecurityGroup.id, ctx.project_id,
+                               (rbac.SHARED,)))
 
 
 def rule_visible(ctx):
@@ -168,7 +172,9 @@ def rule_visible(ctx):
     return sa.or_(SecurityGroupRule.project_id == ctx.project_id,
                   SecurityGroupRule.security_group_id.in_(
                       sa.select(SecurityGroup.id).where(
-                          SecurityGroup.project_id == ctx.project_id)))
+                          SecurityGroup.project_id == ctx.project_id)),
+                  rbac.granted("security_group", SecurityGroupRule.security_group_id,
+                               ctx.project_id, (rbac.SHARED,)))
 
 
 # --- views ---------------------------------------------------------------------------
@@ -326,12 +332,15 @@ def ensure_default(s, project_id: str) -> str:
 
 
 def check_usable(s, ctx, group_ids: list[str], project_id: str) -> None:
-    """Groups a port of ``project_id`` may use: that project's (any, for admins)."""
+    """Groups a port of ``project_id`` may use: that project's, those shared with it by
+    an RBAC policy (any, for admins)."""
     found = {g.id: g for g in s.scalars(sa.select(SecurityGroup).where(
         SecurityGroup.id.in_(group_ids)))}
     for group_id in group_ids:
         group = found.get(group_id)
-        if group is None or (group.project_id != project_id and not base.sees_all(ctx)):
+        if group is None or (group.project_id != project_id and not base.sees_all(ctx)
+                             and not rbac.has_access(s, "security_group", group_id,
+                                                     project_id, (rbac.SHARED,))):
             raise exc.SecurityGroupNotFound(group_id)
 
 
@@ -440,6 +449,7 @@ def delete_security_group(ctx, group_id: str) -> None:
             SecurityGroupRule.remote_group_id == group.id)))
         s.execute(sa.delete(DefaultSecurityGroup).where(
             DefaultSecurityGroup.security_group_id == group.id))
+        rbac.delete_for(s, "security_group", group.id)
         s.execute(sa.delete(SecurityGroup).where(SecurityGroup.id == group.id))
 
 

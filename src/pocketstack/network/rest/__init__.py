@@ -1,6 +1,6 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
-                                      inventory, networks, ports, qos, quotas, routers,
+                                      inventory, networks, ports, qos, quotas, rbac, routers,
                                       security_groups, subnetpools, subnets, tags, trunks)
 
 _ROUTES = {
@@ -76,6 +76,9 @@ _ROUTES = {
         "GET": qos.show_rule, "PUT": qos.update_rule, "DELETE": qos.delete_rule},
     "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
     "/v2.0/qos/rule-types/{rule_type}": {"GET": qos.show_rule_type},
+    "/v2.0/rbac-policies": {"GET": rbac.list_policies, "POST": rbac.create_policy},
+    "/v2.0/rbac-policies/{rbac_policy_id}": {"GET": rbac.show_policy, "PUT": rbac.update_policy,
+                                             "DELETE": rbac.delete_policy},
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/tenant": {"GET": quotas.show_tenant},
     "/v2.0/quotas/{project_id}": {"GET": quotas.show_quota, "PUT": quotas.update_quota,

@@ -78,6 +78,17 @@ EXTENSIONS = {
                                 "attributes."),
     "stateful-security-group": ("Stateful security group", "Indicates if the security "
                                 "group is stateful or not"),
+    "qos": ("Quality of Service", "The Quality of Service extension."),
+    "qos-bw-limit-direction": ("Direction for QoS bandwidth limit rule",
+                               "Allow to configure QoS bandwidth limit rule with specific "
+                               "direction: ingress or egress"),
+    "qos-default": ("QoS default policy", "Expose the QoS default policy per project"),
+    "qos-port-network-policy": ("QoS port network policy ID",
+                                "Adds a the QoS network ID to the port definition"),
+    "rbac-policies": ("RBAC Policies", "Allows creation and modification of policies that "
+                                       "control tenant access to resources."),
+    "rbac-security-groups": ("Add security_group type to network RBAC",
+                             "Add security_group type to network RBAC"),
     "tag-ports-during-bulk-creation": ("Tag Ports During Bulk Creation",
                                        "Allow to tag ports during bulk creation"),
 }
