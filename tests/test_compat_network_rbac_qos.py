@@ -264,3 +264,24 @@ def test_server_boots_on_a_network_shared_with_its_project(cloud, owner, friend,
     mine.network.delete_rbac_policy(policy)
     mine.network.delete_network(net)
     admin.image.delete_image(image)
+
+
+def test_segment_rename_and_what_cannot_be_done(cloud, owner):
+    admin = cloud.sdk()
+    net = admin.network.create_network(name=_name("seg"))
+    [segment] = admin.network.segments(network_id=net.id)
+    renamed = admin.network.update_segment(segment, name="rack-1", description="first rack")
+    assert (renamed.name, renamed.description) == ("rack-1", "first rack")
+    assert admin.network.get_segment(segment.id).name == "rack-1"
+    status, error = _error(admin, "POST", "/segments", {"segment": {
+        "network_id": net.id, "network_type": "vlan", "physical_network": "physnet1"}})
+    assert status == 400 and "one segment" in error["message"]
+    status, error = _error(admin, "DELETE", f"/segments/{segment.id}")
+    assert (status, error["type"]) == (409, "SegmentInUse")
+    member = cloud.user_sdk(owner)
+    assert _error(member, "PUT", f"/segments/{segment.id}", {"segment": {"name": "x"}})[0] \
+        == 403
+    assert _error(admin, "PUT", f"/segments/{segment.id}", {"segment": {"mtu": 1}})[0] == 400
+    assert _error(admin, "PUT", f"/segments/{uuid.uuid4()}", {"segment": {"name": "x"}})[0] \
+        == 404
+    admin.network.delete_network(net)

@@ -381,6 +381,12 @@ class SegmentNotFound(base.NotFound):
         super().__init__(f"Segment {segment_id} could not be found.")
 
 
+class SegmentInUse(InUse):
+    def __init__(self, segment_id: str, reason: str):
+        super().__init__(f"Segment '{segment_id}' cannot be deleted while it is in use: "
+                         f"{reason}.")
+
+
 class SubnetPoolNotFound(base.NotFound):
     def __init__(self, pool_id: str):
         super().__init__(f"Subnet pool {pool_id} could not be found.")

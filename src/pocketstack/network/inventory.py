@@ -1,5 +1,5 @@
-"""Read-only views of what serves the network API, as neutron reports it: agents,
-availability zones, service providers, and IP availability per network.
+"""Views of what serves the network API, as neutron reports it: agents, availability
+zones, service providers, IP availability per network, and each network's segment.
 
 The API host itself is both DHCP agent (it writes the dnsmasq files, see dhcp.py) and L3
 agent (routers and floating IPs): one of each, on ``[DEFAULT] host``, alive as long as the
@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db
 from pocketstack.common.timeutils import isotime
 from pocketstack.network import base
+from pocketstack.network import validate as v
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Network, Subnet
 
@@ -141,11 +142,21 @@ def get_ip_availability(ctx, network_id: str) -> dict:
 
 # --- segments ------------------------------------------------------------------------
 # One segment per network, from its provider attributes (neutron's segments extension
-# with a single segment per network). Admin-only as in neutron.
+# with a single segment per network). Admin-only as in neutron. Its name and description
+# can be changed; a second segment cannot be added (networks hold one, in their own row,
+# where its uniqueness is enforced) and the only one cannot be removed.
+
+SEGMENT_ATTRS = {"name": v.Attr(v.string(nullable=True)), "description": v.Attr(v.string())}
+
+
+def _segment_id(network_id: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:segment:{network_id}"))
+
 
 def _segment(network: Network) -> dict:
-    return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:segment:{network.id}")),
-            "network_id": network.id, "name": None, "description": "",
+    return {"id": _segment_id(network.id),
+            "network_id": network.id, "name": network.segment_name,
+            "description": network.segment_description or "",
             "network_type": network.network_type,
             "physical_network": network.physical_network,
             "segmentation_id": network.segmentation_id,
@@ -165,8 +176,43 @@ def list_segments(ctx, params) -> list[dict]:
     return [seg for seg in segments if matches(seg, params)]
 
 
-def get_segment(ctx, segment_id: str) -> dict:
-    for segment in list_segments(ctx, {}):
-        if segment["id"] == segment_id:
-            return segment
+def _segment_network(s, ctx, segment_id: str) -> Network:
+    if base.sees_all(ctx):
+        for network in s.scalars(sa.select(Network)):
+            if _segment_id(network.id) == segment_id:
+                return network
     raise exc.SegmentNotFound(segment_id)
+
+
+def get_segment(ctx, segment_id: str) -> dict:
+    with db.reader() as s:
+        return _segment(_segment_network(s, ctx, segment_id))
+
+
+def update_segment(ctx, segment_id: str, body: dict) -> dict:
+    values = v.parse(v.resource_body(body, "segment"), SEGMENT_ATTRS, update=True)
+    base.authorize(ctx, "update_segment", {"project_id": ctx.project_id})
+    with db.transaction() as s:
+        network = _segment_network(s, ctx, segment_id)
+        if "name" in values:
+            network.segment_name = values["name"]
+        if "description" in values:
+            network.segment_description = values["description"]
+        base.touch(network)
+        s.flush()
+        return _segment(network)
+
+
+def create_segment(ctx, body: dict) -> dict:
+    v.resource_body(body, "segment")
+    base.authorize(ctx, "create_segment", {"project_id": ctx.project_id})
+    raise exc.InvalidInput("a network has exactly one segment here, set by its provider "
+                           "attributes at create; multi-segment networks are not supported")
+
+
+def delete_segment(ctx, segment_id: str) -> None:
+    base.authorize(ctx, "delete_segment", {"project_id": ctx.project_id})
+    with db.reader() as s:
+        network = _segment_network(s, ctx, segment_id)
+    raise exc.SegmentInUse(segment_id, f"it is the only segment of network {network.id}; "
+                                       "delete the network instead")

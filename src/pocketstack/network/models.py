@@ -45,6 +45,10 @@ class Network(StandardAttrs, Base):
     segment_key: Mapped[str | None] = mapped_column(sa.String(128), unique=True)
     # added in 0003; no foreign key: deleting a policy in use is refused in qos.py
     qos_policy_id: Mapped[str | None] = mapped_column(ID, index=True)
+    # added in 0003: the name and description of the network's one segment (/segments)
+    segment_name: Mapped[str | None] = mapped_column(sa.String(255))
+    segment_description: Mapped[str] = mapped_column(sa.String(255), default="",
+                                                     server_default="")
 
     subnets: Mapped[list["Subnet"]] = relationship(
         lambda: Subnet, back_populates="network", order_by=lambda: Subnet.created_at,

@@ -55,6 +55,9 @@ def list_rules():
         ("update_quota", "Set a project's network quotas."),
         ("delete_quota", "Reset a project's network quotas to the defaults."),
         ("delete_security_group:default", "Delete a project's default security group."),
+        ("create_segment", "Add a segment to a network."),
+        ("update_segment", "Rename a segment or change its description."),
+        ("delete_segment", "Remove a segment from a network."),
     ]
     network_owner = [
         ("create_port:mac_address", "Choose a port's MAC address."),

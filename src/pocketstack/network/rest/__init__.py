@@ -54,8 +54,10 @@ _ROUTES = {
     "/v2.0/service-providers": {"GET": inventory.list_service_providers},
     "/v2.0/network-ip-availabilities": {"GET": inventory.list_ip_availabilities},
     "/v2.0/network-ip-availabilities/{network_id}": {"GET": inventory.show_ip_availability},
-    "/v2.0/segments": {"GET": inventory.list_segments},
-    "/v2.0/segments/{segment_id}": {"GET": inventory.show_segment},
+    "/v2.0/segments": {"GET": inventory.list_segments, "POST": inventory.create_segment},
+    "/v2.0/segments/{segment_id}": {"GET": inventory.show_segment,
+                                    "PUT": inventory.update_segment,
+                                    "DELETE": inventory.delete_segment},
     "/v2.0/floatingips/{floatingip_id}/port_forwardings": {
         "GET": floatingips.list_port_forwardings, "POST": floatingips.create_port_forwarding},
     "/v2.0/floatingips/{floatingip_id}/port_forwardings/{port_forwarding_id}": {

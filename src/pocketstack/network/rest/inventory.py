@@ -1,6 +1,5 @@
 """/v2.0/agents, /v2.0/availability_zones, /v2.0/service-providers,
-/v2.0/network-ip-availabilities and /v2.0/segments: read-only views (see
-network/inventory.py)."""
+/v2.0/network-ip-availabilities and /v2.0/segments (see network/inventory.py)."""
 from pocketstack.network import inventory
 from pocketstack.network.rest import common
 
@@ -50,3 +49,17 @@ def list_segments(req):
 def show_segment(req):
     return common.ok({"segment": common.select(
         inventory.get_segment(req.context, req.params["segment_id"]), req)})
+
+
+def create_segment(req):
+    return common.created({"segment": inventory.create_segment(req.context, common.body(req))})
+
+
+def update_segment(req):
+    return common.ok({"segment": inventory.update_segment(
+        req.context, req.params["segment_id"], common.body(req))})
+
+
+def delete_segment(req):
+    inventory.delete_segment(req.context, req.params["segment_id"])
+    return common.deleted()

@@ -1,4 +1,4 @@
-"""rbac policies, qos policy bindings
+"""rbac policies, qos policy bindings, segment name and description
 
 Revision ID: network_0003
 Revises: network_0002
@@ -36,6 +36,8 @@ def upgrade():
     with op.batch_alter_table('network_networks', schema=None) as batch_op:
         batch_op.add_column(sa.Column('qos_policy_id', sa.String(length=36), nullable=True))
         batch_op.create_index(batch_op.f('ix_network_networks_qos_policy_id'), ['qos_policy_id'], unique=False)
+        batch_op.add_column(sa.Column('segment_name', sa.String(length=255), nullable=True))
+        batch_op.add_column(sa.Column('segment_description', sa.String(length=255), nullable=False, server_default=''))
 
     with op.batch_alter_table('network_ports', schema=None) as batch_op:
         batch_op.add_column(sa.Column('qos_policy_id', sa.String(length=36), nullable=True))
@@ -70,6 +72,8 @@ def downgrade():
         batch_op.drop_column('qos_policy_id')
 
     with op.batch_alter_table('network_networks', schema=None) as batch_op:
+        batch_op.drop_column('segment_description')
+        batch_op.drop_column('segment_name')
         batch_op.drop_index(batch_op.f('ix_network_networks_qos_policy_id'))
         batch_op.drop_column('qos_policy_id')
 
