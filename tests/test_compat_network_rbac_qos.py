@@ -57,6 +57,8 @@ def test_network_shared_with_one_project(cloud, owner, friend, stranger):
     port = theirs.network.create_port(network_id=net.id)
     assert port.project_id == friend["project_id"] and port.fixed_ips[0]["subnet_id"] == \
         subnet.id
+    assert theirs.network.get_subnet(subnet.id).network_id == net.id
+    assert subnet.id not in [x.id for x in other.network.subnets()]
     # a policy the friend's port depends on cannot go, as neutron's RbacPolicyInUse
     status, error = _error(mine, "DELETE", f"/rbac-policies/{policy.id}")
     assert (status, error["type"]) == (409, "RbacPolicyInUse")
@@ -284,4 +286,23 @@ def test_segment_rename_and_what_cannot_be_done(cloud, owner):
     assert _error(admin, "PUT", f"/segments/{segment.id}", {"segment": {"mtu": 1}})[0] == 400
     assert _error(admin, "PUT", f"/segments/{uuid.uuid4()}", {"segment": {"name": "x"}})[0] \
         == 404
+    admin.network.delete_network(net)
+
+
+def test_unsharing_keeps_projects_with_their_own_policy(cloud, friend, stranger):
+    admin = cloud.sdk()
+    net = admin.network.create_network(name=_name(), is_shared=True)
+    admin.network.create_subnet(network_id=net.id, cidr="10.66.0.0/24", ip_version=4)
+    admin.network.create_rbac_policy(object_type="network", object_id=net.id,
+                                     action="access_as_shared",
+                                     target_project_id=friend["project_id"])
+    theirs, other = cloud.user_sdk(friend), cloud.user_sdk(stranger)
+    kept = theirs.network.create_port(network_id=net.id)
+    lost = other.network.create_port(network_id=net.id)
+    status, error = _error(admin, "PUT", f"/networks/{net.id}", {"network": {"shared": False}})
+    assert (status, error["type"]) == (409, "InvalidSharedSetting")
+    other.network.delete_port(lost)
+    assert admin.network.update_network(net.id, is_shared=False).is_shared is False
+    assert theirs.network.get_network(net.id).is_shared is True  # its own policy remains
+    theirs.network.delete_port(kept)
     admin.network.delete_network(net)

@@ -12,7 +12,8 @@ from pocketstack.common import config, db
 from pocketstack.network import base, listing, qos, quotas, rbac, security_groups
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import FloatingIP, IPAllocation, Network, Port, Subnet, Tag
+from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port, RbacPolicy,
+                                        Subnet, Tag)
 
 NETWORK_TYPES = ("geneve", "vxlan", "vlan", "flat", "local")
 SEGMENT_RANGES = {"geneve": (1, 2 ** 24 - 1), "vxlan": (1, 2 ** 24 - 1), "vlan": (1, 4094)}
@@ -312,8 +313,13 @@ def update_network(ctx, network_id: str, body: dict) -> dict:
         base.authorize(ctx, "update_network", target)
         if "shared" in values and values["shared"] != network.shared:
             base.authorize(ctx, "update_network:shared", target)
+            # projects it stays shared with by their own policy keep their ports
+            still_shared = sa.select(RbacPolicy.target_project).where(
+                RbacPolicy.object_type == "network", RbacPolicy.object_id == network.id,
+                RbacPolicy.action == rbac.SHARED, RbacPolicy.target_project != rbac.WILDCARD)
             if not values["shared"] and s.scalar(sa.select(Port.id).where(
                     Port.network_id == network.id, Port.project_id != network.project_id,
+                    Port.project_id.not_in(still_shared),
                     Port.device_owner.not_in(NETWORK_OWNED)).limit(1)):
                 raise exc.InvalidSharedSetting(network.id)
         if "router:external" in values and values["router:external"] != network.external:

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db
 from pocketstack.network import (base, dhcp_port, fixed_ips, ipam, listing, networks, quotas,
-                                 subnetpools)
+                                 rbac, subnetpools)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet, Tag
@@ -96,7 +96,8 @@ def visible(ctx):
         return sa.true()
     return sa.or_(Subnet.project_id == ctx.project_id, Subnet.network_id.in_(
         sa.select(Network.id).where(sa.or_(Network.shared.is_(True),
-                                           Network.external.is_(True)))))
+                                           Network.external.is_(True)))),
+                  rbac.granted("network", Subnet.network_id, ctx.project_id))
 
 
 def get_row(s, ctx, subnet_id: str) -> Subnet:
