@@ -31,11 +31,18 @@ OBJECT_TYPES = {
 _MIRRORED = {("network", SHARED): "shared", ("network", EXTERNAL): "external",
              ("qos_policy", SHARED): "shared"}
 
+def _target(value, name):
+    value = v.project_id(value, name)
+    if not value.strip():
+        raise v.invalid(name, "a project id or '*' is required")
+    return value
+
+
 ATTRS = {
     "object_type": v.Attr(v.one_of(*OBJECT_TYPES), put=False),
     "object_id": v.Attr(v.uuid_string, put=False),
     "action": v.Attr(v.one_of(SHARED, EXTERNAL), put=False),
-    "target_tenant": v.Attr(v.project_id),
+    "target_tenant": v.Attr(_target),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
 }
