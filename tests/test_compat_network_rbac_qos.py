@@ -160,8 +160,10 @@ def test_security_group_and_qos_policy_shared(cloud, owner, friend):
     qos_policy = admin.network.create_rbac_policy(object_type="qos_policy", object_id=qos.id,
                                                   action="access_as_shared",
                                                   target_project_id=friend["project_id"])
-    assert theirs.network.get_security_group(group.id).id == group.id
-    assert theirs.network.get_qos_policy(qos.id).id == qos.id
+    assert theirs.network.get_security_group(group.id).is_shared is True
+    assert mine.network.get_security_group(group.id).is_shared is False
+    assert theirs.network.get_qos_policy(qos.id).is_shared is True
+    assert admin.network.get_qos_policy(qos.id).is_shared is False
     port = theirs.network.create_port(network_id=theirs_net.id, security_group_ids=[group.id],
                                       qos_policy_id=qos.id)
     assert port.security_group_ids == [group.id] and port.qos_policy_id == qos.id

@@ -103,9 +103,9 @@ def _rules(s, policy_id: str) -> list[QosBandwidthLimitRule]:
         .order_by(QosBandwidthLimitRule.direction)))
 
 
-def view(s, policy: QosPolicy, tags) -> dict:
+def view(s, policy: QosPolicy, tags, shared_with_caller: bool = False) -> dict:
     return {"id": policy.id, "name": policy.name, **base.project_view(policy.project_id),
-            "shared": policy.shared, "is_default": policy.is_default,
+            "shared": policy.shared or shared_with_caller, "is_default": policy.is_default,
             "rules": [rule_view(r, with_type=True) for r in _rules(s, policy.id)],
             **base.standard_view(policy, tags)}
 
@@ -133,14 +133,20 @@ def create_policy(ctx, body: dict) -> dict:
 def get_policy(ctx, policy_id: str) -> dict:
     with db.reader() as s:
         policy = get_row(s, ctx, policy_id)
-        return view(s, policy, base.tags_of(s, policy.id))
+        return view(s, policy, base.tags_of(s, policy.id),
+                    policy.id in _shared_with_caller(s, ctx, [policy]))
+
+
+def _shared_with_caller(s, ctx, policies: list) -> dict:
+    return rbac.actions_for(s, "qos_policy", [p.id for p in policies], ctx.project_id)
 
 
 def list_policies(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
     with db.reader() as s:
         page = listing.select_page(s, COLLECTION, params, visible(ctx))
         tags = listing.tags_by_id(s, [p.id for p in page.rows])
-        items = [listing.select_fields(view(s, p, tags.get(p.id)), params)
+        shared = _shared_with_caller(s, ctx, page.rows)
+        items = [listing.select_fields(view(s, p, tags.get(p.id), p.id in shared), params)
                  for p in page.rows]
     return items, page
 

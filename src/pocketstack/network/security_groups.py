@@ -193,10 +193,11 @@ def rule_view(rule: SecurityGroupRule) -> dict:
             "revision_number": rule.revision_number}
 
 
-def group_view(group: SecurityGroup, tags) -> dict:
+def group_view(group: SecurityGroup, tags, shared: bool = False) -> dict:
+    """``shared``: an RBAC policy shares it with the caller's project (or everyone)."""
     return {"id": group.id, "name": group.name, **base.project_view(group.project_id),
             "security_group_rules": [rule_view(r) for r in group.rules],
-            "stateful": group.stateful, "shared": False,
+            "stateful": group.stateful, "shared": shared,
             **base.standard_view(group, tags)}
 
 
@@ -388,7 +389,12 @@ def get_security_group(ctx, group_id: str) -> dict:
         _ensure_default_for(ctx)
     with db.reader() as s:
         group = _group_row(s, ctx, group_id)
-        return group_view(group, base.tags_of(s, group.id))
+        return group_view(group, base.tags_of(s, group.id),
+                          group.id in _shared_with_caller(s, ctx, [group]))
+
+
+def _shared_with_caller(s, ctx, groups: list) -> dict:
+    return rbac.actions_for(s, "security_group", [g.id for g in groups], ctx.project_id)
 
 
 def _ensure_default_for(ctx) -> None:
@@ -406,7 +412,8 @@ def list_security_groups(ctx, params: listing.Params):
         page = listing.select_page(s, GROUPS, params, group_visible(ctx),
                                    options=[orm.selectinload(SecurityGroup.rules)])
         tags = listing.tags_by_id(s, [g.id for g in page.rows])
-        items = [listing.select_fields(group_view(g, tags.get(g.id)), params)
+        shared = _shared_with_caller(s, ctx, page.rows)
+        items = [listing.select_fields(group_view(g, tags.get(g.id), g.id in shared), params)
                  for g in page.rows]
     return items, page
 
