@@ -211,8 +211,10 @@ def test_qos_policy_on_ports_and_networks(cloud, owner):
 
 def test_default_qos_policy_applies_to_new_networks(cloud, owner):
     admin, mine = cloud.sdk(), cloud.user_sdk(owner)
-    qos = admin.network.create_qos_policy(name=_name("qos"), project_id=owner["project_id"],
-                                          is_default=True)
+    # the SDK's cloud layer (what Ansible's modules call) asks for the qos extensions first
+    qos = admin.create_qos_policy(name=_name("qos"), project_id=owner["project_id"],
+                                  default=True)
+    assert qos.is_default is True
     net = mine.network.create_network(name=_name())
     assert net.qos_policy_id == qos.id
     mine.network.delete_network(net)
