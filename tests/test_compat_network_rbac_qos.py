@@ -50,6 +50,8 @@ def test_network_shared_with_one_project(cloud, owner, friend, stranger):
     seen = theirs.network.get_network(net.id)
     assert seen.is_shared is True
     assert net.id in [n.id for n in theirs.network.networks()]
+    assert net.id in [n.id for n in theirs.network.networks(is_shared=True)]
+    assert net.id not in [n.id for n in theirs.network.networks(is_shared=False)]
     assert mine.network.get_network(net.id).is_shared is False  # not shared with everyone
     assert net.id not in [n.id for n in other.network.networks()]
     with pytest.raises(sdk_exc.NotFoundException):
@@ -133,6 +135,7 @@ def test_external_for_one_project(cloud, owner, stranger):
                                      target_project_id=owner["project_id"])
     mine = cloud.user_sdk(owner)
     assert mine.network.get_network(ext.id).is_router_external is True
+    assert ext.id in [n.id for n in mine.network.networks(is_router_external=True)]
     fip = mine.network.create_ip(floating_network_id=ext.id)
     with pytest.raises(sdk_exc.NotFoundException):
         cloud.user_sdk(stranger).network.create_ip(floating_network_id=ext.id)

@@ -70,6 +70,11 @@ def _convert(column, name: str, value: str):
     return value
 
 
+def filter_values(coll: Collection, name: str, values: list[str]) -> list:
+    """A filter's values converted to its column's type (400 if they do not convert)."""
+    return [_convert(coll.columns[name], name, v) for v in values]
+
+
 def filter_clauses(coll: Collection, params: Params) -> list:
     clauses = []
     for name, values in params.items():

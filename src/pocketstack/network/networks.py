@@ -290,9 +290,31 @@ def get_network(ctx, network_id: str) -> dict:
         return view(network, base.tags_of(s, network.id), _show_provider(ctx), granted)
 
 
+def _as_seen_by(ctx, params: listing.Params):
+    """``shared`` / ``router:external`` filters as the caller sees those attributes: with
+    the RBAC policies that share the network with its project. Returns the other filters
+    and the visibility clause with these applied."""
+    clause = visible(ctx)
+    if base.sees_all(ctx) or not ({"shared", "router:external"} & params.keys()):
+        return params, clause
+    params = dict(params)
+    for name, column, action in (("shared", Network.shared, rbac.SHARED),
+                                 ("router:external", Network.external, rbac.EXTERNAL)):
+        if name in params:
+            wanted = set(listing.filter_values(COLLECTION, name, params.pop(name)))
+            seen_true = sa.or_(column.is_(True),
+                               rbac.granted("network", Network.id, ctx.project_id, (action,)))
+            if wanted == {True}:
+                clause = sa.and_(clause, seen_true)
+            elif wanted == {False}:
+                clause = sa.and_(clause, sa.not_(seen_true))
+    return params, clause
+
+
 def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
+    params, seen = _as_seen_by(ctx, params)
     with db.reader() as s:
-        page = listing.select_page(s, COLLECTION, params, visible(ctx),
+        page = listing.select_page(s, COLLECTION, params, seen,
                                    options=[orm.selectinload(Network.subnets)])
         tags = listing.tags_by_id(s, [n.id for n in page.rows])
         show_provider = _show_provider(ctx)
