@@ -99,8 +99,9 @@ def main() -> int:
                   f"{settle_times[-1]:.2f}s ({errors} ERROR)", flush=True)
         stop.set()
         loader.join(10)
-        for server_id in ids:
-            conn.compute.delete_server(server_id)
+        # Every server listed: a POST the kill cut off may have written one (no 202 seen).
+        for server in list(conn.compute.servers()):
+            conn.compute.delete_server(server.id)
         deadline = time.monotonic() + 120
         while list(conn.compute.servers()) and time.monotonic() < deadline:
             time.sleep(0.5)
