@@ -8,6 +8,7 @@ re-renders the page with the API's message (never a 500).
 """
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 
 import httpx
@@ -16,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
+from pocketstack.dashboard import topology, uploads
 from pocketstack.dashboard.app import (API_TIMEOUT, PREFIX, _api_error, _form, _render,
                                        _same)
 
@@ -36,6 +38,12 @@ def _item(collection_url: str, item_id: str) -> str | None:
     return f"{collection_url}/{_q(item_id)}" if item_id.strip() else None
 
 
+def _number(text: str):
+    """A whole number as a number; anything else as typed, for the API to judge and name."""
+    text = text.strip()
+    return int(text) if text.isdigit() else text
+
+
 def _percent(used, total) -> int | None:
     return min(100, round(used / total * 100)) if total and total > 0 else None
 
@@ -50,12 +58,14 @@ class Pages:
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
             Route(PREFIX + "/admin/services", self.services),
             Route(PREFIX + "/admin/servers", self.all_servers),
-            Route(PREFIX + "/admin/flavors", self.flavors),
+            Route(PREFIX + "/admin/flavors", self.flavors, methods=both),
             Route(PREFIX + "/admin/faults", self.faults, methods=both),
             Route(PREFIX + "/volumes", self.volumes, methods=both),
             Route(PREFIX + "/keypairs", self.keypairs, methods=both),
             Route(PREFIX + "/images", self.images, methods=both),
+            *uploads.Uploads(self).routes(),
             Route(PREFIX + "/networks", self.networks, methods=both),
+            Route(PREFIX + "/networks/topology", self.topology),
         ]
 
     # -- plumbing ---------------------------------------------------------------------
@@ -171,11 +181,28 @@ class Pages:
         return await self._page(request, show, None)
 
     async def flavors(self, request: Request) -> Response:
-        async def show(session, **extra):
-            items, error = await self._list(session, self._base(session, COMPUTE) +
-                                            "/flavors/detail", "flavors", is_public="None")
-            return error or _render("flavors.html", session=session, flavors=items)
-        return await self._page(request, show, None)
+        url = "/flavors"
+
+        async def show(session, message=None, status=200, form=None):
+            items, error = await self._list(session, self._base(session, COMPUTE) + url +
+                                            "/detail", "flavors", is_public="None")
+            return error or _render("flavors.html", status, session=session, flavors=items,
+                                    message=message, form=form or {})
+
+        async def act(session, form):
+            base = self._base(session, COMPUTE) + url
+            if form.get("action") == "delete":
+                return await self._delete(session, _item(base, form.get("flavor_id", "")))
+            if form.get("action") != "create":
+                return "Unknown form action.", 400
+            flavor = {"name": form.get("name", ""), "os-flavor-access:is_public":
+                      form.get("is_public", "") == "yes"}
+            if form.get("id", "").strip():
+                flavor["id"] = form["id"].strip()
+            for field in ("vcpus", "ram", "disk"):
+                flavor[field] = _number(form.get(field, ""))
+            return self._failed(await self._call(session, "POST", base, {"flavor": flavor}))
+        return await self._page(request, show, act)
 
     FAULT_FIELDS = ("host", "operation", "action", "times", "hang_seconds", "message")
 
@@ -296,6 +323,25 @@ class Pages:
             return await self._delete(session, _item(self._base(session, IMAGE) + "/v2/images",
                                                       form.get("image_id", "")))
         return await self._page(request, show, act)
+
+    async def topology(self, request: Request) -> Response:
+        """Networks, routers, servers and the ports between them, as one SVG picture."""
+        async def show(session, **extra):
+            base = self._base(session, NETWORK) + "/v2.0"
+            networks, error = await self._list(session, base + "/networks", "networks",
+                                               limit=topology.MAX_NETWORKS)
+            if error:
+                return error
+            routers, ports, servers = await asyncio.gather(
+                self._list(session, base + "/routers", "routers",
+                           limit=topology.MAX_DEVICES),
+                self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
+                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
+                           limit=topology.MAX_DEVICES))
+            picture = topology.draw(networks, routers[0] or [], ports[0] or [],
+                                    servers[0] or [])
+            return _render("topology.html", session=session, picture=picture)
+        return await self._page(request, show, None)
 
     async def networks(self, request: Request) -> Response:
         async def show(session, message=None, status=200, form=None):
