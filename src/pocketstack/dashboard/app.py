@@ -6,8 +6,10 @@ this cloud's own public URL, so what a user sees is exactly what the API lets th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import hmac
+import http.cookiejar
 import importlib.resources
 import secrets
 import urllib.parse
@@ -106,6 +108,10 @@ def _volume_mapping(form: dict) -> list[dict] | None:
              "delete_on_termination": True}]
 
 
+async def _nothing() -> None:
+    return None
+
+
 def _same(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(a, b)
 
@@ -114,6 +120,7 @@ class Dashboard:
     def __init__(self):
         from pocketstack.dashboard import pages  # it imports this module's helpers
         self.store = sessions.SessionStore()
+        self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
         self.app = Starlette(routes=[*pages.Pages(self).routes(),
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
@@ -134,6 +141,19 @@ class Dashboard:
 
     # -- plumbing ---------------------------------------------------------------------
 
+    @contextlib.asynccontextmanager
+    async def _client(self):
+        """The dashboard's one pooled HTTP client (per event loop), not one per call: a new
+        httpx client loads its TLS trust store (10-100 ms here), more than a page's budget,
+        and a pooled keep-alive connection saves a TCP handshake per API call."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http[0] is not loop:
+            # No cookie jar: one user's answer must never add to another's request.
+            jar = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(
+                allowed_domains=[]))
+            self._http = (loop, httpx.AsyncClient(timeout=API_TIMEOUT, cookies=jar))
+        yield self._http[1]
+
     @staticmethod
     def _identity_url() -> str:
         return config.public_url() + "/identity/v3"
@@ -146,7 +166,7 @@ class Dashboard:
 
     async def _get(self, session: sessions.Session, url: str, headers: dict | None = None,
                    **params) -> httpx.Response:
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             return await client.get(url, params=params or None,
                                     headers={"X-Auth-Token": session.token,
                                              "Accept": "application/json", **(headers or {})})
@@ -217,7 +237,7 @@ class Dashboard:
         """A project-scoped token: for the named project, else the user's first project."""
         identity = {"methods": ["password"], "password": {"user": {
             "name": user, "password": password, "domain": {"name": domain}}}}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             r = await client.post(self._identity_url() + "/auth/tokens",
                                   json={"auth": {"identity": identity}})
             if r.status_code != 201:
@@ -275,7 +295,7 @@ class Dashboard:
         if project_id not in {p["id"] for p in session.projects}:
             return _render("error.html", 400, session=session,
                            message="You have no role on that project.")
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             try:
                 new = await self._scoped_token(client, session.unscoped,
                                                {"project": {"id": project_id}})
@@ -297,7 +317,7 @@ class Dashboard:
             return _render("error.html", 403, session=session,
                            message="The form expired; please reload the page and try again.")
         self.store.pop(sid)
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             await self._revoke(client, session.token, session.unscoped)
         response = self._to_login()
         response.delete_cookie(sessions.COOKIE, path=PREFIX)
@@ -374,7 +394,7 @@ class Dashboard:
 
     async def _console(self, session, server_url: str) -> dict:
         """{"output": text} or {"error": the API's message} (e.g. while it builds: 409)."""
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             r = await client.post(server_url + "/action", json={
                 "os-getConsoleOutput": {"length": self.CONSOLE_LINES}},
                 headers={"X-Auth-Token": session.token})
@@ -422,7 +442,7 @@ class Dashboard:
             if form.get("volume") == "boot":  # the image is copied into the root volume
                 del server["imageRef"]
             server["block_device_mapping_v2"] = volume
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             r = await client.post(self._url(session, "compute", "/compute/v2.1") + "/servers",
                                   json={"server": server},
                                   headers={"X-Auth-Token": session.token,
@@ -437,13 +457,11 @@ class Dashboard:
 
     async def _launch_page(self, session, form: dict, message: str | None = None,
                            status: int = 200) -> Response:
-        images = await self._get(session, self._url(session, "image", "/image") + "/v2/images",
-                                 status="active")
-        flavors = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
-                                  "/flavors")
-        networks = await self._get(session, self._url(session, "network", "/network") +
-                                   "/v2.0/networks")
-        keypairs, groups = await asyncio.gather(
+        images, flavors, networks, keypairs, groups = await asyncio.gather(
+            self._get(session, self._url(session, "image", "/image") + "/v2/images",
+                      status="active"),
+            self._get(session, self._url(session, "compute", "/compute/v2.1") + "/flavors"),
+            self._get(session, self._url(session, "network", "/network") + "/v2.0/networks"),
             self._get(session, self._url(session, "compute", "/compute/v2.1") + "/os-keypairs"),
             self._get(session, self._url(session, "network", "/network") +
                       "/v2.0/security-groups", project_id=session.project_id))
@@ -465,24 +483,23 @@ class Dashboard:
         session = self._session(request)
         if session is None:
             return self._to_login()
-        compute = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
-                                  "/limits")
+        volume_url = session.endpoint("block-storage")
+        compute, volume, network = await asyncio.gather(
+            self._get(session, self._url(session, "compute", "/compute/v2.1") + "/limits"),
+            self._get(session, volume_url + "/limits") if volume_url else _nothing(),
+            self._get(session, self._url(session, "network", "/network") +
+                      f"/v2.0/quotas/{session.project_id}/details"))
         if compute.status_code != 200:
             return self._error(session, compute)
         absolute = compute.json()["limits"]["absolute"]
         usage = [("Instances", absolute["totalInstancesUsed"], absolute["maxTotalInstances"]),
                  ("vCPUs", absolute["totalCoresUsed"], absolute["maxTotalCores"]),
                  ("RAM (MB)", absolute["totalRAMUsed"], absolute["maxTotalRAMSize"])]
-        volume_url = session.endpoint("block-storage")
-        if volume_url:
-            r = await self._get(session, volume_url + "/limits")
-            if r.status_code == 200:
-                v = r.json()["limits"]["absolute"]
-                usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
-        r = await self._get(session, self._url(session, "network", "/network") +
-                            f"/v2.0/quotas/{session.project_id}/details")
-        if r.status_code == 200 and "port" in r.json().get("quota", {}):
-            port = r.json()["quota"]["port"]
+        if volume is not None and volume.status_code == 200:
+            v = volume.json()["limits"]["absolute"]
+            usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
+        if network.status_code == 200 and "port" in network.json().get("quota", {}):
+            port = network.json()["quota"]["port"]
             usage.append(("Ports", port["used"], port["limit"]))
         bars = [{"name": name, "used": used, "limit": limit,
                  "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
@@ -509,7 +526,7 @@ class Dashboard:
         url = (self._url(session, "compute", "/compute/v2.1") + "/servers/" +
                urllib.parse.quote(request.path_params["server_id"], safe=""))
         headers = {"X-Auth-Token": session.token}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             if self.SERVER_ACTIONS[action] is None:
                 r = await client.delete(url, headers=headers)
             else:

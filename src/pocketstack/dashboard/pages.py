@@ -18,14 +18,14 @@ from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
 from pocketstack.dashboard import topology, uploads
-from pocketstack.dashboard.app import (API_TIMEOUT, PREFIX, _api_error, _form, _render,
-                                       _same)
+from pocketstack.dashboard.app import PREFIX, _api_error, _form, _render, _same
 
 COMPUTE = ("compute", "/compute/v2.1")
 NETWORK = ("network", "/network")
 IMAGE = ("image", "/image")
 CONTROL = ("pocketstack", "/pocketstack")
 PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
+SERVER_CHOICES = 200  # servers offered in a menu (attach a volume to ...)
 
 
 def _q(value: str) -> str:
@@ -82,7 +82,7 @@ class Pages:
     async def _call(self, session, method: str, url: str, body: dict | None = None,
                     **params) -> httpx.Response:
         headers = {"X-Auth-Token": session.token, "Accept": "application/json"}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self.dash._client() as client:
             return await client.request(method, url, json=body, params=params or None,
                                         headers=headers)
 
@@ -246,8 +246,10 @@ class Pages:
                                                           base + "/volumes/detail", "volumes")
             if error:
                 return error
+            # Names for the attach menu and the attachments: the summary list (id and
+            # name), not every server's detail.
             servers, _ = await self._list(session, self._base(session, COMPUTE) +
-                                          "/servers/detail", "servers", limit=1000)
+                                          "/servers", "servers", limit=SERVER_CHOICES)
             names = {s["id"]: s["name"] for s in servers or []}
             return _render("volumes.html", status, session=session, volumes=items,
                            servers=servers or [], server_names=names, message=message,

@@ -68,8 +68,10 @@ class Uploads:
         if request.headers.get("content-length"):  # else httpx sends it chunked
             headers["Content-Length"] = request.headers["content-length"]
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(API_TIMEOUT, write=None)) as c:
-                r = await c.put(url + "/file", content=request.stream(), headers=headers)
+            async with self.pages.dash._client() as client:  # no write timeout: a slow
+                r = await client.put(url + "/file", content=request.stream(),  # browser
+                                     headers=headers,
+                                     timeout=httpx.Timeout(API_TIMEOUT, write=None))
         except (ClientDisconnect, httpx.HTTPError) as e:
             await self._forget(session, url)
             return _json(502, error=f"The upload broke off: {type(e).__name__}.")
