@@ -94,7 +94,7 @@ def _volume_mapping(form: dict) -> list[dict] | None:
     if choice in ("", "none"):
         return None
     size = form.get("volume_size", "").strip()
-    size = int(size) if size.isdigit() else size
+    size = int(size) if size.isascii() and size.isdigit() else size  # "²" is a digit too
     image = form.get("image", "")
     if choice == "boot":
         return [{"boot_index": 0, "uuid": image, "source_type": "image",

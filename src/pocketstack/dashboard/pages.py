@@ -39,9 +39,10 @@ def _item(collection_url: str, item_id: str) -> str | None:
 
 
 def _number(text: str):
-    """A whole number as a number; anything else as typed, for the API to judge and name."""
+    """A whole number as a number; anything else as typed, for the API to judge and name.
+    (ASCII only: "²" and "１" are digits to str.isdigit but not to int.)"""
     text = text.strip()
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isascii() and text.isdigit() else text
 
 
 def _percent(used, total) -> int | None:
@@ -261,9 +262,8 @@ class Pages:
             if base is None:
                 return "This cloud has no block storage service.", 404
             if action == "create":
-                size = form.get("size", "").strip()
                 body = {"volume": {"name": form.get("name", ""),
-                                   "size": int(size) if size.isdigit() else size}}
+                                   "size": _number(form.get("size", ""))}}
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
                 return await self._delete(session, _item(base + "/volumes", volume))
