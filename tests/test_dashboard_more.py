@@ -409,3 +409,43 @@ def test_a_superscript_volume_size_is_a_4xx(cloud, member):
         "csrf_token": _csrf(client.get("/dashboard/volumes").text), "action": "create",
         "name": "v", "size": "²"})
     assert r.status_code == 400 and _alert(r.text)
+
+
+def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_id):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    server = conn.compute.create_server(name="dash3-resize", image_id=image_id,
+                                        flavor_id="42", networks="none")
+    try:
+        _until(lambda: conn.compute.get_server(server.id).status, ("ACTIVE",))
+        page = client.get(f"/dashboard/servers/{server.id}").text
+        csrf, action = _csrf(page), f"/dashboard/servers/{server.id}/action"
+        bigger = next(f for f in conn.compute.flavors() if f.id != "42" and f.disk >= 1)
+        assert f'<option value="{bigger.id}">{bigger.name}</option>' in page
+        api = cloud.user_session(user).post(
+            cloud.url + f"/compute/v2.1/servers/{server.id}/action",
+            json={"resize": {"flavorRef": "42"}}, raise_exc=False)
+        r = client.post(action, data={"csrf_token": csrf, "action": "resize", "flavor": "42"})
+        assert r.status_code == api.status_code == 400
+        assert _alert(r.text) == api.json()["badRequest"]["message"]
+        r = client.post(action, data={"csrf_token": csrf, "action": "resize",
+                                      "flavor": bigger.id})
+        assert r.status_code == 303
+        _until(lambda: conn.compute.get_server(server.id).status, ("VERIFY_RESIZE",))
+        page = client.get(f"/dashboard/servers/{server.id}").text
+        assert 'value="confirm_resize"' in page and 'value="revert_resize"' in page
+        r = client.post(action, data={"csrf_token": csrf, "action": "confirm_resize"})
+        assert r.status_code == 303
+        _until(lambda: conn.compute.get_server(server.id).status, ("ACTIVE",))
+        assert conn.compute.get_server(server.id).flavor.name == bigger.name
+        r = client.post(action, data={"csrf_token": csrf, "action": "snapshot",
+                                      "snapshot_name": ""})
+        assert r.status_code == 400 and _alert(r.text)
+        r = client.post(action, data={"csrf_token": csrf, "action": "snapshot",
+                                      "snapshot_name": "dash3-snap"})
+        assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"
+        assert '<th scope="row">dash3-snap</th>' in client.get("/dashboard/images").text
+    finally:
+        conn.compute.delete_server(server.id)
+        for image in conn.image.images(name="dash3-snap"):
+            conn.image.delete_image(image)

@@ -372,18 +372,20 @@ class Dashboard:
             return self._error(session, r)
         server = r.json()["server"]
         server_url = f"{compute}/servers/{server['id']}"
-        t, console, actions, attachments = await asyncio.gather(
+        t, console, actions, attachments, flavors = await asyncio.gather(
             self._get(session, config.public_url() +
                       f"/pocketstack/v1/servers/{server['id']}/trace"),
             self._console(session, server_url),
             self._instance_actions(session, server_url),
-            self._get(session, server_url + "/os-volume_attachments"))
+            self._get(session, server_url + "/os-volume_attachments"),
+            self._get(session, compute + "/flavors"))
         trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
         trace_error = None if t.status_code == 200 else _api_error(t)
         lanes, total = waterfall.lanes(trace)
         fault = server.get("fault") or {}
         return _render("server.html", session=session, server=server, lanes=lanes,
                        total_ms=total, actions=actions,
+                       flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        console=console, volumes=(attachments.json().get("volumeAttachments", [])
                                                  if attachments.status_code == 200 else []),
                        boot_path=waterfall.boot_path(trace),
@@ -508,8 +510,16 @@ class Dashboard:
 
 
     # The form's action -> the compute API's server action body (None: DELETE the server).
-    SERVER_ACTIONS = {"stop": {"os-stop": None}, "start": {"os-start": None},
-                      "reboot": {"reboot": {"type": "SOFT"}}, "delete": None}
+    # The form's action -> the compute API's action body from the form (None: DELETE the
+    # server); what the form sends goes as typed, for the API to validate.
+    SERVER_ACTIONS = {
+        "stop": lambda form: {"os-stop": None}, "start": lambda form: {"os-start": None},
+        "reboot": lambda form: {"reboot": {"type": "SOFT"}}, "delete": None,
+        "resize": lambda form: {"resize": {"flavorRef": form.get("flavor", "")}},
+        "confirm_resize": lambda form: {"confirmResize": None},
+        "revert_resize": lambda form: {"revertResize": None},
+        "snapshot": lambda form: {"createImage": {"name": form.get("snapshot_name", "")}},
+    }
 
     async def server_action(self, request: Request) -> Response:
         session = self._session(request)
@@ -530,10 +540,12 @@ class Dashboard:
             if self.SERVER_ACTIONS[action] is None:
                 r = await client.delete(url, headers=headers)
             else:
-                r = await client.post(url + "/action", json=self.SERVER_ACTIONS[action],
+                r = await client.post(url + "/action", json=self.SERVER_ACTIONS[action](form),
                                       headers=headers)
         if r.status_code not in (202, 204):
             return self._error(session, r)
+        if action == "snapshot":  # the new image is on the images page
+            return RedirectResponse(PREFIX + "/images", 303)
         target = PREFIX + "/servers" if action == "delete" else url_of(request)
         return RedirectResponse(target, 303)
 
