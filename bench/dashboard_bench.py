@@ -10,6 +10,11 @@ loopback, i.e. the dashboard's whole work (its own API calls over HTTP included)
 reference, measured in the same run, is the bare API call the servers page makes
 (`GET /compute/v2.1/servers/detail?limit=50`) and a list of every server
 (`?limit=1000`). Target: every page <= 100 ms. Bounded in count and time (TIME_BUDGET).
+
+Then an image of --upload-mib MiB is uploaded through the dashboard (the browser's PUT,
+passed on to glance as it arrives) and, as the reference, straight to glance; for each,
+MB/s and the cloud process's peak RSS growth while it ran (sampled every 10 ms): the
+dashboard must not hold the file in memory.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import httpx
@@ -95,10 +101,71 @@ def timed(client: httpx.Client, path: str, runs: int, **kwargs) -> tuple[float, 
     return statistics.median(times), times[max(0, int(len(times) * 0.95) - 1)], status
 
 
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def upload(put, path: str, pid: int) -> tuple[float, float]:
+    """(MB/s, peak RSS growth in MiB of process pid) of put(chunks)."""
+    base, peak, done = rss_mib(pid), [0.0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_mib(pid) - base)
+            time.sleep(0.01)
+
+    def chunks():
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                yield block
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    start = time.perf_counter()
+    try:
+        put(chunks())
+    finally:
+        seconds = time.perf_counter() - start
+        done.set()
+        sampler.join()
+    return os.path.getsize(path) / (1 << 20) / seconds, peak[0]
+
+
+def time_uploads(url: str, token: str, client: httpx.Client, pid: int, mib: int,
+                 tmp: str) -> None:
+    path = os.path.join(tmp, "upload.raw")
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+    page = client.get("/dashboard/images")
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+    made = client.post("/dashboard/images/new", data={
+        "csrf_token": csrf, "name": "via-dashboard", "disk_format": "raw",
+        "container_format": "bare"}).json()
+    dash = upload(lambda body: client.put(made["upload"], content=body, timeout=600, headers={
+        "X-CSRF-Token": csrf, "Content-Length": str(mib << 20)}).raise_for_status(),
+        path, pid)
+    images = url + "/image/v2/images"
+    auth = {"X-Auth-Token": token}
+    image = httpx.post(images, headers=auth, json={
+        "name": "direct", "disk_format": "raw", "container_format": "bare"}).json()
+    direct = upload(lambda body: httpx.put(
+        f"{images}/{image['id']}/file", content=body, timeout=600, headers={
+            **auth, "Content-Type": "application/octet-stream",
+            "Content-Length": str(mib << 20)}).raise_for_status(), path, pid)
+    print(f"upload {mib} MiB through the dashboard: {dash[0]:.0f} MB/s, cloud RSS +"
+          f"{dash[1]:.0f} MiB at peak; straight to glance (reference): {direct[0]:.0f} MB/s, "
+          f"+{direct[1]:.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--servers", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--upload-mib", type=int, default=256)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="pocketstack-dashbench-")
     proc, url = start_cloud(os.path.join(tmp, "data"))
@@ -133,6 +200,9 @@ def main() -> None:
             flag = "" if label.startswith("API") or p95 <= 100 else "  over 100 ms"
             print(f"{label:<{width}}  {median:9.1f}  {p95:6.1f}  {status}{flag}")
         print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+        if args.upload_mib:
+            time_uploads(url, token, client, proc.pid, args.upload_mib, tmp)
+            print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
