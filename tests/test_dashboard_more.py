@@ -150,13 +150,14 @@ def test_topology_draws_networks_routers_servers_and_ports(cloud, member, image_
         svg = page.text.split("<svg", 1)[1].split("</svg>")[0]
         assert 'role="img"' in svg and '<title id="topology-title">' in svg
         assert f'data-network="{net.id}"' in svg and ">topo-net</text>" in svg
+        assert ">10.88.0.0/24</text>" in svg
         vm = svg.split(f'data-device="{server.id}"')[1].split("</g>")[0]
         assert "topo-vm</text>" in vm and vm_port.fixed_ips[0]["ip_address"] in vm
         rt = svg.split(f'data-device="{router.id}"')[1].split("</g>")[0]
         assert "topo-router</text>" in rt and router_port.fixed_ips[0]["ip_address"] in rt
         desc = svg.split('<desc id="topology-desc">')[1].split("</desc>")[0]
         assert (f"Server topo-vm: on topo-net ({vm_port.fixed_ips[0]['ip_address']})"
-                in desc)
+                in desc) and "topo-net (10.88.0.0/24)" in desc
         assert "/dashboard/networks/topology" in client.get("/dashboard/networks").text
         # Another project sees none of it.
         other = cloud.make_user()
@@ -252,8 +253,11 @@ def test_launch_with_key_group_and_a_new_volume_and_the_detail_shows_them(
         assert server.key_name == "dash3-key"
         assert {g["name"] for g in server.security_groups} == {"dash3-web", "default"}
         [attached] = server.attached_volumes
+        cloud.user_session(user).put(
+            cloud.url + f"/volume/v3/{user['project_id']}/volumes/{attached['id']}",
+            json={"volume": {"name": "dash3-data"}})
         page = client.get(r.headers["location"]).text
-        assert f'data-volume="{attached["id"]}"' in page
+        assert f'data-volume="{attached["id"]}">dash3-data on /dev/' in page
         assert "<th scope=\"row\">Key pair</th><td>dash3-key</td>" in page
         # Instance actions with their events, as nova lists them to the owner.
         actions = cloud.user_session(user).get(

@@ -377,7 +377,7 @@ class Dashboard:
                       f"/pocketstack/v1/servers/{server['id']}/trace"),
             self._console(session, server_url),
             self._instance_actions(session, server_url),
-            self._get(session, server_url + "/os-volume_attachments"),
+            self._volumes(session, server_url),
             self._get(session, compute + "/flavors"))
         trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
         trace_error = None if t.status_code == 200 else _api_error(t)
@@ -386,11 +386,24 @@ class Dashboard:
         return _render("server.html", session=session, server=server, lanes=lanes,
                        total_ms=total, actions=actions,
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
-                       console=console, volumes=(attachments.json().get("volumeAttachments", [])
-                                                 if attachments.status_code == 200 else []),
+                       console=console, volumes=attachments,
                        boot_path=waterfall.boot_path(trace),
                        trace_error=trace_error, fault=fault,
                        no_valid_host=waterfall.no_valid_host(fault.get("message")))
+
+    async def _volumes(self, session, server_url: str) -> list[dict]:
+        """The server's volume attachments, each with its volume's name when the volume
+        service tells it."""
+        r = await self._get(session, server_url + "/os-volume_attachments")
+        attachments = r.json().get("volumeAttachments", []) if r.status_code == 200 else []
+        volume_url = session.endpoint("block-storage")
+        if attachments and volume_url:
+            volumes = await asyncio.gather(*(
+                self._get(session, f"{volume_url}/volumes/{a['volumeId']}")
+                for a in attachments))
+            for a, v in zip(attachments, volumes):
+                a["name"] = v.json()["volume"].get("name") if v.status_code == 200 else None
+        return attachments
 
     CONSOLE_LINES = 100  # the console log's tail on the server page
 

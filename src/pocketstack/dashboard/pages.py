@@ -334,14 +334,15 @@ class Pages:
                                                limit=topology.MAX_NETWORKS)
             if error:
                 return error
-            routers, ports, servers = await asyncio.gather(
+            routers, ports, servers, subnets = await asyncio.gather(
                 self._list(session, base + "/routers", "routers",
                            limit=topology.MAX_DEVICES),
                 self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
                 self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
-                           limit=topology.MAX_DEVICES))
+                           limit=topology.MAX_DEVICES),
+                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS))
             picture = topology.draw(networks, routers[0] or [], ports[0] or [],
-                                    servers[0] or [])
+                                    servers[0] or [], subnets[0] or [])
             return _render("topology.html", session=session, picture=picture)
         return await self._page(request, show, None)
 

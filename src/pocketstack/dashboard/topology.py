@@ -12,7 +12,7 @@ MAX_NETWORKS = 12
 MAX_DEVICES = 60
 MAX_PORTS = 500
 
-TOP = 70  # y of the first box: the network names sit above it
+TOP = 84  # y of the first box: the network names and CIDRs sit above it
 ROW = 56  # one box per row
 BOX_W, BOX_H = 180, 36
 NET_X0, NET_GAP = 250, 150
@@ -28,11 +28,16 @@ def _ips(port: dict) -> str:
     return ", ".join(ip.get("ip_address", "") for ip in port.get("fixed_ips") or [])
 
 
-def draw(networks: list, routers: list, ports: list, servers: list) -> dict:
+def draw(networks: list, routers: list, ports: list, servers: list,
+         subnets: list = ()) -> dict:
+    cidrs: dict[str, list[str]] = {}
+    for s in subnets:
+        cidrs.setdefault(s.get("network_id"), []).append(s.get("cidr", ""))
     nets = {}
     for i, n in enumerate(networks[:MAX_NETWORKS]):
         nets[n["id"]] = {"id": n["id"], "name": n.get("name") or n["id"],
                          "label": _short(n.get("name") or n["id"][:8]),
+                         "cidrs": ", ".join(cidrs.get(n["id"], [])),
                          "external": bool(n.get("router:external")),
                          "x": NET_X0 + i * NET_GAP, "colour": COLOURS[i % len(COLOURS)]}
     names = {s["id"]: s.get("name") or s["id"] for s in servers}
@@ -80,6 +85,9 @@ def draw(networks: list, routers: list, ports: list, servers: list) -> dict:
 def _summary(nets: dict, devices: list, hidden: int, hidden_networks: int) -> str:
     parts = [f"{len(nets)} networks, {sum(d['kind'] == 'router' for d in devices)} routers "
              f"and {sum(d['kind'] == 'server' for d in devices)} servers."]
+    if nets:
+        parts.append("Networks: " + "; ".join(
+            f"{n['name']} ({n['cidrs'] or 'no subnet'})" for n in nets.values()) + ".")
     for d in devices:
         links = "; ".join(f"{nets[link['network']]['name']} ({link['ip'] or 'no address'})"
                           for link in d["links"])
