@@ -142,7 +142,7 @@ def time_uploads(url: str, token: str, client: httpx.Client, pid: int, mib: int,
             f.write(os.urandom(1 << 20))
     page = client.get("/dashboard/images")
     csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
-    made = client.post("/dashboard/images/new", data={
+    made = client.post("/dashboard/images/new", headers={"Accept": "application/json"}, data={
         "csrf_token": csrf, "name": "via-dashboard", "disk_format": "raw",
         "container_format": "bare"}).json()
     dash = upload(lambda body: client.put(made["upload"], content=body, timeout=600, headers={

@@ -14,6 +14,9 @@ import pytest
 from tests.test_dashboard_pages import _alert, _csrf, login
 
 
+JSON = {"Accept": "application/json"}  # what upload.js asks for
+
+
 @pytest.fixture(scope="module")
 def image_id(cloud):
     s = cloud.session()
@@ -58,7 +61,7 @@ def test_image_upload_streams_the_file_into_glance(cloud, member):
     assert 'id="upload-progress"' in page.text and "/static/upload.js" in page.text
     assert client.get("/dashboard/static/upload.js").status_code == 200
     csrf = _csrf(page.text)
-    r = client.post("/dashboard/images/new", data={
+    r = client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": "uploaded", "disk_format": "raw",
         "container_format": "bare", "visibility": "private"})
     assert r.status_code == 201, r.text
@@ -86,23 +89,26 @@ def test_image_upload_bad_input_gets_the_apis_message_and_leaves_no_image(cloud,
     csrf = _csrf(client.get("/dashboard/images").text)
     form = {"csrf_token": csrf, "name": "bad", "disk_format": "raw",
             "container_format": "bare", "visibility": "private"}
-    r = client.post("/dashboard/images/new", data={**form, "disk_format": "floppy"})
+    r = client.post("/dashboard/images/new", headers=JSON,
+                    data={**form, "disk_format": "floppy"})
     api = s.post(cloud.url + "/image/v2/images", json={
         "name": "bad", "disk_format": "floppy", "container_format": "bare"}, raise_exc=False)
     assert r.status_code == api.status_code == 400
     assert r.json()["error"] and r.json()["error"] in api.text
     # A member may not publish: glance's 403, shown.
-    r = client.post("/dashboard/images/new", data={**form, "visibility": "public"})
+    r = client.post("/dashboard/images/new", headers=JSON,
+                    data={**form, "visibility": "public"})
     assert r.status_code == 403 and r.json()["error"]
-    assert client.post("/dashboard/images/new", data={**form, "csrf_token": "x"}
-                       ).status_code == 403
+    assert client.post("/dashboard/images/new", headers=JSON,
+                       data={**form, "csrf_token": "x"}).status_code == 403
     # No CSRF header on the upload: refused before anything reaches glance.
-    image_id = client.post("/dashboard/images/new", data=form).json()["id"]
+    image_id = client.post("/dashboard/images/new", headers=JSON, data=form).json()["id"]
     r = client.put(f"/dashboard/images/{image_id}/file", content=b"x" * 10)
     assert r.status_code == 403
     assert s.get(cloud.url + f"/image/v2/images/{image_id}").json()["status"] == "queued"
     # A file glance refuses (an ISO that is not one): its message, and the image is gone.
-    iso = client.post("/dashboard/images/new", data={**form, "disk_format": "iso"}).json()
+    iso = client.post("/dashboard/images/new", headers=JSON,
+                      data={**form, "disk_format": "iso"}).json()
     r = client.put(iso["upload"], content=b"not an iso" * 100,
                    headers={"X-CSRF-Token": csrf})
     assert 400 <= r.status_code < 500 and r.json()["error"], r.text
@@ -111,15 +117,17 @@ def test_image_upload_bad_input_gets_the_apis_message_and_leaves_no_image(cloud,
     r = client.put(f"/dashboard/images/{uuid.uuid4()}/file", content=b"x",
                    headers={"X-CSRF-Token": csrf})
     assert r.status_code == 404 and r.json()["error"]
-    # Another project's (or no) image to fill: glance's own 404, nothing deleted.
     assert client.get("/dashboard/images/new").status_code == 405
+    # The form posted without JavaScript (no file, no JSON asked for): the page says why.
+    r = client.post("/dashboard/images/new", data=form, follow_redirects=True)
+    assert r.status_code == 200 and "needs JavaScript" in _alert(r.text)
     s.delete(cloud.url + f"/image/v2/images/{image_id}")
 
 
 def test_a_second_upload_to_an_active_image_keeps_it(cloud, member):
     user, client = member
     csrf = _csrf(client.get("/dashboard/images").text)
-    made = client.post("/dashboard/images/new", data={
+    made = client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": "keep", "disk_format": "raw",
         "container_format": "bare"}).json()
     headers = {"X-CSRF-Token": csrf}
@@ -391,7 +399,7 @@ def test_garbage_in_the_new_forms_is_a_4xx_never_a_500(cloud, admin_client, imag
         if r.status_code == 303 and path.endswith("/launch"):  # an odd but valid name
             admin_client.post(r.headers["location"] + "/action",
                               data={"csrf_token": csrf, "action": "delete"})
-    r = admin_client.post("/dashboard/images/new", data={
+    r = admin_client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": value, "disk_format": value,
         "container_format": value, "visibility": value})
     assert 400 <= r.status_code < 500 and r.json()["error"]

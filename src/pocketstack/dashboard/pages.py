@@ -316,6 +316,9 @@ class Pages:
                 request, session, self._base(session, IMAGE) + "/v2/images", "images")
             if error:
                 return error
+            if request.query_params.get("upload") == "needs-script":
+                message = "Uploading a file needs JavaScript: it sends the file with a " \
+                          "progress bar."
             return _render("images.html", status, session=session, images=items,
                            message=message, next_marker=next_marker)
 

@@ -13,7 +13,7 @@ import urllib.parse
 
 import httpx
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.dashboard.app import API_TIMEOUT, PREFIX, _api_error, _form, _same
@@ -45,6 +45,9 @@ class Uploads:
         session = self.pages.dash._session(request)
         if session is None:
             return _json(401, error="Not logged in.")
+        if "application/json" not in request.headers.get("accept", ""):
+            # The form posted by a browser without JavaScript: it sent no file.
+            return RedirectResponse(PREFIX + "/images?upload=needs-script", 303)
         form = await _form(request)
         if not _same(form.get("csrf_token"), session.csrf):
             return _json(403, error="The form expired; please reload the page and try again.")

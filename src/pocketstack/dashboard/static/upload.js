@@ -57,6 +57,7 @@
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
     xhr.setRequestHeader("Content-Type", "application/x-www-form-urlencoded");
+    xhr.setRequestHeader("Accept", "application/json");
     xhr.addEventListener("load", function () {
       var body = answer(xhr);
       if (xhr.status !== 201) { fail(body.error || ("Failed: " + xhr.status)); return; }
