@@ -461,3 +461,23 @@ def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_i
         conn.compute.delete_server(server.id)
         for image in conn.image.images(name="dash3-snap"):
             conn.image.delete_image(image)
+
+
+def test_an_upload_that_breaks_off_leaves_no_image(cloud, member):
+    import socket
+
+    user, client = member
+    csrf = _csrf(client.get("/dashboard/images").text)
+    made = client.post("/dashboard/images/new", headers=JSON, data={
+        "csrf_token": csrf, "name": "broken-off", "disk_format": "raw",
+        "container_format": "bare"}).json()
+    host, port = cloud.url.split("//")[1].split(":")
+    cookie = f"pocketstack_dashboard={client.cookies['pocketstack_dashboard']}"
+    with socket.create_connection((host, int(port)), timeout=30) as raw:
+        raw.sendall((f"PUT {made['upload']} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n"
+                     f"X-CSRF-Token: {csrf}\r\nContent-Type: application/octet-stream\r\n"
+                     f"Content-Length: {1 << 20}\r\n\r\n").encode() + b"x" * 4096)
+        time.sleep(0.2)  # the dashboard has begun passing it on
+    s = cloud.user_session(user)
+    _until(lambda: s.get(cloud.url + f"/image/v2/images/{made['id']}",
+                         raise_exc=False).status_code, (404,))

@@ -9,6 +9,8 @@ again while it is still queued: no image without data is left behind.
 """
 from __future__ import annotations
 
+import asyncio
+import time
 import urllib.parse
 
 import httpx
@@ -19,6 +21,7 @@ from starlette.routing import Route
 from pocketstack.dashboard.app import API_TIMEOUT, PREFIX, _api_error, _form, _same
 
 CSRF_HEADER = "X-CSRF-Token"  # the upload is not a form: its token travels in a header
+SETTLE_SECONDS = 10.0  # an upload that broke off: how long glance may take to notice
 
 
 def _json(status: int, **body) -> JSONResponse:
@@ -76,18 +79,26 @@ class Uploads:
                                      headers=headers,
                                      timeout=httpx.Timeout(API_TIMEOUT, write=None))
         except (ClientDisconnect, httpx.HTTPError) as e:
-            await self._forget(session, url)
+            # Glance puts the image back to queued once it sees our side go: wait for it.
+            await self._forget(session, url, settle=SETTLE_SECONDS)
             return _json(502, error=f"The upload broke off: {type(e).__name__}.")
         if r.status_code != 204:
             await self._forget(session, url)
             return _refused(r)
         return _json(200, id=request.path_params["image_id"], location=PREFIX + "/images")
 
-    async def _forget(self, session, url: str) -> None:
+    async def _forget(self, session, url: str, settle: float = 0.0) -> None:
         """Delete the image when it is still queued (no data): one this upload failed to
-        fill. An image that has data (say, a second upload to it was refused) is kept."""
-        r = await self.pages._call(session, "GET", url)
-        if r.status_code == 200 and r.json().get("status") == "queued":
+        fill. An image that has data (say, a second upload to it was refused) is kept.
+        ``settle``: seconds to wait for an upload glance is still ending (saving)."""
+        deadline = time.monotonic() + settle
+        while True:
+            r = await self.pages._call(session, "GET", url)
+            status = r.json().get("status") if r.status_code == 200 else None
+            if status != "saving" or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)
+        if status == "queued":
             await self.pages._call(session, "DELETE", url)
 
 
