@@ -211,7 +211,9 @@ def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
     browser.find_element(By.CSS_SELECTOR, "#upload-form button[type=submit]").click()
     bar = browser.find_element(By.ID, "upload-progress")
     WebDriverWait(browser, 30, poll_frequency=0.05).until(
-        lambda _: 0 < float(bar.get_attribute("value")) < float(bar.get_attribute("max")))
+        lambda _: 0.3 < float(bar.get_attribute("value")) / float(bar.get_attribute("max"))
+        < 0.95)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", bar)
     shot(browser, "image-upload")
     _wait_for_table(browser, "second")
 
