@@ -17,6 +17,7 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
     pytest.skip("Debian's chromium and chromium-driver are not installed",
                 allow_module_level=True)
 
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -38,13 +39,45 @@ def browser(tmp_path):
         driver.quit()
 
 
+@pytest.fixture
+def shot(tmp_path):
+    """shot(browser, name): a screenshot into the test's tmp dir, and into
+    $POCKETSTACK_SCREENSHOTS too when set (the docs' pictures come from there)."""
+    keep = os.environ.get("POCKETSTACK_SCREENSHOTS")
+
+    def take(browser, name: str) -> None:
+        for folder in (tmp_path / "screenshots", keep):
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+                assert browser.save_screenshot(os.path.join(folder, f"dashboard-{name}.png"))
+    return take
+
+
+def _log_in(browser, url, name, password, project=None):
+    browser.get(url + "/dashboard/login")
+    browser.find_element(By.ID, "username").send_keys(name)
+    browser.find_element(By.ID, "password").send_keys(password)
+    if project:
+        browser.find_element(By.ID, "project").send_keys(project)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    _wait_for_url(browser, lambda u: u.endswith("/dashboard/servers"))
+
+
+def _wait_for_table(browser, text: str) -> None:
+    """Until the (reloaded) page's table shows ``text``; the old page's table may go stale
+    under our feet while the new one loads."""
+    WebDriverWait(browser, 60, poll_frequency=0.1,
+                  ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda b: text in b.find_element(By.TAG_NAME, "table").text)
+
+
 def _wait_for_url(browser, test) -> str:
     """A click returns before its navigation ends: wait for the URL it leads to."""
     WebDriverWait(browser, 30, poll_frequency=0.05).until(lambda b: test(b.current_url))
     return browser.current_url
 
 
-def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
+def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
     user = cloud.make_user()
     s = cloud.session()
     image = s.post(cloud.url + "/image/v2/images",
@@ -55,6 +88,11 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
     conn = cloud.user_sdk(user)
     server = conn.compute.create_server(name="browser-vm", image_id=image["id"],
                                         flavor_id="42", networks="none")
+    net = conn.network.create_network(name="lab-net")
+    subnet = conn.network.create_subnet(network_id=net.id, cidr="10.66.0.0/24", ip_version=4)
+    router = conn.network.create_router(name="lab-router")
+    conn.network.add_interface_to_router(router, subnet=subnet.id)
+    conn.compute.create_keypair(name="lab-key")
     try:
         deadline = time.monotonic() + 60
         while conn.compute.get_server(server.id).status not in ("ACTIVE", "ERROR"):
@@ -69,6 +107,11 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
         assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        browser.execute_script("document.getElementById('boot-path-title').scrollIntoView();")
+        shot(browser, "waterfall")  # a fresh boot: only the create request's steps
+        browser.find_element(By.LINK_TEXT, "Overview").click()
+        assert browser.find_elements(By.CSS_SELECTOR, "main meter, main progress")
+        shot(browser, "overview")
         browser.find_element(By.LINK_TEXT, "Servers").click()
 
         # Launch through the form; the list shows it go ACTIVE without a reload.
@@ -76,6 +119,10 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         browser.find_element(By.ID, "name").send_keys("form-vm")
         Select(browser.find_element(By.ID, "image")).select_by_value(image["id"])
         Select(browser.find_element(By.ID, "flavor")).select_by_value("42")
+        Select(browser.find_element(By.ID, "network")).select_by_value(net.id)
+        Select(browser.find_element(By.ID, "key_name")).select_by_value("lab-key")
+        Select(browser.find_element(By.ID, "security_groups")).select_by_value("default")
+        shot(browser, "launch")
         browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
         form_vm = _wait_for_url(browser, lambda url: "/launch" not in url).rsplit("/", 1)[1]
         browser.get(cloud.url + "/dashboard/servers")
@@ -87,19 +134,129 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, tmp_path):
         conn.compute.stop_server(form_vm)  # a change the page can only learn by polling
         WebDriverWait(browser, 60, poll_frequency=0.1).until(lambda _: cell.text == "SHUTOFF")
         assert browser.execute_script("return window.stillTheSamePage === true;")
+        shot(browser, "servers")
         browser.find_element(By.LINK_TEXT, "form-vm").click()
+        # Start and stop again with the page's own buttons.
+        browser.find_element(By.CSS_SELECTOR, 'button[value="start"]').click()
+        WebDriverWait(browser, 60, poll_frequency=0.1).until(
+            lambda _: conn.compute.get_server(form_vm).status == "ACTIVE")
+        browser.refresh()
+        browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]').click()
+        WebDriverWait(browser, 60, poll_frequency=0.1).until(
+            lambda _: conn.compute.get_server(form_vm).status == "SHUTOFF")
+        browser.refresh()
+        assert browser.find_element(By.CSS_SELECTOR, "td.status-SHUTOFF").text == "SHUTOFF"
+        assert "lab-key" in browser.find_element(By.TAG_NAME, "main").text
+        events = browser.find_elements(By.CSS_SELECTOR, "ul.events li")
+        assert any("start" in e.text or "stop" in e.text or "build" in e.text
+                   for e in events), [e.text for e in events]
+        assert browser.find_element(By.ID, "console-log").text
         assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
         bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
         lanes = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
         assert "api" in lanes and "scheduler" in lanes
-        browser.save_screenshot(str(tmp_path / "waterfall.png"))
-        shots = os.environ.get("POCKETSTACK_SCREENSHOTS")
-        if shots:  # keep one for docs when asked
-            os.makedirs(shots, exist_ok=True)
-            browser.save_screenshot(os.path.join(shots, "dashboard-waterfall.png"))
+        shot(browser, "server")
+        browser.execute_script("document.getElementById('actions-title').scrollIntoView();")
+        shot(browser, "server-events")
+        browser.get(cloud.url + "/dashboard/networks/topology")
+        svg = browser.find_element(By.CSS_SELECTOR, "svg[role=img]")
+        labels = [t.text for t in svg.find_elements(By.TAG_NAME, "text")]
+        assert "lab-net" in labels and any("form-vm" in t for t in labels) and \
+            any("lab-router" in t for t in labels), labels
+        shot(browser, "topology")
+        browser.get(cloud.url + f"/dashboard/servers/{form_vm}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
         _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
+        WebDriverWait(browser, 60, poll_frequency=0.1).until(
+            lambda _: conn.compute.find_server(form_vm) is None)
     finally:
         for s in conn.compute.servers():
             conn.compute.delete_server(s.id)
+        deadline = time.monotonic() + 60
+        while list(conn.compute.servers()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        conn.network.remove_interface_from_router(router, subnet=subnet.id)
+        conn.network.delete_router(router)
+        conn.network.delete_network(net)
+
+
+def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
+    user = cloud.make_user()
+    _log_in(browser, cloud.url, user["name"], user["password"])
+    browser.find_element(By.LINK_TEXT, "Images").click()
+    path = tmp_path / "disk.raw"
+    path.write_bytes(os.urandom(8 << 20))
+    browser.find_element(By.ID, "image-name").send_keys("uploaded-in-browser")
+    browser.find_element(By.ID, "image-file").send_keys(str(path))
+    # What the status line says as the bytes go, kept across the page's reload.
+    browser.execute_script("""
+        var seen = [];
+        new MutationObserver(function () {
+          seen.push(document.getElementById('upload-status').textContent);
+          sessionStorage.setItem('seen', JSON.stringify(seen));
+        }).observe(document.getElementById('upload-status'), {childList: true});""")
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button[type=submit]").click()
+    _wait_for_table(browser, "uploaded-in-browser")
+    seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'));")
+    assert "100% sent" in seen and "Uploaded." in seen, seen
+    [image] = [i for i in cloud.user_sdk(user).image.images()
+               if i.name == "uploaded-in-browser"]
+    assert (image.status, image.size) == ("active", 8 << 20)
+    # The bar mid-way, for the docs: a throttled network (1 MB/s) makes it visible.
+    browser.set_network_conditions(offline=False, latency=5, download_throughput=1 << 20,
+                                   upload_throughput=1 << 20)
+    browser.find_element(By.ID, "image-name").send_keys("second")
+    browser.find_element(By.ID, "image-file").send_keys(str(path))
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button[type=submit]").click()
+    bar = browser.find_element(By.ID, "upload-progress")
+    WebDriverWait(browser, 30, poll_frequency=0.05).until(
+        lambda _: 0.3 < float(bar.get_attribute("value")) / float(bar.get_attribute("max"))
+        < 0.95)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", bar)
+    shot(browser, "image-upload")
+    _wait_for_table(browser, "second")
+
+
+def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
+    a, b = cloud.make_user(), cloud.make_user()
+    conn = cloud.user_sdk(a)
+    s = cloud.session()
+    image = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"dash-iso-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public"}).json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
+          headers={"Content-Type": "application/octet-stream"})
+    secret = conn.compute.create_server(name="project-a-only", image_id=image["id"],
+                                        flavor_id="42", networks="none")
+    try:
+        _log_in(browser, cloud.url, b["name"], b["password"])
+        assert "project-a-only" not in browser.find_element(By.TAG_NAME, "main").text
+        browser.get(cloud.url + f"/dashboard/servers/{secret.id}")
+        assert "project-a-only" not in browser.page_source
+        assert browser.find_element(By.CSS_SELECTOR, "[role=alert]").text
+        assert not browser.find_elements(By.LINK_TEXT, "Hypervisors")  # no admin menu
+        browser.find_element(By.CSS_SELECTOR, "form[action$='/logout'] button").click()
+        _wait_for_url(browser, lambda u: u.endswith("/dashboard/login"))
+
+        _log_in(browser, cloud.url, "admin", cloud.admin_password, "admin")
+        browser.find_element(By.LINK_TEXT, "Hypervisors").click()
+        hosts = [h["hypervisor_hostname"] for h in s.get(
+            cloud.url + "/compute/v2.1/os-hypervisors").json()["hypervisors"]]
+        rows = browser.find_elements(By.CSS_SELECTOR, "main tbody th[scope=row]")
+        assert {r.text for r in rows} >= set(hosts) and hosts
+        shot(browser, "hypervisors")
+        browser.find_element(By.LINK_TEXT, "All servers").click()
+        assert "project-a-only" in browser.find_element(By.TAG_NAME, "main").text
+        shot(browser, "admin-servers")
+        browser.find_element(By.LINK_TEXT, "Flavors").click()
+        browser.find_element(By.ID, "flavor-name").send_keys("browser-flavor")
+        browser.find_element(By.ID, "flavor-vcpus").clear()
+        browser.find_element(By.ID, "flavor-vcpus").send_keys("lots")
+        browser.find_element(By.CSS_SELECTOR, 'button[value="create"]').click()
+        assert "vcpus" in browser.find_element(By.CSS_SELECTOR, "[role=alert]").text.lower()
+        shot(browser, "flavors")
+        browser.find_element(By.LINK_TEXT, "Services").click()
+        shot(browser, "services")
+    finally:
+        conn.compute.delete_server(secret.id)

@@ -5,8 +5,11 @@ this cloud's own public URL, so what a user sees is exactly what the API lets th
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime
 import hmac
+import http.cookiejar
 import importlib.resources
 import secrets
 import urllib.parse
@@ -23,13 +26,16 @@ from pocketstack.dashboard import sessions, waterfall
 
 PREFIX = "/dashboard"
 API_TIMEOUT = 30.0  # seconds; a stuck API call ends as an error page, not a hang
+SERVERS_PAGE = 50  # servers a page of the list; the next page goes on from a marker
 
 _templates = jinja2.Environment(
     loader=jinja2.PackageLoader("pocketstack.dashboard", "templates"),
     autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
 
 
-_LIVE_JS = (importlib.resources.files("pocketstack.dashboard") / "static" / "live.js").read_bytes()
+# The dashboard's own scripts, read once: name -> bytes (no other file is served).
+_STATIC = {name: (importlib.resources.files("pocketstack.dashboard") / "static" / name)
+           .read_bytes() for name in ("live.js", "upload.js")}
 
 
 def _render(name: str, status: int = 200, **context) -> HTMLResponse:
@@ -69,6 +75,43 @@ async def _form(request: Request) -> dict[str, str]:
     return dict(pairs)
 
 
+async def _form_values(request: Request, name: str) -> list[str]:
+    """Every value of a repeated field (a multiple select) of the posted form."""
+    if not request.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"):
+        return []
+    body = await request.body()  # read once by _form; Starlette keeps it
+    if len(body) > 64 * 1024:
+        return []
+    return [v for k, v in urllib.parse.parse_qsl(body.decode("utf-8", "replace"))
+            if k == name and v]
+
+
+def _volume_mapping(form: dict) -> list[dict] | None:
+    """The launch form's volume choice as nova's block_device_mapping_v2 (None: no
+    volume). The size goes as typed unless it is a whole number, for the API to judge."""
+    choice = form.get("volume", "none")
+    if choice in ("", "none"):
+        return None
+    size = form.get("volume_size", "").strip()
+    size = int(size) if size.isascii() and size.isdigit() else size  # "²" is a digit too
+    image = form.get("image", "")
+    if choice == "boot":
+        return [{"boot_index": 0, "uuid": image, "source_type": "image",
+                 "destination_type": "volume", "volume_size": size,
+                 "delete_on_termination": True}]
+    # "attach" (or anything else, which the API then refuses by its source type)
+    return [{"boot_index": 0, "uuid": image, "source_type": "image",
+             "destination_type": "local"},
+            {"boot_index": -1, "source_type": "blank" if choice == "attach" else choice,
+             "destination_type": "volume", "volume_size": size,
+             "delete_on_termination": True}]
+
+
+async def _nothing() -> None:
+    return None
+
+
 def _same(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(a, b)
 
@@ -77,6 +120,7 @@ class Dashboard:
     def __init__(self):
         from pocketstack.dashboard import pages  # it imports this module's helpers
         self.store = sessions.SessionStore()
+        self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
         self.app = Starlette(routes=[*pages.Pages(self).routes(),
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),
             Route(PREFIX + "/login", self.login, methods=["GET", "POST"]),
@@ -86,7 +130,7 @@ class Dashboard:
             Route(PREFIX + "/servers", self.servers),
             Route(PREFIX + "/servers/launch", self.launch, methods=["GET", "POST"]),
             Route(PREFIX + "/servers/status", self.server_statuses),
-            Route(PREFIX + "/static/live.js", self.live_js),
+            Route(PREFIX + "/static/{name}", self.static),
             Route(PREFIX + "/servers/{server_id}", self.server),
             Route(PREFIX + "/servers/{server_id}/action", self.server_action, methods=["POST"]),
         ], exception_handlers={404: self.not_found, 405: self.not_allowed,
@@ -96,6 +140,19 @@ class Dashboard:
         await self.app(scope, receive, send)
 
     # -- plumbing ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _client(self):
+        """The dashboard's one pooled HTTP client (per event loop), not one per call: a new
+        httpx client loads its TLS trust store (10-100 ms here), more than a page's budget,
+        and a pooled keep-alive connection saves a TCP handshake per API call."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._http[0] is not loop:
+            # No cookie jar: one user's answer must never add to another's request.
+            jar = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(
+                allowed_domains=[]))
+            self._http = (loop, httpx.AsyncClient(timeout=API_TIMEOUT, cookies=jar))
+        yield self._http[1]
 
     @staticmethod
     def _identity_url() -> str:
@@ -107,11 +164,12 @@ class Dashboard:
     def _to_login(self) -> Response:
         return RedirectResponse(PREFIX + "/login", 303)
 
-    async def _get(self, session: sessions.Session, url: str, **params) -> httpx.Response:
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+    async def _get(self, session: sessions.Session, url: str, headers: dict | None = None,
+                   **params) -> httpx.Response:
+        async with self._client() as client:
             return await client.get(url, params=params or None,
                                     headers={"X-Auth-Token": session.token,
-                                             "Accept": "application/json"})
+                                             "Accept": "application/json", **(headers or {})})
 
     @staticmethod
     def _url(session: sessions.Session, service_type: str, default_path: str) -> str:
@@ -179,7 +237,7 @@ class Dashboard:
         """A project-scoped token: for the named project, else the user's first project."""
         identity = {"methods": ["password"], "password": {"user": {
             "name": user, "password": password, "domain": {"name": domain}}}}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             r = await client.post(self._identity_url() + "/auth/tokens",
                                   json={"auth": {"identity": identity}})
             if r.status_code != 201:
@@ -237,7 +295,7 @@ class Dashboard:
         if project_id not in {p["id"] for p in session.projects}:
             return _render("error.html", 400, session=session,
                            message="You have no role on that project.")
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             try:
                 new = await self._scoped_token(client, session.unscoped,
                                                {"project": {"id": project_id}})
@@ -259,7 +317,7 @@ class Dashboard:
             return _render("error.html", 403, session=session,
                            message="The form expired; please reload the page and try again.")
         self.store.pop(sid)
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             await self._revoke(client, session.token, session.unscoped)
         response = self._to_login()
         response.delete_cookie(sessions.COOKIE, path=PREFIX)
@@ -271,7 +329,7 @@ class Dashboard:
             return self._to_login()
         compute = session.endpoint("compute") or config.public_url() + "/compute/v2.1"
         marker = request.query_params.get("marker")
-        params = {"limit": 50, **({"marker": marker} if marker else {})}
+        params = {"limit": SERVERS_PAGE, **({"marker": marker} if marker else {})}
         r = await self._get(session, compute + "/servers/detail", **params)
         if r.status_code != 200:
             return self._error(session, r)
@@ -285,15 +343,21 @@ class Dashboard:
         session = self._session(request)
         if session is None:
             return JSONResponse({"error": "Not logged in."}, 401)
+        # The same page of servers the list shows (its marker), not every server.
+        marker = request.query_params.get("marker")
         r = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
-                            "/servers/detail", limit=1000)
+                            "/servers/detail", limit=SERVERS_PAGE,
+                            **({"marker": marker} if marker else {}))
         if r.status_code != 200:
             return JSONResponse({"error": _api_error(r)}, r.status_code)
         return JSONResponse({s["id"]: s["status"] for s in r.json().get("servers", [])},
                             headers={"Cache-Control": "no-store"})
 
-    async def live_js(self, request: Request) -> Response:
-        return Response(_LIVE_JS, media_type="text/javascript",
+    async def static(self, request: Request) -> Response:
+        body = _STATIC.get(request.path_params["name"])
+        if body is None:
+            return await self.not_found(request, None)
+        return Response(body, media_type="text/javascript",
                         headers={"Cache-Control": "max-age=300"})
 
     async def server(self, request: Request) -> Response:
@@ -307,18 +371,65 @@ class Dashboard:
         if r.status_code != 200:
             return self._error(session, r)
         server = r.json()["server"]
-        t = await self._get(session, config.public_url() +
-                            f"/pocketstack/v1/servers/{server['id']}/trace")
+        server_url = f"{compute}/servers/{server['id']}"
+        t, console, actions, attachments, flavors = await asyncio.gather(
+            self._get(session, config.public_url() +
+                      f"/pocketstack/v1/servers/{server['id']}/trace"),
+            self._console(session, server_url),
+            self._instance_actions(session, server_url),
+            self._volumes(session, server_url),
+            self._get(session, compute + "/flavors"))
         trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
         trace_error = None if t.status_code == 200 else _api_error(t)
         lanes, total = waterfall.lanes(trace)
         fault = server.get("fault") or {}
         return _render("server.html", session=session, server=server, lanes=lanes,
-                       total_ms=total, actions=trace.get("actions", []),
+                       total_ms=total, actions=actions,
+                       flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
+                       console=console, volumes=attachments,
                        boot_path=waterfall.boot_path(trace),
                        trace_error=trace_error, fault=fault,
                        no_valid_host=waterfall.no_valid_host(fault.get("message")))
 
+    async def _volumes(self, session, server_url: str) -> list[dict]:
+        """The server's volume attachments, each with its volume's name when the volume
+        service tells it."""
+        r = await self._get(session, server_url + "/os-volume_attachments")
+        attachments = r.json().get("volumeAttachments", []) if r.status_code == 200 else []
+        volume_url = session.endpoint("block-storage")
+        if attachments and volume_url:
+            volumes = await asyncio.gather(*(
+                self._get(session, f"{volume_url}/volumes/{a['volumeId']}")
+                for a in attachments))
+            for a, v in zip(attachments, volumes):
+                a["name"] = v.json()["volume"].get("name") if v.status_code == 200 else None
+        return attachments
+
+    CONSOLE_LINES = 100  # the console log's tail on the server page
+
+    async def _console(self, session, server_url: str) -> dict:
+        """{"output": text} or {"error": the API's message} (e.g. while it builds: 409)."""
+        async with self._client() as client:
+            r = await client.post(server_url + "/action", json={
+                "os-getConsoleOutput": {"length": self.CONSOLE_LINES}},
+                headers={"X-Auth-Token": session.token})
+        return {"output": r.json().get("output", "")} if r.status_code == 200 else \
+            {"error": _api_error(r)}
+
+    ACTIONS_SHOWN = 10  # the newest instance actions shown with their events
+
+    async def _instance_actions(self, session, server_url: str) -> list[dict]:
+        """The server's newest instance actions, each with its events (microversion 2.51
+        shows a project member the events, without tracebacks)."""
+        r = await self._get(session, server_url + "/os-instance-actions")
+        if r.status_code != 200:
+            return []
+        listed = r.json().get("instanceActions", [])[:self.ACTIONS_SHOWN]
+        details = await asyncio.gather(*(
+            self._get(session, f"{server_url}/os-instance-actions/{a['request_id']}",
+                      headers={"OpenStack-API-Version": "compute 2.51"}) for a in listed))
+        return [d.json()["instanceAction"] if d.status_code == 200 else a
+                for a, d in zip(listed, details)]
 
     async def launch(self, request: Request) -> Response:
         """The launch form; the API validates, and its message is shown on bad input."""
@@ -336,7 +447,17 @@ class Dashboard:
         network = form.get("network", "")
         server["networks"] = [{"uuid": network}] if network not in ("", "none", "auto") \
             else (network or "none")
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        if form.get("key_name"):
+            server["key_name"] = form["key_name"]
+        groups = await _form_values(request, "security_groups")
+        if groups:
+            server["security_groups"] = [{"name": g} for g in groups]
+        volume = _volume_mapping(form)
+        if volume is not None:
+            if form.get("volume") == "boot":  # the image is copied into the root volume
+                del server["imageRef"]
+            server["block_device_mapping_v2"] = volume
+        async with self._client() as client:
             r = await client.post(self._url(session, "compute", "/compute/v2.1") + "/servers",
                                   json={"server": server},
                                   headers={"X-Auth-Token": session.token,
@@ -345,22 +466,31 @@ class Dashboard:
             return self._to_login()
         if r.status_code != 202:
             status = r.status_code if 400 <= r.status_code < 500 else 502
+            form["security_groups_chosen"] = groups  # the form keeps what was chosen
             return await self._launch_page(session, form, _api_error(r), status)
         return RedirectResponse(f"{PREFIX}/servers/{r.json()['server']['id']}", 303)
 
     async def _launch_page(self, session, form: dict, message: str | None = None,
                            status: int = 200) -> Response:
-        images = await self._get(session, self._url(session, "image", "/image") + "/v2/images",
-                                 status="active")
-        flavors = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
-                                  "/flavors")
-        networks = await self._get(session, self._url(session, "network", "/network") +
-                                   "/v2.0/networks")
+        images, flavors, networks, keypairs, groups = await asyncio.gather(
+            self._get(session, self._url(session, "image", "/image") + "/v2/images",
+                      status="active"),
+            self._get(session, self._url(session, "compute", "/compute/v2.1") + "/flavors"),
+            self._get(session, self._url(session, "network", "/network") + "/v2.0/networks"),
+            self._get(session, self._url(session, "compute", "/compute/v2.1") + "/os-keypairs"),
+            self._get(session, self._url(session, "network", "/network") +
+                      "/v2.0/security-groups", project_id=session.project_id))
+        chosen = set(form.get("security_groups_chosen", ()))
         return _render("launch.html", status, session=session, form=form, message=message,
                        images=images.json().get("images", []) if images.is_success else [],
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        networks=(networks.json().get("networks", [])
-                                 if networks.is_success else []))
+                                 if networks.is_success else []),
+                       keypairs=([k["keypair"] for k in keypairs.json().get("keypairs", [])]
+                                 if keypairs.is_success else []),
+                       security_groups=(groups.json().get("security_groups", [])
+                                        if groups.is_success else []),
+                       chosen_groups=chosen)
 
 
     async def overview(self, request: Request) -> Response:
@@ -368,24 +498,23 @@ class Dashboard:
         session = self._session(request)
         if session is None:
             return self._to_login()
-        compute = await self._get(session, self._url(session, "compute", "/compute/v2.1") +
-                                  "/limits")
+        volume_url = session.endpoint("block-storage")
+        compute, volume, network = await asyncio.gather(
+            self._get(session, self._url(session, "compute", "/compute/v2.1") + "/limits"),
+            self._get(session, volume_url + "/limits") if volume_url else _nothing(),
+            self._get(session, self._url(session, "network", "/network") +
+                      f"/v2.0/quotas/{session.project_id}/details"))
         if compute.status_code != 200:
             return self._error(session, compute)
         absolute = compute.json()["limits"]["absolute"]
         usage = [("Instances", absolute["totalInstancesUsed"], absolute["maxTotalInstances"]),
                  ("vCPUs", absolute["totalCoresUsed"], absolute["maxTotalCores"]),
                  ("RAM (MB)", absolute["totalRAMUsed"], absolute["maxTotalRAMSize"])]
-        volume_url = session.endpoint("block-storage")
-        if volume_url:
-            r = await self._get(session, volume_url + "/limits")
-            if r.status_code == 200:
-                v = r.json()["limits"]["absolute"]
-                usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
-        r = await self._get(session, self._url(session, "network", "/network") +
-                            f"/v2.0/quotas/{session.project_id}/details")
-        if r.status_code == 200 and "port" in r.json().get("quota", {}):
-            port = r.json()["quota"]["port"]
+        if volume is not None and volume.status_code == 200:
+            v = volume.json()["limits"]["absolute"]
+            usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
+        if network.status_code == 200 and "port" in network.json().get("quota", {}):
+            port = network.json()["quota"]["port"]
             usage.append(("Ports", port["used"], port["limit"]))
         bars = [{"name": name, "used": used, "limit": limit,
                  "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
@@ -394,8 +523,16 @@ class Dashboard:
 
 
     # The form's action -> the compute API's server action body (None: DELETE the server).
-    SERVER_ACTIONS = {"stop": {"os-stop": None}, "start": {"os-start": None},
-                      "reboot": {"reboot": {"type": "SOFT"}}, "delete": None}
+    # The form's action -> the compute API's action body from the form (None: DELETE the
+    # server); what the form sends goes as typed, for the API to validate.
+    SERVER_ACTIONS = {
+        "stop": lambda form: {"os-stop": None}, "start": lambda form: {"os-start": None},
+        "reboot": lambda form: {"reboot": {"type": "SOFT"}}, "delete": None,
+        "resize": lambda form: {"resize": {"flavorRef": form.get("flavor", "")}},
+        "confirm_resize": lambda form: {"confirmResize": None},
+        "revert_resize": lambda form: {"revertResize": None},
+        "snapshot": lambda form: {"createImage": {"name": form.get("snapshot_name", "")}},
+    }
 
     async def server_action(self, request: Request) -> Response:
         session = self._session(request)
@@ -412,14 +549,16 @@ class Dashboard:
         url = (self._url(session, "compute", "/compute/v2.1") + "/servers/" +
                urllib.parse.quote(request.path_params["server_id"], safe=""))
         headers = {"X-Auth-Token": session.token}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self._client() as client:
             if self.SERVER_ACTIONS[action] is None:
                 r = await client.delete(url, headers=headers)
             else:
-                r = await client.post(url + "/action", json=self.SERVER_ACTIONS[action],
+                r = await client.post(url + "/action", json=self.SERVER_ACTIONS[action](form),
                                       headers=headers)
         if r.status_code not in (202, 204):
             return self._error(session, r)
+        if action == "snapshot":  # the new image is on the images page
+            return RedirectResponse(PREFIX + "/images", 303)
         target = PREFIX + "/servers" if action == "delete" else url_of(request)
         return RedirectResponse(target, 303)
 

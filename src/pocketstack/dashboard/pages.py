@@ -8,6 +8,7 @@ re-renders the page with the API's message (never a 500).
 """
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 
 import httpx
@@ -16,14 +17,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard.app import (API_TIMEOUT, PREFIX, _api_error, _form, _render,
-                                       _same)
+from pocketstack.dashboard import topology, uploads
+from pocketstack.dashboard.app import PREFIX, _api_error, _form, _render, _same
 
 COMPUTE = ("compute", "/compute/v2.1")
 NETWORK = ("network", "/network")
 IMAGE = ("image", "/image")
 CONTROL = ("pocketstack", "/pocketstack")
 PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
+SERVER_CHOICES = 200  # servers offered in a menu (attach a volume to ...)
 
 
 def _q(value: str) -> str:
@@ -34,6 +36,13 @@ def _item(collection_url: str, item_id: str) -> str | None:
     """The URL of one item; None for an empty id, whose URL would be the collection's
     (DELETE /v1/faults/ must not reset every rule)."""
     return f"{collection_url}/{_q(item_id)}" if item_id.strip() else None
+
+
+def _number(text: str):
+    """A whole number as a number; anything else as typed, for the API to judge and name.
+    (ASCII only: "²" and "１" are digits to str.isdigit but not to int.)"""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else text
 
 
 def _percent(used, total) -> int | None:
@@ -50,12 +59,14 @@ class Pages:
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
             Route(PREFIX + "/admin/services", self.services),
             Route(PREFIX + "/admin/servers", self.all_servers),
-            Route(PREFIX + "/admin/flavors", self.flavors),
+            Route(PREFIX + "/admin/flavors", self.flavors, methods=both),
             Route(PREFIX + "/admin/faults", self.faults, methods=both),
             Route(PREFIX + "/volumes", self.volumes, methods=both),
             Route(PREFIX + "/keypairs", self.keypairs, methods=both),
             Route(PREFIX + "/images", self.images, methods=both),
+            *uploads.Uploads(self).routes(),
             Route(PREFIX + "/networks", self.networks, methods=both),
+            Route(PREFIX + "/networks/topology", self.topology),
         ]
 
     # -- plumbing ---------------------------------------------------------------------
@@ -72,7 +83,7 @@ class Pages:
     async def _call(self, session, method: str, url: str, body: dict | None = None,
                     **params) -> httpx.Response:
         headers = {"X-Auth-Token": session.token, "Accept": "application/json"}
-        async with httpx.AsyncClient(timeout=API_TIMEOUT) as client:
+        async with self.dash._client() as client:
             return await client.request(method, url, json=body, params=params or None,
                                         headers=headers)
 
@@ -171,11 +182,28 @@ class Pages:
         return await self._page(request, show, None)
 
     async def flavors(self, request: Request) -> Response:
-        async def show(session, **extra):
-            items, error = await self._list(session, self._base(session, COMPUTE) +
-                                            "/flavors/detail", "flavors", is_public="None")
-            return error or _render("flavors.html", session=session, flavors=items)
-        return await self._page(request, show, None)
+        url = "/flavors"
+
+        async def show(session, message=None, status=200, form=None):
+            items, error = await self._list(session, self._base(session, COMPUTE) + url +
+                                            "/detail", "flavors", is_public="None")
+            return error or _render("flavors.html", status, session=session, flavors=items,
+                                    message=message, form=form or {})
+
+        async def act(session, form):
+            base = self._base(session, COMPUTE) + url
+            if form.get("action") == "delete":
+                return await self._delete(session, _item(base, form.get("flavor_id", "")))
+            if form.get("action") != "create":
+                return "Unknown form action.", 400
+            flavor = {"name": form.get("name", ""), "os-flavor-access:is_public":
+                      form.get("is_public", "") == "yes"}
+            if form.get("id", "").strip():
+                flavor["id"] = form["id"].strip()
+            for field in ("vcpus", "ram", "disk"):
+                flavor[field] = _number(form.get(field, ""))
+            return self._failed(await self._call(session, "POST", base, {"flavor": flavor}))
+        return await self._page(request, show, act)
 
     FAULT_FIELDS = ("host", "operation", "action", "times", "hang_seconds", "message")
 
@@ -219,8 +247,10 @@ class Pages:
                                                           base + "/volumes/detail", "volumes")
             if error:
                 return error
+            # Names for the attach menu and the attachments: the summary list (id and
+            # name), not every server's detail.
             servers, _ = await self._list(session, self._base(session, COMPUTE) +
-                                          "/servers/detail", "servers", limit=1000)
+                                          "/servers", "servers", limit=SERVER_CHOICES)
             names = {s["id"]: s["name"] for s in servers or []}
             return _render("volumes.html", status, session=session, volumes=items,
                            servers=servers or [], server_names=names, message=message,
@@ -232,9 +262,8 @@ class Pages:
             if base is None:
                 return "This cloud has no block storage service.", 404
             if action == "create":
-                size = form.get("size", "").strip()
                 body = {"volume": {"name": form.get("name", ""),
-                                   "size": int(size) if size.isdigit() else size}}
+                                   "size": _number(form.get("size", ""))}}
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
                 return await self._delete(session, _item(base + "/volumes", volume))
@@ -287,6 +316,9 @@ class Pages:
                 request, session, self._base(session, IMAGE) + "/v2/images", "images")
             if error:
                 return error
+            if request.query_params.get("upload") == "needs-script":
+                message = "Uploading a file needs JavaScript: it sends the file with a " \
+                          "progress bar."
             return _render("images.html", status, session=session, images=items,
                            message=message, next_marker=next_marker)
 
@@ -296,6 +328,26 @@ class Pages:
             return await self._delete(session, _item(self._base(session, IMAGE) + "/v2/images",
                                                       form.get("image_id", "")))
         return await self._page(request, show, act)
+
+    async def topology(self, request: Request) -> Response:
+        """Networks, routers, servers and the ports between them, as one SVG picture."""
+        async def show(session, **extra):
+            base = self._base(session, NETWORK) + "/v2.0"
+            networks, error = await self._list(session, base + "/networks", "networks",
+                                               limit=topology.MAX_NETWORKS)
+            if error:
+                return error
+            routers, ports, servers, subnets = await asyncio.gather(
+                self._list(session, base + "/routers", "routers",
+                           limit=topology.MAX_DEVICES),
+                self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
+                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
+                           limit=topology.MAX_DEVICES),
+                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS))
+            picture = topology.draw(networks, routers[0] or [], ports[0] or [],
+                                    servers[0] or [], subnets[0] or [])
+            return _render("topology.html", session=session, picture=picture)
+        return await self._page(request, show, None)
 
     async def networks(self, request: Request) -> Response:
         async def show(session, message=None, status=200, form=None):

@@ -4,7 +4,10 @@
   "use strict";
   var cells = document.querySelectorAll("[data-server-status]");
   if (!cells.length) { return; }
-  var url = document.body.getAttribute("data-prefix") + "/servers/status";
+  // The statuses of this page's servers: the same marker as the page.
+  var marker = new URLSearchParams(window.location.search).get("marker");
+  var url = document.body.getAttribute("data-prefix") + "/servers/status" +
+    (marker ? "?marker=" + encodeURIComponent(marker) : "");
 
   function refresh() {
     if (document.hidden) { return; }
