@@ -412,9 +412,6 @@ def test_garbage_in_the_new_forms_is_a_4xx_never_a_500(cloud, admin_client, imag
     assert 400 <= r.status_code < 500
 
 
-@pytest.mark.xfail(strict=False, reason="the volume API's size validation uses str.isdigit: "
-                   "'²' reaches int() and is a 500 (volume/validation.py), which the "
-                   "dashboard can only show as a 502")
 def test_a_superscript_volume_size_is_a_4xx(cloud, member):
     user, client = member
     r = client.post("/dashboard/volumes", data={

@@ -70,7 +70,7 @@ def neutron_format(body):
 
 
 FORMATS = {"identity": keystone_format, "compute": nova_format, "image": glance_format,
-           "network": neutron_format}
+           "network": neutron_format, "volume": nova_format}  # cinder's body is nova's
 
 
 # --- harness --------------------------------------------------------------------------
@@ -296,6 +296,8 @@ QUERIES = [
     ("network", "/network/v2.0/networks", "mtu"),
     ("image", "/image/v2/images", "limit"),
     ("image", "/image/v2/images", "size_min"),
+    ("volume", "/volume/v3/volumes", "limit"),
+    ("volume", "/volume/v3/volumes/detail", "offset"),
 ]
 
 
@@ -411,3 +413,31 @@ def test_domain_scoped_member_cannot_create_project_resources(api, cloud):
             {"name": _name(), "disk_format": "raw", "container_format": "bare"}))
     finally:
         domain_api.client.close()
+
+
+# Numbers sent as JSON strings: "²" and "٣" are digits to str.isdigit() but int() refuses
+# (or misreads) them, so each field must refuse them itself with a 400.
+TEXT_NUMBER_CREATES = [
+    ("volume", "/volume/v3/volumes", lambda v: {"volume": {"size": v}}),
+    ("network", "/network/v2.0/security-group-rules",
+     lambda v: {"security_group_rule": {"security_group_id": str(uuid.uuid4()),
+                                        "direction": "ingress", "protocol": "tcp",
+                                        "port_range_min": v, "port_range_max": 22}}),
+    ("network", "/network/v2.0/security-group-rules",
+     lambda v: {"security_group_rule": {"security_group_id": str(uuid.uuid4()),
+                                        "direction": "ingress", "protocol": v}}),
+]
+
+
+@pytest.mark.parametrize("case", TEXT_NUMBER_CREATES, ids=lambda c: c[1].rsplit("/", 1)[-1])
+@pytest.mark.parametrize("value", ["²", "٣", "１２", "1" * 5000])
+def test_unicode_digits_as_body_numbers_are_400(api, case, value):
+    service, path, template = case
+    api.refused(service, "POST", path, json.dumps(template(value)), codes=(400,))
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "1" * 5000])
+def test_unicode_digits_in_volume_quota_update_are_400(api, cloud, value):
+    project = cloud.session().get_project_id()
+    api.refused("volume", "PUT", f"/volume/v3/os-quota-sets/{project}",
+                json.dumps({"quota_set": {"volumes": value}}), codes=(400,))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import db, numbers
 from pocketstack.network import base, floatingips, ports
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -113,7 +113,7 @@ def list_for(ctx, fip_id: str, params: dict[str, list[str]]) -> list[dict]:
                 column = getattr(PortForwarding, key)
                 wanted = params[key]
                 if key == "external_port":
-                    wanted = [int(w) for w in wanted if w.isdigit()]
+                    wanted = [int(w) for w in wanted if numbers.is_int_text(w)]
                 q = q.where(column.in_(wanted))
         return [view(pf) for pf in s.scalars(q.order_by(PortForwarding.external_port))]
 

@@ -13,7 +13,7 @@ import ipaddress
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from pocketstack.common import db
+from pocketstack.common import db, numbers
 from pocketstack.network import agent as host_agent
 from pocketstack.network import base, listing, quotas, rbac
 from pocketstack.network import exceptions as exc
@@ -38,7 +38,7 @@ def _protocol(value, name):
         return None
     if isinstance(value, bool):
         raise exc.SecurityGroupRuleInvalidProtocol(value, SUPPORTED)
-    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+    if isinstance(value, int) or numbers.is_int_text(value):
         if 0 <= int(value) <= 255:
             return str(int(value))
         raise exc.SecurityGroupRuleInvalidProtocol(value, SUPPORTED)
@@ -59,7 +59,7 @@ def _port(value, name):
     if value is None:
         return None
     if isinstance(value, bool) or not (isinstance(value, int) or
-                                       (isinstance(value, str) and value.isdigit())):
+                                       numbers.is_int_text(value)):
         raise exc.SecurityGroupInvalidPortValue(value)
     if not 0 <= int(value) <= 65535:
         raise exc.SecurityGroupInvalidPortValue(value)
@@ -206,7 +206,7 @@ def group_view(group: SecurityGroup, tags, shared: bool = False) -> dict:
 def _protocol_number(protocol: str | None) -> int | None:
     if protocol is None:
         return None
-    return int(protocol) if protocol.isdigit() else PROTOCOLS[protocol]
+    return int(protocol) if numbers.is_int_text(protocol) else PROTOCOLS[protocol]
 
 
 def canonical_rule(values: dict) -> dict:

@@ -13,7 +13,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions, policy, rpc
+from pocketstack.common import config, db, exceptions, numbers, policy, rpc
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import quotas, scheduler, types, validation
 from pocketstack.volume.models import Snapshot, Volume
@@ -260,11 +260,10 @@ def limit_marker(query) -> tuple[int, str | None, int]:
     limit = max_limit
     raw = query.get("limit")
     if raw is not None:
-        if not raw.strip().isdigit():
-            raise exceptions.BadRequest("limit param must be an integer")
-        limit = min(int(raw), max_limit)
+        limit = numbers.parse_limit(raw, "limit", max_limit,
+                                    message="limit param must be an integer")
     offset = query.get("offset", "0")
-    if not offset.isdigit():
+    if not numbers.is_int_text(offset):
         raise exceptions.BadRequest("offset param must be an integer")
     return limit, query.get("marker"), int(offset)
 

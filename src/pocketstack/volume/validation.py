@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pocketstack.common import exceptions
+from pocketstack.common import exceptions, numbers
 
 MAX_INT = 0x7FFFFFFF  # cinder's db.MAX_INT: sizes are 32-bit columns
 
@@ -28,10 +28,10 @@ def size(value: Any, name: str = "size") -> int:
         raise bad(f"Invalid input for field/attribute {name}. Value: {value!r}. "
                   f"{value!r} is not valid under any of the given schemas")
     if isinstance(value, str):
-        if not value.strip().isdigit():
+        if not numbers.is_int_text(value.strip()):
             raise bad(f"Invalid input for field/attribute {name}. Value: {value}. "
                       f"'{value}' does not match '^[0-9]+$'")
-        value = int(value)
+        value = int(value.strip())
     if value < 1:
         raise bad(f"Invalid input for field/attribute {name}. Value: {value}. "
                   f"{value} is less than the minimum of 1")

@@ -25,7 +25,7 @@ from typing import Callable
 
 from starlette.requests import ClientDisconnect
 
-from pocketstack.common import config, exceptions
+from pocketstack.common import config, exceptions, numbers
 from pocketstack.common.context import new_request_id
 from pocketstack.wsgi.routing import AUTH_ERROR_KEY, CONTEXT_KEY, REQUEST_ID_KEY
 
@@ -152,7 +152,7 @@ class BodySizeLimit:
 
     async def __call__(self, scope, receive, send):
         declared = _header(scope, b"content-length")
-        if declared and declared.isdigit() and not self.exempt(scope):
+        if declared and numbers.is_int_text(declared) and not self.exempt(scope):
             limit = config.CONF.max_request_body_size
             if int(declared) > limit:
                 raise exceptions.PayloadTooLarge(

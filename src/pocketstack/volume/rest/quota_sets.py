@@ -2,7 +2,7 @@
 /os-quota-class-sets/default, as cinder's quota extension."""
 from __future__ import annotations
 
-from pocketstack.common import exceptions, policy
+from pocketstack.common import exceptions, numbers, policy
 from pocketstack.volume import quotas, validation
 from pocketstack.volume.rest.common import body, check_project, respond
 
@@ -35,10 +35,10 @@ def _values(req) -> dict[str, int]:
         if not quotas.known(resource):
             raise exceptions.BadRequest(f"Bad key(s) in quota set: {resource}")
         if isinstance(value, bool) or not isinstance(value, (int, str)) or \
-                not str(value).lstrip("-").isdigit():
+                not numbers.is_int_text(str(value).strip(), signed=True):
             raise exceptions.BadRequest(f"Quota limit {value!r} for {resource} must be an "
                                         "integer.")
-        value = int(value)
+        value = int(str(value).strip())
         if value < -1 or value > validation.MAX_INT:
             raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be -1 or "
                                         f"between 0 and {validation.MAX_INT}.")
