@@ -134,6 +134,21 @@ def test_list_detail_filters_and_paging(api, image_id):
     assert len(page["servers"]) == 2 and page["servers_links"][0]["rel"] == "next"
     r = api.get(f"/servers?limit=2&marker={page['servers'][-1]['id']}")
     assert r.status_code == 200
+    # Walking the pages (list and detail, any sort) gives the unpaged list, in its order.
+    for path in ("/servers?sort_key=display_name&sort_dir=asc",
+                 "/servers/detail?sort_key=created_at&sort_dir=desc"):
+        whole = [s["id"] for s in api.get(path).json()["servers"]]
+        walked, marker = [], None
+        while True:
+            page = api.get(path + "&limit=2" + (f"&marker={marker}" if marker else "")).json()
+            walked += [s["id"] for s in page["servers"]]
+            if "servers_links" not in page:
+                break
+            marker = page["servers"][-1]["id"]
+        assert walked == whole and set(ids) <= set(whole), (path, walked, whole)
+    named = api.get("/servers/detail?name=^list-&sort_key=display_name&sort_dir=asc"
+                    "&limit=1").json()["servers"]
+    assert [s["name"] for s in named] == ["list-0"]
     assert api.get("/servers?status=ACTIVE").status_code == 200
     assert api.get("/servers?status=BOGUS").status_code == 400
     assert api.get("/servers?sort_key=nope").status_code == 400
