@@ -11,7 +11,7 @@ For each host count (1, then N) it starts `pocketstack up` as its own process wi
   to do but heartbeats and periodic tasks, as % of one core [N hosts ≤ 5 %];
 * boot: POST /servers (networks=none) → ACTIVE polled every 5 ms, sequential, p50/p95
   [p50 ≤ 60 ms with 1,000 hosts];
-* GET /os-hypervisors and /os-hypervisors/detail (2.88, every page) p50;
+* GET /os-hypervisors and /os-hypervisors/detail (2.79, the newest here; every page) p50;
 * `openstack hypervisor list` wall time (median of ``--cli-runs``), with `openstack
   --version` and `openstack token issue` as the CLI's own floor [≤ 300 ms];
 * threads and RSS of the cloud process.
@@ -113,7 +113,7 @@ class Cloud:
         return self.s.request(method, self.url + "/compute/v2.1" + path,
                               headers={"OpenStack-API-Version": f"compute {version}"}, **kw)
 
-    def hypervisors(self, version="2.88", detail=False) -> list:
+    def hypervisors(self, version="2.79", detail=False) -> list:
         """Every page, as a client that follows hypervisors_links does."""
         out, url = [], self.url + "/compute/v2.1/os-hypervisors" + ("/detail" if detail else "")
         for _ in range(100):
