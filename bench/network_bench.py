@@ -179,10 +179,10 @@ def main() -> None:
 
         host = os.path.join(data_dir, "network", "dhcp", net_id, "host")
         per_port = 2 if args.like_boot else 1  # a line per fixed IP
-        lines = wait_for_lines(host, (len(latencies) + 5) * per_port + 1)
+        lines = wait_for_lines(host, (len(latencies) + 6) * per_port)
         latencies.sort()
         print(f"port create, {args.clients} clients, {len(latencies)} ports "
-              f"(DHCP host file: {lines} lines, expected {(len(latencies) + 5) * per_port + 1})")
+              f"(DHCP host file: {lines} lines, expected {(len(latencies) + 6) * per_port})")
         print(f"  median {statistics.median(latencies):.1f} ms   "
               f"p95 {latencies[int(len(latencies) * 0.95) - 1]:.1f} ms   "
               f"throughput {len(latencies) / elapsed:.0f} ports/s   "
