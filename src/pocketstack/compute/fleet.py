@@ -9,11 +9,13 @@ share is what made many of them expensive:
 * one heartbeat thread: one UPDATE of every host's service row each report_interval;
 * one periodic thread: power sync, queued deletes and resource reconciliation as a few
   statements over all hosts each periodic_interval (compute/manager/periodic.py);
-* registration and start-up recovery in a few statements, not a few per host.
+* registration and start-up recovery in a few statements, not a few per host;
+* the simulated (fake driver) hosts share one image cache.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import threading
 
 from pocketstack.common import config, rpc, runtime
@@ -47,9 +49,14 @@ class ComputeFleet:
         from pocketstack.compute.service import Periodic, make_driver
 
         self.managers = {}
+        # The simulated hosts share one image cache: they are one machine's disk, and
+        # 1,000 of them would otherwise keep 1,000 copies of every image they boot.
+        fake_cache = os.path.join(data_dir, "compute", "_fake_base")
         for name, kind in hosts:
-            driver = make_driver(kind or config.CONF.compute_driver, name, data_dir)
-            self.managers[name] = ComputeManager(name, driver, data_dir)
+            kind = kind or config.CONF.compute_driver
+            driver = make_driver(kind, name, data_dir)
+            self.managers[name] = ComputeManager(name, driver, data_dir,
+                                                 fake_cache if kind == "fake" else None)
         periodic.register_nodes(self.managers)
         # Threads are made as messages arrive and reused once idle, so the pool's size is
         # only the ceiling one agent per host had.
