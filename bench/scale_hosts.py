@@ -12,6 +12,7 @@ For each host count (1, then N) it starts `pocketstack up` as its own process wi
 * boot: POST /servers (networks=none) → ACTIVE polled every 5 ms, sequential, p50/p95
   [p50 ≤ 60 ms with 1,000 hosts];
 * GET /os-hypervisors and /os-hypervisors/detail (2.79, the newest here; every page) p50;
+* the same list through openstacksdk in the benchmark's process (the client's share);
 * `openstack hypervisor list` wall time (median of ``--cli-runs``), with `openstack
   --version` and `openstack token issue` as the CLI's own floor [≤ 300 ms];
 * threads and RSS of the cloud process.
@@ -209,6 +210,17 @@ def measure(hosts: int, a) -> dict:
             ms = timed(fn, a.http_runs)
             out[f"http_{name}_p50_ms"] = round(statistics.median(ms), 1)
         out["listed"] = len(cloud.hypervisors())
+        # The same list through openstacksdk in this process (what the CLI calls): the
+        # client's own cost of 1,000 Hypervisor resources shows against the HTTP figure.
+        import openstack
+
+        conn = openstack.connect(auth_url=cloud.url + "/identity", username="admin",
+                                 password=PASSWORD, project_name="admin",
+                                 user_domain_id="default", project_domain_id="default",
+                                 region_name="RegionOne")
+        list(conn.compute.hypervisors(details=True))  # warm: discovery, microversion
+        ms = timed(lambda: list(conn.compute.hypervisors(details=True)), a.cli_runs)
+        out["sdk_detail_p50_ms"] = round(statistics.median(ms), 1)
 
         out["load_cli"] = os.getloadavg()[0]
         for name, args in (("version", ["--version"]),
@@ -249,7 +261,8 @@ def main() -> int:
               f"p95 {r['boot_p95_ms']} ms, {r['boot_errors']} errors (load "
               f"{r['load_boot']:.2f}) | GET os-hypervisors {r['http_list_p50_ms']} ms, "
               f"detail {r['http_detail_p50_ms']} ms, detail@2.27 "
-              f"{r['http_detail_2.27_p50_ms']} ms ({r['listed']} listed) | CLI hypervisor "
+              f"{r['http_detail_2.27_p50_ms']} ms ({r['listed']} listed), openstacksdk "
+              f"hypervisors(details=True) {r['sdk_detail_p50_ms']} ms | CLI hypervisor "
               f"list {r['cli_hypervisor_list_ms']} ms vs --version {r['cli_version_ms']} ms, "
               f"token issue {r['cli_token_issue_ms']} ms (load {r['load_cli']:.2f}) | "
               f"{r['Threads']} threads, RSS {r['VmRSS'] // 1024} MiB", flush=True)
