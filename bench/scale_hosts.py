@@ -94,8 +94,11 @@ class Cloud:
         else:
             raise RuntimeError("pocketstack did not start; see " + self.dir)
         while time.monotonic() < deadline:
-            if len(self.hypervisors("2.53")) >= hosts:
-                break
+            try:
+                if len(self.hypervisors("2.53")) >= hosts:
+                    break
+            except requests.HTTPError:  # 503 while the services still warm up
+                pass
             time.sleep(0.1)
         else:
             raise RuntimeError(f"not every one of {hosts} hosts registered")
