@@ -84,7 +84,14 @@ class Cloud:
              "--port", str(self.port), "--admin-password", PASSWORD],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "log"), "w"))
         self.s = requests.Session()
-        deadline = started + timeout
+        try:
+            self._wait_ready(started + timeout)
+        except BaseException:
+            self.stop()  # never leave a cloud of 1,000 hosts running behind a failure
+            raise
+        self.start_seconds = time.monotonic() - started
+
+    def _wait_ready(self, deadline: float) -> None:
         while time.monotonic() < deadline:
             try:
                 self.login()
@@ -95,14 +102,12 @@ class Cloud:
             raise RuntimeError("pocketstack did not start; see " + self.dir)
         while time.monotonic() < deadline:
             try:
-                if len(self.hypervisors("2.53")) >= hosts:
-                    break
+                if len(self.hypervisors("2.53")) >= self.hosts:
+                    return
             except requests.HTTPError:  # 503 while the services still warm up
                 pass
             time.sleep(0.1)
-        else:
-            raise RuntimeError(f"not every one of {hosts} hosts registered")
-        self.start_seconds = time.monotonic() - started
+        raise RuntimeError(f"not every one of {self.hosts} hosts registered")
 
     def login(self):
         r = self.s.post(self.url + "/identity/v3/auth/tokens", json={"auth": {
