@@ -6,7 +6,8 @@ share is what made many of them expensive:
 
 * one worker pool for all their RPC servers: threads follow the messages in flight, not
   16 per host (with the in-process transport; oslo.messaging servers keep their own);
-* one heartbeat thread: one UPDATE of every host's service row each report_interval;
+* one heartbeat thread: one UPDATE (per 500 hosts) of the hosts' service rows each
+  report_interval;
 * one periodic thread: power sync, queued deletes and resource reconciliation as a few
   statements over all hosts each periodic_interval (compute/manager/periodic.py);
 * registration and start-up recovery in a few statements, not a few per host;
