@@ -97,11 +97,15 @@ def _exception_from_dict(data: dict) -> exceptions.PocketstackError:
 # --- in-process transport ------------------------------------------------------------
 
 class _InProcServer:
-    def __init__(self, topic: str, server: str | None, endpoints: list, workers: int):
+    def __init__(self, topic: str, server: str | None, endpoints: list, workers: int,
+                 pool: concurrent.futures.Executor | None = None):
         self.topic, self.server, self.endpoints = topic, server, endpoints
         # Its workers serve the cloud that made this server (common/runtime.py).
         self.bus = _bus()
-        self.pool = concurrent.futures.ThreadPoolExecutor(
+        # A pool given by the caller is shared with other servers (compute/fleet.py: one
+        # pool for many simulated hosts) and is the caller's to shut down.
+        self.owns_pool = pool is None
+        self.pool = pool or concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix=f"rpc-{topic}.{server or '*'}",
             initializer=runtime.current().enter)
         self.running = False
@@ -123,7 +127,8 @@ class _InProcServer:
         self.running = False
 
     def wait(self):
-        self.pool.shutdown(wait=True)
+        if self.owns_pool:
+            self.pool.shutdown(wait=True)
 
 
 class _InProcBus:
@@ -433,12 +438,13 @@ class RPCClient:
 
 
 def get_server(topic: str, endpoints: list, server: str | None = None, workers: int = 8,
-               transport_url: str | None = None):
+               transport_url: str | None = None, pool=None):
     """An RPC server for ``topic`` (and ``server`` for per-host topics); call start(), and
-    stop() then wait() to shut it down."""
+    stop() then wait() to shut it down. ``pool``: an executor shared with other servers
+    (in-process transport only; oslo.messaging servers keep their own)."""
     transport_url = transport_url or config.CONF.transport_url
     if is_inproc(transport_url):
-        return _InProcServer(topic, server, endpoints, workers)
+        return _InProcServer(topic, server, endpoints, workers, pool)
     return _OsloServer(topic, server, endpoints, workers, transport_url)
 
 

@@ -1,5 +1,6 @@
 """Background services of compute: the conductor, the scheduler and compute agents (each a
-real RPC server on compute.<host> with its own heartbeat and periodic tasks). The
+real RPC server on compute.<host>; the hosts of one process share a worker pool, one
+heartbeat and one periodic loop: fleet.py). The
 all-in-one (cloud.py) runs all of them, compute as the simulated hosts ([fake] hosts = 4:
 cmp-1 … cmp-4); `pocketstack service conductor|scheduler|compute --host NAME` runs one
 per process (cli/service.py). ``start_roles`` is the one place that says what each role
@@ -192,10 +193,13 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
         if "conductor" in roles:
             conductor = start_conductor()
             services.append(conductor)
-        if "compute" in roles:
-            for host in hosts:
-                name, driver = (host, None) if isinstance(host, str) else host
-                services.append(start_compute(name, data_dir, driver))
+        if "compute" in roles and hosts:
+            # All of this process's hosts as one fleet: one pool, one heartbeat, one
+            # periodic loop (compute/fleet.py), however many hosts there are.
+            from pocketstack.compute import fleet
+
+            services.extend(fleet.start([(host, None) if isinstance(host, str) else host
+                                         for host in hosts], data_dir))
         if conductor is not None and rpc.is_inproc(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
             # fail): builds a previous process left unscheduled (issue 11). Only with the

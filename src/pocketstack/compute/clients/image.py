@@ -16,15 +16,23 @@ class ImageClient(Client):
 
     def download(self, image_id: str, path: str) -> int:
         """Stream the image data into ``path``; returns the size."""
+        import os
+        import uuid
+
         resp = self.request("GET", f"/images/{image_id}/file", stream=True, ok=(200, 204))
         size = 0
-        with open(path + ".part", "wb") as f:
-            for chunk in resp.iter_content(1 << 20):
-                f.write(chunk)
-                size += len(chunk)
-        import os
-
-        os.replace(path + ".part", path)
+        # A temp name of its own: builds on hosts sharing a cache may fetch one image at
+        # once, and each renames a complete file into place.
+        part = f"{path}.{uuid.uuid4().hex}.part"
+        try:
+            with open(part, "wb") as f:
+                for chunk in resp.iter_content(1 << 20):
+                    f.write(chunk)
+                    size += len(chunk)
+            os.replace(part, path)
+        finally:
+            if os.path.exists(part):
+                os.unlink(part)
         return size
 
     def create(self, **fields) -> dict:

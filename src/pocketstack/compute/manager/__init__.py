@@ -21,11 +21,12 @@ from pocketstack.compute.manager.volumes import VolumeMixin
 
 class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeMixin,
                      InterfaceMixin, VolumeMixin, LifecycleMixin, MigrateMixin):
-    def __init__(self, host: str, driver, data_dir: str):
+    def __init__(self, host: str, driver, data_dir: str, image_cache: str | None = None):
         self.host = host
         self.driver = driver
         self.events = EventRegistry()
         self.conductor = ConductorAPI()
-        self.image_cache = os.path.join(data_dir, "compute", host, "_base")
+        # One cache per host; simulated hosts of one process share one (compute/fleet.py).
+        self.image_cache = image_cache or os.path.join(data_dir, "compute", host, "_base")
         os.makedirs(self.image_cache, exist_ok=True)
         self._failed_builds = 0

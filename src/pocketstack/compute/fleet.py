@@ -1,0 +1,100 @@
+"""The compute hosts of one process, run together (issue 13: 1,000 simulated hosts).
+
+Each host keeps its own ComputeManager, driver and RPC target ``compute.<host>``, so a
+message reaches the host it names exactly as with one agent per process. What the hosts
+share is what made many of them expensive:
+
+* one worker pool for all their RPC servers: threads follow the messages in flight, not
+  16 per host (with the in-process transport; oslo.messaging servers keep their own);
+* one heartbeat thread: one UPDATE (per 500 hosts) of the hosts' service rows each
+  report_interval;
+* one periodic thread: power sync, queued deletes and resource reconciliation as a few
+  statements over all hosts each periodic_interval (compute/manager/periodic.py);
+* registration and start-up recovery in a few statements, not a few per host;
+* the simulated (fake driver) hosts share one image cache.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
+
+from pocketstack.common import config, rpc, runtime
+
+# Messages one host may have in flight at once, as its own agent's pool allowed.
+WORKERS_PER_HOST = 16
+
+
+class HostAgent:
+    """One host of a fleet as the cloud's workers list shows it (``.manager``)."""
+
+    def __init__(self, manager, server):
+        self.manager, self.server = manager, server
+        self.stopped = False
+
+    def stop(self):
+        """No new messages for this host; the fleet's pool finishes the ones it has."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self.server.stop()
+        try:
+            self.server.wait()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class ComputeFleet:
+    def __init__(self, hosts: list[tuple[str, str | None]], data_dir: str):
+        from pocketstack.compute.manager import ComputeManager, periodic
+        from pocketstack.compute.service import Periodic, make_driver
+
+        self.managers = {}
+        # The simulated hosts share one image cache: they are one machine's disk, and
+        # 1,000 of them would otherwise keep 1,000 copies of every image they boot.
+        fake_cache = os.path.join(data_dir, "compute", "_fake_base")
+        for name, kind in hosts:
+            kind = kind or config.CONF.compute_driver
+            driver = make_driver(kind, name, data_dir)
+            self.managers[name] = ComputeManager(name, driver, data_dir,
+                                                 fake_cache if kind == "fake" else None)
+        periodic.register_nodes(self.managers)
+        # Threads are made as messages arrive and reused once idle, so the pool's size is
+        # only the ceiling one agent per host had.
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=WORKERS_PER_HOST * max(len(hosts), 1),
+            thread_name_prefix="rpc-compute", initializer=runtime.current().enter)
+        self.agents = []
+        try:
+            for name, manager in self.managers.items():
+                server = rpc.get_server("compute", [manager], server=name,
+                                        workers=WORKERS_PER_HOST, pool=self.pool)
+                server.start()
+                self.agents.append(HostAgent(manager, server))
+        except BaseException:
+            self.stop()
+            raise
+        names = list(self.managers)
+        self.heartbeat = Periodic("heartbeat-nova-compute",
+                                  lambda: periodic.heartbeats(names, "nova-compute"),
+                                  lambda: config.CONF.compute.report_interval)
+        self.periodic = Periodic("periodic-compute",
+                                 lambda: periodic.periodic_tasks(self.managers),
+                                 lambda: config.CONF.compute.periodic_interval)
+        threading.Thread(target=runtime.bind(periodic.init_hosts), args=(self.managers,),
+                         name="init-compute-hosts", daemon=True).start()
+
+    def stop(self):
+        for agent in self.agents:
+            agent.stop()
+        for task in (getattr(self, "heartbeat", None), getattr(self, "periodic", None)):
+            if task is not None:
+                task.stop()
+        self.pool.shutdown(wait=True)
+
+
+def start(hosts: list[tuple[str, str | None]], data_dir: str) -> list:
+    """The fleet and its hosts, in the order a cloud stops its workers (last first): the
+    hosts stop taking messages, then the fleet drains the pool and stops its threads."""
+    fleet = ComputeFleet(hosts, data_dir)
+    return [fleet, *fleet.agents]
