@@ -196,11 +196,12 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
             for host in hosts:
                 name, driver = (host, None) if isinstance(host, str) else host
                 services.append(start_compute(name, data_dir, driver))
-        if conductor is not None and rpc.is_inproc(config.CONF.transport_url):
+        if conductor is not None and not rpc.is_oslo(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
             # fail): builds a previous process left unscheduled (issue 11). Only with the
-            # in-process bus, whose messages died with that process; a broker keeps them
-            # for us, and the periodic stalled-build check covers the ones it lost.
+            # in-process bus or unix sockets, whose messages died with that process; a
+            # broker keeps them for us, and the periodic stalled-build check covers the
+            # ones it lost.
             from pocketstack.compute.conductor.recovery import start_recovery
 
             start_recovery(conductor.manager)
@@ -214,7 +215,8 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
 def start(cloud) -> list:
     """The cloud process (`up`, `service api`): DevStack's flavors, then the roles the
     cloud was asked to run in-process (``cloud.roles``; all of them for `up`)."""
-    bootstrap_flavors()
+    if not getattr(cloud, "api_worker", False):  # once, by the main process (workers.py)
+        bootstrap_flavors()
     roles = getattr(cloud, "roles", None)
     if roles is None:
         roles = ROLES
