@@ -16,15 +16,19 @@ class ImageClient(Client):
 
     def download(self, image_id: str, path: str) -> int:
         """Stream the image data into ``path``; returns the size."""
+        import os
+        import threading
+
         resp = self.request("GET", f"/images/{image_id}/file", stream=True, ok=(200, 204))
         size = 0
-        with open(path + ".part", "wb") as f:
+        # A part file of its own: two builds of one image on one host download at once,
+        # and with a shared name one renamed the other's file away (ENOENT, a reschedule).
+        part = f"{path}.part.{os.getpid()}.{threading.get_ident()}"
+        with open(part, "wb") as f:
             for chunk in resp.iter_content(1 << 20):
                 f.write(chunk)
                 size += len(chunk)
-        import os
-
-        os.replace(path + ".part", path)
+        os.replace(part, path)
         return size
 
     def create(self, **fields) -> dict:
