@@ -134,6 +134,7 @@ class UnixServer:
         self.stopping = False
 
     def start(self) -> None:
+        _private_dir(os.path.dirname(self.path))  # socket_dir() is cached: it may be gone
         self._take_path()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(self.path)
@@ -283,7 +284,11 @@ class UnixClient:
         cached = conns.listings.get(directory + "/" + self.topic)
         if cached is None or now - cached[0] > _LISTING_TTL:
             prefix = self.topic + "@"
-            found = sorted(os.path.join(directory, n) for n in os.listdir(directory)
+            try:
+                names = os.listdir(directory)
+            except FileNotFoundError:
+                names = []
+            found = sorted(os.path.join(directory, n) for n in names
                            if n.startswith(prefix) and n.endswith(".sock"))
             cached = (now, found)
             conns.listings[directory + "/" + self.topic] = cached
