@@ -64,9 +64,26 @@ class Supervised(Cloud):
         self._watcher: threading.Thread | None = None
 
     @_in_own_runtime
+    def warm_up(self) -> None:
+        """The children start while this process loads its own services."""
+        self._spawn_children()
+        super().warm_up()
+
+    @_in_own_runtime
     def start_workers(self) -> None:
-        """The children first, and wait until they serve: the conductor's start-up
-        recovery casts builds to compute hosts, which must be listening by then."""
+        """Wait until the children serve, then this process's own services: the
+        conductor's start-up recovery casts builds to compute hosts, which must be
+        listening by then."""
+        for child in self.children:
+            if self.stop_requested:
+                return
+            child.wait_ready(READY_TIMEOUT)
+        self._watcher = threading.Thread(target=self._watch, name="pocketstack-supervisor",
+                                         daemon=True)
+        self._watcher.start()
+        super().start_workers()
+
+    def _spawn_children(self) -> None:
         self._remove_stale_sockets()
         base = ["--data-dir", self.data_dir, "--config-file", self.config_file,
                 "--overrides", json.dumps(self.overrides)]
@@ -79,14 +96,6 @@ class Supervised(Cloud):
                 *base, "compute", "--hosts", json.dumps(share)]))
         for child in self.children:
             child.spawn()
-        for child in self.children:
-            if self.stop_requested:
-                return
-            child.wait_ready(READY_TIMEOUT)
-        self._watcher = threading.Thread(target=self._watch, name="pocketstack-supervisor",
-                                         daemon=True)
-        self._watcher.start()
-        super().start_workers()
 
     def _remove_stale_sockets(self) -> None:
         """Sockets a killed cloud left behind (this process holds the data-dir lock, so

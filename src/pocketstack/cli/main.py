@@ -183,6 +183,10 @@ def _print_summary(cloud, seconds: float) -> None:
              f"data in {cloud.data_dir})"]
     if cloud.password_generated:
         lines.append(admin_password_line(cloud))
+    if getattr(cloud, "children", None):  # `up --workers` (workers.py)
+        lines.append(f"  Processes: {cloud.api_workers} serving the APIs, "
+                     f"{cloud.compute_workers} running the compute hosts (main pid "
+                     f"{os.getpid()})")
     lines += [
         "  Use it with the openstack CLI:",
         f"    export OS_CLIENT_CONFIG_FILE={cloud.data_dir}/clouds.yaml OS_CLOUD=pocketstack",
