@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import time
 
+import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
@@ -182,6 +184,18 @@ def test_children_stop_when_the_main_process_is_killed(root):
         session = up.session(password="pw")
         for _ in range(10):
             assert session.get(up.url + "/compute/v2.1/flavors").status_code == 200
+        # A dashboard login holds on every new connection, whichever process takes it.
+        with httpx.Client(base_url=up.url, timeout=60) as browser:
+            page = browser.get("/dashboard/login")
+            csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+            r = browser.post("/dashboard/login", data={
+                "csrf_token": csrf, "domain": "Default", "username": "admin",
+                "password": "pw"})
+            assert r.status_code == 303 and r.headers["location"] == "/dashboard/servers"
+            cookies = dict(browser.cookies)
+        for _ in range(12):
+            with httpx.Client(base_url=up.url, timeout=60, cookies=cookies) as fresh:
+                assert fresh.get("/dashboard/servers").status_code == 200
         up.proc.send_signal(signal.SIGKILL)
         up.proc.wait(10)
         # Bounded wait for correctness (they drain for at most 35 s), not a timing check.
