@@ -7,7 +7,8 @@
 A cloud is a clouds.yaml name (openstacksdk reads it), ``@given`` for the ``--auth-url``
 credentials, ``@inprocess`` (the default: ``from pocketstack import Cloud`` in this
 process, which shares one interpreter with the clients) or ``@local`` (``pocketstack up``
-in a child process, so the figures are the cloud's and not the benchmark's).
+in a child process, so the figures are the cloud's and not the benchmark's; ``--workers N``
+and ``--compute-workers M`` are passed on to it).
 
 Phases, each bounded in count and in time (``--timeout`` seconds per phase):
 
@@ -138,7 +139,7 @@ def start_inprocess():
     return Target("pocketstack (in-process)", auth, closer=cloud.stop), True
 
 
-def start_local(timeout=60):
+def start_local(timeout=60, workers=1, compute_workers=None):
     data_dir = tempfile.mkdtemp(prefix="cmp-local-")
     import socket
 
@@ -148,7 +149,10 @@ def start_local(timeout=60):
     exe = os.path.join(os.path.dirname(sys.executable), "pocketstack")
     with open(os.path.join(data_dir, "up.log"), "wb") as log:  # the child keeps its copy
         proc = subprocess.Popen([exe, "up", "--data-dir", os.path.join(data_dir, "d"),
-                                 "--port", str(port), "--admin-password", "bench-admin"],
+                                 "--port", str(port), "--admin-password", "bench-admin",
+                                 "--workers", str(workers),
+                                 *(["--compute-workers", str(compute_workers)]
+                                   if compute_workers is not None else [])],
                                 stdout=log, stderr=subprocess.STDOUT)
 
     def close():
@@ -168,7 +172,10 @@ def start_local(timeout=60):
             if requests.get(url + "/compute/v2.1/", timeout=5).status_code in (200, 401):
                 auth = {"auth_url": url + "/identity", "username": "admin",
                         "password": "bench-admin", "project_name": "admin"}
-                return Target("pocketstack (pocketstack up)", auth, closer=close), True
+                label = "pocketstack up" + (f" --workers {workers}" if workers > 1 else "") \
+                    + (f" --compute-workers {compute_workers}"
+                       if compute_workers is not None else "")
+                return Target(f"pocketstack ({label})", auth, closer=close), True
         except requests.RequestException:
             pass
         time.sleep(0.1)
@@ -191,7 +198,7 @@ def open_target(name, a):
     if name == "@inprocess":
         return start_inprocess()
     if name == "@local":
-        return start_local()
+        return start_local(workers=a.workers, compute_workers=a.compute_workers)
     if name == "@given":
         auth = {"auth_url": a.auth_url, "username": a.username, "password": a.password,
                 "project_name": a.project_name, "user_domain_id": a.user_domain_id,
@@ -513,6 +520,10 @@ def parse_args(argv=None):
                    help="comma-separated subset of " + ",".join(PHASES))
     p.add_argument("--timeout", type=float, default=120, help="seconds per phase, at most")
     p.add_argument("--json", help="write the figures as JSON to this file")
+    p.add_argument("--workers", type=int, default=1,
+                   help="@local: `pocketstack up --workers N` (API processes)")
+    p.add_argument("--compute-workers", type=int, default=None,
+                   help="@local: `pocketstack up --compute-workers M`")
     a = p.parse_args(argv)
     a.phases = [x for x in a.phases.split(",") if x]
     if unknown := set(a.phases) - set(PHASES):

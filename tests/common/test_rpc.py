@@ -1,17 +1,22 @@
-"""RPC call and cast round-trip, in-process and through the real RabbitMQ on 127.0.0.1.
+"""RPC call and cast round-trip, in-process, over Unix sockets (`up --workers`) and through
+the real RabbitMQ on 127.0.0.1.
 
 Each test uses its own topic so servers from one test never answer another's messages.
 The RabbitMQ variants skip (with the reason) only when no broker listens on 5672.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import uuid
 
 import pytest
 
-from pocketstack.common import config, exceptions, rpc
+from pocketstack.common import config, exceptions, rpc, runtime
 from pocketstack.common.context import RequestContext
 
 RABBIT_URL = "rabbit://guest:guest@127.0.0.1:5672/"
@@ -35,14 +40,30 @@ def _delete_queues(topic: str, server: str = "host-1") -> None:
             channel.queue_delete(queue)
 
 
-@pytest.fixture(scope="module", params=["inproc://", RABBIT_URL], ids=["inproc", "rabbit"])
+@pytest.fixture(scope="module", params=["inproc://", "unix://", RABBIT_URL],
+                ids=["inproc", "unix", "rabbit"])
 def transport_url(request):
     config.register_opts()
     if request.param == RABBIT_URL and not _rabbit_up():
         pytest.skip("RabbitMQ is not listening on 127.0.0.1:5672")
+    if request.param == "unix://":
+        directory = tempfile.mkdtemp(prefix="rpc-unix-")
+        yield "unix://" + directory
+        rpc.cleanup()
+        shutil.rmtree(directory, ignore_errors=True)
+        return
     yield request.param
     if request.param == RABBIT_URL:
         rpc.cleanup()
+
+
+def _elsewhere(transport_url: str):
+    """Where the test's servers run: for unix://, a runtime of its own, as another process
+    would be (a server in the client's own runtime is called directly, not through its
+    socket)."""
+    if rpc.is_unix(transport_url):
+        return runtime.Runtime("rpc-test-server").activated()
+    return contextlib.nullcontext()
 
 
 class Endpoint:
@@ -78,8 +99,10 @@ def _server(transport_url):
     # a second of polling, too slow to pay per test.
     topic = f"test-{uuid.uuid4().hex[:12]}"
     endpoint = Endpoint()
-    server = rpc.get_server(topic, [endpoint], server="host-1", transport_url=transport_url)
-    server.start()
+    with _elsewhere(transport_url):
+        server = rpc.get_server(topic, [endpoint], server="host-1",
+                                transport_url=transport_url)
+        server.start()
     try:
         yield topic, endpoint
     finally:
@@ -222,3 +245,37 @@ def test_topic_prefix_keeps_clouds_on_one_vhost_apart():
             _delete_queues(f"cloud-a.{topic}")
     finally:
         config.CONF.clear_override("rpc_topic_prefix")
+
+
+def test_unix_socket_of_a_live_server_is_not_taken_over_and_a_stale_one_is(tmp_path):
+    """Two agents for one host would split its messages; a socket file a killed process
+    left behind must not block the next start."""
+    config.register_opts()
+    url = f"unix://{tmp_path}"
+    topic = f"test-{uuid.uuid4().hex[:12]}"
+    with runtime.Runtime("rpc-first").activated():
+        first = rpc.get_server(topic, [Endpoint()], server="host-1", transport_url=url)
+        first.start()
+    try:
+        with runtime.Runtime("rpc-second").activated():
+            with pytest.raises(exceptions.Conflict):
+                rpc.get_server(topic, [Endpoint()], server="host-1", transport_url=url).start()
+    finally:
+        first.stop()
+        first.wait()
+    assert not os.listdir(tmp_path)  # stop removes its socket
+
+    stale = socket.socket(socket.AF_UNIX)  # bound, never listening: what a dead one leaves
+    stale.bind(os.path.join(tmp_path, f"{topic}@host-1.sock"))
+    stale.close()
+    with runtime.Runtime("rpc-third").activated():
+        third = rpc.get_server(topic, [Endpoint()], server="host-1", transport_url=url)
+        third.start()
+    try:
+        reply = rpc.RPCClient(topic, server="host-1", timeout=20, transport_url=url).call(
+            _context(), "echo", value="after a stale socket")
+        assert reply["value"] == "after a stale socket"
+    finally:
+        third.stop()
+        third.wait()
+        rpc.cleanup()

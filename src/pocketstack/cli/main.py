@@ -57,8 +57,14 @@ def _cloud_options(f):
                    "once every service answers; `pocketstack down` stops it.")
 @click.option("--timeout", default=120.0, type=click.FloatRange(1), show_default=True,
               help="With --detach: seconds to wait for the cloud to be ready.")
+@click.option("--workers", default=1, type=click.IntRange(1, 64), show_default=True,
+              help="Processes serving the APIs (this one included); more than 1 also runs "
+                   "the compute hosts in processes of their own, to use several cores.")
+@click.option("--compute-workers", default=None, type=click.IntRange(0, 64),
+              help="Processes for the compute hosts (default 1 with --workers > 1, else 0: "
+                   "in this process).")
 def up(data_dir, config_file, host, port, admin_password, compute_driver, debug, detach,
-       timeout):
+       timeout, workers, compute_workers):
     """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
     started = time.monotonic()
     from pocketstack.cloud import Cloud, default_data_dir, owner_only_files
@@ -71,7 +77,10 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
                 *(["--port", str(port)] if port is not None else []),
                 *(["--admin-password", admin_password] if admin_password else []),
                 *(["--compute-driver", compute_driver] if compute_driver else []),
-                *(["--debug"] if debug else [])]
+                *(["--debug"] if debug else []),
+                *(["--workers", str(workers)] if workers > 1 else []),
+                *(["--compute-workers", str(compute_workers)]
+                  if compute_workers is not None else [])]
         daemon.start_detached(argv, os.path.abspath(data_dir or default_data_dir()), timeout)
         return
 
@@ -86,9 +95,18 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
         overrides["debug"] = True
     if compute_driver:
         overrides["compute_driver"] = compute_driver
-    cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
-                  admin_password=admin_password,
-                  overrides=overrides)
+    if compute_workers is None:
+        compute_workers = 1 if workers > 1 else 0
+    if workers > 1 or compute_workers:
+        from pocketstack.workers import Supervised
+
+        cloud = Supervised(data_dir or default_data_dir(), config_file=config_file,
+                           admin_password=admin_password, overrides=overrides,
+                           workers=workers, compute_workers=compute_workers)
+    else:
+        cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
+                      admin_password=admin_password,
+                      overrides=overrides)
     serve_cloud(cloud, debug,
                 on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
     click.echo("pocketstack stopped.")
@@ -165,6 +183,10 @@ def _print_summary(cloud, seconds: float) -> None:
              f"data in {cloud.data_dir})"]
     if cloud.password_generated:
         lines.append(admin_password_line(cloud))
+    if getattr(cloud, "children", None):  # `up --workers` (workers.py)
+        lines.append(f"  Processes: {cloud.api_workers} serving the APIs, "
+                     f"{cloud.compute_workers} running the compute hosts (main pid "
+                     f"{os.getpid()})")
     lines += [
         "  Use it with the openstack CLI:",
         f"    export OS_CLIENT_CONFIG_FILE={cloud.data_dir}/clouds.yaml OS_CLOUD=pocketstack",

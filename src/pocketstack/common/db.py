@@ -9,7 +9,11 @@ Usage from any api.py::
 
 SQLite (the default) runs in WAL mode with foreign keys on. Write transactions start with
 BEGIN IMMEDIATE and are serialized by a process lock, so a read-then-write transaction never
-dies with "database is locked" when another thread wrote in between. PostgreSQL and MariaDB
+dies with "database is locked" when another thread wrote in between; across processes
+(`pocketstack up --workers N`, agents sharing the file) by an flock on ``<database>.lock``
+as well, so a waiting writer wakes as soon as the lock is free instead of polling in
+SQLite's busy handler (sleeps of up to 100 ms), and BEGIN IMMEDIATE's busy timeout stays
+the last resort. PostgreSQL and MariaDB
 use their own row locks; concurrent inserts are made safe by unique constraints
 (``is_duplicate`` tells such an IntegrityError apart).
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import datetime as dt
+import fcntl
 import os
 import re
 import threading
@@ -54,6 +59,7 @@ class _Database:
         self.reader_factory: orm.sessionmaker | None = None
         self.is_sqlite = False
         self.sqlite_write_lock = threading.RLock()
+        self.sqlite_flock_fd: int | None = None  # <database>.lock, writers of all processes
 
 
 def _db() -> _Database:
@@ -73,6 +79,10 @@ def configure(url: str | None = None) -> sa.Engine:
     engine = create_engine(url)
     state.is_sqlite = engine.dialect.name == "sqlite"
     writer = engine.execution_options(sqlite_begin="IMMEDIATE") if state.is_sqlite else engine
+    path = _sqlite_path(url) if state.is_sqlite else None
+    if path is not None:
+        state.sqlite_flock_fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                                        0o600)
     state.reader_factory = orm.sessionmaker(bind=engine, expire_on_commit=False)
     state.writer_factory = orm.sessionmaker(bind=writer, expire_on_commit=False)
     state.engine = engine
@@ -126,6 +136,9 @@ def dispose() -> None:
         state.engine.dispose()
         _forget_dialect(state.engine.dialect)
     state.engine = None
+    if state.sqlite_flock_fd is not None:
+        os.close(state.sqlite_flock_fd)
+        state.sqlite_flock_fd = None
 
 
 def _forget_dialect(dialect) -> None:
@@ -155,7 +168,7 @@ def transaction() -> Iterator[orm.Session]:
     if state.engine is None:
         configure()
     lock = state.sqlite_write_lock if state.is_sqlite else contextlib.nullcontext()
-    with lock:
+    with lock, _file_lock(state.sqlite_flock_fd):
         session = state.writer_factory()
         _local.session = session
         try:
@@ -167,6 +180,19 @@ def transaction() -> Iterator[orm.Session]:
         finally:
             _local.session = None
             session.close()
+
+
+@contextlib.contextmanager
+def _file_lock(fd: int | None) -> Iterator[None]:
+    """The cross-process writer lock (flock releases the GIL while it waits)."""
+    if fd is None:
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,8 @@ Two transports behind one interface, chosen by ``[DEFAULT] transport_url``:
   message is still JSON-serialized on the way in and out, so code that works here only
   sends primitives and works unchanged over RabbitMQ. Casts run on a per-server worker
   pool, as they would in another process.
+* ``unix:///dir``: Unix domain sockets between the processes of one machine
+  (`pocketstack up --workers N`, common/rpc_unix.py); no broker.
 * ``rabbit://…``: oslo.messaging (imported only then: it costs half a second of start-up).
 
 Targets follow nova: topic ``conductor``, ``scheduler``, ``compute`` with ``server=<host>``.
@@ -21,6 +23,7 @@ import itertools
 import json
 import logging
 import socket
+import sys
 import threading
 import warnings
 from typing import Any
@@ -239,7 +242,7 @@ def preload(transport_url: str | None = None) -> None:
     (``eventlet.patcher.original``); done on any other thread (a request handler's, on the
     first RPC), that copy replaces the thread's exit sentinel, so at exit the interpreter
     waits forever for a thread that is long gone and the process never ends."""
-    if not is_inproc(transport_url or config.CONF.transport_url):
+    if is_oslo(transport_url or config.CONF.transport_url):
         _oslo()
 
 
@@ -411,6 +414,15 @@ def is_inproc(transport_url: str) -> bool:
     return transport_url.startswith("inproc")
 
 
+def is_unix(transport_url: str) -> bool:
+    return transport_url.startswith("unix://")
+
+
+def is_oslo(transport_url: str) -> bool:
+    """A broker (oslo.messaging) carries the messages, and keeps them while nobody listens."""
+    return not (is_inproc(transport_url) or is_unix(transport_url))
+
+
 class RPCClient:
     """Client for one target: ``RPCClient("compute").prepare(server=host).cast(...)``.
 
@@ -423,6 +435,10 @@ class RPCClient:
         self.transport_url = transport_url or config.CONF.transport_url
         if is_inproc(self.transport_url):
             self._impl = _InProcClient(topic, server, timeout)
+        elif is_unix(self.transport_url):
+            from pocketstack.common import rpc_unix
+
+            self._impl = rpc_unix.UnixClient(topic, server, timeout, self.transport_url)
         else:
             self._impl = _OsloClient(topic, server, timeout, self.transport_url)
 
@@ -445,11 +461,17 @@ def get_server(topic: str, endpoints: list, server: str | None = None, workers: 
     transport_url = transport_url or config.CONF.transport_url
     if is_inproc(transport_url):
         return _InProcServer(topic, server, endpoints, workers, pool)
+    if is_unix(transport_url):
+        from pocketstack.common import rpc_unix
+
+        return rpc_unix.UnixServer(topic, server, endpoints, workers, transport_url)
     return _OsloServer(topic, server, endpoints, workers, transport_url)
 
 
 def cleanup() -> None:
-    """Close the oslo.messaging transports, if any were opened."""
+    """Close the oslo.messaging transports and idle unix:// connections, if any."""
+    if "pocketstack.common.rpc_unix" in sys.modules:
+        sys.modules["pocketstack.common.rpc_unix"].cleanup()
     transports = _oslo_transports()
     with _oslo_lock:
         while transports:

@@ -47,7 +47,7 @@ class HostAgent:
 class ComputeFleet:
     def __init__(self, hosts: list[tuple[str, str | None]], data_dir: str):
         from pocketstack.compute.manager import ComputeManager, periodic
-        from pocketstack.compute.service import Periodic, make_driver
+        from pocketstack.compute.service import BuildPool, Periodic, make_driver
 
         self.managers = {}
         # The simulated hosts share one image cache: they are one machine's disk, and
@@ -64,10 +64,16 @@ class ComputeFleet:
         self.pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=WORKERS_PER_HOST * max(len(hosts), 1),
             thread_name_prefix="rpc-compute", initializer=runtime.current().enter)
+        # Builds run off the RPC workers (service.BuildPool: a build waits for an event
+        # that arrives as another message), on one pool for the whole fleet.
+        self.builds = concurrent.futures.ThreadPoolExecutor(
+            max_workers=WORKERS_PER_HOST * max(len(hosts), 1),
+            thread_name_prefix="build-compute", initializer=runtime.current().enter)
         self.agents = []
         try:
             for name, manager in self.managers.items():
-                server = rpc.get_server("compute", [manager], server=name,
+                endpoint = BuildPool(manager, pool=self.builds)
+                server = rpc.get_server("compute", [endpoint], server=name,
                                         workers=WORKERS_PER_HOST, pool=self.pool)
                 server.start()
                 self.agents.append(HostAgent(manager, server))
@@ -91,6 +97,7 @@ class ComputeFleet:
             if task is not None:
                 task.stop()
         self.pool.shutdown(wait=True)
+        self.builds.shutdown(wait=True)
 
 
 def start(hosts: list[tuple[str, str | None]], data_dir: str) -> list:

@@ -97,6 +97,46 @@ class RPCService:
             self.server.wait()
         except Exception:  # noqa: BLE001
             pass
+        builds = getattr(self, "builds", None)
+        if builds is not None:
+            builds.stop()
+
+
+class BuildPool:
+    """A compute host's RPC endpoint whose builds run on a pool of their own.
+
+    A build waits for network-vif-plugged, which reaches the host as another cast. With
+    builds on the RPC server's own workers, a burst filled every worker with builds whose
+    events were queued behind other builds: each waited out vif_plugging_timeout (30 s)
+    and failed or stalled (seen as 30 s tails and "no progress" reschedules). Nova, too,
+    runs builds off its RPC workers. Everything else goes straight to the manager."""
+
+    def __init__(self, manager, workers: int = 16, pool=None):
+        import concurrent.futures
+
+        self._manager = manager
+        # A pool given by the caller is shared by many hosts (compute/fleet.py) and is
+        # the caller's to shut down.
+        self._owns_pool = pool is None
+        self._pool = pool or concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix=f"build-{manager.host}",
+            initializer=runtime.current().enter)
+
+    def __getattr__(self, name):
+        return getattr(self._manager, name)
+
+    def build_and_run_instance(self, ctx, **kwargs) -> None:
+        self._pool.submit(self._build, ctx, kwargs)
+
+    def _build(self, ctx, kwargs) -> None:
+        try:
+            self._manager.build_and_run_instance(ctx, **kwargs)
+        except Exception:  # noqa: BLE001 - a cast has no caller to report to
+            LOG.exception("Build on %s failed", self._manager.host)
+
+    def stop(self) -> None:
+        if self._owns_pool:
+            self._pool.shutdown(wait=True)  # in-flight builds finish, as the RPC pool's do
 
 
 def start_conductor(cloud=None) -> RPCService:
@@ -133,9 +173,10 @@ def start_compute(host: str, data_dir: str, driver: str | None = None) -> RPCSer
     kind = driver or config.CONF.compute_driver
     manager = ComputeManager(host, make_driver(kind, host, data_dir), data_dir)
     manager.register_node()
-    service = RPCService("compute", manager, server=host, workers=16,
+    builds = BuildPool(manager, workers=16)
+    service = RPCService("compute", builds, server=host, workers=16,
                          periodic=manager.periodic_tasks, binary="nova-compute", host=host)
-    service.manager = manager
+    service.manager, service.builds = manager, builds
     threading.Thread(target=runtime.bind(_safe_init), args=(manager,), name=f"init-{host}",
                      daemon=True).start()
     return service
@@ -200,11 +241,12 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
 
             services.extend(fleet.start([(host, None) if isinstance(host, str) else host
                                          for host in hosts], data_dir))
-        if conductor is not None and rpc.is_inproc(config.CONF.transport_url):
+        if conductor is not None and not rpc.is_oslo(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
             # fail): builds a previous process left unscheduled (issue 11). Only with the
-            # in-process bus, whose messages died with that process; a broker keeps them
-            # for us, and the periodic stalled-build check covers the ones it lost.
+            # in-process bus or unix sockets, whose messages died with that process; a
+            # broker keeps them for us, and the periodic stalled-build check covers the
+            # ones it lost.
             from pocketstack.compute.conductor.recovery import start_recovery
 
             start_recovery(conductor.manager)
@@ -218,7 +260,8 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
 def start(cloud) -> list:
     """The cloud process (`up`, `service api`): DevStack's flavors, then the roles the
     cloud was asked to run in-process (``cloud.roles``; all of them for `up`)."""
-    bootstrap_flavors()
+    if not getattr(cloud, "api_worker", False):  # once, by the main process (workers.py)
+        bootstrap_flavors()
     roles = getattr(cloud, "roles", None)
     if roles is None:
         roles = ROLES

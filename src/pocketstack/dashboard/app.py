@@ -11,6 +11,7 @@ import datetime
 import hmac
 import http.cookiejar
 import importlib.resources
+import os
 import secrets
 import urllib.parse
 
@@ -116,10 +117,20 @@ def _same(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and hmac.compare_digest(a, b)
 
 
+def _session_store() -> sessions.SessionStore:
+    """In memory, unless the cloud's API runs in several processes (`up --workers`)."""
+    from pocketstack.common import config, rpc
+
+    if rpc.is_unix(config.CONF.transport_url):
+        return sessions.SharedSessionStore(
+            os.path.join(config.data_dir(), "dashboard", "sessions"))
+    return sessions.SessionStore()
+
+
 class Dashboard:
     def __init__(self):
         from pocketstack.dashboard import pages  # it imports this module's helpers
-        self.store = sessions.SessionStore()
+        self.store = _session_store()
         self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
         self.app = Starlette(routes=[*pages.Pages(self).routes(),
             Route(PREFIX, self.home), Route(PREFIX + "/", self.home),

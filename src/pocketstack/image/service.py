@@ -16,7 +16,8 @@ LOG = logging.getLogger(__name__)
 
 def start(cloud) -> list:
     store.configure(cloud.data_dir)
-    recover()
+    if not getattr(cloud, "api_worker", False):  # the main process repairs (workers.py)
+        recover()
     return []
 
 

@@ -33,8 +33,10 @@ def start(cloud) -> list:
                                   cloud.ids["service_project_id"])
     nova = notifier.NovaNotifier(token)
     notifier.set_notifier(nova)
-    dhcp.resync_all()
     handles = [_DhcpWriterHandle(), _NotifierHandle(nova)]
+    if getattr(cloud, "api_worker", False):  # the main process does the rest (workers.py)
+        return handles
+    dhcp.resync_all()
     from pocketstack.network import agent
 
     if agent.enabled():  # real guest networking on this host (needs root)

@@ -70,6 +70,8 @@ class _Server:
 
 
 def start(cloud) -> list:
+    if getattr(cloud, "api_worker", False):  # the main process runs the manager (workers.py)
+        return []
     types.ensure_default()
     if "lvm" in backends.enabled():
         try:

@@ -1,0 +1,338 @@
+"""`pocketstack up --workers N`: the all-in-one cloud in several processes of one machine,
+so it can use more than one core (one Python process is one GIL).
+
+* The **main process** is `pocketstack up` as always (data-dir lock, migrations, bootstrap,
+  the listening socket, clouds.yaml) and serves the API itself; it runs the conductor, the
+  scheduler, the volume manager and the start-up repairs that must happen once, and it
+  supervises the others: a child that dies is started again.
+* **N-1 API worker processes** serve the same REST app on the same listening socket (its
+  descriptor is inherited): the kernel gives each new connection to whichever process
+  accepts first, so a busy process takes fewer.
+* **Compute agent processes** (``--compute-workers``, default 1) run the compute hosts
+  (the [fake] hosts split between them) with `pocketstack service compute`'s code path
+  (``agent.Agent``).
+
+RPC between them goes over Unix domain sockets in ``<data dir>/rpc`` (``unix://``,
+common/rpc_unix.py); everything else is in the SQLite database, which every process
+writes (WAL; writers serialized by BEGIN IMMEDIATE and an flock, common/db.py).
+
+Every child holds one end of a socketpair whose other end only the main process has: the
+child says "ready" on it, and stops when it reads end-of-file — the main process is gone,
+however it died (SIGKILL included) — so no child outlives it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from pocketstack.cloud import Cloud, _in_own_runtime
+from pocketstack.common import config, db, policy, rpc, runtime
+
+LOG = logging.getLogger(__name__)
+
+READY_TIMEOUT = 120.0  # seconds a child may take to start
+STOP_TIMEOUT = 35.0    # seconds a child may take to stop (agents drain for 30 s)
+
+
+def transport_url(data_dir: str) -> str:
+    return "unix://" + os.path.join(os.path.abspath(data_dir), "rpc")
+
+
+# --- the main process ------------------------------------------------------------------------
+
+class Supervised(Cloud):
+    """`pocketstack up` that also starts and watches API worker and compute agent processes
+    (see the module's docstring). ``workers`` counts the API processes, this one included;
+    ``compute_workers`` 0 keeps the compute hosts in this process."""
+
+    def __init__(self, data_dir: str, *, workers: int = 2, compute_workers: int = 1,
+                 overrides: dict | None = None, **kwargs):
+        overrides = dict(overrides or {}, transport_url=transport_url(data_dir))
+        roles = ("conductor", "scheduler") + (() if compute_workers else ("compute",))
+        super().__init__(data_dir, overrides=overrides, roles=roles, **kwargs)
+        self.api_workers = workers
+        self.compute_workers = compute_workers
+        self.children: list[Child] = []
+        self._watcher: threading.Thread | None = None
+
+    @_in_own_runtime
+    def warm_up(self) -> None:
+        """The children start while this process loads its own services."""
+        self._spawn_children()
+        super().warm_up()
+
+    @_in_own_runtime
+    def start_workers(self) -> None:
+        """Wait until the children serve, then this process's own services: the
+        conductor's start-up recovery casts builds to compute hosts, which must be
+        listening by then."""
+        for child in self.children:
+            if self.stop_requested:
+                return
+            child.wait_ready(READY_TIMEOUT)
+        self._watcher = threading.Thread(target=self._watch, name="pocketstack-supervisor",
+                                         daemon=True)
+        self._watcher.start()
+        super().start_workers()
+
+    def _spawn_children(self) -> None:
+        self._remove_stale_sockets()
+        base = ["--data-dir", self.data_dir, "--config-file", self.config_file,
+                "--overrides", json.dumps(self.overrides)]
+        for i in range(1, self.api_workers):
+            self.children.append(Child(f"api-{i}", [
+                *base, "api", "--ids", json.dumps(self.ids)], listen=self._socket))
+        hosts = _split(_compute_hosts(), self.compute_workers)
+        for i, share in enumerate(hosts, 1):
+            self.children.append(Child(f"compute-{i}", [
+                *base, "compute", "--hosts", json.dumps(share)]))
+        for child in self.children:
+            child.spawn()
+
+    def _remove_stale_sockets(self) -> None:
+        """Sockets a killed cloud left behind (this process holds the data-dir lock, so
+        no other cloud uses them)."""
+        from pocketstack.common import rpc_unix
+
+        directory = rpc_unix.socket_dir(config.CONF.transport_url)
+        for name in os.listdir(directory):
+            if name.endswith(".sock"):
+                try:
+                    os.unlink(os.path.join(directory, name))
+                except FileNotFoundError:
+                    pass
+
+    def _watch(self) -> None:
+        """Start a child that died again (after a pause that grows while it keeps dying)."""
+        while not self.stop_requested:
+            time.sleep(0.5)
+            for child in list(self.children):
+                if self.stop_requested:
+                    return
+                code = child.proc.poll() if child.proc is not None else None
+                if code is None or child.stopping:
+                    continue
+                delay = child.next_restart_delay()
+                LOG.warning("Worker %s (pid %s) exited with %s; starting it again in %gs",
+                            child.name, child.proc.pid, code, delay)
+                if _sleep_unless(lambda: self.stop_requested, delay):
+                    return
+                try:
+                    child.spawn()
+                    child.wait_ready(READY_TIMEOUT)
+                except Exception as error:  # noqa: BLE001 - tried again next round
+                    LOG.error("Worker %s could not start again: %s", child.name, error)
+
+    @_in_own_runtime
+    def close(self) -> None:
+        self.stop_requested = True
+        stop_all(self.children, STOP_TIMEOUT)
+        self.children = []
+        super().close()
+
+
+def _sleep_unless(stop, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if stop():
+            return True
+        time.sleep(0.1)
+    return stop()
+
+
+def _compute_hosts() -> list[list[str]]:
+    from pocketstack.compute.service import all_in_one_hosts
+
+    return [list(pair) for pair in all_in_one_hosts()]
+
+
+def _split(items: list, parts: int) -> list[list]:
+    """``items`` dealt round-robin into at most ``parts`` non-empty lists."""
+    shares = [items[i::parts] for i in range(max(parts, 0))]
+    return [share for share in shares if share]
+
+
+class Child:
+    """One worker process of the main one: spawned, watched, stopped."""
+
+    def __init__(self, name: str, args: list[str], listen: socket.socket | None = None):
+        self.name, self.args, self.listen = name, args, listen
+        self.proc: subprocess.Popen | None = None
+        self.lifeline: socket.socket | None = None
+        self.stopping = False
+        self.restarts: list[float] = []
+
+    def spawn(self) -> None:
+        if self.lifeline is not None:
+            self.lifeline.close()
+        ours, theirs = socket.socketpair()
+        fds = [theirs.fileno()] + ([self.listen.fileno()] if self.listen else [])
+        argv = [sys.executable, "-m", "pocketstack.workers", "--name", self.name,
+                "--lifeline", str(theirs.fileno()),
+                *(["--listen-fd", str(self.listen.fileno())] if self.listen else []),
+                *self.args]
+        # A session of its own: Ctrl-C at the terminal reaches the main process only,
+        # which then stops the children in order.
+        self.proc = subprocess.Popen(argv, pass_fds=fds, start_new_session=True)
+        theirs.close()
+        self.lifeline = ours
+
+    def wait_ready(self, timeout: float) -> None:
+        self.lifeline.settimeout(timeout)
+        try:
+            said = self.lifeline.recv(16)
+        except socket.timeout:
+            said = b""
+        if not said.startswith(b"ready"):
+            code = self.proc.poll()
+            raise RuntimeError(f"worker {self.name} did not start ("
+                               + (f"exit code {code}" if code is not None
+                                  else f"not ready after {timeout:g}s") + ")")
+        self.lifeline.settimeout(None)
+
+    def next_restart_delay(self) -> float:
+        now = time.monotonic()
+        self.restarts = [t for t in self.restarts if now - t < 60] + [now]
+        return min(30.0, 0.5 * 2 ** (len(self.restarts) - 1))
+
+    def terminate(self) -> None:
+        self.stopping = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+
+
+def stop_all(children: list[Child], timeout: float) -> None:
+    """SIGTERM every child, wait up to ``timeout``, then SIGKILL what is left."""
+    for child in children:
+        child.terminate()
+    deadline = time.monotonic() + timeout
+    for child in children:
+        if child.proc is None:
+            continue
+        try:
+            child.proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            LOG.warning("Worker %s (pid %s) did not stop in %gs: killed", child.name,
+                        child.proc.pid, timeout)
+            child.proc.kill()
+            child.proc.wait()
+        if child.lifeline is not None:
+            child.lifeline.close()
+            child.lifeline = None
+
+
+# --- the children ----------------------------------------------------------------------------
+
+class ApiWorker(Cloud):
+    """The REST APIs on the main process's listening socket. The main process prepared the
+    data dir (lock, migrations, bootstrap); this one reads the config and opens the
+    database. Services skip their once-per-cloud start-up work (``api_worker``)."""
+
+    api_worker = True
+
+    def __init__(self, data_dir: str, *, ids: dict, listen: socket.socket, **kwargs):
+        super().__init__(data_dir, roles=(), **kwargs)
+        self.ids = ids
+        self._socket = listen
+
+    @_in_own_runtime
+    def prepare(self, bind: bool = False) -> "ApiWorker":
+        runtime.started(self.runtime)
+        config.load(self.data_dir, self.config_file, self.overrides)
+        config.check()
+        rpc.preload()  # on this (main) thread: see rpc.preload
+        conf = config.CONF
+        if conf.fernet_tokens.key_repository is None:
+            conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),
+                             group="fernet_tokens")
+        db.configure(conf.database.connection)
+        db.configure_models()
+        policy.configure(self.data_dir)
+        self._prepared = True
+        return self
+
+
+def _lifeline(fd: int, on_parent_gone) -> socket.socket:
+    """Report readiness on it; when the main process is gone, ``on_parent_gone()``, and
+    exit anyway if the process is still here STOP_TIMEOUT later."""
+    line = socket.socket(fileno=fd)
+
+    def watch():
+        try:
+            while line.recv(16):
+                pass
+        except OSError:
+            pass
+        LOG.warning("The main pocketstack process is gone: stopping")
+        on_parent_gone()
+        time.sleep(STOP_TIMEOUT)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pocketstack-lifeline", daemon=True).start()
+    return line
+
+
+def _run_api(a, overrides: dict) -> None:
+    listen = socket.socket(fileno=a.listen_fd)
+    cloud = ApiWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
+                      ids=json.loads(a.ids), listen=listen)
+    line = _lifeline(a.lifeline, cloud.request_stop)
+    signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
+    cloud.prepare()
+    cloud.serve_forever(on_ready=lambda: line.sendall(b"ready"))
+    if cloud.startup_error is not None:
+        raise SystemExit(f"worker {a.name} could not start: {cloud.startup_error}")
+
+
+def _run_compute(a, overrides: dict) -> None:
+    from pocketstack.agent import Agent
+
+    agent = Agent(a.data_dir, config_file=a.config_file, overrides=overrides)
+    line = _lifeline(a.lifeline, agent.request_stop)
+    signal.signal(signal.SIGTERM, lambda *_: agent.request_stop())
+    # Its warning that SQLite only works on one host is moot here: all of us are on one.
+    logging.getLogger("pocketstack.agent").setLevel(logging.ERROR)
+    agent.prepare()
+    logging.getLogger("pocketstack.agent").setLevel(logging.NOTSET)
+    agent.start(["compute"], hosts=[tuple(pair) for pair in json.loads(a.hosts)])
+    line.sendall(b"ready")
+    if not agent.serve_forever():
+        os._exit(1)  # threads still busy (a hung operation): do not wait for them
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m pocketstack.workers",
+                                description="A worker process of `pocketstack up --workers`.")
+    p.add_argument("--name", required=True)
+    p.add_argument("--lifeline", type=int, required=True)
+    p.add_argument("--listen-fd", type=int)
+    p.add_argument("--data-dir", required=True)
+    p.add_argument("--config-file", required=True)
+    p.add_argument("--overrides", default="{}")
+    sub = p.add_subparsers(dest="kind", required=True)
+    sub.add_parser("api").add_argument("--ids", required=True)
+    sub.add_parser("compute").add_argument("--hosts", required=True)
+    a = p.parse_args(argv)
+
+    from pocketstack.cli.main import _setup_logging
+
+    overrides = json.loads(a.overrides)
+    os.umask(0o077)
+    _setup_logging(bool(overrides.get("debug")))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
+    if a.kind == "api":
+        _run_api(a, overrides)
+    else:
+        _run_compute(a, overrides)
+
+
+if __name__ == "__main__":
+    main()
