@@ -158,28 +158,23 @@ class Project:
         from pocketstack.network.networks import NETWORK_OWNED
         from pocketstack.volume.models import Volume
 
-        def any_row(s, query) -> bool:
-            return s.scalar(query.limit(1)) is not None
-
+        own = self.id
+        anything_else = [  # what only the REST path deletes (or leaves, as before)
+            sa.select(Instance.uuid).where(Instance.project_id == own,
+                                           Instance.deleted.is_(False)),
+            sa.select(Image.id).where(Image.owner == own, Image.deleted.is_(False)),
+            sa.select(Volume.id).where(Volume.project_id == own),
+            sa.select(ServerGroup.uuid).where(ServerGroup.project_id == own),
+            sa.select(KeyPair.name).where(KeyPair.user_id == self.user_id),
+            sa.select(net.Router.id).where(net.Router.project_id == own),
+            sa.select(net.FloatingIP.id).where(net.FloatingIP.project_id == own),
+            sa.select(net.Port.id).where(net.Port.project_id == own,
+                                         net.Port.device_owner.not_in(NETWORK_OWNED)),
+            sa.select(net.Trunk.id).where(net.Trunk.project_id == own),
+        ]
         with self.cloud.runtime.activated():
-            with db.reader() as s:
-                own = self.id
-                if (any_row(s, sa.select(Instance.uuid).where(Instance.project_id == own,
-                                                              Instance.deleted.is_(False)))
-                        or any_row(s, sa.select(Image.id).where(Image.owner == own,
-                                                                Image.deleted.is_(False)))
-                        or any_row(s, sa.select(Volume.id).where(Volume.project_id == own))
-                        or any_row(s, sa.select(ServerGroup.uuid).where(
-                            ServerGroup.project_id == own))
-                        or any_row(s, sa.select(KeyPair.name).where(
-                            KeyPair.user_id == self.user_id))
-                        or any_row(s, sa.select(net.Router.id).where(net.Router.project_id == own))
-                        or any_row(s, sa.select(net.FloatingIP.id).where(
-                            net.FloatingIP.project_id == own))
-                        or any_row(s, sa.select(net.Port.id).where(
-                            net.Port.project_id == own,
-                            net.Port.device_owner.not_in(NETWORK_OWNED)))
-                        or any_row(s, sa.select(net.Trunk.id).where(net.Trunk.project_id == own))):
+            with db.reader() as s:  # one query: EXISTS of each
+                if s.scalar(sa.select(sa.or_(*(q.exists() for q in anything_else)))):
                     return False
                 network_ids = list(s.scalars(sa.select(net.Network.id).where(
                     net.Network.project_id == own)))
