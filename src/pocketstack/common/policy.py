@@ -61,14 +61,13 @@ _setup_lock = threading.Lock()
 def _oslo_policy():
     """oslo.policy's ``policy`` module, set up once per process for a faster start:
 
-    * oslo_utils.strutils imported when first used (``_defer_strutils``);
+    * oslo_utils.strutils imported when first used (``common/deferred.py``);
     * its ``http:``/``https:`` checks without stevedore's scan of every installed
       package's entry points (which also imported requests: a tenth of a second);
     * each check string parsed once: the ~400 rules have ~50 distinct strings, and
       oslo.policy parses a rule's string whenever a rule is made (a twentieth of a
       second). A parse depends on the string alone and check objects hold no state
       (oslo.policy shares them between rules itself)."""
-    _defer_strutils()
     from oslo_policy import _checks, _parser, policy
 
     with _setup_lock:
@@ -77,31 +76,6 @@ def _oslo_policy():
         if not hasattr(_parser.parse_rule, "cache_info"):
             _parser.parse_rule = functools.lru_cache(maxsize=1024)(_parser.parse_rule)
     return policy
-
-
-def _defer_strutils() -> None:
-    """oslo.policy imports oslo_utils.strutils only to mask passwords in its debug log, and
-    that module compiles 425 regular expressions as it is imported (a twentieth of a
-    second of every start). Until something uses it, a stand-in takes its place in
-    ``sys.modules`` and imports the real module on the first attribute asked of it."""
-    import importlib
-    import sys
-    import types
-
-    name = "oslo_utils.strutils"
-    if name in sys.modules:
-        return
-    lock = threading.Lock()
-
-    class Deferred(types.ModuleType):
-        def __getattr__(self, attr):
-            with lock:
-                if sys.modules.get(name) is self:
-                    del sys.modules[name]
-                real = importlib.import_module(name)
-            return getattr(real, attr)
-
-    sys.modules[name] = Deferred(name)
 
 
 class _ExternalChecks(dict):
