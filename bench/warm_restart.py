@@ -1,12 +1,14 @@
 """Warm restart to every service answering, and what the imports cost (issue 13).
 
-    python bench/warm_restart.py [--restarts 5] [--top 15]
+    python bench/warm_restart.py [--restarts 5] [--top 15] [--compare OTHER_EXE]
 
 `pocketstack up` starts once on a fresh data dir (migrations, keys, bootstrap) and stops;
 then ``--restarts`` times on that data dir, each timed from ``Popen`` to every service of
 the catalog answering an authenticated GET of its endpoint (status < 500; a service still
 warming up holds the request rather than fail it). Reference in the same run: the start of
-``python -c pass`` and of ``python -c 'import pocketstack.cloud'``. Then ``python -X
+``python -c pass`` and of ``python -c 'import pocketstack.cloud'``; with ``--compare``,
+another ``pocketstack`` executable (e.g. the code before a change) restarted alternately
+with this one on the same data dir. Then ``python -X
 importtime -c 'import pocketstack.cloud'``: the top modules by cumulative and by own time.
 Every wait is bounded (60 s).
 """
@@ -45,8 +47,8 @@ def token_and_endpoints(url):
     return r.headers["X-Subject-Token"], endpoints
 
 
-def start(data_dir, port, log):
-    return subprocess.Popen([EXE, "up", "--data-dir", data_dir, "--port", str(port),
+def start(data_dir, port, log, exe=EXE):
+    return subprocess.Popen([exe, "up", "--data-dir", data_dir, "--port", str(port),
                              "--admin-password", "bench-admin"], stdout=log,
                             stderr=subprocess.STDOUT)
 
@@ -78,6 +80,14 @@ def wait_answering(urls, token, t0, deadline):
     with concurrent.futures.ThreadPoolExecutor(len(urls)) as pool:
         took = dict(zip(urls, pool.map(one, urls.values())))
     return {name: t for name, t in took.items() if t is not None}
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) the process has used so far: a figure that load from
+    other processes on the machine inflates far less than wall time."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def python_start(code, runs=5):
@@ -114,8 +124,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--restarts", type=int, default=5)
     p.add_argument("--top", type=int, default=15)
+    p.add_argument("--compare", metavar="EXE",
+                   help="another pocketstack executable, restarted alternately with this one")
     a = p.parse_args()
     print(f"load average at start: {os.getloadavg()}")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("PYTHONDONTWRITEBYTECODE is set: modules without a .pyc are compiled at "
+              "every start")
     print(f"reference: python -c pass {python_start('pass') * 1000:.0f} ms; "
           f"python -c 'import pocketstack.cloud' "
           f"{python_start('import pocketstack.cloud') * 1000:.0f} ms (medians of 5)")
@@ -140,24 +155,32 @@ def main():
             finally:
                 stop(proc)
             print(f"first start: every service answering after {max(first.values()):.3f} s")
-            runs = []
+            exes = {"this": EXE, **({"compared": a.compare} if a.compare else {})}
+            runs = {label: [] for label in exes}
+            cpu = {label: [] for label in exes}  # the cloud's CPU seconds when all answered
             for _ in range(a.restarts):
-                t0 = time.perf_counter()
-                proc = start(data_dir, port, log)
-                try:
-                    answered = wait_answering(endpoints, token, t0, time.monotonic() + 60)
-                finally:
-                    stop(proc)
-                if len(answered) < len(endpoints):
-                    raise SystemExit(f"not every service answered: {sorted(answered)}")
-                runs.append(answered)
-                print("restart: " + ", ".join(f"{k} {v:.3f}" for k, v in
-                                              sorted(answered.items(), key=lambda x: x[1])))
-            alls = [max(r.values()) for r in runs]
-            firsts = [min(r.values()) for r in runs]
-            print(f"warm restart to every service answering: median {statistics.median(alls):.3f}"
-                  f" s (min {min(alls):.3f}, max {max(alls):.3f}); first service median "
-                  f"{statistics.median(firsts):.3f} s   [target <= 0.6 s]")
+                for label, exe in exes.items():
+                    t0 = time.perf_counter()
+                    proc = start(data_dir, port, log, exe)
+                    try:
+                        answered = wait_answering(endpoints, token, t0, time.monotonic() + 60)
+                        cpu[label].append(cpu_seconds(proc.pid))
+                    finally:
+                        stop(proc)
+                    if len(answered) < len(endpoints):
+                        raise SystemExit(f"not every service answered: {sorted(answered)}")
+                    runs[label].append(answered)
+                    print(f"restart ({label}): " + ", ".join(
+                        f"{k} {v:.3f}" for k, v in sorted(answered.items(), key=lambda x: x[1]))
+                        + f"; cpu {cpu[label][-1]:.2f} s")
+            for label, exe in exes.items():
+                alls = [max(r.values()) for r in runs[label]]
+                firsts = [min(r.values()) for r in runs[label]]
+                print(f"{label} ({exe}): warm restart to every service answering: median "
+                      f"{statistics.median(alls):.3f} s (min {min(alls):.3f}, max "
+                      f"{max(alls):.3f}); first service median {statistics.median(firsts):.3f} s"
+                      f"; cloud CPU by then median {statistics.median(cpu[label]):.2f} s"
+                      "   [target <= 0.6 s]")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     importtime(a.top)

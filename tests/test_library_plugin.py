@@ -84,3 +84,33 @@ def test_the_project_fixture_cleans_up_what_the_test_left(cloud):
     assert list(admin.network.routers(project_id=project.id)) == []
     assert list(admin.network.security_groups(project_id=project.id)) == []
     assert admin.image.find_image(image.id) is None
+
+
+def test_the_project_fixture_in_process_looks_as_made_through_the_apis(cloud):
+    """In-process, the project is made and (the test leaving only its network) deleted
+    through the internal API: what a user and an admin see must be what the REST calls
+    made - a member on the project, the network with its subnet and DHCP port, the
+    default security group - and nothing of it must be left after."""
+    from pocketstack.testing import Project
+
+    project = Project.create(cloud.cloud)
+    admin = cloud.sdk()
+    assert admin.identity.get_project(project.id).name == project.name
+    roles = {a.role["id"] for a in admin.identity.role_assignments(
+        user_id=project.user_id, project_id=project.id)}
+    assert roles == {admin.identity.find_role("member").id}
+    conn = project.connection()  # the member user logs in with the fixture's password
+    network = conn.network.get_network(project.network_id)
+    assert (network.name, network.project_id) == ("private", project.id)
+    subnet = conn.network.get_subnet(project.subnet_id)
+    assert (subnet.cidr, subnet.network_id) == ("10.0.0.0/24", project.network_id)
+    groups = [g.name for g in conn.network.security_groups(project_id=project.id)]
+    assert groups == ["default"]
+
+    project.delete()
+    assert admin.identity.find_project(project.id) is None
+    assert admin.identity.find_user(project.user_id) is None
+    assert admin.network.find_network(project.network_id) is None
+    assert list(admin.network.ports(project_id=project.id)) == []
+    assert list(admin.network.security_groups(project_id=project.id)) == []
+    project.delete()  # a second delete (the test deleted it all itself) is harmless

@@ -371,7 +371,8 @@ class Cloud:
         uconf = uvicorn.Config(self.app, host=conf.bind_host, port=conf.bind_port,
                                log_level="warning", access_log=False, lifespan="off",
                                timeout_graceful_shutdown=5, server_header=False,
-                               timeout_keep_alive=75)
+                               timeout_keep_alive=75, ws="none")  # no websocket routes:
+        # ws="auto" imported the websockets package at every start
         return uvicorn.Server(uconf)
 
     @_in_own_runtime
@@ -463,7 +464,7 @@ class Cloud:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("pocketstack's HTTP server did not start")
-            time.sleep(0.01)
+            time.sleep(0.002)  # uvicorn is up within milliseconds of the thread starting
         return self
 
     @_in_own_runtime

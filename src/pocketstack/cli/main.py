@@ -25,7 +25,29 @@ def _set_log_levels(debug: bool) -> None:
     logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
 
 
-@click.group()
+class _LazyGroup(click.Group):
+    """Commands kept in their own modules are imported only when run (or listed by
+    --help): `pocketstack up` should not pay for audit's, trace's or demo's imports."""
+
+    LAZY = {"audit": "pocketstack.cli.audit:audit", "demo": "pocketstack.cli.demo:demo",
+            "image": "pocketstack.cli.image:image", "service": "pocketstack.cli.service:service",
+            "trace": "pocketstack.cli.trace:trace"}
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None and name in self.LAZY:
+            import importlib
+
+            module, attr = self.LAZY[name].split(":")
+            command = getattr(importlib.import_module(module), attr)
+            self.add_command(command, name)
+        return command
+
+
+@click.group(cls=_LazyGroup)
 def main():
     """pocketstack: an OpenStack-compatible cloud in one process."""
 
@@ -259,23 +281,6 @@ def wait(data_dir, url, timeout):
     if problem:
         _fail(f"{url}: {problem}")
     click.echo(f"pocketstack at {url} is ready.")
-
-
-from pocketstack.cli.trace import trace as _trace  # noqa: E402
-
-main.add_command(_trace)
-from pocketstack.cli.demo import demo as _demo  # noqa: E402
-
-main.add_command(_demo)
-from pocketstack.cli.service import service as _service  # noqa: E402
-
-main.add_command(_service)
-from pocketstack.cli.audit import audit as _audit  # noqa: E402
-
-main.add_command(_audit)
-from pocketstack.cli.image import image as _image  # noqa: E402
-
-main.add_command(_image)
 
 
 if __name__ == "__main__":

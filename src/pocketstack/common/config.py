@@ -10,9 +10,15 @@ import importlib
 import os
 import textwrap
 
-from oslo_config import cfg
+from pocketstack.common import deferred
 
-from pocketstack.common import runtime
+# Imported by oslo.config (and oslo.policy) at their top, used by no start: on first use.
+for _name in ("stevedore", "netaddr", "rfc3986", "oslo_utils.strutils"):
+    deferred.defer(_name)
+
+from oslo_config import cfg  # noqa: E402 - after the deferrals above
+
+from pocketstack.common import runtime  # noqa: E402
 
 
 class _CloudConfig:

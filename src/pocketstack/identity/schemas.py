@@ -7,8 +7,7 @@ additional properties while the envelope ({"project": {...}}) does not.
 from __future__ import annotations
 
 import datetime as dt
-
-import jsonschema
+import functools
 
 from pocketstack.common import exceptions
 from pocketstack.common.timeutils import parse_isotime
@@ -129,10 +128,17 @@ app_cred_create = envelope("application_credential", _entity(
 
 # --- validation -------------------------------------------------------------------------
 
-_FORMATS = jsonschema.FormatChecker()
+@functools.cache
+def _formats():
+    """The format checker, made on the first validation (jsonschema costs a start a
+    tenth of a second)."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker()
+    checker.checks("date-time")(_is_datetime)
+    return checker
 
 
-@_FORMATS.checks("date-time")
 def _is_datetime(value) -> bool:
     if not isinstance(value, str):
         return True
@@ -144,14 +150,16 @@ def _is_datetime(value) -> bool:
 
 
 _SECRET_WORDS = ("password", "secret")
-_validators: dict[int, jsonschema.Draft202012Validator] = {}
+_validators: dict = {}  # id(schema) -> jsonschema.Draft202012Validator
 
 
 def validate(schema: dict, body) -> dict:
     """Check ``body`` against ``schema``; 400 in Keystone's words, never echoing secrets."""
+    import jsonschema
+
     validator = _validators.get(id(schema))
     if validator is None:
-        validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+        validator = jsonschema.Draft202012Validator(schema, format_checker=_formats())
         _validators[id(schema)] = validator
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is None:
@@ -166,7 +174,7 @@ def validate(schema: dict, body) -> dict:
     raise exceptions.ValidationError(detail)
 
 
-def _short(error: jsonschema.ValidationError) -> str:
+def _short(error) -> str:
     message = error.message
     if len(message) > 300:  # a huge instance echoed back helps nobody
         message = message[:300] + "..."

@@ -11,8 +11,6 @@ from __future__ import annotations
 import copy
 import functools
 
-import jsonschema
-
 from pocketstack.common import config, exceptions
 
 UUID_PATTERN = ("^([0-9a-fA-F]){8}-([0-9a-fA-F]){4}-([0-9a-fA-F]){4}"
@@ -165,7 +163,9 @@ def members_schema() -> dict:
 
 
 @functools.lru_cache(maxsize=4)
-def _validator(formats: tuple) -> jsonschema.protocols.Validator:
+def _validator(formats: tuple):
+    import jsonschema  # on the first validation: a start need not import it
+
     return jsonschema.Draft4Validator(image_schema())
 
 
@@ -173,6 +173,8 @@ def validate_image(obj: dict) -> None:
     """400 unless ``obj`` (whole or partial image) matches the image schema."""
     conf = config.CONF.image
     validator = _validator((tuple(conf.disk_formats), tuple(conf.container_formats)))
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(validator.iter_errors(obj))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)

@@ -15,8 +15,6 @@ import threading
 import time
 from typing import Callable, Protocol
 
-import httpx
-
 from pocketstack.common import config, runtime
 
 LOG = logging.getLogger(__name__)
@@ -43,6 +41,8 @@ class NullNotifier:
 def _tls_context():
     """Loading the CA bundle takes a fifth of a second: one context for every cloud's
     notifier in the process (it holds no state of a cloud)."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 
@@ -53,7 +53,8 @@ class NovaNotifier:
         self.url = url
         self.timeout = timeout or config.CONF.network.compute_timeout
         self.queue: queue.Queue = queue.Queue()
-        self.client = httpx.Client(timeout=self.timeout, verify=_tls_context())
+        self.client = None  # made by the sender thread when it first sends (httpx and the
+        # CA bundle cost a tenth of a second, which a start need not pay)
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-compute-notifier",
                                        daemon=True)
@@ -78,7 +79,8 @@ class NovaNotifier:
     def stop(self) -> None:
         self.queue.put(None)
         self.thread.join(timeout=self.timeout + 1)
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
 
     def _run(self) -> None:
         while True:
@@ -107,6 +109,10 @@ class NovaNotifier:
 
     def _post(self, events: list[dict]) -> None:
         try:
+            if self.client is None:
+                import httpx
+
+                self.client = httpx.Client(timeout=self.timeout, verify=_tls_context())
             response = self.client.post(self.events_url(), json={"events": events},
                                         headers={"X-Auth-Token": self.token_source()})
         except Exception as error:  # noqa: BLE001 - compute may be down: log, go on

@@ -122,17 +122,16 @@ def _pocketstack_test_cloud(request: pytest.FixtureRequest) -> Iterator["Cloud"]
 @pytest.fixture
 def openstack_project(request: pytest.FixtureRequest,
                       _pocketstack_test_cloud: "Cloud") -> Iterator["Project"]:
-    from pocketstack.testing.projects import Project
+    from pocketstack.testing.projects import Project, admin_session
 
     cloud = _pocketstack_test_cloud
-    admin = _admin_session(cloud)
-    project = Project.create(cloud, admin)
+    project = Project.create(cloud)
     faults = []
     try:
         for marker in reversed(list(request.node.iter_markers("pocketstack_fault"))):
             body = dict(marker.kwargs)
-            resp = admin.post(cloud.url + "/pocketstack/v1/faults", json={"fault": body},
-                              raise_exc=False)
+            resp = admin_session(cloud).post(cloud.url + "/pocketstack/v1/faults",
+                                             json={"fault": body}, raise_exc=False)
             if resp.status_code != 201:
                 raise pytest.UsageError(f"@pytest.mark.pocketstack_fault({body}): "
                                         f"{resp.text}")
@@ -140,18 +139,11 @@ def openstack_project(request: pytest.FixtureRequest,
         yield project
     finally:
         for fault_id in faults:
-            admin.delete(f"{cloud.url}/pocketstack/v1/faults/{fault_id}", raise_exc=False)
+            admin_session(cloud).delete(f"{cloud.url}/pocketstack/v1/faults/{fault_id}",
+                                        raise_exc=False)
         project.delete()
 
 
 @pytest.fixture
 def openstack_conn(openstack_project: "Project") -> "openstack.connection.Connection":
     return openstack_project.connection()
-
-
-def _admin_session(cloud: "Cloud"):
-    """One admin session per cloud for the fixtures' own calls (its token is reused)."""
-    session = getattr(cloud, "_pytest_admin_session", None)
-    if session is None:
-        session = cloud._pytest_admin_session = cloud.session()
-    return session

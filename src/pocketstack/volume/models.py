@@ -5,7 +5,8 @@ Metadata is a JSON column rather than cinder's key/value tables: it is always re
 written with its volume, and filters on it are done on the few rows of one project.
 Deleted volumes and snapshots lose their row (their ids are uuid4s, never reused).
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: SQLAlchemy would then eval every Mapped[...]
+# annotation string when the class is made (a sixth of the models' import time).
 
 import datetime as dt
 

@@ -111,7 +111,7 @@ class PocketstackApp:
     async def _wait_ready(self) -> bool:
         deadline = time.monotonic() + self.READY_TIMEOUT
         while not self.ready.is_set() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005)  # a start takes well under a second: look often
         return self.ready.is_set()
 
     def _not_ready(self, service: Service) -> Callable:

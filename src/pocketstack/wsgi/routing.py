@@ -154,8 +154,16 @@ class Router:
     """Matches the service-relative path against the route table and calls the handler."""
 
     def __init__(self, routes: dict[str, dict[str, Callable]], body_limit: Callable[[], int]):
-        self.routes = [_Route(p, m) for p, m in routes.items()]
+        self._table = routes
+        self._routes: list[_Route] | None = None
         self.body_limit = body_limit
+
+    @property
+    def routes(self) -> list[_Route]:
+        """Compiled on the first request (a start compiles no route's regex)."""
+        if self._routes is None:
+            self._routes = [_Route(p, m) for p, m in self._table.items()]
+        return self._routes
 
     def match(self, path: str):
         for route in self.routes:

@@ -11,10 +11,12 @@ import logging
 import os
 import threading
 import time
-
-from keystoneauth1 import session as ks_session
+from typing import TYPE_CHECKING
 
 from pocketstack.common import config, exceptions, runtime
+
+if TYPE_CHECKING:  # keystoneauth1 and requests are imported by the first call (start-up)
+    from keystoneauth1 import session as ks_session
 
 LOG = logging.getLogger(__name__)
 
@@ -38,6 +40,7 @@ def session() -> ks_session.Session:
         with st.lock:
             if st.session is None:
                 import requests
+                from keystoneauth1 import session as ks_session
 
                 http = requests.Session()
                 adapter = requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=64)

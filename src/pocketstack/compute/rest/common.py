@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import uuid as uuidlib
-
-import jsonschema
-from jsonschema import Draft4Validator, FormatChecker
 
 from pocketstack.common import exceptions, numbers, policy
 from pocketstack.compute.rest import microversion
@@ -54,10 +52,19 @@ def authorize(req, action: str, target: dict | None = None) -> None:
 
 # --- validation -------------------------------------------------------------------------
 
-_checker = FormatChecker()
+@functools.cache
+def _checker():
+    """nova's format checker, made on the first validation (jsonschema costs a start a
+    tenth of a second)."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker()
+    for name, check in (("uuid", _is_uuid), ("base64", _is_base64), ("ipv4", _is_ipv4),
+                        ("ipv6", _is_ipv6)):
+        checker.checks(name)(check)
+    return checker
 
 
-@_checker.checks("uuid")
 def _is_uuid(value) -> bool:
     if not isinstance(value, str):
         return True
@@ -67,7 +74,6 @@ def _is_uuid(value) -> bool:
         return False
 
 
-@_checker.checks("base64")
 def _is_base64(value) -> bool:
     if not isinstance(value, str):
         return True
@@ -78,7 +84,6 @@ def _is_base64(value) -> bool:
         return False
 
 
-@_checker.checks("ipv4")
 def _is_ipv4(value) -> bool:
     import ipaddress
 
@@ -89,7 +94,6 @@ def _is_ipv4(value) -> bool:
         return False
 
 
-@_checker.checks("ipv6")
 def _is_ipv6(value) -> bool:
     import ipaddress
 
@@ -102,7 +106,9 @@ def _is_ipv6(value) -> bool:
 
 def validate(schema: dict, body) -> None:
     """400 with nova's "Invalid input for field/attribute …" message."""
-    validator = Draft4Validator(schema, format_checker=_checker)
+    import jsonschema
+
+    validator = jsonschema.Draft4Validator(schema, format_checker=_checker())
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is None:
         return
