@@ -90,10 +90,15 @@ class BuildMixin:
             self._wait_plugged(waiter, vifs, wait)
         finally:
             waiter.close()
+        events = [step, wait]
         if vifs:
-            vifs[:] = network.refresh(ctx, vifs)
+            # SLAAC addresses of a subnet added meanwhile, floating IPs: what the server
+            # shows in its addresses.
+            info = Step(ctx, uuid, "compute_refresh_network_info", "compute", self.host)
+            vifs[:] = network.refresh(ctx, vifs, ports_fresh=True)
+            events.append(info.done(detail=f"{len(vifs)} port(s)"))
         self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
-                      events=[step, wait], network_info=list(vifs))
+                      events=events, network_info=list(vifs))
 
         # seed 25-27: volumes created, waited for and attached; their connection_info
         # goes to the driver
