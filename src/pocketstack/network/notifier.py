@@ -18,6 +18,7 @@ from typing import Callable, Protocol
 import httpx
 
 from pocketstack.common import config, runtime
+from pocketstack.wsgi import inprocess
 
 LOG = logging.getLogger(__name__)
 MAX_BATCH = 100
@@ -107,8 +108,15 @@ class NovaNotifier:
 
     def _post(self, events: list[dict]) -> None:
         try:
-            response = self.client.post(self.events_url(), json={"events": events},
-                                        headers={"X-Auth-Token": self.token_source()})
+            response = None
+            if not (self.url or config.CONF.network.compute_url):
+                # Compute served by this process: no socket (wsgi/inprocess.py).
+                response = inprocess.call("POST", "/compute/v2.1/os-server-external-events",
+                                          headers={"X-Auth-Token": self.token_source()},
+                                          json={"events": events})
+            if response is None:
+                response = self.client.post(self.events_url(), json={"events": events},
+                                            headers={"X-Auth-Token": self.token_source()})
         except Exception as error:  # noqa: BLE001 - compute may be down: log, go on
             LOG.warning("Could not send %d event(s) to compute: %s", len(events), error)
             return
