@@ -18,6 +18,7 @@ import collections
 import datetime as dt
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -63,6 +64,7 @@ def main(argv=None):
     p.add_argument("--poll", type=float, default=0.005)
     p.add_argument("--timeout", type=float, default=300, help="seconds for all boots, at most")
     a = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # still stop the cloud
     data_dir = tempfile.mkdtemp(prefix="boot-cpu-")
     proc, url = start(data_dir)
     try:
