@@ -102,3 +102,16 @@ def test_what_needs_the_event_loop_or_its_own_transaction_is_left_to_http(cloud,
         assert inprocess.call("GET", "/network/v2.0/networks",
                               headers={"X-Auth-Token": token}) is None
     assert inline_calls == []
+
+
+def test_a_child_forked_from_the_serving_process_goes_over_http(cloud, member, monkeypatch,
+                                                               inline_calls):
+    token = cloud.user_session(member).get_token()
+    headers = {"X-Auth-Token": token}
+    with cloud.cloud.runtime.activated():
+        assert inprocess.call("GET", "/network/v2.0/networks", headers=headers) is not None
+        served = inprocess._served()
+        # What a forked child sees: the app was built by another pid (its parent).
+        monkeypatch.setattr(served, "pid", served.pid + 1)
+        assert inprocess.call("GET", "/network/v2.0/networks", headers=headers) is None
+    assert len(inline_calls) == 1

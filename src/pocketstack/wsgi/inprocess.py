@@ -8,7 +8,9 @@ JSON body, token) to the same ASGI app instead, on the calling thread: the reque
 token validation, policy, validation and error bodies are exactly the HTTP path's.
 
 It answers None (the caller then uses HTTP) unless the call can run to completion
-inline: this process serves the app and the target service is ready, the route's
+inline: this process built and serves the app (not a child forked from it, whose
+background workers - DHCP writer, event notifier - may not run) and the target service
+is ready, the route's
 handler is a plain ``def`` that reads its whole body (async and streaming handlers need
 the event loop), and no database transaction is open on this thread (the handler's own
 transaction would silently join it, where over HTTP it is separate).
@@ -19,6 +21,7 @@ import asyncio
 import contextvars
 import inspect
 import json as jsonlib
+import os
 from urllib.parse import urlencode
 
 from pocketstack.common import config, runtime
@@ -29,6 +32,7 @@ INLINE_KEY = "pocketstack.inline"  # in the scope: the router calls the handler 
 class _Served:
     def __init__(self):
         self.app = None  # the PocketstackApp of this cloud, once it serves
+        self.pid = 0  # the process that built it: a forked child serves nothing itself
 
 
 def _served() -> _Served:
@@ -37,7 +41,8 @@ def _served() -> _Served:
 
 def register(app) -> None:
     """The cloud's app (wsgi/app.py calls this when it is built)."""
-    _served().app = app
+    served = _served()
+    served.app, served.pid = app, os.getpid()
 
 
 class Response:
@@ -68,8 +73,10 @@ def call(method: str, path: str, *, headers: dict, params: dict | None = None,
          json=None) -> Response | None:
     """``path`` is absolute on this cloud's URL (``/network/v2.0/ports``); None when the
     request must go over HTTP."""
-    app = _served().app
-    if app is None or not config.CONF.local_service_calls or _in_transaction():
+    served = _served()
+    app = served.app
+    if app is None or served.pid != os.getpid() or not config.CONF.local_service_calls \
+            or _in_transaction():
         return None
     if not app.can_run_inline(method, path):
         return None
