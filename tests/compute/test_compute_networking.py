@@ -77,3 +77,31 @@ def test_fixed_ip_taken_and_other_projects_network(cloud, api, make_api, image_i
     assert r.status_code == 400 and "could not be found" in r.json()["badRequest"]["message"]
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
+
+
+def test_the_default_group_comes_from_the_network_service(cloud, api, member, image_id,
+                                                          private_net):
+    """As nova, "default" is not passed to the network service: a port made without groups
+    gets its project's default group, and a network without port security takes the
+    server (its port then has no group) instead of failing the build."""
+    s = cloud.user_session(member)
+    base = cloud.url + "/network/v2.0"
+    sid = api.boot(image_id, networks=[{"uuid": private_net["id"]}])
+    server = api.wait(sid)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["security_groups"] == [{"name": "default"}]
+    default = s.get(base + f"/security-groups?name=default&project_id={member['project_id']}"
+                    ).json()["security_groups"]
+    assert _ports(cloud, member, sid)[0]["security_groups"] == [default[0]["id"]]
+
+    open_net = s.post(base + "/networks", json={"network": {
+        "name": "no-port-security", "port_security_enabled": False}}).json()["network"]
+    s.post(base + "/subnets", json={"subnet": {"network_id": open_net["id"], "ip_version": 4,
+                                               "cidr": "10.0.1.0/28"}})
+    other = api.boot(image_id, networks=[{"uuid": open_net["id"]}])
+    assert api.wait(other)["status"] == "ACTIVE"
+    assert _ports(cloud, member, other)[0]["security_groups"] == []
+    for server_id in (sid, other):
+        api.delete(f"/servers/{server_id}")
+        api.wait_gone(server_id)
+    s.delete(base + f"/networks/{open_net['id']}")

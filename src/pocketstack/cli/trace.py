@@ -35,6 +35,7 @@ STEP_LABELS = {
     "compute_get_image": "fetch the image into the host's cache",
     "compute_allocate_network": "create the ports: MAC, fixed IPs, DHCP entries",
     "compute_wait_vif_plugged": "wait for the network's vif-plugged event",
+    "compute_refresh_network_info": "read the ports and floating IPs back (network info)",
     "compute_prep_block_device": "attach the volumes",
     "compute_spawn": "define and start the guest",
     "compute_cleanup": "clean up after a failed build",

@@ -300,8 +300,14 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     if group and 0 <= group["limit"] < group["members"] + max_count:
         raise quotas.QuotaExceeded("Quota exceeded, too many servers in group")
     networks = _networks(ctx, p["networks"], max_count)
-    groups = _security_groups(ctx, p["security_groups"] or ["default"]) if networks else []
-    sg_ids, sg_names = [g["id"] for g in groups], [g["name"] for g in groups]
+    wanted = p["security_groups"] or ["default"]
+    if networks and wanted == ["default"]:
+        # As nova (_clean_security_groups): a port created without groups gets its
+        # project's default group from the network service, so there is nothing to look up.
+        sg_ids, sg_names = [], ["default"]
+    else:
+        groups = _security_groups(ctx, wanted) if networks else []
+        sg_ids, sg_names = [g["id"] for g in groups], [g["name"] for g in groups]
     count = quotas.check_instances(ctx.project_id, max_count, flavor, min_count=min_count,
                                    lim=lim, used=used)
     root = f"image {image.get('name') or '-'}" if boot_meta is None else "root on a volume"

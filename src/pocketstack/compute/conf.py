@@ -13,6 +13,11 @@ OPTS = {
         cfg.BoolOpt("force_config_drive", default=False,
                     help="Give every new server a config drive, whether or not it asked for "
                          "one (its config_drive then shows True)."),
+        cfg.BoolOpt("local_service_calls", default=True,
+                    help="Compute's calls to the image, network and volume APIs that this "
+                         "same process serves go straight to their handlers (same request, "
+                         "token checks and answers; no socket). False sends them over HTTP "
+                         "to public_url, as calls to another process always do."),
     ],
     "compute": [
         cfg.IntOpt("max_attempts", default=3, min=1,

@@ -56,6 +56,14 @@ def load(uuid: str) -> Instance | None:
         return s.get(Instance, uuid)
 
 
+def is_live(uuid: str) -> bool:
+    """The instance exists and is not deleted: one indexed column, not the whole row (a
+    build asks this between its port calls)."""
+    with db.reader() as s:
+        deleted = s.execute(sa.select(_TABLE.c.deleted).where(_TABLE.c.uuid == uuid)).first()
+    return deleted is not None and not deleted[0]
+
+
 def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
            attempt: int | None = None, events=(), session=None) -> bool:
     """Apply ``values`` if the row still matches; store ``events`` in the same commit.

@@ -31,6 +31,7 @@ SEED_STEPS = {
     "scheduler_claim_resources": "11", "conductor_cast_build": "12",
     "compute__do_build_and_run_instance": "13-28", "compute_get_image": "19-21",
     "compute_allocate_network": "22-24", "compute_wait_vif_plugged": "24",
+    "compute_refresh_network_info": "24",
     "compute_prep_block_device": "25-27", "compute_spawn": "28",
     "compute_create_volume": "25", "compute_attach_volume": "26-27",
     "api_attach_volume": "-", "api_detach_volume": "-", "compute_detach_volume": "-",

@@ -16,6 +16,7 @@ import time
 from typing import Callable, Protocol
 
 from pocketstack.common import config, runtime
+from pocketstack.wsgi import inprocess
 
 LOG = logging.getLogger(__name__)
 MAX_BATCH = 100
@@ -109,12 +110,19 @@ class NovaNotifier:
 
     def _post(self, events: list[dict]) -> None:
         try:
-            if self.client is None:
-                import httpx
+            response = None
+            if not (self.url or config.CONF.network.compute_url):
+                # Compute served by this process: no socket (wsgi/inprocess.py).
+                response = inprocess.call("POST", "/compute/v2.1/os-server-external-events",
+                                          headers={"X-Auth-Token": self.token_source()},
+                                          json={"events": events})
+            if response is None:
+                if self.client is None:
+                    import httpx
 
-                self.client = httpx.Client(timeout=self.timeout, verify=_tls_context())
-            response = self.client.post(self.events_url(), json={"events": events},
-                                        headers={"X-Auth-Token": self.token_source()})
+                    self.client = httpx.Client(timeout=self.timeout, verify=_tls_context())
+                response = self.client.post(self.events_url(), json={"events": events},
+                                            headers={"X-Auth-Token": self.token_source()})
         except Exception as error:  # noqa: BLE001 - compute may be down: log, go on
             LOG.warning("Could not send %d event(s) to compute: %s", len(events), error)
             return

@@ -15,7 +15,7 @@ from typing import Callable
 from starlette.responses import Response
 
 from pocketstack.common import config, exceptions, runtime
-from pocketstack.wsgi import faults, middleware
+from pocketstack.wsgi import faults, inprocess, middleware
 from pocketstack.wsgi.routing import Router, json_response, public
 
 
@@ -76,6 +76,7 @@ class PocketstackApp:
         self.runtime = runtime.current()  # the cloud this app serves (common/runtime.py)
         self._lock = threading.Lock()
         self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
+        self._routers: dict[str, Router] = {}  # prefix -> the service's route table
         self._unavailable: dict[str, Callable] = {}  # prefix -> pipeline answering 503
         self._dashboard_app = None
         for service in SERVICES:
@@ -85,6 +86,22 @@ class PocketstackApp:
         self.root = pipeline(Service("root", "", faults.plain),
                              Router({"/": {"GET": self.index}}, lambda: 0),
                              lambda scope: False)
+        inprocess.register(self)
+
+    def can_run_inline(self, method: str, path: str) -> bool:
+        """Whether a request would run to completion on the calling thread (wsgi/
+        inprocess.py): its service is loaded and ready and its handler is a plain def."""
+        for service in SERVICES:
+            prefix = service.prefix
+            if path.startswith(prefix + "/"):
+                router = self._routers.get(prefix)
+                if router is None or (service.name not in self.EAGER
+                                      and not self.ready.is_set()):
+                    return False
+                route, _ = router.match(path[len(prefix):].rstrip("/") or "/")
+                handler = route.methods.get(method.upper()) if route is not None else None
+                return handler is not None and inprocess.inline_handler(handler)
+        return False
 
     def _load(self, service: Service) -> Callable | None:
         with self._lock:
@@ -95,6 +112,7 @@ class PocketstackApp:
                     router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
                     exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
                     app = pipeline(service, router, exempt)
+                    self._routers[service.prefix] = router
                 self._apps[service.prefix] = app
             return self._apps[service.prefix]
 

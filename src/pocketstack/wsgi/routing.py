@@ -30,6 +30,7 @@ from starlette.responses import Response
 from pocketstack.common import exceptions
 from pocketstack.common.context import RequestContext
 from pocketstack.wsgi import jsonbody
+from pocketstack.wsgi.inprocess import INLINE_KEY
 
 CONTEXT_KEY = "pocketstack.context"
 REQUEST_ID_KEY = "pocketstack.request_id"
@@ -198,6 +199,8 @@ class Router:
             await req._read_body(self.body_limit())
         if inspect.iscoroutinefunction(handler):
             response = await handler(req)
+        elif scope.get(INLINE_KEY):  # a call from this process, already on a worker thread
+            response = handler(req)
         else:
             response = await run_in_threadpool(handler, req)
         await response(scope, receive, send)

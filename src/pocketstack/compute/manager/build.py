@@ -1,7 +1,8 @@
 """build_and_run_instance: seed steps 13-28 on the chosen host.
 
 networking → block_device_mapping → spawning → ACTIVE, each transition a compare-and-swap
-(instances.update) carrying the trace events of the step that just ended. A failure
+(instances.update) carrying the trace events of the step that just ended; a server
+without volumes goes from networking straight to spawning. A failure
 anywhere undoes what this attempt allocated (ports, guest, claim) and hands the server
 back to the conductor for a reschedule; a lost race (the server was deleted or timed out
 meanwhile) undoes the same and stops quietly.
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import instances, states
+from pocketstack.compute import block_devices, instances, states
 from pocketstack.compute.clients.image import ImageClient
 from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.models import ComputeNode
@@ -90,10 +91,20 @@ class BuildMixin:
             self._wait_plugged(waiter, vifs, wait)
         finally:
             waiter.close()
+        events = [step, wait]
         if vifs:
-            vifs[:] = network.refresh(ctx, vifs)
-        self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
-                      events=[step, wait], network_info=list(vifs))
+            # SLAAC addresses of a subnet added meanwhile, floating IPs: what the server
+            # shows in its addresses.
+            info = Step(ctx, uuid, "compute_refresh_network_info", "compute", self.host)
+            vifs[:] = network.refresh(ctx, vifs, ports_fresh=True)
+            events.append(info.done(detail=f"{len(vifs)} port(s)"))
+        stage = states.NETWORKING
+        if block_devices.volumes_of((inst.request_spec or {}).get("block_device_mapping")
+                                    or []):
+            self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
+                          events=events, network_info=list(vifs))
+            events, stage = [], states.BLOCK_DEVICE_MAPPING
+        # else no volume to attach: from networking straight to spawning, one write fewer
 
         # seed 25-27: volumes created, waited for and attached; their connection_info
         # goes to the driver
@@ -103,14 +114,14 @@ class BuildMixin:
             faults.check(self.host, "prep_block_device")
             block_info = self._prep_block_devices(ctx, inst, held, volume_steps)
         except Exception as error:
-            record(*[s.fail(error) if s.finish is None else s for s in volume_steps],
+            record(*events, *[s.fail(error) if s.finish is None else s for s in volume_steps],
                    step.fail(error))
             raise
         attached = (block_info or {}).get("block_device_mapping") or []
         local = "" if (inst.request_spec or {}).get("is_bfv") else "; local root disk"
         step.done(detail=f"{len(attached)} volume(s){local}")
-        self._advance(inst, attempt, states.BLOCK_DEVICE_MAPPING, states.SPAWNING,
-                      events=volume_steps + [step])
+        self._advance(inst, attempt, stage, states.SPAWNING,
+                      events=events + volume_steps + [step], network_info=list(vifs))
 
         # seed 28: the hypervisor
         step = Step(ctx, uuid, "compute_spawn", "compute", self.host)

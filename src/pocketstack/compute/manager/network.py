@@ -66,27 +66,28 @@ def _stop_if_deleted(instance_uuid: str) -> None:
     from pocketstack.compute import instances
     from pocketstack.compute.manager.build import Superseded  # build imports this module
 
-    inst = instances.load(instance_uuid)
-    if inst is None or inst.deleted:
+    if not instances.is_live(instance_uuid):
         raise Superseded()
 
 
-def refresh(ctx, vifs: list) -> list:
+def refresh(ctx, vifs: list, ports_fresh: bool = False) -> list:
     """Re-read the ports (IPs from SLAAC subnets may be filled in after creation) and the
-    floating IPs on them (nova's network info cache: a server shows them in addresses)."""
+    floating IPs on them (nova's network info cache: a server shows them in addresses).
+    ``ports_fresh``: the vifs are the network's answers to this build's binding updates,
+    a few milliseconds old; only the floating IPs are read."""
     client = NetworkClient(ctx)
     out = []
     for vif in vifs:
-        port = client.get_port(vif["port_id"])
-        if not port:
-            out.append(vif)
-            continue
-        fresh = _vif(port, vif["network_name"], vif["created"], vif.get("tag"))
-        floating = client.list_floatingips(port_id=port["id"])
-        for ip in fresh["fixed_ips"]:
+        port = None if ports_fresh else client.get_port(vif["port_id"])
+        out.append(_vif(port, vif["network_name"], vif["created"], vif.get("tag"))
+                   if port else dict(vif, fixed_ips=[dict(ip) for ip in vif["fixed_ips"]]))
+    # One listing for every port (neutron: a repeated filter means "any of").
+    floating = client.list_floatingips(port_id=[v["port_id"] for v in out]) if out else []
+    for vif in out:
+        for ip in vif["fixed_ips"]:
             ip["floating_ips"] = [f["floating_ip_address"] for f in floating
-                                  if f.get("fixed_ip_address") == ip["ip_address"]]
-        out.append(fresh)
+                                  if f.get("port_id") == vif["port_id"]
+                                  and f.get("fixed_ip_address") == ip["ip_address"]]
     return out
 
 
