@@ -109,7 +109,7 @@ class HostAgent:
         self.stopping = False
         self.metadata: dict[str, object] = {}  # network id -> MetadataServer
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
-        self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
+        self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-host-agent", daemon=True)
 
@@ -202,14 +202,14 @@ class HostAgent:
     def _firewall(self) -> None:
         with db.reader() as s:
             ports, rules, members, dhcp_taps = _firewall_state(s)
-        text = None
-        if ports or dhcp_taps:
-            table = firewall.table_name()
-            text = (firewall.render(table, ports, rules, members) +
-                    firewall.render_l2(table, ports, dhcp_taps))
-        if text != self.rules_applied or self.rules_applied is _NOTHING_YET:
-            firewall.apply(text)
-            self.rules_applied = text
+        wanted = (firewall.layout(ports, rules, members, dhcp_taps)
+                  if ports or dhcp_taps else None)
+        if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
+            firewall.apply_layout(None, wanted)
+        elif wanted != self.rules_applied:
+            # a bind adds one port's chains and map entries, not a new table
+            firewall.apply_layout(self.rules_applied, wanted)
+        self.rules_applied = wanted
 
     def files_written(self, network_id: str) -> None:
         """The DHCP writer replaced the network's files: dnsmasq re-reads them, and the
