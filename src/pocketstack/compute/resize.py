@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
-from pocketstack.compute.models import Allocation, Migration
+from pocketstack.compute.models import Allocation, ComputeNode, Migration
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -117,6 +117,20 @@ def _check_host_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
+def check_disk_moves(inst, action: str) -> None:
+    """Resize and cold migration hand the guest's disk to the destination; only the
+    simulated driver can yet. The libvirt driver would refuse on the host after the
+    API said 202 - say it here, before anything changes."""
+    with db.reader() as s:
+        kind = s.scalar(sa.select(ComputeNode.hypervisor_type)
+                        .where(ComputeNode.host == inst.host))
+    if kind not in (None, "fake"):
+        raise exceptions.Conflict(
+            f"Cannot '{action}' instance {inst.uuid}: its host {inst.host} runs real "
+            f"{kind} guests, and moving or resizing their disks is not supported yet. "
+            f"Snapshot the server and boot the snapshot with the new flavor instead.")
+
+
 def _new_flavor(ctx, inst, flavor_ref: str) -> dict:
     from pocketstack.compute.rest.flavors import get_flavor
 
@@ -152,6 +166,7 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
     if inst.task_state is not None:
         raise invalid_state(inst, "resize", "task_state")
     _check_host_up(inst, "resize")
+    check_disk_moves(inst, "resize")
     new = _new_flavor(ctx, inst, flavor_ref)
     old = inst.flavor
     _check_quota_delta(ctx, inst, old, new)
