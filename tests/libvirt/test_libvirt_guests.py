@@ -270,6 +270,65 @@ def test_guests_on_one_network_reach_each_other_not_another(cloud, real_host, ti
         conn.compute.wait_for_delete(server, interval=0.2, wait=60)
 
 
+def last_console_line(conn, server_id, what: str) -> str:
+    """The rest of the guest's latest "pocketstack-tiny: <what> ..." line."""
+    lines = [line for line in console(conn, server_id).splitlines()
+             if line.startswith(f"pocketstack-tiny: {what} ")]
+    return lines[-1].split(" ", 2)[2] if lines else ""
+
+
+def nft_listing() -> str:
+    return "".join(subprocess.run(["nft", "list", "table", family, "lvt_test"],
+                                  capture_output=True, text=True).stdout
+                   for family in ("inet", "bridge"))
+
+
+def test_interface_hot_plug_shows_in_the_guest_and_leaves_nothing(cloud, real_host,
+                                                                  tiny_image, member):
+    """`openstack server add port`: the guest sees a new NIC and leases the port's
+    address on it; `server remove port`: the NIC leaves the guest, and its tap and
+    nftables rules leave the host."""
+    user, conn = member
+    nets = []
+    for cidr in ("10.78.3.0/28", "10.78.4.0/28"):
+        net = conn.network.create_network(name=f"lvt-hot-{uuid.uuid4().hex[:4]}")
+        conn.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+        nets.append(net)
+    name = f"lvt-hot-{uuid.uuid4().hex[:4]}"
+    server = conn.compute.create_server(name=name, image_id=tiny_image.id, flavor_id="42",
+                                        networks=[{"uuid": nets[0].id}])
+    port = conn.network.create_port(network_id=nets[1].id)
+    address = port.fixed_ips[0]["ip_address"]
+    tap, chain = "tap" + port.id[:11], "in_" + port.id.replace("-", "")
+    try:
+        conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        wait_for(lambda: "pocketstack-tiny: up" in console(conn, server.id), BOOT_TIMEOUT,
+                 "the guest to finish booting")
+        assert last_console_line(conn, server.id, "net-devices").split() == ["eth0", "lo"]
+
+        cloud.cli("server", "add", "port", name, port.id, user=user)
+        wait_for(lambda: f"eth1 leased {address}/28" in console(conn, server.id), 60,
+                 "the guest to lease the new port's address on eth1")
+        assert last_console_line(conn, server.id, "net-devices").split() == \
+            ["eth0", "eth1", "lo"]
+        assert os.path.exists(f"/sys/class/net/{tap}")
+        assert chain in nft_listing()
+        assert conn.network.get_port(port.id).device_id == server.id
+
+        cloud.cli("server", "remove", "port", name, port.id, user=user)
+        wait_for(lambda: last_console_line(conn, server.id, "net-devices").split()
+                 == ["eth0", "lo"], 60, "eth1 to leave the guest")
+        wait_for(lambda: not os.path.exists(f"/sys/class/net/{tap}"), 30, "the tap to go")
+        wait_for(lambda: chain not in nft_listing(), 30, "the port's rules to go")
+        assert not conn.network.get_port(port.id).device_id  # the user's port stays
+    finally:
+        conn.compute.delete_server(server, ignore_missing=True)
+        conn.compute.wait_for_delete(server, interval=0.2, wait=60)
+        conn.network.delete_port(port, ignore_missing=True)
+        for net in nets:
+            conn.network.delete_network(net, ignore_missing=True)
+
+
 @pytest.fixture(scope="module")
 def plain_guest(cloud, real_host, tiny_image, member):
     """A tiny guest without networks (volumes and power sync need none)."""
@@ -329,6 +388,23 @@ def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, ti
                  BOOT_TIMEOUT, "the rebuilt guest to boot")
     finally:
         admin.image.delete_image(image, ignore_missing=True)
+
+
+def test_resize_and_migrate_are_refused_up_front(cloud, real_host, member, plain_guest):
+    """Not built for real guests: a clear 409 before anything changes (not a 202 and a
+    fault later), and the guest keeps running with its flavor."""
+    from openstack import exceptions as sdk_exceptions
+
+    user, conn = member
+    with pytest.raises(sdk_exceptions.ConflictException) as refused:
+        conn.compute.resize_server(plain_guest, "84")
+    assert "moving or resizing their disks is not supported yet" in str(refused.value)
+    with pytest.raises(sdk_exceptions.ConflictException):
+        cloud.sdk().compute.migrate_server(plain_guest)
+    server = conn.compute.get_server(plain_guest.id)
+    assert (server.status, server.task_state) == ("ACTIVE", None)
+    assert (server.flavor.original_name or server.flavor.id) in ("m1.nano", "42")
+    assert real_host.driver.get_power_state(plain_guest.id) == 1
 
 
 def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):
