@@ -390,21 +390,59 @@ def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, ti
         admin.image.delete_image(image, ignore_missing=True)
 
 
-def test_resize_and_migrate_are_refused_up_front(cloud, real_host, member, plain_guest):
-    """Not built for real guests: a clear 409 before anything changes (not a 202 and a
-    fault later), and the guest keeps running with its flavor."""
+GIB_SECTORS = 1024 ** 3 // 512
+
+
+def booted_with(conn, server_id) -> tuple[int, int] | None:
+    """(cpus, sectors of vda) of the guest's latest boot once that boot is up."""
+    out = console(conn, server_id)
+    start = out.rfind("pocketstack-tiny: hardware ")
+    match = re.match(r"pocketstack-tiny: hardware cpus=(\d+) .*vda=(\d+)", out[start:])
+    if start < 0 or not match or "pocketstack-tiny: up" not in out[start:]:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_cold_resize_revert_and_confirm(cloud, real_host, member, plain_guest):
+    """Resize on the guest's own host: the guest boots with the new flavor's vCPUs and a
+    root disk grown to it; revert brings the old guest back (1 vCPU, 1 GiB); confirm
+    keeps the new one and drops what was kept. A cold migration is refused with 409:
+    the disks cannot leave this host yet."""
     from openstack import exceptions as sdk_exceptions
 
     user, conn = member
+    admin = cloud.sdk()
+    sid = plain_guest.id
+    kept = instance_dir(real_host, sid) + "_resize"
     with pytest.raises(sdk_exceptions.ConflictException) as refused:
-        conn.compute.resize_server(plain_guest, "84")
-    assert "moving or resizing their disks is not supported yet" in str(refused.value)
-    with pytest.raises(sdk_exceptions.ConflictException):
-        cloud.sdk().compute.migrate_server(plain_guest)
-    server = conn.compute.get_server(plain_guest.id)
-    assert (server.status, server.task_state) == ("ACTIVE", None)
-    assert (server.flavor.original_name or server.flavor.id) in ("m1.nano", "42")
-    assert real_host.driver.get_power_state(plain_guest.id) == 1
+        admin.compute.migrate_server(plain_guest)
+    assert "moving their disks to another host is not supported yet" in str(refused.value)
+    flavor = admin.compute.create_flavor(name=f"lvt-resize-{uuid.uuid4().hex[:4]}", ram=256,
+                                         vcpus=2, disk=2)
+    try:
+        wait_for(lambda: booted_with(conn, sid), BOOT_TIMEOUT, "the guest up")
+        assert booted_with(conn, sid) == (1, GIB_SECTORS)
+        for finish in ("revert", "confirm"):
+            conn.compute.resize_server(plain_guest, flavor.id)
+            wait_for(lambda: status(conn, sid) == "VERIFY_RESIZE", BOOT_TIMEOUT,
+                     "VERIFY_RESIZE")
+            assert os.path.isdir(kept)
+            wait_for(lambda: booted_with(conn, sid) == (2, 2 * GIB_SECTORS), BOOT_TIMEOUT,
+                     "the resized guest up with 2 vCPUs and a 2 GiB root disk")
+            if finish == "revert":
+                conn.compute.revert_server_resize(plain_guest)
+                wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after revert")
+                wait_for(lambda: booted_with(conn, sid) == (1, GIB_SECTORS), BOOT_TIMEOUT,
+                         "the old guest up again")
+            else:
+                conn.compute.confirm_server_resize(plain_guest)
+                wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after confirm")
+            assert not os.path.isdir(kept)
+        server = conn.compute.get_server(sid)
+        assert (server.flavor.original_name or server.flavor.id) == flavor.name
+        assert real_host.driver.get_power_state(sid) == 1
+    finally:
+        admin.compute.delete_flavor(flavor, ignore_missing=True)
 
 
 def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):

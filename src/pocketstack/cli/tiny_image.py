@@ -48,6 +48,11 @@ facts() { echo "uuid=$(jget uuid < $1) hostname=$(jget hostname < $1) key=$(keyn
 keyname() { grep -o '"public_keys": *{ *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/'; }
 say "booting, kernel $(uname -r)"
 for m in $(cat /etc/modules.order); do insmod /lib/modules/$m 2>/dev/null; done
+# what the flavor gave it (a resize shows here)
+sizes=""
+for d in /sys/block/vd*; do [ -e $d/size ] && sizes="$sizes ${d##*/}=$(cat $d/size)"; done
+say "hardware cpus=$(grep -c ^processor /proc/cpuinfo)" \
+    "memory=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)kB sectors:$sizes"
 ip link set lo up
 
 # A power-button press (libvirt's ACPI shutdown) powers off cleanly.

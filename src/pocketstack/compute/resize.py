@@ -117,18 +117,22 @@ def _check_host_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
-def check_disk_moves(inst, action: str) -> None:
-    """Resize and cold migration hand the guest's disk to the destination; only the
-    simulated driver can yet. The libvirt driver would refuse on the host after the
-    API said 202 - say it here, before anything changes."""
+def keeps_disks_local(inst) -> bool:
+    """A host of real guests (libvirt): their disks stay on it, so a resize happens on
+    that host and a cold migration cannot happen yet; only the simulated driver hands
+    disks over to another host."""
     with db.reader() as s:
         kind = s.scalar(sa.select(ComputeNode.hypervisor_type)
                         .where(ComputeNode.host == inst.host))
-    if kind not in (None, "fake"):
+    return kind not in (None, "fake")
+
+
+def check_disk_moves(inst, action: str) -> None:
+    """Refuse with 409 before anything changes (the host would refuse after a 202)."""
+    if keeps_disks_local(inst):
         raise exceptions.Conflict(
-            f"Cannot '{action}' instance {inst.uuid}: its host {inst.host} runs real "
-            f"{kind} guests, and moving or resizing their disks is not supported yet. "
-            f"Snapshot the server and boot the snapshot with the new flavor instead.")
+            f"Cannot '{action}' instance {inst.uuid}: its host {inst.host} runs real guests, "
+            f"and moving their disks to another host is not supported yet.")
 
 
 def _new_flavor(ctx, inst, flavor_ref: str) -> dict:
@@ -166,7 +170,6 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
     if inst.task_state is not None:
         raise invalid_state(inst, "resize", "task_state")
     _check_host_up(inst, "resize")
-    check_disk_moves(inst, "resize")
     new = _new_flavor(ctx, inst, flavor_ref)
     old = inst.flavor
     _check_quota_delta(ctx, inst, old, new)
@@ -174,7 +177,9 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
                           status="pre-migrating", source_compute=inst.host,
                           source_node=inst.node, old_flavor=old, new_flavor=new,
                           old_vm_state=inst.vm_state, project_id=inst.project_id,
-                          user_id=inst.user_id)
+                          user_id=inst.user_id,
+                          # a real guest is resized where its disks are
+                          dest_compute=inst.host if keeps_disks_local(inst) else None)
     values = {"task_state": states.RESIZE_PREP, "progress": 0,
               # counted quota holds the larger of the two flavors until the resize ends
               "vcpus": max(old["vcpus"], new["vcpus"]),
