@@ -403,6 +403,14 @@ def booted_with(conn, server_id) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2))
 
 
+def wait_booted(conn, server_id, expected: tuple[int, int], what: str) -> None:
+    try:
+        wait_for(lambda: booted_with(conn, server_id) == expected, BOOT_TIMEOUT, what)
+    except AssertionError as error:  # say what the guest showed instead
+        tail = "\n".join(console(conn, server_id).splitlines()[-12:])
+        raise AssertionError(f"{error}; the console ends:\n{tail}") from None
+
+
 def test_cold_resize_revert_and_confirm(cloud, real_host, member, plain_guest):
     """Resize on the guest's own host: the guest boots with the new flavor's vCPUs and a
     root disk grown to it; revert brings the old guest back (1 vCPU, 1 GiB); confirm
@@ -427,13 +435,15 @@ def test_cold_resize_revert_and_confirm(cloud, real_host, member, plain_guest):
             wait_for(lambda: status(conn, sid) == "VERIFY_RESIZE", BOOT_TIMEOUT,
                      "VERIFY_RESIZE")
             assert os.path.isdir(kept)
-            wait_for(lambda: booted_with(conn, sid) == (2, 2 * GIB_SECTORS), BOOT_TIMEOUT,
-                     "the resized guest up with 2 vCPUs and a 2 GiB root disk")
+            assert real_host.driver.host.lookup(sid).info()[1:4] == [256 * 1024,
+                                                                     256 * 1024, 2]
             if finish == "revert":
+                # the guest itself saw it (the confirm round skips this wait: time)
+                wait_booted(conn, sid, (2, 2 * GIB_SECTORS),
+                            "the resized guest up with 2 vCPUs and a 2 GiB root disk")
                 conn.compute.revert_server_resize(plain_guest)
                 wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after revert")
-                wait_for(lambda: booted_with(conn, sid) == (1, GIB_SECTORS), BOOT_TIMEOUT,
-                         "the old guest up again")
+                wait_booted(conn, sid, (1, GIB_SECTORS), "the old guest up again")
             else:
                 conn.compute.confirm_server_resize(plain_guest)
                 wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after confirm")
