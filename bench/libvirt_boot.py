@@ -91,6 +91,30 @@ def time_steps() -> None:
     wrap(firewall, "apply", "nftables apply")
     wrap(plumbing, "reload", "dnsmasq reload (SIGHUP)")
     wrap(plumbing, "plug", "network plug (bridge, netns, dnsmasq)")
+    class TimedLock:
+        """The agent's lock, noting how long each acquisition waited."""
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            t0 = time.monotonic()
+            self.lock.acquire()
+            with _STEPS_LOCK:
+                STEPS["agent lock: wait to acquire"].append(time.monotonic() - t0)
+            return self
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    init = agent.HostAgent.__init__
+
+    def timed_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.lock = TimedLock(self.lock)
+    agent.HostAgent.__init__ = timed_init
+
+    wrap(agent, "_plan", "agent: read the network's plan")
+    wrap(agent.HostAgent, "_plug", "agent: plug check/plug")
     wrap(agent.HostAgent, "ensure", "agent ensure (port bind)")
     wrap(agent.HostAgent, "reconcile", "agent reconcile (background)")
     wrap(agent.HostAgent, "_firewall", "agent firewall (read, render, apply)")
