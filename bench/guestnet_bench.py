@@ -4,6 +4,11 @@ the same request on a simulated host, in the same run; and how long a pretend gu
 (namespace + veth with the port's MAC, busybox udhcpc) takes to lease its address.
 
     sudo .venv/bin/python bench/guestnet_bench.py [--networks 5] [--ports 20]
+    sudo .venv/bin/python bench/guestnet_bench.py --nft-only
+
+``--nft-only``: what one more port costs the security-group tables, applied as the
+agent does it now (that port's chains and map/set elements) next to swapping the whole
+tables (before), with 1, 25 and 100 ports already on the host; no cloud is started.
 
 Runs the cloud in this process on a temporary data dir with [network] host_networking
 (root, iproute2, dnsmasq, nftables, busybox). Bounded in count; everything it makes
@@ -49,12 +54,59 @@ def lease(mac: str, bridge: str, tap: str) -> float:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=60)
 
 
+def nft_figures(reps: int = 10) -> dict:
+    """One port added to tables already holding n ports: incremental vs whole swap."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+    from pocketstack.common import config
+    from pocketstack.network.agent import firewall
+
+    config.CONF([], project="pocketstack", default_config_files=[])
+    config.CONF.set_override("nft_table", "guestnet_bench_nft", group="network")
+    rules = [firewall.Rule("sg", "ingress", "IPv4", "tcp", 22, 22, "0.0.0.0/0", None),
+             firewall.Rule("sg", "ingress", "IPv4", None, None, None, None, "sg"),
+             firewall.Rule("sg", "egress", "IPv4", None, None, None, None, None)]
+
+    def port(i):
+        return firewall.GuestPort(str(uuid.UUID(int=i)), "5e0b8a2c-1111-4222-8333-944455556666",
+                                  [f"10.{i // 250}.{i % 250}.10"], ["sg"],
+                                  f"fa:16:3e:00:{i // 250:02x}:{i % 250:02x}")
+
+    def plan(n):
+        ports = [port(i) for i in range(1, n + 1)]
+        return firewall.layout(ports, rules, {"sg": [p.ips[0] for p in ports]}, [])
+
+    out = {}
+    try:
+        for n in (1, 25, 100):
+            before, after = plan(n), plan(n + 1)
+            whole, changes = [], []
+            for _ in range(reps):
+                firewall.apply_layout(None, before)
+                t0 = time.monotonic()
+                firewall.apply_layout(None, after)
+                whole.append(time.monotonic() - t0)
+                firewall.apply_layout(None, before)
+                t0 = time.monotonic()
+                firewall.apply_layout(before, after)
+                changes.append(time.monotonic() - t0)
+            out[f"{n} ports + 1"] = {"whole tables swapped": ms(whole),
+                                     "that port's changes only": ms(changes)}
+    finally:
+        firewall.apply_layout(None, None)
+    out["load average"] = os.getloadavg()
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", type=int, default=5)
     parser.add_argument("--ports", type=int, default=20, help="ports bound per kind")
     parser.add_argument("--leases", type=int, default=3)
+    parser.add_argument("--nft-only", action="store_true")
     args = parser.parse_args()
+    if args.nft_only:
+        print(json.dumps(nft_figures(), indent=2))
+        return 0
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "dnsmasq", "nft",
                                                                    "busybox")):
         print("needs root, iproute2, dnsmasq, nftables and busybox", file=sys.stderr)

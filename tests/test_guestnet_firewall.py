@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from pocketstack.network.agent.firewall import GuestPort, Rule, render, render_l2
+from pocketstack.network.agent.firewall import (GuestPort, Rule, layout, render, render_changes,
+                                                render_l2, render_layout)
 
 NET = "5e0b8a2c-1111-4222-8333-944455556666"
 WEB = GuestPort("aaaaaaaa-0000-4000-8000-000000000001", NET, ["10.0.0.5"], ["sg-web"])
@@ -68,11 +69,13 @@ def test_egress_returns_to_the_receivers_check_and_sets_hold_members():
     assert "  set g_sgweb_4 { type ipv4_addr; elements = { 10.0.0.5 }; }" in text
     assert "  set g_sgdb_6 { type ipv6_addr; elements = { fd00::6 }; }" in text
     guests = chain(text, "guests")
-    jumps = [line for line in guests if "jump" in line]
+    maps = [line for line in guests if "vmap" in line]
     # every sender's egress jump comes before any receiver's ingress jump
-    assert [j.split()[0] for j in jumps] == ["iifname"] * 3 + ["oifname"] * 3
-    assert 'oifname "brq5e0b8a2c-11" ip6 daddr fd00::6 jump ' \
-           "in_bbbbbbbb000040008000000000000002" in guests
+    assert maps == ["iifname . ip saddr vmap @egress4", "iifname . ip6 saddr vmap @egress6",
+                    "oifname . ip daddr vmap @ingress4", "oifname . ip6 daddr vmap @ingress6"]
+    assert ('  map ingress6 { type ifname . ipv6_addr : verdict; elements = { '
+            '"brq5e0b8a2c-11" . fd00::6 : jump in_bbbbbbbb000040008000000000000002 }; }'
+            in text.splitlines())
     # nothing routed in or out of guest bridges, nothing delivered to the host
     assert 'iifname "brq*" oifname != "brq*" drop' in guests
     assert 'iifname "brq*" drop' in chain(text, "host")
@@ -102,13 +105,76 @@ def test_anti_spoofing_and_host_isolation_per_tap():
                      [{"ip_address": "10.0.9.0/24", "mac_address": "fa:16:3e:00:00:09"}])
     v6_only = GuestPort(DB.id, NET, ["fd00::6"], [], "fa:16:3e:00:00:06")
     text = render_l2("t", [port, v6_only], ["tapdddddddd-00"])
-    assert 'iifname "tapaaaaaaaa-00" jump spoof_aaaaaaaa000040008000000000000001' in \
-        chain(text, "ports")
-    assert chain(text, "host")[-1] == \
-        'iifname { "tapaaaaaaaa-00", "tapbbbbbbbb-00", "tapdddddddd-00" } drop'
+    assert chain(text, "ports")[-1] == "iifname vmap @spoof"
+    assert ('  map spoof { type ifname : verdict; elements = { "tapaaaaaaaa-00" : jump '
+            'spoof_aaaaaaaa000040008000000000000001, "tapbbbbbbbb-00" : jump '
+            'spoof_bbbbbbbb000040008000000000000002 }; }') in text.splitlines()
+    assert chain(text, "host")[-1] == "iifname @guest_taps drop"
+    assert ('  set guest_taps { type ifname; elements = { "tapaaaaaaaa-00", '
+            '"tapbbbbbbbb-00", "tapdddddddd-00" }; }') in text.splitlines()
     assert chain(text, "spoof_aaaaaaaa000040008000000000000001") == [
         "ether saddr != { fa:16:3e:00:00:05, fa:16:3e:00:00:09 } drop",
         "arp saddr ip != { 10.0.0.5, 10.0.9.0/24 } arp saddr ip != 0.0.0.0 drop",
         "ip saddr != { 10.0.0.5, 10.0.9.0/24 } ip saddr != 0.0.0.0 drop",
         "ip6 saddr != fd00::5 ip6 saddr != fe80::/10 ip6 saddr != :: drop"]
     assert "ether type { ip, arp } drop" in chain(text, "spoof_bbbbbbbb000040008000000000000002")
+
+
+def test_a_bind_sends_only_the_new_ports_pieces():
+    """The agent's change per port: the new port's chains and its map and set elements;
+    the other ports' chains are not sent again."""
+    web = GuestPort(WEB.id, NET, WEB.ips, WEB.groups, "fa:16:3e:00:00:05")
+    db = GuestPort(DB.id, NET, DB.ips, DB.groups, "fa:16:3e:00:00:06")
+    before = layout([web], RULES, {"sg-web": ["10.0.0.5"]}, ["tapdddddddd-00"])
+    after = layout([web, db], RULES, MEMBERS, ["tapdddddddd-00"])
+    script = render_changes("t", before, after).splitlines()
+    assert not any("aaaaaaaa" in line for line in script), script
+    assert "add chain inet t in_bbbbbbbb000040008000000000000002" in script
+    assert ('add element inet t ingress6 { "brq5e0b8a2c-11" . fd00::6 : jump '
+            'in_bbbbbbbb000040008000000000000002 }') in script
+    assert ('add element bridge t spoof { "tapbbbbbbbb-00" : jump '
+            'spoof_bbbbbbbb000040008000000000000002 }') in script
+    assert 'add element bridge t guest_taps { "tapbbbbbbbb-00" }' in script
+    assert render_changes("t", after, after) == ""
+    # and back: its elements leave before its chains are deleted
+    back = render_changes("t", after, before).splitlines()
+    assert back.index('delete element bridge t guest_taps { "tapbbbbbbbb-00" }') < \
+        back.index("delete chain inet t in_bbbbbbbb000040008000000000000002")
+    assert "flush set inet t g_sgdb_6" in back  # the group has no member left
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("nft") is None,
+                    reason="applying nftables needs root and nftables")
+def test_changes_applied_leave_the_same_tables_as_a_whole_swap():
+    """Applied for real (a table of this test's own): ports added, changed and removed
+    one change at a time end where a whole swap of the final state ends."""
+    from pocketstack.common import config
+    from pocketstack.network.agent import firewall
+
+    table = f"guestnet_inc_{os.getpid()}"
+    config.CONF.set_override("nft_table", table, group="network")
+
+    def listing():
+        return "".join(subprocess.run(["nft", "list", "table", family, table],
+                                      capture_output=True, text=True, check=True).stdout
+                       for family in ("inet", "bridge"))
+
+    web = GuestPort(WEB.id, NET, WEB.ips, WEB.groups, "fa:16:3e:00:00:05")
+    db = GuestPort(DB.id, NET, DB.ips, DB.groups, "fa:16:3e:00:00:06")
+    db_moved = GuestPort(DB.id, NET, ["10.0.0.7"], ["sg-web"], "fa:16:3e:00:00:07")
+    steps = [layout([web], RULES, {"sg-web": ["10.0.0.5"]}, ["tapdddddddd-00"]),
+             layout([web, db], RULES, MEMBERS, ["tapdddddddd-00"]),
+             layout([web, db_moved], RULES, {"sg-web": ["10.0.0.5", "10.0.0.7"]}, []),
+             layout([db_moved], RULES, {"sg-web": ["10.0.0.7"]}, [])]
+    try:
+        firewall.apply_layout(None, steps[0])
+        for old, new in zip(steps, steps[1:]):
+            assert render_changes(table, old, new)
+            firewall.apply_layout(old, new)
+        incremental = listing()
+        firewall.apply_layout(None, steps[-1])
+        assert incremental == listing()
+        assert "aaaaaaaa" not in incremental and "in_bbbbbbbb" in incremental
+    finally:
+        firewall.apply_layout(None, None)
+        config.CONF.clear_override("nft_table", group="network")

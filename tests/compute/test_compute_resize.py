@@ -82,6 +82,9 @@ def test_resize_then_revert_restores_flavor_host_and_claims(api, admin_api, serv
     before = _allocs(server)
     assert _action(api, server, {"resize": {"flavorRef": MICRO}}).status_code == 202
     _wait_status(api, server, "VERIFY_RESIZE")
+    # as nova: the resized guest's console is readable while the user verifies it
+    assert "Resized on" in api.post(f"/servers/{server}/action",
+                                    {"os-getConsoleOutput": {}}).json()["output"]
     r = _action(api, server, {"revertResize": None})
     assert r.status_code == 202, r.text
     s = _wait_status(api, server, "ACTIVE")

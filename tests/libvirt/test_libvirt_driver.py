@@ -109,6 +109,47 @@ def test_snapshot_console_and_destroy(driver):
     driver.destroy(inst)  # idempotent
 
 
+def test_resize_on_the_host_then_revert_or_confirm(driver):
+    """Cold resize: the old guest kept as <uuid>_resize, the new one with the flavor's
+    memory, vCPUs and a grown root disk; revert brings the old one back, confirm and
+    delete drop what was kept; shrinking is refused before anything changes."""
+    from pocketstack.common import exceptions
+
+    inst = instance()
+    uuid_ = inst["uuid"]
+    inst_dir = os.path.join(driver.instances_path, uuid_)
+    driver.spawn(inst, dict(IMAGE), [VIF], None)
+    bigger = dict(FLAVOR, name="m1.bigger", memory_mb=256, vcpus=2, root_gb=2)
+    with pytest.raises(exceptions.BadRequest, match="Unable to resize disk down"):
+        driver.migrate_disk_and_power_off(inst, dict(FLAVOR, root_gb=0))
+    assert driver.get_power_state(uuid_) == states.RUNNING
+
+    for finish in ("revert", "confirm"):
+        driver.migrate_disk_and_power_off(inst, bigger)
+        assert driver.get_power_state(uuid_) is None  # undefined; its XML is kept
+        assert os.path.isdir(inst_dir + "_resize")
+        driver.finish_migration(dict(inst, flavor=bigger), [VIF], True)
+        assert driver.get_power_state(uuid_) == states.RUNNING
+        xml = driver.host.lookup(uuid_).XMLDesc(0)
+        assert "<memory unit='KiB'>262144</memory>" in xml and ">2</vcpu>" in xml
+        assert '<nova:flavor name="m1.bigger">' in xml
+        assert qemu_info(os.path.join(inst_dir, "disk"))["virtual-size"] == 2 << 30
+        assert sorted(driver.devices(uuid_)["disks"]) == ["vda", "vdb", "vdc"]
+        if finish == "revert":
+            driver.destroy(dict(inst, keep_resize_source=True))  # the destination's part
+            driver.finish_revert_migration(inst, [VIF], True)
+            xml = driver.host.lookup(uuid_).XMLDesc(0)
+            assert "<memory unit='KiB'>131072</memory>" in xml
+            assert qemu_info(os.path.join(inst_dir, "disk"))["virtual-size"] == 1 << 30
+        else:
+            driver.confirm_migration(inst)
+        assert not os.path.exists(inst_dir + "_resize")
+
+    driver.migrate_disk_and_power_off(dict(inst, flavor=bigger), bigger)
+    driver.destroy({"uuid": uuid_})  # deleted while resizing: nothing stays
+    assert not os.path.exists(inst_dir) and not os.path.exists(inst_dir + "_resize")
+
+
 def test_flavor_too_small_for_the_image_leaves_nothing(driver):
     from pocketstack.compute.virt.libvirt.imagecache import ImageError
 

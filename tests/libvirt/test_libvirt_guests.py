@@ -270,6 +270,65 @@ def test_guests_on_one_network_reach_each_other_not_another(cloud, real_host, ti
         conn.compute.wait_for_delete(server, interval=0.2, wait=60)
 
 
+def last_console_line(conn, server_id, what: str) -> str:
+    """The rest of the guest's latest "pocketstack-tiny: <what> ..." line."""
+    lines = [line for line in console(conn, server_id).splitlines()
+             if line.startswith(f"pocketstack-tiny: {what} ")]
+    return lines[-1].split(" ", 2)[2] if lines else ""
+
+
+def nft_listing() -> str:
+    return "".join(subprocess.run(["nft", "list", "table", family, "lvt_test"],
+                                  capture_output=True, text=True).stdout
+                   for family in ("inet", "bridge"))
+
+
+def test_interface_hot_plug_shows_in_the_guest_and_leaves_nothing(cloud, real_host,
+                                                                  tiny_image, member):
+    """`openstack server add port`: the guest sees a new NIC and leases the port's
+    address on it; `server remove port`: the NIC leaves the guest, and its tap and
+    nftables rules leave the host."""
+    user, conn = member
+    nets = []
+    for cidr in ("10.78.3.0/28", "10.78.4.0/28"):
+        net = conn.network.create_network(name=f"lvt-hot-{uuid.uuid4().hex[:4]}")
+        conn.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+        nets.append(net)
+    name = f"lvt-hot-{uuid.uuid4().hex[:4]}"
+    server = conn.compute.create_server(name=name, image_id=tiny_image.id, flavor_id="42",
+                                        networks=[{"uuid": nets[0].id}])
+    port = conn.network.create_port(network_id=nets[1].id)
+    address = port.fixed_ips[0]["ip_address"]
+    tap, chain = "tap" + port.id[:11], "in_" + port.id.replace("-", "")
+    try:
+        conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        wait_for(lambda: "pocketstack-tiny: up" in console(conn, server.id), BOOT_TIMEOUT,
+                 "the guest to finish booting")
+        assert last_console_line(conn, server.id, "net-devices").split() == ["eth0", "lo"]
+
+        cloud.cli("server", "add", "port", name, port.id, user=user)
+        wait_for(lambda: f"eth1 leased {address}/28" in console(conn, server.id), 60,
+                 "the guest to lease the new port's address on eth1")
+        assert last_console_line(conn, server.id, "net-devices").split() == \
+            ["eth0", "eth1", "lo"]
+        assert os.path.exists(f"/sys/class/net/{tap}")
+        assert chain in nft_listing()
+        assert conn.network.get_port(port.id).device_id == server.id
+
+        cloud.cli("server", "remove", "port", name, port.id, user=user)
+        wait_for(lambda: last_console_line(conn, server.id, "net-devices").split()
+                 == ["eth0", "lo"], 60, "eth1 to leave the guest")
+        wait_for(lambda: not os.path.exists(f"/sys/class/net/{tap}"), 30, "the tap to go")
+        wait_for(lambda: chain not in nft_listing(), 30, "the port's rules to go")
+        assert not conn.network.get_port(port.id).device_id  # the user's port stays
+    finally:
+        conn.compute.delete_server(server, ignore_missing=True)
+        conn.compute.wait_for_delete(server, interval=0.2, wait=60)
+        conn.network.delete_port(port, ignore_missing=True)
+        for net in nets:
+            conn.network.delete_network(net, ignore_missing=True)
+
+
 @pytest.fixture(scope="module")
 def plain_guest(cloud, real_host, tiny_image, member):
     """A tiny guest without networks (volumes and power sync need none)."""
@@ -329,6 +388,82 @@ def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, ti
                  BOOT_TIMEOUT, "the rebuilt guest to boot")
     finally:
         admin.image.delete_image(image, ignore_missing=True)
+
+
+GIB_SECTORS = 1024 ** 3 // 512
+
+
+def booted_with(conn, server_id) -> tuple[int, int] | None:
+    """(cpus, sectors of vda) of the guest's latest boot once that boot is up."""
+    out = console(conn, server_id)
+    start = out.rfind("pocketstack-tiny: hardware ")
+    match = re.match(r"pocketstack-tiny: hardware cpus=(\d+) .*vda=(\d+)", out[start:])
+    if start < 0 or not match or "pocketstack-tiny: up" not in out[start:]:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def boots(conn, server_id) -> int:
+    return console(conn, server_id).count("pocketstack-tiny: hardware ")
+
+
+def wait_booted(conn, server_id, expected: tuple[int, int], what: str,
+                count: int | None = None) -> None:
+    """Until the latest boot is up with ``expected``; with ``count``, only once the
+    console shows that many boots (a console can start with an older boot's lines)."""
+    try:
+        wait_for(lambda: (count is None or boots(conn, server_id) == count)
+                 and booted_with(conn, server_id) == expected, BOOT_TIMEOUT, what)
+    except AssertionError as error:  # say what the guest showed instead
+        tail = "\n".join(console(conn, server_id).splitlines()[-12:])
+        raise AssertionError(f"{error}; the console ends:\n{tail}") from None
+
+
+def test_cold_resize_revert_and_confirm(cloud, real_host, member, plain_guest):
+    """Resize on the guest's own host: the guest boots with the new flavor's vCPUs and a
+    root disk grown to it; revert brings the old guest back (1 vCPU, 1 GiB); confirm
+    keeps the new one and drops what was kept. A cold migration is refused with 409:
+    the disks cannot leave this host yet."""
+    from openstack import exceptions as sdk_exceptions
+
+    user, conn = member
+    admin = cloud.sdk()
+    sid = plain_guest.id
+    kept = instance_dir(real_host, sid) + "_resize"
+    with pytest.raises(sdk_exceptions.ConflictException) as refused:
+        admin.compute.migrate_server(plain_guest)
+    assert "moving their disks to another host is not supported yet" in str(refused.value)
+    flavor = admin.compute.create_flavor(name=f"lvt-resize-{uuid.uuid4().hex[:4]}", ram=256,
+                                         vcpus=2, disk=2)
+    try:
+        wait_for(lambda: booted_with(conn, sid), BOOT_TIMEOUT, "the guest up")
+        assert booted_with(conn, sid) == (1, GIB_SECTORS)
+        for finish in ("revert", "confirm"):
+            conn.compute.resize_server(plain_guest, flavor.id)
+            wait_for(lambda: status(conn, sid) == "VERIFY_RESIZE", BOOT_TIMEOUT,
+                     "VERIFY_RESIZE")
+            assert os.path.isdir(kept)
+            assert real_host.driver.host.lookup(sid).info()[1:4] == [256 * 1024,
+                                                                     256 * 1024, 2]
+            if finish == "revert":
+                # the guest itself saw it (the confirm round skips this wait: time)
+                wait_booted(conn, sid, (2, 2 * GIB_SECTORS),
+                            "the resized guest up with 2 vCPUs and a 2 GiB root disk")
+                # the resized guest's console continued the old one: the old guest's
+                # console, restored, shows as many boots once it booted again
+                count = boots(conn, sid)
+                conn.compute.revert_server_resize(plain_guest)
+                wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after revert")
+                wait_booted(conn, sid, (1, GIB_SECTORS), "the old guest up again", count)
+            else:
+                conn.compute.confirm_server_resize(plain_guest)
+                wait_for(lambda: status(conn, sid) == "ACTIVE", 60, "ACTIVE after confirm")
+            assert not os.path.isdir(kept)
+        server = conn.compute.get_server(sid)
+        assert (server.flavor.original_name or server.flavor.id) == flavor.name
+        assert real_host.driver.get_power_state(sid) == 1
+    finally:
+        admin.compute.delete_flavor(flavor, ignore_missing=True)
 
 
 def test_killed_qemu_shows_shutoff(cloud, real_host, member, plain_guest):

@@ -6,7 +6,8 @@ Its init loads the virtio, cdrom and power-button modules (in the dependency ord
 NIC and prints it, prints the instance uuid, hostname and key from the config drive (label
 config-2) and from the metadata service, runs the user data when it starts with ``#!``,
 powers off on an ACPI power-button press (so a soft stop or reboot is clean) and lists its
-block devices whenever they change (a hot-plugged volume shows up). Every line it prints
+block devices and NICs whenever they change (a hot-plugged volume or NIC shows up; a new
+NIC is leased too). Every line it prints
 starts with ``pocketstack-tiny:`` so tests and people can grep the console log.
 
 The initramfs is a gzip'd cpio "newc" archive written here in Python: no root, no
@@ -25,7 +26,10 @@ import subprocess
 MODULES = ("virtio_pci", "virtio_blk", "virtio_net", "isofs", "sr_mod", "ata_piix",
            "evdev", "button")
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
-COMMAND_LINE = "console=ttyS0 quiet"
+# no_timer_check: under software emulation on a loaded host the kernel's IO-APIC timer
+# check can miss its ticks and panic ("IO-APIC + timer doesn't work!"); cloud images
+# boot with it for the same reason.
+COMMAND_LINE = "console=ttyS0 quiet no_timer_check"
 PREFIX = "pocketstack-tiny"
 
 INIT = r"""#!/bin/busybox sh
@@ -47,6 +51,11 @@ facts() { echo "uuid=$(jget uuid < $1) hostname=$(jget hostname < $1) key=$(keyn
 keyname() { grep -o '"public_keys": *{ *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/'; }
 say "booting, kernel $(uname -r)"
 for m in $(cat /etc/modules.order); do insmod /lib/modules/$m 2>/dev/null; done
+# what the flavor gave it (a resize shows here)
+sizes=""
+for d in /sys/block/vd*; do [ -e $d/size ] && sizes="$sizes ${d##*/}=$(cat $d/size)"; done
+say "hardware cpus=$(grep -c ^processor /proc/cpuinfo)" \
+    "memory=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)kB sectors:$sizes"
 ip link set lo up
 
 # A power-button press (libvirt's ACPI shutdown) powers off cleanly.
@@ -101,10 +110,24 @@ if [ -s /tmp/user_data ] && head -c 2 /tmp/user_data | grep -q '#!'; then
 fi
 say "up"
 
+# Block devices and NICs whenever they change; a hot-plugged NIC gets its DHCP lease.
 last=""
+nets=$(cd /sys/class/net && echo *)
+say "net-devices $nets"
 while true; do
   now=$(cd /sys/block && echo *)
   if [ "$now" != "$last" ]; then say "block-devices $now"; last="$now"; fi
+  was="$nets"
+  nets=$(cd /sys/class/net && echo *)
+  if [ "$nets" != "$was" ]; then
+    say "net-devices $nets"
+    for nic in $nets; do
+      case " $was " in *" $nic "*) continue ;; esac
+      ip link set $nic up
+      (udhcpc -i $nic -s /etc/udhcpc.script -O staticroutes -O mtu -t 15 -T 1 -n -q \
+         >/dev/null 2>&1 || say "$nic: no DHCP lease") &
+    done
+  fi
   sleep 2
 done
 """

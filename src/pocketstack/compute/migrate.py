@@ -67,6 +67,9 @@ def migrate(ctx, inst, host: str | None = None) -> None:
         raise exceptions.Conflict(f"Cannot 'migrate' instance {inst.uuid}: its compute host "
                                   f"{inst.host or '-'} is not up.")
     _check_target(inst, host)
+    from pocketstack.compute.resize import check_disk_moves
+
+    check_disk_moves(inst, "migrate")
     m = _migration(inst, "migration", "pre-migrating", host)
     _start(ctx, inst, m, states.RESIZE_PREP, "migrate", (states.ACTIVE, states.STOPPED))
     from pocketstack.compute.api import conductor

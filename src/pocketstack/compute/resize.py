@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
-from pocketstack.compute.models import Allocation, Migration
+from pocketstack.compute.models import Allocation, ComputeNode, Migration
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -117,6 +117,24 @@ def _check_host_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
+def keeps_disks_local(inst) -> bool:
+    """A host of real guests (libvirt): their disks stay on it, so a resize happens on
+    that host and a cold migration cannot happen yet; only the simulated driver hands
+    disks over to another host."""
+    with db.reader() as s:
+        kind = s.scalar(sa.select(ComputeNode.hypervisor_type)
+                        .where(ComputeNode.host == inst.host))
+    return kind not in (None, "fake")
+
+
+def check_disk_moves(inst, action: str) -> None:
+    """Refuse with 409 before anything changes (the host would refuse after a 202)."""
+    if keeps_disks_local(inst):
+        raise exceptions.Conflict(
+            f"Cannot '{action}' instance {inst.uuid}: its host {inst.host} runs real guests, "
+            f"and moving their disks to another host is not supported yet.")
+
+
 def _new_flavor(ctx, inst, flavor_ref: str) -> dict:
     from pocketstack.compute.rest.flavors import get_flavor
 
@@ -159,7 +177,9 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
                           status="pre-migrating", source_compute=inst.host,
                           source_node=inst.node, old_flavor=old, new_flavor=new,
                           old_vm_state=inst.vm_state, project_id=inst.project_id,
-                          user_id=inst.user_id)
+                          user_id=inst.user_id,
+                          # a real guest is resized where its disks are
+                          dest_compute=inst.host if keeps_disks_local(inst) else None)
     values = {"task_state": states.RESIZE_PREP, "progress": 0,
               # counted quota holds the larger of the two flavors until the resize ends
               "vcpus": max(old["vcpus"], new["vcpus"]),

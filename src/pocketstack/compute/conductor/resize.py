@@ -29,10 +29,11 @@ class ResizeTaskMixin:
         # "migration allocation"); the instance's name is free for the destination.
         claims.move(instance_uuid, m.uuid)
         spec = dict(inst.request_spec or {})
-        # A cold migration (same flavor) must land elsewhere, on the host named if any.
+        # A cold migration (same flavor) must land elsewhere, on the host named if any;
+        # a resize lands on the host the API named (a real guest's own), else anywhere.
         moving = m.migration_type == "migration"
         spec.update(flavor=m.new_flavor, tried_hosts=[m.source_compute] if moving else [],
-                    force_host=m.dest_compute if moving else None, force_node=None,
+                    force_host=m.dest_compute, force_node=None,
                     num_instances=1)
         sched = Step(ctx, instance_uuid, "scheduler_select_destinations", "scheduler",
                      config.CONF.host, f"flavor {m.new_flavor['name']}")

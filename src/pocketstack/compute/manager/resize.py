@@ -89,8 +89,8 @@ class ResizeMixin:
             LOG.info("Finishing the resize of %s failed on %s: %s", instance_uuid, self.host,
                      error)
             step.fail(error)
-            try:
-                self.driver.destroy({"uuid": instance_uuid})
+            try:  # the source (maybe this host) still needs what it kept for the revert
+                self.driver.destroy({"uuid": instance_uuid, "keep_resize_source": True})
             except Exception:  # noqa: BLE001 - nothing may have been created
                 pass
             instances.update(instance_uuid, {}, events=[step])
@@ -119,8 +119,8 @@ class ResizeMixin:
         if inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_revert_resize", "compute", self.host)
-        try:
-            self.driver.destroy(_guest(inst))
+        try:  # the source (maybe this host) brings back what it kept
+            self.driver.destroy(dict(_guest(inst), keep_resize_source=True))
         except Exception as error:  # noqa: BLE001 - the source takes over regardless
             step.fail(error)
         with db.transaction() as s:

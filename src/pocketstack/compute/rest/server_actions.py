@@ -65,8 +65,10 @@ def _console(req, inst, args):
     validate({"type": ["object", "null"], "properties": {"length": {
         "type": ["integer", "string", "null"], "pattern": "^-?[0-9]+$"}},
         "additionalProperties": False}, args)
+    # nova refuses only deleting/migrating tasks: a resized guest (VERIFY_RESIZE) runs,
+    # and its console is how a user verifies the resize
     if inst.vm_state not in ("active", "stopped", "paused", "suspended", "rescued",
-                             "error") or not inst.host:
+                             "resized", "error") or not inst.host:
         raise exceptions.Conflict(f"Instance {inst.uuid} is not ready")
     text = actions.compute_rpc.get_console_output(req.context, inst.host, inst.uuid)
     length = (args or {}).get("length")

@@ -109,7 +109,13 @@ class HostAgent:
         self.stopping = False
         self.metadata: dict[str, object] = {}  # network id -> MetadataServer
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
-        self.rules_applied = _NOTHING_YET  # the nft text last applied (None: no tables)
+        self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
+        # Binds waiting for the lock share one firewall pass: each takes a ticket (its
+        # binding is committed by then); a pass that read the database after ticket n was
+        # taken covers every bind up to n.
+        self.tickets = 0
+        self.rules_cover = 0
+        self.ticket_lock = threading.Lock()
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-host-agent", daemon=True)
 
@@ -143,14 +149,21 @@ class HostAgent:
 
     # --- work ---------------------------------------------------------------------
 
+    def _ticket(self) -> int:
+        with self.ticket_lock:
+            self.tickets += 1
+            return self.tickets
+
     def ensure(self, network_id: str) -> None:
         """Plumb one network now (bridge, namespace, dnsmasq, metadata) and its rules."""
+        ticket = self._ticket()
         with self.lock:
             with db.reader() as s:
                 plan = _plan(s, network_id)
             if plan is not None:
                 self._plug(plan)
-            self._firewall()
+            if self.rules_cover < ticket:  # else a pass since our bind has our port
+                self._firewall()
 
     def reconcile(self) -> None:
         with self.lock:
@@ -200,16 +213,18 @@ class HostAgent:
             server.stop()
 
     def _firewall(self) -> None:
+        covers = self.tickets  # binds committed before this read are in it
         with db.reader() as s:
             ports, rules, members, dhcp_taps = _firewall_state(s)
-        text = None
-        if ports or dhcp_taps:
-            table = firewall.table_name()
-            text = (firewall.render(table, ports, rules, members) +
-                    firewall.render_l2(table, ports, dhcp_taps))
-        if text != self.rules_applied or self.rules_applied is _NOTHING_YET:
-            firewall.apply(text)
-            self.rules_applied = text
+        wanted = (firewall.layout(ports, rules, members, dhcp_taps)
+                  if ports or dhcp_taps else None)
+        if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
+            firewall.apply_layout(None, wanted)
+        elif wanted != self.rules_applied:
+            # a bind adds one port's chains and map entries, not a new table
+            firewall.apply_layout(self.rules_applied, wanted)
+        self.rules_applied = wanted
+        self.rules_cover = max(self.rules_cover, covers)
 
     def files_written(self, network_id: str) -> None:
         """The DHCP writer replaced the network's files: dnsmasq re-reads them, and the

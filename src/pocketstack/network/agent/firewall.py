@@ -5,11 +5,13 @@ nf_call_iptables), where connection tracking works; the kernels here lack conntr
 the bridge family. Bridged packets carry the bridge as both in- and out-interface, so a
 port is told apart by its fixed IPs on its bridge:
 
-* ``oifname brqX ip daddr <port ip>`` jumps to the port's ingress chain: replies to what
+* ``oifname brqX ip daddr <port ip>`` jumps to the port's ingress chain (an element of
+  the verdict map ``ingress4``/``ingress6``): replies to what
   it sent, DHCP, IPv6 neighbour discovery, then an allow-list from its groups' ingress
   rules (remote prefix, remote group as a set of member addresses, protocol, ports),
   else drop;
-* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain first: its groups'
+* ``iifname brqX ip saddr <port ip>`` jumps to its egress chain first (map
+  ``egress4``/``egress6``): its groups'
   egress rules (the default group allows all) return to the receiver's ingress check,
   anything else is dropped;
 * nothing is routed between a guest bridge and any other interface, and nothing from a
@@ -17,17 +19,22 @@ port is told apart by its fixed IPs on its bridge:
 * a bridge-family table (render_l2) drops what a guest sends with a MAC or address not
   its own, and keeps every frame from guests and DHCP veths away from the host (ARP too).
 
-The whole table is rendered from the database and swapped in one ``nft -f`` transaction.
+The tables are described by a Layout read from the database. The first time (and after
+any refusal) both tables are swapped whole in one ``nft -f`` transaction; after that only
+what changed is sent, also as one transaction: binding a port adds its chains and its map
+and set elements, however many ports the host has (a whole-table swap grows with them).
 """
 from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import logging
 
 from pocketstack.common import config
 from pocketstack.network import agent
 from pocketstack.network.agent import ip as host
 
+LOG = logging.getLogger(__name__)
 PROTOCOL_NUMBERS = {"1": "icmp", "6": "tcp", "17": "udp", "58": "icmpv6", "132": "sctp"}
 
 
@@ -98,56 +105,186 @@ def _match(rule: Rule) -> str | None:
     return " ".join(parts)
 
 
-def render(table: str, ports: list[GuestPort], rules: list[Rule],
-           members: dict[str, list[str]]) -> str:
-    """The table's nft text. ``members``: group id -> fixed IPs of every port in it."""
+@dataclasses.dataclass
+class Layout:
+    """What the tables hold, piece by piece, so a change to one port is applied as that
+    port's pieces only (render_changes) instead of swapping the whole table."""
+    sets: dict[str, tuple[str, tuple[str, ...]]]       # inet: name -> (type, elements)
+    chains: dict[str, tuple[str, ...]]                 # inet: in_/out_ chain -> rules
+    maps: dict[str, dict[str, str]]                    # inet vmap -> {key: chain}
+    l2_chains: dict[str, tuple[str, ...]]              # bridge: spoof_ chain -> rules
+    spoof: dict[str, str]                              # bridge: tap -> spoof_ chain
+    taps: tuple[str, ...]                              # bridge: taps kept from the host
+
+
+# (map, type, key expression): a port's address on its bridge -> its chain
+MAPS = (("egress4", "ifname . ipv4_addr", "iifname . ip saddr"),
+        ("egress6", "ifname . ipv6_addr", "iifname . ip6 saddr"),
+        ("ingress4", "ifname . ipv4_addr", "oifname . ip daddr"),
+        ("ingress6", "ifname . ipv6_addr", "oifname . ip6 daddr"))
+
+
+def layout(ports: list[GuestPort], rules: list[Rule], members: dict[str, list[str]],
+           host_taps: list[str] = ()) -> Layout:
+    """``members``: group id -> fixed IPs of every port in it; ``host_taps``: the DHCP
+    veths, kept from the host like guests' taps."""
     by_group: dict[str, list[Rule]] = {}
     for rule in rules:
         by_group.setdefault(rule.group_id, []).append(rule)
-    remote_groups = sorted({r.remote_group_id for r in rules if r.remote_group_id})
-    # IPv6 neighbour discovery every port accepts (one set: nft parses an inline set per
-    # port slowly, and the table is rendered on every bind)
-    lines = [f"table inet {table} {{",
-             "  set nd { type icmpv6_type; elements = { nd-neighbor-solicit, "
-             "nd-neighbor-advert, nd-router-advert }; }"]
-    for group_id in remote_groups:
+    sets = {}
+    for group_id in sorted({r.remote_group_id for r in rules if r.remote_group_id}):
         for version, kind in ((4, "ipv4_addr"), (6, "ipv6_addr")):
             ips = sorted(ip for ip in members.get(group_id, [])
                          if ipaddress.ip_address(ip).version == version)
-            elements = f" elements = {{ {', '.join(ips)} }};" if ips else ""
-            lines.append(f"  set {set_name(group_id, version)} {{ type {kind};{elements} }}")
+            sets[set_name(group_id, version)] = (kind, tuple(ips))
+    chains: dict[str, tuple[str, ...]] = {}
+    maps: dict[str, dict[str, str]] = {name: {} for name, _, _ in MAPS}
+    for port in ports:
+        port_rules = [r for g in port.groups for r in by_group.get(g, [])]
+        chains[f"in_{_hex(port.id)}"] = (
+            "ct state established,related accept", "udp sport 67 udp dport 68 accept",
+            "icmpv6 type @nd accept",
+            *(f"{m} accept" for m in _matches(port_rules, "ingress")), "drop")
+        chains[f"out_{_hex(port.id)}"] = (
+            "ct state established,related return",
+            *(f"{m} return" for m in _matches(port_rules, "egress")), "drop")
+        bridge = agent.bridge_name(port.network_id)
+        for address in port.ips:
+            version = 6 if ":" in address else 4
+            key = f'"{bridge}" . {address}'
+            maps[f"egress{version}"][key] = f"out_{_hex(port.id)}"
+            maps[f"ingress{version}"][key] = f"in_{_hex(port.id)}"
+    l2_chains, spoof = {}, {}
+    for port in ports:
+        if port.mac:
+            l2_chains[f"spoof_{_hex(port.id)}"] = _spoof_rules(port)
+            spoof[agent.tap_name(port.id)] = f"spoof_{_hex(port.id)}"
+    taps = tuple(sorted({agent.tap_name(p.id) for p in ports} | set(host_taps)))
+    return Layout(sets, chains, maps, l2_chains, spoof, taps)
+
+
+def _elements(values) -> str:
+    return "{ " + ", ".join(values) + " }"
+
+
+def render(table: str, ports: list[GuestPort], rules: list[Rule],
+           members: dict[str, list[str]]) -> str:
+    """The inet table's nft text (tests; the agent applies render_layout)."""
+    return _render_inet(table, layout(ports, rules, members))
+
+
+def render_l2(table: str, ports: list[GuestPort], host_taps: list[str]) -> str:
+    """The bridge-family table: what enters the bridge from a guest's tap must carry its
+    MAC and addresses (or an allowed address pair's; 0.0.0.0 for DHCP), ARP included;
+    nothing from a guest's tap or a DHCP veth reaches the host itself (no ARP answers
+    either). Stateless, so it needs no connection tracking in the bridge family."""
+    return _render_bridge(table, layout(ports, [], {}, host_taps))
+
+
+def render_layout(table: str, plan: Layout) -> str:
+    """Both tables, whole."""
+    return _render_inet(table, plan) + _render_bridge(table, plan)
+
+
+def _render_inet(table: str, plan: Layout) -> str:
+    # IPv6 neighbour discovery every port accepts (one named set: nft parses an inline
+    # set per port slowly)
+    lines = [f"table inet {table} {{",
+             "  set nd { type icmpv6_type; elements = { nd-neighbor-solicit, "
+             "nd-neighbor-advert, nd-router-advert }; }"]
+    for name, (kind, ips) in plan.sets.items():
+        elements = f" elements = {_elements(ips)};" if ips else ""
+        lines.append(f"  set {name} {{ type {kind};{elements} }}")
+    for name, kind, _ in MAPS:
+        entries = [f"{key} : jump {chain}" for key, chain in (plan.maps.get(name) or {}).items()]
+        elements = f" elements = {_elements(entries)};" if entries else ""
+        lines.append(f"  map {name} {{ type {kind} : verdict;{elements} }}")
+    # The sender's egress chain first (it returns what it allows), then the receiver's
+    # ingress chain decides: an accept ends the whole hook, so it can only come last.
     lines += ["  chain guests {",
               "    type filter hook forward priority 0; policy accept;",
               '    iifname "brq*" oifname != "brq*" drop',
-              '    oifname "brq*" iifname != "brq*" drop']
-    # The sender's egress chain first (it returns what it allows), then the receiver's
-    # ingress chain decides: an accept ends the whole hook, so it can only come last.
-    for direction, peer, chain in (("iifname", "saddr", "out"), ("oifname", "daddr", "in")):
-        for port in ports:
-            bridge = agent.bridge_name(port.network_id)
-            for address in port.ips:
-                family = "ip6" if ":" in address else "ip"
-                lines.append(f'    {direction} "{bridge}" {family} {peer} {address} '
-                             f"jump {chain}_{_hex(port.id)}")
-    lines += ["  }",
+              '    oifname "brq*" iifname != "brq*" drop',
+              *(f"    {key} vmap @{name}" for name, _, key in MAPS),
+              "  }",
               "  chain host {",
               "    type filter hook input priority 0; policy accept;",
               '    iifname "brq*" drop',
               "  }"]
-    for port in ports:
-        port_rules = [r for g in port.groups for r in by_group.get(g, [])]
-        lines += [f"  chain in_{_hex(port.id)} {{",
-                  "    ct state established,related accept",
-                  "    udp sport 67 udp dport 68 accept",
-                  "    icmpv6 type @nd accept"]
-        lines += [f"    {m} accept" for m in _matches(port_rules, "ingress")]
-        lines += ["    drop", "  }",
-                  f"  chain out_{_hex(port.id)} {{",
-                  "    ct state established,related return"]
-        lines += [f"    {m} return" for m in _matches(port_rules, "egress")]
-        lines += ["    drop", "  }"]
+    for name, rules in plan.chains.items():
+        lines += [f"  chain {name} {{", *(f"    {r}" for r in rules), "  }"]
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _render_bridge(table: str, plan: Layout) -> str:
+    entries = [f'"{tap}" : jump {chain}' for tap, chain in plan.spoof.items()]
+    spoof = f" elements = {_elements(entries)};" if entries else ""
+    names = [f'"{tap}"' for tap in plan.taps]
+    taps = f" elements = {_elements(names)};" if names else ""
+    lines = [f"table bridge {table} {{",
+             f"  set guest_taps {{ type ifname;{taps} }}",
+             f"  map spoof {{ type ifname : verdict;{spoof} }}",
+             "  chain ports {",
+             "    type filter hook prerouting priority -300; policy accept;",
+             "    iifname vmap @spoof",
+             "  }",
+             "  chain host {",
+             "    type filter hook input priority 0; policy accept;",
+             "    iifname @guest_taps drop",
+             "  }"]
+    for name, rules in plan.l2_chains.items():
+        lines += [f"  chain {name} {{", *(f"    {r}" for r in rules), "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render_changes(table: str, old: Layout, new: Layout) -> str:
+    """The nft commands that turn ``old`` into ``new`` in one transaction, touching only
+    what changed (a bind adds one port's chains and map entries); "" if nothing did.
+    Order matters: sets and chains exist before anything refers to them, and go only
+    after nothing does."""
+    inet, bridge = f"inet {table}", f"bridge {table}"
+    out: list[str] = []
+    for name, (kind, ips) in new.sets.items():
+        if old.sets.get(name) != (kind, ips):
+            if name not in old.sets:
+                out.append(f"add set {inet} {name} {{ type {kind}; }}")
+            else:
+                out.append(f"flush set {inet} {name}")
+            if ips:
+                out.append(f"add element {inet} {name} {_elements(ips)}")
+    for family, old_chains, new_chains in ((inet, old.chains, new.chains),
+                                           (bridge, old.l2_chains, new.l2_chains)):
+        for name, rules in new_chains.items():
+            if old_chains.get(name) != rules:
+                out.append(f"add chain {family} {name}")
+                out.append(f"flush chain {family} {name}")
+                out += [f"add rule {family} {name} {r}" for r in rules]
+    for name, _, _ in MAPS:
+        before, after = old.maps.get(name) or {}, new.maps.get(name) or {}
+        gone = [k for k in before if after.get(k) != before[k]]
+        added = [f"{k} : jump {c}" for k, c in after.items() if before.get(k) != c]
+        if gone:
+            out.append(f"delete element {inet} {name} {_elements(gone)}")
+        if added:
+            out.append(f"add element {inet} {name} {_elements(added)}")
+    gone = [f'"{t}"' for t in old.spoof if new.spoof.get(t) != old.spoof[t]]
+    added = [f'"{t}" : jump {c}' for t, c in new.spoof.items() if old.spoof.get(t) != c]
+    if gone:
+        out.append(f"delete element {bridge} spoof {_elements(gone)}")
+    if added:
+        out.append(f"add element {bridge} spoof {_elements(added)}")
+    gone = [f'"{t}"' for t in old.taps if t not in new.taps]
+    added = [f'"{t}"' for t in new.taps if t not in old.taps]
+    if gone:
+        out.append(f"delete element {bridge} guest_taps {_elements(gone)}")
+    if added:
+        out.append(f"add element {bridge} guest_taps {_elements(added)}")
+    out += [f"delete chain {inet} {n}" for n in old.chains if n not in new.chains]
+    out += [f"delete chain {bridge} {n}" for n in old.l2_chains if n not in new.l2_chains]
+    out += [f"delete set {inet} {n}" for n in old.sets if n not in new.sets]
+    return "".join(line + "\n" for line in out)
 
 
 def _matches(rules: list[Rule], direction: str) -> list[str]:
@@ -161,45 +298,24 @@ def _matches(rules: list[Rule], direction: str) -> list[str]:
     return out
 
 
-def render_l2(table: str, ports: list[GuestPort], host_taps: list[str]) -> str:
-    """The bridge-family table: what enters the bridge from a guest's tap must carry its
-    MAC and addresses (or an allowed address pair's; 0.0.0.0 for DHCP), ARP included;
-    nothing from a guest's tap or a DHCP veth reaches the host itself (no ARP answers
-    either). Stateless, so it needs no connection tracking in the bridge family."""
-    lines = [f"table bridge {table} {{",
-             "  chain ports {",
-             "    type filter hook prerouting priority -300; policy accept;"]
-    lines += [f'    iifname "{agent.tap_name(p.id)}" jump spoof_{_hex(p.id)}'
-              for p in ports if p.mac]
-    lines.append("  }")
-    taps = sorted({agent.tap_name(p.id) for p in ports} | set(host_taps))
-    if taps:
-        names = ", ".join(f'"{t}"' for t in taps)
-        lines += ["  chain host {", "    type filter hook input priority 0; policy accept;",
-                  f"    iifname {{ {names} }} drop", "  }"]
-    for port in ports:
-        if not port.mac:
-            continue
-        macs = sorted({port.mac} | {p["mac_address"] for p in port.pairs
-                                    if p.get("mac_address")})
-        v4 = sorted({a for a in port.ips if ":" not in a} |
-                    {p["ip_address"] for p in port.pairs if ":" not in p["ip_address"]})
-        v6 = sorted({a for a in port.ips if ":" in a} |
-                    {p["ip_address"] for p in port.pairs if ":" in p["ip_address"]})
-        lines += [f"  chain spoof_{_hex(port.id)} {{",
-                  f"    ether saddr != {_one_or_set(macs)} drop"]
-        if v4:
-            addresses = _one_or_set(v4)
-            lines += [f"    arp saddr ip != {addresses} arp saddr ip != 0.0.0.0 drop",
-                      f"    ip saddr != {addresses} ip saddr != 0.0.0.0 drop"]
-        else:
-            lines += ["    ether type { ip, arp } drop"]
-        if v6:
-            lines += [f"    ip6 saddr != {_one_or_set(v6)} ip6 saddr != fe80::/10 "
-                      "ip6 saddr != :: drop"]
-        lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+def _spoof_rules(port: GuestPort) -> tuple[str, ...]:
+    macs = sorted({port.mac} | {p["mac_address"] for p in port.pairs
+                                if p.get("mac_address")})
+    v4 = sorted({a for a in port.ips if ":" not in a} |
+                {p["ip_address"] for p in port.pairs if ":" not in p["ip_address"]})
+    v6 = sorted({a for a in port.ips if ":" in a} |
+                {p["ip_address"] for p in port.pairs if ":" in p["ip_address"]})
+    rules = [f"ether saddr != {_one_or_set(macs)} drop"]
+    if v4:
+        addresses = _one_or_set(v4)
+        rules += [f"arp saddr ip != {addresses} arp saddr ip != 0.0.0.0 drop",
+                  f"ip saddr != {addresses} ip saddr != 0.0.0.0 drop"]
+    else:
+        rules += ["ether type { ip, arp } drop"]
+    if v6:
+        rules += [f"ip6 saddr != {_one_or_set(v6)} ip6 saddr != fe80::/10 "
+                  "ip6 saddr != :: drop"]
+    return tuple(rules)
 
 
 def _one_or_set(values: list[str]) -> str:
@@ -209,6 +325,24 @@ def _one_or_set(values: list[str]) -> str:
 
 def table_name() -> str:
     return config.CONF.network.nft_table
+
+
+def apply_layout(old: Layout | None, new: Layout | None) -> None:
+    """Make the host's tables hold ``new`` (``None``: no tables): only the changes when
+    ``old`` is what they hold now, else (or if nft refuses the changes, e.g. someone
+    flushed the ruleset) the whole tables swapped in one transaction."""
+    table = table_name()
+    if old is not None and new is not None:
+        script = render_changes(table, old, new)
+        if not script:
+            return
+        try:
+            host.run("nft", "-f", "-", stdin=script)
+            return
+        except host.CommandFailed as error:
+            LOG.warning("Incremental nftables change refused (%s); replacing the tables",
+                        error)
+    apply(render_layout(table, new) if new is not None else None)
 
 
 def apply(text: str | None) -> None:

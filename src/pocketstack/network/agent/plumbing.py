@@ -58,9 +58,15 @@ def plug(plan: NetworkPlan) -> None:
         return
     ns = agent.namespace(plan.network_id)
     root_end, ns_end = veth_names(plan.dhcp_port_id)
-    fresh = not host.link_exists(root_end)
+    new_ns = ns not in host.namespaces()
+    fresh = new_ns or not host.link_exists(root_end)
+    if new_ns and host.link_exists(root_end):
+        # The kernel tears a deleted namespace down in the background: a network unplugged
+        # and plugged again at once (its last guest gone, a new one bound) can still see
+        # the old pair's root end, whose other end is gone with the old namespace.
+        host.ip("link", "del", root_end, check=False)
     commands = _bridge_commands(bridge, plan.mtu)
-    if ns not in host.namespaces():
+    if new_ns:
         commands.append(f"netns add {ns}")
     if fresh:
         commands.append(f"link add {root_end} mtu {plan.mtu} type veth peer name {ns_end} "
