@@ -11,36 +11,11 @@ import uuid
 import httpx
 import pytest
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+# The same image, admin and member fixtures as the other pages' tests.
+from tests.test_dashboard_pages import _alert, _csrf, admin_client, image_id, login, member  # noqa: F401
 
 
 JSON = {"Accept": "application/json"}  # what upload.js asks for
-
-
-@pytest.fixture(scope="module")
-def image_id(cloud):
-    s = cloud.session()
-    image = s.post(cloud.url + "/image/v2/images", json={
-        "name": f"dash3-img-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
-        "container_format": "bare", "visibility": "public"}).json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
-
-
-@pytest.fixture(scope="module")
-def admin_client(cloud):
-    client = login(cloud, "admin", cloud.admin_password, "admin")
-    yield client
-    client.close()
-
-
-@pytest.fixture()
-def member(cloud):
-    user = cloud.make_user()
-    client = login(cloud, user["name"], user["password"])
-    yield user, client
-    client.close()
 
 
 def _until(fetch, want, timeout=60):
