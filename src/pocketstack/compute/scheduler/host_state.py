@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute.models import Aggregate, ComputeNode, Service
+from pocketstack.compute.scheduler import weighers
 
 
 class HostState:
@@ -73,7 +74,6 @@ def load(fitting: tuple[int, int, int] | None = None,
     default_az = config.CONF.compute.default_availability_zone
     now = utcnow()
     down_after = config.CONF.compute.service_down_time
-    hosts = []
     with db.reader() as s:
         conn = s.connection()
         candidates = fitting is not None and conn.execute(_COUNT).scalar_one() > limit
@@ -85,23 +85,94 @@ def load(fitting: tuple[int, int, int] | None = None,
         else:
             rows = conn.execute(_HOSTS).all()
         aggs = _aggregates_by_host(s) if conn.execute(_ANY_AGGREGATE).first() else {}
-    for (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
-         cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) in rows:
-        h = HostState()
-        h.node_id, h.host, h.nodename, h.generation = node_id, host, nodename, gen
-        h.total_ram_mb, h.vcpus = ram, vcpus
-        h.free_ram_mb = int(ram * ram_r) - ram_used
-        h.free_disk_gb = int(disk * disk_r) - disk_used
-        h.free_vcpus = int(vcpus * cpu_r) - vcpus_used
-        h.running_vms, h.failed_builds = running, failed
-        h.disabled = disabled
-        h.up = not forced and seen is not None and (now - seen).total_seconds() <= down_after
-        h.down_reason = (f"{host} is disabled" + (f" ({reason})" if reason else "") if disabled
-                         else f"{host} is forced down" if forced
-                         else f"{host} is down" if not h.up else "")
-        h.aggregates = aggs.get(host, [])
-        h.az = next((m["availability_zone"] for m in h.aggregates
-                     if m.get("availability_zone")), default_az)
-        h.hypervisor_type, h.arch = hv_type, "x86_64"
-        hosts.append(h)
+    hosts = [_host_state(row, now, down_after, aggs, default_az) for row in rows]
     return hosts, candidates
+
+
+def _host_state(row, now, down_after, aggs, default_az) -> HostState:
+    (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
+     cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) = row[:20]
+    h = HostState()
+    h.node_id, h.host, h.nodename, h.generation = node_id, host, nodename, gen
+    h.total_ram_mb, h.vcpus = ram, vcpus
+    h.free_ram_mb = int(ram * ram_r) - ram_used
+    h.free_disk_gb = int(disk * disk_r) - disk_used
+    h.free_vcpus = int(vcpus * cpu_r) - vcpus_used
+    h.running_vms, h.failed_builds = running, failed
+    h.disabled = disabled
+    h.up = not forced and seen is not None and (now - seen).total_seconds() <= down_after
+    h.down_reason = (f"{host} is disabled" + (f" ({reason})" if reason else "") if disabled
+                     else f"{host} is forced down" if forced
+                     else f"{host} is down" if not h.up else "")
+    h.aggregates = aggs.get(host, []) if aggs else []
+    h.az = next((m["availability_zone"] for m in h.aggregates
+                 if m.get("availability_zone")), default_az)
+    h.hypervisor_type, h.arch = hv_type, "x86_64"
+    return h
+
+
+# Free resources as HostState computes them (total x ratio, truncated, minus used).
+_FREE = {"free_ram_mb": sa.cast(_n.memory_mb * _n.ram_allocation_ratio, sa.Integer)
+         - _n.memory_mb_used,
+         "free_disk_gb": sa.cast(_n.local_gb * _n.disk_allocation_ratio, sa.Integer)
+         - _n.local_gb_used,
+         "free_vcpus": sa.cast(_n.vcpus * _n.cpu_allocation_ratio, sa.Integer) - _n.vcpus_used,
+         "failed_builds": _n.failed_builds}
+
+
+_best_statements: dict[tuple[str, ...], sa.Select] = {}
+
+
+def _best_statement(parts: list[tuple[float, str]]):
+    # Multipliers are parameters: one statement per set of weighers in use, built once.
+    key = tuple(attr for multiplier, attr in parts if multiplier)
+    if key not in _best_statements:
+        _best_statements[key] = _build_best(key)
+    return _best_statements[key]
+
+
+def _build_best(attrs: tuple[str, ...]):
+    """The candidates (as _CANDIDATES), weighed in the database as weighers.weigh does —
+    each value normalized to 0..1 over the candidates (0 when all are equal), times its
+    multiplier, summed — best first, ties in host id order, ``top`` rows. The weighing
+    runs on narrow rows (id and the weighed values); only the ``top`` winners are joined
+    back to their full host rows."""
+    cand = _CANDIDATES.with_only_columns(
+        _n.id, *(_FREE[attr].label(f"w_{attr}") for attr in attrs)).subquery()
+    score = sa.literal(0.0, sa.Float)
+    for attr in attrs:
+        col = cand.c[f"w_{attr}"]
+        lo, hi = sa.func.min(col).over(), sa.func.max(col).over()
+        normalized = sa.case((hi == lo, 0.0), else_=sa.cast(col - lo, sa.Float) / (hi - lo))
+        score = score + sa.bindparam(f"m_{attr}", type_=sa.Float) * normalized
+    ranked = (sa.select(cand.c.id, score.label("score"))
+              .order_by(score.desc(), cand.c.id).limit(sa.bindparam("top")).subquery())
+    return (_HOSTS.join(ranked, ranked.c.id == _n.id)
+            .order_by(None).order_by(ranked.c.score.desc(), ranked.c.id))
+
+
+def best(fitting: tuple[int, int, int], limit: int, top: int, *, zone: str | None = None,
+         ) -> list[HostState] | None:
+    """The ``top`` best weighed candidates (up, enabled, room for ``fitting``; at most
+    ``limit`` considered, in host id order, as ``load`` does), best first: filtering and
+    resource weighing done by the database, so a request reads ``top`` rows, not one per
+    host. For requests no other filter or weigher applies to. With ``zone``, None when any
+    aggregate exists (zones come from aggregates: the caller filters in Python then)."""
+    default_az = config.CONF.compute.default_availability_zone
+    now = utcnow()
+    down_after = config.CONF.compute.service_down_time
+    parts = weighers.resource_parts()
+    vcpus, ram, disk = fitting
+    with db.reader() as s:
+        conn = s.connection()
+        any_aggregate = conn.execute(_ANY_AGGREGATE).first() is not None
+        if zone is not None and any_aggregate:
+            return None
+        if zone is not None and zone != default_az:
+            return []  # every host is in the default zone
+        params = {"up_since": now - dt.timedelta(seconds=down_after), "need_vcpus": vcpus,
+                  "need_ram": ram, "need_disk": disk, "limit": limit, "top": top}
+        params.update((f"m_{attr}", multiplier) for multiplier, attr in parts if multiplier)
+        rows = conn.execute(_best_statement(parts), params).all()
+        aggs = _aggregates_by_host(s) if any_aggregate else {}
+    return [_host_state(row, now, down_after, aggs, default_az) for row in rows]

@@ -93,6 +93,22 @@ class SchedulerManager:
 
     def _select_destinations(self, ctx, spec, instance_uuids):
         spec = dict(spec, instance_uuids=instance_uuids)
+        if not spec.get("group") and filters.database_only(spec):
+            # The common boot (no hints, group or image/flavor constraints): the database
+            # filters and weighs, and only the best few hosts come back — enough for the
+            # claim, its alternates, the other instances and a few lost claim races.
+            top = (self.conf.host_subset_size + self.conf.max_alternates
+                   + len(instance_uuids) + 8)
+            hosts = host_state.best(need(spec), self.conf.max_placement_results, top,
+                                    zone=spec.get("availability_zone") or None)
+            if hosts is not None:
+                selections = self._select(spec, hosts, _context(spec), instance_uuids,
+                                          explain=False, weighed=True)
+                if selections is not None:
+                    return selections
+                # None of them: every host decides, and NoValidHost explains over all.
+                hosts, _ = host_state.load()
+                return self._select(spec, hosts, _context(spec), instance_uuids)
         # More hosts than max_placement_results: as nova with placement, filter and weigh
         # only candidates the database found (up, enabled, room enough), that many at most.
         hosts, candidates_only = host_state.load(need(spec),
@@ -106,16 +122,18 @@ class SchedulerManager:
             hosts, _ = host_state.load()
         return self._select(spec, hosts, _context(spec), instance_uuids)
 
-    def _select(self, spec, hosts, context, instance_uuids, explain: bool = True):
-        """Filter, weigh and claim on ``hosts``. Without ``explain``, None (with nothing
-        left claimed) where NoValidHost would be raised."""
+    def _select(self, spec, hosts, context, instance_uuids, explain: bool = True,
+                weighed: bool = False):
+        """Filter, weigh (unless ``weighed``: already best first) and claim on ``hosts``.
+        Without ``explain``, None (with nothing left claimed) where NoValidHost would be
+        raised."""
         total = len(hosts)
         passing, notes = filters.run(spec, hosts, context)
         if not passing:
             if not explain:
                 return None
             raise NoValidHost(self._explain(total, notes))
-        ordered = weighers.weigh(passing, spec, context)
+        ordered = passing if weighed else weighers.weigh(passing, spec, context)
         vcpus, ram, disk = need(spec)
         selections = []
         for uuid in instance_uuids:

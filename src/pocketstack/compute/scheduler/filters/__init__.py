@@ -14,6 +14,16 @@ ALL = [compute.ComputeFilter(), compute.RetryFilter(), compute.ForcedHostFilter(
        affinity.ServerGroupAntiAffinityFilter(), same_host.SameHostFilter(),
        same_host.DifferentHostFilter(), aggregate_extra_specs.AggregateInstanceExtraSpecsFilter()]
 
+# What the database does itself for host_state.best: enabled and up, room for the flavor,
+# the zone (while no aggregate gives hosts other zones).
+IN_DATABASE = (compute.ComputeFilter, resources.ResourceFitFilter,
+               availability_zone.AvailabilityZoneFilter)
+
+
+def database_only(spec: dict) -> bool:
+    """Whether no filter but those the database applies has anything to say about ``spec``."""
+    return all(isinstance(f, IN_DATABASE) or not f.applies(spec) for f in ALL)
+
 
 def run(spec: dict, hosts: list, context: dict) -> tuple[list, list[str]]:
     """Filter ``hosts``; returns (passing hosts, one explanation per filter that removed any)."""

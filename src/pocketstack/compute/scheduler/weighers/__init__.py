@@ -13,18 +13,24 @@ def _normalize(values: list[float]) -> list[float]:
     return [(v - lo) / span for v in values]
 
 
+def resource_parts() -> list[tuple[float, str]]:
+    """(multiplier, host attribute) of the weighers every request uses, in the order their
+    scores are summed (host_state.best sums them the same way in SQL)."""
+    conf = config.CONF.scheduler
+    return [(conf.ram_weight_multiplier, "free_ram_mb"),
+            (conf.disk_weight_multiplier, "free_disk_gb"),
+            (conf.cpu_weight_multiplier, "free_vcpus"),
+            (-conf.build_failure_weight_multiplier, "failed_builds")]
+
+
 def weigh(hosts: list, spec: dict, context: dict) -> list:
     """Hosts sorted best first."""
     if len(hosts) < 2:
         return list(hosts)
     conf = config.CONF.scheduler
     scores = [0.0] * len(hosts)
-    parts = [
-        (conf.ram_weight_multiplier, [h.free_ram_mb for h in hosts]),
-        (conf.disk_weight_multiplier, [h.free_disk_gb for h in hosts]),
-        (conf.cpu_weight_multiplier, [h.free_vcpus for h in hosts]),
-        (-conf.build_failure_weight_multiplier, [h.failed_builds for h in hosts]),
-    ]
+    parts = [(multiplier, [getattr(h, attr) for h in hosts])
+             for multiplier, attr in resource_parts()]
     policy = (spec.get("group") or {}).get("policy")
     counts = context.get("group_host_counts") or {}
     if policy == "soft-affinity":
