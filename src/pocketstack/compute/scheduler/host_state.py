@@ -120,35 +120,34 @@ _FREE = {"free_ram_mb": sa.cast(_n.memory_mb * _n.ram_allocation_ratio, sa.Integ
          "failed_builds": _n.failed_builds}
 
 
-_best_statements: dict[tuple[str, ...], sa.Select] = {}
+_best_statements: dict[tuple[str, ...], tuple] = {}
 
 
-def _best_statement(parts: list[tuple[float, str]]):
-    # Multipliers are parameters: one statement per set of weighers in use, built once.
-    key = tuple(attr for multiplier, attr in parts if multiplier)
-    if key not in _best_statements:
-        _best_statements[key] = _build_best(key)
-    return _best_statements[key]
+def _best_statements_for(attrs: tuple[str, ...]):
+    # One pair of statements per set of weighers in use, built once (values are parameters).
+    if attrs not in _best_statements:
+        _best_statements[attrs] = _build_best(attrs)
+    return _best_statements[attrs]
 
 
 def _build_best(attrs: tuple[str, ...]):
-    """The candidates (as _CANDIDATES), weighed in the database as weighers.weigh does —
-    each value normalized to 0..1 over the candidates (0 when all are equal), times its
-    multiplier, summed — best first, ties in host id order, ``top`` rows. The weighing
-    runs on narrow rows (id and the weighed values); only the ``top`` winners are joined
-    back to their full host rows."""
+    """(spread, ranked). spread: the lowest and highest of each weighed value over the
+    candidates (as _CANDIDATES). ranked: the ``top`` candidates by sum of value x
+    ``c_<attr>``, ties in host id order, as full host rows. With c = multiplier / (highest
+    - lowest) that is weighers.weigh's order (each value normalized to 0..1 over the
+    candidates, times its multiplier, summed: the lowest only shifts every score alike).
+    Both run on narrow rows (id and the weighed values); only the winners are joined back."""
     cand = _CANDIDATES.with_only_columns(
         _n.id, *(_FREE[attr].label(f"w_{attr}") for attr in attrs)).subquery()
+    spread = sa.select(*(f(cand.c[f"w_{attr}"]) for attr in attrs
+                         for f in (sa.func.min, sa.func.max)))
     score = sa.literal(0.0, sa.Float)
     for attr in attrs:
-        col = cand.c[f"w_{attr}"]
-        lo, hi = sa.func.min(col).over(), sa.func.max(col).over()
-        normalized = sa.case((hi == lo, 0.0), else_=sa.cast(col - lo, sa.Float) / (hi - lo))
-        score = score + sa.bindparam(f"m_{attr}", type_=sa.Float) * normalized
+        score = score + sa.bindparam(f"c_{attr}", type_=sa.Float) * cand.c[f"w_{attr}"]
     ranked = (sa.select(cand.c.id, score.label("score"))
               .order_by(score.desc(), cand.c.id).limit(sa.bindparam("top")).subquery())
-    return (_HOSTS.join(ranked, ranked.c.id == _n.id)
-            .order_by(None).order_by(ranked.c.score.desc(), ranked.c.id))
+    return spread, (_HOSTS.join(ranked, ranked.c.id == _n.id)
+                    .order_by(None).order_by(ranked.c.score.desc(), ranked.c.id))
 
 
 def best(fitting: tuple[int, int, int], limit: int, top: int, *, zone: str | None = None,
@@ -172,7 +171,13 @@ def best(fitting: tuple[int, int, int], limit: int, top: int, *, zone: str | Non
             return []  # every host is in the default zone
         params = {"up_since": now - dt.timedelta(seconds=down_after), "need_vcpus": vcpus,
                   "need_ram": ram, "need_disk": disk, "limit": limit, "top": top}
-        params.update((f"m_{attr}", multiplier) for multiplier, attr in parts if multiplier)
-        rows = conn.execute(_best_statement(parts), params).all()
+        weighed = [(multiplier, attr) for multiplier, attr in parts if multiplier]
+        spread, ranked = _best_statements_for(tuple(attr for _, attr in weighed))
+        if weighed:
+            bounds = conn.execute(spread, params).one()
+            for i, (multiplier, attr) in enumerate(weighed):
+                lo, hi = bounds[2 * i], bounds[2 * i + 1]
+                params[f"c_{attr}"] = 0.0 if lo is None or hi == lo else multiplier / (hi - lo)
+        rows = conn.execute(ranked, params).all()
         aggs = _aggregates_by_host(s) if any_aggregate else {}
     return [_host_state(row, now, down_after, aggs, default_az) for row in rows]
