@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import gc
 import logging
 import os
 import secrets
@@ -447,11 +448,16 @@ class Cloud:
         """Serve in a background thread, ready when this returns. ``port=0`` (default)
         picks a free port; None uses [DEFAULT] bind_port. A failed start leaves nothing
         running."""
+        gc_was_on = gc.isenabled()
+        gc.disable()  # the objects a start makes all live on: see `up` in cli/main.py
         try:
             return self._start(port)
         except BaseException:
             self.stop()
             raise
+        finally:
+            if gc_was_on:
+                gc.enable()
 
     def _start(self, port: int | None) -> "Cloud":
         if port is not None:
