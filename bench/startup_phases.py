@@ -20,7 +20,8 @@ import sys
 import tempfile
 
 PHASES = r"""
-import sys, time
+import gc, sys, time
+gc.disable()  # as `pocketstack up` does until every service is ready
 marks = []
 def mark(name):
     marks.append((name, time.process_time()))

@@ -73,3 +73,22 @@ def test_identity_answers_while_the_rest_is_starting(cloud):
     r = client.get("/identity/v3")
     assert r.status_code == 200
     assert "version" in r.json()
+
+
+def test_reads_are_served_while_the_background_workers_start(cloud):
+    """Issue 13: once the REST packages are loaded, GETs need no background worker and
+    are answered; a write waits for the workers (its service's RPC roles, start-up
+    recovery) and, if they are not running in time, gets the 503."""
+    from pocketstack.wsgi.app import PocketstackApp
+
+    app = PocketstackApp(threading.Event(), reads_ready=threading.Event())
+    app.READY_TIMEOUT = 0.05
+    app.reads_ready.set()  # the REST packages are loaded; the workers never start
+    client = TestClient(app)
+    r = client.get("/compute/v2.1/")
+    assert r.status_code == 200 and r.json()["version"]["id"] == "v2.1"
+    r = client.get("/network/v2.0/networks")
+    assert r.status_code == 401  # reached the network API, which wants a token
+    r = client.post("/compute/v2.1/servers", json={"server": {"name": "early"}})
+    assert r.status_code == 503 and int(r.headers["retry-after"]) > 0
+    assert r.json()["serviceUnavailable"]["code"] == 503

@@ -23,7 +23,7 @@ LAZY_IN_A_RUNNING_CLOUD = [
 ]
 # Imported by oslo.config/oslo.policy at their top: a stand-in until first used
 # (common/deferred.py).
-DEFERRED = ["stevedore", "netaddr", "rfc3986", "oslo_utils.strutils"]
+DEFERRED = ["stevedore", "netaddr", "rfc3986", "oslo_utils.strutils", "yaml"]
 
 _START_AND_LIST = textwrap.dedent("""
     import json, sys

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import gc
 import logging
 import os
 import secrets
@@ -153,6 +154,9 @@ class Cloud:
         self._socket: socket.socket | None = None
         self.stop_requested = False
         self.ready = threading.Event()  # set once every service can take requests
+        # Set once every service can answer reads (REST packages and policy loaded):
+        # GET/HEAD need no background worker, so they are served while those start.
+        self.reads_ready = threading.Event()
         self.app = None
         self.startup_error: Exception | None = None
         self._warm_up_thread: threading.Thread | None = None
@@ -338,10 +342,12 @@ class Cloud:
 
     @_in_own_runtime
     def warm_up(self) -> None:
-        """What every service but identity needs: the policy rules, each service's REST
-        package and the background workers; then the app lets requests through to them."""
+        """What every service but identity needs: the policy rules and each service's REST
+        package, then the app lets reads through; the background workers, then writes
+        too (they cast to the RPC roles, and start-up recovery must run before them)."""
         policy.enforcer()
         self.app.load_all()
+        self.reads_ready.set()
         self.start_workers()
         self.ready.set()
 
@@ -363,7 +369,7 @@ class Cloud:
         from pocketstack.wsgi.app import PocketstackApp
 
         conf = config.CONF
-        self.app = PocketstackApp(self.ready)
+        self.app = PocketstackApp(self.ready, reads_ready=self.reads_ready)
         # Keep idle client connections for 75 s (nginx's default), not uvicorn's 5 s: with
         # 5 s, a client (requests/keystoneauth) reusing a pooled connection just as the
         # server drops it got "connection reset by peer" - seen as flaky SDK calls and
@@ -442,11 +448,16 @@ class Cloud:
         """Serve in a background thread, ready when this returns. ``port=0`` (default)
         picks a free port; None uses [DEFAULT] bind_port. A failed start leaves nothing
         running."""
+        gc_was_on = gc.isenabled()
+        gc.disable()  # the objects a start makes all live on: see `up` in cli/main.py
         try:
             return self._start(port)
         except BaseException:
             self.stop()
             raise
+        finally:
+            if gc_was_on:
+                gc.enable()
 
     def _start(self, port: int | None) -> "Cloud":
         if port is not None:

@@ -1,6 +1,7 @@
 """The `pocketstack` command."""
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -89,6 +90,9 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
        timeout, workers, compute_workers):
     """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
     started = time.monotonic()
+    # A start makes ~200k objects that all live on: the cyclic GC's passes over them
+    # were a tenth of a warm restart's CPU. Back on once every service is ready.
+    gc.disable()
     from pocketstack.cloud import Cloud, default_data_dir, owner_only_files
 
     if detach:
@@ -129,8 +133,12 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
         cloud = Cloud(data_dir or default_data_dir(), config_file=config_file,
                       admin_password=admin_password,
                       overrides=overrides)
-    serve_cloud(cloud, debug,
-                on_ready=lambda: _print_summary(cloud, time.monotonic() - started))
+
+    def on_ready():
+        gc.enable()
+        _print_summary(cloud, time.monotonic() - started)
+
+    serve_cloud(cloud, debug, on_ready=on_ready)
     click.echo("pocketstack stopped.")
 
 

@@ -13,7 +13,8 @@ import textwrap
 from pocketstack.common import deferred
 
 # Imported by oslo.config (and oslo.policy) at their top, used by no start: on first use.
-for _name in ("stevedore", "netaddr", "rfc3986", "oslo_utils.strutils"):
+# yaml: oslo.policy reads policy.yaml with it, when there is one.
+for _name in ("stevedore", "netaddr", "rfc3986", "oslo_utils.strutils", "yaml"):
     deferred.defer(_name)
 
 from oslo_config import cfg  # noqa: E402 - after the deferrals above

@@ -12,6 +12,8 @@ binds the stand-in, and the first attribute anyone asks of it imports the real m
   registers none (~45 ms together).
 * ``oslo_utils.strutils``: oslo.policy masks passwords in debug logs with it; it compiles
   425 regular expressions as it is imported (~50 ms).
+* ``yaml``: oslo.policy reads policy files with it; a cloud without a policy.yaml (the
+  default) never does (~15 ms).
 
 Dunder attributes other than ``__path__`` (``__file__``, ``__version__``: what tools
 scanning ``sys.modules`` look at) do not import the module.

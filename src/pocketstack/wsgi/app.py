@@ -63,16 +63,21 @@ class PocketstackApp:
     Identity is mounted at once. The other services' REST packages are imported on first
     use or by ``load_all()``, and requests to them wait until ``ready`` is set (the cloud
     sets it once its background workers run), so `pocketstack up` can answer identity —
-    every client's first stop — while the rest of the cloud finishes starting. A request
-    that waits READY_TIMEOUT in vain gets a 503 with Retry-After, never a 500.
+    every client's first stop — while the rest of the cloud finishes starting. Reads
+    (GET, HEAD, OPTIONS) need no worker: with ``reads_ready`` (set once the REST packages
+    are loaded) they wait only for that. A request that waits READY_TIMEOUT in vain gets a
+    503 with Retry-After, never a 500.
     """
 
     EAGER = ("identity",)
     READY_TIMEOUT = 30.0  # seconds a request waits for the cloud to finish starting
     RETRY_AFTER = 5  # seconds, in the 503 a request gets when that wait runs out
+    READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
-    def __init__(self, ready: threading.Event | None = None):
+    def __init__(self, ready: threading.Event | None = None, *,
+                 reads_ready: threading.Event | None = None):
         self.ready = ready or threading.Event()
+        self.reads_ready = reads_ready or self.ready
         self.runtime = runtime.current()  # the cloud this app serves (common/runtime.py)
         self._lock = threading.Lock()
         self._apps: dict[str, Callable | None] = {}  # prefix -> pipeline (None: not provided)
@@ -126,11 +131,11 @@ class PocketstackApp:
         """(prefix, app) of every service that is loaded and provides a REST API."""
         return [(p, app) for p, app in self._apps.items() if app is not None]
 
-    async def _wait_ready(self) -> bool:
+    async def _wait_ready(self, ready: threading.Event) -> bool:
         deadline = time.monotonic() + self.READY_TIMEOUT
-        while not self.ready.is_set() and time.monotonic() < deadline:
+        while not ready.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(0.005)  # a start takes well under a second: look often
-        return self.ready.is_set()
+        return ready.is_set()
 
     def _not_ready(self, service: Service) -> Callable:
         """The service's pipeline around a 503 (request id, access log, its error body)."""
@@ -164,8 +169,9 @@ class PocketstackApp:
         for service in SERVICES:
             prefix = service.prefix
             if path == prefix or path.startswith(prefix + "/"):
-                if service.name not in self.EAGER and not self.ready.is_set():
-                    if not await self._wait_ready():  # bounded: then 503 + Retry-After
+                ready = self.reads_ready if scope["method"] in self.READS else self.ready
+                if service.name not in self.EAGER and not ready.is_set():
+                    if not await self._wait_ready(ready):  # bounded: then 503 + Retry-After
                         return await self._not_ready(service)(scope, receive, send)
                 if prefix in self._apps:
                     app = self._apps[prefix]
