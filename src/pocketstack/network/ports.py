@@ -594,8 +594,9 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
         fip.status = "DOWN"
         base.touch(fip)
     s.execute(sa.delete(Tag).where(Tag.resource_id == port.id))
-    s.execute(sa.delete(IPAllocation).where(IPAllocation.port_id == port.id))
-    s.execute(sa.delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
+    # Its addresses and security group bindings go with the row: ON DELETE CASCADE in the
+    # schema (SQLite with foreign_keys=ON, common/db.py), two statements fewer per port in
+    # every server delete (issue 13).
     s.execute(sa.delete(Port).where(Port.id == port.id))
     effects.dhcp(port.network_id)
     if _is_compute(port):
