@@ -203,15 +203,29 @@ def test_binding_status_and_admin_only_attributes(admin_conn, member_conn, membe
     status, _ = member_raw.error("PUT", f"/ports/{port.id}",
                                  {"port": {"binding:host_id": "compute-1"}})
     assert status == 403
+    created_revision = port.revision_number  # the SDK updates `port` in place below
     bound = admin_conn.network.update_port(port, binding_host_id="compute-1")
     assert bound.status == "ACTIVE" and bound.binding_vif_type == "ovs"
     assert bound.binding_vif_details["port_filter"] is True
+    # One update, one revision; what the next read sees is what the update answered.
+    assert bound.revision_number == created_revision + 1
+    shown = admin_conn.network.get_port(port.id)
+    assert (shown.status, shown.binding_host_id, shown.binding_vif_type) == (
+        "ACTIVE", "compute-1", "ovs")
+    assert shown.revision_number == bound.revision_number
     assert recorder.names_for(port.id) == ["network-vif-plugged"]
     assert recorder.events[-1] == {"name": "network-vif-plugged",
                                    "server_uuid": "5e3898d7-11be-483e-9732-b2f5eccd2b2e",
                                    "tag": port.id, "status": "completed"}
-    unbound = admin_conn.network.update_port(port, binding_host_id="")
+    # Unbinding together with a name and address pairs: status and pairs both stick.
+    unbound = admin_conn.network.update_port(
+        port, binding_host_id="", name="unbound",
+        allowed_address_pairs=[{"ip_address": "10.0.0.60"}])
     assert unbound.status == "DOWN" and unbound.binding_vif_type == "unbound"
+    assert unbound.revision_number == created_revision + 2
+    shown = admin_conn.network.get_port(port.id)
+    assert (shown.status, shown.name, shown.binding_vif_type) == ("DOWN", "unbound", "unbound")
+    assert [p["ip_address"] for p in shown.allowed_address_pairs] == ["10.0.0.60"]
     member_conn.network.delete_port(port)
     assert recorder.names_for(port.id) == ["network-vif-plugged", "network-vif-unplugged",
                                            "network-vif-deleted"]

@@ -531,6 +531,10 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if "qos_policy_id" in values:
         port.qos_policy_id = values["qos_policy_id"]
     dhcp_relevant |= "dns_name" in values
+    # Status, VIF and revision before the first flush: a binding update (every boot's)
+    # then writes the row once (issue 13). Nothing below changes what they depend on.
+    binding_state(port)
+    base.touch(port)
     s.flush()
     s.refresh(port, ["fixed_ips", "security_group_bindings"])
     group_ids = values.get("security_groups")
@@ -546,8 +550,6 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
                     port.allowed_address_pairs, port.project_id)
     if group_ids is not None:
         _set_security_groups(s, port, group_ids)
-    binding_state(port)
-    base.touch(port)
     s.flush()
     if dhcp_relevant or old_mac != port.mac_address:
         effects.dhcp(network.id)
@@ -592,8 +594,9 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
         fip.status = "DOWN"
         base.touch(fip)
     s.execute(sa.delete(Tag).where(Tag.resource_id == port.id))
-    s.execute(sa.delete(IPAllocation).where(IPAllocation.port_id == port.id))
-    s.execute(sa.delete(PortSecurityGroup).where(PortSecurityGroup.port_id == port.id))
+    # Its addresses and security group bindings go with the row: ON DELETE CASCADE in the
+    # schema (SQLite with foreign_keys=ON, common/db.py), two statements fewer per port in
+    # every server delete (issue 13).
     s.execute(sa.delete(Port).where(Port.id == port.id))
     effects.dhcp(port.network_id)
     if _is_compute(port):

@@ -68,8 +68,15 @@ def default_policy_id(s, project_id: str) -> str | None:
 def network_policies(s, ports: list) -> None:
     """Give each port its network's policy (``qos_network_policy_id`` in its view)."""
     ids = {p.network_id for p in ports}
-    found = {network_id: policy_id for network_id, policy_id in s.execute(
-        sa.select(Network.id, Network.qos_policy_id).where(Network.id.in_(ids)))} if ids else {}
+    found = {}
+    for network_id in list(ids):  # networks this session loaded already (a port update's)
+        network = s.identity_map.get(s.identity_key(Network, network_id))
+        if network is not None and "qos_policy_id" in network.__dict__:
+            found[network_id] = network.qos_policy_id
+            ids.discard(network_id)
+    if ids:
+        found.update(s.execute(sa.select(Network.id, Network.qos_policy_id)
+                               .where(Network.id.in_(ids))).all())
     for port in ports:
         port.network_qos_policy_id = found.get(port.network_id)
 
