@@ -18,7 +18,7 @@ import uuid
 import sqlalchemy as sa
 from cryptography.fernet import InvalidToken
 
-from pocketstack.common import config, db, exceptions, runtime
+from pocketstack.common import config, db, exceptions
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.identity import fernet
@@ -83,53 +83,16 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
 
 
 def validate(token: str) -> TokenData:
-    """Decrypt and check a token; raise Unauthorized if invalid, expired or revoked.
-
-    The returned payload is shared with later validations of the same token: read-only.
-    """
-    data = _decrypted(token)
-    if data["e"] <= time.time():
-        raise exceptions.Unauthorized(INVALID)
-    if REVOCATIONS.is_revoked(data):  # every time: a revocation applies at once
-        raise exceptions.Unauthorized(INVALID)
-    return data
-
-
-class _Decrypted:
-    """Payloads of tokens this process decrypted, for the key set that decrypted them.
-
-    Every API request, and every in-process call a boot makes (wsgi/inprocess.py),
-    validates the same few tokens again: the Fernet decryption and JSON parse were most
-    of the auth middleware's CPU (issue 13). A payload never changes, so only the key
-    set matters: when fernet.crypto() answers a new MultiFernet (a rotation removed a
-    key) the cache starts over. Expiry and revocation are checked on every use.
-    """
-
-    MAX = 4096  # tokens; beyond that start over (a token costs one decryption again)
-
-    def __init__(self):
-        self.crypto = None
-        self.payloads: dict[str, TokenData] = {}
-
-
-def _decrypted(token: str) -> TokenData:
-    crypto = fernet.crypto()
-    cache = runtime.current().slot(__name__ + ".decrypted", _Decrypted)
-    if cache.crypto is not crypto:
-        cache.crypto, cache.payloads = crypto, {}
-    payloads = cache.payloads
-    data = payloads.get(token)
-    if data is not None:
-        return data
+    """Decrypt and check a token; raise Unauthorized if invalid, expired or revoked."""
     try:
-        data = TokenData(json.loads(crypto.decrypt(token.encode())))
-    except (InvalidToken, ValueError, UnicodeError, TypeError, AttributeError):
+        raw = fernet.crypto().decrypt(token.encode())
+        data = TokenData(json.loads(raw))
+    except (InvalidToken, ValueError, UnicodeError, TypeError):
         raise exceptions.Unauthorized(INVALID) from None
-    if data.get("v") != PAYLOAD_VERSION:
+    if data.get("v") != PAYLOAD_VERSION or data["e"] <= time.time():
         raise exceptions.Unauthorized(INVALID)
-    if len(payloads) >= _Decrypted.MAX:
-        payloads.clear()
-    payloads[token] = data
+    if REVOCATIONS.is_revoked(data):
+        raise exceptions.Unauthorized(INVALID)
     return data
 
 
