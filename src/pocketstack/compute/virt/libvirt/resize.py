@@ -1,0 +1,123 @@
+"""Cold resize of a libvirt guest on its own host (the LibvirtDriver's resize methods).
+
+As nova's libvirt driver on one host: the stopped guest's directory is kept as
+<uuid>_resize (its disks and its domain XML as it stood, hot-plugged devices included),
+the new guest gets copies grown to the new flavor, confirm drops the kept one and revert
+brings it back. The disks never leave this machine, so a destination host with another
+instances path cannot take the guest.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+from pocketstack.common import exceptions
+from pocketstack.compute.virt.libvirt import imagecache
+
+
+class ColdResize:
+    """Mixed into LibvirtDriver: uses its _dir, _dom, _call, _start, _owned,
+    _remove_domain, power_off, host and lv."""
+
+    def _kept(self, uuid: str) -> str:
+        return self._dir(uuid) + "_resize"
+
+    def migrate_disk_and_power_off(self, instance, new_flavor):
+        uuid, old = instance["uuid"], instance["flavor"]
+        for key, what in (("root_gb", "disk"), ("ephemeral_gb", "ephemeral disk")):
+            if int(new_flavor.get(key) or 0) < int(old.get(key) or 0):
+                raise exceptions.BadRequest(f"Unable to resize {what} down.")
+        if (int(new_flavor.get("ephemeral_gb") or 0) and not int(old.get("ephemeral_gb") or 0)
+                or int(new_flavor.get("swap") or 0) != int(old.get("swap") or 0)):
+            raise exceptions.BadRequest("Adding an ephemeral disk or changing the swap "
+                                        "size is not supported by resize on libvirt hosts.")
+        dom = self._dom(uuid)
+        self.power_off(instance)
+        xml = self._call("Reading the guest", dom.XMLDesc, self.lv.VIR_DOMAIN_XML_INACTIVE)
+        kept = self._kept(uuid)
+        shutil.rmtree(kept, ignore_errors=True)
+        os.rename(self._dir(uuid), kept)
+        with open(os.path.join(kept, "libvirt.xml"), "w") as f:
+            f.write(xml)  # as it stands now: hot-plugged volumes and ports included
+        self._remove_domain(dom)
+
+    def finish_migration(self, instance, network_info, power_on):
+        uuid, flavor = instance["uuid"], instance["flavor"]
+        kept = self._kept(uuid)
+        if not os.path.isdir(kept):
+            from pocketstack.compute.virt.libvirt.driver import GuestError
+
+            raise GuestError(f"The guest's disks are not on {self.host_name}: resizing a "
+                             f"libvirt guest to another host is not supported.")
+        inst_dir = self._dir(uuid)
+        shutil.rmtree(inst_dir, ignore_errors=True)
+        os.makedirs(inst_dir)
+        for name in ("disk", "disk.eph0", "disk.swap", "disk.config", "console.log"):
+            if os.path.exists(os.path.join(kept, name)):
+                # a qcow2 overlay copies in no time; raw disks stay sparse
+                subprocess.run(["cp", "--sparse=always", os.path.join(kept, name),
+                                os.path.join(inst_dir, name)], check=True,
+                               capture_output=True)
+        for name, size_gb in (("disk", flavor.get("root_gb")),
+                              ("disk.eph0", flavor.get("ephemeral_gb"))):
+            path = os.path.join(inst_dir, name)
+            size = int(size_gb or 0) * imagecache.GiB
+            info = imagecache.image_info(path) if size and os.path.exists(path) else {}
+            if info and int(info.get("virtual-size") or 0) < size:
+                imagecache.qemu_img("resize", "-q", "-f", info["format"], path, str(size))
+        with open(os.path.join(kept, "libvirt.xml")) as f:
+            xml = resized_xml(f.read(), flavor)
+        with open(os.path.join(inst_dir, "libvirt.xml"), "w") as f:
+            f.write(xml)
+        dom = self._call("Defining the guest", self.host.conn().defineXML, xml)
+        if power_on:
+            self._start(dom)
+
+    def confirm_migration(self, instance):
+        shutil.rmtree(self._kept(instance["uuid"]), ignore_errors=True)
+
+    def finish_revert_migration(self, instance, network_info, power_on):
+        uuid = instance["uuid"]
+        kept = self._kept(uuid)
+        if not os.path.isdir(kept):
+            from pocketstack.compute.virt.libvirt.driver import GuestError
+
+            raise GuestError(f"The guest's old disks are gone from {self.host_name}.")
+        dom = self.host.lookup(uuid)
+        if dom is not None and self._owned(dom):
+            self._remove_domain(dom)  # the resized guest, if the destination left it
+        shutil.rmtree(self._dir(uuid), ignore_errors=True)
+        os.rename(kept, self._dir(uuid))
+        with open(os.path.join(self._dir(uuid), "libvirt.xml")) as f:
+            dom = self._call("Defining the guest", self.host.conn().defineXML, f.read())
+        if power_on:
+            self._start(dom)
+
+
+
+def resized_xml(xml: str, flavor: dict) -> str:
+    """The domain XML with the flavor's memory and vCPUs (and nova's flavor block)."""
+    from pocketstack.compute.virt.libvirt.config import NOVA_NS
+
+    root = ET.fromstring(xml)
+    kib = str(int(flavor["memory_mb"]) * 1024)
+    for tag in ("memory", "currentMemory"):
+        node = root.find(tag)
+        if node is not None:
+            node.text, node.attrib = kib, {"unit": "KiB"}
+    vcpu = root.find("vcpu")
+    vcpu.text = str(int(flavor["vcpus"]))
+    vcpu.attrib.pop("current", None)
+    block = root.find(f"metadata/{{{NOVA_NS}}}instance/{{{NOVA_NS}}}flavor")
+    if block is not None:
+        block.set("name", flavor.get("name", ""))
+        for tag, value in (("memory", flavor["memory_mb"]), ("disk", flavor.get("root_gb")),
+                           ("swap", flavor.get("swap")),
+                           ("ephemeral", flavor.get("ephemeral_gb")),
+                           ("vcpus", flavor["vcpus"])):
+            node = block.find(f"{{{NOVA_NS}}}{tag}")
+            if node is not None:
+                node.text = str(int(value or 0))
+    return ET.tostring(root, encoding="unicode")
