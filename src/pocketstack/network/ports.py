@@ -20,89 +20,13 @@ from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks,
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
+from pocketstack.network.models import (FloatingIP, Network, Port,
                                         PortSecurityGroup, Router, Tag)
+from pocketstack.network.port_schema import ATTRS, COLLECTION
 
 DHCP_OWNER = "network:dhcp"
 PROTECTED_OWNERS = ("network:router_interface", "network:router_gateway", "network:floatingip")
 BINDING = ("binding:host_id", "binding:profile")
-
-
-def _fixed_ip(value, name):
-    item = v.dict_of({"subnet_id": v.uuid_string, "ip_address": v.ip_address})(value, name)
-    if not item:
-        raise v.invalid(name, f"'{value}' must have a subnet_id or an ip_address")
-    return item
-
-
-def _address_pair(value, name):
-    pair = v.dict_of({"ip_address": v.ip_or_cidr, "mac_address": v.mac_address},
-                     required=("ip_address",))(value, name)
-    return pair
-
-
-ATTRS = {
-    "name": v.Attr(v.string()),
-    "description": v.Attr(v.string()),
-    "network_id": v.Attr(v.uuid_string, put=False),
-    "admin_state_up": v.Attr(v.boolean),
-    "mac_address": v.Attr(v.mac_address),
-    "fixed_ips": v.Attr(v.list_of(_fixed_ip)),
-    "device_id": v.Attr(v.string()),
-    "device_owner": v.Attr(v.string()),
-    "security_groups": v.Attr(v.list_of(v.uuid_string)),
-    "port_security_enabled": v.Attr(v.boolean),
-    "allowed_address_pairs": v.Attr(v.list_of(_address_pair)),
-    "dns_name": v.Attr(v.dns_name),
-    "binding:host_id": v.Attr(v.string()),
-    "binding:profile": v.Attr(v.any_dict),
-    "binding:vnic_type": v.Attr(v.one_of("normal", "direct", "macvtap", "baremetal",
-                                         "direct-physical", "virtio-forwarder", "smart-nic",
-                                         "vdpa", "remote-managed")),
-    "project_id": v.Attr(v.project_id, put=False),
-    "tenant_id": v.Attr(v.project_id, put=False),
-    "tags": v.Attr(v.tags, put=False),
-    "qos_policy_id": v.Attr(v.nullable_uuid),
-}
-
-
-def _fixed_ips_filter(values: list[str]):
-    conditions = {"ip_address": [], "subnet_id": [], "ip_address_substr": []}
-    for value in values:
-        key, sep, wanted = value.partition("=")
-        if not sep or key not in conditions:
-            raise exc.HTTPBadRequest(f"Invalid fixed_ips filter '{value}': use ip_address=, "
-                                     "subnet_id= or ip_address_substr=")
-        conditions[key].append(wanted)
-    query = sa.select(IPAllocation.port_id)
-    if conditions["ip_address"]:
-        query = query.where(IPAllocation.ip_address.in_(conditions["ip_address"]))
-    if conditions["subnet_id"]:
-        query = query.where(IPAllocation.subnet_id.in_(conditions["subnet_id"]))
-    for substring in conditions["ip_address_substr"]:
-        query = query.where(IPAllocation.ip_address.contains(substring, autoescape=True))
-    return Port.id.in_(query)
-
-
-COLLECTION = listing.Collection(
-    name="ports", model=Port, not_found=exc.PortNotFound,
-    columns={"id": Port.id, "name": Port.name, "description": Port.description,
-             "project_id": Port.project_id, "tenant_id": Port.project_id,
-             "network_id": Port.network_id, "mac_address": Port.mac_address,
-             "admin_state_up": Port.admin_state_up, "status": Port.status,
-             "device_id": Port.device_id, "device_owner": Port.device_owner,
-             "port_security_enabled": Port.port_security_enabled, "dns_name": Port.dns_name,
-             "binding:host_id": Port.host_id, "binding:vif_type": Port.vif_type,
-             "binding:vnic_type": Port.vnic_type, "revision_number": Port.revision_number,
-             "qos_policy_id": Port.qos_policy_id,
-             "created_at": Port.created_at, "updated_at": Port.updated_at},
-    special={"fixed_ips": _fixed_ips_filter,
-             "security_groups": lambda ids: Port.id.in_(
-                 sa.select(PortSecurityGroup.port_id).where(
-                     PortSecurityGroup.security_group_id.in_(ids))),
-             "ip_allocation": lambda values: sa.true() if "immediate" in values
-             else sa.false()},
-)
 
 
 def visible(ctx):

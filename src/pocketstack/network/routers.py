@@ -10,7 +10,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import base, listing, networks, ports, quotas, subnets
+from pocketstack.network import base, listing, networks, port_schema, ports, quotas, subnets
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
@@ -23,7 +23,7 @@ def _gateway_info(value, name):
     if value is None or value == {}:
         return None
     info = v.dict_of({"network_id": v.uuid_string, "enable_snat": v.boolean,
-                      "external_fixed_ips": v.list_of(ports._fixed_ip)})(value, name)
+                      "external_fixed_ips": v.list_of(port_schema.fixed_ip)})(value, name)
     if "network_id" not in info:
         raise v.invalid(name, "network_id is required in external_gateway_info")
     return info
