@@ -197,8 +197,11 @@ def _conf_file(tmp_path, text: str) -> str:
      "database"),
     (lambda tmp: ["--config-file", _conf_file(tmp, "[database]\nconnection = nonsense\n")],
      "database"),
+    (lambda tmp: ["--config-file", _conf_file(tmp, "[image]\nhashing_algorithm = crc32\n")],
+     "hashing_algorithm"),
 ], ids=["port-out-of-range", "port-not-a-number", "config-missing", "bad-value",
-        "value-below-minimum", "not-ini", "database-unreachable", "database-url-invalid"])
+        "value-below-minimum", "not-ini", "database-unreachable", "database-url-invalid",
+        "unknown-hashing-algorithm"])
 def test_bad_start_up_input_is_a_clear_error(tmp_path, make_args, expected):
     args = make_args(tmp_path)
     if "--port" not in args:

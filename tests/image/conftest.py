@@ -51,6 +51,7 @@ def _override_fixture(option):
 
 cap_override = _override_fixture("image_size_cap")
 idle_timeout_override = _override_fixture("upload_idle_timeout")
+hashing_override = _override_fixture("hashing_algorithm")
 
 
 @pytest.fixture(scope="module")

@@ -167,3 +167,29 @@ def test_numbers_out_of_range_are_400(glance):
                    {"limit": 10**30 + 1, "size_max": 10**19}):
         assert_error(glance.get("/v2/images", params=params), 400)
     assert glance.get("/v2/images", params={"limit": 10**30}).status_code == 200
+
+
+def test_hashing_algorithm_is_the_operators_choice(glance, hashing_override):
+    """[image] hashing_algorithm picks os_hash_algo, as glance's option does; md5 stays the
+    checksum. Data staged under one algorithm keeps it when imported after a change."""
+    import hashlib
+
+    data = b"pocketstack hashes this" * 1000
+    hashing_override("sha256")
+    image = glance.create_active(data)
+    assert (image["os_hash_algo"], image["os_hash_value"]) == \
+        ("sha256", hashlib.sha256(data).hexdigest())
+    assert image["checksum"] == hashlib.md5(data).hexdigest()
+
+    staged = glance.create()
+    r = glance.put(f"/v2/images/{staged['id']}/stage", content=data,
+                   headers={"Content-Type": "application/octet-stream"})
+    assert r.status_code == 204, r.text
+    hashing_override("sha384")
+    r = glance.post(f"/v2/images/{staged['id']}/import",
+                    json={"method": {"name": "glance-direct"}})
+    assert r.status_code == 202, r.text
+    assert _wait_for(lambda: glance.show(staged["id"])["status"] == "active")
+    shown = glance.show(staged["id"])
+    assert (shown["os_hash_algo"], shown["os_hash_value"]) == \
+        ("sha256", hashlib.sha256(data).hexdigest())

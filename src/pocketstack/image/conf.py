@@ -1,5 +1,11 @@
 """Image service options ([image] in pocketstack.conf), named as in glance-api.conf."""
+import hashlib
+
 from oslo_config import cfg
+
+# What hashlib can name and give a fixed-length hexdigest of (not the shake_* XOFs).
+HASHING_ALGORITHMS = sorted(a for a in hashlib.algorithms_guaranteed
+                            if not a.startswith("shake_"))
 
 DISK_FORMATS = ["ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso",
                 "ploop"]
@@ -15,6 +21,11 @@ OPTS = {
         cfg.BoolOpt("filesystem_store_fsync", default=False,
                     help="fsync image data before it becomes active. Glance does not; turn "
                          "it on if images must survive a power loss right after upload."),
+        cfg.StrOpt("hashing_algorithm", default="sha512", choices=HASHING_ALGORITHMS,
+                   help="The secure hash of image data (os_hash_algo / os_hash_value), "
+                        "as glance's option of that name; md5 'checksum' is computed as "
+                        "well. sha256 hashes about twice as fast as sha512 on x86-64 "
+                        "CPUs without SHA-512 instructions, so uploads are faster."),
         cfg.FloatOpt("upload_idle_timeout", default=120.0, min=1.0,
                      help="Seconds an upload may go without receiving data before it is "
                           "abandoned (the image goes back to queued)."),

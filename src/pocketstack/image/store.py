@@ -3,8 +3,9 @@
 Data is written to ``<datadir>/tmp/`` while it arrives and renamed into place only when
 complete, so a reader never sees a partial image and an abandoned upload leaves nothing
 behind but a temp file that ``abort()`` (or the next start) removes. md5 (glance's
-``checksum``) and sha512 (``os_hash_value``) are computed on the fly, in parallel with the
-write (see ``Writer``).
+``checksum``) and the secure hash (``os_hash_value``; sha512 unless ``[image]
+hashing_algorithm`` says otherwise) are computed on the fly, in parallel with the write
+(see ``Writer``).
 """
 from __future__ import annotations
 
@@ -22,9 +23,6 @@ from pocketstack.common import config, exceptions
 from pocketstack.image import formats
 
 LOG = logging.getLogger(__name__)
-
-HASH_ALGO = "sha512"
-
 
 def configure(data_dir: str) -> str:
     """Default the store to ``<data_dir>/images`` (unless configured) and create it.
@@ -93,7 +91,7 @@ class Written:
     checksum: str
     os_hash_value: str
     virtual_size: int | None
-    os_hash_algo: str = HASH_ALGO
+    os_hash_algo: str = "sha512"  # older staged uploads recorded no algorithm: glance's default
 
 
 class SizeCapExceeded(exceptions.PayloadTooLarge):
@@ -103,8 +101,8 @@ class SizeCapExceeded(exceptions.PayloadTooLarge):
 class Writer:
     """Streams one upload into a temp file; ``commit`` renames it into place.
 
-    Each buffer handed to ``submit`` goes to three single-thread pipelines — md5, sha512,
-    file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be in
+    Each buffer handed to ``submit`` goes to three single-thread pipelines — md5, the
+    secure hash, file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be in
     flight, so one stalled stream (a descheduled thread, a slow disk) does not stop the
     others. hashlib and file writes release the GIL, so this uses every core there is.
     """
@@ -119,11 +117,12 @@ class Writer:
         self.size = 0
         self.header = b""
         self._md5 = hashlib.md5(usedforsecurity=False)
-        self._sha = hashlib.sha512()
+        self.hash_algo = config.CONF.image.hashing_algorithm
+        self._sha = hashlib.new(self.hash_algo)
         self.tmp_path = os.path.join(_subdir("tmp"), f"{image_id}.{_owner()}.{uuid.uuid4().hex}")
         self._file = open(self.tmp_path, "xb", buffering=0)
         self._streams = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name)
-                         for name in ("image-md5", "image-sha512", "image-write")]
+                         for name in ("image-md5", "image-hash", "image-write")]
         self._inflight: collections.deque[tuple[concurrent.futures.Future, ...]] = \
             collections.deque()
 
@@ -180,7 +179,7 @@ class Writer:
             os.fsync(self._file.fileno())
         self._file.close()
         return Written(size=self.size, checksum=self._md5.hexdigest(),
-                       os_hash_value=self._sha.hexdigest(),
+                       os_hash_value=self._sha.hexdigest(), os_hash_algo=self.hash_algo,
                        virtual_size=_virtual_size(self.disk_format, self.header, self.size))
 
     def commit(self, dest: str, inspect: bool = False) -> Written:
