@@ -20,6 +20,7 @@ LAZY_IN_A_RUNNING_CLOUD = [
     "websockets",     # no websocket routes
     "jinja2",         # the dashboard, on its first page
     "pycdlib",        # config drives, in the libvirt driver
+    "cachetools",     # not used: common/cache.py is an ordered dict
 ]
 # Imported by oslo.config/oslo.policy at their top: a stand-in until first used
 # (common/deferred.py).
