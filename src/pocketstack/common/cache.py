@@ -4,7 +4,7 @@ decisions).
 A thread-safe TTL cache: entries expire ``ttl`` seconds after they were put, and the least
 recently used go first beyond ``maxsize``. Cache only what may be ``ttl`` seconds stale,
 and keep the checks that must be exact (revocation) outside. An ordered dict rather than
-cachetools: a get is a third of cachetools' cost on the policy path of every request, and
+cachetools: a get costs a fifth of cachetools' on the policy path of every request, and
 the start does not import it.
 """
 from __future__ import annotations
