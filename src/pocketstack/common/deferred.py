@@ -14,6 +14,8 @@ binds the stand-in, and the first attribute anyone asks of it imports the real m
   425 regular expressions as it is imported (~50 ms).
 * ``yaml``: oslo.policy reads policy files with it; a cloud without a policy.yaml (the
   default) never does (~15 ms).
+* ``xmlrpc.client`` (deferred in policy.py): oslo.serialization's jsonutils (imported by
+  oslo.policy) checks values against its DateTime class; it imports the XML parser (~3 ms).
 
 Dunder attributes other than ``__path__`` (``__file__``, ``__version__``: what tools
 scanning ``sys.modules`` look at) do not import the module.

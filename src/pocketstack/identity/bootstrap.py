@@ -30,78 +30,135 @@ CATALOG = (
     ("volumev3", "cinderv3", "Block Storage Service (v3 alias)", "/volume/v3/$(project_id)s"),
 )
 INTERFACES = ("public", "internal", "admin")
-
-
-def _get_or_create(s, model, where: dict, **values):
-    obj = s.scalar(sa.select(model).filter_by(**where))
-    if obj is None:
-        obj = model(**where, **values)
-        s.add(obj)
-        s.flush()
-    return obj
-
-
-def _grant(s, type_: str, actor_id: str, target_id: str, role_id: str) -> None:
-    if s.get(Assignment, (type_, actor_id, target_id, role_id, False)) is None:
-        s.add(Assignment(type=type_, actor_id=actor_id, target_id=target_id, role_id=role_id,
-                         inherited=False))
+ROLES = ("admin", "manager", "member", "reader", "service")
+IMPLIED_ROLES = (("admin", "manager"), ("manager", "member"), ("member", "reader"))
+PROJECTS = {"admin": "Bootstrap project", "service": "Project of the service users"}
 
 
 def bootstrap(admin_password: str) -> dict:
-    """Create what is missing; return the ids a caller may want (admin user and project)."""
+    """Create what is missing; return the ids a caller may want (admin user and project).
+
+    A warm start finds everything in place: a read-only pass (a query per table, no
+    write lock) sees that and returns. Only when something is missing or moved does the
+    same pass run again in a write transaction, creating it."""
+    try:
+        with db.reader() as s:
+            ids = _reconcile(s, admin_password, write=False)
+    except _Incomplete:
+        with db.transaction() as s:
+            ids = _reconcile(s, admin_password, write=True)
+    catalog.invalidate()
+    return ids
+
+
+class _Incomplete(Exception):
+    """The read-only pass found something to create or change."""
+
+
+def _reconcile(s, admin_password: str, write: bool) -> dict:
+    """What bootstrap must find, each table read once; with ``write`` False, raise
+    _Incomplete instead of adding or changing anything."""
+    def add(obj) -> None:
+        if not write:
+            raise _Incomplete
+        s.add(obj)
+
     public_url = config.public_url()
     region = config.CONF.region_name
     domain_id = config.CONF.identity.default_domain_id
-    with db.transaction() as s:
-        if s.get(Domain, domain_id) is None:
-            s.add(Domain(id=domain_id, name="Default",
-                         description="The default domain", enabled=True))
-            s.flush()
-        roles = {name: _get_or_create(s, Role, {"name": name, "domain_id": None},
-                                      id=uuid.uuid4().hex)
-                 for name in ("admin", "manager", "member", "reader", "service")}
-        for prior, implied in (("admin", "manager"), ("manager", "member"),
-                               ("member", "reader")):
-            if s.get(ImpliedRole, (roles[prior].id, roles[implied].id)) is None:
-                s.add(ImpliedRole(prior_role_id=roles[prior].id,
-                                  implied_role_id=roles[implied].id))
-        admin_project = _get_or_create(s, Project, {"name": "admin", "domain_id": domain_id},
-                                       id=uuid.uuid4().hex, description="Bootstrap project")
-        service_project = _get_or_create(s, Project, {"name": "service", "domain_id": domain_id},
-                                         id=uuid.uuid4().hex,
-                                         description="Project of the service users")
-        admin = s.scalar(sa.select(User).filter_by(name="admin", domain_id=domain_id))
-        if admin is None:
-            admin = User(id=uuid.uuid4().hex, name="admin", domain_id=domain_id,
-                         password_hash=passwords.hash_password(admin_password),
-                         default_project_id=admin_project.id)
-            s.add(admin)
-            s.flush()
-        _grant(s, "UserProject", admin.id, admin_project.id, roles["admin"].id)
-        _grant(s, "UserDomain", admin.id, domain_id, roles["admin"].id)
-        service_user = _get_or_create(s, User, {"name": SERVICE_USER, "domain_id": domain_id},
-                                      id=uuid.uuid4().hex, password_hash=None,
-                                      default_project_id=service_project.id,
-                                      description="pocketstack's own service-to-service calls")
-        for role in ("admin", "service"):
-            _grant(s, "UserProject", service_user.id, service_project.id, roles[role].id)
-        if s.get(Region, region) is None:
-            s.add(Region(id=region, description=""))
-        for type_, name, description, path in CATALOG:
-            svc = _get_or_create(s, Service, {"type": type_, "name": name},
-                                 id=uuid.uuid4().hex, description=description)
-            for interface in INTERFACES:
-                ep = s.scalar(sa.select(Endpoint).filter_by(service_id=svc.id,
-                                                            interface=interface))
-                url = public_url + path
-                if ep is None:
-                    s.add(Endpoint(id=uuid.uuid4().hex, service_id=svc.id, interface=interface,
-                                   url=url, region_id=region, extra={"pocketstack": True}))
-                elif (ep.extra or {}).get("pocketstack") and ep.url != url:
-                    # The cloud now listens elsewhere: move the endpoints bootstrap made.
-                    LOG.info("Moving %s %s endpoint to %s", type_, interface, url)
-                    ep.url = url
-        ids = {"admin_user_id": admin.id, "admin_project_id": admin_project.id,
-               "service_project_id": service_project.id, "service_user_id": service_user.id}
-    catalog.invalidate()
-    return ids
+    if s.get(Domain, domain_id) is None:
+        add(Domain(id=domain_id, name="Default", description="The default domain",
+                   enabled=True))
+        s.flush()
+    roles = _first_by(s.scalars(sa.select(Role).where(Role.name.in_(ROLES),
+                                                      Role.domain_id.is_(None))), "name")
+    for name in ROLES:
+        if name not in roles:
+            roles[name] = Role(name=name, domain_id=None, id=uuid.uuid4().hex)
+            add(roles[name])
+    s.flush()
+    implied = set(map(tuple, s.execute(
+        sa.select(ImpliedRole.prior_role_id, ImpliedRole.implied_role_id)
+        .where(ImpliedRole.prior_role_id.in_([role.id for role in roles.values()])))))
+    for prior, implied_name in IMPLIED_ROLES:
+        if (roles[prior].id, roles[implied_name].id) not in implied:
+            add(ImpliedRole(prior_role_id=roles[prior].id,
+                            implied_role_id=roles[implied_name].id))
+    projects = _first_by(s.scalars(sa.select(Project).where(
+        Project.name.in_(PROJECTS), Project.domain_id == domain_id)), "name")
+    for name, description in PROJECTS.items():
+        if name not in projects:
+            projects[name] = Project(name=name, domain_id=domain_id, id=uuid.uuid4().hex,
+                                     description=description)
+            add(projects[name])
+    s.flush()
+    users = _first_by(s.scalars(sa.select(User).where(
+        User.name.in_(("admin", SERVICE_USER)), User.domain_id == domain_id)), "name")
+    if "admin" not in users:
+        if not write:  # before hashing the password (a quarter of a second by default)
+            raise _Incomplete
+        users["admin"] = User(id=uuid.uuid4().hex, name="admin", domain_id=domain_id,
+                              password_hash=passwords.hash_password(admin_password),
+                              default_project_id=projects["admin"].id)
+        add(users["admin"])
+    if SERVICE_USER not in users:
+        users[SERVICE_USER] = User(
+            name=SERVICE_USER, domain_id=domain_id, id=uuid.uuid4().hex, password_hash=None,
+            default_project_id=projects["service"].id,
+            description="pocketstack's own service-to-service calls")
+        add(users[SERVICE_USER])
+    s.flush()
+    admin, service_user = users["admin"], users[SERVICE_USER]
+    grants = set(map(tuple, s.execute(
+        sa.select(Assignment.type, Assignment.actor_id, Assignment.target_id,
+                  Assignment.role_id)
+        .where(Assignment.actor_id.in_((admin.id, service_user.id)),
+               Assignment.inherited.is_(False)))))
+    for grant in (("UserProject", admin.id, projects["admin"].id, roles["admin"].id),
+                  ("UserDomain", admin.id, domain_id, roles["admin"].id),
+                  ("UserProject", service_user.id, projects["service"].id, roles["admin"].id),
+                  ("UserProject", service_user.id, projects["service"].id,
+                   roles["service"].id)):
+        if grant not in grants:
+            add(Assignment(type=grant[0], actor_id=grant[1], target_id=grant[2],
+                           role_id=grant[3], inherited=False))
+    if s.get(Region, region) is None:
+        add(Region(id=region, description=""))
+    services = _first_by(s.scalars(sa.select(Service).where(
+        Service.type.in_([type_ for type_, *_ in CATALOG]))), "type", "name")
+    for type_, name, description, _path in CATALOG:
+        if (type_, name) not in services:
+            services[type_, name] = Service(type=type_, name=name, id=uuid.uuid4().hex,
+                                            description=description)
+            add(services[type_, name])
+    s.flush()
+    endpoints = _first_by(s.scalars(sa.select(Endpoint).where(Endpoint.service_id.in_(
+        [svc.id for svc in services.values()]))), "service_id", "interface")
+    for type_, name, _description, path in CATALOG:
+        svc = services[type_, name]
+        url = public_url + path
+        for interface in INTERFACES:
+            ep = endpoints.get((svc.id, interface))
+            if ep is None:
+                add(Endpoint(id=uuid.uuid4().hex, service_id=svc.id, interface=interface,
+                             url=url, region_id=region, extra={"pocketstack": True}))
+            elif (ep.extra or {}).get("pocketstack") and ep.url != url:
+                # The cloud now listens elsewhere: move the endpoints bootstrap made.
+                if not write:
+                    raise _Incomplete
+                LOG.info("Moving %s %s endpoint to %s", type_, interface, url)
+                ep.url = url
+    return {"admin_user_id": admin.id, "admin_project_id": projects["admin"].id,
+            "service_project_id": projects["service"].id,
+            "service_user_id": service_user.id}
+
+
+def _first_by(rows, *keys: str) -> dict:
+    """Rows by the value of ``keys`` (a tuple of values for several); the first row of
+    each key, as a query for that key alone would have returned."""
+    found: dict = {}
+    for row in rows:
+        key = getattr(row, keys[0]) if len(keys) == 1 else tuple(getattr(row, k)
+                                                                 for k in keys)
+        found.setdefault(key, row)
+    return found
