@@ -148,7 +148,8 @@ class InterfaceMixin:
         """A port of the server was deleted in the network service: unplug and forget it
         (nova's _process_instance_vif_deleted_event)."""
         with self._iface_lock(uuid):
-            inst = instances.load(uuid)
+            # Two columns, not the row: every port a delete removes sends this event.
+            inst = instances.peek(uuid, "deleted", "network_info")
             if inst is None or inst.deleted or not any(
                     v["port_id"] == port_id for v in inst.network_info or []):
                 return
