@@ -133,14 +133,16 @@ class BuildMixin:
         step.done(detail=f"{self.driver.__class__.__name__} on {self.host}")
         whole.done()
         with db.transaction() as s:
+            # The guest is up: a success of this host's, whatever became of the server.
+            # The node row first, as a delete's claim release takes them (no deadlock on
+            # engines that lock rows).
+            self._note_success(s)
             ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
                                          "power_state": states.RUNNING,
                                          "launched_at": utcnow(), "build_deadline": None,
                                          "progress": 100},
                                   expect_task=states.SPAWNING, attempt=attempt,
                                   events=[step, whole], session=s)
-            if ok:
-                self._note_success(s)
         if not ok:
             raise Superseded()
 
