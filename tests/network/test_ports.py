@@ -272,3 +272,21 @@ def test_list_ports_filters(member_conn, member_raw, net):
                                            device_owner="network:dhcp"))
     assert len(found) == 1 and found[0].status == "ACTIVE"
     assert member_raw.error("GET", "/ports?fixed_ips=colour%3Dred")[0] == 400
+
+
+def test_list_with_plain_fields_answers_only_those(member_conn, member_raw, net):
+    """?fields= naming only columns of the port (compute's look-up of a server's ports by
+    device_id asks for ids): exactly those keys, the same values as the full listing."""
+    network, _, _ = net
+    port = member_conn.network.create_port(network_id=network.id, name="plain",
+                                           device_id="dev-plain", device_owner="compute:nova")
+    full = member_raw("GET", "/ports?device_id=dev-plain").json()["ports"]
+    assert [p["id"] for p in full] == [port.id]
+    ids = member_raw("GET", "/ports?device_id=dev-plain&fields=id").json()["ports"]
+    assert ids == [{"id": port.id}]
+    some = member_raw("GET", "/ports?device_id=dev-plain&fields=device_owner,name"
+                             "&fields=status").json()["ports"]
+    assert some == [{k: full[0][k] for k in ("name", "status", "device_owner")}]
+    # a field the rows alone cannot answer still comes from the full view
+    ips = member_raw("GET", "/ports?device_id=dev-plain&fields=id&fields=fixed_ips").json()
+    assert ips["ports"] == [{"id": port.id, "fixed_ips": full[0]["fixed_ips"]}]

@@ -82,9 +82,14 @@ def host_up(host: str | None) -> bool:
     if not host:
         return False
     with db.reader() as s:
-        row = s.execute(sa.select(Service.last_seen_up, Service.forced_down)
-                        .where(Service.host == host, Service.binary == "nova-compute")).first()
+        row = s.connection().execute(_HOST_SERVICE, {"host": host}).first()
     return row is not None and service_is_up(row[0], row[1])
+
+
+# Built once: every delete (and most actions) asks.
+_HOST_SERVICE = sa.select(Service.__table__.c.last_seen_up, Service.__table__.c.forced_down) \
+    .where(Service.__table__.c.host == sa.bindparam("host"),
+           Service.__table__.c.binary == "nova-compute")
 
 
 def delete(ctx, inst, soft: bool = True) -> None:

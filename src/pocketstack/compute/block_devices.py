@@ -335,15 +335,19 @@ def rows_for(bdms: list[dict], instance_uuid: str) -> list[dict]:
     return out
 
 
+# Built once: every delete reads them (most servers have none).
+_OF_INSTANCE = (sa.select(BlockDeviceMapping)
+                .where(BlockDeviceMapping.instance_uuid == sa.bindparam("uuid"))
+                .order_by(BlockDeviceMapping.boot_index != 0, BlockDeviceMapping.id))
+
+
 def for_instance(instance_uuid: str, session=None) -> list[BlockDeviceMapping]:
     """The server's mappings, boot disk first, then in the order they were made."""
-    stmt = (sa.select(BlockDeviceMapping)
-            .where(BlockDeviceMapping.instance_uuid == instance_uuid)
-            .order_by(BlockDeviceMapping.boot_index != 0, BlockDeviceMapping.id))
+    params = {"uuid": instance_uuid}
     if session is not None:
-        return list(session.scalars(stmt).all())
+        return list(session.scalars(_OF_INSTANCE, params).all())
     with db.reader() as s:
-        rows = list(s.scalars(stmt).all())
+        rows = list(s.scalars(_OF_INSTANCE, params).all())
         s.expunge_all()
         return rows
 

@@ -38,7 +38,7 @@ def not_found(uuid: str) -> exceptions.NotFound:
 def get(ctx, uuid: str, *, session=None) -> Instance:
     """The live instance ``ctx`` may see; 404 for missing, deleted or another project's."""
     def load(s):
-        inst = s.get(Instance, uuid)
+        inst = s.scalars(_LOAD, {"uuid": uuid}).first()
         if inst is None or inst.deleted:
             raise not_found(uuid)
         if not ctx.is_admin and not ctx.is_service and inst.project_id != ctx.project_id:
@@ -51,17 +51,35 @@ def get(ctx, uuid: str, *, session=None) -> Instance:
         return load(s)
 
 
+# Built once: a fresh select per call (and its cache key) costs more than running it.
+_LOAD = sa.select(Instance).where(Instance.uuid == sa.bindparam("uuid"))
+
+
 def load(uuid: str) -> Instance | None:
     with db.reader() as s:
-        return s.get(Instance, uuid)
+        return s.scalars(_LOAD, {"uuid": uuid}).first()
+
+
+_peeks: dict[tuple, sa.Select] = {}
+
+
+def peek(uuid: str, *columns: str):
+    """A few columns of the row (deleted or not), or None: for workers that need only
+    these — the whole row is wide (flavor, request spec, network info as JSON) and an ORM
+    load of it costs several times this Core read."""
+    stmt = _peeks.get(columns)
+    if stmt is None:
+        stmt = _peeks[columns] = sa.select(*(_TABLE.c[_COLUMN[c]].label(c) for c in columns)) \
+            .where(_TABLE.c.uuid == sa.bindparam("uuid"))
+    with db.reader() as s:
+        return s.connection().execute(stmt, {"uuid": uuid}).first()
 
 
 def is_live(uuid: str) -> bool:
     """The instance exists and is not deleted: one indexed column, not the whole row (a
     build asks this between its port calls)."""
-    with db.reader() as s:
-        deleted = s.execute(sa.select(_TABLE.c.deleted).where(_TABLE.c.uuid == uuid)).first()
-    return deleted is not None and not deleted[0]
+    row = peek(uuid, "deleted")
+    return row is not None and not row.deleted
 
 
 def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,

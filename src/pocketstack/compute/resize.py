@@ -78,11 +78,15 @@ def active_migration(instance_uuid: str, statuses=IN_PROGRESS) -> Migration | No
                         .order_by(Migration.id.desc()))
 
 
+# Built once: every delete asks (and almost always finds nothing).
+_IN_PROGRESS_OF = sa.select(Migration).where(Migration.instance_uuid == sa.bindparam("uuid"),
+                                             Migration.status.in_(IN_PROGRESS))
+
+
 def release_for_delete(session, instance_uuid: str) -> list[str]:
     """A server deleted mid-resize: give back the source's claim too."""
     done = []
-    rows = session.scalars(sa.select(Migration).where(Migration.instance_uuid == instance_uuid,
-                                                      Migration.status.in_(IN_PROGRESS))).all()
+    rows = session.scalars(_IN_PROGRESS_OF, {"uuid": instance_uuid}).all()
     for m in rows:
         if claims.release(m.uuid, session=session):
             done.append(f"released the resize's claim on {m.source_compute}")

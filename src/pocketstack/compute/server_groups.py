@@ -94,5 +94,10 @@ def delete(ctx, uuid: str) -> None:
 
 def forget_member(session, instance_uuid: str) -> None:
     """A deleted server leaves its group (and stops counting toward its member quota)."""
-    session.execute(sa.delete(ServerGroupMember)
-                    .where(ServerGroupMember.instance_uuid == instance_uuid))
+    session.connection().execute(_FORGET_MEMBER, {"uuid": instance_uuid})
+
+
+# Core, built once: every delete runs it, and the ORM's bulk delete would also search the
+# session for loaded members to update (there are none where it runs).
+_FORGET_MEMBER = sa.delete(ServerGroupMember.__table__).where(
+    ServerGroupMember.__table__.c.instance_uuid == sa.bindparam("uuid"))

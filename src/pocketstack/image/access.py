@@ -26,6 +26,10 @@ def can_see(s, ctx, image: Image) -> bool:
     return image.visibility == "shared" and is_member(s, ctx, image)
 
 
+# Built once: every boot's image lookup comes here (Session.get builds its query anew).
+_GET = sa.select(Image).where(Image.id == sa.bindparam("id"))
+
+
 def load(s, ctx, image_id: str, *, lock: bool = False) -> Image:
     """The image if the caller can see it, else 404 (never 403: that would leak it exists)."""
     image = None
@@ -33,7 +37,7 @@ def load(s, ctx, image_id: str, *, lock: bool = False) -> Image:
         if lock:
             image = s.scalar(sa.select(Image).where(Image.id == image_id).with_for_update())
         else:
-            image = s.get(Image, image_id)
+            image = s.scalars(_GET, {"id": image_id}).first()
     if image is None or image.deleted or not can_see(s, ctx, image):
         raise exceptions.NotFound(f"No image found with ID {image_id}")
     return image

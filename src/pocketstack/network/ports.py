@@ -363,7 +363,21 @@ def get_port(ctx, port_id: str) -> dict:
         return view(port, base.tags_of(s, port.id), _show_binding(ctx))
 
 
+# Fields a listing can answer from the port rows alone, in the view's order.
+_PLAIN_FIELDS = ("id", "name", "network_id", "mac_address", "admin_state_up", "status",
+                 "device_id", "device_owner")
+
+
 def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
+    wanted = {f for value in params.get("fields", []) for f in value.split(",") if f}
+    if wanted and wanted <= set(_PLAIN_FIELDS):
+        # e.g. ?device_id=X&fields=id, compute's look-up of a deleted server's ports:
+        # no addresses, groups, tags or QoS to read.
+        with db.reader() as s:
+            page = listing.select_page(s, COLLECTION, params, visible(ctx))
+            items = [{f: getattr(p, f) for f in _PLAIN_FIELDS if f in wanted}
+                     for p in page.rows]
+        return items, page
     with db.reader() as s:
         page = listing.select_page(s, COLLECTION, params, visible(ctx),
                                    options=_load_options())
@@ -382,8 +396,7 @@ def update_port(ctx, port_id: str, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
     with db.transaction() as s:
-        port = update_in(s, ctx, port_id, values, effects)
-        qos.network_policies(s, [port])
+        port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
         out = view(port, base.tags_of(s, port.id), _show_binding(ctx))
     _plug_bridge_ports([port])
     effects.run()
@@ -460,7 +473,13 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     binding_state(port)
     base.touch(port)
     s.flush()
-    s.refresh(port, ["fixed_ips", "security_group_bindings"])
+    if "fixed_ips" in values or old_mac != port.mac_address:
+        # IPAM wrote the allocations with Core statements: read them back.
+        s.refresh(port, ["fixed_ips", "security_group_bindings"])
+    else:
+        # Nothing here changed them (a binding update, every boot's): load them as read
+        # below, without refresh's extra select of the port row.
+        s.expire(port, ["fixed_ips", "security_group_bindings"])
     group_ids = values.get("security_groups")
     current_groups = [b.security_group_id for b in port.security_group_bindings]
     if "allowed_address_pairs" in values:
@@ -475,6 +494,9 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if group_ids is not None:
         _set_security_groups(s, port, group_ids)
     s.flush()
+    # For the view: update_in holds the network row (qos.network_policies would read it
+    # again, the session keeping no unchanged row once update_in lets go of it).
+    port.network_qos_policy_id = network.qos_policy_id
     if dhcp_relevant or old_mac != port.mac_address:
         effects.dhcp(network.id)
     if _is_compute(port) and port.status == "ACTIVE" and not was_active:

@@ -99,8 +99,9 @@ class BuildMixin:
             vifs[:] = network.refresh(ctx, vifs, ports_fresh=True)
             events.append(info.done(detail=f"{len(vifs)} port(s)"))
         stage = states.NETWORKING
-        if block_devices.volumes_of((inst.request_spec or {}).get("block_device_mapping")
-                                    or []):
+        has_volumes = bool(block_devices.volumes_of(
+            (inst.request_spec or {}).get("block_device_mapping") or []))
+        if has_volumes:
             self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
                           events=events, network_info=list(vifs))
             events, stage = [], states.BLOCK_DEVICE_MAPPING
@@ -112,7 +113,10 @@ class BuildMixin:
         volume_steps: list = []
         try:
             faults.check(self.host, "prep_block_device")
-            block_info = self._prep_block_devices(ctx, inst, held, volume_steps)
+            # The API wrote a mapping row per volume of the request, and nothing attaches
+            # a volume to a server still building: no volume in the request, no rows.
+            block_info = self._prep_block_devices(ctx, inst, held, volume_steps) \
+                if has_volumes else None
         except Exception as error:
             record(*events, *[s.fail(error) if s.finish is None else s for s in volume_steps],
                    step.fail(error))
@@ -128,14 +132,19 @@ class BuildMixin:
         self.driver.spawn(_as_dict(inst), image_meta, vifs, block_info)
         step.done(detail=f"{self.driver.__class__.__name__} on {self.host}")
         whole.done()
-        ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
-                                     "power_state": states.RUNNING, "launched_at": utcnow(),
-                                     "build_deadline": None, "progress": 100},
-                              expect_task=states.SPAWNING, attempt=attempt,
-                              events=[step, whole])
+        with db.transaction() as s:
+            # The guest is up: a success of this host's, whatever became of the server.
+            # The node row first, as a delete's claim release takes them (no deadlock on
+            # engines that lock rows).
+            self._note_success(s)
+            ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
+                                         "power_state": states.RUNNING,
+                                         "launched_at": utcnow(), "build_deadline": None,
+                                         "progress": 100},
+                                  expect_task=states.SPAWNING, attempt=attempt,
+                                  events=[step, whole], session=s)
         if not ok:
             raise Superseded()
-        self._note_success()
 
     def _image(self, ctx, inst) -> dict:
         spec = inst.request_spec or {}
@@ -202,16 +211,20 @@ class BuildMixin:
             done.append(f"released claim on {self.host}")
         return done
 
-    def _note_success(self) -> None:
+    def _note_success(self, session) -> None:
         """Any success clears this host's failed-build count. The count is in the
-        database (the conductor adds to it, and it outlives a restart), so read it there:
-        an in-memory count that starts at 0 never cleared what an earlier run left."""
+        database (the conductor adds to it, and it outlives a restart), so clear it there:
+        an in-memory count that starts at 0 never cleared what an earlier run left. In the
+        write transaction of the server's ACTIVE, where an UPDATE that matches nothing
+        (the usual case) costs less than a read of its own."""
         self._failed_builds = 0
-        with db.reader() as s:
-            failed = s.scalar(sa.select(ComputeNode.failed_builds)
-                              .where(ComputeNode.host == self.host))
-        if failed:
-            self._set_failed_builds(0)
+        session.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": self.host})
+
+
+_CLEAR_FAILED_BUILDS = (sa.update(ComputeNode.__table__)
+                        .where(ComputeNode.__table__.c.host == sa.bindparam("p_host"),
+                               ComputeNode.__table__.c.failed_builds != 0)
+                        .values(failed_builds=0))
 
 
 class VifPlugTimeout(exceptions.PocketstackError):

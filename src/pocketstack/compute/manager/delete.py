@@ -48,7 +48,8 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
 
 class DeleteMixin:
     def terminate_instance(self, ctx, instance_uuid: str):
-        inst = instances.load(instance_uuid)
+        # What finish_delete uses, not the whole row.
+        inst = instances.peek(instance_uuid, "uuid", "requested_networks", "network_info")
         if inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_terminate_instance", "compute", self.host)

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.compute import instances, trace
+from pocketstack.compute import instances, states, trace
 from pocketstack.compute.manager import network
 from pocketstack.compute.models import Instance
 from pocketstack.compute.trace import Step
@@ -148,9 +148,12 @@ class InterfaceMixin:
         """A port of the server was deleted in the network service: unplug and forget it
         (nova's _process_instance_vif_deleted_event)."""
         with self._iface_lock(uuid):
-            inst = instances.load(uuid)
-            if inst is None or inst.deleted or not any(
+            # A few columns, not the row: every port a delete removes sends this event.
+            inst = instances.peek(uuid, "deleted", "task_state", "network_info")
+            if inst is None or inst.deleted or inst.task_state == states.DELETING or not any(
                     v["port_id"] == port_id for v in inst.network_info or []):
+                # Deleting: the delete removed the port itself and the whole server goes
+                # (its cleanup step says so); forgetting the port first only raced it.
                 return
             try:
                 self.driver.detach_interface({"uuid": uuid}, {"port_id": port_id})

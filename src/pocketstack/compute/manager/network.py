@@ -112,7 +112,8 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
     found = []
     if only_host is None:
         try:
-            found = client.list_ports(device_id=instance_uuid)
+            # Only the ids (neutron's fields): the network service then reads no more.
+            found = client.list_ports(device_id=instance_uuid, fields="id")
         except Exception as error:  # noqa: BLE001 - fall back to what we recorded
             LOG.warning("Listing ports of %s failed: %s", instance_uuid, error)
     ports = [{"port_id": p["id"]} for p in found] + list(vifs or [])

@@ -241,8 +241,3 @@ class PeriodicMixin:
 
     def reconcile_resources(self) -> None:
         reconcile_resources([self.host])
-
-    def _set_failed_builds(self, value: int) -> None:
-        with db.transaction() as s:
-            s.execute(sa.update(ComputeNode).where(ComputeNode.host == self.host)
-                      .values(failed_builds=value))

@@ -13,6 +13,10 @@ NAMES = ["network-changed", "network-vif-plugged", "network-vif-unplugged",
          "network-vif-deleted", "volume-extended", "power-update",
          "accelerator-request-bound"]
 _compute = ComputeAPI()
+_T = Instance.__table__
+# Built once (two events per boot come through here).
+_HOSTS = sa.select(_T.c.uuid, _T.c.host).where(
+    _T.c.uuid.in_(sa.bindparam("uuids", expanding=True)), _T.c.deleted.is_(False))
 
 
 def _schema(req):
@@ -36,8 +40,7 @@ def create_events(req):
     events = body(req, _schema(req))["events"]
     uuids = list({e["server_uuid"] for e in events})
     with db.reader() as s:
-        hosts = dict(s.execute(sa.select(Instance.uuid, Instance.host).where(
-            Instance.uuid.in_(uuids), Instance.deleted.is_(False))).all())
+        hosts = dict(s.connection().execute(_HOSTS, {"uuids": uuids}).all())
     by_host: dict[str, list] = {}
     results = []
     for e in events:
