@@ -4,7 +4,8 @@ so it can use more than one core (one Python process is one GIL).
 * The **main process** is `pocketstack up` as always (data-dir lock, migrations, bootstrap,
   the listening socket, clouds.yaml) and serves the API itself; it runs the conductor, the
   scheduler, the volume manager and the start-up repairs that must happen once, and it
-  supervises the others: a child that dies is started again.
+  supervises the others: a child that dies is started again (and every network's DHCP
+  files rewritten: it may have had rewrites pending).
 * **N-1 API worker processes** serve the same REST app on the same listening socket (its
   descriptor is inherited): the kernel gives each new connection to whichever process
   accepts first, so a busy process takes fewer.
@@ -131,8 +132,17 @@ class Supervised(Cloud):
                 try:
                     child.spawn()
                     child.wait_ready(READY_TIMEOUT)
+                    self._resync_dhcp()
                 except Exception as error:  # noqa: BLE001 - tried again next round
                     LOG.error("Worker %s could not start again: %s", child.name, error)
+
+    def _resync_dhcp(self) -> None:
+        """A child that died may have had DHCP file rewrites pending (its writer batches
+        them after the commits): rewrite every network's files from the database."""
+        from pocketstack.network import dhcp
+
+        with self.runtime.activated():
+            dhcp.resync_all()
 
     @_in_own_runtime
     def close(self) -> None:

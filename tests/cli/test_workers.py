@@ -240,3 +240,50 @@ def test_children_stop_when_the_main_process_is_killed(root):
         assert not _wait_gone(children, 60), [_cmdline(p) for p in _alive(children)]
     finally:
         up.stop()
+
+
+def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(root):
+    """A compute process runs its builds' port calls and so writes DHCP files (batched):
+    killed, it is started again, its hosts build again, and every network's files are
+    rewritten from the database (a rewrite it had pending is not lost)."""
+    data_dir = os.path.join(root, "data")
+    up = UpProcess(data_dir, conf=CONF,
+                   args=("--admin-password", "pw", "--workers", "2")).start(timeout=120)
+    try:
+        conn = up.sdk(password="pw")
+        image = conn.image.create_image(name="r-img", data=b"x" * 64, disk_format="raw",
+                                        container_format="bare")
+        net = conn.network.create_network(name="r-net")
+        conn.network.create_subnet(network_id=net.id, cidr="10.78.0.0/24", ip_version=4)
+        ids = [conn.compute.create_server(name=f"r-{i}", image_id=image.id, flavor_id="42",
+                                          networks=[{"uuid": net.id}]).id for i in range(2)]
+        assert all(s.status == "ACTIVE" for s in _settle(conn, ids).values())
+        host_file = os.path.join(data_dir, "network", "dhcp", net.id, "host")
+        wanted = {f"{p.mac_address},host-{p.fixed_ips[0]['ip_address'].replace('.', '-')}"
+                  f".openstacklocal,{p.fixed_ips[0]['ip_address']}"
+                  for p in conn.network.ports(network_id=net.id, device_owner="compute:nova")}
+        assert len(wanted) == 2
+        open(host_file, "w").close()  # as if the rewrite had been lost with the process
+
+        compute = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        assert len(compute) == 1
+        os.kill(compute[0], signal.SIGKILL)
+        deadline = time.monotonic() + 90  # bounded waits for correctness, not timing
+        while True:
+            with open(host_file) as f:
+                missing = wanted - set(f.read().split())
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert not missing, missing
+        again = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        assert len(again) == 1 and again[0] != compute[0]
+
+        more = [conn.compute.create_server(name=f"r-more-{i}", image_id=image.id,
+                                           flavor_id="42", networks=[{"uuid": net.id}]).id
+                for i in range(2)]
+        servers = _settle(conn, more)
+        assert all(s.status == "ACTIVE" for s in servers.values()), \
+            {s.name: (s.status, s.fault) for s in servers.values()}
+    finally:
+        up.stop()
