@@ -4,13 +4,17 @@ so it can use more than one core (one Python process is one GIL).
 * The **main process** is `pocketstack up` as always (data-dir lock, migrations, bootstrap,
   the listening socket, clouds.yaml) and serves the API itself; it runs the conductor, the
   scheduler, the volume manager and the start-up repairs that must happen once, and it
-  supervises the others: a child that dies is started again.
+  supervises the others: a child that dies is started again (and every network's DHCP
+  files rewritten: it may have had rewrites pending).
 * **N-1 API worker processes** serve the same REST app on the same listening socket (its
   descriptor is inherited): the kernel gives each new connection to whichever process
   accepts first, so a busy process takes fewer.
-* **Compute agent processes** (``--compute-workers``, default 1) run the compute hosts
-  (the [fake] hosts split between them) with `pocketstack service compute`'s code path
-  (``agent.Agent``).
+* **Compute processes** (``--compute-workers``, default as many as ``--workers``) run the
+  compute hosts (the [fake] hosts split between them). Each also builds the REST app,
+  without listening (``ComputeWorker``): a build's calls to network, image and volume run
+  inline on its thread (wsgi/inprocess.py) instead of over HTTP to an API process, which
+  cost a fifth of the CPU of a burst; the DHCP file writer and the vif-plugged notifier
+  those calls feed run in that process too, as in an API worker.
 
 RPC between them goes over Unix domain sockets in ``<data dir>/rpc`` (``unix://``,
 common/rpc_unix.py); everything else is in the SQLite database, which every process
@@ -53,7 +57,7 @@ class Supervised(Cloud):
     (see the module's docstring). ``workers`` counts the API processes, this one included;
     ``compute_workers`` 0 keeps the compute hosts in this process."""
 
-    def __init__(self, data_dir: str, *, workers: int = 2, compute_workers: int = 1,
+    def __init__(self, data_dir: str, *, workers: int = 2, compute_workers: int = 2,
                  overrides: dict | None = None, **kwargs):
         overrides = dict(overrides or {}, transport_url=transport_url(data_dir))
         roles = ("conductor", "scheduler") + (() if compute_workers else ("compute",))
@@ -93,7 +97,7 @@ class Supervised(Cloud):
         hosts = _split(_compute_hosts(), self.compute_workers)
         for i, share in enumerate(hosts, 1):
             self.children.append(Child(f"compute-{i}", [
-                *base, "compute", "--hosts", json.dumps(share)]))
+                *base, "compute", "--hosts", json.dumps(share), "--ids", json.dumps(self.ids)]))
         for child in self.children:
             child.spawn()
 
@@ -128,8 +132,17 @@ class Supervised(Cloud):
                 try:
                     child.spawn()
                     child.wait_ready(READY_TIMEOUT)
+                    self._resync_dhcp()
                 except Exception as error:  # noqa: BLE001 - tried again next round
                     LOG.error("Worker %s could not start again: %s", child.name, error)
+
+    def _resync_dhcp(self) -> None:
+        """A child that died may have had DHCP file rewrites pending (its writer batches
+        them after the commits): rewrite every network's files from the database."""
+        from pocketstack.network import dhcp
+
+        with self.runtime.activated():
+            dhcp.resync_all()
 
     @_in_own_runtime
     def close(self) -> None:
@@ -260,6 +273,49 @@ class ApiWorker(Cloud):
         return self
 
 
+class ComputeWorker(ApiWorker):
+    """Compute hosts in a process that also builds the REST app, without listening: the
+    hosts' calls to network, image and volume then run inline (wsgi/inprocess.py) instead
+    of over HTTP to the API processes, and the network service's background pieces those
+    calls rely on (DHCP file writer, vif-plugged notifier) run here as in an API worker."""
+
+    def __init__(self, data_dir: str, *, ids: dict, hosts: list, **kwargs):
+        super().__init__(data_dir, ids=ids, listen=None, **kwargs)
+        self.hosts = [tuple(pair) for pair in hosts]
+        self._stop = threading.Event()
+
+    def request_stop(self) -> None:
+        super().request_stop()
+        self._stop.set()
+
+    @_in_own_runtime
+    def run(self, on_ready) -> None:
+        """Start, say ready, then wait for request_stop() and clean up."""
+        from pocketstack.compute import service as compute_service
+        from pocketstack.wsgi.app import PocketstackApp
+
+        try:
+            self.app = PocketstackApp(self.ready, reads_ready=self.reads_ready)
+            self.warm_up()  # the services' api_worker share: compute starts no role here
+            self.workers.extend(compute_service.start_roles(("compute",), self.data_dir,
+                                                            self.hosts))
+            if not self.stop_requested:
+                on_ready()
+            while not self._stop.wait(1.0):
+                pass
+        finally:
+            # In-flight builds may finish within the agents' drain time, not longer.
+            stopper = threading.Thread(target=self.close, name="pocketstack-stop",
+                                       daemon=True)
+            stopper.start()
+            stopper.join(STOP_TIMEOUT - 5)
+            if stopper.is_alive():
+                LOG.warning("Work still running after %gs; exiting without it (an "
+                            "interrupted build is rescheduled by its deadline)",
+                            STOP_TIMEOUT - 5)
+                os._exit(1)
+
+
 def _lifeline(fd: int, on_parent_gone) -> socket.socket:
     """Report readiness on it; when the main process is gone, ``on_parent_gone()``, and
     exit anyway if the process is still here STOP_TIMEOUT later."""
@@ -293,19 +349,12 @@ def _run_api(a, overrides: dict) -> None:
 
 
 def _run_compute(a, overrides: dict) -> None:
-    from pocketstack.agent import Agent
-
-    agent = Agent(a.data_dir, config_file=a.config_file, overrides=overrides)
-    line = _lifeline(a.lifeline, agent.request_stop)
-    signal.signal(signal.SIGTERM, lambda *_: agent.request_stop())
-    # Its warning that SQLite only works on one host is moot here: all of us are on one.
-    logging.getLogger("pocketstack.agent").setLevel(logging.ERROR)
-    agent.prepare()
-    logging.getLogger("pocketstack.agent").setLevel(logging.NOTSET)
-    agent.start(["compute"], hosts=[tuple(pair) for pair in json.loads(a.hosts)])
-    line.sendall(b"ready")
-    if not agent.serve_forever():
-        os._exit(1)  # threads still busy (a hung operation): do not wait for them
+    cloud = ComputeWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
+                          ids=json.loads(a.ids), hosts=json.loads(a.hosts))
+    line = _lifeline(a.lifeline, cloud.request_stop)
+    signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
+    cloud.prepare()
+    cloud.run(on_ready=lambda: line.sendall(b"ready"))
 
 
 def main(argv=None) -> None:
@@ -319,7 +368,9 @@ def main(argv=None) -> None:
     p.add_argument("--overrides", default="{}")
     sub = p.add_subparsers(dest="kind", required=True)
     sub.add_parser("api").add_argument("--ids", required=True)
-    sub.add_parser("compute").add_argument("--hosts", required=True)
+    compute = sub.add_parser("compute")
+    compute.add_argument("--hosts", required=True)
+    compute.add_argument("--ids", required=True)
     a = p.parse_args(argv)
 
     from pocketstack.cli.main import _setup_logging

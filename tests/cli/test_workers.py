@@ -1,5 +1,6 @@
 """`pocketstack up --workers N` (issue 13): the all-in-one in several processes — API
-workers on one listening socket, compute hosts in agent processes, RPC over Unix sockets,
+workers on one listening socket, compute hosts in processes of their own that run their
+network calls inline (the DHCP files and vif-plugged events too), RPC over Unix sockets,
 SQLite written by all of them. Through the real command and openstacksdk: a burst of
 boots with a network each lands on hosts served by other processes, no host is
 oversubscribed, every IP is distinct, deletes leave nothing behind, and no child process
@@ -112,15 +113,15 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
     port = free_port()
     started = subprocess.run(
         [EXE, "up", "--detach", "--data-dir", data_dir, "--config-file", conf_path,
-         "--port", str(port), "--admin-password", "pw", "--workers", "2",
-         "--compute-workers", "2"],
+         "--port", str(port), "--admin-password", "pw", "--workers", "2"],
         capture_output=True, text=True, timeout=180, env=_env())
     assert started.returncode == 0, started.stdout + started.stderr
     with open(os.path.join(data_dir, "pocketstack.pid")) as f:
         main_pid = int(f.read())
     children = _children(main_pid)
     try:
-        # One API worker and two compute agents beside the main process.
+        # One API worker and two compute processes (the default: one per worker, each
+        # with one of the two hosts) beside the main process.
         kinds = sorted(_cmdline(pid).split("--name ")[1].split()[0] for pid in children)
         assert kinds == ["api-1", "compute-1", "compute-2"], kinds
 
@@ -151,6 +152,7 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
         assert len(addresses) == CAPACITY and len(set(addresses)) == CAPACITY, addresses
         for hv in conn.compute.hypervisors(details=True):
             assert hv.vcpus_used == hv.vcpus == 3, hv
+        _assert_ports_bound_plugged_and_in_dhcp(up, conn, data_dir, net, active)
 
         for server_id in ids:
             conn.compute.delete_server(server_id)
@@ -174,12 +176,48 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
+def _assert_ports_bound_plugged_and_in_dhcp(up, conn, data_dir, net, active) -> None:
+    """What the network calls of a build give a server, whichever process ran them (a
+    compute process runs them inline, with its own DHCP writer and vif-plugged notifier):
+    an ACTIVE port bound to the server's host, a network-vif-plugged the build waited for,
+    and the port's MAC and address in the network's DHCP host file."""
+    session = up.session(password="pw")
+    wanted = set()
+    for s in active:
+        ports = list(conn.network.ports(device_id=s.id))
+        assert len(ports) == 1, ports
+        port = ports[0]
+        assert port.status == "ACTIVE" and port.binding_host_id == s.compute_host, port
+        wanted.add(f"{port.mac_address},host-"
+                   f"{port.fixed_ips[0]['ip_address'].replace('.', '-')}.openstacklocal,"
+                   f"{port.fixed_ips[0]['ip_address']}")
+        actions = session.get(f"{up.url}/compute/v2.1/servers/{s.id}/os-instance-actions",
+                              headers={"OpenStack-API-Version": "compute 2.62"}
+                              ).json()["instanceActions"]
+        create = [a for a in actions if a["action"] == "create"][0]
+        events = session.get(
+            f"{up.url}/compute/v2.1/servers/{s.id}/os-instance-actions/"
+            f"{create['request_id']}", headers={"OpenStack-API-Version": "compute 2.62"}
+        ).json()["instanceAction"]["events"]
+        plugged = [e for e in events if e["event"] == "compute_wait_vif_plugged"]
+        assert plugged and plugged[0]["result"] == "Success", events
+    host_file = os.path.join(data_dir, "network", "dhcp", net.id, "host")
+    deadline = time.monotonic() + 30  # the DHCP writer is asynchronous: a bound wait
+    while True:
+        with open(host_file) as f:
+            missing = wanted - set(f.read().split())
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not missing, missing
+
+
 def test_children_stop_when_the_main_process_is_killed(root):
     up = UpProcess(os.path.join(root, "data"), conf=CONF,
                    args=("--admin-password", "pw", "--workers", "2")).start(timeout=120)
     try:
         children = _children(up.proc.pid)
-        assert len(children) == 2, [_cmdline(p) for p in children]
+        assert len(children) == 3, [_cmdline(p) for p in children]
         # Served by whichever process accepts: every request works while all run.
         session = up.session(password="pw")
         for _ in range(10):
@@ -200,5 +238,52 @@ def test_children_stop_when_the_main_process_is_killed(root):
         up.proc.wait(10)
         # Bounded wait for correctness (they drain for at most 35 s), not a timing check.
         assert not _wait_gone(children, 60), [_cmdline(p) for p in _alive(children)]
+    finally:
+        up.stop()
+
+
+def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(root):
+    """A compute process runs its builds' port calls and so writes DHCP files (batched):
+    killed, it is started again, its hosts build again, and every network's files are
+    rewritten from the database (a rewrite it had pending is not lost)."""
+    data_dir = os.path.join(root, "data")
+    up = UpProcess(data_dir, conf=CONF,
+                   args=("--admin-password", "pw", "--workers", "2")).start(timeout=120)
+    try:
+        conn = up.sdk(password="pw")
+        image = conn.image.create_image(name="r-img", data=b"x" * 64, disk_format="raw",
+                                        container_format="bare")
+        net = conn.network.create_network(name="r-net")
+        conn.network.create_subnet(network_id=net.id, cidr="10.78.0.0/24", ip_version=4)
+        ids = [conn.compute.create_server(name=f"r-{i}", image_id=image.id, flavor_id="42",
+                                          networks=[{"uuid": net.id}]).id for i in range(2)]
+        assert all(s.status == "ACTIVE" for s in _settle(conn, ids).values())
+        host_file = os.path.join(data_dir, "network", "dhcp", net.id, "host")
+        wanted = {f"{p.mac_address},host-{p.fixed_ips[0]['ip_address'].replace('.', '-')}"
+                  f".openstacklocal,{p.fixed_ips[0]['ip_address']}"
+                  for p in conn.network.ports(network_id=net.id, device_owner="compute:nova")}
+        assert len(wanted) == 2
+        open(host_file, "w").close()  # as if the rewrite had been lost with the process
+
+        compute = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        assert len(compute) == 1
+        os.kill(compute[0], signal.SIGKILL)
+        deadline = time.monotonic() + 90  # bounded waits for correctness, not timing
+        while True:
+            with open(host_file) as f:
+                missing = wanted - set(f.read().split())
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert not missing, missing
+        again = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        assert len(again) == 1 and again[0] != compute[0]
+
+        more = [conn.compute.create_server(name=f"r-more-{i}", image_id=image.id,
+                                           flavor_id="42", networks=[{"uuid": net.id}]).id
+                for i in range(2)]
+        servers = _settle(conn, more)
+        assert all(s.status == "ACTIVE" for s in servers.values()), \
+            {s.name: (s.status, s.fault) for s in servers.values()}
     finally:
         up.stop()

@@ -84,8 +84,8 @@ def _cloud_options(f):
               help="Processes serving the APIs (this one included); more than 1 also runs "
                    "the compute hosts in processes of their own, to use several cores.")
 @click.option("--compute-workers", default=None, type=click.IntRange(0, 64),
-              help="Processes for the compute hosts (default 1 with --workers > 1, else 0: "
-                   "in this process).")
+              help="Processes for the compute hosts (default: as many as --workers when "
+                   "that is more than 1, else 0: in this process).")
 def up(data_dir, config_file, host, port, admin_password, compute_driver, debug, detach,
        timeout, workers, compute_workers):
     """Run the whole cloud (in the foreground: Ctrl-C stops it)."""
@@ -122,7 +122,8 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
     if compute_driver:
         overrides["compute_driver"] = compute_driver
     if compute_workers is None:
-        compute_workers = 1 if workers > 1 else 0
+        # One per core asked for: the builds, not the API, are most of a burst's CPU.
+        compute_workers = workers if workers > 1 else 0
     if workers > 1 or compute_workers:
         from pocketstack.workers import Supervised
 

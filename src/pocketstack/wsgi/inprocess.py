@@ -8,9 +8,10 @@ JSON body, token) to the same ASGI app instead, on the calling thread: the reque
 token validation, policy, validation and error bodies are exactly the HTTP path's.
 
 It answers None (the caller then uses HTTP) unless the call can run to completion
-inline: this process built and serves the app (not a child forked from it, whose
-background workers - DHCP writer, event notifier - may not run) and the target service
-is ready, the route's
+inline: this process built the app and started the services' background workers (DHCP
+writer, event notifier) - the all-in-one, an API worker or a compute process of `up
+--workers` (workers.py), not a child forked from one - and the target service is ready,
+the route's
 handler is a plain ``def`` that reads its whole body (async and streaming handlers need
 the event loop), and no database transaction is open on this thread (the handler's own
 transaction would silently join it, where over HTTP it is separate).
