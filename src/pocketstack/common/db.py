@@ -36,6 +36,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, orm
 
 from pocketstack.common import config, runtime
+from pocketstack.common import lock_probe as _probe
 
 
 class _DateTime(sa.types.TypeDecorator):
@@ -182,6 +183,7 @@ def transaction() -> Iterator[orm.Session]:
         configure()
     lock = state.sqlite_write_lock if state.is_sqlite else contextlib.nullcontext()
     with lock, _file_lock(state.sqlite_flock_fd):
+        held_since = _probe.now() if _probe.enabled else 0.0
         session = state.writer_factory()
         _local.session = session
         try:
@@ -193,6 +195,8 @@ def transaction() -> Iterator[orm.Session]:
         finally:
             _local.session = None
             session.close()
+            if _probe.enabled:
+                _probe.record(held_since)
 
 
 @contextlib.contextmanager
