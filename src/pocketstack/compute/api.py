@@ -374,9 +374,10 @@ def _write(ctx, p, rows, bdm_rows, group, check, count, flavor, lim) -> None:
     transaction is exact and a failed one writes nothing; other engines recheck after the
     commit and delete what they wrote, as nova does."""
     serialized = db.engine().dialect.name == "sqlite"
+    instance_values = [instances.column_values(inst) for inst in rows]  # before the lock
     with db.transaction() as s:
         conn = s.connection()
-        conn.execute(_INSERT_INSTANCE, [instances.column_values(inst) for inst in rows])
+        conn.execute(_INSERT_INSTANCE, instance_values)
         if bdm_rows:
             conn.execute(sa.insert(BlockDeviceMapping.__table__), bdm_rows)
         if p["tags"]:
@@ -394,7 +395,10 @@ def _write(ctx, p, rows, bdm_rows, group, check, count, flavor, lim) -> None:
                          f"vm_state building, task_state scheduling ({index + 1}/{count})")
             events += [first, write.done()]
         trace.store(s, events)
-        if serialized:
+        # Unlimited instances, cores and RAM (as read before, like the limits the recheck
+        # uses): nothing to recount, and the count is a scan of the project's servers
+        # under the writer lock (issue 13).
+        if serialized and any(lim[k] >= 0 for k in ("instances", "cores", "ram")):
             quotas.check_instances(ctx.project_id, count, flavor, already_written=count,
                                    lim=lim, used=quotas.usage(ctx.project_id, session=s))
     if not serialized:
