@@ -56,17 +56,17 @@ def _check(conn, data_dir: str, network_id: str, subnet_id: str, ports: list) ->
     dhcp_port = next(iter(conn.network.ports(network_id=network_id,
                                              device_owner="network:dhcp")))
     expected = {(p.mac_address, p.fixed_ips[0]["ip_address"]) for p in ports + [dhcp_port]}
-    lines = _host_lines(data_dir, network_id, PORTS + 1)
+    lines = _dhcp_lines(data_dir, network_id, "host", PORTS + 1)
     assert len(lines) == PORTS + 1
     assert {(line.split(",")[0], line.split(",")[2]) for line in lines} == expected
-    with open(os.path.join(data_dir, "network", "dhcp", network_id, "leases")) as f:
-        assert len(f.read().splitlines()) == PORTS + 1
+    assert len(_dhcp_lines(data_dir, network_id, "leases", PORTS + 1)) == PORTS + 1
 
 
-def _host_lines(data_dir: str, network_id: str, wanted: int) -> list[str]:
-    """The host file's lines once it has ``wanted`` of them (the files are written in the
-    background, a few milliseconds after the API answers), or what it has after 10 s."""
-    path = os.path.join(data_dir, "network", "dhcp", network_id, "host")
+def _dhcp_lines(data_dir: str, network_id: str, name: str, wanted: int) -> list[str]:
+    """A DHCP file's lines once it has ``wanted`` of them (the files are written one after
+    the other in the background, a few milliseconds after the API answers), or what it
+    has after 10 s."""
+    path = os.path.join(data_dir, "network", "dhcp", network_id, name)
     deadline = time.monotonic() + 10
     while True:
         try:
@@ -93,7 +93,7 @@ def test_concurrent_ports_on_sqlite(cloud, member):
     _check(conn, cloud.data_dir, network.id, subnet.id, ports)
     with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
         list(pool.map(lambda p: cloud.user_sdk(member).network.delete_port(p), ports))
-    assert len(_host_lines(cloud.data_dir, network.id, 1)) == 1  # only the DHCP port left
+    assert len(_dhcp_lines(cloud.data_dir, network.id, "host", 1)) == 1  # only the DHCP port left
 
 
 @pytest.fixture(scope="module", params=sorted(SERVERS))
