@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
+from pocketstack.common.timeutils import utcnow
 from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, qos, quotas,
                                  security_groups)
 from pocketstack.network import agent as host_agent
@@ -393,11 +394,21 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 
 @base.retry_on_deadlock
 def update_port(ctx, port_id: str, body: dict) -> dict:
+    from pocketstack.network import port_plain_update
+
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
-    with db.transaction() as s:
-        port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
-        out = view(port, base.tags_of(s, port.id), _show_binding(ctx))
+    port = (port_plain_update.update(ctx, port_id, values, effects)
+            if port_plain_update.applies(values) else None)
+    if port is not None:
+        out = view(port, port.read_tags, _show_binding(ctx))
+    else:
+        with db.transaction() as s:
+            port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
+            port.fixed_ips, port.security_group_bindings  # loaded for the view, below
+            tags = base.tags_of(s, port.id)
+        # Rendered after the commit: on SQLite the write lock is held no longer than needed.
+        out = view(port, tags, _show_binding(ctx))
     _plug_bridge_ports([port])
     effects.run()
     host_agent.changed()  # security groups or addresses may have changed
@@ -511,18 +522,48 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
 @base.retry_on_deadlock
 def delete_port(ctx, port_id: str) -> None:
     effects = base.AfterCommit()
+    # Found and authorized before the write transaction: a port's project and network
+    # never change, so the check holds for the row deleted below (issue 13: the SQLite
+    # writer lock is held for the delete itself only).
+    with db.reader() as s:
+        port = get_row(s, ctx, port_id)
+        network = s.get(Network, port.network_id)
+    base.authorize(ctx, "delete_port", _target(port.project_id, network))
     with db.transaction() as s:
         # Locked: of two concurrent deletes, the second finds nothing (404), as in neutron.
-        port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx))
-                        .with_for_update())
+        # The owner is read again: it may have changed since.
+        port = s.execute(_DELETE_FACTS, {"port_id": port_id}).first()
         if port is None:
             raise exc.PortNotFound(port_id)
-        network = s.get(Network, port.network_id)
-        base.authorize(ctx, "delete_port", _target(port.project_id, network))
         _refuse_service_port(s, port)
-        delete_in(s, port, effects)
+        _delete_unloaded(s.connection(), port, effects)
     effects.run()
     host_agent.changed()
+
+
+# What delete_in needs of the port, as one row.
+_DELETE_FACTS = sa.select(Port.id, Port.network_id, Port.device_owner, Port.device_id) \
+    .where(Port.id == sa.bindparam("port_id")).with_for_update()
+
+
+# delete_in's statements on the tables: delete_port loads no ORM object to keep in step,
+# and the ORM's bulk statements cost several times what SQLite takes to run these.
+_FIP, _TAG, _PORT = FloatingIP.__table__, Tag.__table__, Port.__table__
+_LET_GO_OF_PORT = _FIP.update().where(_FIP.c.fixed_port_id == sa.bindparam("port_id")).values(
+    fixed_port_id=None, fixed_ip_address=None, router_id=None, status="DOWN",
+    updated_at=sa.bindparam("now"), revision_number=_FIP.c.revision_number + 1)
+_DELETE_TAGS = _TAG.delete().where(_TAG.c.resource_id == sa.bindparam("port_id"))
+_DELETE_PORT = _PORT.delete().where(_PORT.c.id == sa.bindparam("port_id"))
+
+
+def _delete_unloaded(conn, port, effects: base.AfterCommit) -> None:
+    """delete_in for a port the session has not loaded (nor its floating IPs)."""
+    conn.execute(_LET_GO_OF_PORT, {"port_id": port.id, "now": utcnow()})
+    for statement in (_DELETE_TAGS, _DELETE_PORT):
+        conn.execute(statement, {"port_id": port.id})
+    effects.dhcp(port.network_id)
+    if _is_compute(port):
+        effects.event("network-vif-deleted", port.device_id, port.id)
 
 
 def _refuse_service_port(s, port: Port) -> None:

@@ -1,0 +1,73 @@
+"""A port update that sets only plain columns of the port row (name, admin state, device,
+binding: every boot's binding and every server delete's unbinding), with the SQLite
+writer lock held for one UPDATE only (issue 13).
+
+The port, its network and its tags are read, the caller authorized, the checks made and
+the new status and VIF worked out outside the write transaction; the write is then a
+compare-and-swap on the revision number read. Every change to a port bumps it
+(base.touch), so a port changed or deleted in between makes the UPDATE match nothing and
+the caller falls back to the locked read-modify-write (ports.update_in), which decides
+as before. The response is the row as read plus what was written.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.network import base, ports
+from pocketstack.network import exceptions as exc
+from pocketstack.network.models import Network, Port
+
+# request attribute -> Port attribute, the ones written to the port row alone
+PLAIN = {"name": "name", "description": "description", "admin_state_up": "admin_state_up",
+         "device_id": "device_id", "device_owner": "device_owner",
+         "binding:host_id": "host_id", "binding:profile": "profile",
+         "binding:vnic_type": "vnic_type"}
+# also written: what binding_state and base.touch derive
+_DERIVED = ("status", "vif_type", "vif_details", "updated_at", "revision_number")
+
+_READ = sa.select(Port).options(*ports._load_options()) \
+    .where(Port.id == sa.bindparam("port_id"))
+
+
+def applies(values: dict) -> bool:
+    return bool(values) and all(key in PLAIN for key in values)
+
+
+def update(ctx, port_id: str, values: dict, effects: base.AfterCommit) -> Port | None:
+    """The updated port (its tags as ``port.read_tags``), or None when it changed
+    between the read and the write (the caller then takes the locked path)."""
+    with db.reader() as s:
+        port = s.scalar(_READ.where(ports.visible(ctx)), {"port_id": port_id})
+        if port is None:
+            raise exc.PortNotFound(port_id)
+        network = s.get(Network, port.network_id)
+        tags = base.tags_of(s, port.id)
+    # project and network of a port never change: the policy target read holds
+    target = ports._target(port.project_id, network)
+    base.authorize(ctx, "update_port", target)
+    ports._authorize_attributes(ctx, "update_port", values, target, network)
+    # What update_in checks on a port whose security settings this update leaves alone.
+    if not port.port_security_enabled and port.security_group_bindings:
+        raise exc.PortSecurityPortHasSecurityGroup()
+    ports._check_security(None, ctx, port.port_security_enabled, None,
+                          port.allowed_address_pairs or [], port.project_id)
+    was_active, read_revision = port.status == "ACTIVE", port.revision_number
+    for key, value in values.items():
+        setattr(port, PLAIN[key], value)
+    ports.binding_state(port)
+    base.touch(port)
+    written = {attr: getattr(port, attr) for attr in [PLAIN[k] for k in values] + list(_DERIVED)}
+    with db.transaction() as s:
+        result = s.execute(
+            sa.update(Port).where(Port.id == port_id, Port.revision_number == read_revision)
+            .values(written).execution_options(synchronize_session=False))
+    if result.rowcount != 1:
+        return None
+    port.network_qos_policy_id = network.qos_policy_id
+    port.read_tags = tags
+    if ports._is_compute(port) and port.status == "ACTIVE" and not was_active:
+        effects.event("network-vif-plugged", port.device_id, port.id)
+    elif ports._is_compute(port) and was_active and port.status != "ACTIVE":
+        effects.event("network-vif-unplugged", port.device_id, port.id)
+    return port
