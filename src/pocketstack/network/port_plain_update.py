@@ -30,6 +30,23 @@ _READ = sa.select(Port).options(*ports._load_options()) \
     .where(Port.id == sa.bindparam("port_id"))
 
 
+_TABLE = Port.__table__
+_statements: dict[tuple, sa.Update] = {}
+
+
+def _write_statement(columns: tuple) -> sa.Update:
+    """The compare-and-swap UPDATE for one set of columns, built once (a statement and its
+    cache key cost more to build than SQLite takes to run it; Port's attributes are named
+    as its columns)."""
+    statement = _statements.get(columns)
+    if statement is None:
+        statement = _statements[columns] = _TABLE.update().where(
+            _TABLE.c.id == sa.bindparam("p_id"),
+            _TABLE.c.revision_number == sa.bindparam("p_revision")).values(
+            {c: sa.bindparam(f"v_{c}") for c in columns})
+    return statement
+
+
 def applies(values: dict) -> bool:
     return bool(values) and all(key in PLAIN for key in values)
 
@@ -57,12 +74,13 @@ def update(ctx, port_id: str, values: dict, effects: base.AfterCommit) -> Port |
         setattr(port, PLAIN[key], value)
     ports.binding_state(port)
     base.touch(port)
-    written = {attr: getattr(port, attr) for attr in [PLAIN[k] for k in values] + list(_DERIVED)}
+    columns = tuple(PLAIN[k] for k in values) + _DERIVED
+    params = {f"v_{c}": getattr(port, c) for c in columns}
+    params.update(p_id=port_id, p_revision=read_revision)
+    statement = _write_statement(columns)
     with db.transaction() as s:
-        result = s.execute(
-            sa.update(Port).where(Port.id == port_id, Port.revision_number == read_revision)
-            .values(written).execution_options(synchronize_session=False))
-    if result.rowcount != 1:
+        written = s.connection().execute(statement, params).rowcount == 1
+    if not written:
         return None
     port.network_qos_policy_id = network.qos_policy_id
     port.read_tags = tags

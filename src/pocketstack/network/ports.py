@@ -405,7 +405,8 @@ def update_port(ctx, port_id: str, body: dict) -> dict:
     else:
         with db.transaction() as s:
             port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
-            port.fixed_ips, port.security_group_bindings  # loaded for the view, below
+            for collection in ("fixed_ips", "security_group_bindings"):
+                getattr(port, collection)  # loaded here, for the view below
             tags = base.tags_of(s, port.id)
         # Rendered after the commit: on SQLite the write lock is held no longer than needed.
         out = view(port, tags, _show_binding(ctx))
