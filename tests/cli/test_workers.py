@@ -202,14 +202,19 @@ def _assert_ports_bound_plugged_and_in_dhcp(up, conn, data_dir, net, active) -> 
         plugged = [e for e in events if e["event"] == "compute_wait_vif_plugged"]
         assert plugged and plugged[0]["result"] == "Success", events
     host_file = os.path.join(data_dir, "network", "dhcp", net.id, "host")
-    deadline = time.monotonic() + 30  # the DHCP writer is asynchronous: a bound wait
+    assert not _missing_host_lines(host_file, wanted, 30)  # the DHCP writer is asynchronous
+
+
+def _missing_host_lines(host_file: str, wanted: set, timeout: float) -> set:
+    """What of ``wanted`` the DHCP host file still lacks after waiting up to ``timeout`` s
+    (a bound wait for correctness, not timing: the files are written in the background)."""
+    deadline = time.monotonic() + timeout
     while True:
         with open(host_file) as f:
             missing = wanted - set(f.read().split())
         if not missing or time.monotonic() > deadline:
-            break
+            return missing
         time.sleep(0.2)
-    assert not missing, missing
 
 
 def test_children_stop_when_the_main_process_is_killed(root):
@@ -268,14 +273,7 @@ def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(ro
         compute = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
         assert len(compute) == 1
         os.kill(compute[0], signal.SIGKILL)
-        deadline = time.monotonic() + 90  # bounded waits for correctness, not timing
-        while True:
-            with open(host_file) as f:
-                missing = wanted - set(f.read().split())
-            if not missing or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        assert not missing, missing
+        assert not _missing_host_lines(host_file, wanted, 90)
         again = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
         assert len(again) == 1 and again[0] != compute[0]
 
