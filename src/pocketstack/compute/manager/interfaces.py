@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from types import SimpleNamespace
 
 import sqlalchemy as sa
@@ -29,15 +30,16 @@ def _describe(error) -> str:
 
 
 class InterfaceMixin:
-    _iface_locks: dict | None = None
+    _iface_locks: weakref.WeakValueDictionary | None = None
     _iface_guard = threading.Lock()
 
     def _iface_lock(self, uuid: str) -> threading.Lock:
         """One attach/detach at a time per server (as nova's instance lock); the event
-        registry also holds one waiter per server."""
+        registry also holds one waiter per server. A lock lives while someone holds or
+        waits for it: a dict of every server ever attached to would only grow."""
         with self._iface_guard:
             if self._iface_locks is None:
-                self._iface_locks = {}
+                self._iface_locks = weakref.WeakValueDictionary()
             return self._iface_locks.setdefault(uuid, threading.Lock())
 
     def attach_interface(self, ctx, instance_uuid: str, request: dict) -> dict:
