@@ -10,6 +10,7 @@ stay consistent without locks.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 import sqlalchemy as sa
 
@@ -60,19 +61,18 @@ def load(uuid: str) -> Instance | None:
         return s.scalars(_LOAD, {"uuid": uuid}).first()
 
 
-_peeks: dict[tuple, sa.Select] = {}
+@functools.cache  # built once per set of columns: building costs more than running it
+def _peek_statement(columns: tuple[str, ...]) -> sa.Select:
+    return sa.select(*(_TABLE.c[_COLUMN[c]].label(c) for c in columns)) \
+        .where(_TABLE.c.uuid == sa.bindparam("uuid"))
 
 
 def peek(uuid: str, *columns: str):
     """A few columns of the row (deleted or not), or None: for workers that need only
     these — the whole row is wide (flavor, request spec, network info as JSON) and an ORM
     load of it costs several times this Core read."""
-    stmt = _peeks.get(columns)
-    if stmt is None:
-        stmt = _peeks[columns] = sa.select(*(_TABLE.c[_COLUMN[c]].label(c) for c in columns)) \
-            .where(_TABLE.c.uuid == sa.bindparam("uuid"))
     with db.reader() as s:
-        return s.connection().execute(stmt, {"uuid": uuid}).first()
+        return s.connection().execute(_peek_statement(columns), {"uuid": uuid}).first()
 
 
 def is_live(uuid: str) -> bool:

@@ -11,6 +11,8 @@ as before. The response is the row as read plus what was written.
 """
 from __future__ import annotations
 
+import functools
+
 import sqlalchemy as sa
 
 from pocketstack.common import db
@@ -31,20 +33,17 @@ _READ = sa.select(Port).options(*ports._load_options()) \
 
 
 _TABLE = Port.__table__
-_statements: dict[tuple, sa.Update] = {}
 
 
+@functools.cache
 def _write_statement(columns: tuple) -> sa.Update:
     """The compare-and-swap UPDATE for one set of columns, built once (a statement and its
     cache key cost more to build than SQLite takes to run it; Port's attributes are named
     as its columns)."""
-    statement = _statements.get(columns)
-    if statement is None:
-        statement = _statements[columns] = _TABLE.update().where(
-            _TABLE.c.id == sa.bindparam("p_id"),
-            _TABLE.c.revision_number == sa.bindparam("p_revision")).values(
-            {c: sa.bindparam(f"v_{c}") for c in columns})
-    return statement
+    return _TABLE.update().where(
+        _TABLE.c.id == sa.bindparam("p_id"),
+        _TABLE.c.revision_number == sa.bindparam("p_revision")).values(
+        {c: sa.bindparam(f"v_{c}") for c in columns})
 
 
 def applies(values: dict) -> bool:

@@ -4,6 +4,7 @@ aggregates, read once and indexed by host."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 import sqlalchemy as sa
 
@@ -120,17 +121,8 @@ _FREE = {"free_ram_mb": sa.cast(_n.memory_mb * _n.ram_allocation_ratio, sa.Integ
          "failed_builds": _n.failed_builds}
 
 
-_best_statements: dict[tuple[str, ...], tuple] = {}
-
-
+@functools.cache  # one pair of statements per set of weighers in use (values are parameters)
 def _best_statements_for(attrs: tuple[str, ...]):
-    # One pair of statements per set of weighers in use, built once (values are parameters).
-    if attrs not in _best_statements:
-        _best_statements[attrs] = _build_best(attrs)
-    return _best_statements[attrs]
-
-
-def _build_best(attrs: tuple[str, ...]):
     """(spread, ranked). spread: the lowest and highest of each weighed value over the
     candidates (as _CANDIDATES). ranked: the ``top`` candidates by sum of value x
     ``c_<attr>``, ties in host id order, as full host rows. With c = multiplier / (highest
