@@ -44,12 +44,17 @@ def start(data_dir: str):
     proc = subprocess.Popen([exe, "up", "--data-dir", os.path.join(data_dir, "d"),
                              "--port", str(port), "--admin-password", "bench-admin"],
                             stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    return proc, wait_answering(proc, f"http://127.0.0.1:{port}")
+
+
+def wait_answering(proc, url: str) -> str:
+    """``url`` once the cloud's compute API answers (every service has warmed up), at most
+    60 s; a cloud that does not start is killed."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         try:
             if requests.get(url + "/compute/v2.1/", timeout=5).status_code in (200, 401):
-                return proc, url
+                return url
         except requests.RequestException:
             pass
         time.sleep(0.1)

@@ -24,14 +24,10 @@ import time
 
 import requests
 
+from boot_cpu import cpu_seconds, wait_answering  # same dir: bench/
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSWORD = "bench-admin"
-
-
-def process_cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cloud_pids(pid: int) -> list[int]:
@@ -43,7 +39,7 @@ def cloud_cpu(pid: int) -> float:
     total = 0.0
     for p in cloud_pids(pid):
         try:
-            total += process_cpu(p)
+            total += cpu_seconds(p)
         except OSError:  # a child that just exited
             pass
     return total
@@ -61,17 +57,7 @@ def start(data_dir: str, extra: list[str]):
             "--admin-password", PASSWORD, *extra]
     with open(os.path.join(data_dir, "up.log"), "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if requests.get(url + "/compute/v2.1/", timeout=5).status_code in (200, 401):
-                return proc, url
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("pocketstack up did not start")
+    return proc, wait_answering(proc, f"http://127.0.0.1:{port}")
 
 
 def lift_quotas(url: str) -> None:
@@ -107,7 +93,7 @@ def main() -> None:
         print(f"cloud CPU s over burst + delete {cpu:.2f} = {cpu * 1000 / burst:.1f} ms/server; "
               f"load {' '.join(load0)} -> {' '.join(load1)}")
         for pid in cloud_pids(proc.pid):
-            print(f"  pid {pid}: {process_cpu(pid):.2f} s CPU since start")
+            print(f"  pid {pid}: {cpu_seconds(pid):.2f} s CPU since start")
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
