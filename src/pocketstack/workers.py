@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 
-from pocketstack.cloud import Cloud, _in_own_runtime
+from pocketstack.cloud import Cloud, _in_own_runtime, collect_after_start
 from pocketstack.common import config, db, policy, rpc, runtime
 
 LOG = logging.getLogger(__name__)
@@ -359,11 +359,7 @@ def _run_compute(a, overrides: dict) -> None:
 
 
 def _ready(line: socket.socket) -> None:
-    """As `up` does (cli/main.py): what the start made lives as long as the process, so
-    freeze it before the collector comes back on; otherwise every full collection in a
-    burst walks it all again (~85 ms)."""
-    gc.freeze()
-    gc.enable()
+    collect_after_start()  # as `up` does
     line.sendall(b"ready")
 
 
@@ -389,7 +385,7 @@ def main(argv=None) -> None:
     os.umask(0o077)
     _setup_logging(bool(overrides.get("debug")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
-    gc.disable()  # until ready: see _ready
+    gc.disable()  # until ready: see cloud.collect_after_start
     if a.kind == "api":
         _run_api(a, overrides)
     else:

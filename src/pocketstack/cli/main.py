@@ -93,7 +93,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
     # A start makes ~200k objects that all live on: the cyclic GC's passes over them
     # were a tenth of a warm restart's CPU. Back on once every service is ready.
     gc.disable()
-    from pocketstack.cloud import Cloud, default_data_dir, owner_only_files
+    from pocketstack.cloud import Cloud, collect_after_start, default_data_dir, owner_only_files
 
     if detach:
         from pocketstack.cli import daemon
@@ -136,14 +136,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
                       overrides=overrides)
 
     def on_ready():
-        # What the start made (~180k objects: modules, mappers, routes) lives as long as
-        # the process. Frozen, the collector never walks it again: otherwise the first
-        # collection after the start walked it all (~70 ms of CPU, in the way of the
-        # first requests) and so did every full collection after (~85 ms). The start's
-        # few cyclic leftovers (~1k objects) stay with it. Not in Cloud.start(): a library
-        # process starts and stops clouds, and would freeze the garbage of the stopped ones.
-        gc.freeze()
-        gc.enable()
+        collect_after_start()
         _print_summary(cloud, time.monotonic() - started)
 
     serve_cloud(cloud, debug, on_ready=on_ready)
