@@ -17,8 +17,8 @@ class Agent:
     """One process of `pocketstack service conductor|scheduler|compute`: RPC servers only.
 
     Its start-up is the part of ``Cloud.prepare`` such a node needs — the config, the
-    database and the Fernet key repository (agents mint service tokens for their calls to
-    the image and network APIs, so every node needs the API host's keys) — without HTTP,
+    database and the nova service user's password (it logs in at the identity API for
+    its calls to the image, network and volume APIs, clients/) — without HTTP,
     bootstrap, client files or the data-dir lock (agents on one host may share a data dir).
     The API process (`service api` or `up`) migrates and bootstraps the database; an agent
     started first waits for the schema instead of racing it.
@@ -44,15 +44,6 @@ class Agent:
         require_message_bus(self.config_file)
         rpc.preload()  # on this (main) thread: see rpc.preload
         conf = config.CONF
-        if conf.fernet_tokens.key_repository is None:
-            conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),
-                             group="fernet_tokens")
-        repo = conf.fernet_tokens.key_repository
-        if not os.path.isdir(repo) or not any(n.isdigit() for n in os.listdir(repo)):
-            raise config.ConfigError(
-                f"No Fernet keys in {repo}. Every node needs the API host's key repository "
-                "(copy it, e.g. rsync -a controller:<data dir>/fernet-keys/ here, after each "
-                "rotation, or share it read-only; [fernet_tokens] key_repository).")
         if conf.database.connection.startswith("sqlite"):
             LOG.warning("[database] connection is SQLite: every process must run on this "
                         "host with the same database file; use PostgreSQL or MariaDB "
@@ -60,7 +51,24 @@ class Agent:
         db.configure(conf.database.connection)
         db.configure_models()
         self._wait_for_schema(schema_timeout)
+        self._wait_for_password(schema_timeout)
         return self
+
+    def _wait_for_password(self, timeout: float) -> None:
+        """The nova service user's password, with which this node's services log in at
+        the identity API (clients/): from the config, or the file the API host writes
+        right after migrating (a shared data dir) - a start-up error if neither has it."""
+        from pocketstack.clients import service_users
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                service_users.password("nova")
+                return
+            except config.ConfigError:
+                if self._stop.is_set() or time.monotonic() > deadline:
+                    raise
+            self._stop.wait(0.2)
 
     def _wait_for_schema(self, timeout: float) -> None:
         """Until the database is at the newest revision of every branch (the API process

@@ -290,7 +290,9 @@ class Cloud:
         db.migrate()
         tighten_database_files(conf.database.connection)
         policy.configure(self.data_dir)
-        self.ids = bootstrap.bootstrap(self.admin_password)
+        from pocketstack.clients import service_users
+
+        self.ids = bootstrap.bootstrap(self.admin_password, service_users.ensure_passwords())
         self._write_client_files()
         self._prepared = True
         return self

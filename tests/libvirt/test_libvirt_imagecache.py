@@ -50,7 +50,7 @@ def qcow2_bytes(tmp_path) -> bytes:
 
 def test_racing_boots_download_once_and_later_boots_ask_nothing(cloud, driver, images, tmp_path,
                                                                  monkeypatch):
-    from pocketstack.compute.clients import image as image_client
+    from pocketstack.clients import image as image_client
 
     kernel = images(b"kernel bytes", disk_format="aki", container_format="aki")
     ramdisk = images(b"ramdisk bytes", disk_format="ari", container_format="ari")

@@ -45,9 +45,7 @@ def nova(cloud):
     from pocketstack.network import notifier
 
     compute = FakeCompute()
-    real = notifier.NovaNotifier(notifier.ServiceToken(cloud.cloud.ids["service_user_id"],
-                                                       cloud.cloud.ids["service_project_id"]),
-                                 url=compute.url, timeout=2)
+    real = notifier.NovaNotifier(url=compute.url, timeout=2)
     previous = notifier.set_notifier(real)
     try:
         yield compute, real, tokens
@@ -78,17 +76,18 @@ def test_plugged_and_deleted_reach_compute_with_a_service_token(admin_conn, nova
                         "status": "completed"} for p in ports])
     path, _, token = compute.requests[0]
     assert path == "/compute/v2.1/os-server-external-events"
-    ctx = tokens.validate_to_context(token)
+    ctx = tokens.validate_to_context(token)  # the neutron service user's, from Keystone
     assert {"admin", "service"} <= set(ctx.roles)
+    assert ctx.user_id == admin_conn.identity.find_user("neutron").id
 
 
 def test_absent_or_failing_compute_does_not_fail_the_port(admin_conn, cloud):
     from pocketstack.network import notifier
 
     compute = FakeCompute(status=500)
-    dead = notifier.NovaNotifier(lambda: "token", url="http://127.0.0.1:9/compute/v2.1",
+    dead = notifier.NovaNotifier(url="http://127.0.0.1:9/compute/v2.1",
                                  timeout=1)
-    failing = notifier.NovaNotifier(lambda: "token", url=compute.url, timeout=1)
+    failing = notifier.NovaNotifier(url=compute.url, timeout=1)
     try:
         net = admin_conn.network.create_network(name=unique("ev2"))
         for real in (dead, failing):

@@ -95,6 +95,27 @@ DATABASE_OPTS = [
     cfg.IntOpt("pool_size", default=10, help="Connection pool size (not used for SQLite)."),
 ]
 
+# Each service's own user in the identity service (as DevStack makes them), with which it
+# authenticates its calls to the other services (clients/service_users.py).
+SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance")
+
+SERVICE_USER_OPTS = [
+    cfg.StrOpt("auth_url",
+               help="Identity API the services log in at with their service users, e.g. "
+                    "http://controller:8000/identity/v3 on a compute host. Default: this "
+                    "cloud's own (<public_url>/identity/v3)."),
+    cfg.StrOpt("project_name", default="service", help="Project of the service users."),
+    cfg.StrOpt("password_file",
+               help="File of the service users' passwords that the API host generates at "
+                    "its first start (owner-only, JSON). Default: <data dir>/service-passwords. "
+                    "An option below wins over the file."),
+] + [cfg.StrOpt(f"{name}_password", secret=True,
+                help=f"Password of the {name} service user. On the API host it is set at the "
+                     f"first start (generated into password_file when not given); other hosts "
+                     f"need the same value here (or the same file).")
+     for name in SERVICE_USER_NAMES]
+
+
 def optional_module(service: str, module: str):
     """``pocketstack.<service>.<module>`` if that service provides it, else None."""
     name = f"pocketstack.{service}.{module}"
@@ -111,7 +132,8 @@ def optional_module(service: str, module: str):
 
 def service_opts() -> dict[str, list]:
     """Collect ``OPTS`` from every service's conf module that exists."""
-    groups: dict[str, list] = {"DEFAULT": list(DEFAULT_OPTS), "database": list(DATABASE_OPTS)}
+    groups: dict[str, list] = {"DEFAULT": list(DEFAULT_OPTS), "database": list(DATABASE_OPTS),
+                               "service_user": list(SERVICE_USER_OPTS)}
     for name in SERVICE_PACKAGES:
         mod = optional_module(name, "conf")
         if mod is None:

@@ -134,7 +134,7 @@ def _delete_shelved_image(ctx, inst) -> None:
     image_id = (inst.system_metadata or {}).get("shelved_image_id")
     if not image_id:
         return
-    from pocketstack.compute.clients.image import ImageClient
+    from pocketstack.clients.image import ImageClient
 
     try:
         ImageClient(ctx).delete(image_id)

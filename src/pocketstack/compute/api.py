@@ -20,8 +20,8 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions, policy, runtime
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import block_devices, instances, quotas, states, trace
-from pocketstack.compute.clients.image import ImageClient
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.image import ImageClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.conductor.rpcapi import ConductorAPI
 from pocketstack.compute.models import (Aggregate, BlockDeviceMapping, Instance, InstanceTag,
                                         ServerGroup, ServerGroupMember)
@@ -334,6 +334,10 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             "num_instances": count}
     az = zone or config.CONF.compute.default_availability_zone
     deadline = instances.build_deadline(config.CONF.compute.build_timeout)
+    # Volumes the build makes are the user's: a build rescheduled in the background makes
+    # them with this token (compute/manager/volumes.py).
+    creates_volumes = any(b.get("volume_id") is None for b in block_devices.volumes_of(bdms))
+    build_token = ctx.auth_token if creates_volumes else None
     now = utcnow()
     rows = []
     for index in range(count):
@@ -352,7 +356,8 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             auto_disk_config=p["disk_config"] == "AUTO", metadata_=dict(p["metadata"]),
             system_metadata={}, security_groups=sg_names,
             requested_networks=networks, request_spec=spec, attempt=1,
-            build_deadline=deadline, root_device_name="/dev/vda", created_at=now,
+            build_deadline=deadline, build_token=build_token, root_device_name="/dev/vda",
+            created_at=now,
             updated_at=now))
     # Existing volumes are reserved for the server now, as nova's API does: a volume
     # another request takes meanwhile fails this request, not its build.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from pocketstack.compute import actions
-from pocketstack.compute.clients.image import ImageClient
+from pocketstack.clients.image import ImageClient
 
 LOG = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
-from pocketstack.compute.clients.volume import VolumeClient
+from pocketstack.clients.volume import VolumeClient
 from pocketstack.compute.models import BlockDeviceMapping
 
 ROOT_DEVICE = "/dev/vda"

@@ -165,3 +165,9 @@ def latest_faults(session, uuids: list[str]) -> dict[str, InstanceFault]:
 
 def build_deadline(seconds: float) -> dt.datetime:
     return utcnow() + dt.timedelta(seconds=seconds)
+
+
+def build_token(uuid: str) -> str | None:
+    """The token the server was created with, while its build that creates volumes runs."""
+    with db.reader() as s:
+        return s.scalar(sa.select(Instance.build_token).where(Instance.uuid == uuid))

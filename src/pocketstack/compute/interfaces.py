@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import instances, states, trace
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.trace import Step
 
 OK_VM_STATES = (states.ACTIVE, states.PAUSED, states.STOPPED)

@@ -60,7 +60,7 @@ def trigger_crash_dump(ctx, inst) -> None:
 
 def shelve(ctx, inst) -> str:
     """Returns the id of the image the shelved server is kept in."""
-    from pocketstack.compute.clients.image import ImageClient
+    from pocketstack.clients.image import ImageClient
 
     _host_must_be_up(inst, "shelve")
     check_locked(ctx, inst)

@@ -104,6 +104,10 @@ class Instance(Base):
     # Bumped on every (re)schedule: stale workers' conditional updates then match nothing.
     attempt: Mapped[int] = mapped_column(default=0)
     build_deadline: Mapped[dt.datetime | None]
+    # The creating user's token while a build that creates volumes runs: a build
+    # rescheduled in the background creates them as that user (with the service token
+    # beside it, the volume service accepts it even once expired). Cleared when it ends.
+    build_token: Mapped[str | None] = mapped_column(sa.Text)
     progress: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column(default=utcnow)

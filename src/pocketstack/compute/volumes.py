@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import block_devices, states, trace
-from pocketstack.compute.clients.volume import VolumeClient
+from pocketstack.clients.volume import VolumeClient
 from pocketstack.compute.models import BlockDeviceMapping
 from pocketstack.compute.trace import Step
 

@@ -1,8 +1,9 @@
 """First-start bootstrap of identity, as `keystone-manage bootstrap` plus DevStack's
 catalog: the Default domain, admin/manager/member/reader roles (admin implies manager
 implies member implies reader, as Keystone since 2024.1; manager is the domain manager),
-the admin and service projects, the admin user, an internal service user, the
-region and every service's endpoints. Idempotent: an existing object is left as it is.
+the admin and service projects, the admin user, each service's own user (nova, neutron,
+cinder, glance: admin and service roles on the service project, as DevStack makes them),
+the region and every service's endpoints. Idempotent: an existing object is left as it is.
 """
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from pocketstack.identity.models import (Assignment, Domain, Endpoint, ImpliedRo
                                          Region, Role, Service, User)
 
 LOG = logging.getLogger(__name__)
-
-SERVICE_USER = "pocketstack"
 
 # (type, name, description, path below the public URL)
 CATALOG = (
@@ -35,18 +34,20 @@ IMPLIED_ROLES = (("admin", "manager"), ("manager", "member"), ("member", "reader
 PROJECTS = {"admin": "Bootstrap project", "service": "Project of the service users"}
 
 
-def bootstrap(admin_password: str) -> dict:
+def bootstrap(admin_password: str, service_passwords: dict[str, tuple[str, int]]) -> dict:
     """Create what is missing; return the ids a caller may want (admin user and project).
+    ``service_passwords``: each service user's password and its bcrypt cost (a user that
+    exists keeps its password, as keystone-manage bootstrap leaves it).
 
     A warm start finds everything in place: a read-only pass (a query per table, no
     write lock) sees that and returns. Only when something is missing or moved does the
     same pass run again in a write transaction, creating it."""
     try:
         with db.reader() as s:
-            ids = _reconcile(s, admin_password, write=False)
+            ids = _reconcile(s, admin_password, service_passwords, write=False)
     except _Incomplete:
         with db.transaction() as s:
-            ids = _reconcile(s, admin_password, write=True)
+            ids = _reconcile(s, admin_password, service_passwords, write=True)
     catalog.invalidate()
     return ids
 
@@ -55,7 +56,7 @@ class _Incomplete(Exception):
     """The read-only pass found something to create or change."""
 
 
-def _reconcile(s, admin_password: str, write: bool) -> dict:
+def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> dict:
     """What bootstrap must find, each table read once; with ``write`` False, raise
     _Incomplete instead of adding or changing anything."""
     def add(obj) -> None:
@@ -93,7 +94,7 @@ def _reconcile(s, admin_password: str, write: bool) -> dict:
             add(projects[name])
     s.flush()
     users = _first_by(s.scalars(sa.select(User).where(
-        User.name.in_(("admin", SERVICE_USER)), User.domain_id == domain_id)), "name")
+        User.name.in_(("admin", *service_passwords)), User.domain_id == domain_id)), "name")
     if "admin" not in users:
         if not write:  # before hashing the password (a quarter of a second by default)
             raise _Incomplete
@@ -101,24 +102,30 @@ def _reconcile(s, admin_password: str, write: bool) -> dict:
                               password_hash=passwords.hash_password(admin_password),
                               default_project_id=projects["admin"].id)
         add(users["admin"])
-    if SERVICE_USER not in users:
-        users[SERVICE_USER] = User(
-            name=SERVICE_USER, domain_id=domain_id, id=uuid.uuid4().hex, password_hash=None,
-            default_project_id=projects["service"].id,
-            description="pocketstack's own service-to-service calls")
-        add(users[SERVICE_USER])
+    for name, (password, rounds) in service_passwords.items():
+        if name not in users:
+            if not write:
+                raise _Incomplete
+            users[name] = User(
+                name=name, domain_id=domain_id, id=uuid.uuid4().hex,
+                password_hash=passwords.hash_password(password, rounds),
+                default_project_id=projects["service"].id,
+                description=f"The {name} service's calls to the other services")
+            add(users[name])
     s.flush()
-    admin, service_user = users["admin"], users[SERVICE_USER]
+    admin = users["admin"]
+    service_ids = [users[name].id for name in service_passwords]
     grants = set(map(tuple, s.execute(
         sa.select(Assignment.type, Assignment.actor_id, Assignment.target_id,
                   Assignment.role_id)
-        .where(Assignment.actor_id.in_((admin.id, service_user.id)),
+        .where(Assignment.actor_id.in_((admin.id, *service_ids)),
                Assignment.inherited.is_(False)))))
-    for grant in (("UserProject", admin.id, projects["admin"].id, roles["admin"].id),
-                  ("UserDomain", admin.id, domain_id, roles["admin"].id),
-                  ("UserProject", service_user.id, projects["service"].id, roles["admin"].id),
-                  ("UserProject", service_user.id, projects["service"].id,
-                   roles["service"].id)):
+    wanted = [("UserProject", admin.id, projects["admin"].id, roles["admin"].id),
+              ("UserDomain", admin.id, domain_id, roles["admin"].id)]
+    for user_id in service_ids:
+        wanted += [("UserProject", user_id, projects["service"].id, roles[role].id)
+                   for role in ("admin", "service")]
+    for grant in wanted:
         if grant not in grants:
             add(Assignment(type=grant[0], actor_id=grant[1], target_id=grant[2],
                            role_id=grant[3], inherited=False))
@@ -150,7 +157,7 @@ def _reconcile(s, admin_password: str, write: bool) -> dict:
                 ep.url = url
     return {"admin_user_id": admin.id, "admin_project_id": projects["admin"].id,
             "service_project_id": projects["service"].id,
-            "service_user_id": service_user.id}
+            "service_user_ids": {name: users[name].id for name in service_passwords}}
 
 
 def _first_by(rows, *keys: str) -> dict:

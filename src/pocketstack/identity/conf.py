@@ -10,6 +10,10 @@ OPTS = {
     ],
     "token": [
         cfg.IntOpt("expiration", default=3600, min=60, help="Token lifetime in seconds."),
+        cfg.IntOpt("allow_expired_window", default=172800, min=0,
+                   help="Seconds after its expiry a user's token is still accepted when it "
+                        "comes with a valid service token (X-Service-Token): another service "
+                        "finishing a long request for the user, as keystone's option."),
         cfg.FloatOpt("revocation_cache_time", default=1.0, min=0.0,
                      help="Seconds an API process trusts its copy of the revocation events "
                           "before it checks the database for new ones. Revocations made through "

@@ -17,8 +17,8 @@ def _prepare(password: str) -> bytes:
     return raw
 
 
-def hash_password(password: str) -> str:
-    rounds = config.CONF.identity.password_hash_rounds
+def hash_password(password: str, rounds: int | None = None) -> str:
+    rounds = rounds or config.CONF.identity.password_hash_rounds
     return bcrypt.hashpw(_prepare(password), bcrypt.gensalt(rounds)).decode()
 
 

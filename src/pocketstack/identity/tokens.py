@@ -82,18 +82,36 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
     return token.decode(), TokenData(payload)
 
 
-def validate(token: str) -> TokenData:
-    """Decrypt and check a token; raise Unauthorized if invalid, expired or revoked."""
-    try:
-        raw = fernet.crypto().decrypt(token.encode())
-        data = TokenData(json.loads(raw))
-    except (InvalidToken, ValueError, UnicodeError, TypeError):
-        raise exceptions.Unauthorized(INVALID) from None
-    if data.get("v") != PAYLOAD_VERSION or data["e"] <= time.time():
+def validate(token: str, allow_expired: bool = False) -> TokenData:
+    """Decrypt and check a token; raise Unauthorized if invalid, expired or revoked.
+    ``allow_expired``: expired up to ``[token] allow_expired_window`` ago is still valid
+    (a user's token that comes with a service token, as keystonemiddleware allows)."""
+    data = _decrypt(token)
+    now = time.time()
+    if allow_expired:
+        now -= config.CONF.token.allow_expired_window
+    if data.get("v") != PAYLOAD_VERSION or data["e"] <= now:
         raise exceptions.Unauthorized(INVALID)
     if REVOCATIONS.is_revoked(data):
         raise exceptions.Unauthorized(INVALID)
     return data
+
+
+def _decrypt(token: str) -> TokenData:
+    cached = _SERVICE_PAYLOADS.get(token)
+    if cached is not None:
+        return cached
+    try:
+        raw = fernet.crypto().decrypt(token.encode())
+        return TokenData(json.loads(raw))
+    except (InvalidToken, ValueError, UnicodeError, TypeError):
+        raise exceptions.Unauthorized(INVALID) from None
+
+
+# Decrypted service tokens: each service sends the same one beside every user's token for
+# an hour, so its payload is kept (expiry and revocations are still checked every time).
+_SERVICE_PAYLOADS: dict[str, TokenData] = {}
+_SERVICE_PAYLOADS_MAX = 256
 
 
 def to_context(data: TokenData, token: str | None = None) -> RequestContext:
@@ -104,9 +122,20 @@ def to_context(data: TokenData, token: str | None = None) -> RequestContext:
         auth_token=token, audit_ids=list(data.audit_ids))
 
 
-def validate_to_context(token: str) -> RequestContext:
-    """What the auth middleware calls for every request carrying X-Auth-Token."""
-    return to_context(validate(token), token)
+def validate_to_context(token: str, service_token: str | None = None) -> RequestContext:
+    """What the auth middleware calls for every request carrying X-Auth-Token (and, from
+    another service acting for a user, X-Service-Token: then the user's token may have
+    expired, as keystonemiddleware accepts it; the service token must be valid and hold
+    the service role)."""
+    if not service_token:
+        return to_context(validate(token), token)
+    service = validate(service_token)
+    if "service" not in service.roles:
+        raise exceptions.Unauthorized(INVALID)
+    if len(_SERVICE_PAYLOADS) >= _SERVICE_PAYLOADS_MAX:
+        _SERVICE_PAYLOADS.clear()
+    _SERVICE_PAYLOADS[service_token] = service
+    return to_context(validate(token, allow_expired=True), token)
 
 
 # --- revocation -------------------------------------------------------------------------

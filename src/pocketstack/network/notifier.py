@@ -1,6 +1,6 @@
 """Events for compute: network-vif-plugged / -unplugged / -deleted, sent to
-``POST /compute/v2.1/os-server-external-events`` with a service token, as neutron's nova
-notifier does.
+``POST /compute/v2.1/os-server-external-events`` as the neutron service user, as
+neutron's nova notifier does (clients/compute.py).
 
 Sending is asynchronous and in order: one background thread drains a queue, batching what
 has piled up into one request. A compute service that is absent or failing is logged, never
@@ -8,15 +8,13 @@ an error for the network API call that caused the event.
 """
 from __future__ import annotations
 
-import functools
 import logging
 import queue
 import threading
 import time
-from typing import Callable, Protocol
+from typing import Protocol
 
 from pocketstack.common import config, runtime
-from pocketstack.wsgi import inprocess
 
 LOG = logging.getLogger(__name__)
 MAX_BATCH = 100
@@ -38,24 +36,14 @@ class NullNotifier:
         pass
 
 
-@functools.lru_cache(maxsize=1)
-def _tls_context():
-    """Loading the CA bundle takes a fifth of a second: one context for every cloud's
-    notifier in the process (it holds no state of a cloud)."""
-    import httpx
-
-    return httpx.create_ssl_context()
-
-
 class NovaNotifier:
-    def __init__(self, token_source: Callable[[], str], url: str | None = None,
-                 timeout: float | None = None):
-        self.token_source = token_source
+    """Sends as the neutron service user (clients/), to this cloud's compute or to
+    ``url`` / ``[network] compute_url``."""
+
+    def __init__(self, url: str | None = None, timeout: float | None = None):
         self.url = url
         self.timeout = timeout or config.CONF.network.compute_timeout
         self.queue: queue.Queue = queue.Queue()
-        self.client = None  # made by the sender thread when it first sends (httpx and the
-        # CA bundle cost a tenth of a second, which a start need not pay)
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-compute-notifier",
                                        daemon=True)
@@ -80,8 +68,6 @@ class NovaNotifier:
     def stop(self) -> None:
         self.queue.put(None)
         self.thread.join(timeout=self.timeout + 1)
-        if self.client is not None:
-            self.client.close()
 
     def _run(self) -> None:
         while True:
@@ -109,20 +95,12 @@ class NovaNotifier:
                 return
 
     def _post(self, events: list[dict]) -> None:
-        try:
-            response = None
-            if not (self.url or config.CONF.network.compute_url):
-                # Compute served by this process: no socket (wsgi/inprocess.py).
-                response = inprocess.call("POST", "/compute/v2.1/os-server-external-events",
-                                          headers={"X-Auth-Token": self.token_source()},
-                                          json={"events": events})
-            if response is None:
-                if self.client is None:
-                    import httpx
+        from pocketstack.clients.compute import ComputeClient
 
-                    self.client = httpx.Client(timeout=self.timeout, verify=_tls_context())
-                response = self.client.post(self.events_url(), json={"events": events},
-                                            headers={"X-Auth-Token": self.token_source()})
+        try:
+            client = ComputeClient(caller="network",
+                                   endpoint=self.url or config.CONF.network.compute_url)
+            response = client.external_events(events, timeout=self.timeout)
         except Exception as error:  # noqa: BLE001 - compute may be down: log, go on
             LOG.warning("Could not send %d event(s) to compute: %s", len(events), error)
             return
@@ -138,29 +116,6 @@ class NovaNotifier:
                         response.status_code, response.text[:300])
         else:
             LOG.debug("Sent %s to compute: %s", events, response.status_code)
-
-
-class ServiceToken:
-    """A token of pocketstack's service user (roles admin + service), minted in-process
-    and renewed a minute before it expires."""
-
-    def __init__(self, user_id: str, project_id: str, domain_id: str = "default"):
-        self.user_id, self.project_id, self.domain_id = user_id, project_id, domain_id
-        self._token: str | None = None
-        self._expires = 0.0
-        self._lock = threading.Lock()
-
-    def __call__(self) -> str:
-        from pocketstack.identity import tokens
-
-        with self._lock:
-            if self._token is None or time.time() > self._expires - 60:
-                self._token, data = tokens.issue(
-                    user_id=self.user_id, user_domain_id=self.domain_id,
-                    methods=["password"], roles=["admin", "service", "member", "reader"],
-                    project_id=self.project_id, project_domain_id=self.domain_id)
-                self._expires = data["e"]
-            return self._token
 
 
 class _Installed:

@@ -29,9 +29,7 @@ def start(cloud) -> list:
     # A default, so a dhcp_dir in the config file still wins.
     conf.set_default("dhcp_dir", os.path.join(cloud.data_dir, "network", "dhcp"),
                      group="network")
-    token = notifier.ServiceToken(cloud.ids["service_user_id"],
-                                  cloud.ids["service_project_id"])
-    nova = notifier.NovaNotifier(token)
+    nova = notifier.NovaNotifier()
     notifier.set_notifier(nova)
     handles = [_DhcpWriterHandle(), _NotifierHandle(nova)]
     if getattr(cloud, "api_worker", False):  # the main process does the rest (workers.py)

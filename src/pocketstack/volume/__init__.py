@@ -10,7 +10,6 @@ Where things are:
 * ``attach.py``    attachments (3.27+) and the legacy attach actions; connection_info
 * ``snapshots.py`` snapshots; ``backups.py`` backups (full sparse copies) and restores;
   ``types.py`` volume types; ``quotas.py`` quotas and limits
-* ``images.py``    the image service's REST API (create from image, upload to image)
 * ``scheduler.py`` chooses a backend by volume type and free capacity
 * ``manager.py``   the volume service's RPC endpoint (topic ``volume``, server = host):
                    does the slow work (backend create/delete, image download, copies,

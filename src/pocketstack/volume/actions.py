@@ -5,7 +5,7 @@ from __future__ import annotations
 from pocketstack.common import db, exceptions, policy
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import api, quotas, types, validation
-from pocketstack.volume.images import ImageClient
+from pocketstack.clients.image import ImageClient
 
 
 def extend(ctx, volume_id: str, data) -> None:
@@ -154,7 +154,7 @@ def upload_image(ctx, volume_id: str, data) -> dict:
     if "protected" in data:
         fields["protected"] = validation.boolean(data["protected"], "protected")
     try:
-        image = ImageClient(ctx).create(**fields)
+        image = ImageClient(ctx, caller="volume").create(**fields)
     except Exception:
         with db.transaction() as s:
             s.get(type(volume), volume_id).status = restore

@@ -178,10 +178,10 @@ def _gib(size_bytes: int) -> int:
 
 
 def _find_image(ctx, image_id) -> dict:
-    from pocketstack.volume import images
+    from pocketstack.clients.image import ImageClient
 
     validation.uuid_like(image_id, "imageRef")
-    image = images.get_image(ctx, image_id)
+    image = ImageClient(ctx, caller="volume").get(image_id)
     if image is None:
         raise exceptions.NotFound(f"Image {image_id} could not be found.")
     if image.get("status") != "active":

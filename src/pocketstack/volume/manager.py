@@ -129,9 +129,9 @@ class VolumeManager:
         _set(volume.id, **values)
 
     def _copy_image(self, ctx, image: dict, path: str, size_gb: int) -> None:
-        from pocketstack.volume.images import ImageClient
+        from pocketstack.clients.image import ImageClient
 
-        client = ImageClient(ctx)
+        client = ImageClient(ctx, caller="volume")
         if image.get("disk_format") in (None, "raw", "iso", "ami", "aki", "ari"):
             write_into(path, client.chunks(image["id"]), size_gb * GiB)
             return
@@ -300,11 +300,11 @@ class VolumeManager:
 
     def upload_to_image(self, ctx, volume_id: str, image_id: str, disk_format: str,
                         restore_status: str) -> None:
-        from pocketstack.volume.images import ImageClient
+        from pocketstack.clients.image import ImageClient
 
         with db.reader() as s:
             volume = s.get(Volume, volume_id)
-        client = ImageClient(ctx)
+        client = ImageClient(ctx, caller="volume")
         path = _backend(volume).path(volume.id)
         try:
             if disk_format == "raw":

@@ -40,10 +40,10 @@ def auth_uri() -> str:
     return config.public_url() + "/identity"
 
 
-def _validate_token(token: str):
+def _validate_token(token: str, service_token: str | None = None):
     from pocketstack.identity import tokens
 
-    return tokens.validate_to_context(token)
+    return tokens.validate_to_context(token, service_token)
 
 
 def pipeline(service: Service, router, exempt) -> Callable:

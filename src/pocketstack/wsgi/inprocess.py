@@ -70,9 +70,10 @@ class NotInline(Exception):
     """The app wanted to suspend (await the event loop) after all."""
 
 
-def call(method: str, path: str, *, headers: dict, params: dict | None = None,
-         json=None) -> Response | None:
-    """``path`` is absolute on this cloud's URL (``/network/v2.0/ports``); None when the
+def call(method: str, path: str, *, headers: dict, params: dict | list | None = None,
+         json=None, body: bytes | None = None) -> Response | None:
+    """``path`` is absolute on this cloud's URL (``/network/v2.0/ports``), the body either
+    ``json`` or raw ``body`` bytes (whose content type ``headers`` give); None when the
     request must go over HTTP."""
     served = _served()
     app = served.app
@@ -86,16 +87,19 @@ def call(method: str, path: str, *, headers: dict, params: dict | None = None,
         return None  # on an event loop: running a handler here would block it
     except RuntimeError:
         pass
-    body = b"" if json is None else jsonlib.dumps(json, allow_nan=False).encode()
-    query = urlencode([(k, v) for k, v in (params or {}).items() if v is not None],
-                      doseq=True)
+    if json is not None:
+        body = jsonlib.dumps(json, allow_nan=False).encode()
+    body = body or b""
+    pairs = params.items() if isinstance(params, dict) else (params or ())
+    query = urlencode([(k, v) for k, v in pairs if v is not None], doseq=True)
     netloc = config.public_url().split("://", 1)[-1]
     raw_headers = [(b"host", netloc.encode("latin-1"))]
     raw_headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1"))
                     for k, v in headers.items()]
     if json is not None:
-        raw_headers += [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())]
+        raw_headers.append((b"content-type", b"application/json"))
+    if body and not any(k == b"content-length" for k, _ in raw_headers):
+        raw_headers.append((b"content-length", str(len(body)).encode()))
     scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
              "http_version": "1.1", "method": method.upper(), "scheme": "http",
              "path": path, "raw_path": path.encode(), "query_string": query.encode(),

@@ -168,7 +168,7 @@ class TokenAuth:
         token = _header(scope, b"x-auth-token")
         if token:
             try:
-                context = self.validate(token)
+                context = self.validate(token, _header(scope, b"x-service-token"))
                 context.request_id = scope[REQUEST_ID_KEY]
                 scope[CONTEXT_KEY] = context
             except exceptions.Unauthorized as error:

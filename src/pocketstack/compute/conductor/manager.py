@@ -166,7 +166,8 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         return step
 
     def _error(self, ctx, uuid, attempt, message, events, code=500, spec=None):
-        values = {"vm_state": states.ERROR, "task_state": None, "build_deadline": None}
+        values = {"vm_state": states.ERROR, "task_state": None, "build_deadline": None,
+                  "build_token": None}
         if spec is not None:
             values["request_spec"] = spec
         with db.transaction() as s:

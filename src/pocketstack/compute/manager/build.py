@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import block_devices, instances, states
-from pocketstack.compute.clients.image import ImageClient
+from pocketstack.clients.image import ImageClient
 from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.models import ComputeNode
 from pocketstack.compute.scheduler import claims
@@ -140,6 +140,7 @@ class BuildMixin:
             ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
                                          "power_state": states.RUNNING,
                                          "launched_at": utcnow(), "build_deadline": None,
+                                         "build_token": None,
                                          "progress": 100},
                                   expect_task=states.SPAWNING, attempt=attempt,
                                   events=[step, whole], session=s)

@@ -88,7 +88,7 @@ class LifecycleMixin:
     # --- shelve ---------------------------------------------------------------------------
 
     def shelve_instance(self, ctx, instance_uuid: str, image_id: str):
-        from pocketstack.compute.clients.image import ImageClient
+        from pocketstack.clients.image import ImageClient
 
         inst = instances.load(instance_uuid)
         if inst is None or inst.deleted:
@@ -117,7 +117,7 @@ class LifecycleMixin:
             self.shelve_offload_instance(ctx, instance_uuid)
 
     def shelve_offload_instance(self, ctx, instance_uuid: str):
-        from pocketstack.compute.clients.network import NetworkClient
+        from pocketstack.clients.network import NetworkClient
 
         inst = instances.load(instance_uuid)
         if inst is None or inst.deleted or inst.task_state != states.SHELVING_OFFLOADING:
@@ -143,8 +143,8 @@ class LifecycleMixin:
                 trace.finish_action(s, ctx.request_id, instance_uuid)
 
     def unshelve_instance(self, ctx, instance_uuid: str):
-        from pocketstack.compute.clients.image import ImageClient
-        from pocketstack.compute.clients.network import NetworkClient
+        from pocketstack.clients.image import ImageClient
+        from pocketstack.clients.network import NetworkClient
 
         inst = instances.load(instance_uuid)
         if inst is None or inst.deleted or inst.task_state != states.UNSHELVING:

@@ -12,7 +12,7 @@ import logging
 
 from pocketstack.common import db
 from pocketstack.compute import instances, migrate, resize, states, trace
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 

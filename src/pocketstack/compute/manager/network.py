@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 
 LOG = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
     """
     if not vifs and requested_networks_empty:
         return []  # booted with no networks: no port can exist, skip the network service
-    client = NetworkClient(None if use_service_token else ctx)
+    client = NetworkClient(ctx, as_service=use_service_token)
     admin = NetworkClient(None)
     user_ports = set(user_port_ids)
     done = []

@@ -81,7 +81,7 @@ class PowerMixin:
             trace.finish_action(s, ctx.request_id, instance_uuid)
 
     def snapshot_instance(self, ctx, instance_uuid: str, image_id: str):
-        from pocketstack.compute.clients.image import ImageClient
+        from pocketstack.clients.image import ImageClient
 
         inst = instances.load(instance_uuid)
         if inst is None or inst.deleted:

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.compute import instances, resize, states, trace
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.models import Allocation
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step

@@ -25,8 +25,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, trace
-from pocketstack.compute.clients.volume import VolumeClient, connector
+from pocketstack.compute import block_devices, instances, trace
+from pocketstack.clients.volume import VolumeClient, connector
 from pocketstack.compute.models import BlockDeviceMapping
 from pocketstack.compute.trace import Step
 
@@ -46,26 +46,21 @@ def _describe(error) -> str:
 
 
 def _client(ctx, use_service_token: bool = False) -> VolumeClient:
-    if use_service_token:
-        from pocketstack.compute.clients.base import service_token
-
-        return VolumeClient(ctx, token=service_token())
-    return VolumeClient(ctx)
+    return VolumeClient(ctx, as_service=use_service_token)
 
 
 def _owner_client(ctx, inst) -> VolumeClient:
-    """The user's token; a build rescheduled in the background (no user token) acts as
-    the server's owner, so the volumes it creates are the owner's."""
+    """The user's token; a build rescheduled in the background (no user token in its
+    context) uses the token the user created the server with, which the volume service
+    accepts beside nova's service token even once expired, so the volumes it creates
+    are the owner's."""
     if getattr(ctx, "auth_token", None):
         return VolumeClient(ctx)
-    from pocketstack.compute.clients.base import owner_token
-
-    token = owner_token(inst.user_id, inst.project_id)
+    token = instances.build_token(inst.uuid)
     if token is None:
-        raise VolumeAttachFailed(f"User {inst.user_id} holds no role on project "
-                                 f"{inst.project_id} any more: its volumes cannot be "
-                                 "attached.")
-    return VolumeClient(ctx, token=token)
+        raise VolumeAttachFailed(f"The build of {inst.uuid} has no user token to create "
+                                 "its volumes with any more: create the server again.")
+    return VolumeClient(ctx, user_token=token)
 
 
 def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:

@@ -6,7 +6,7 @@ import copy
 
 from pocketstack.common import exceptions
 from pocketstack.compute import instances, interfaces
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.rest.common import TAG, at_least, authorize, body, respond
 
 _CREATE = {"type": "object", "properties": {"interfaceAttachment": {

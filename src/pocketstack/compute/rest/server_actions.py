@@ -142,7 +142,7 @@ def _create_image(req, inst, args):
     authorize(req, "os_compute_api:servers:create_image", {"project_id": inst.project_id})
     validate({"type": "object", "properties": {"name": NAME, "metadata": METADATA},
               "required": ["name"], "additionalProperties": False}, args)
-    from pocketstack.compute.clients.image import ImageClient
+    from pocketstack.clients.image import ImageClient
 
     # As nova, the snapshot inherits the base image's boot properties, so a guest booted
     # from a kernel and ramdisk boots from its snapshot too.

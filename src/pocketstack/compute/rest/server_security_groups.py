@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.compute import instances
-from pocketstack.compute.clients.network import NetworkClient
+from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.rest.common import authorize, respond, validate
 
 _ACTION = {"type": "object", "properties": {"name": {

@@ -14,7 +14,7 @@ class ComputeDriver:
         kernel and ramdisk too."""
         import os
 
-        from pocketstack.compute.clients.image import ImageClient
+        from pocketstack.clients.image import ImageClient
 
         path = os.path.join(cache_dir, image_meta["id"])
         if os.path.exists(path):

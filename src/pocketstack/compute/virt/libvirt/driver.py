@@ -122,7 +122,7 @@ class LibvirtDriver(ColdResize, ComputeDriver):
         """Fetch the image, and its kernel and ramdisk, into this host's cache, verified;
         fills ``image_meta`` with what spawn needs (kernel_id, ramdisk_id,
         os_command_line) from the image service."""
-        from pocketstack.compute.clients.image import ImageClient
+        from pocketstack.clients.image import ImageClient
 
         full = self.cache.cached_meta(image_meta["id"])
         parts = [full.get(key) for key in ("kernel_id", "ramdisk_id") if full and full.get(key)]

@@ -3,7 +3,7 @@ and deallocate_for_instance, reduced to what a boot needs."""
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.compute.clients.base import Client
+from pocketstack.clients.base import Client
 
 
 class NetworkClient(Client):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import platform
 
 from pocketstack.common import exceptions
-from pocketstack.compute.clients.base import Client, ServiceError
+from pocketstack.clients.base import Client, ServiceError
 
 # 3.44: attachment_complete; everything else here needs at most that.
 MICROVERSION = "3.44"

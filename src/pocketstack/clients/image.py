@@ -1,8 +1,13 @@
-"""Glance v2 through its REST API (seed steps 19-21)."""
+"""Glance v2 through its REST API: what compute (seed steps 19-21) and volume (an image
+into a volume, a volume into an image) ask of it."""
 from __future__ import annotations
 
+import os
+import uuid
+from typing import Iterator
+
+from pocketstack.clients.base import Client
 from pocketstack.common import exceptions
-from pocketstack.compute.clients.base import Client
 
 
 class ImageClient(Client):
@@ -14,19 +19,26 @@ class ImageClient(Client):
         except exceptions.NotFound:
             return None
 
+    def list(self, **params) -> list[dict]:
+        return self.request("GET", "/images", params=dict(params, limit=1000)).json()["images"]
+
+    def chunks(self, image_id: str, size: int = 4 << 20) -> Iterator[bytes]:
+        resp = self.request("GET", f"/images/{image_id}/file", stream=True, ok=(200, 204),
+                            timeout=600)
+        try:
+            yield from resp.iter_content(size)
+        finally:
+            resp.close()
+
     def download(self, image_id: str, path: str) -> int:
         """Stream the image data into ``path``; returns the size."""
-        import os
-        import uuid
-
-        resp = self.request("GET", f"/images/{image_id}/file", stream=True, ok=(200, 204))
         size = 0
         # A temp name of its own: builds on hosts sharing a cache may fetch one image at
         # once, and each renames a complete file into place.
         part = f"{path}.{uuid.uuid4().hex}.part"
         try:
             with open(part, "wb") as f:
-                for chunk in resp.iter_content(1 << 20):
+                for chunk in self.chunks(image_id, 1 << 20):
                     f.write(chunk)
                     size += len(chunk)
             os.replace(part, path)
@@ -38,22 +50,13 @@ class ImageClient(Client):
     def create(self, **fields) -> dict:
         return self.request("POST", "/images", json=fields, ok=(201,)).json()
 
-    def upload(self, image_id: str, data: bytes) -> None:
-        headers_ok = (204, 201, 200)
-        from pocketstack.compute.clients.base import session
-
-        resp = session().request(self.url + f"/images/{image_id}/file", "PUT", data=data,
-                                 headers={"X-Auth-Token": self.token,
-                                          "Content-Type": "application/octet-stream"},
-                                 raise_exc=False, log=False)
-        if resp.status_code not in headers_ok:
-            self._error(resp)
+    def upload(self, image_id: str, data) -> None:
+        """Upload ``data`` (bytes or a file object) as the image's data."""
+        self.request("PUT", f"/images/{image_id}/file", data=data, ok=(200, 201, 204),
+                     headers={"Content-Type": "application/octet-stream"}, timeout=3600)
 
     def delete(self, image_id: str) -> None:
         try:
             self.request("DELETE", f"/images/{image_id}", ok=(204,))
         except exceptions.NotFound:
             pass
-
-    def list(self, **params) -> list[dict]:
-        return self.request("GET", "/images", params=dict(params, limit=1000)).json()["images"]

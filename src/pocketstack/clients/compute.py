@@ -1,0 +1,17 @@
+"""Nova's API as the other services call it: neutron's external events (seed step 24's
+network-vif-plugged)."""
+from __future__ import annotations
+
+from pocketstack.clients.base import Client
+
+ANY_STATUS = range(100, 600)
+
+
+class ComputeClient(Client):
+    base_path = "/compute/v2.1"
+
+    def external_events(self, events: list[dict], timeout: float = 10.0):
+        """POST os-server-external-events; the response whatever its status (the caller
+        tells a server that is gone from a compute that is absent)."""
+        return self.request("POST", "/os-server-external-events", json={"events": events},
+                            ok=ANY_STATUS, timeout=timeout)
