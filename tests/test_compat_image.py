@@ -114,7 +114,7 @@ def test_upload_must_match_the_disk_format(owner, disk_format, data, reason):
 
     from glanceclient import exc
 
-    from pocketstack.image.formats import qcow2_header
+    from pocketstack.common.image_formats import qcow2_header
 
     if data is None:
         data = qcow2_header(1 << 30)
@@ -131,7 +131,7 @@ def test_upload_must_match_the_disk_format(owner, disk_format, data, reason):
 
 
 def test_uploads_in_their_format_are_accepted(owner):
-    from pocketstack.image.formats import qcow2_header
+    from pocketstack.common.image_formats import qcow2_header
 
     qcow2 = _queued(owner, "qcow2")
     owner.images.upload(qcow2["id"], io.BytesIO(qcow2_header(1 << 30) + b"\0" * 1000))

@@ -25,6 +25,7 @@ class Agent:
     """
 
     STOP_TIMEOUT = 30.0  # seconds for in-flight work to finish on SIGTERM
+    PASSWORD_TIMEOUT = 10.0  # seconds to wait for an API host starting alongside
 
     def __init__(self, data_dir: str | None = None, *, config_file: str | None = None,
                  overrides: dict | None = None):
@@ -44,6 +45,7 @@ class Agent:
         require_message_bus(self.config_file)
         rpc.preload()  # on this (main) thread: see rpc.preload
         conf = config.CONF
+        self._wait_for_password(self.PASSWORD_TIMEOUT)
         if conf.database.connection.startswith("sqlite"):
             LOG.warning("[database] connection is SQLite: every process must run on this "
                         "host with the same database file; use PostgreSQL or MariaDB "
@@ -51,13 +53,13 @@ class Agent:
         db.configure(conf.database.connection)
         db.configure_models()
         self._wait_for_schema(schema_timeout)
-        self._wait_for_password(schema_timeout)
         return self
 
     def _wait_for_password(self, timeout: float) -> None:
         """The nova service user's password, with which this node's services log in at
-        the identity API (clients/): from the config, or the file the API host writes
-        right after migrating (a shared data dir) - a start-up error if neither has it."""
+        the identity API (clients/): from the config, or the file the API host writes as
+        it starts (an agent sharing its data dir may start alongside) - a start-up error
+        if neither has it."""
         from pocketstack.clients import service_users
 
         deadline = time.monotonic() + timeout

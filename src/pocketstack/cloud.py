@@ -281,6 +281,9 @@ class Cloud:
         if not os.path.exists(self.config_file):
             _write_private(self.config_file, config.sample_config())
         self._load_admin_password()
+        from pocketstack.clients import service_users
+
+        service_passwords = service_users.ensure_passwords()  # agents alongside wait for it
         from pocketstack.identity import bootstrap, fernet
 
         self.first_start = fernet.setup()
@@ -290,9 +293,7 @@ class Cloud:
         db.migrate()
         tighten_database_files(conf.database.connection)
         policy.configure(self.data_dir)
-        from pocketstack.clients import service_users
-
-        self.ids = bootstrap.bootstrap(self.admin_password, service_users.ensure_passwords())
+        self.ids = bootstrap.bootstrap(self.admin_password, service_passwords)
         self._write_client_files()
         self._prepared = True
         return self

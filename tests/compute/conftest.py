@@ -73,7 +73,7 @@ def image_id(cloud):
                json={"name": f"cirros-test-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
                      "container_format": "bare", "visibility": "public"})
     image = r.json()
-    from pocketstack.image.formats import qcow2_header  # the data must be what it claims
+    from pocketstack.common.image_formats import qcow2_header  # the data must be what it claims
 
     s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
           headers={"Content-Type": "application/octet-stream"})

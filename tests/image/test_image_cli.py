@@ -7,7 +7,7 @@ import pytest
 
 from image_helpers import unique
 
-from pocketstack.image.formats import qcow2_header
+from pocketstack.common.image_formats import qcow2_header
 
 pytestmark = pytest.mark.cli
 

@@ -11,6 +11,7 @@ or a PostgreSQL server the tests skip, saying which is missing.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -194,9 +195,22 @@ class ScaleOut:
         self._engine = None
 
     def node(self, name: str, role: str, *extra: str) -> Node:
-        args = ["--data-dir", self.data_dir, "--config-file", self.config_file, *extra]
+        data_dir, config_file = self.data_dir, self.config_file
+        if role != "api":
+            # A node of its own, as on another machine: a data dir without the API host's
+            # keys, tables or files; the config names the nova service user's password.
+            data_dir = os.path.join(self.tmp, "nodes", name)
+            config_file = os.path.join(self.tmp, f"{name}.conf")
+            with open(self.config_file) as f, open(config_file, "w") as out:
+                out.write(f.read() + "[service_user]\nnova_password = "
+                          f"{self.service_password('nova')}\n")
+        args = ["--data-dir", data_dir, "--config-file", config_file, *extra]
         self.nodes[name] = Node(name, role, args, self.tmp)
         return self.nodes[name]
+
+    def service_password(self, user: str) -> str:
+        with open(os.path.join(self.data_dir, "service-passwords")) as f:
+            return json.load(f)[user]
 
     def logs(self) -> str:
         return "\n".join(f"===== {name} =====\n{node.output()[-6000:]}"
@@ -284,11 +298,12 @@ def scaleout():
         with open(cloud.config_file, "w") as f:
             f.write(_config(cloud.port, cloud.db_url, broker))
         # The API migrates and bootstraps (it touches the broker only on its first RPC);
-        # agents need its Fernet keys and the vhost, then wait for the schema themselves.
+        # agents need the nova service user's password and the vhost, then wait for the
+        # schema themselves.
         cloud.node("api", "api", "--admin-password", ADMIN_PASSWORD).spawn()
-        keys = os.path.join(cloud.data_dir, "fernet-keys")
-        cloud.wait_for("the Fernet keys", lambda: os.path.isdir(keys) and len(
-            [k for k in os.listdir(keys) if k.isdigit()]) >= 2, timeout=60)
+        passwords = os.path.join(cloud.data_dir, "service-passwords")
+        cloud.wait_for("the service users' passwords", lambda: os.path.isfile(passwords),
+                       timeout=60)
         broker.ready()
         cloud.node("conductor", "conductor").spawn()
         cloud.node("scheduler", "scheduler").spawn()

@@ -14,7 +14,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.image.formats import qcow2_header
+from pocketstack.common.image_formats import qcow2_header
 
 ADMIN_MV = {"OpenStack-API-Version": "compute 2.79"}
 

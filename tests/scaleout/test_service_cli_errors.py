@@ -30,11 +30,15 @@ def test_split_roles_refuse_the_in_process_bus(tmp_path, role):
     assert not (tmp_path / "data" / "pocketstack.db").exists()  # nothing was written
 
 
-def test_an_agent_without_the_api_hosts_fernet_keys_says_where_they_go(tmp_path):
+def test_an_agent_without_its_service_password_says_where_it_goes(tmp_path):
+    """A compute node needs no keys or identity tables, only the nova service user's
+    password (it logs in at the identity API): without it, one clear line."""
     result = _run(tmp_path, "compute", "--host", "c1",
-                  conf="[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n")
+                  conf="[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n"
+                       "[database]\nconnection = sqlite:////nonexistent/x.db\n")
     assert result.returncode == 1
-    assert f"No Fernet keys in {tmp_path / 'data' / 'fernet-keys'}" in result.stderr
+    assert "No password for the service user nova" in result.stderr
+    assert "[service_user] nova_password" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -23,7 +23,8 @@ from starlette.concurrency import run_in_threadpool
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.image import access, formats, store
+from pocketstack.common import image_formats as formats
+from pocketstack.image import access, store
 from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import struct
 import uuid
 
 from pocketstack.common import config, exceptions
-from pocketstack.image import formats
+from pocketstack.common import image_formats as formats
 
 LOG = logging.getLogger(__name__)
 

@@ -113,7 +113,7 @@ class FakeDriver(ComputeDriver):
     def snapshot(self, instance):
         self._op("snapshot", config.CONF.fake.power_delay)
         # A qcow2 header first: the image service checks data against its disk_format.
-        from pocketstack.image.formats import qcow2_header
+        from pocketstack.common.image_formats import qcow2_header
 
         return qcow2_header(1 << 30) + f"fake snapshot of {instance['uuid']}\n".encode()
 

@@ -5,6 +5,9 @@ files that point at other files).
 Only fixed offsets are read: the first 64 KiB cover every signature we look for (the
 ISO 9660 volume descriptor sits at 32 KiB), plus the last 512 bytes for a fixed VHD's
 footer. Anything without a known signature is raw.
+
+Shared by image (checks uploads) and compute (a snapshot's header), as upstream's
+services share oslo.utils' format inspector.
 """
 from __future__ import annotations
 
