@@ -25,6 +25,7 @@ RENEW_BEFORE = 120.0  # seconds before expiry a token is renewed (keystoneauth's
 # Generated passwords are 32 random bytes: no one can guess them however fast the hash,
 # so their bcrypt cost stays the lowest (a login costs ~1 ms, not ~250 ms).
 GENERATED_HASH_ROUNDS = 4
+METADATA_SECRET = "metadata_proxy_shared_secret"  # its key in the password file
 
 
 def password_file() -> str:
@@ -55,9 +56,24 @@ def password(user: str) -> str:
     return stored
 
 
+def metadata_secret() -> str:
+    """The secret the metadata proxy signs instance ids with and compute's metadata API
+    checks them with (nova's and neutron's ``metadata_proxy_shared_secret``)."""
+    configured = config.CONF.service_user.metadata_proxy_shared_secret
+    if configured:
+        return configured
+    stored = _stored().get(METADATA_SECRET)
+    if not stored:
+        raise config.ConfigError(
+            f"No metadata proxy secret: set [service_user] metadata_proxy_shared_secret "
+            f"(the API host's {password_file()} has it).")
+    return stored
+
+
 def ensure_passwords() -> dict[str, tuple[str, int]]:
     """For the API host's bootstrap: each service user's password and its bcrypt cost,
-    generating (and storing, owner-only) those neither the config nor the file has."""
+    generating (and storing, owner-only) those neither the config nor the file has; the
+    metadata proxy's secret (metadata_secret) is generated into the file alongside."""
     stored, changed = _stored(), False
     out = {}
     for user in config.SERVICE_USER_NAMES:
@@ -68,6 +84,9 @@ def ensure_passwords() -> dict[str, tuple[str, int]]:
         if not stored.get(user):
             stored[user], changed = secrets.token_urlsafe(32), True
         out[user] = (stored[user], GENERATED_HASH_ROUNDS)
+    if not config.CONF.service_user.metadata_proxy_shared_secret \
+            and not stored.get(METADATA_SECRET):
+        stored[METADATA_SECRET], changed = secrets.token_hex(32), True
     if changed:
         path = password_file()
         tmp = path + ".tmp"

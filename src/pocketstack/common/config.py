@@ -113,7 +113,14 @@ SERVICE_USER_OPTS = [
                 help=f"Password of the {name} service user. On the API host it is set at the "
                      f"first start (generated into password_file when not given); other hosts "
                      f"need the same value here (or the same file).")
-     for name in SERVICE_USER_NAMES]
+     for name in SERVICE_USER_NAMES] + [
+    cfg.StrOpt("metadata_proxy_shared_secret", secret=True,
+               help="Secret the network agent's metadata proxy signs a guest's instance id "
+                    "with (X-Instance-ID-Signature) and compute's metadata API checks, as "
+                    "nova's and neutron's metadata_proxy_shared_secret. Default: the one the "
+                    "API host generates into password_file; a network host elsewhere needs "
+                    "the same value here (or the same file)."),
+]
 
 
 def optional_module(service: str, module: str):
@@ -201,6 +208,19 @@ def check(conf: cfg.ConfigOpts | None = None) -> None:
                 where = " in " + ", ".join(conf.config_file) if conf.config_file else ""
                 raise ConfigError(f"[{group}] {opt.dest}{where}: invalid value: {reason}"
                                   ) from None
+
+
+def libvirt_host_name() -> str:
+    """The host name of this machine's libvirt compute host: [libvirt] host_name, else the
+    machine's hostname. Compute names its host so, and the network agent plugs the ports
+    bound to it: here so that both read it without importing each other."""
+    import socket
+
+    try:
+        configured = CONF.libvirt.host_name
+    except (AttributeError, cfg.NoSuchOptError):  # no libvirt driver in this build
+        configured = None
+    return configured or socket.gethostname()
 
 
 def public_url(conf: cfg.ConfigOpts | None = None) -> str:
