@@ -51,3 +51,8 @@ class NetworkClient(Client):
             return self.request("GET", f"/subnets/{subnet_id}").json()["subnet"]
         except exceptions.NotFound:
             return None
+
+    def list_subnets(self, **params) -> list[dict]:
+        """A list value (``id=[a, b]``) is sent as the parameter repeated, as neutron
+        reads it."""
+        return self.request("GET", "/subnets", params=params).json()["subnets"]
