@@ -170,6 +170,7 @@ SHAPES = {
     "image": lambda body, code: body["code"].startswith(str(code)),
     "network": lambda body, code: body["NeutronError"]["message"] != "",
     "control": lambda body, code: body["error"]["code"] == code,
+    "compute.metadata": lambda body, code: body["error"]["code"] == code,
 }
 
 

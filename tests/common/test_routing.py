@@ -9,7 +9,8 @@ import pytest
 
 from pocketstack.wsgi.routing import Router, _template_regex
 
-SERVICES = ("identity", "compute", "image", "network", "volume", "control")
+SERVICES = ("identity", "compute", "image", "network", "volume", "control",
+            "compute.metadata")
 
 
 def _by_regex(table: dict, path: str):

@@ -24,11 +24,14 @@ class Service:
     name: str          # package under pocketstack/
     prefix: str        # URL path prefix on the one port
     formatter: Callable  # the service's error body
+    listed: bool = True  # in the root's map of what is mounted where (an API for clients)
 
 
 SERVICES = (
     Service("identity", "/identity", faults.keystone),
     Service("compute", "/compute", faults.nova),
+    # nova-api-metadata: for the network agent's metadata proxy, not in the catalog
+    Service("compute.metadata", "/metadata", faults.plain, listed=False),
     Service("image", "/image", faults.glance),
     Service("network", "/network", faults.neutron),
     Service("volume", "/volume", faults.nova),  # cinder uses nova's fault bodies
@@ -201,7 +204,9 @@ class PocketstackApp:
         if "text/html" in accept and "application/json" not in accept:
             return Response(status_code=302, headers={"Location": "/dashboard/"})
         await asyncio.to_thread(self.load_all)
-        return json_response({"services": {p.strip("/"): p for p, _ in self.mounts}})
+        listed = {service.prefix for service in SERVICES if service.listed}
+        return json_response({"services": {p.strip("/"): p for p, _ in self.mounts
+                                           if p in listed}})
 
     async def _lifespan(self, receive, send):
         while True:

@@ -69,22 +69,19 @@ def load_instance(uuid: str) -> dict | None:
 
 
 def _network_facts(network_info: list) -> dict:
-    """Per port id: the port, its network and its subnets, from the network service (an
-    admin view, in-process). Ports that are gone are left out."""
-    from pocketstack.common.context import RequestContext
-    from pocketstack.network import api as network_api
-    from pocketstack.common import exceptions
+    """Per port id: the port, its network and its subnets, from the network API (as the
+    nova service user). Ports that are gone are left out."""
+    from pocketstack.clients.network import NetworkClient
 
-    ctx = RequestContext.admin()
+    client = NetworkClient(caller="compute")
     facts = {}
     for vif in network_info:
-        try:
-            port = network_api.get_port(ctx, vif["port_id"])
-            network = network_api.get_network(ctx, port["network_id"])
-        except exceptions.NotFound:  # the port or its network is gone
+        port = client.get_port(vif["port_id"])
+        network = client.get_network(port["network_id"]) if port else None
+        if network is None:  # the port or its network is gone
             continue
         subnet_ids = {ip["subnet_id"] for ip in port["fixed_ips"]}
-        subnets = {s["id"]: s for s in network_api.list_subnets(ctx, id=sorted(subnet_ids))
+        subnets = {s["id"]: s for s in client.list_subnets(id=sorted(subnet_ids))
                    } if subnet_ids else {}
         facts[vif["port_id"]] = {"port": port, "network": network, "subnets": subnets}
     return facts
@@ -143,7 +140,7 @@ class InstanceMetadata:
         self.instance = instance
         self.network_info = network_info if network_info is not None else (
             instance.get("network_info") or [])
-        self.facts = facts if facts is not None else _network_facts(self.network_info)
+        self._facts = facts  # asked of the network API when first needed
         from pocketstack.common import config
 
         self.domain = domain if domain is not None else (
@@ -155,6 +152,12 @@ class InstanceMetadata:
     def for_instance(cls, uuid: str) -> "InstanceMetadata | None":
         instance = load_instance(uuid)
         return None if instance is None else cls(instance)
+
+    @property
+    def facts(self) -> dict:
+        if self._facts is None:
+            self._facts = _network_facts(self.network_info)
+        return self._facts
 
     # --- pieces ---------------------------------------------------------------------
 
@@ -270,7 +273,7 @@ class InstanceMetadata:
         path = posixpath.normpath("/" + path.lstrip("/"))
         tokens = [t for t in path.split("/") if t]
         if not tokens:
-            return TEXT, _listing(EC2_VERSIONS + ["latest"])
+            return TEXT, versions_listing()
         if tokens[0] == "openstack":
             if len(tokens) == 1:
                 return TEXT, _listing(OPENSTACK_VERSIONS + ["latest"])
@@ -319,6 +322,11 @@ def _at_least(version: str, required: str) -> bool:
 
 def _ec2_at_least(version: str, required: str) -> bool:
     return EC2_VERSIONS.index(version) >= EC2_VERSIONS.index(required)
+
+
+def versions_listing() -> bytes:
+    """What ``/`` lists: the EC2 versions (no instance needed to say so)."""
+    return _listing(EC2_VERSIONS + ["latest"])
 
 
 def _listing(names: list[str]) -> bytes:
