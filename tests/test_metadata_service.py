@@ -1,6 +1,8 @@
 """Issue 9: the metadata a guest gets (nova's metadata API, neutron's isolated metadata
 lookup by network and source address) and its config drive, read back with pycdlib.
-Unprivileged: servers on the simulated hosts, the metadata server on 127.0.0.1."""
+Unprivileged: servers on the simulated hosts, the network agent's metadata proxy on
+127.0.0.1 forwarding to compute's metadata API (issue 20), which is also asked directly
+at <cloud>/metadata to see that it trusts signed requests only."""
 from __future__ import annotations
 
 import base64
@@ -33,9 +35,9 @@ def booted(project):
 
 @pytest.fixture
 def metadata_server(booted):
-    from pocketstack.compute.metadata.server import MetadataServer
+    from pocketstack.network.agent.metadata_proxy import MetadataProxy
 
-    server = MetadataServer(booted[0].id, trust_forwarded=True)
+    server = MetadataProxy(booted[0].id, trust_forwarded=True)
     try:
         yield server
     finally:
@@ -128,10 +130,10 @@ def test_unknown_source_address_gets_nothing(booted, metadata_server):
 
 def test_same_address_on_another_network_is_not_this_server(booted, project):
     """The network is part of the lookup: the same fixed IP elsewhere is another guest."""
-    from pocketstack.compute.metadata.server import MetadataServer
+    from pocketstack.network.agent.metadata_proxy import MetadataProxy
 
     other, _ = project.network("10.31.0.0/24")
-    server = MetadataServer(other.id, trust_forwarded=True)
+    server = MetadataProxy(other.id, trust_forwarded=True)
     try:
         ip = booted[3].fixed_ips[0]["ip_address"]
         assert fetch(server, "/openstack/latest/meta_data.json", ip)[0] == 404
@@ -147,6 +149,80 @@ def test_password_is_posted_once(booted, metadata_server):
     assert fetch(metadata_server, "/openstack/latest/password", ip, "POST", b"again")[0] == 409
     assert fetch(metadata_server, "/openstack/latest/password", ip)[2] == b"s3cret"
     assert fetch(metadata_server, "/openstack/latest/meta_data.json", ip, "DELETE")[0] == 405
+
+
+# --- compute's metadata API, asked directly -------------------------------------------
+
+def ask_api(cloud, path, headers=None, method="GET"):
+    import httpx
+
+    r = httpx.request(method, cloud.url + "/metadata" + path, headers=headers or {},
+                      timeout=30)
+    return r.status_code, r.headers.get("content-type"), r.content
+
+
+def signed(instance_id, tenant_id, signature=None):
+    from pocketstack.clients.metadata import sign
+
+    return {"X-Instance-ID": instance_id, "X-Tenant-ID": tenant_id,
+            "X-Instance-ID-Signature": sign(instance_id) if signature is None else signature,
+            "X-Forwarded-For": "10.31.0.9"}
+
+
+def test_metadata_api_answers_a_signed_request(cloud, booted, project):
+    server = booted[2]
+    status, ctype, body = ask_api(cloud, "/openstack/latest/meta_data.json",
+                                  signed(server.id, project.user["project_id"]))
+    assert status == 200 and ctype == "application/json"
+    assert json.loads(body)["uuid"] == server.id
+    # a trailing slash is the guest's: the listing either way
+    assert ask_api(cloud, "/openstack/latest/", signed(server.id, project.user["project_id"])
+                   )[2].decode().split("\n")[0] == "meta_data.json"
+    # the versions, as nova answers them to anyone
+    assert ask_api(cloud, "/")[2].decode().split("\n")[-1] == "latest"
+
+
+def test_metadata_api_refuses_unsigned_and_badly_signed_requests(cloud, booted, project):
+    server, tenant = booted[2], project.user["project_id"]
+    path = "/openstack/latest/meta_data.json"
+    assert ask_api(cloud, path)[0] == 403  # no headers at all
+    assert ask_api(cloud, path, {"X-Instance-ID": server.id, "X-Tenant-ID": tenant})[0] == 403
+    status, _, body = ask_api(cloud, path, signed(server.id, tenant, signature="0" * 64))
+    assert status == 403 and b"uuid" not in body
+    # a signature of another instance does not do for this one
+    other = signed("00000000-0000-0000-0000-000000000000", tenant)["X-Instance-ID-Signature"]
+    assert ask_api(cloud, path, signed(server.id, tenant, signature=other))[0] == 403
+    assert ask_api(cloud, "/openstack/latest/password",
+                   signed(server.id, tenant, signature="0" * 64), method="POST")[0] == 403
+
+
+def test_metadata_api_hides_an_instance_from_another_tenant(cloud, booted, project):
+    server = booted[2]
+    path = "/openstack/latest/meta_data.json"
+    status, _, body = ask_api(cloud, path, signed(server.id, "another-project"))
+    assert status == 404 and server.id.encode() not in body
+    missing = "11111111-2222-3333-4444-555555555555"
+    assert ask_api(cloud, path, signed(missing, project.user["project_id"]))[0] == 404
+
+
+def test_proxy_without_compute_says_so(booted, monkeypatch):
+    """Compute's metadata API unreachable: the guest gets a 503, not a hang or a 500."""
+    from pocketstack.common import config
+    from pocketstack.network.agent.metadata_proxy import MetadataProxy
+
+    sock = __import__("socket").socket()
+    sock.bind(("127.0.0.1", 0))  # a port nobody listens on
+    dead = f"http://127.0.0.1:{sock.getsockname()[1]}/metadata"
+    config.CONF.set_override("metadata_url", dead, group="network")
+    server = MetadataProxy(booted[0].id, trust_forwarded=True)
+    try:
+        ip = booted[3].fixed_ips[0]["ip_address"]
+        assert fetch(server, "/openstack/latest/meta_data.json", ip)[0] == 503
+        assert fetch(server, "/openstack/latest/meta_data.json", "10.31.0.250")[0] == 404
+    finally:
+        server.stop()
+        sock.close()
+        config.CONF.clear_override("metadata_url", group="network")
 
 
 # --- config drive ----------------------------------------------------------------------

@@ -44,12 +44,17 @@ OPTS = {
         cfg.BoolOpt("host_networking", default=False,
                     help="Run the host networking agent: per network with ports bound to "
                          "a bridge host, a Linux bridge brq<network id>, a qdhcp-<network "
-                         "id> namespace with dnsmasq and the metadata listener, and "
+                         "id> namespace with dnsmasq and the metadata proxy, and "
                          "nftables security group rules. Needs root. Also on when "
                          "[DEFAULT] compute_driver is libvirt."),
         cfg.ListOpt("bridge_hosts", default=[],
                     help="Compute hosts whose ports are plugged into this host's bridges "
                          "(binding:vif_type bridge). Default: [DEFAULT] host."),
+        cfg.StrOpt("metadata_url",
+                   help="Compute's metadata API the agent's metadata proxy forwards guests' "
+                        "requests to, when it runs on another host (e.g. "
+                        "http://controller:8000/metadata). Default: this cloud's "
+                        "(<public_url>/metadata)."),
         cfg.StrOpt("nft_table", default="pocketstack",
                    help="Name of the nftables table (family inet) holding the security "
                         "group rules of this host's guests."),

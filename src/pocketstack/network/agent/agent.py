@@ -1,5 +1,6 @@
 """The agent's loop: read from the database what this host should have, make the host
-match (plumbing.py, firewall.py), and serve metadata in each DHCP namespace.
+match (plumbing.py, firewall.py), and proxy metadata requests from each DHCP namespace
+to compute's metadata API (metadata_proxy.py).
 
 ``ensure(network_id)`` plumbs one network at once (the API calls it when a port is bound,
 before the port's events go out); ``mark()`` asks for a full reconcile on the agent's
@@ -19,6 +20,7 @@ from sqlalchemy import orm
 from pocketstack.common import config, db, runtime
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import firewall, plumbing
+from pocketstack.network.agent.metadata_proxy import MetadataProxy
 from pocketstack.network.agent import ip as host
 from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurityGroup,
                                         SecurityGroupRule, Subnet)
@@ -107,7 +109,7 @@ class HostAgent:
         self.cond = threading.Condition()
         self.dirty = False
         self.stopping = False
-        self.metadata: dict[str, object] = {}  # network id -> MetadataServer
+        self.metadata: dict[str, MetadataProxy] = {}  # network id -> its proxy
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
         self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
         # Binds waiting for the lock share one firewall pass: each takes a ticket (its
@@ -201,11 +203,9 @@ class HostAgent:
     def _serve_metadata(self, network_id: str) -> None:
         if network_id in self.metadata:
             return
-        from pocketstack.compute.metadata.server import MetadataServer
-
         sock = host.listening_socket(agent.namespace(network_id),
                                      plumbing.METADATA_ADDRESS, 80)
-        self.metadata[network_id] = MetadataServer(network_id, sock=sock)
+        self.metadata[network_id] = MetadataProxy(network_id, sock=sock)
 
     def _stop_metadata(self, network_id: str) -> None:
         server = self.metadata.pop(network_id, None)
