@@ -34,3 +34,29 @@ def test_default_cloud_plumbs_nothing(cloud, project):
     assert dhcp.wait(10)
     with open(os.path.join(cloud.data_dir, "network", "dhcp", net.id, "opts")) as f:
         assert "169.254.169.254" not in f.read()
+
+
+def test_the_agent_plugs_the_ports_compute_binds_to_this_machine(cloud):
+    """Issue 20: the agent names this machine from its own config ([network] host), by
+    default as compute names its libvirt host, without asking compute's code."""
+    from pocketstack.common import config
+    from pocketstack.compute.service import libvirt_host_name
+    from pocketstack.network import agent
+
+    conf = config.CONF
+    overrides = [("host_networking", "network"), ("host", "network"),
+                 ("bridge_hosts", "network"), ("host_name", "libvirt")]
+    try:
+        conf.set_override("host_networking", True, group="network")
+        assert agent.bridge_hosts() == {conf.host, libvirt_host_name()}
+        conf.set_override("host_name", "kvm-7", group="libvirt")
+        assert agent.host() == libvirt_host_name() == "kvm-7"
+        assert agent.is_bridge_host("kvm-7") and not agent.is_bridge_host("cmp-1")
+        conf.set_override("host", "net-7", group="network")
+        assert agent.bridge_hosts() == {conf.host, "net-7"}
+        conf.set_override("bridge_hosts", ["cmp-1"], group="network")
+        assert agent.bridge_hosts() == {"cmp-1"}
+    finally:
+        for name, group in overrides:
+            conf.clear_override(name, group=group)
+    assert not agent.enabled()

@@ -195,9 +195,7 @@ def fake_hosts() -> list[str]:
 
 
 def libvirt_host_name() -> str:
-    import socket
-
-    return config.CONF.libvirt.host_name or socket.gethostname()
+    return config.libvirt_host_name()  # in common: the network agent names it alike
 
 
 def all_in_one_hosts() -> list[tuple[str, str]]:

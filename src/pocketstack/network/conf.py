@@ -50,6 +50,12 @@ OPTS = {
         cfg.ListOpt("bridge_hosts", default=[],
                     help="Compute hosts whose ports are plugged into this host's bridges "
                          "(binding:vif_type bridge). Default: [DEFAULT] host."),
+        cfg.StrOpt("host",
+                   help="This machine's name in port bindings (binding:host_id) as compute "
+                        "names it, neutron's [DEFAULT] host: the agent plugs the ports bound "
+                        "to it (with [DEFAULT] host's), unless bridge_hosts is set. Default: "
+                        "on a libvirt host the libvirt compute host's name ([libvirt] "
+                        "host_name, else this machine's hostname), else [DEFAULT] host."),
         cfg.StrOpt("metadata_url",
                    help="Compute's metadata API the agent's metadata proxy forwards guests' "
                         "requests to, when it runs on another host (e.g. "

@@ -3,7 +3,7 @@ and DHCP agents, in small), off unless ``[network] host_networking`` is set or
 ``[DEFAULT] compute_driver`` is libvirt.
 
 Per network that has a port bound to a bridge host (``[network] bridge_hosts``, default
-this host): a Linux bridge ``brq<network
+this host: ``[DEFAULT] host`` and ``[network] host``): a Linux bridge ``brq<network
 id[:11]>`` with no host address, a namespace ``qdhcp-<network id>`` joined to it by a
 veth pair that carries the DHCP port's MAC and addresses, dnsmasq inside serving the
 network service's files (dhcp.py), and the metadata proxy listening on
@@ -47,14 +47,19 @@ def enabled() -> bool:
         return False
 
 
-def bridge_hosts() -> set[str]:
-    hosts = set(config.CONF.network.bridge_hosts or [config.CONF.host])
-    if not config.CONF.network.bridge_hosts and enabled():
-        # the libvirt compute host of this machine (compute/service.py names it)
-        from pocketstack.compute.service import libvirt_host_name
+def host() -> str:
+    """This machine's name in port bindings, as compute names it ([network] host; on a
+    libvirt host by default the libvirt compute host's name, as compute derives it)."""
+    conf = config.CONF
+    if conf.network.host:
+        return conf.network.host
+    return config.libvirt_host_name() if enabled() else conf.host
 
-        hosts.add(libvirt_host_name())
-    return hosts
+
+def bridge_hosts() -> set[str]:
+    if config.CONF.network.bridge_hosts:
+        return set(config.CONF.network.bridge_hosts)
+    return {config.CONF.host, host()}
 
 
 def is_bridge_host(host: str | None) -> bool:
