@@ -3,10 +3,10 @@ and DHCP agents, in small), off unless ``[network] host_networking`` is set or
 ``[DEFAULT] compute_driver`` is libvirt.
 
 Per network that has a port bound to a bridge host (``[network] bridge_hosts``, default
-this host: ``[DEFAULT] host`` and ``[network] host``): a Linux bridge ``brq<network
-id[:11]>`` with no host address, a namespace ``qdhcp-<network id>`` joined to it by a
-veth pair that carries the DHCP port's MAC and addresses, dnsmasq inside serving the
-network service's files (dhcp.py), and the metadata proxy listening on
+this host: ``[DEFAULT] host`` and ``[network] host``): a Linux bridge
+``brq<network id[:11]>`` with no host address, a namespace ``qdhcp-<network id>`` joined
+to it by a veth pair that carries the DHCP port's MAC and addresses, dnsmasq inside
+serving the network service's files (dhcp.py), and the metadata proxy listening on
 169.254.169.254:80 in the namespace (metadata_proxy.py), which forwards to compute's
 metadata API. Security groups become nftables rules (firewall.py). Guests plug a tap
 ``tap<port id[:11]>`` into the bridge (libvirt).
