@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 
+from pocketstack.cli.logs import setup_logging
 from pocketstack.cloud import Cloud, _in_own_runtime, collect_after_start
 from pocketstack.common import config, db, policy, rpc, runtime
 
@@ -379,11 +380,9 @@ def main(argv=None) -> None:
     compute.add_argument("--ids", required=True)
     a = p.parse_args(argv)
 
-    from pocketstack.cli.main import _setup_logging
-
     overrides = json.loads(a.overrides)
     os.umask(0o077)
-    _setup_logging(bool(overrides.get("debug")))
+    setup_logging(bool(overrides.get("debug")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides when to stop
     gc.disable()  # until ready: see cloud.collect_after_start
     if a.kind == "api":

@@ -9,21 +9,7 @@ import time
 
 import click
 
-
-def _setup_logging(debug: bool) -> None:
-    logging.basicConfig(level=logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _set_log_levels(debug)
-
-
-def _set_log_levels(debug: bool) -> None:
-    """pocketstack's own messages at INFO (DEBUG with --debug or [DEFAULT] debug); libraries
-    only warn (INFO when debugging), so the terminal shows the summary, warnings and, if
-    enabled, the access log."""
-    logging.getLogger().setLevel(logging.INFO if debug else logging.WARNING)
-    logging.getLogger("pocketstack").setLevel(logging.DEBUG if debug else logging.INFO)
-    # SQLAlchemy logs each statement with its parameters (password hashes) at INFO.
-    logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
+from pocketstack.cli.logs import set_log_levels, setup_logging
 
 
 class _LazyGroup(click.Group):
@@ -111,7 +97,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
         return
 
     owner_only_files()
-    _setup_logging(debug)
+    setup_logging(debug)
     overrides = {}
     if host:
         overrides["bind_host"] = host
@@ -171,7 +157,7 @@ def serve_cloud(cloud, debug: bool, on_ready) -> None:
         _fail(f"pocketstack could not start: {_describe(error)}")
     from pocketstack.common import config
 
-    _set_log_levels(debug or config.CONF.debug)
+    set_log_levels(debug or config.CONF.debug)
     cloud.serve_forever(on_ready=on_ready)
     if cloud.startup_error is not None:
         _fail(f"pocketstack could not start: {_describe(cloud.startup_error)}")

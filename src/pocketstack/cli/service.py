@@ -24,6 +24,8 @@ import time
 
 import click
 
+from pocketstack.cli.logs import set_log_levels, setup_logging
+
 
 def _cli():
     """cli/main.py's helpers; imported when used (main.py imports this module)."""
@@ -91,7 +93,7 @@ def api(data_dir, config_file, node, debug, bind_host, port, admin_password, wit
 
     owner_only_files()
     cli = _cli()
-    cli._setup_logging(debug)
+    setup_logging(debug)
     overrides: dict = {}
     if bind_host:
         overrides["bind_host"] = bind_host
@@ -127,7 +129,7 @@ def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
 
     owner_only_files()
     cli = _cli()
-    cli._setup_logging(debug)
+    setup_logging(debug)
     overrides: dict = {"host": node} if node else {}
     if debug:
         overrides["debug"] = True
@@ -142,7 +144,7 @@ def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
             return
         cli._fail(str(error) if isinstance(error, config.ConfigError)
                   else f"pocketstack {role} could not start: {cli._describe(error)}")
-    cli._set_log_levels(debug or config.CONF.debug)
+    set_log_levels(debug or config.CONF.debug)
     host = config.CONF.host
     if stopping:
         agent.close()

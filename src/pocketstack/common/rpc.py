@@ -2,7 +2,8 @@
 
 Two transports behind one interface, chosen by ``[DEFAULT] transport_url``:
 
-* ``inproc://`` (default, all-in-one): messages are dispatched inside the process. Every
+* ``inproc://`` (default, all-in-one, common/rpc_inproc.py): messages are dispatched
+  inside the process. Every
   message is still JSON-serialized on the way in and out, so code that works here only
   sends primitives and works unchanged over RabbitMQ. Casts run on a per-server worker
   pool, as they would in another process.
@@ -15,12 +16,6 @@ The RequestContext travels inside every message and is rebuilt on the receiving 
 """
 from __future__ import annotations
 
-import concurrent.futures
-import dataclasses
-import functools
-import importlib
-import itertools
-import json
 import logging
 import socket
 import sys
@@ -30,178 +25,12 @@ from typing import Any
 
 from pocketstack.common import config, exceptions, runtime
 from pocketstack.common.context import RequestContext
+from pocketstack.common.rpc_errors import (  # callers catch them as rpc.MessagingTimeout etc.
+    MessagingTimeout, MessagingUnavailable, NoSuchMethod, RemoteError, exception_from_dict,
+    exception_to_dict)
+from pocketstack.common.rpc_inproc import InProcClient, InProcServer
 
 LOG = logging.getLogger(__name__)
-
-
-class RemoteError(exceptions.PocketstackError):
-    """An unexpected exception raised by the remote endpoint."""
-
-    exc_type = "Exception"  # class defaults keep a RemoteError rebuilt from a reply usable
-    value = ""
-
-    def __init__(self, exc_type: str, value: str):
-        self.exc_type = exc_type
-        self.value = value
-        super().__init__(f"Remote error: {exc_type} {value}")
-
-
-class NoSuchMethod(exceptions.PocketstackError):
-    pass
-
-
-class MessagingTimeout(exceptions.PocketstackError):
-    code = 504
-    message = "Timed out waiting for a reply."
-
-
-class MessagingUnavailable(exceptions.ServiceUnavailable):
-    message = "The message bus cannot be reached."
-
-
-def _primitive(value: Any) -> Any:
-    """JSON round-trip: proves a message holds only primitives."""
-    return json.loads(json.dumps(value))
-
-
-def _context_dict(ctx: RequestContext) -> dict:
-    """``ctx.to_dict()`` without dataclasses.asdict's recursive deep copy (a millisecond
-    per message); the JSON round-trip that follows copies it anyway."""
-    return {name: getattr(ctx, name) for name in _context_fields(type(ctx))}
-
-
-@functools.lru_cache(maxsize=None)
-def _context_fields(cls) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
-
-
-def _exception_to_dict(error: BaseException) -> dict:
-    return {"module": type(error).__module__, "class": type(error).__name__,
-            "message": str(getattr(error, "message", error)), "code": getattr(error, "code", 500),
-            "type_name": getattr(error, "type_name", None), "detail": getattr(error, "detail", "")}
-
-
-def _exception_from_dict(data: dict) -> exceptions.PocketstackError:
-    """Rebuild a PocketstackError subclass if we know it, else a RemoteError."""
-    if data["module"].startswith("pocketstack."):
-        try:
-            cls = getattr(importlib.import_module(data["module"]), data["class"])
-            if issubclass(cls, exceptions.PocketstackError):
-                error = cls.__new__(cls)
-                exceptions.PocketstackError.__init__(error, data["message"],
-                                                     type_name=data.get("type_name"),
-                                                     detail=data.get("detail") or "")
-                return error
-        except (ImportError, AttributeError, TypeError):
-            pass
-    return RemoteError(data["class"], data["message"])
-
-
-# --- in-process transport ------------------------------------------------------------
-
-class _InProcServer:
-    def __init__(self, topic: str, server: str | None, endpoints: list, workers: int,
-                 pool: concurrent.futures.Executor | None = None):
-        self.topic, self.server, self.endpoints = topic, server, endpoints
-        # Its workers serve the cloud that made this server (common/runtime.py).
-        self.bus = _bus()
-        # A pool given by the caller is shared with other servers (compute/fleet.py: one
-        # pool for many simulated hosts) and is the caller's to shut down.
-        self.owns_pool = pool is None
-        self.pool = pool or concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix=f"rpc-{topic}.{server or '*'}",
-            initializer=runtime.current().enter)
-        self.running = False
-
-    def dispatch(self, ctx_dict: dict, method: str, kwargs: dict):
-        for endpoint in self.endpoints:
-            func = getattr(endpoint, method, None)
-            if func is not None and not method.startswith("_"):
-                ctx = RequestContext.from_dict(ctx_dict)
-                return func(ctx, **kwargs)
-        raise NoSuchMethod(f"Endpoint does not support RPC method {method}")
-
-    def start(self):
-        self.bus.register(self)
-        self.running = True
-
-    def stop(self):
-        self.bus.unregister(self)
-        self.running = False
-
-    def wait(self):
-        if self.owns_pool:
-            self.pool.shutdown(wait=True)
-
-
-class _InProcBus:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.servers: dict[tuple[str, str | None], _InProcServer] = {}
-        self.by_topic: dict[str, list[_InProcServer]] = {}
-        self.rr = itertools.count()
-
-    def register(self, srv: _InProcServer):
-        with self.lock:
-            self.servers[(srv.topic, srv.server)] = srv
-            self.by_topic.setdefault(srv.topic, []).append(srv)
-
-    def unregister(self, srv: _InProcServer):
-        with self.lock:
-            self.servers.pop((srv.topic, srv.server), None)
-            if srv in self.by_topic.get(srv.topic, []):
-                self.by_topic[srv.topic].remove(srv)
-
-    def find(self, topic: str, server: str | None) -> _InProcServer | None:
-        with self.lock:
-            if server is not None:
-                return self.servers.get((topic, server))
-            candidates = self.by_topic.get(topic) or []
-            if not candidates:
-                return None
-            return candidates[next(self.rr) % len(candidates)]
-
-
-def _bus() -> _InProcBus:
-    """The current cloud's in-process bus: clouds in one process never see each other's
-    servers."""
-    return runtime.current().slot(__name__ + ".inproc", _InProcBus)
-
-
-class _InProcClient:
-    def __init__(self, topic: str, server: str | None, timeout: float | None):
-        self.topic, self.server, self.timeout = topic, server, timeout
-
-    def _target(self) -> _InProcServer:
-        srv = _bus().find(self.topic, self.server)
-        if srv is None:
-            raise MessagingTimeout(f"No service is listening on {self.topic}"
-                                   f"{'.' + self.server if self.server else ''}")
-        return srv
-
-    def call(self, ctx: RequestContext, method: str, **kwargs):
-        srv = self._target()
-        ctx_dict, kwargs = _primitive(_context_dict(ctx)), _primitive(kwargs)
-        try:
-            result = srv.dispatch(ctx_dict, method, kwargs)
-        except exceptions.PocketstackError as error:
-            raise _exception_from_dict(_exception_to_dict(error)) from None
-        except Exception as error:  # noqa: BLE001 - mirrors oslo.messaging's RemoteError
-            LOG.exception("RPC call %s.%s failed", self.topic, method)
-            raise RemoteError(type(error).__name__, str(error)) from None
-        return _primitive(result)
-
-    def cast(self, ctx: RequestContext, method: str, **kwargs):
-        srv = self._target()
-        ctx_dict, kwargs = _primitive(_context_dict(ctx)), _primitive(kwargs)
-
-        def run():
-            try:
-                srv.dispatch(ctx_dict, method, kwargs)
-            except Exception:  # noqa: BLE001 - a cast has no caller to report to
-                LOG.exception("RPC cast %s.%s failed", self.topic, method)
-
-        srv.pool.submit(run)
 
 
 # --- oslo.messaging transport ---------------------------------------------------------
@@ -325,10 +154,10 @@ class _EndpointProxy:
                 # Logged here because for a cast nobody else will see it.
                 LOG.info("%s: RPC %s.%s: %s: %s", ctx.request_id, self._topic, name,
                          type(error).__name__, error.message)
-                return {_ERROR_KEY: _exception_to_dict(error)}
+                return {_ERROR_KEY: exception_to_dict(error)}
             except Exception as error:  # noqa: BLE001 - the caller gets a RemoteError
                 LOG.exception("%s: RPC %s.%s failed", ctx.request_id, self._topic, name)
-                return {_ERROR_KEY: _exception_to_dict(error)}
+                return {_ERROR_KEY: exception_to_dict(error)}
 
         return dispatch
 
@@ -369,7 +198,7 @@ class _OsloClient:
                 raise NoSuchMethod(error.value) from None
             raise RemoteError(error.exc_type, error.value) from None
         if isinstance(result, dict) and _ERROR_KEY in result:
-            raise _exception_from_dict(result[_ERROR_KEY])
+            raise exception_from_dict(result[_ERROR_KEY])
         return result
 
     def cast(self, ctx, method, **kwargs):
@@ -434,7 +263,7 @@ class RPCClient:
         self.topic, self.server, self.timeout = topic, server, timeout
         self.transport_url = transport_url or config.CONF.transport_url
         if is_inproc(self.transport_url):
-            self._impl = _InProcClient(topic, server, timeout)
+            self._impl = InProcClient(topic, server, timeout)
         elif is_unix(self.transport_url):
             from pocketstack.common import rpc_unix
 
@@ -460,7 +289,7 @@ def get_server(topic: str, endpoints: list, server: str | None = None, workers: 
     (in-process transport only; oslo.messaging servers keep their own)."""
     transport_url = transport_url or config.CONF.transport_url
     if is_inproc(transport_url):
-        return _InProcServer(topic, server, endpoints, workers, pool)
+        return InProcServer(topic, server, endpoints, workers, pool)
     if is_unix(transport_url):
         from pocketstack.common import rpc_unix
 

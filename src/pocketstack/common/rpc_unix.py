@@ -5,7 +5,7 @@ No broker: every RPC server listens on a Unix domain socket ``DIR/<topic>@<serve
 server checks the peer's uid as well). A client of ``compute`` with ``server=cmp-1``
 connects to ``compute@cmp-1.sock``; a client of a topic without a server (``conductor``,
 ``scheduler``) picks one of that topic's sockets in turn. A server of this process is
-called directly, exactly as ``inproc://`` does (``rpc._InProcServer``).
+called directly, exactly as ``inproc://`` does (``rpc_inproc.InProcServer``).
 
 Frames are a 4-byte length and a JSON object: ``{"call"|"cast": method, "ctx", "kwargs"}``;
 a call's reply is ``{"result": …}`` or ``{"error": …}`` on the same connection. Clients
@@ -29,7 +29,9 @@ import tempfile
 import threading
 import time
 
-from pocketstack.common import config, exceptions, runtime
+from pocketstack.common import config, exceptions, rpc_inproc, runtime
+from pocketstack.common.rpc_errors import (MessagingTimeout, MessagingUnavailable,
+                                           exception_from_dict, exception_to_dict)
 
 LOG = logging.getLogger(__name__)
 
@@ -37,12 +39,6 @@ _LENGTH = struct.Struct("!I")
 MAX_FRAME = 64 * 1024 * 1024
 _SUN_PATH_MAX = 100  # sun_path holds 108 bytes with the NUL; leave room for long names
 _LISTING_TTL = 1.0   # seconds a topic's socket listing is reused
-
-
-def _rpc():
-    from pocketstack.common import rpc
-
-    return rpc
 
 
 # --- where the sockets are ------------------------------------------------------------------
@@ -124,7 +120,7 @@ class UnixServer:
 
     def __init__(self, topic: str, server: str | None, endpoints: list, workers: int,
                  transport_url: str):
-        self.local = _rpc()._InProcServer(topic, server, endpoints, workers)
+        self.local = rpc_inproc.InProcServer(topic, server, endpoints, workers)
         self.topic = topic
         name = server or f"{config.CONF.host}.{os.getpid()}"
         self.path = os.path.join(socket_dir(transport_url), socket_name(topic, name))
@@ -193,15 +189,14 @@ class UnixServer:
             conn.close()
 
     def _call(self, message: dict) -> dict:
-        rpc = _rpc()
         try:
             return {"result": self.local.dispatch(message["ctx"], message["call"],
                                                   message["kwargs"])}
         except exceptions.PocketstackError as error:
-            return {"error": rpc._exception_to_dict(error)}
+            return {"error": exception_to_dict(error)}
         except Exception as error:  # noqa: BLE001 - the caller gets a RemoteError
             LOG.exception("RPC call %s.%s failed", self.topic, message.get("call"))
-            return {"error": rpc._exception_to_dict(error)}
+            return {"error": exception_to_dict(error)}
 
     def _cast(self, message: dict) -> None:
         try:
@@ -270,7 +265,7 @@ class UnixClient:
                  transport_url: str):
         self.topic, self.server, self.timeout = topic, server, timeout
         self.transport_url = transport_url
-        self.local = _rpc()._InProcClient(topic, server, timeout)
+        self.local = rpc_inproc.InProcClient(topic, server, timeout)
 
     def _target_name(self) -> str:
         return self.topic + (f".{self.server}" if self.server else "")
@@ -299,13 +294,12 @@ class UnixClient:
         return paths
 
     def _is_local(self) -> bool:
-        return _rpc()._bus().find(self.topic, self.server) is not None
+        return rpc_inproc.bus().find(self.topic, self.server) is not None
 
     def _send(self, message: dict, reply: bool) -> dict | None:
         """Send on a pooled or new connection to the first socket that accepts it; wait for
         the reply of a call. A pooled connection the server closed is replaced once."""
         conns = _connections()
-        rpc = _rpc()
         for path in self._paths():
             sock = conns.take(path)
             fresh = sock is None
@@ -329,8 +323,8 @@ class UnixClient:
             except OSError as error:
                 if sock is not None:
                     sock.close()
-                raise rpc.MessagingUnavailable(f"RPC to {self._target_name()} failed: "
-                                               f"{error}") from None
+                raise MessagingUnavailable(f"RPC to {self._target_name()} failed: "
+                                           f"{error}") from None
             if not reply:
                 conns.give_back(path, sock)
                 return None
@@ -338,29 +332,29 @@ class UnixClient:
                 answer = _recv(sock)
             except socket.timeout:
                 sock.close()
-                raise rpc.MessagingTimeout(f"No reply from {self._target_name()} within "
-                                           f"{self.timeout:g}s") from None
+                raise MessagingTimeout(f"No reply from {self._target_name()} within "
+                                       f"{self.timeout:g}s") from None
             except (OSError, ValueError) as error:
                 sock.close()
-                raise rpc.MessagingUnavailable(f"RPC to {self._target_name()} failed: "
-                                               f"{error}") from None
+                raise MessagingUnavailable(f"RPC to {self._target_name()} failed: "
+                                           f"{error}") from None
             if answer is None:
                 sock.close()
-                raise rpc.MessagingUnavailable(f"{self._target_name()} closed the connection "
-                                               "before answering")
+                raise MessagingUnavailable(f"{self._target_name()} closed the connection "
+                                           "before answering")
             conns.give_back(path, sock)
             return answer
-        raise rpc.MessagingTimeout(f"No service is listening on {self._target_name()}")
+        raise MessagingTimeout(f"No service is listening on {self._target_name()}")
 
     def _message(self, kind: str, ctx, method: str, kwargs: dict) -> dict:
-        return {kind: method, "ctx": _rpc()._context_dict(ctx), "kwargs": kwargs}
+        return {kind: method, "ctx": rpc_inproc.context_dict(ctx), "kwargs": kwargs}
 
     def call(self, ctx, method: str, **kwargs):
         if self._is_local():
             return self.local.call(ctx, method, **kwargs)
         answer = self._send(self._message("call", ctx, method, kwargs), reply=True)
         if "error" in answer:
-            raise _rpc()._exception_from_dict(answer["error"])
+            raise exception_from_dict(answer["error"])
         return answer.get("result")
 
     def cast(self, ctx, method: str, **kwargs) -> None:

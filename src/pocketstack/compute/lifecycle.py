@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import instances, states, trace
-from pocketstack.compute.actions import _begin, check_locked, invalid_state
+from pocketstack.compute.guards import begin, check_locked, host_up, invalid_state
 from pocketstack.compute.trace import Step
 
 
@@ -22,8 +22,6 @@ def _cast(ctx, host: str, method: str, **kwargs) -> None:
 
 
 def _host_must_be_up(inst, action: str) -> None:
-    from pocketstack.compute.actions import host_up
-
     if not host_up(inst.host):
         raise exceptions.Conflict(f"Cannot '{action}' instance {inst.uuid}: its compute host "
                                   f"{inst.host or '-'} is not up.")
@@ -31,21 +29,21 @@ def _host_must_be_up(inst, action: str) -> None:
 
 def rescue(ctx, inst, admin_pass: str, image_ref: str | None) -> None:
     _host_must_be_up(inst, "rescue")
-    _begin(ctx, inst, "rescue", (states.ACTIVE, states.STOPPED, states.ERROR),
-           states.RESCUING, "rescue")
+    begin(ctx, inst, "rescue", (states.ACTIVE, states.STOPPED, states.ERROR),
+          states.RESCUING, "rescue")
     _cast(ctx, inst.host, "rescue_instance", instance_uuid=inst.uuid, image_ref=image_ref)
 
 
 def unrescue(ctx, inst) -> None:
     _host_must_be_up(inst, "unrescue")
-    _begin(ctx, inst, "unrescue", (states.RESCUED,), states.UNRESCUING, "unrescue")
+    begin(ctx, inst, "unrescue", (states.RESCUED,), states.UNRESCUING, "unrescue")
     _cast(ctx, inst.host, "unrescue_instance", instance_uuid=inst.uuid)
 
 
 def change_password(ctx, inst) -> None:
     _host_must_be_up(inst, "changePassword")
-    _begin(ctx, inst, "changePassword", (states.ACTIVE,), states.UPDATING_PASSWORD,
-           "changePassword")
+    begin(ctx, inst, "changePassword", (states.ACTIVE,), states.UPDATING_PASSWORD,
+          "changePassword")
     _cast(ctx, inst.host, "set_admin_password", instance_uuid=inst.uuid)
 
 
@@ -53,8 +51,8 @@ def trigger_crash_dump(ctx, inst) -> None:
     _host_must_be_up(inst, "trigger_crash_dump")
     if inst.power_state != states.RUNNING:
         raise exceptions.Conflict(f"Instance {inst.uuid} is not running.")
-    _begin(ctx, inst, "trigger_crash_dump", (states.ACTIVE, states.ERROR), None,
-           "trigger_crash_dump")
+    begin(ctx, inst, "trigger_crash_dump", (states.ACTIVE, states.ERROR), None,
+          "trigger_crash_dump")
     _cast(ctx, inst.host, "trigger_crash_dump", instance_uuid=inst.uuid)
 
 
@@ -72,15 +70,15 @@ def shelve(ctx, inst) -> str:
     image = ImageClient(ctx).create(name=f"{inst.display_name}-shelved", disk_format="qcow2",
                                     container_format="bare", instance_uuid=inst.uuid,
                                     image_type="snapshot")
-    _begin(ctx, inst, "shelve", ok, states.SHELVING, "shelve")
+    begin(ctx, inst, "shelve", ok, states.SHELVING, "shelve")
     _cast(ctx, inst.host, "shelve_instance", instance_uuid=inst.uuid, image_id=image["id"])
     return image["id"]
 
 
 def shelve_offload(ctx, inst) -> None:
     _host_must_be_up(inst, "shelveOffload")
-    _begin(ctx, inst, "shelveOffload", (states.SHELVED,), states.SHELVING_OFFLOADING,
-           "shelveOffload")
+    begin(ctx, inst, "shelveOffload", (states.SHELVED,), states.SHELVING_OFFLOADING,
+          "shelveOffload")
     _cast(ctx, inst.host, "shelve_offload_instance", instance_uuid=inst.uuid)
 
 

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import instances, states, trace
-from pocketstack.compute.actions import check_locked, host_up, invalid_state
+from pocketstack.compute.guards import check_locked, host_up, invalid_state
 from pocketstack.compute.models import Migration, Service
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step

@@ -36,6 +36,7 @@ import sqlalchemy as sa
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
+from pocketstack.compute.guards import check_locked, host_up, invalid_state
 from pocketstack.compute.models import Allocation, ComputeNode, Migration
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
@@ -114,8 +115,6 @@ def _check_quota_delta(ctx, inst, old: dict, new: dict) -> None:
 
 
 def _check_host_up(inst, action: str) -> None:
-    from pocketstack.compute.actions import host_up
-
     if not host_up(inst.host):
         raise exceptions.Conflict(f"Cannot '{action}' instance {inst.uuid}: its compute host "
                                   f"{inst.host or '-'} is not up.")
@@ -166,8 +165,6 @@ def _new_flavor(ctx, inst, flavor_ref: str) -> dict:
 
 
 def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> Migration:
-    from pocketstack.compute.actions import check_locked, invalid_state
-
     check_locked(ctx, inst)
     if inst.vm_state not in (states.ACTIVE, states.STOPPED):
         raise invalid_state(inst, "resize")
@@ -206,8 +203,6 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
 
 
 def _finished_migration(inst, action: str) -> Migration:
-    from pocketstack.compute.actions import invalid_state
-
     if inst.vm_state != states.RESIZED:
         raise invalid_state(inst, action)
     if inst.task_state is not None:
@@ -219,8 +214,6 @@ def _finished_migration(inst, action: str) -> Migration:
 
 
 def confirm(ctx, inst) -> None:
-    from pocketstack.compute.actions import check_locked, host_up
-
     check_locked(ctx, inst)
     m = _finished_migration(inst, "confirmResize")
     if not host_up(m.source_compute):
@@ -236,13 +229,9 @@ def confirm(ctx, inst) -> None:
 
 
 def revert(ctx, inst) -> None:
-    from pocketstack.compute.actions import check_locked, invalid_state
-
     check_locked(ctx, inst)
     m = _finished_migration(inst, "revertResize")
     _check_host_up(inst, "revertResize")
-    from pocketstack.compute.actions import host_up
-
     if not host_up(m.source_compute):
         raise exceptions.Conflict(f"Cannot 'revertResize' instance {inst.uuid}: the source "
                                   f"compute host {m.source_compute} is not up.")

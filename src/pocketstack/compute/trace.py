@@ -121,3 +121,12 @@ _FINISH = (sa.update(_ACTIONS)
 def finish_action(session, request_id: str, instance_uuid: str, message: str | None = None):
     session.connection().execute(_FINISH, {"req": request_id, "uuid": instance_uuid,
                                            "now": utcnow(), "msg": message})
+
+
+def creation_request_id(instance_uuid: str) -> str | None:
+    """The request id of the server's create action, so a step the conductor takes for it
+    later (a build timed out or recovered) joins its trace."""
+    with db.reader() as s:
+        return s.scalar(sa.select(InstanceAction.request_id)
+                        .where(InstanceAction.instance_uuid == instance_uuid,
+                               InstanceAction.action == "create"))

@@ -23,7 +23,7 @@ OK_VM_STATES = (states.ACTIVE, states.PAUSED, states.STOPPED, states.RESIZED)
 
 
 def _check(ctx, inst, action: str) -> None:
-    from pocketstack.compute.actions import check_locked, host_up, invalid_state
+    from pocketstack.compute.guards import check_locked, host_up, invalid_state
 
     check_locked(ctx, inst)
     if inst.vm_state not in OK_VM_STATES:

@@ -240,19 +240,9 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         except Exception:  # noqa: BLE001 - the reschedule must still happen
             LOG.exception("Cleaning up volumes of %s failed", inst.uuid)
         claims.release(inst.uuid)
-        ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id
+        ctx.request_id = trace.creation_request_id(inst.uuid) or ctx.request_id
         self.reschedule(ctx, inst.uuid, attempt, inst.host, reason, events=[_step_row(step)])
         return True
-
-
-def _create_request_id(uuid: str) -> str | None:
-    """The request id of the server's create action, so the timeout joins its trace."""
-    from pocketstack.compute.models import InstanceAction
-
-    with db.reader() as s:
-        return s.scalar(sa.select(InstanceAction.request_id)
-                        .where(InstanceAction.instance_uuid == uuid,
-                               InstanceAction.action == "create"))
 
 
 def _step_row(e: Step) -> dict:

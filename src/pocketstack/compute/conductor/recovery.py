@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import instances, states
+from pocketstack.compute import instances, states, trace
 from pocketstack.compute.models import Instance
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
@@ -100,11 +100,9 @@ class RecoveryMixin:
                                 attempt=inst.attempt):
             return False  # deleted, or progressed after all
         claims.release(inst.uuid)  # a claim made by the lost attempt, if any
-        from pocketstack.compute.conductor.manager import _create_request_id
-
         ctx = RequestContext.admin()
         ctx.project_id = inst.project_id
-        ctx.request_id = _create_request_id(inst.uuid) or ctx.request_id  # joins its trace
+        ctx.request_id = trace.creation_request_id(inst.uuid) or ctx.request_id
         step = Step(ctx, inst.uuid, "conductor_recover_build", "conductor", config.CONF.host,
                     reason)
         fresh = instances.load(inst.uuid)

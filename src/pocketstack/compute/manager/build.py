@@ -18,16 +18,13 @@ from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import block_devices, instances, states
 from pocketstack.clients.image import ImageClient
 from pocketstack.compute.manager import network, volumes
+from pocketstack.compute.manager.errors import Superseded
 from pocketstack.compute.models import ComputeNode
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step, record
 from pocketstack.control import faults
 
 LOG = logging.getLogger(__name__)
-
-
-class Superseded(Exception):
-    """The server was deleted or rescheduled while this host worked on it."""
 
 
 class BuildMixin:

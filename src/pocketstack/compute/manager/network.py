@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from pocketstack.clients.network import NetworkClient
+from pocketstack.compute.manager.errors import Superseded
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +65,6 @@ def _stop_if_deleted(instance_uuid: str) -> None:
     deletes them at once instead of after the wait for network-vif-plugged (the deleted
     server never gets that event), during which its subnet could not be deleted."""
     from pocketstack.compute import instances
-    from pocketstack.compute.manager.build import Superseded  # build imports this module
 
     if not instances.is_live(instance_uuid):
         raise Superseded()

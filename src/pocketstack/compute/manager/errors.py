@@ -1,0 +1,7 @@
+"""Exceptions of the compute host's work on a server, below the manager's modules so any
+of them can raise one (network.py raises Superseded, build.py catches it)."""
+from __future__ import annotations
+
+
+class Superseded(Exception):
+    """The server was deleted or rescheduled while this host worked on it."""
