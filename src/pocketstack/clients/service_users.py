@@ -44,30 +44,23 @@ def _stored() -> dict:
                                  f"{password_file()}: {error}") from None
 
 
+def _secret(option: str, key: str, what: str) -> str:
+    """``[service_user] option`` if set, else ``key`` of the password file."""
+    value = getattr(config.CONF.service_user, option) or _stored().get(key)
+    if not value:
+        raise config.ConfigError(f"No {what}: set [service_user] {option} (the API host's "
+                                 f"{password_file()} has it).")
+    return value
+
+
 def password(user: str) -> str:
-    configured = getattr(config.CONF.service_user, f"{user}_password")
-    if configured:
-        return configured
-    stored = _stored().get(user)
-    if not stored:
-        raise config.ConfigError(
-            f"No password for the service user {user}: set [service_user] {user}_password "
-            f"(the API host's {password_file()} has it).")
-    return stored
+    return _secret(f"{user}_password", user, f"password for the service user {user}")
 
 
 def metadata_secret() -> str:
     """The secret the metadata proxy signs instance ids with and compute's metadata API
     checks them with (nova's and neutron's ``metadata_proxy_shared_secret``)."""
-    configured = config.CONF.service_user.metadata_proxy_shared_secret
-    if configured:
-        return configured
-    stored = _stored().get(METADATA_SECRET)
-    if not stored:
-        raise config.ConfigError(
-            f"No metadata proxy secret: set [service_user] metadata_proxy_shared_secret "
-            f"(the API host's {password_file()} has it).")
-    return stored
+    return _secret("metadata_proxy_shared_secret", METADATA_SECRET, "metadata proxy secret")
 
 
 def ensure_passwords() -> dict[str, tuple[str, int]]:
