@@ -204,3 +204,32 @@ def test_a_changed_service_password_is_picked_up_on_the_next_call(cloud, image_i
         with cloud.cloud.runtime.activated():
             config.CONF.clear_override("nova_password", group="service_user")
             service_users._logins().tokens.clear()
+
+
+def test_the_creators_token_is_kept_only_while_a_volume_build_runs(cloud):
+    """A boot from volume keeps the user's token for a rescheduled build to create the
+    volume as the user; once the server is ACTIVE it is gone from the database."""
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.compute.models import Instance
+
+    conn = cloud.sdk()
+    image = conn.image.create_image(name="seam-raw", data=b"\0" * (1 << 20),
+                                    disk_format="raw", container_format="bare")
+    server = None
+    try:
+        server = conn.compute.create_server(
+            name="seam-bfv", flavor_id=_smallest_flavor(conn).id, networks="none",
+            block_device_mapping=[{"boot_index": 0, "uuid": image.id, "source_type": "image",
+                                   "destination_type": "volume", "volume_size": 1,
+                                   "delete_on_termination": True}])
+        server = conn.compute.wait_for_server(server, wait=60)
+        with cloud.cloud.runtime.activated(), db.reader() as s:
+            kept = s.scalar(sa.select(Instance.build_token).where(Instance.uuid == server.id))
+        assert kept is None
+    finally:
+        if server is not None:
+            conn.compute.delete_server(server)
+            conn.compute.wait_for_delete(server, wait=60)
+        conn.image.delete_image(image)
