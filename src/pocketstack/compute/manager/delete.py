@@ -46,7 +46,7 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
         # One UPDATE (a no-op on a row already deleted), the events with it.
         instances.update(inst.uuid, {"deleted": True, "deleted_at": now, "terminated_at": now,
                                      "vm_state": states.DELETED, "task_state": None,
-                                     "power_state": states.NOSTATE},
+                                     "power_state": states.NOSTATE, "build_token": None},
                          events=list(steps) + [step.done(detail="; ".join(done)
                                                          or "nothing held")], session=s)
         trace.finish_action(s, ctx.request_id, inst.uuid)
