@@ -1,10 +1,28 @@
 """How a project that targets OpenStack tests against pocketstack with the pytest plugin.
 
-    pip install pocketstack openstacksdk pytest
-    pytest examples/test_with_pocketstack.py
+In the checkout (`make up` made .venv with pocketstack and openstacksdk):
+
+    .venv/bin/pip install pytest
+    .venv/bin/pytest examples/test_with_pocketstack.py
+
+In a project of your own: `pip install <pocketstack checkout> openstacksdk pytest`, then
+`pytest`. (examples/pytest.ini keeps pocketstack's own pytest settings out of the way.)
 
 One cloud starts for the session (under a second); every test gets a fresh project with a
-member user and a `private` network, deleted after the test.
+member user and a `private` network, deleted after the test with all it came to own.
+
+The fixtures:
+
+* ``openstack_cloud``: the session's ``pocketstack.Cloud`` - ``.url``, ``.auth_url``,
+  ``.clouds_yaml`` (the path of a clouds.yaml naming it ``pocketstack``), ``.data_dir``,
+  ``.admin_password``, ``.session()`` (keystoneauth1) and ``.connection()``
+  (openstacksdk), both as admin.
+* ``openstack_project``: the test's project (``pocketstack.testing.Project``) - ``.id``,
+  ``.name``; its member user ``.user_id``, ``.username``, ``.password``; its network
+  ``.network_id`` (named ``private``) and subnet ``.subnet_id`` (``private-subnet``,
+  10.0.0.0/24); ``.cloud``, the Cloud it lives in (the session's, or the test's own
+  under ``@pytest.mark.pocketstack``); ``.session()`` and ``.connection()`` as the user.
+* ``openstack_conn``: ``openstack_project.connection()``.
 """
 import pytest
 

@@ -9,13 +9,7 @@ import uuid
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-    pytest.skip("Debian's chromium and chromium-driver are not installed",
-                allow_module_level=True)
 
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -23,14 +17,27 @@ from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
+def _find(name: str) -> str | None:
+    path = shutil.which(name) or f"/usr/bin/{name}"
+    return path if os.path.exists(path) else None
+
+
 @pytest.fixture
 def browser(tmp_path):
+    # Looked for when a test runs, not at collection: a chromium installed while a long
+    # run is under way is used, and a skip's reason says what is missing now.
+    chromium, chromedriver = _find("chromium"), _find("chromedriver")
+    if chromium is None or chromedriver is None:
+        missing = " and ".join(n for n, p in (("chromium", chromium),
+                                             ("chromedriver", chromedriver)) if p is None)
+        pytest.skip(f"{missing} not found (Debian: apt-get install chromium "
+                    "chromium-driver)")
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900"):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=webdriver.ChromeService(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=webdriver.ChromeService(chromedriver), options=options)
     driver.set_page_load_timeout(60)
     driver.implicitly_wait(10)  # a click's navigation may still be loading when find runs
     try:

@@ -50,6 +50,8 @@ def test_detach_wait_demo_down(detached):
     assert up.returncode == 0, up.stderr
     assert f"pocketstack is up at http://127.0.0.1:{port}" in up.stdout
     assert "Stop with `pocketstack down`." in up.stdout
+    # The line to paste, naming this data dir (the README's assumes the default one).
+    assert f"export OS_CLIENT_CONFIG_FILE={data}/clouds.yaml OS_CLOUD=pocketstack" in up.stdout
     pid = int(open(os.path.join(data, "pocketstack.pid")).read())
     assert os.path.exists(f"/proc/{pid}")
     assert "pocketstack is up" in open(os.path.join(data, "pocketstack.log")).read()
@@ -62,6 +64,11 @@ def test_detach_wait_demo_down(detached):
     assert "created  server instance_hrp2" in demo.stdout
     assert "define and start the guest" in demo.stdout
     assert os.path.getsize(os.path.join(data, "cirros.img")) > 0
+    # Every file of the data dir is owner-only, the demo's image and the log too (issue 21).
+    loose = {os.path.join(base, name): oct(os.stat(os.path.join(base, name)).st_mode & 0o777)
+             for base, _, names in os.walk(data) for name in names
+             if os.stat(os.path.join(base, name)).st_mode & 0o077}
+    assert not loose, loose
 
     again = _run("up", "--detach", "--data-dir", data, "--port", str(_free_port()))
     assert again.returncode == 1 and "already running" in again.stderr

@@ -37,6 +37,18 @@ def test_the_example_suite_passes_with_the_plugin(example_project):
     assert "5 passed" in proc.stdout
 
 
+def test_the_example_runs_from_the_checkout_as_its_instructions_say():
+    """`pytest examples/test_with_pocketstack.py` in the checkout, where pytest-timeout
+    need not be installed (`-p no:timeout` as if it were not): pyproject.toml's
+    --timeout=300 must not apply (issue 21)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:timeout", "-p",
+                           "no:cacheprovider", "-q", "examples/test_with_pocketstack.py"],
+                          cwd=os.path.join(HERE, ".."), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 passed" in proc.stdout
+
+
 def test_the_plugin_registers_its_options_and_markers(example_project):
     proc = _run(example_project, "--help")
     assert "--pocketstack-hosts" in proc.stdout

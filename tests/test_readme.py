@@ -57,6 +57,11 @@ def test_readme_has_the_commands_the_issue_names():
                     "pocketstack down"):
         assert command in script, command
     assert "seed" not in text.lower()
+    # Issue 21: what the README's commands need beyond `make up` is named at the top.
+    requirements = text[text.index("## Requirements"):text.index("## Quick start")]
+    for need in ("Python 3.11", "python3-venv", "qemu-utils", "make libvirt", "dnsmasq-base",
+                 "nftables", "iproute2"):
+        assert need in requirements, need
 
 
 def test_readme_commands_run_as_written(tmp_path):
@@ -81,6 +86,9 @@ def test_readme_commands_run_as_written(tmp_path):
     assert proc.returncode == 0, out[-6000:]
     assert "pocketstack is up at http://127.0.0.1:" in out
     assert "Next: source .venv/bin/activate" in out
+    # make up prints the line to paste for the data dir it used (issue 21)
+    assert f"export OS_CLIENT_CONFIG_FILE={home}/.local/share/pocketstack/clouds.yaml " \
+           "OS_CLOUD=pocketstack" in out
     assert "created  server instance_hrp2" in out
     assert re.search(r"\| vm1 +\| ACTIVE +\| mynet=10\.1\.0\.\d+", out), out[-6000:]
     assert "name='default'" in out  # server show names its security group

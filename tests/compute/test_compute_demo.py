@@ -6,11 +6,15 @@ The demo runs in a data dir of its own whose clouds.yaml names an admin of a fre
 project, so its `private` network does not change what other tests' projects see."""
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 from click.testing import CliRunner
 
-from pocketstack.cli.demo import IMAGE, SERVER, demo, fake_qcow2, networks_column
+from pocketstack.cli.demo import (IMAGE, IMAGE_VIRTUAL_SIZE, SERVER, demo, networks_column,
+                                  save_image)
+from pocketstack.common import image_formats
 
 
 def _clouds_yaml(cloud, user, path):
@@ -51,6 +55,7 @@ def test_demo_creates_everything_then_nothing(cloud, demo_dir):
     assert "ACTIVE" in out and "m1.nano" in out and IMAGE in out
     assert "define and start the guest" in out and "pick a host" in out
     assert os.stat(os.path.join(path, "demo-key.pem")).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.join(path, "cirros.img")).st_mode & 0o777 == 0o600
 
     s = cloud.user_session(user)
     ports = s.get(cloud.url + "/network/v2.0/ports",
@@ -94,8 +99,40 @@ def test_demo_is_a_pocketstack_command():
     assert result.exit_code == 0 and "instance_hrp2" in result.output
 
 
-def test_fake_qcow2_and_networks_column():
-    data = fake_qcow2(1 << 30)
-    assert data[:4] == b"QFI\xfb" and int.from_bytes(data[24:32], "big") == 1 << 30
+def test_networks_column():
     addrs = {"private": [{"addr": "fd3c::1"}, {"addr": "10.0.0.3"}], "b": [{"addr": "1.1.1.1"}]}
     assert networks_column(addrs) == "b=1.1.1.1; private=fd3c::1, 10.0.0.3"
+
+
+def _qemu_img(*args):
+    if shutil.which("qemu-img") is None:
+        pytest.skip("qemu-img is not installed (apt-get install qemu-utils)")
+    return subprocess.run(["qemu-img", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_demo_image_is_a_valid_qcow2_and_owner_only(tmp_path):
+    """Issue 21: the demo's cirros.img was a bare header ("Image does not contain a
+    reference count table") and 0644; an old one is replaced."""
+    path = str(tmp_path / "cirros.img")
+    with open(path, "wb") as f:  # what older demos left
+        f.write(image_formats.qcow2_header(IMAGE_VIRTUAL_SIZE).ljust(65536, b"\0"))
+    os.chmod(path, 0o644)
+    save_image(path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert image_formats.problem("qcow2", path) is None  # glance takes it as qcow2
+    check = _qemu_img("check", path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    info = _qemu_img("info", "--output=json", path)
+    assert f'"virtual-size": {IMAGE_VIRTUAL_SIZE}' in info.stdout, info.stdout
+    raw = tmp_path / "disk.raw"  # what the volume service does for a volume from it
+    convert = _qemu_img("convert", "-f", "qcow2", "-O", "raw", path, str(raw))
+    assert convert.returncode == 0, convert.stderr
+    assert raw.stat().st_size == IMAGE_VIRTUAL_SIZE
+
+
+@pytest.mark.parametrize("size", [0, 512, 64 << 20, 1 << 30, 1 << 40])
+def test_qcow2_image_passes_qemu_img_check(tmp_path, size):
+    path = tmp_path / "disk.qcow2"
+    path.write_bytes(image_formats.qcow2_image(size))
+    check = _qemu_img("check", str(path))
+    assert check.returncode == 0, check.stdout + check.stderr

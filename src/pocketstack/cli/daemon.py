@@ -93,7 +93,7 @@ def start_detached(argv: list[str], data_dir: str, timeout: float) -> None:
     # The log lives in the data dir; a failed first start removes that dir, so the child
     # writes to a file next to it first and the log moves in once the dir exists.
     log_path = os.path.join(parent, f".pocketstack-{os.getpid()}.log")
-    with open(log_path, "ab") as log:
+    with _owner_only(log_path, os.O_APPEND, "ab") as log:
         proc = subprocess.Popen([sys.executable, "-m", "pocketstack.cli.main", "up", *argv,
                                  "--data-dir", data_dir], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -112,7 +112,7 @@ def start_detached(argv: list[str], data_dir: str, timeout: float) -> None:
         raise click.ClickException(output.splitlines()[-1].removeprefix("error: ")
                                    if output else "pocketstack up did not start")
     os.replace(log_path, os.path.join(data_dir, LOG_FILE))
-    with open(pid_path(data_dir), "w") as f:
+    with _owner_only(pid_path(data_dir), os.O_TRUNC, "w") as f:
         f.write(f"{proc.pid}\n")
     problem = wait_ready(url, max(1.0, deadline - time.monotonic()),
                          alive=lambda: proc.poll() is None)
@@ -122,6 +122,12 @@ def start_detached(argv: list[str], data_dir: str, timeout: float) -> None:
     click.echo(_read(os.path.join(data_dir, LOG_FILE)).replace("  Stop with Ctrl-C.",
                                                                "  Stop with `pocketstack down`."),
                nl=False)
+
+
+def _owner_only(path: str, flags: int, mode: str):
+    """Open for writing, created 0600 like every other file of the data dir (this process
+    runs with the user's umask: the log and pid file were 0644)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | flags, 0o600), mode)
 
 
 def _read(path: str) -> str:

@@ -11,7 +11,6 @@ waterfall. A second run finds everything and creates nothing.
 from __future__ import annotations
 
 import os
-import struct
 import sys
 import time
 
@@ -32,12 +31,24 @@ class DemoError(click.ClickException):
     pass
 
 
-def fake_qcow2(virtual_size: int = IMAGE_VIRTUAL_SIZE) -> bytes:
-    """A qcow2 v2 header describing an empty disk of ``virtual_size`` bytes, padded to
-    one cluster (what the simulated hypervisor needs; `qemu-img info` reads it too)."""
-    header = struct.pack(">4sIQIIQIIQQIIQ", b"QFI\xfb", 2, 0, 0, 16, virtual_size, 0, 0,
-                         0, 0, 0, 0, 0)
-    return header.ljust(65536, b"\0")
+def demo_image() -> bytes:
+    """A valid qcow2 of an empty disk with cirros's virtual size (256 KiB): the simulated
+    hosts boot it, and qemu-img converts it (`openstack volume create --image`)."""
+    from pocketstack.common.image_formats import qcow2_image
+
+    return qcow2_image(IMAGE_VIRTUAL_SIZE)
+
+
+def save_image(path: str) -> None:
+    """<data dir>/cirros.img, owner-only like every other file of the data dir. Written
+    when missing or when it is the header-only 64 KiB file older demos left, which
+    qemu-img refuses ("Image does not contain a reference count table")."""
+    if not os.path.exists(path) or os.path.getsize(path) == 65536:
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(demo_image())
+        os.replace(path + ".tmp", path)
+    os.chmod(path, 0o600)
 
 
 class Cloud:
@@ -117,7 +128,7 @@ def _image(c: Cloud) -> dict:
         "POST", f"{c.image}/images", ok=(201,),
         json={"name": IMAGE, "disk_format": "qcow2", "container_format": "bare",
               "visibility": "public"}).json()
-    c.call("PUT", f"{c.image}/images/{image['id']}/file", ok=(204,), data=fake_qcow2(),
+    c.call("PUT", f"{c.image}/images/{image['id']}/file", ok=(204,), data=demo_image(),
            headers={"Content-Type": "application/octet-stream"})
     c.note(f"image {IMAGE} ({image['id']})", True)
     return image
@@ -263,10 +274,7 @@ def demo(data_dir, cloud_name, timeout, no_trace):
     click.echo(f"pocketstack demo on {c.root} (project {c.project_id}):")
     net = _network(c)
     image = _image(c)
-    image_file = os.path.join(data_dir, "cirros.img")
-    if not os.path.exists(image_file):  # what the README's by-hand steps upload
-        with open(image_file, "wb") as f:
-            f.write(fake_qcow2())
+    save_image(os.path.join(data_dir, "cirros.img"))  # what the README's by-hand steps upload
     _keypair(c, data_dir)
     _security_rules(c)
     server = _server(c, net, image, timeout)

@@ -195,6 +195,8 @@ def admin_password_line(cloud) -> str:
 
 
 def _print_summary(cloud, seconds: float) -> None:
+    import shlex
+
     state = "bootstrapped" if cloud.first_start else "ready"
     lines = [f"pocketstack is up at {cloud.url} ({state} in {seconds:.2f}s; "
              f"data in {cloud.data_dir})"]
@@ -204,10 +206,13 @@ def _print_summary(cloud, seconds: float) -> None:
         lines.append(f"  Processes: {cloud.api_workers} serving the APIs, "
                      f"{cloud.compute_workers} running the compute hosts (main pid "
                      f"{os.getpid()})")
+    # Lines to paste as they are: quoted if the data dir's path needs it.
+    clouds_yaml = shlex.quote(os.path.join(cloud.data_dir, "clouds.yaml"))
+    openrc = shlex.quote(os.path.join(cloud.data_dir, "openrc"))
     lines += [
         "  Use it with the openstack CLI:",
-        f"    export OS_CLIENT_CONFIG_FILE={cloud.data_dir}/clouds.yaml OS_CLOUD=pocketstack",
-        f"    (or: source {cloud.data_dir}/openrc)",
+        f"    export OS_CLIENT_CONFIG_FILE={clouds_yaml} OS_CLOUD=pocketstack",
+        f"    (or: source {openrc})",
         "    openstack token issue",
         "    openstack catalog list",
         "    openstack project create demo",

@@ -254,12 +254,13 @@ def build_initramfs(version: str, busybox: str) -> bytes:
     return gzip.compress(archive.finish(), compresslevel=6, mtime=0)
 
 
-def build_root_disk(path: str, size: str = "64M") -> None:
-    """The machine image: an empty qcow2 (the guest runs from its initramfs)."""
-    qemu_img = shutil.which("qemu-img")
-    if qemu_img is None:
-        raise TinyImageError("qemu-img not found: install qemu-utils (make libvirt does)")
-    subprocess.run([qemu_img, "create", "-q", "-f", "qcow2", path, size], check=True)
+def build_root_disk(path: str, size: int = 64 << 20) -> None:
+    """The machine image: an empty qcow2 (the guest runs from its initramfs), made here
+    as `qemu-img create` would."""
+    from pocketstack.common.image_formats import qcow2_image
+
+    with open(path, "wb") as f:
+        f.write(qcow2_image(size))
 
 
 def build(workdir: str) -> dict:

@@ -8,10 +8,11 @@ connects to ``compute@cmp-1.sock``; a client of a topic without a server (``cond
 called directly, exactly as ``inproc://`` does (``rpc_inproc.InProcServer``).
 
 Frames are a 4-byte length and a JSON object: ``{"call"|"cast": method, "ctx", "kwargs"}``;
-a call's reply is ``{"result": …}`` or ``{"error": …}`` on the same connection. Clients
-keep idle connections per socket; a server reads each connection on its own thread, runs
-calls there (as ``inproc://`` runs them on the caller's thread) and casts on its worker
-pool. Like ``inproc://``, a cast whose process dies is lost: the conductor's recovery and
+a call's reply is ``{"result": …}`` or ``{"error": …}`` on the same connection. A frame
+that is not such an object gets an error reply, one warning line, and its connection
+closed. Clients keep idle connections per socket; a server reads each connection on its
+own thread, runs calls there (as ``inproc://`` runs them on the caller's thread) and casts
+on its worker pool. Like ``inproc://``, a cast whose process dies is lost: the conductor's recovery and
 stalled-build check cover builds (compute/conductor/recovery.py).
 """
 from __future__ import annotations
@@ -93,8 +94,13 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
     return bytes(buf)
 
 
+class BadFrame(ValueError):
+    """A frame that is not a JSON object, or not an RPC message."""
+
+
 def _recv(sock: socket.socket) -> dict | None:
-    """The next frame, or None when the peer closed the connection."""
+    """The next frame, or None when the peer closed the connection; BadFrame if it is not
+    a JSON object."""
     head = _recv_exact(sock, _LENGTH.size)
     if head is None:
         return None
@@ -104,7 +110,23 @@ def _recv(sock: socket.socket) -> dict | None:
     body = _recv_exact(sock, size)
     if body is None:
         return None
-    return json.loads(body)
+    try:
+        message = json.loads(body)
+    except RecursionError:  # json's scanner recurses once per level of nesting
+        raise BadFrame("RPC frame nested too deeply") from None
+    except ValueError as error:  # UnicodeDecodeError too
+        raise BadFrame(f"RPC frame is not JSON: {str(error)[:100]}") from None
+    if not isinstance(message, dict):
+        raise BadFrame(f"RPC frame is a JSON {type(message).__name__}, not an object")
+    return message
+
+
+def _check_message(message: dict) -> None:
+    """A call or cast: ``{"call"|"cast": method name, "ctx": {...}, "kwargs": {...}}``."""
+    method = message.get("cast" if "cast" in message else "call")
+    if not (isinstance(method, str) and isinstance(message.get("ctx"), dict)
+            and isinstance(message.get("kwargs"), dict)):
+        raise BadFrame("RPC frame is not a call or cast message")
 
 
 def _peer_uid(sock: socket.socket) -> int:
@@ -176,10 +198,20 @@ class UnixServer:
                 message = _recv(conn)
                 if message is None:
                     return
+                _check_message(message)
                 if "cast" in message:
                     self.local.pool.submit(self._cast, message)
                 else:
                     _send(conn, self._call(message))
+        except BadFrame as error:
+            # Our peers never send these: one line, an error answer, and the connection
+            # ends (after a bad frame there is no telling whether a reply is awaited).
+            LOG.warning("RPC connection to %s closed: %s", self.path, error)
+            conn.settimeout(1)  # a peer that does not read must not hold this thread
+            try:
+                _send(conn, {"error": exception_to_dict(exceptions.BadRequest(str(error)))})
+            except OSError:
+                pass
         except (OSError, ValueError) as error:
             if not self.stopping:
                 LOG.warning("RPC connection to %s dropped: %s", self.path, error)

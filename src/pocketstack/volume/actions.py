@@ -38,19 +38,29 @@ def extend(ctx, volume_id: str, data) -> None:
     api.manager().cast(ctx, "extend_volume", volume_id=volume_id, new_size=new_size)
 
 
+MIGRATION_STATUSES = ("migrating", "error", "success", "completing", "none", "starting")
+
+
 def reset_status(ctx, volume_id: str, data) -> None:
-    if not isinstance(data, dict) or not data:
+    if not isinstance(data, dict):
+        data = {}
+    validation.only(data, ("status", "attach_status", "migration_status"), "os-reset_status")
+    # As cinder: null or "" sets nothing, and at least one of the three must be set.
+    status = data.get("status") or None
+    attach_status = data.get("attach_status") or None
+    migration_status = data.get("migration_status") or None
+    if status is None and attach_status is None and migration_status is None:
         raise validation.bad("Must specify 'status', 'attach_status' or 'migration_status' "
                              "for update.")
-    validation.only(data, ("status", "attach_status", "migration_status"), "os-reset_status")
-    status = data.get("status")
     if status is not None and status not in api.STATUSES:
         raise validation.bad(f"Invalid input received: Must specify a valid status. "
                              f"{status!r} is not one.")
-    attach_status = data.get("attach_status")
     if attach_status is not None and attach_status not in ("attached", "detached"):
         raise validation.bad(f"Invalid input received: Must specify a valid attach status. "
                              f"{attach_status!r} is not one.")
+    if migration_status is not None and migration_status not in MIGRATION_STATUSES:
+        raise validation.bad(f"Invalid input received: Must specify a valid migration "
+                             f"status. {migration_status!r} is not one.")
     with db.transaction() as s:
         volume = api.load(s, ctx, volume_id, lock=True)
         policy.authorize(ctx, "volume_extension:volume_admin_actions:reset_status",
@@ -61,9 +71,8 @@ def reset_status(ctx, volume_id: str, data) -> None:
             volume.attach_status = attach_status
             if attach_status == "detached":
                 volume.attachments.clear()
-        if "migration_status" in data:
-            volume.migration_status = None if data["migration_status"] in (
-                None, "none") else data["migration_status"]
+        if migration_status is not None:
+            volume.migration_status = None if migration_status == "none" else migration_status
         volume.updated_at = utcnow()
 
 

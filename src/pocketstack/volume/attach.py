@@ -89,6 +89,9 @@ def create_attachment(ctx, body) -> VolumeAttachment:
     validation.only(data, ("volume_uuid", "instance_uuid", "connector", "mode"), "attachment")
     volume_id = validation.uuid_like(data.get("volume_uuid"), "volume_uuid")
     validation.text(data.get("instance_uuid"), "instance_uuid", max_length=36)
+    connector = data.get("connector")
+    if connector is not None and not isinstance(connector, dict):  # cinder: object or null
+        raise validation.bad("Invalid input: connector must be an object.")
     mode = data.get("mode")
     if mode not in (None, "null", "rw", "ro"):
         raise validation.bad(f"Invalid input for field/attribute mode. Value: {mode!r}. "
@@ -103,8 +106,8 @@ def create_attachment(ctx, body) -> VolumeAttachment:
         attachment = _reserve(s, volume, data.get("instance_uuid"))
         attachment.attach_mode = "ro" if volume.readonly else (
             mode if mode in ("rw", "ro") else "null")
-        if data.get("connector"):
-            _connect(volume, attachment, data["connector"])
+        if connector:
+            _connect(volume, attachment, connector)
         s.flush()
         return attachment
 

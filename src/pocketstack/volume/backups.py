@@ -50,6 +50,10 @@ def create_backup(ctx, body) -> Backup:
     validation.only(data, ("volume_id", "container", "description", "incremental", "force",
                            "name", "snapshot_id", "metadata", "availability_zone"), "backup")
     volume_id = validation.uuid_like(data.get("volume_id"), "volume_id")
+    # null or an id (cinder's optional_uuid): 0, an object or a 20-digit number is a 400
+    snapshot_id = data.get("snapshot_id")
+    if snapshot_id is not None:
+        validation.uuid_like(snapshot_id, "snapshot_id")
     force = validation.boolean(data.get("force", False), "force")
     if validation.boolean(data.get("incremental", False), "incremental"):
         raise validation.bad("Incremental backups are not supported: every backup here is "
@@ -59,8 +63,7 @@ def create_backup(ctx, body) -> Backup:
         quotas.lock(s, ctx.project_id)
         volume = api.load(s, ctx, volume_id, lock=True)
         policy.authorize(ctx, "backup:create", api.target(volume))
-        snapshot_id = data.get("snapshot_id")
-        if snapshot_id:
+        if snapshot_id is not None:
             snap = s.get(Snapshot, snapshot_id)
             if snap is None or snap.volume_id != volume.id:
                 raise exceptions.NotFound(f"Snapshot {snapshot_id} could not be found.")

@@ -89,7 +89,8 @@ def create_type(ctx, body) -> VolumeType:
     name = validation.text(data.get("name"), "name", nullable=False).strip()
     if not name:
         raise validation.bad("Volume type name can not be empty.")
-    specs = validation.metadata(data.get("extra_specs") or {}, "extra_specs")
+    specs = data.get("extra_specs")  # an object or null (cinder); "" or 0 is a 400
+    specs = {} if specs is None else validation.metadata(specs, "extra_specs")
     is_public = validation.boolean(data.get("os-volume-type-access:is_public", True),
                                    "os-volume-type-access:is_public")
     vt = VolumeType(id=str(uuid.uuid4()), name=name,

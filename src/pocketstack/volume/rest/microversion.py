@@ -16,7 +16,9 @@ MIN = (3, 0)
 MAX = (3, 60)
 MIN_STR, MAX_STR = "3.0", "3.60"
 
-_VERSION = re.compile(r"^([1-9]\d*)\.([1-9]\d*|0)$")
+# As compute's parser: ASCII digits only (\d takes any script's digits), a few at most (a
+# 4,400-digit minor version made int() raise ValueError past Python's limit: a 500).
+_VERSION = re.compile(r"^([1-9][0-9]{0,5})\.([1-9][0-9]{0,5}|0)$")
 _KEY = "volume.microversion"
 
 
@@ -33,7 +35,7 @@ def parse(headers) -> tuple[int, int]:
     m = _VERSION.match(value)
     if not m:
         raise exceptions.BadRequest(
-            f"API Version String {value} is of invalid format. Must be of format "
+            f"API Version String {value[:40]} is of invalid format. Must be of format "
             "MajorNum.MinorNum.")
     version = int(m.group(1)), int(m.group(2))
     if not MIN <= version <= MAX:
