@@ -3,6 +3,7 @@ per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
                                       external_events, flavors, hosts, hypervisors,
                                       instance_actions, interfaces, keypairs, migrations,
+                                      network_proxies,
                                       quota_classes, quota_sets, server_actions,
                                       server_diagnostics, server_groups, server_meta,
                                       server_security_groups, services, servers, usage,
@@ -112,4 +113,21 @@ ROUTES = {
     f"{V}/os-hosts/{{host_name}}": {"GET": hosts.show_host},
     f"{V}/os-quota-class-sets/{{class_name}}": {"GET": quota_classes.show,
                                                 "PUT": quota_classes.update},
+    # issue 22: nova's proxies to the network service, 404 from 2.36 on
+    f"{V}/os-security-groups": {"GET": network_proxies.list_security_groups,
+                                "POST": network_proxies.create_security_group},
+    f"{V}/os-security-groups/{{group_id}}": {
+        "GET": network_proxies.show_security_group,
+        "PUT": network_proxies.update_security_group,
+        "DELETE": network_proxies.delete_security_group},
+    f"{V}/os-security-group-rules": {"POST": network_proxies.create_security_group_rule},
+    f"{V}/os-security-group-rules/{{rule_id}}": {
+        "DELETE": network_proxies.delete_security_group_rule},
+    f"{V}/os-floating-ip-pools": {"GET": network_proxies.list_floating_ip_pools},
+    f"{V}/os-floating-ips": {"GET": network_proxies.list_floating_ips,
+                             "POST": network_proxies.create_floating_ip},
+    f"{V}/os-floating-ips/{{fip_id}}": {"GET": network_proxies.show_floating_ip,
+                                        "DELETE": network_proxies.delete_floating_ip},
+    f"{V}/os-networks": {"GET": network_proxies.list_networks},
+    f"{V}/os-networks/{{network_id}}": {"GET": network_proxies.show_network},
 }
