@@ -1,7 +1,7 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
-                                      external_events, flavors, hosts, hypervisors,
+                                      external_events, extensions, flavors, hosts, hypervisors,
                                       instance_actions, interfaces, keypairs, migrations,
                                       network_proxies,
                                       quota_classes, quota_sets, server_actions,
@@ -130,4 +130,6 @@ ROUTES = {
                                         "DELETE": network_proxies.delete_floating_ip},
     f"{V}/os-networks": {"GET": network_proxies.list_networks},
     f"{V}/os-networks/{{network_id}}": {"GET": network_proxies.show_network},
+    f"{V}/extensions": {"GET": extensions.list_extensions},
+    f"{V}/extensions/{{alias}}": {"GET": extensions.show_extension},
 }
