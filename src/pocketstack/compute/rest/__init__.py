@@ -2,6 +2,7 @@
 per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
                                       external_events, extensions, flavors, hosts, hypervisors,
+                                      images,
                                       instance_actions, interfaces, keypairs, migrations,
                                       network_proxies,
                                       quota_classes, quota_sets, server_actions,
@@ -130,6 +131,15 @@ ROUTES = {
                                         "DELETE": network_proxies.delete_floating_ip},
     f"{V}/os-networks": {"GET": network_proxies.list_networks},
     f"{V}/os-networks/{{network_id}}": {"GET": network_proxies.show_network},
+    f"{V}/images": {"GET": images.list_images},
+    f"{V}/images/detail": {"GET": images.list_images_detail},
+    f"{V}/images/{{image_id}}": {"GET": images.show_image, "DELETE": images.delete_image},
+    f"{V}/images/{{image_id}}/metadata": {"GET": images.list_image_metadata,
+                                          "POST": images.create_image_metadata,
+                                          "PUT": images.replace_image_metadata},
+    f"{V}/images/{{image_id}}/metadata/{{key}}": {
+        "GET": images.show_image_metadata, "PUT": images.update_image_metadata_item,
+        "DELETE": images.delete_image_metadata_item},
     f"{V}/extensions": {"GET": extensions.list_extensions},
     f"{V}/extensions/{{alias}}": {"GET": extensions.show_extension},
 }
