@@ -169,6 +169,8 @@ _PROXY_RULES = {
     "os_compute_api:os-networks:list": READER,
     "os_compute_api:os-networks:show": READER,
     "os_compute_api:extensions": ANY,
+    "os_compute_api:servers:topology:index": READER,
+    "os_compute_api:servers:topology:host:index": ADMIN,
 }
 
 

@@ -100,6 +100,7 @@ ROUTES = {
     # issue 10: read routes real clients call
     f"{V}/os-hypervisors/{{hypervisor_id}}/uptime": {"GET": hypervisors.uptime},
     f"{V}/servers/{{server_id}}/diagnostics": {"GET": server_diagnostics.diagnostics},
+    f"{V}/servers/{{server_id}}/topology": {"GET": server_diagnostics.topology},
     f"{V}/servers/{{server_id}}/os-server-password": {
         "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
     f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
