@@ -60,3 +60,22 @@ class ImageClient(Client):
             self.request("DELETE", f"/images/{image_id}", ok=(204,))
         except exceptions.NotFound:
             pass
+
+    # --- what nova's /images proxy below 2.36 asks: the answer as glance gave it, so
+    # the caller can show glance's refusals as nova's --------------------------------------
+
+    def list_page(self, **params):
+        """One page of ``GET /v2/images`` (a filter's list value is sent repeated)."""
+        return self.request("GET", "/images", params=params, ok=(200, 400))
+
+    def fetch(self, image_id: str):
+        return self.request("GET", f"/images/{image_id}", ok=(200, 403, 404))
+
+    def remove(self, image_id: str):
+        return self.request("DELETE", f"/images/{image_id}", ok=(204, 403, 404, 409))
+
+    def patch(self, image_id: str, changes: list[dict]):
+        """glance's JSON patch (``op`` add/replace/remove on ``/<property>``)."""
+        return self.request(
+            "PATCH", f"/images/{image_id}", json=changes, ok=(200, 400, 403, 404, 409, 413),
+            headers={"Content-Type": "application/openstack-images-v2.1-json-patch"})

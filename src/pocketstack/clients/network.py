@@ -56,3 +56,51 @@ class NetworkClient(Client):
         """A list value (``id=[a, b]``) is sent as the parameter repeated, as neutron
         reads it."""
         return self.request("GET", "/subnets", params=params).json()["subnets"]
+
+    # --- what nova's proxy APIs below 2.36 ask (os-security-groups, os-floating-ips,
+    # os-floating-ip-pools, os-networks): the answer as neutron gave it, so the caller
+    # can turn neutron's errors into nova's ---------------------------------------------
+
+    def get_security_group(self, group_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/security-groups/{group_id}").json()["security_group"]
+        except exceptions.NotFound:
+            return None
+
+    def create_security_group(self, body: dict):
+        return self.request("POST", "/security-groups", json={"security_group": body},
+                            ok=(201, 400, 409))
+
+    def update_security_group(self, group_id: str, body: dict):
+        return self.request("PUT", f"/security-groups/{group_id}",
+                            json={"security_group": body}, ok=(200, 400, 404, 409))
+
+    def delete_security_group(self, group_id: str):
+        return self.request("DELETE", f"/security-groups/{group_id}", ok=(204, 404, 409))
+
+    def get_security_group_rule(self, rule_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/security-group-rules/{rule_id}"
+                                ).json()["security_group_rule"]
+        except exceptions.NotFound:
+            return None
+
+    def create_security_group_rule(self, body: dict):
+        return self.request("POST", "/security-group-rules",
+                            json={"security_group_rule": body}, ok=(201, 400, 404, 409))
+
+    def delete_security_group_rule(self, rule_id: str):
+        return self.request("DELETE", f"/security-group-rules/{rule_id}", ok=(204, 404, 409))
+
+    def get_floatingip(self, fip_id: str) -> dict | None:
+        try:
+            return self.request("GET", f"/floatingips/{fip_id}").json()["floatingip"]
+        except exceptions.NotFound:
+            return None
+
+    def create_floatingip(self, body: dict):
+        return self.request("POST", "/floatingips", json={"floatingip": body},
+                            ok=(201, 400, 404, 409))
+
+    def delete_floatingip(self, fip_id: str):
+        return self.request("DELETE", f"/floatingips/{fip_id}", ok=(204, 404, 409))

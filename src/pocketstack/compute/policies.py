@@ -151,7 +151,29 @@ _COMPAT_RULES = {
     "os_compute_api:os-deferred-delete:force": MEMBER,
 }
 
+# issue 22: nova's proxy APIs below 2.36 (nova's defaults: reads for readers, writes for
+# members; the pools for anyone), and the extensions list
+_PROXY_RULES = {
+    "os_compute_api:os-security-groups:get": READER,
+    "os_compute_api:os-security-groups:show": READER,
+    "os_compute_api:os-security-groups:create": MEMBER,
+    "os_compute_api:os-security-groups:update": MEMBER,
+    "os_compute_api:os-security-groups:delete": MEMBER,
+    "os_compute_api:os-security-groups:rule:create": MEMBER,
+    "os_compute_api:os-security-groups:rule:delete": MEMBER,
+    "os_compute_api:os-floating-ip-pools": ANY,
+    "os_compute_api:os-floating-ips:list": READER,
+    "os_compute_api:os-floating-ips:show": READER,
+    "os_compute_api:os-floating-ips:create": MEMBER,
+    "os_compute_api:os-floating-ips:delete": MEMBER,
+    "os_compute_api:os-networks:list": READER,
+    "os_compute_api:os-networks:show": READER,
+    "os_compute_api:extensions": ANY,
+    "os_compute_api:servers:topology:index": READER,
+    "os_compute_api:servers:topology:host:index": ADMIN,
+}
+
 
 def list_rules():
     return [policy.RuleDefault(name, check, f"nova's {name}")
-            for name, check in {**_RULES, **_COMPAT_RULES}.items()]
+            for name, check in {**_RULES, **_COMPAT_RULES, **_PROXY_RULES}.items()]

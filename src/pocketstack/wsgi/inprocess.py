@@ -96,7 +96,8 @@ def call(method: str, path: str, *, headers: dict, params: dict | list | None = 
     raw_headers = [(b"host", netloc.encode("latin-1"))]
     raw_headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1"))
                     for k, v in headers.items()]
-    if json is not None:
+    if json is not None and not any(k == b"content-type" for k, _ in raw_headers):
+        # a JSON body of another media type (glance's json-patch) keeps the caller's
         raw_headers.append((b"content-type", b"application/json"))
     if body and not any(k == b"content-length" for k, _ in raw_headers):
         raw_headers.append((b"content-length", str(len(body)).encode()))

@@ -1,8 +1,10 @@
 """Nova v2.1 route table (paths below /compute): one line per URL, handlers in one module
 per noun."""
 from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
-                                      external_events, flavors, hosts, hypervisors,
+                                      external_events, extensions, flavors, hosts, hypervisors,
+                                      images,
                                       instance_actions, interfaces, keypairs, migrations,
+                                      network_proxies,
                                       quota_classes, quota_sets, server_actions,
                                       server_diagnostics, server_groups, server_meta,
                                       server_security_groups, services, servers, usage,
@@ -98,6 +100,7 @@ ROUTES = {
     # issue 10: read routes real clients call
     f"{V}/os-hypervisors/{{hypervisor_id}}/uptime": {"GET": hypervisors.uptime},
     f"{V}/servers/{{server_id}}/diagnostics": {"GET": server_diagnostics.diagnostics},
+    f"{V}/servers/{{server_id}}/topology": {"GET": server_diagnostics.topology},
     f"{V}/servers/{{server_id}}/os-server-password": {
         "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
     f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
@@ -112,4 +115,32 @@ ROUTES = {
     f"{V}/os-hosts/{{host_name}}": {"GET": hosts.show_host},
     f"{V}/os-quota-class-sets/{{class_name}}": {"GET": quota_classes.show,
                                                 "PUT": quota_classes.update},
+    # issue 22: nova's proxies to the network service, 404 from 2.36 on
+    f"{V}/os-security-groups": {"GET": network_proxies.list_security_groups,
+                                "POST": network_proxies.create_security_group},
+    f"{V}/os-security-groups/{{group_id}}": {
+        "GET": network_proxies.show_security_group,
+        "PUT": network_proxies.update_security_group,
+        "DELETE": network_proxies.delete_security_group},
+    f"{V}/os-security-group-rules": {"POST": network_proxies.create_security_group_rule},
+    f"{V}/os-security-group-rules/{{rule_id}}": {
+        "DELETE": network_proxies.delete_security_group_rule},
+    f"{V}/os-floating-ip-pools": {"GET": network_proxies.list_floating_ip_pools},
+    f"{V}/os-floating-ips": {"GET": network_proxies.list_floating_ips,
+                             "POST": network_proxies.create_floating_ip},
+    f"{V}/os-floating-ips/{{fip_id}}": {"GET": network_proxies.show_floating_ip,
+                                        "DELETE": network_proxies.delete_floating_ip},
+    f"{V}/os-networks": {"GET": network_proxies.list_networks},
+    f"{V}/os-networks/{{network_id}}": {"GET": network_proxies.show_network},
+    f"{V}/images": {"GET": images.list_images},
+    f"{V}/images/detail": {"GET": images.list_images_detail},
+    f"{V}/images/{{image_id}}": {"GET": images.show_image, "DELETE": images.delete_image},
+    f"{V}/images/{{image_id}}/metadata": {"GET": images.list_image_metadata,
+                                          "POST": images.create_image_metadata,
+                                          "PUT": images.replace_image_metadata},
+    f"{V}/images/{{image_id}}/metadata/{{key}}": {
+        "GET": images.show_image_metadata, "PUT": images.update_image_metadata_item,
+        "DELETE": images.delete_image_metadata_item},
+    f"{V}/extensions": {"GET": extensions.list_extensions},
+    f"{V}/extensions/{{alias}}": {"GET": extensions.show_extension},
 }

@@ -159,6 +159,15 @@ NON_NEGATIVE_INT = {"type": ["integer", "string"], "pattern": r"^[0-9]{1,19}$", 
                     "minLength": 1}
 
 
+def bool_from_string(value, strict: bool = False, default: bool = False) -> bool:
+    """oslo's strutils.bool_from_string, as nova reads booleans in a query: 't', 'true',
+    'on', 'y', 'yes', '1' (any case) are true; with ``strict`` anything that is neither
+    true nor false is a ValueError, else ``default``."""
+    from oslo_utils import strutils
+
+    return strutils.bool_from_string(value, strict=strict, default=default)
+
+
 def to_bool(value) -> bool:
     if isinstance(value, bool):
         return value

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from pocketstack.common import db, exceptions, numbers, policy
 from pocketstack.compute.models import Flavor, FlavorAccess, FlavorExtraSpec
 from pocketstack.compute.rest.common import (BOOLEAN, DESCRIPTION, at_least, authorize, body,
+                                             bool_from_string,
                                              limit_marker, links, next_link, respond, to_bool)
 
 _FLAVOR_NAME = {"type": "string", "minLength": 1, "maxLength": 255,
@@ -140,8 +141,13 @@ def _list(req, detail: bool):
         stmt = sa.select(Flavor).where(Flavor.disabled.is_(False))
         is_public = q.get("is_public")
         if ctx.is_admin and is_public is not None:
-            if is_public.lower() != "none":
-                stmt = stmt.where(Flavor.is_public.is_(to_bool(is_public)))
+            if is_public.lower() != "none":  # nova's utils.is_none_string: every flavor
+                try:
+                    public = bool_from_string(is_public, strict=True)
+                except ValueError:
+                    raise exceptions.BadRequest(
+                        f"Invalid is_public filter [{is_public}]") from None
+                stmt = stmt.where(Flavor.is_public.is_(public))
         elif ctx.is_admin:
             stmt = stmt.where(Flavor.is_public.is_(True))
         else:

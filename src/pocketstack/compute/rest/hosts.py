@@ -25,8 +25,14 @@ def list_hosts(req):
     _before_2_43(req)
     authorize(req, "os_compute_api:os-hosts:list")
     zone = req.query.get("zone")
+    # Only the hosts that run a compute service: what `host show` can answer for (nova's
+    # show is 404 for a host without a compute node). The all-in-one's conductor and
+    # scheduler run on a host of their own ("localhost") that runs no compute, where
+    # DevStack's controller also runs one; listing it made a client's list-then-show fail.
+    computes = sa.select(ComputeNode.host)
     with db.reader() as s:
-        rows = s.execute(sa.select(Service.host, Service.binary).order_by(Service.id)).all()
+        rows = s.execute(sa.select(Service.host, Service.binary)
+                         .where(Service.host.in_(computes)).order_by(Service.id)).all()
     hosts = [{"host_name": host, "service": binary.replace("nova-", ""),
               "zone": _zone(binary)} for host, binary in rows]
     if zone:

@@ -70,3 +70,13 @@ def clear_password(req):
     if meta.pop("password", None) is not None:
         instances.update(inst.uuid, {"system_metadata": meta})
     return respond(req, None, 204)
+
+
+def topology(req):
+    """GET /servers/{id}/topology (2.78): the guest's NUMA topology. No server here has
+    one (no flavor asks for NUMA placement), so nova's answer for such a server."""
+    if not at_least(req, "2.78"):
+        raise exceptions.NotFound("The resource could not be found.")
+    inst = instances.get(req.context, req.params["server_id"])
+    authorize(req, "os_compute_api:servers:topology:index", {"project_id": inst.project_id})
+    return respond(req, {"nodes": [], "pagesize_kb": None})

@@ -12,7 +12,8 @@ from pocketstack.common.timeutils import parse_isotime
 from pocketstack.compute import actions, api, instances, states
 from pocketstack.compute.models import Instance, InstanceTag
 from pocketstack.compute.rest import server_schemas, views
-from pocketstack.compute.rest.common import (at_least, authorize, body, limit_marker, links,
+from pocketstack.compute.rest.common import (at_least, authorize, body, bool_from_string,
+                                             limit_marker, links,
                                              next_link, respond, to_bool, version)
 
 
@@ -127,8 +128,13 @@ def _list(req, detail: bool):
     authorize(req, "os_compute_api:servers:detail" if detail else "os_compute_api:servers:index")
     # Columns, not ORM objects: a detail list of 1,000 servers builds no Instance.
     stmt = sa.select(*views.list_columns(req, detail))
-    all_tenants = "all_tenants" in q and (q.get("all_tenants") or "true").lower() not in (
-        "false", "0", "off", "no")
+    # nova's common.is_all_tenants: present and empty, or true as oslo reads it
+    all_tenants = "all_tenants" in q
+    if q.get("all_tenants"):
+        try:
+            all_tenants = bool_from_string(q["all_tenants"], strict=True)
+        except ValueError as error:
+            raise exceptions.BadRequest(f"Invalid input received: {error}") from None
     if all_tenants:
         authorize(req, "os_compute_api:servers:detail:get_all_tenants" if detail
                   else "os_compute_api:servers:index:get_all_tenants")
@@ -141,7 +147,7 @@ def _list(req, detail: bool):
         stmt = stmt.where(Instance.project_id == project)
     else:
         stmt = stmt.where(Instance.project_id == ctx.project_id)
-    deleted = admin and to_bool(q.get("deleted", "false"))
+    deleted = admin and bool_from_string(q.get("deleted", "false"))
     since = _changes(q, "changes-since")
     before = _changes(q, "changes-before") if at_least(req, "2.66") else None
     if since is not None and before is not None and before < since:
@@ -202,7 +208,10 @@ def _list(req, detail: bool):
     if at_least(req, "2.26"):
         stmt = _tags_filter(stmt, q)
     if at_least(req, "2.73") and q.get("locked") is not None:
-        locked = to_bool(q["locked"])
+        try:  # nova's common.is_locked
+            locked = bool_from_string(q["locked"], strict=True)
+        except ValueError as error:
+            raise exceptions.BadRequest(f"Invalid input received: {error}") from None
         stmt = stmt.where(Instance.locked_by.is_not(None) if locked
                           else Instance.locked_by.is_(None))
     # sorting
