@@ -186,6 +186,31 @@ def bookmark(req, collection: str, ident: str) -> list[dict]:
     return [{"rel": "bookmark", "href": f"{req.service_url}/{collection}/{ident}"}]
 
 
+def changes_time(query, name: str):
+    """The ``changes-since`` / ``changes-before`` time of a list query (None if absent);
+    400 in nova's words for one that is not an ISO 8601 time."""
+    from pocketstack.common.timeutils import parse_isotime
+
+    text = query.get(name)
+    if not text:
+        return None
+    try:
+        return parse_isotime(text)
+    except ValueError:
+        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
+                                    f"Value: {text}.") from None
+
+
+def changes_window(query, before_allowed: bool):
+    """(changes-since, changes-before) of a list query; 400 when since is after before."""
+    since = changes_time(query, "changes-since")
+    before = changes_time(query, "changes-before") if before_allowed else None
+    if since is not None and before is not None and before < since:
+        raise exceptions.BadRequest("The value of changes-since must be less than or equal "
+                                    "to changes-before.")
+    return since, before
+
+
 def limit_marker(req, max_limit: int = 1000) -> tuple[int, str | None]:
     raw_limit = req.query.get("limit")
     limit = max_limit

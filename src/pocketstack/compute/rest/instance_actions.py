@@ -7,7 +7,8 @@ from pocketstack.common import db, exceptions, policy
 from pocketstack.common.timeutils import isotime_naive
 from pocketstack.compute import instances
 from pocketstack.compute.models import ActionEvent, Instance, InstanceAction
-from pocketstack.compute.rest.common import at_least, authorize, respond
+from pocketstack.compute.rest.common import (at_least, authorize, changes_window, limit_marker,
+                                             next_link, respond)
 from pocketstack.compute.rest.views import host_id
 
 
@@ -29,19 +30,42 @@ def _action(a) -> dict:
 
 
 def list_actions(req):
+    """Newest first. From 2.58: ``limit`` / ``marker`` (a request id) with
+    ``instanceActions_links``, and ``changes-since``; from 2.66 ``changes-before`` - each
+    on the action's ``updated_at``, both ends included, as nova filters them."""
     inst = _instance(req)
     authorize(req, "os_compute_api:os-instance-actions:list", {"project_id": inst.project_id})
+    paged = at_least(req, "2.58")
+    stmt = (sa.select(InstanceAction).where(InstanceAction.instance_uuid == inst.uuid)
+            .order_by(InstanceAction.start_time.desc(), InstanceAction.id.desc()))
+    limit = None
+    if paged:
+        since, before = changes_window(req.query, at_least(req, "2.66"))
+        if since is not None:
+            stmt = stmt.where(InstanceAction.updated_at >= since)
+        if before is not None:
+            stmt = stmt.where(InstanceAction.updated_at <= before)
+        limit, marker = limit_marker(req)
     with db.reader() as s:
-        rows = s.scalars(sa.select(InstanceAction).where(InstanceAction.instance_uuid == inst.uuid)
-                         .order_by(InstanceAction.start_time.desc(),
-                                   InstanceAction.id.desc())).all()
+        rows = s.scalars(stmt).all()
+    if paged and marker:
+        ids = [a.request_id for a in rows]
+        if marker not in ids:
+            raise exceptions.NotFound(f"Marker {marker} could not be found.")
+        rows = rows[ids.index(marker) + 1:]
     items = []
-    for a in rows:
+    for a in rows[:limit]:
         item = _action(a)
-        if at_least(req, "2.58"):
+        if paged:
             item["updated_at"] = isotime_naive(a.updated_at)
         items.append(item)
-    return respond(req, {"instanceActions": items})
+    body = {"instanceActions": items}
+    if paged:
+        more = next_link(req, f"servers/{inst.uuid}/os-instance-actions", items, limit,
+                         key="request_id")
+        if more:
+            body["instanceActions_links"] = more
+    return respond(req, body)
 
 
 def show_action(req):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions, numbers
-from pocketstack.common.timeutils import isotime_naive, parse_isotime
+from pocketstack.common.timeutils import isotime_naive
 from pocketstack.compute import instances
 from pocketstack.compute.models import Flavor, Migration
-from pocketstack.compute.rest.common import at_least, authorize, limit_marker, respond
+from pocketstack.compute.rest.common import (at_least, authorize, changes_time, limit_marker,
+                                             respond)
 
 LIVE_IN_PROGRESS = ("queued", "preparing", "running")
 
@@ -41,17 +42,6 @@ def _view(req, m: Migration, flavor_ids: dict) -> dict:
     return out
 
 
-def _time(req, name: str):
-    text = req.query.get(name)
-    if not text:
-        return None
-    try:
-        return parse_isotime(text)
-    except ValueError:
-        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
-                                    f"Value: {text}.") from None
-
-
 def list_migrations(req):
     authorize(req, "os_compute_api:os-migrations:index")
     q = req.query
@@ -66,11 +56,11 @@ def list_migrations(req):
     if q.get("migration_type") and at_least(req, "2.23"):
         stmt = stmt.where(Migration.migration_type == q["migration_type"])
     if at_least(req, "2.59"):
-        since = _time(req, "changes-since")
+        since = changes_time(req.query, "changes-since")
         if since is not None:
             stmt = stmt.where(Migration.updated_at >= since)
     if at_least(req, "2.66"):
-        before = _time(req, "changes-before")
+        before = changes_time(req.query, "changes-before")
         if before is not None:
             stmt = stmt.where(Migration.updated_at <= before)
     paged = at_least(req, "2.59")

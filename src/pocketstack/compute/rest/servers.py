@@ -8,12 +8,11 @@ import re
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions, policy
-from pocketstack.common.timeutils import parse_isotime
 from pocketstack.compute import actions, api, instances, states
 from pocketstack.compute.models import Instance, InstanceTag
 from pocketstack.compute.rest import server_schemas, views
 from pocketstack.compute.rest.common import (at_least, authorize, body, bool_from_string,
-                                             limit_marker, links,
+                                             changes_window, limit_marker, links,
                                              next_link, respond, to_bool, version)
 
 
@@ -148,11 +147,7 @@ def _list(req, detail: bool):
     else:
         stmt = stmt.where(Instance.project_id == ctx.project_id)
     deleted = admin and bool_from_string(q.get("deleted", "false"))
-    since = _changes(q, "changes-since")
-    before = _changes(q, "changes-before") if at_least(req, "2.66") else None
-    if since is not None and before is not None and before < since:
-        raise exceptions.BadRequest("The value of changes-since must be less than or equal "
-                                    "to changes-before.")
+    since, before = changes_window(q, at_least(req, "2.66"))
     if since is not None:
         stmt = stmt.where(Instance.updated_at >= since)
     if before is not None:
@@ -267,17 +262,6 @@ def _list(req, detail: bool):
     if nl and q.get("limit"):
         out["servers_links"] = nl
     return respond(req, out)
-
-
-def _changes(q, name: str):
-    text = q.get(name)
-    if not text:
-        return None
-    try:
-        return parse_isotime(text)
-    except ValueError:
-        raise exceptions.BadRequest(f"Invalid input for query parameters {name}. "
-                                    f"Value: {text}.") from None
 
 
 def _regex(text: str):
