@@ -75,6 +75,33 @@ def test_add_unknown_security_group_is_404(cloud, api, image_id, net):
         api.wait_gone(sid)
 
 
+def test_create_echoes_the_groups_as_the_request_named_them(conn, api, image_id, net):
+    """Nova's create answer names the groups as sent (an id stays an id), "default" when
+    none was named - what clients that compare request and answer expect."""
+    network, _ = net
+    group = conn.network.create_security_group(name=f"ccsg-echo-{uuid.uuid4().hex[:4]}")
+    made = []
+    try:
+        for named, echoed in (([{"name": group.id}], [{"name": group.id}]),
+                              ([{"name": group.name}], [{"name": group.name}]),
+                              (None, [{"name": "default"}])):
+            extra = {"security_groups": named} if named is not None else {}
+            r = api.post("/servers", {"server": {
+                "name": "ccsg-echo", "imageRef": image_id, "flavorRef": "42",
+                "networks": [{"uuid": network.id}], **extra}})
+            assert r.status_code == 202, r.text
+            made.append(r.json()["server"]["id"])
+            assert r.json()["server"]["security_groups"] == echoed
+        api.wait(made[0])
+        assert [g["name"] for g in conn.list_server_security_groups(made[0])] == [group.name]
+    finally:
+        for sid in made:
+            api.delete(f"/servers/{sid}")
+        for sid in made:
+            api.wait_gone(sid)
+        conn.network.delete_security_group(group)
+
+
 def test_server_without_ports_has_no_security_groups(api, image_id):
     sid = api.boot(image_id)
     api.wait(sid)

@@ -72,8 +72,9 @@ def create_server(req):
     inst = rows[0]
     server = {"id": inst.uuid, "links": links(req, "servers", inst.uuid),
               "OS-DCF:diskConfig": "AUTO" if inst.auto_disk_config else "MANUAL"}
-    if inst.security_groups:
-        server["security_groups"] = [{"name": n} for n in inst.security_groups]
+    # As nova's view of a create: the groups as the request named them (an id stays an
+    # id), "default" when it named none.
+    server["security_groups"] = s.get("security_groups", [{"name": "default"}])
     server["adminPass"] = admin_pass
     return respond(req, {"server": server}, 202,
                    headers={"Location": links(req, "servers", inst.uuid)[0]["href"]})
