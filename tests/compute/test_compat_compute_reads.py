@@ -144,3 +144,28 @@ def test_bad_input_is_a_clean_4xx(admin_api, server, method, path, body):
                       headers={"OpenStack-API-Version": "compute 2.79"})
     assert 400 <= r.status_code < 500, (r.status_code, r.text)
     assert r.headers["content-type"].startswith("application/json")
+
+
+def test_deprecated_network_quotas_round_trip_below_2_36(cloud, member):
+    """Below 2.36 nova stores fixed_ips, floating_ips, security_groups and their rules
+    like any limit (a client that sets one reads it back); from 2.36 they are not shown."""
+    sess = cloud.session()
+    url = f"{cloud.url}/compute/v2.1/os-quota-sets/{member['project_id']}"
+    old = {"OpenStack-API-Version": "compute 2.35"}
+    values = {"fixed_ips": 25, "floating_ips": 7, "security_groups": 12,
+              "security_group_rules": 33}
+    r = sess.put(url, json={"quota_set": values}, headers=old, raise_exc=False)
+    assert r.status_code == 200, r.text
+    assert {k: r.json()["quota_set"][k] for k in values} == values
+    shown = sess.get(url, headers=old).json()["quota_set"]
+    assert {k: shown[k] for k in values} == values
+    absolute = sess.get(f"{cloud.url}/compute/v2.1/limits",
+                        params={"tenant_id": member["project_id"]},
+                        headers=old).json()["limits"]["absolute"]
+    assert (absolute["maxTotalFloatingIps"], absolute["maxSecurityGroups"],
+            absolute["maxSecurityGroupRules"]) == (7, 12, 33)
+    new = sess.get(url, headers={"OpenStack-API-Version": "compute 2.36"}).json()["quota_set"]
+    assert not set(values) & set(new)
+    r = sess.put(url, json={"quota_set": {"fixed_ips": 1}},
+                 headers={"OpenStack-API-Version": "compute 2.36"}, raise_exc=False)
+    assert r.status_code == 400

@@ -18,10 +18,14 @@ def _shown(req) -> list[str]:
     return names
 
 
+# Nova's defaults for them; below 2.36 an update stores them as any other limit (nova keeps
+# them although nothing counts against them any more).
+_LEGACY = {"floating_ips": 10, "fixed_ips": -1, "security_groups": 10,
+           "security_group_rules": 20}
+
+
 def _values(req, limits: dict) -> dict:
-    legacy = {"floating_ips": 10, "fixed_ips": -1, "security_groups": 10,
-              "security_group_rules": 20}
-    return {r: limits.get(r, legacy.get(r, -1)) for r in _shown(req)}
+    return {r: limits.get(r, _LEGACY.get(r, -1)) for r in _shown(req)}
 
 
 def show(req):
@@ -57,7 +61,7 @@ def update(req):
         "required": ["quota_set"], "additionalProperties": False})["quota_set"]
     with db.transaction() as s:
         for resource, value in data.items():
-            if resource == "force" or resource in _NETWORK:
+            if resource == "force":
                 continue
             value = int(value)
             if value < -1:
@@ -99,8 +103,10 @@ def limits(req):
         absolute.update(maxPersonality=lim["injected_files"],
                         maxPersonalitySize=lim["injected_file_content_bytes"])
     if not at_least(req, "2.36"):
-        absolute.update(maxSecurityGroups=10, maxSecurityGroupRules=20,
-                        maxTotalFloatingIps=10, totalSecurityGroupsUsed=0,
+        legacy = {r: lim.get(r, _LEGACY[r]) for r in _LEGACY}
+        absolute.update(maxSecurityGroups=legacy["security_groups"],
+                        maxSecurityGroupRules=legacy["security_group_rules"],
+                        maxTotalFloatingIps=legacy["floating_ips"], totalSecurityGroupsUsed=0,
                         totalFloatingIpsUsed=0)
     if not at_least(req, "2.39"):
         absolute["maxImageMeta"] = 128
