@@ -357,6 +357,26 @@ def test_bad_boot_from_volume(api, vols, raw_image, label, bdms, text):
     assert len(api.get("/servers").json()["servers"]) == before
 
 
+def test_with_an_image_the_root_volume_need_not_be_bootable(api, vols, image_id):
+    """Nova checks a boot volume's bootable flag (and refuses a blank root) only when the
+    request gives no image: with imageRef both boot, as SDK suites expect."""
+    plain = vols.create()  # blank-made: not bootable
+    made = []
+    try:
+        for bdms in ([_bdm("blank", volume_size=1)], [_bdm("volume", plain["id"])]):
+            r = _boot_volume(api, bdms, image=image_id)
+            assert r.status_code == 202, r.text
+            made.append(r.json()["server"]["id"])
+            assert api.wait(made[-1])["status"] == "ACTIVE"
+        # without the image the same requests stay refused
+        assert _boot_volume(api, [_bdm("blank", volume_size=1)]).status_code == 400
+    finally:
+        for sid in made:
+            api.delete(f"/servers/{sid}")
+        for sid in made:
+            api.wait_gone(sid)
+
+
 def test_boot_with_unusable_volumes(cloud, api, vols, image_id):
     # another project's volume is not there for this user; an in-use one is not available
     stranger = Volumes(cloud.user_session(cloud.make_user()))

@@ -257,7 +257,7 @@ def _boot_image(ctx, p: dict, flavor: dict, bdms: list) -> tuple[dict, dict | No
         raise _bad("Missing imageRef attribute")
     boot_meta = None
     if block_devices.volumes_of(bdms):
-        boot_meta = block_devices.check(ctx, bdms, image_get)
+        boot_meta = block_devices.check(ctx, bdms, image_get, image_given=bool(p["image_ref"]))
     if bfv and (boot_meta or {}).get("min_ram") and \
             int(boot_meta["min_ram"]) > flavor["memory_mb"]:
         raise _bad("Flavor's memory is too small for requested image.")

@@ -138,7 +138,8 @@ def parse(v2: list, legacy: list, image_ref: str, max_count: int) -> list[dict]:
         raise _bad("Boot sequence for the instance and image/block device mapping "
                    "combination is not valid.")
     for b in bdms:
-        if b["source_type"] == "blank" and b.get("boot_index") == 0:
+        if b["source_type"] == "blank" and b.get("boot_index") == 0 and not image_ref:
+            # With an image, nova boots whatever the root mapping is (a blank volume too).
             raise exceptions.BadRequest("Blank device cannot be the boot device.")
         if b["destination_type"] != "volume":
             continue
@@ -180,11 +181,12 @@ def _is_true(value) -> bool:
     return value is True or str(value).lower() == "true"
 
 
-def check(ctx, bdms: list[dict], image_get) -> dict | None:
+def check(ctx, bdms: list[dict], image_get, image_given: bool = False) -> dict | None:
     """Every volume, snapshot and image the mappings name exists for the user and is
     usable (nova's _validate_bdm, 400s with its messages); fills in sizes. Returns the
     boot volume's image metadata when the server boots from a volume ({} if it has none),
-    None when it boots from an image."""
+    None when it boots from an image. A boot volume must be bootable only when the request
+    gives no image (nova reads the boot volume's image metadata only then)."""
     client = VolumeClient(ctx)
     boot_meta = None
     types = None
@@ -204,7 +206,7 @@ def check(ctx, bdms: list[dict], image_get) -> dict | None:
                 raise exceptions.BadRequest(
                     f"Invalid volume: volume '{b['volume_id']}' status must be 'available'. "
                     f"Currently in '{volume.get('status')}'")
-            if boot and not _is_true(volume.get("bootable", True)):
+            if boot and not image_given and not _is_true(volume.get("bootable", True)):
                 raise exceptions.BadRequest(f"Block Device {b['volume_id']} is not bootable.")
             b["volume_size"] = volume.get("size")
             if boot:
