@@ -393,18 +393,19 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 # --- update --------------------------------------------------------------------------
 
 @base.retry_on_deadlock
-def update_port(ctx, port_id: str, body: dict) -> dict:
+def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -> dict:
     from pocketstack.network import port_plain_update
 
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
-    port = (port_plain_update.update(ctx, port_id, values, effects)
+    port = (port_plain_update.update(ctx, port_id, values, effects, if_revision)
             if port_plain_update.applies(values) else None)
     if port is not None:
         out = view(port, port.read_tags, _show_binding(ctx))
     else:
         with db.transaction() as s:
-            port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
+            port = update_in(s, ctx, port_id, values, effects,  # sets the network's policy
+                             if_revision=if_revision)
             for collection in ("fixed_ips", "security_group_bindings"):
                 getattr(port, collection)  # loaded here, for the view below
             tags = base.tags_of(s, port.id)
@@ -424,7 +425,7 @@ def _plug_bridge_ports(ports: list) -> None:
 
 
 def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
-              trusted: bool = False) -> Port:
+              trusted: bool = False, if_revision: int | None = None) -> Port:
     port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx))
                     .with_for_update())
     if port is None:
@@ -434,6 +435,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if not trusted:
         base.authorize(ctx, "update_port", target)
         _authorize_attributes(ctx, "update_port", values, target, network)
+    base.check_revision(port, if_revision)
     was_active, old_mac = port.status == "ACTIVE", port.mac_address
     dhcp_relevant = False
     if "mac_address" in values and values["mac_address"] != port.mac_address:

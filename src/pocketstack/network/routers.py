@@ -214,12 +214,13 @@ def list_routers(ctx, params: listing.Params):
 
 
 @base.retry_on_deadlock
-def update_router(ctx, router_id: str, body: dict) -> dict:
+def update_router(ctx, router_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "router"), ATTRS, update=True)
     effects = base.AfterCommit()
     with db.transaction() as s:
         router = get_row(s, ctx, router_id, lock=True)
         base.authorize(ctx, "update_router", {"project_id": router.project_id})
+        base.check_revision(router, if_revision)
         if "external_gateway_info" in values:
             _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
                          "update_router")

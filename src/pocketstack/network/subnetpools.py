@@ -145,11 +145,12 @@ def _allocated(s, pool_id: str) -> list:
 
 
 @base.retry_on_deadlock
-def update_subnetpool(ctx, pool_id: str, body: dict) -> dict:
+def update_subnetpool(ctx, pool_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "subnetpool"), ATTRS, update=True)
     with db.transaction() as s:
         pool = get_row(s, ctx, pool_id, lock=True)
         base.authorize(ctx, "update_subnetpool", {"project_id": pool.project_id})
+        base.check_revision(pool, if_revision)
         if values.get("is_default"):
             base.authorize(ctx, "update_subnetpool:is_default", {"project_id": pool.project_id})
         if "prefixes" in values:

@@ -71,6 +71,9 @@ EXTENSIONS = {
                                   "descriptions to standard attributes"),
     "standard-attr-revisions": ("Resource revision numbers", "This extension will display "
                                 "the revision number of neutron resources."),
+    "revision-if-match": ("If-Match constraints based on revision_number",
+                          "Extension indicating that If-Match based on revision_number is "
+                          "supported."),
     "standard-attr-tag": ("Tag support for resources with standard attribute",
                           "Enables to set tag on resources with standard attribute."),
     "standard-attr-timestamp": ("Resource timestamps", "Adds created_at and updated_at "

@@ -18,8 +18,9 @@ def show_router(req):
 
 
 def update_router(req):
-    return common.ok({"router": routers.update_router(req.context, req.params["router_id"],
-                                                      common.body(req))})
+    return common.ok({"router": routers.update_router(
+        req.context, req.params["router_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_router(req):
