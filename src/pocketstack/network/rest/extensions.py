@@ -35,6 +35,11 @@ EXTENSIONS = {
     "dns-integration": ("DNS Integration", "Provides integration with DNS."),
     "external-net": ("Neutron external network", "Adds external network attribute to "
                                                  "network resource."),
+    "extra_dhcp_opt": ("Neutron Extra DHCP options",
+                       "Extra options configuration for DHCP. For example PXE boot options "
+                       "to DHCP clients can be specified (e.g. tftp-server, "
+                       "server-ip-address, bootfile-name)"),
+    "port-trusted-vif": ("Port trusted vif", "Expose port 'trusted' attribute in the API"),
     "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
                     "Extension of the router abstraction for specifying whether SNAT should "
                     "occur on the external gateway"),
