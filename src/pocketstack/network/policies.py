@@ -79,6 +79,8 @@ def list_rules():
         policy.RuleDefault("add_router_interface", MEMBER, "Attach a subnet or port to a "
                                                            "router."),
         policy.RuleDefault("remove_router_interface", MEMBER, "Detach a router interface."),
+        policy.RuleDefault("add_extraroutes", MEMBER, "Add extra routes to a router."),
+        policy.RuleDefault("remove_extraroutes", MEMBER, "Remove extra routes from a router."),
         policy.RuleDefault("update_tags", MEMBER, "Change the tags of a resource."),
         policy.RuleDefault("get_policy", f"{READER} or (role:reader and 'True':%(shared)s)",
                            "See a QoS policy."),

@@ -43,6 +43,9 @@ EXTENSIONS = {
     "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
                     "Extension of the router abstraction for specifying whether SNAT should "
                     "occur on the external gateway"),
+    "extraroute-atomic": ("Atomically add/remove extra routes",
+                          "Edit extra routes of a router on server side by atomically "
+                          "adding/removing extra routes"),
     "extraroute": ("Neutron Extra Route", "Extra routes configuration for L3 router"),
     "filter-validation": ("Filter parameters validation",
                           "Provides validation on filter parameters."),
