@@ -8,7 +8,8 @@ def test_quota_show_set_details_default(cloud, member, member_conn, member_raw, 
     project = member["project_id"]
     quota = member_raw("GET", f"/quotas/{project}").json()["quota"]
     assert quota == {"network": 100, "subnet": 100, "port": 500, "router": 10,
-                     "floatingip": 50, "security_group": 10, "security_group_rule": 100}
+                     "floatingip": 50, "security_group": 10, "security_group_rule": 100,
+                     "rbac_policy": 10, "subnetpool": -1}
     assert raw("GET", f"/quotas/{project}/default").json()["quota"] == quota
     # members may not raise their own quotas
     status, fault = member_raw.error("PUT", f"/quotas/{project}", {"quota": {"network": 5}})
@@ -56,3 +57,35 @@ def test_over_quota_for_each_resource(cloud, member, member_conn, member_raw, ra
     assert (status, fault["type"]) == (409, "OverQuota")
     member_conn.network.create_router(name="r")
     assert member_raw.error("POST", "/routers", {"router": {"name": "r2"}})[0] == 409
+
+
+def test_rbac_policy_and_subnetpool_quotas(cloud, member, member_conn, member_raw, raw):
+    """openstacksdk's quota carries rbac_policies and subnet_pools (neutron's rbac_policy
+    and subnetpool); both are enforced on create as the others are."""
+    project = member["project_id"]
+    quota = cloud.sdk().network.get_quota(project)
+    assert (quota.rbac_policies, quota.subnet_pools) == (10, -1)
+    cloud.sdk().network.update_quota(project, rbac_policies=1, subnet_pools=1)
+    details = raw("GET", f"/quotas/{project}/details").json()["quota"]
+    assert details["rbac_policy"] == {"limit": 1, "used": 0, "reserved": 0}
+    assert details["subnetpool"] == {"limit": 1, "used": 0, "reserved": 0}
+
+    member_conn.network.create_subnet_pool(name="p1", prefixes=["10.210.0.0/16"])
+    status, fault = member_raw.error("POST", "/subnetpools", {"subnetpool": {
+        "name": "p2", "prefixes": ["10.211.0.0/16"]}})
+    assert (status, fault["type"]) == (409, "OverQuota")
+    assert fault["message"] == "Quota exceeded for resources: ['subnetpool']."
+
+    network = member_conn.network.create_network(name="shared-to-one")
+    others = [cloud.make_user(roles=("member",))["project_id"] for _ in range(2)]
+    member_conn.network.create_rbac_policy(object_type="network", object_id=network.id,
+                                           action="access_as_shared",
+                                           target_project_id=others[0])
+    status, fault = member_raw.error("POST", "/rbac-policies", {"rbac_policy": {
+        "object_type": "network", "object_id": network.id, "action": "access_as_shared",
+        "target_tenant": others[1]}})
+    assert (status, fault["type"]) == (409, "OverQuota")
+    assert "rbac_policy" in fault["message"]
+    assert raw("GET", f"/quotas/{project}/details").json()["quota"]["rbac_policy"][
+        "used"] == 1
+    assert raw.error("PUT", f"/quotas/{project}", {"quota": {"subnetpool": "x"}})[0] == 400

@@ -15,6 +15,7 @@ from sqlalchemy import orm
 from pocketstack.common import config, exceptions, policy, runtime
 from pocketstack.common.timeutils import isotime, utcnow
 from pocketstack.network import validate
+from pocketstack.network.exceptions import RevisionNumberConstraintFailed
 from pocketstack.network.models import Tag
 
 LOG = logging.getLogger(__name__)
@@ -38,6 +39,13 @@ def touch(row) -> None:
     """A change to ``row``: neutron bumps updated_at and the revision number."""
     row.updated_at = utcnow()
     row.revision_number = (row.revision_number or 0) + 1
+
+
+def check_revision(row, expected: int | None) -> None:
+    """``If-Match: revision_number=N``: the update goes ahead only while ``row`` (read in
+    the write transaction) is at revision N, else neutron's 412."""
+    if expected is not None and row.revision_number != expected:
+        raise RevisionNumberConstraintFailed(expected, row.revision_number)
 
 
 def init_standard(row) -> None:

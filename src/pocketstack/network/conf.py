@@ -76,5 +76,9 @@ OPTS = {
                    help="Security groups per project."),
         cfg.IntOpt("quota_security_group_rule", default=100, min=-1,
                    help="Security group rules per project."),
+        cfg.IntOpt("quota_rbac_policy", default=10, min=-1,
+                   help="RBAC policies per project (neutron's default)."),
+        cfg.IntOpt("quota_subnetpool", default=-1, min=-1,
+                   help="Subnet pools per project (neutron's default_quota: unlimited)."),
     ],
 }

@@ -5,7 +5,10 @@ network under ``[network] dhcp_dir``:
                  dnsmasq hands out (IPv6 in brackets; none for SLAAC subnets);
 * ``addn_hosts`` ``1.1.1.1\thost-1-1-1-1.openstacklocal host-1-1-1-1`` — every address,
                  for DNS;
-* ``opts``       ``tag:subnet-<id>,option:router,10.0.0.1`` — per-subnet DHCP options;
+* ``opts``       ``tag:subnet-<id>,option:router,10.0.0.1`` — per-subnet DHCP options,
+                 then each port's ``extra_dhcp_opts`` as ``tag:port-<id>,option:…``, the
+                 tag its host lines set (``…,set:port-<id>``; a ``client-id`` option
+                 becomes the line's ``id:``), as neutron's dnsmasq driver writes them;
 * ``leases``     ``<expiry> <mac> <ip> <hostname> *`` — IPv4 leases to start dnsmasq with.
 
 Files are rewritten from the database after each change is committed, atomically (temp
@@ -19,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -79,12 +83,29 @@ def _sort_key(ip_address: str, mac_address: str) -> tuple:
     return (":" in ip_address, to_int(ip_address), mac_address)
 
 
-def _lines(ip_address: str, mac_address: str, dns_name: str, domain: str) -> tuple:
+CLIENT_ID_OPTS = ("client-id", "61")
+
+
+def _host_tags(port_id: str, opts: list | None) -> tuple[str | None, str | None]:
+    """(the tag a port's host lines set, its client id) from its extra DHCP options: a
+    port with options is tagged port-<id> unless its only option is its client id."""
+    if not opts:
+        return None, None
+    client_id = next((o["opt_value"] for o in opts if o["opt_name"] in CLIENT_ID_OPTS),
+                     None)
+    tag = None if client_id and len(opts) == 1 else f"port-{port_id}"
+    return tag, client_id
+
+
+def _lines(ip_address: str, mac_address: str, dns_name: str, domain: str,
+           tag: str | None = None, client_id: str | None = None) -> tuple:
     """One fixed IP's sort key and its text in each file (the lease without its expiry)."""
     hostname, fqdn = host_name(ip_address, dns_name, domain)
     address = f"[{ip_address}]" if ":" in ip_address else ip_address
+    host = ",".join([mac_address, *([f"id:{client_id}"] if client_id else []), fqdn, address,
+                     *([f"set:{tag}"] if tag else [])])
     return (_sort_key(ip_address, mac_address), f"{ip_address}\t{fqdn} {hostname}\n",
-            f"{mac_address},{fqdn},{address}\n", f" {mac_address} {ip_address} {hostname} *\n")
+            f"{host}\n", f" {mac_address} {ip_address} {hostname} *\n")
 
 
 def render(subnets: list, allocations: list, now: float | None = None,
@@ -92,7 +113,8 @@ def render(subnets: list, allocations: list, now: float | None = None,
     """The four files' text for one network.
 
     ``subnets``: Subnet rows; ``allocations``: rows with mac_address, ip_address, subnet_id,
-    dns_name, device_owner (one per fixed IP of each port). ``cache``: the lines of the
+    dns_name, device_owner, and optionally port_id and extra_dhcp_opts (one per fixed IP
+    of each port). ``cache``: the lines of the
     previous render of this network (reused, then replaced by this render's), so a rewrite
     after one new port formats one port, not all of them.
     """
@@ -114,7 +136,8 @@ def render(subnets: list, allocations: list, now: float | None = None,
         fact = facts.get(row.subnet_id)
         if fact is None:
             continue
-        key = (row.ip_address, row.mac_address, row.dns_name, domain)
+        tags = _host_tags(getattr(row, "port_id", ""), getattr(row, "extra_dhcp_opts", None))
+        key = (row.ip_address, row.mac_address, row.dns_name, domain, *tags)
         lines = known(key) or _lines(*key)
         fresh[key] = lines
         entries.append((lines, fact))
@@ -127,7 +150,8 @@ def render(subnets: list, allocations: list, now: float | None = None,
         cache.clear()
         cache.update(fresh)
     return {"host": "".join(host), "addn_hosts": "".join(addn_hosts),
-            "opts": "\n".join(_options(subnets, allocations)), "leases": "".join(leases)}
+            "opts": "\n".join(_options(subnets, allocations) + _port_options(allocations)),
+            "leases": "".join(leases)}
 
 
 def _auto_address(subnet) -> bool:
@@ -192,11 +216,47 @@ def _options(subnets: list, allocations: list) -> list[str]:
     return options
 
 
+_TAGGED_OPTION = re.compile(r"(tag:(.*),)?(.*)$")
+
+
+def _format_option(ip_version: int, tag: str, option: str, *values: str) -> str:
+    """neutron's Dnsmasq._format_option: the option by name (option:/option6:) or, for
+    IPv4, by number; an option name may start with a tag of its own."""
+    match = _TAGGED_OPTION.match(option)
+    extra_tag, option = match.group(1), match.group(3)
+    if ip_version == 6:
+        option = f"option6:{option}"
+    elif not option.isdigit():
+        option = f"option:{option}"
+    tags = [f"tag:{tag}", *([extra_tag[:-1]] if extra_tag else []), option]
+    return ",".join(tags + [v if v is not None else "" for v in values])
+
+
+def _port_options(allocations: list) -> list[str]:
+    """neutron's _generate_opts_per_port: each port's extra DHCP options for the IP
+    versions it has addresses of (its client id is on its host lines instead)."""
+    ports: dict[str, tuple[set, list]] = {}
+    for row in allocations:
+        opts = getattr(row, "extra_dhcp_opts", None)
+        if opts:
+            versions, _ = ports.setdefault(row.port_id, (set(), opts))
+            versions.add(6 if ":" in row.ip_address else 4)
+    options = []
+    for port_id in sorted(ports):
+        versions, opts = ports[port_id]
+        for opt in opts:
+            if opt["opt_name"] not in CLIENT_ID_OPTS and opt["ip_version"] in versions:
+                options.append(_format_option(opt["ip_version"], f"port-{port_id}",
+                                              opt["opt_name"], opt["opt_value"]))
+    return options
+
+
 # --- writing ---------------------------------------------------------------------------
 
 _SUBNETS = sa.select(*Subnet.__table__.columns).where(
     Subnet.network_id == sa.bindparam("network_id")).order_by(Subnet.created_at, Subnet.id)
 _ALLOCATIONS = sa.select(Port.mac_address, Port.dns_name, Port.device_owner,
+                         Port.id.label("port_id"), Port.extra_dhcp_opts,
                          IPAllocation.ip_address, IPAllocation.subnet_id).join(
     IPAllocation, IPAllocation.port_id == Port.id).where(
     Port.network_id == sa.bindparam("network_id"))

@@ -21,6 +21,15 @@ class BadRequest(base.BadRequest):
         super().__init__(f"Bad {resource} request: {msg}.")
 
 
+class RevisionNumberConstraintFailed(base.PocketstackError):
+    """An ``If-Match: revision_number=N`` update of an object at another revision
+    (neutron's revision-if-match extension; a webob HTTPPreconditionFailed there)."""
+    code = 412
+
+    def __init__(self, expected: int, current: int):
+        super().__init__(f"Constrained to {expected}, but current revision is {current}")
+
+
 class NotAuthorized(base.Forbidden):
     pass
 

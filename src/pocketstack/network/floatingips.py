@@ -219,12 +219,13 @@ def list_floatingips(ctx, params: listing.Params):
 
 
 @base.retry_on_deadlock
-def update_floatingip(ctx, fip_id: str, body: dict) -> dict:
+def update_floatingip(ctx, fip_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "floatingip"), ATTRS, update=True)
     effects = base.AfterCommit()
     with db.transaction() as s:
         fip = get_row(s, ctx, fip_id)
         base.authorize(ctx, "update_floatingip", {"project_id": fip.project_id})
+        base.check_revision(fip, if_revision)
         before = fip.fixed_port_id
         if "port_id" in values:
             _associate(s, ctx, fip, values["port_id"], values.get("fixed_ip_address"))

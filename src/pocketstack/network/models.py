@@ -104,6 +104,10 @@ class Port(StandardAttrs, Base):
     # added in 0003; no foreign key: deleting a policy in use is refused in qos.py. Not
     # indexed: only that rare check searches by it, and port inserts are the hot path.
     qos_policy_id: Mapped[str | None] = mapped_column(ID)
+    # added in 0004: neutron's extra_dhcp_opt (a list of {opt_name, opt_value,
+    # ip_version}; None is none) and port-trusted-vif (None: never set).
+    extra_dhcp_opts: Mapped[list | None] = mapped_column(sa.JSON)
+    trusted: Mapped[bool | None] = mapped_column()
 
     fixed_ips: Mapped[list["IPAllocation"]] = relationship(
         lambda: IPAllocation, order_by=lambda: (IPAllocation.position,),

@@ -326,13 +326,14 @@ def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page
 
 
 @base.retry_on_deadlock
-def update_network(ctx, network_id: str, body: dict) -> dict:
+def update_network(ctx, network_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "network"), ATTRS, update=True)
     with db.transaction() as s:
         network = get_row(s, ctx, network_id, lock=True)
         granted = granted_actions(s, ctx, [network]).get(network.id)
         target = policy_target(network, granted)
         base.authorize(ctx, "update_network", target)
+        base.check_revision(network, if_revision)
         if "shared" in values and values["shared"] != network.shared:
             base.authorize(ctx, "update_network:shared", target)
             # projects it stays shared with by their own policy keep their ports

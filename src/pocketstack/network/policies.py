@@ -40,6 +40,8 @@ def list_rules():
         ("update_port:binding", "Bind a port to a host or change its binding."),
         ("get_port:binding", "See binding:host_id, binding:vif_type, binding:vif_details, "
                              "binding:profile."),
+        ("create_port:trusted", "Mark a port trusted (port-trusted-vif)."),
+        ("update_port:trusted", "Mark a port trusted or untrusted."),
         ("create_router:external_gateway_info:enable_snat", "Choose SNAT for a gateway."),
         ("update_router:external_gateway_info:enable_snat", "Choose SNAT for a gateway."),
         ("create_router:external_gateway_info:external_fixed_ips",
@@ -77,6 +79,8 @@ def list_rules():
         policy.RuleDefault("add_router_interface", MEMBER, "Attach a subnet or port to a "
                                                            "router."),
         policy.RuleDefault("remove_router_interface", MEMBER, "Detach a router interface."),
+        policy.RuleDefault("add_extraroutes", MEMBER, "Add extra routes to a router."),
+        policy.RuleDefault("remove_extraroutes", MEMBER, "Remove extra routes from a router."),
         policy.RuleDefault("update_tags", MEMBER, "Change the tags of a resource."),
         policy.RuleDefault("get_policy", f"{READER} or (role:reader and 'True':%(shared)s)",
                            "See a QoS policy."),

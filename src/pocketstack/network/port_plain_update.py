@@ -50,9 +50,13 @@ def applies(values: dict) -> bool:
     return bool(values) and all(key in PLAIN for key in values)
 
 
-def update(ctx, port_id: str, values: dict, effects: base.AfterCommit) -> Port | None:
+def update(ctx, port_id: str, values: dict, effects: base.AfterCommit,
+           if_revision: int | None = None) -> Port | None:
     """The updated port (its tags as ``port.read_tags``), or None when it changed
-    between the read and the write (the caller then takes the locked path)."""
+    between the read and the write (the caller then takes the locked path).
+    ``If-Match: revision_number=N`` is checked against the revision read: the
+    compare-and-swap then writes only a port still at N, and a port changed in between
+    goes to the locked path, which checks N again (and answers 412)."""
     with db.reader() as s:
         port = s.scalar(_READ.where(ports.visible(ctx)), {"port_id": port_id})
         if port is None:
@@ -63,6 +67,7 @@ def update(ctx, port_id: str, values: dict, effects: base.AfterCommit) -> Port |
     target = ports._target(port.project_id, network)
     base.authorize(ctx, "update_port", target)
     ports._authorize_attributes(ctx, "update_port", values, target, network)
+    base.check_revision(port, if_revision)
     # What update_in checks on a port whose security settings this update leaves alone.
     if not port.port_security_enabled and port.security_group_bindings:
         raise exc.PortSecurityPortHasSecurityGroup()

@@ -23,6 +23,67 @@ def _address_pair(value, name):
     return pair
 
 
+# neutron-lib's extra_dhcp_opt definition: these two may carry an empty value (sent to
+# clients as "no router" / "no routes"); other options need a value.
+BLANKABLE_DHCP_OPTS = ("router", "classless-static-route")
+DHCP_OPT_NAME_MAX, DHCP_OPT_VALUE_MAX = 64, 255
+_DHCP_OPT_KEYS = ("opt_name", "opt_value", "ip_version")
+
+
+def _one_line(value, name: str, max_len: int, empty: bool) -> str:
+    # Never a line break: the value is written into the DHCP files dnsmasq reads.
+    if not isinstance(value, str):
+        raise v.invalid(name, f"'{value}' is not a valid string")
+    if not value and not empty:
+        raise v.invalid(name, f"'{value}' Blank strings are not permitted")
+    if "\n" in value or "\r" in value:
+        raise v.invalid(name, f"'{value}' contains a line break")
+    if len(value) > max_len:
+        raise v.invalid(name, f"'{value}' exceeds maximum length of {max_len}")
+    return value
+
+
+def extra_dhcp_opt(value, name):
+    """One of a port's ``extra_dhcp_opts``: opt_name, opt_value (None deletes it on
+    update), ip_version (4 unless given)."""
+    if not isinstance(value, dict):
+        raise v.invalid(name, f"'{value}' is not a dictionary")
+    missing = [k for k in _DHCP_OPT_KEYS[:2] if k not in value]
+    if missing:
+        raise v.invalid(name, f"Validation of dictionary's keys failed. Expected keys: "
+                              f"{set(_DHCP_OPT_KEYS[:2])} Provided keys: {set(value)}")
+    unexpected = [k for k in value if k not in _DHCP_OPT_KEYS]
+    if unexpected:
+        raise v.invalid(name, f"Unexpected keys supplied: {', '.join(unexpected)}")
+    opt_name = _one_line(value["opt_name"], name, DHCP_OPT_NAME_MAX, empty=False)
+    opt_value = value["opt_value"]
+    if opt_value is not None:
+        opt_value = _one_line(opt_value, name, DHCP_OPT_VALUE_MAX,
+                              empty=opt_name in BLANKABLE_DHCP_OPTS)
+    ip_version = v.integer()(value.get("ip_version", 4), name)
+    if ip_version not in (4, 6):
+        raise v.invalid(name, f"'{ip_version}' is not in [4, 6]")
+    return {"opt_name": opt_name, "opt_value": opt_value, "ip_version": ip_version}
+
+
+def merge_dhcp_opts(current: list[dict], requested: list[dict]) -> list[dict]:
+    """neutron's update of a port's options: one per (opt_name, ip_version); a value
+    replaces the one there, None removes it; a new option is kept only with a value
+    (an empty one only for the blank-able options)."""
+    merged = [dict(opt) for opt in current]
+    for opt in requested:
+        key = (opt["opt_name"], opt["ip_version"])
+        found = next((o for o in merged if (o["opt_name"], o["ip_version"]) == key), None)
+        if found is not None and opt["opt_value"] is None:
+            merged.remove(found)
+        elif found is not None:
+            found["opt_value"] = opt["opt_value"]
+        elif opt["opt_value"] is not None and (
+                opt["opt_value"] or opt["opt_name"] in BLANKABLE_DHCP_OPTS):
+            merged.append(dict(opt))
+    return merged
+
+
 ATTRS = {
     "name": v.Attr(v.string()),
     "description": v.Attr(v.string()),
@@ -45,6 +106,8 @@ ATTRS = {
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
     "qos_policy_id": v.Attr(v.nullable_uuid),
+    "extra_dhcp_opts": v.Attr(v.list_of(extra_dhcp_opt)),
+    "trusted": v.Attr(v.boolean),
 }
 
 

@@ -23,7 +23,7 @@ from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, Network, Port,
                                         PortSecurityGroup, Router, Tag)
-from pocketstack.network.port_schema import ATTRS, COLLECTION
+from pocketstack.network.port_schema import ATTRS, COLLECTION, merge_dhcp_opts
 
 DHCP_OWNER = "network:dhcp"
 PROTECTED_OWNERS = ("network:router_interface", "network:router_gateway", "network:floatingip")
@@ -68,11 +68,15 @@ def view(port: Port, tags, show_binding: bool) -> dict:
            "qos_policy_id": port.qos_policy_id,
            # set on the port by whoever read its network (qos.network_policies)
            "qos_network_policy_id": getattr(port, "network_qos_policy_id", None),
+           "extra_dhcp_opts": [dict(o) for o in port.extra_dhcp_opts or []],
+           "trusted": port.trusted,
            **base.standard_view(port, tags)}
     if show_binding:
         out.update({"binding:host_id": port.host_id, "binding:vif_type": port.vif_type,
                     "binding:vif_details": dict(port.vif_details or {}),
                     "binding:profile": dict(port.profile or {})})
+        if port.trusted is not None:  # port-trusted-vif: what nova reads for the VIF
+            out["binding:profile"]["trusted"] = port.trusted
     return out
 
 
@@ -118,6 +122,8 @@ def _authorize_attributes(ctx, action: str, values: dict, target: dict,
         base.authorize(ctx, f"{action}:port_security_enabled", target)
     if any(k in values for k in BINDING):
         base.authorize(ctx, f"{action}:binding", target)
+    if "trusted" in values:
+        base.authorize(ctx, f"{action}:trusted", target)
 
 
 def _target(project_id: str, network: Network) -> dict:
@@ -276,7 +282,9 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                 profile=values.get("binding:profile", {}),
                 vnic_type=values.get("binding:vnic_type", "normal"),
                 port_security_enabled=port_security, dns_name=values.get("dns_name", ""),
-                qos_policy_id=values.get("qos_policy_id"))
+                qos_policy_id=values.get("qos_policy_id"),
+                extra_dhcp_opts=merge_dhcp_opts([], values.get("extra_dhcp_opts") or [])
+                or None, trusted=values.get("trusted"))
     port.network_qos_policy_id = network.qos_policy_id
     if values.get("qos_policy_id"):
         qos.check_usable(s, ctx, values["qos_policy_id"], project_id)
@@ -393,18 +401,19 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 # --- update --------------------------------------------------------------------------
 
 @base.retry_on_deadlock
-def update_port(ctx, port_id: str, body: dict) -> dict:
+def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -> dict:
     from pocketstack.network import port_plain_update
 
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
-    port = (port_plain_update.update(ctx, port_id, values, effects)
+    port = (port_plain_update.update(ctx, port_id, values, effects, if_revision)
             if port_plain_update.applies(values) else None)
     if port is not None:
         out = view(port, port.read_tags, _show_binding(ctx))
     else:
         with db.transaction() as s:
-            port = update_in(s, ctx, port_id, values, effects)  # sets the network's policy
+            port = update_in(s, ctx, port_id, values, effects,  # sets the network's policy
+                             if_revision=if_revision)
             for collection in ("fixed_ips", "security_group_bindings"):
                 getattr(port, collection)  # loaded here, for the view below
             tags = base.tags_of(s, port.id)
@@ -424,7 +433,7 @@ def _plug_bridge_ports(ports: list) -> None:
 
 
 def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
-              trusted: bool = False) -> Port:
+              trusted: bool = False, if_revision: int | None = None) -> Port:
     port = s.scalar(sa.select(Port).where(Port.id == port_id, visible(ctx))
                     .with_for_update())
     if port is None:
@@ -434,6 +443,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if not trusted:
         base.authorize(ctx, "update_port", target)
         _authorize_attributes(ctx, "update_port", values, target, network)
+    base.check_revision(port, if_revision)
     was_active, old_mac = port.status == "ACTIVE", port.mac_address
     dhcp_relevant = False
     if "mac_address" in values and values["mac_address"] != port.mac_address:
@@ -479,6 +489,12 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         qos.check_usable(s, ctx, values["qos_policy_id"], port.project_id)
     if "qos_policy_id" in values:
         port.qos_policy_id = values["qos_policy_id"]
+    if "trusted" in values:
+        port.trusted = values["trusted"]
+    if values.get("extra_dhcp_opts"):  # merged into the port's; none given changes none
+        opts = merge_dhcp_opts(port.extra_dhcp_opts or [], values["extra_dhcp_opts"])
+        dhcp_relevant |= opts != (port.extra_dhcp_opts or [])
+        port.extra_dhcp_opts = opts or None
     dhcp_relevant |= "dns_name" in values
     # Status, VIF and revision before the first flush: a binding update (every boot's)
     # then writes the row once (issue 13). Nothing below changes what they depend on.

@@ -158,11 +158,12 @@ def list_policies(ctx, params: listing.Params) -> tuple[list[dict], listing.Page
     return items, page
 
 
-def update_policy(ctx, policy_id: str, body: dict) -> dict:
+def update_policy(ctx, policy_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "policy"), POLICY_ATTRS, update=True)
     with db.transaction() as s:
         policy = get_row(s, ctx, policy_id, lock=True)
         base.authorize(ctx, "update_policy", {"project_id": policy.project_id})
+        base.check_revision(policy, if_revision)
         for key in ("name", "description", "shared", "is_default"):
             if key in values:
                 setattr(policy, key, values[key])

@@ -1,5 +1,5 @@
 """Per-project quotas for networks, subnets, ports, routers, floating IPs, security groups
-and rules, as neutron's /v2.0/quotas API shows them (-1 is unlimited).
+and rules, RBAC policies and subnet pools, as neutron's /v2.0/quotas API shows them (-1 is unlimited).
 
 Usage is counted in the creating transaction; over the limit is a 409 OverQuota.
 """
@@ -11,12 +11,13 @@ from pocketstack.common import config, db
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import (FloatingIP, Network, Port, Quota, Router,
-                                        SecurityGroup, SecurityGroupRule, Subnet)
+from pocketstack.network.models import (FloatingIP, Network, Port, Quota, RbacPolicy, Router,
+                                        SecurityGroup, SecurityGroupRule, Subnet, SubnetPool)
 
 MODELS = {"network": Network, "subnet": Subnet, "port": Port, "router": Router,
           "floatingip": FloatingIP, "security_group": SecurityGroup,
-          "security_group_rule": SecurityGroupRule}
+          "security_group_rule": SecurityGroupRule, "rbac_policy": RbacPolicy,
+          "subnetpool": SubnetPool}
 RESOURCES = tuple(MODELS)
 
 

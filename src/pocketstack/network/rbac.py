@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing
+from pocketstack.network import base, listing, quotas
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, Network, Port, PortSecurityGroup,
@@ -162,6 +162,7 @@ def create_policy(ctx, body: dict) -> dict:
     try:
         with db.transaction() as s:
             obj = _object(s, ctx, object_type, values["object_id"])
+            quotas.check(s, ctx, project_id, "rbac_policy")
             row = RbacPolicy(id=base.new_id(), project_id=project_id, object_type=object_type,
                              object_id=obj.id, action=action,
                              target_project=values["target_tenant"])

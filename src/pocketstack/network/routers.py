@@ -214,12 +214,13 @@ def list_routers(ctx, params: listing.Params):
 
 
 @base.retry_on_deadlock
-def update_router(ctx, router_id: str, body: dict) -> dict:
+def update_router(ctx, router_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "router"), ATTRS, update=True)
     effects = base.AfterCommit()
     with db.transaction() as s:
         router = get_row(s, ctx, router_id, lock=True)
         base.authorize(ctx, "update_router", {"project_id": router.project_id})
+        base.check_revision(router, if_revision)
         if "external_gateway_info" in values:
             _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
                          "update_router")
@@ -234,6 +235,45 @@ def update_router(ctx, router_id: str, body: dict) -> dict:
         out = view(s, router, base.tags_of(s, router.id))
     effects.run()
     return out
+
+
+_ROUTES_BODY = {"routes": v.Attr(v.list_of(_route))}
+
+
+def _with_routes(old: list[dict], add: list[dict]) -> list[dict]:
+    """neutron's _add_extra_routes: every (destination, nexthop) once, in order."""
+    out = []
+    for route in [*old, *add]:
+        if route not in out:
+            out.append(route)
+    return out
+
+
+@base.retry_on_deadlock
+def change_extraroutes(ctx, router_id: str, body: dict, add: bool,
+                       if_revision: int | None = None) -> dict:
+    """PUT /routers/{id}/add_extraroutes and remove_extraroutes (extraroute-atomic): the
+    given routes added to, or taken from, the router's in one transaction, so concurrent
+    callers do not overwrite each other's routes. Removing a route the router does not
+    have is no error; the resulting set is checked as an update of ``routes`` is."""
+    values = v.parse(v.resource_body(body, "router"), _ROUTES_BODY, update=True)
+    if "routes" not in values:
+        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'routes' not "
+                                 "specified")
+    action = "add_extraroutes" if add else "remove_extraroutes"
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.authorize(ctx, action, {"project_id": router.project_id})
+        base.check_revision(router, if_revision)
+        old = list(router.routes or [])
+        routes = (_with_routes(old, values["routes"]) if add
+                  else [r for r in old if r not in values["routes"]])
+        _check_routes(s, router, routes)
+        if routes != old:
+            router.routes = routes
+            base.touch(router)
+        s.flush()
+        return view(s, router, base.tags_of(s, router.id))
 
 
 @base.retry_on_deadlock

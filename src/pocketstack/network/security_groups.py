@@ -419,11 +419,13 @@ def list_security_groups(ctx, params: listing.Params):
 
 
 @base.retry_on_deadlock
-def update_security_group(ctx, group_id: str, body: dict) -> dict:
+def update_security_group(ctx, group_id: str, body: dict,
+                          if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "security_group"), GROUP_ATTRS, update=True)
     with db.transaction() as s:
         group = _group_row(s, ctx, group_id)
         base.authorize(ctx, "update_security_group", {"project_id": group.project_id})
+        base.check_revision(group, if_revision)
         if "name" in values and _is_default(s, group) and values["name"] != group.name:
             raise exc.SecurityGroupCannotUpdateDefault()
         if "stateful" in values and values["stateful"] != group.stateful and s.scalar(

@@ -9,7 +9,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import address_scopes, base, listing
+from pocketstack.network import address_scopes, base, listing, quotas
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import Subnet, SubnetPool, Tag
@@ -109,6 +109,7 @@ def create_subnetpool(ctx, body: dict) -> dict:
         if values.get("address_scope_id"):
             address_scopes.check_for_pool(s, ctx, values["address_scope_id"], version,
                                           project_id)
+        quotas.check(s, ctx, project_id, "subnetpool")
         pool = SubnetPool(address_scope_id=values.get("address_scope_id"),id=base.new_id(), project_id=project_id,
                           name=values.get("name", ""),
                           description=values.get("description", ""), ip_version=version,
@@ -145,11 +146,12 @@ def _allocated(s, pool_id: str) -> list:
 
 
 @base.retry_on_deadlock
-def update_subnetpool(ctx, pool_id: str, body: dict) -> dict:
+def update_subnetpool(ctx, pool_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "subnetpool"), ATTRS, update=True)
     with db.transaction() as s:
         pool = get_row(s, ctx, pool_id, lock=True)
         base.authorize(ctx, "update_subnetpool", {"project_id": pool.project_id})
+        base.check_revision(pool, if_revision)
         if values.get("is_default"):
             base.authorize(ctx, "update_subnetpool:is_default", {"project_id": pool.project_id})
         if "prefixes" in values:

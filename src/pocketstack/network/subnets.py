@@ -306,7 +306,7 @@ def list_subnets(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]
 
 
 @base.retry_on_deadlock
-def update_subnet(ctx, subnet_id: str, body: dict) -> dict:
+def update_subnet(ctx, subnet_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "subnet"), ATTRS, update=True)
     effects = base.AfterCommit()
     with db.transaction() as s:
@@ -314,6 +314,7 @@ def update_subnet(ctx, subnet_id: str, body: dict) -> dict:
         network = networks.get_row(s, ctx, subnet.network_id, lock=True)
         base.authorize(ctx, "update_subnet", {"project_id": subnet.project_id,
                                               "network:project_id": network.project_id})
+        base.check_revision(subnet, if_revision)
         merged = {"id": subnet.id, "ip_version": subnet.ip_version, "cidr": subnet.cidr,
                   "enable_dhcp": values.get("enable_dhcp", subnet.enable_dhcp),
                   "gateway_ip": values.get("gateway_ip", subnet.gateway_ip),

@@ -147,11 +147,12 @@ def list_trunks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
 
 
 @base.retry_on_deadlock
-def update_trunk(ctx, trunk_id: str, body: dict) -> dict:
+def update_trunk(ctx, trunk_id: str, body: dict, if_revision: int | None = None) -> dict:
     values = v.parse(v.resource_body(body, "trunk"), ATTRS, update=True)
     with db.transaction() as s:
         trunk = get_row(s, ctx, trunk_id, lock=True)
         base.authorize(ctx, "update_trunk", {"project_id": trunk.project_id})
+        base.check_revision(trunk, if_revision)
         for key in ("name", "description", "admin_state_up"):
             if key in values:
                 setattr(trunk, key, values[key])

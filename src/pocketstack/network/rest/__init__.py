@@ -43,6 +43,8 @@ _ROUTES = {
                                   "DELETE": routers.delete_router},
     "/v2.0/routers/{router_id}/add_router_interface": {"PUT": routers.add_interface},
     "/v2.0/routers/{router_id}/remove_router_interface": {"PUT": routers.remove_interface},
+    "/v2.0/routers/{router_id}/add_extraroutes": {"PUT": routers.add_extraroutes},
+    "/v2.0/routers/{router_id}/remove_extraroutes": {"PUT": routers.remove_extraroutes},
     "/v2.0/floatingips": {"GET": floatingips.list_floatingips,
                           "POST": floatingips.create_floatingip},
     "/v2.0/floatingips/{floatingip_id}": {"GET": floatingips.show_floatingip,

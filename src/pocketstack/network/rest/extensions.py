@@ -35,9 +35,17 @@ EXTENSIONS = {
     "dns-integration": ("DNS Integration", "Provides integration with DNS."),
     "external-net": ("Neutron external network", "Adds external network attribute to "
                                                  "network resource."),
+    "extra_dhcp_opt": ("Neutron Extra DHCP options",
+                       "Extra options configuration for DHCP. For example PXE boot options "
+                       "to DHCP clients can be specified (e.g. tftp-server, "
+                       "server-ip-address, bootfile-name)"),
+    "port-trusted-vif": ("Port trusted vif", "Expose port 'trusted' attribute in the API"),
     "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
                     "Extension of the router abstraction for specifying whether SNAT should "
                     "occur on the external gateway"),
+    "extraroute-atomic": ("Atomically add/remove extra routes",
+                          "Edit extra routes of a router on server side by atomically "
+                          "adding/removing extra routes"),
     "extraroute": ("Neutron Extra Route", "Extra routes configuration for L3 router"),
     "filter-validation": ("Filter parameters validation",
                           "Provides validation on filter parameters."),
@@ -71,6 +79,9 @@ EXTENSIONS = {
                                   "descriptions to standard attributes"),
     "standard-attr-revisions": ("Resource revision numbers", "This extension will display "
                                 "the revision number of neutron resources."),
+    "revision-if-match": ("If-Match constraints based on revision_number",
+                          "Extension indicating that If-Match based on revision_number is "
+                          "supported."),
     "standard-attr-tag": ("Tag support for resources with standard attribute",
                           "Enables to set tag on resources with standard attribute."),
     "standard-attr-timestamp": ("Resource timestamps", "Adds created_at and updated_at "

@@ -20,7 +20,8 @@ def show_floatingip(req):
 
 def update_floatingip(req):
     return common.ok({"floatingip": floatingips.update_floatingip(
-        req.context, req.params["floatingip_id"], common.body(req))})
+        req.context, req.params["floatingip_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_floatingip(req):

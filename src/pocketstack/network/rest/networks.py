@@ -22,8 +22,9 @@ def show_network(req):
 
 
 def update_network(req):
-    return common.ok({"network": networks.update_network(req.context, req.params["network_id"],
-                                                         common.body(req))})
+    return common.ok({"network": networks.update_network(
+        req.context, req.params["network_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_network(req):

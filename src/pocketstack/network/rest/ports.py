@@ -18,7 +18,8 @@ def show_port(req):
 
 
 def update_port(req):
-    return common.ok(ports.update_port(req.context, req.params["port_id"], common.body(req)))
+    return common.ok(ports.update_port(req.context, req.params["port_id"], common.body(req),
+                                      if_revision=common.if_revision(req)))
 
 
 def delete_port(req):

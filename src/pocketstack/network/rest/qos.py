@@ -19,8 +19,9 @@ def show_policy(req):
 
 
 def update_policy(req):
-    return common.ok({"policy": qos.update_policy(req.context, req.params["policy_id"],
-                                                  common.body(req))})
+    return common.ok({"policy": qos.update_policy(
+        req.context, req.params["policy_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_policy(req):

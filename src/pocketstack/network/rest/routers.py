@@ -1,4 +1,5 @@
-"""/v2.0/routers (+ add_router_interface / remove_router_interface)"""
+"""/v2.0/routers (+ add_router_interface / remove_router_interface, add_extraroutes /
+remove_extraroutes)"""
 from pocketstack.network import routers
 from pocketstack.network.rest import common
 
@@ -18,8 +19,9 @@ def show_router(req):
 
 
 def update_router(req):
-    return common.ok({"router": routers.update_router(req.context, req.params["router_id"],
-                                                      common.body(req))})
+    return common.ok({"router": routers.update_router(
+        req.context, req.params["router_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_router(req):
@@ -35,3 +37,15 @@ def add_interface(req):
 def remove_interface(req):
     return common.ok(routers.remove_router_interface(req.context, req.params["router_id"],
                                                      common.body(req)))
+
+
+def add_extraroutes(req):
+    return common.ok({"router": routers.change_extraroutes(
+        req.context, req.params["router_id"], common.body(req), add=True,
+        if_revision=common.if_revision(req))})
+
+
+def remove_extraroutes(req):
+    return common.ok({"router": routers.change_extraroutes(
+        req.context, req.params["router_id"], common.body(req), add=False,
+        if_revision=common.if_revision(req))})

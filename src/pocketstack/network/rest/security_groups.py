@@ -20,7 +20,8 @@ def show_group(req):
 
 def update_group(req):
     return common.ok({"security_group": sg.update_security_group(
-        req.context, req.params["group_id"], common.body(req))})
+        req.context, req.params["group_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_group(req):

@@ -20,7 +20,8 @@ def show_subnetpool(req):
 
 def update_subnetpool(req):
     return common.ok({"subnetpool": subnetpools.update_subnetpool(
-        req.context, req.params["subnetpool_id"], common.body(req))})
+        req.context, req.params["subnetpool_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_subnetpool(req):

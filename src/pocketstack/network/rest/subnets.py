@@ -22,8 +22,9 @@ def show_subnet(req):
 
 
 def update_subnet(req):
-    return common.ok({"subnet": subnets.update_subnet(req.context, req.params["subnet_id"],
-                                                      common.body(req))})
+    return common.ok({"subnet": subnets.update_subnet(
+        req.context, req.params["subnet_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_subnet(req):

@@ -18,8 +18,9 @@ def show_trunk(req):
 
 
 def update_trunk(req):
-    return common.ok({"trunk": trunks.update_trunk(req.context, req.params["trunk_id"],
-                                                   common.body(req))})
+    return common.ok({"trunk": trunks.update_trunk(
+        req.context, req.params["trunk_id"], common.body(req),
+        if_revision=common.if_revision(req))})
 
 
 def delete_trunk(req):
