@@ -39,6 +39,8 @@ def _view(req, m: Migration, flavor_ids: dict) -> dict:
                             {"rel": "bookmark", "href": f"{req.service_url}/{path}"}]
     if at_least(req, "2.59"):
         out["uuid"] = m.uuid
+    if at_least(req, "2.80"):
+        out["user_id"], out["project_id"] = m.user_id, m.project_id
     return out
 
 
@@ -63,6 +65,11 @@ def list_migrations(req):
         before = changes_time(req.query, "changes-before")
         if before is not None:
             stmt = stmt.where(Migration.updated_at <= before)
+    if at_least(req, "2.80"):  # 2.80: filter by the user and project that migrated
+        for key, col in (("user_id", Migration.user_id),
+                         ("project_id", Migration.project_id)):
+            if q.get(key):
+                stmt = stmt.where(col == q[key])
     paged = at_least(req, "2.59")
     stmt = stmt.order_by(Migration.created_at.desc(), Migration.id.desc())
     with db.reader() as s:
@@ -95,6 +102,8 @@ def _server_view(req, m: Migration) -> dict:
            "disk_remaining_bytes": 0}
     if at_least(req, "2.59"):
         out["uuid"] = m.uuid
+    if at_least(req, "2.80"):
+        out["user_id"], out["project_id"] = m.user_id, m.project_id
     return out
 
 
