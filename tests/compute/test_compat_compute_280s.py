@@ -51,3 +51,34 @@ def test_280_migrations_user_and_project(cloud, api, member, server):
     old = _at(cloud, cloud.session(), "2.79")
     listed = old.get(f"/os-migrations?instance_uuid={server}").json()["migrations"]
     assert "user_id" not in listed[0] and "project_id" not in listed[0]
+
+
+# --- 2.81: image precache on an aggregate's hosts ------------------------------------------
+
+def test_281_aggregate_image_precache(cloud, api, image_id):
+    admin = _at(cloud, cloud.session(), "2.81")
+    host = admin.get("/os-services?binary=nova-compute").json()["services"][0]["host"]
+    agg = admin.post("/os-aggregates", {"aggregate": {"name": "precache-281"}}).json()
+    agg_id = agg["aggregate"]["id"]
+    try:
+        assert admin.post(f"/os-aggregates/{agg_id}/action",
+                          {"add_host": {"host": host}}).status_code == 200
+        r = admin.post(f"/os-aggregates/{agg_id}/images", {"cache": [{"id": image_id}]})
+        assert r.status_code == 202 and r.content == b"", r.text
+        for bad in ({"cache": []}, {"cache": [{"id": "not-a-uuid"}]}, {},
+                    {"cache": [{"id": image_id, "name": "x"}]},
+                    {"cache": [{"id": image_id}, {"id": image_id}]}):
+            assert admin.post(f"/os-aggregates/{agg_id}/images", bad).status_code == 400, bad
+        assert admin.post("/os-aggregates/99999999/images",
+                          {"cache": [{"id": image_id}]}).status_code == 404
+        assert admin.post("/os-aggregates/abc/images",
+                          {"cache": [{"id": image_id}]}).status_code == 400
+        old = _at(cloud, cloud.session(), "2.80")
+        assert old.post(f"/os-aggregates/{agg_id}/images",
+                        {"cache": [{"id": image_id}]}).status_code == 404
+        member = _at(cloud, api.s, "2.81")
+        assert member.post(f"/os-aggregates/{agg_id}/images",
+                           {"cache": [{"id": image_id}]}).status_code == 403
+    finally:
+        admin.post(f"/os-aggregates/{agg_id}/action", {"remove_host": {"host": host}})
+        admin.delete(f"/os-aggregates/{agg_id}")

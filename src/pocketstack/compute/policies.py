@@ -115,6 +115,7 @@ _RULES = {
     "os_compute_api:os-aggregates:add_host": ADMIN,
     "os_compute_api:os-aggregates:remove_host": ADMIN,
     "os_compute_api:os-aggregates:set_metadata": ADMIN,
+    "compute:aggregates:images": ADMIN,  # 2.81, nova's name for it
 }
 
 # issue 10: the routes and actions real clients were missing

@@ -4,6 +4,7 @@ the receiving host re-reads the instance from the database.
 1.0 - build_and_run_instance, terminate_instance, power actions, rebuild, resize,
       snapshot, console output, external events, interface attach/detach
 1.1 - attach_volume, detach_volume
+1.2 - cache_images
 """
 from pocketstack.common import rpc
 
@@ -52,6 +53,9 @@ class ComputeAPI:
     def get_console_output(self, ctx, host: str, instance_uuid: str) -> str:
         return self._host(host, timeout=10).call(ctx, "get_console_output",
                                                  instance_uuid=instance_uuid)
+
+    def cache_images(self, ctx, host: str, image_ids: list[str]) -> None:
+        self._host(host).cast(ctx, "cache_images", image_ids=image_ids)
 
     def external_instance_event(self, ctx, host: str, events: list[dict]) -> None:
         self._host(host).cast(ctx, "external_instance_event", events=events)

@@ -144,6 +144,20 @@ class BuildMixin:
         if not ok:
             raise Superseded()
 
+    def cache_images(self, ctx, image_ids: list[str]) -> None:
+        """2.81's image precache (POST /os-aggregates/{id}/images): bring each image into
+        this host's cache; as nova, an image that cannot be had is logged and skipped."""
+        for image_id in image_ids:
+            try:
+                meta = ImageClient(ctx).get(image_id)
+                if meta is None or meta.get("status") != "active":
+                    LOG.info("Not caching image %s on %s: not found or not active",
+                             image_id, self.host)
+                    continue
+                self.driver.cache_image(ctx, meta, self.image_cache)
+            except exceptions.PocketstackError as error:
+                LOG.info("Caching image %s on %s failed: %s", image_id, self.host, error)
+
     def _image(self, ctx, inst) -> dict:
         spec = inst.request_spec or {}
         if spec.get("is_bfv"):

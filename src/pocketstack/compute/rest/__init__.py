@@ -82,6 +82,7 @@ ROUTES = {
                                             "PUT": aggregates.update_aggregate,
                                             "DELETE": aggregates.delete_aggregate},
     f"{V}/os-aggregates/{{aggregate_id}}/action": {"POST": aggregates.aggregate_action},
+    f"{V}/os-aggregates/{{aggregate_id}}/images": {"POST": aggregates.cache_images},
     # quotas, limits, zones, services, hypervisors
     f"{V}/limits": {"GET": quota_sets.limits},
     f"{V}/os-quota-sets/{{project_id}}": {"GET": quota_sets.show, "PUT": quota_sets.update,

@@ -29,6 +29,12 @@ _METADATA = {"type": "object", "properties": {"metadata": {
         "type": ["string", "null"], "maxLength": 255}},
     "additionalProperties": False}}, "required": ["metadata"], "additionalProperties": False}
 
+_IMAGES = {"type": "object", "properties": {"cache": {
+    "type": ["array"], "minItems": 1, "items": {
+        "type": "object", "properties": {"id": {"type": "string", "format": "uuid"}},
+        "additionalProperties": False, "required": ["id"]}}},
+    "required": ["cache"], "additionalProperties": False}
+
 
 def _view(req, agg: Aggregate, full: bool = True) -> dict:
     out = {"availability_zone": (agg.metadata_ or {}).get(aggregates.AZ),
@@ -93,3 +99,22 @@ def aggregate_action(req):
         validate(_HOST, args)
         agg = getattr(aggregates, name)(agg_id, args["host"])
     return respond(req, {"aggregate": _view(req, agg)})
+
+
+def cache_images(req):
+    """2.81: ask every host of the aggregate to precache images; 202, the work is cast."""
+    if not at_least(req, "2.81"):
+        raise exceptions.NotFound("The resource could not be found.")
+    authorize(req, "compute:aggregates:images", {})
+    agg_id = aggregates.parse_id(req.params["aggregate_id"])
+    image_ids = [item["id"] for item in body(req, _IMAGES)["cache"]]
+    if len(set(image_ids)) != len(image_ids):
+        raise exceptions.BadRequest("Duplicate images in request")
+    with db.reader() as s:
+        hosts = list(aggregates.get(s, agg_id).hosts or [])
+    from pocketstack.compute.rpcapi import ComputeAPI
+
+    rpc = ComputeAPI()
+    for host in hosts:
+        rpc.cache_images(req.context, host, image_ids)
+    return respond(req, None, 202)
