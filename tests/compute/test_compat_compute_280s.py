@@ -4,11 +4,19 @@ import time
 
 import pytest
 
-from conftest import Compute
+
+
+_CLS = []
+
+
+@pytest.fixture(autouse=True)
+def _remember_cls(api):
+    _CLS[:] = [type(api)]
 
 
 def _at(cloud, session, version):
-    return Compute(cloud, session, version)
+    """Compute REST (tests/compute/conftest.py's helper) speaking ``version``."""
+    return _CLS[0](cloud, session, version)
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +90,20 @@ def test_281_aggregate_image_precache(cloud, api, image_id):
     finally:
         admin.post(f"/os-aggregates/{agg_id}/action", {"remove_host": {"host": host}})
         admin.delete(f"/os-aggregates/{agg_id}")
+
+
+# --- 2.82: the accelerator-request-bound external event ------------------------------------
+
+def test_282_accelerator_request_bound_event(cloud, server):
+    event = {"server_uuid": server, "name": "accelerator-request-bound",
+             "tag": "5b5e6fb8-4a3a-4ff1-9bcd-2b3c40b2a4c5", "status": "completed"}
+    admin = _at(cloud, cloud.session(), "2.82")
+    r = admin.post("/os-server-external-events", {"events": [event]})
+    assert r.status_code == 200, r.text
+    assert r.json()["events"][0]["code"] == 200
+    untagged = {k: v for k, v in event.items() if k != "tag"}
+    r = admin.post("/os-server-external-events", {"events": [event, untagged]})
+    assert r.status_code == 207
+    assert [e["code"] for e in r.json()["events"]] == [200, 400]
+    old = _at(cloud, cloud.session(), "2.81")
+    assert old.post("/os-server-external-events", {"events": [event]}).status_code == 400

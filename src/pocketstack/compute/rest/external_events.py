@@ -12,6 +12,9 @@ from pocketstack.compute.rpcapi import ComputeAPI
 NAMES = ["network-changed", "network-vif-plugged", "network-vif-unplugged",
          "network-vif-deleted", "volume-extended", "power-update",
          "accelerator-request-bound"]
+# nova drops these (the event's code is 400) without a tag to say which volume, power
+# state or accelerator request they are about.
+TAG_REQUIRED = ("volume-extended", "power-update", "accelerator-request-bound")
 _compute = ComputeAPI()
 _T = Instance.__table__
 # Built once (two events per boot come through here).
@@ -23,7 +26,8 @@ def _schema(req):
     from pocketstack.compute.rest.common import at_least
 
     names = NAMES[:4] + (["volume-extended"] if at_least(req, "2.51") else []) + (
-        ["power-update"] if at_least(req, "2.76") else [])
+        ["power-update"] if at_least(req, "2.76") else []) + (
+        ["accelerator-request-bound"] if at_least(req, "2.82") else [])
     return {"type": "object", "properties": {"events": {
         "type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {
@@ -48,6 +52,8 @@ def create_events(req):
         host = hosts.get(e["server_uuid"])
         if e["server_uuid"] not in hosts:
             results.append(dict(e, code=404))
+        elif e["name"] in TAG_REQUIRED and e.get("tag") is None:
+            results.append(dict(e, status="failed", code=400))
         elif host is None:
             results.append(dict(e, code=422))
         else:
