@@ -193,6 +193,22 @@ def _list(req, detail: bool):
                     not at_least(req, "2.83"):
                 continue
             stmt = stmt.where(col == value)
+    if admin or at_least(req, "2.83"):
+        # 2.83 lets everyone filter on these (admins always could). As nova's database
+        # API: the states match exactly (several values are any of them), the other
+        # columns as a substring of their text, as nova's LIKE '%value%'.
+        for key, col in (("vm_state", Instance.vm_state), ("task_state", Instance.task_state)):
+            values = [v for v in q.getlist(key) if v]
+            if values:
+                stmt = stmt.where(col.in_(values))
+        for key, col in (("config_drive", Instance.config_drive),
+                         ("power_state", Instance.power_state),
+                         ("progress", Instance.progress),
+                         ("created_at", Instance.created_at),
+                         ("launched_at", Instance.launched_at),
+                         ("terminated_at", Instance.terminated_at)):
+            if q.get(key):
+                stmt = stmt.where(sa.cast(col, sa.String).like(f"%{q[key]}%"))
     if q.get("flavor"):
         flavor = q["flavor"]
         stmt = stmt.where(Instance.flavor["flavorid"].as_string() == flavor)
