@@ -132,3 +132,29 @@ def test_283_member_filters(cloud, api, member, server):
         assert server not in ids(new, query), query
         # below 2.83 a member's filter on these is dropped, as nova drops it
         assert server in ids(old, query), query
+
+
+# --- 2.84: a failed instance action event carries its fault message as `details` -----------
+
+def test_284_action_event_details(cloud, api, image_id, faults):
+    faults.add(operation="spawn", action="fail", times=None, message="hypervisor says no")
+    sid = api.boot(image_id)
+    try:
+        assert api.wait(sid)["status"] == "ERROR"
+        admin = _at(cloud, cloud.session(), "2.84")
+        req_id = admin.get(f"/servers/{sid}/os-instance-actions").json()[
+            "instanceActions"][-1]["request_id"]
+        events = admin.get(f"/servers/{sid}/os-instance-actions/{req_id}").json()[
+            "instanceAction"]["events"]
+        failed = [e for e in events if e["result"] == "Error"]
+        assert failed and all("hypervisor says no" in e["details"] for e in failed), events
+        assert all(e["details"] is None for e in events if e["result"] == "Success")
+        old = _at(cloud, cloud.session(), "2.83")
+        events = old.get(f"/servers/{sid}/os-instance-actions/{req_id}").json()[
+            "instanceAction"]["events"]
+        assert all("details" not in e for e in events)
+        # details are admin-only by default (os-instance-actions:events:details)
+        mine = _at(cloud, api.s, "2.84").get(f"/servers/{sid}/os-instance-actions/{req_id}")
+        assert all("details" not in e for e in mine.json()["instanceAction"]["events"])
+    finally:
+        api.delete(f"/servers/{sid}")

@@ -99,6 +99,11 @@ def show_action(req):
                 ev["hostId"] = host_id(inst) if e.host else ""
                 if show_details:
                     ev["host"] = e.host or ""
+            if at_least(req, "2.84") and show_details:
+                # nova keeps a failed event's fault message (cut to 255, as the fault's)
+                # and nothing for one that succeeded
+                failed = e.result == "Error"
+                ev["details"] = ((e.detail or "")[:255] or None) if failed else None
             rendered.append(ev)
         out["events"] = rendered
     return respond(req, {"instanceAction": out})
