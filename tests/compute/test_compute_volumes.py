@@ -759,3 +759,40 @@ def test_two_boots_race_for_one_volume(api, vols, raw_image):
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert vols.wait(root["id"], "available")["attachments"] == []
+
+
+def test_285_update_delete_on_termination(cloud, api, vols, image_id):
+    """2.85: a member's PUT naming the same volume changes delete_on_termination (202);
+    the other fields cannot change (400); another volume is still the admin's swap."""
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    new = Compute(cloud, api.s, "2.85")
+    path = f"/servers/{sid}/os-volume_attachments/{volume['id']}"
+    assert new.post(f"/servers/{sid}/os-volume_attachments",
+                    {"volumeAttachment": {"volumeId": volume["id"]}}).status_code == 200
+    assert new.get(path).json()["volumeAttachment"]["delete_on_termination"] is False
+    r = new.req("PUT", path, json={"volumeAttachment": {"volumeId": volume["id"],
+                                                          "delete_on_termination": True}})
+    assert r.status_code == 202 and r.content == b"", r.text
+    assert new.get(path).json()["volumeAttachment"]["delete_on_termination"] is True
+    device = new.get(path).json()["volumeAttachment"]["device"]
+    same = {"volumeId": volume["id"], "device": device, "serverId": sid, "id": volume["id"]}
+    assert new.req("PUT", path, json={"volumeAttachment": same}).status_code == 202
+    for bad in ({"device": "/dev/vdz"}, {"serverId": NIL}, {"id": NIL}, {"tag": "x"},
+                {"delete_on_termination": "maybe"}, {"bogus": 1}):
+        r = new.req("PUT", path, json={"volumeAttachment": dict(volumeId=volume["id"], **bad)})
+        assert r.status_code == 400, (bad, r.text)
+    # naming another volume is a swap: admin only
+    spare = vols.create()
+    r = new.req("PUT", path, json={"volumeAttachment": {"volumeId": spare["id"]}})
+    assert r.status_code == 403
+    # below 2.85 the field is not accepted at all
+    old = Compute(cloud, api.s, "2.84")
+    r = old.req("PUT", path, json={"volumeAttachment": {"volumeId": volume["id"],
+                                                          "delete_on_termination": False}})
+    assert r.status_code == 400
+    # the server's delete now takes the volume with it
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    assert vols.wait(volume["id"], "deleted") is None

@@ -1,5 +1,5 @@
 """/servers/{id}/os-volume_attachments: list, show, attach (200 with the attachment),
-update (delete_on_termination from 2.85 is beyond our microversions: PUT is nova's swap,
+update (from 2.85 delete_on_termination; a PUT naming another volume is nova's swap,
 which only the volume service's migration calls), detach (202); nova's
 volume_attachments controller. The attachment id is the volume id, as in nova."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import copy
 from pocketstack.common import exceptions
 from pocketstack.compute import block_devices, instances, volumes
 from pocketstack.compute.rest.common import (BOOLEAN, TAG, at_least, authorize, body,
-                                             respond)
+                                             bool_from_string, respond)
 
 _VOLUME_ID = {"type": "string", "format": "uuid"}
 _DEVICE = {"type": ["string", "null"],
@@ -24,6 +24,9 @@ _CREATE_279 = copy.deepcopy(_CREATE_249)
 _CREATE_279["properties"]["volumeAttachment"]["properties"]["delete_on_termination"] = BOOLEAN
 _UPDATE = copy.deepcopy(_CREATE)
 del _UPDATE["properties"]["volumeAttachment"]["properties"]["device"]
+_UPDATE_285 = copy.deepcopy(_CREATE_279)
+_UPDATE_285["properties"]["volumeAttachment"]["properties"].update(
+    serverId={"type": "string", "format": "uuid"}, id={"type": "string", "format": "uuid"})
 
 
 def _view(req, row) -> dict:
@@ -85,12 +88,29 @@ def attach_volume(req):
 
 def update_attachment(req):
     """PUT before 2.85 always swaps the volume: admin only, and only for a volume the
-    volume service is migrating — ours never migrate."""
+    volume service is migrating — ours never migrate. From 2.85 a PUT naming the same
+    volume updates the attachment: only delete_on_termination may change (nova's
+    _update_volume_regular); the other fields must repeat what they are."""
     inst = instances.get(req.context, req.params["server_id"])
-    authorize(req, "os_compute_api:os-volumes-attachments:swap")
-    body(req, _UPDATE)
     volume_id = req.params["volume_id"]
-    volumes.mapping(inst, volume_id)
+    only_swap = not at_least(req, "2.85")
+    att = body(req, _UPDATE if only_swap else _UPDATE_285)["volumeAttachment"]
+    if only_swap or att["volumeId"] != volume_id:
+        authorize(req, "os_compute_api:os-volumes-attachments:swap")
+    else:
+        authorize(req, "os_compute_api:os-volumes-attachments:update",
+                  {"project_id": inst.project_id})
+    row = volumes.mapping(inst, volume_id)
+    if not only_swap:
+        for key, current in (("id", volume_id), ("serverId", inst.uuid),
+                             ("device", row.device_name), ("tag", row.tag)):
+            if key in att and att[key] != current:
+                raise exceptions.BadRequest(f"The {key} property is not mutable")
+        if "delete_on_termination" in att:
+            volumes.set_delete_on_termination(
+                inst, volume_id, bool_from_string(att["delete_on_termination"], strict=True))
+        if att["volumeId"] == volume_id:
+            return respond(req, None, 202)
     raise exceptions.Conflict(f"volume {volume_id} is not migrating; this API should only "
                               "be called by Cinder")
 
