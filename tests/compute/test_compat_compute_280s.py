@@ -158,3 +158,37 @@ def test_284_action_event_details(cloud, api, image_id, faults):
         assert all("details" not in e for e in mine.json()["instanceAction"]["events"])
     finally:
         api.delete(f"/servers/{sid}")
+
+
+# --- 2.86: flavor extra specs in a namespace nova knows are validated ----------------------
+
+def test_286_extra_spec_validation(cloud):
+    import uuid
+
+    admin = _at(cloud, cloud.session(), "2.86")
+    r = admin.post("/flavors", {"flavor": {"name": f"f286-{uuid.uuid4().hex[:6]}",
+                                           "ram": 64, "vcpus": 1, "disk": 1}})
+    fid = r.json()["flavor"]["id"]
+    specs = f"/flavors/{fid}/os-extra_specs"
+    try:
+        good = {"hw:cpu_policy": "dedicated", "hw:numa_nodes": "2", "quota:cpu_quota": "10",
+                "resources1:VCPU": "1", "trait:HW_CPU_X86_AVX2": "required",
+                "hw_rng:allowed": "true", "aggregate_instance_extra_specs:ssd": "yes",
+                "my-own:anything": "goes", "plainkey": "x"}
+        r = admin.post(specs, {"extra_specs": good})
+        assert r.status_code == 200, r.text
+        for bad in ({"hw:cpu_policy": "sometimes"}, {"hw:numa_nodes": "two"},
+                    {"hw:no_such_thing": "1"}, {"trait:HW_CPU_X86_AVX2": "maybe"},
+                    {"hw_rng:allowed": "perhaps"}, {"resources:VCPU": "many"}):
+            r = admin.post(specs, {"extra_specs": bad})
+            assert r.status_code == 400 and "Validation failed" in r.text, (bad, r.text)
+        r = admin.req("PUT", f"{specs}/hw:cpu_policy", json={"hw:cpu_policy": "bogus"})
+        assert r.status_code == 400
+        r = admin.req("PUT", f"{specs}/hw:cpu_policy", json={"hw:cpu_policy": "shared"})
+        assert r.status_code == 200, r.text
+        assert admin.get(f"{specs}/hw:cpu_policy").json() == {"hw:cpu_policy": "shared"}
+        # below 2.86 nothing is checked
+        old = _at(cloud, cloud.session(), "2.85")
+        assert old.post(specs, {"extra_specs": {"hw:no_such_thing": "1"}}).status_code == 200
+    finally:
+        admin.delete(f"/flavors/{fid}")

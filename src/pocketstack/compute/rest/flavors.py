@@ -7,6 +7,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions, numbers, policy
+from pocketstack.compute import extra_specs
 from pocketstack.compute.models import Flavor, FlavorAccess, FlavorExtraSpec
 from pocketstack.compute.rest.common import (BOOLEAN, DESCRIPTION, at_least, authorize, body,
                                              bool_from_string,
@@ -276,6 +277,10 @@ def list_extra_specs(req):
 def create_extra_specs(req):
     authorize(req, "os_compute_api:os-flavor-extra-specs:create")
     data = body(req, _SPECS)["extra_specs"]
+    if at_least(req, "2.86"):
+        for key, value in data.items():
+            extra_specs.validate(key, str(value).lower() if isinstance(value, bool)
+                                 else str(value))
     with db.transaction() as s:
         f = _find(s, req.params["flavor_id"])
         for key, value in data.items():
@@ -311,6 +316,8 @@ def update_extra_spec(req):
         raise exceptions.BadRequest("Request body and URI mismatch")
     value = data[key]
     value = str(value).lower() if isinstance(value, bool) else str(value)
+    if at_least(req, "2.86"):
+        extra_specs.validate(key, value)
     with db.transaction() as s:
         f = _find(s, req.params["flavor_id"])
         row = s.get(FlavorExtraSpec, (f.id, key))
