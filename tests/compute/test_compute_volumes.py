@@ -796,3 +796,36 @@ def test_285_update_delete_on_termination(cloud, api, vols, image_id):
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert vols.wait(volume["id"], "deleted") is None
+
+
+def test_287_rescue_volume_backed(cloud, api, vols, raw_image):
+    """2.87: a volume-backed server can be rescued, with a rescue image that says where the
+    rescue disk goes (hw_rescue_bus, hw_rescue_device); before 2.87 never (400)."""
+    root = vols.create(imageRef=raw_image)
+    r = _boot_volume(api, [_bdm("volume", root["id"])])
+    assert r.status_code == 202, r.text
+    sid = r.json()["server"]["id"]
+    assert api.wait(sid)["status"] == "ACTIVE"
+    s = cloud.session()
+    rescue_image = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"rescue-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public", "hw_rescue_bus": "scsi",
+        "hw_rescue_device": "cdrom"}).json()["id"]
+    try:
+        old, new = Compute(cloud, api.s, "2.86"), Compute(cloud, api.s, "2.87")
+        action = f"/servers/{sid}/action"
+        r = old.post(action, {"rescue": {"rescue_image_ref": rescue_image}})
+        assert r.status_code == 400 and "volume-backed" in r.text, r.text
+        # the server's own image has no hw_rescue_* properties
+        r = new.post(action, {"rescue": None})
+        assert r.status_code == 400 and "volume-backed" in r.text, r.text
+        assert new.post(action, {"rescue": {"rescue_image_ref": NIL}}).status_code == 400
+        r = new.post(action, {"rescue": {"rescue_image_ref": rescue_image}})
+        assert r.status_code == 200 and r.json()["adminPass"], r.text
+        assert new.wait(sid, ("RESCUE", "ERROR"))["status"] == "RESCUE"
+        assert new.post(action, {"unrescue": None}).status_code == 202
+        assert new.wait(sid, ("ACTIVE", "ERROR"))["status"] == "ACTIVE"
+    finally:
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+        s.delete(cloud.url + f"/image/v2/images/{rescue_image}", raise_exc=False)

@@ -27,8 +27,31 @@ def _host_must_be_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
-def rescue(ctx, inst, admin_pass: str, image_ref: str | None) -> None:
+def _check_rescuable(ctx, inst, image_ref: str | None, allow_bfv: bool) -> None:
+    """nova's compute API rescue checks: a named rescue image must exist and not be a
+    volume snapshot; a volume-backed server is rescuable only from 2.87 (``allow_bfv``)
+    and with a rescue image (or its own image) that says where to attach the rescue
+    disk (hw_rescue_bus and hw_rescue_device). Every host here can rescue a volume-backed
+    server (nova's COMPUTE_RESCUE_BFV trait): rescue is a guest cycle on all drivers."""
+    if image_ref:
+        from pocketstack.clients.image import ImageClient
+
+        props = ImageClient(ctx).get(image_ref)
+        if props is None or props.get("img_block_device_mapping"):
+            raise exceptions.BadRequest(
+                f"Requested rescue image '{image_ref}' is not supported")
+    else:
+        props = (inst.request_spec or {}).get("image_properties") or {}
+    if not (inst.request_spec or {}).get("is_bfv"):
+        return
+    if not (allow_bfv and "hw_rescue_bus" in props and "hw_rescue_device" in props):
+        raise exceptions.BadRequest(f"Instance {inst.uuid} cannot be rescued: Cannot rescue "
+                                    "a volume-backed instance")
+
+
+def rescue(ctx, inst, admin_pass: str, image_ref: str | None, allow_bfv: bool = False) -> None:
     _host_must_be_up(inst, "rescue")
+    _check_rescuable(ctx, inst, image_ref, allow_bfv)
     begin(ctx, inst, "rescue", (states.ACTIVE, states.STOPPED, states.ERROR),
           states.RESCUING, "rescue")
     _cast(ctx, inst.host, "rescue_instance", instance_uuid=inst.uuid, image_ref=image_ref)

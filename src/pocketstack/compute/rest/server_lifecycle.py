@@ -35,7 +35,8 @@ def _rescue(req, inst, args):
     from pocketstack.compute.api import generate_password
 
     password = (args or {}).get("adminPass") or generate_password()
-    lifecycle.rescue(req.context, inst, password, (args or {}).get("rescue_image_ref"))
+    lifecycle.rescue(req.context, inst, password, (args or {}).get("rescue_image_ref"),
+                     allow_bfv=at_least(req, "2.87"))
     return respond(req, {"adminPass": password})
 
 
