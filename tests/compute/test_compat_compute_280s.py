@@ -192,3 +192,27 @@ def test_286_extra_spec_validation(cloud):
         assert old.post(specs, {"extra_specs": {"hw:no_such_thing": "1"}}).status_code == 200
     finally:
         admin.delete(f"/flavors/{fid}")
+
+
+# --- 2.88: hypervisors lose the resource fields, statistics and uptime; show has uptime ---
+
+def test_288_hypervisors(cloud):
+    new = _at(cloud, cloud.session(), "2.88")
+    old = _at(cloud, cloud.session(), "2.87")
+    gone = {"current_workload", "cpu_info", "vcpus", "vcpus_used", "free_disk_gb", "local_gb",
+            "local_gb_used", "disk_available_least", "free_ram_mb", "memory_mb",
+            "memory_mb_used", "running_vms"}
+    detail = new.get("/os-hypervisors/detail").json()["hypervisors"]
+    assert detail and all(not gone & set(h) for h in detail)
+    hyp = next(h for h in detail if h["state"] == "up")
+    assert " up " in hyp["uptime"]
+    shown = new.get(f"/os-hypervisors/{hyp['id']}").json()["hypervisor"]
+    assert " up " in shown["uptime"] and not gone & set(shown)
+    assert "uptime" not in new.get("/os-hypervisors").json()["hypervisors"][0]
+    assert new.get("/os-hypervisors/statistics").status_code == 404
+    assert new.get(f"/os-hypervisors/{hyp['id']}/uptime").status_code == 404
+    # 2.87 still has all of it
+    assert old.get("/os-hypervisors/statistics").json()["hypervisor_statistics"]["count"] >= 1
+    assert old.get(f"/os-hypervisors/{hyp['id']}/uptime").status_code == 200
+    shown = old.get(f"/os-hypervisors/{hyp['id']}").json()["hypervisor"]
+    assert gone <= set(shown) and "uptime" not in shown

@@ -78,6 +78,10 @@ class _Views:
                                      "topology": {"cores": 1, "threads": 1,
                                                   "sockets": node.vcpus}}
                         if self.v228 else "{}"})
+        else:
+            # 2.88 moved uptime here from /os-hypervisors/{id}/uptime; a host that is
+            # down cannot say (nova answers null then)
+            out["uptime"] = _uptime_line(svc.created_at) if out["state"] == "up" else None
         return out
 
 
@@ -166,6 +170,9 @@ def show_hypervisor(req):
 
 
 def statistics(req):
+    """Totals over all hosts; gone from 2.88, as nova (placement has the numbers)."""
+    if at_least(req, "2.88"):
+        raise exceptions.NotFound("The resource could not be found.")
     authorize(req, "os_compute_api:os-hypervisors:statistics")
     with db.reader() as s:
         rows = _load(s)
