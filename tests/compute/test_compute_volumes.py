@@ -829,3 +829,27 @@ def test_287_rescue_volume_backed(cloud, api, vols, raw_image):
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
         s.delete(cloud.url + f"/image/v2/images/{rescue_image}", raise_exc=False)
+
+
+def test_289_attachment_ids(cloud, api, vols, image_id):
+    """2.89: list and show have attachment_id (the volume service's attachment) and
+    bdm_uuid, and no id; the attach answer is as before."""
+    sid = api.boot(image_id)
+    api.wait(sid, ("ACTIVE",))
+    volume = vols.create()
+    new, old = Compute(cloud, api.s, "2.89"), Compute(cloud, api.s, "2.88")
+    r = new.post(f"/servers/{sid}/os-volume_attachments",
+                 {"volumeAttachment": {"volumeId": volume["id"]}})
+    assert r.status_code == 200 and r.json()["volumeAttachment"]["id"] == volume["id"]
+    attached = vols.wait(volume["id"], "in-use")
+    path = f"/servers/{sid}/os-volume_attachments"
+    shown = new.get(f"{path}/{volume['id']}").json()["volumeAttachment"]
+    assert "id" not in shown and shown["volumeId"] == volume["id"]
+    assert shown["attachment_id"] == attached["attachments"][0]["attachment_id"]
+    assert uuid.UUID(shown["bdm_uuid"])
+    assert new.get(path).json()["volumeAttachments"] == [shown]
+    before = old.get(f"{path}/{volume['id']}").json()["volumeAttachment"]
+    assert before["id"] == volume["id"] and "attachment_id" not in before
+    assert "bdm_uuid" not in before
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)

@@ -30,13 +30,19 @@ _UPDATE_285["properties"]["volumeAttachment"]["properties"].update(
 
 
 def _view(req, row) -> dict:
-    out = {"id": row.volume_id, "volumeId": row.volume_id, "serverId": row.instance_uuid}
+    """list and show; from 2.89 the volume attachment's id and the mapping's uuid take the
+    place of ``id`` (the volume id again). The attach answer keeps ``id``, as nova's."""
+    v289 = at_least(req, "2.89")
+    out = {} if v289 else {"id": row.volume_id}
+    out.update(volumeId=row.volume_id, serverId=row.instance_uuid)
     if row.device_name:
         out["device"] = row.device_name
     if at_least(req, "2.70"):
         out["tag"] = row.tag
     if at_least(req, "2.79"):
         out["delete_on_termination"] = bool(row.delete_on_termination)
+    if v289:
+        out["attachment_id"], out["bdm_uuid"] = row.attachment_id, row.uuid
     return out
 
 
