@@ -216,3 +216,43 @@ def test_288_hypervisors(cloud):
     assert old.get(f"/os-hypervisors/{hyp['id']}/uptime").status_code == 200
     shown = old.get(f"/os-hypervisors/{hyp['id']}").json()["hypervisor"]
     assert gone <= set(shown) and "uptime" not in shown
+
+
+# --- 2.90: hostname on create, update and rebuild; shown to everyone ------------------------
+
+def test_290_hostname(cloud, api, image_id):
+    new = _at(cloud, api.s, "2.90")
+    old = _at(cloud, api.s, "2.89")
+    sid = new.boot(image_id, name="Named Server", hostname="my-host-1")
+    try:
+        shown = new.wait(sid)
+        assert shown["OS-EXT-SRV-ATTR:hostname"] == "my-host-1"
+        assert "OS-EXT-SRV-ATTR:hostname" not in old.server(sid)  # a member's view
+        listed = new.get("/servers/detail?hostname=my-host-1").json()["servers"]
+        assert [s["id"] for s in listed] == [sid]
+        r = new.req("PUT", f"/servers/{sid}", json={"server": {"hostname": "renamed"}})
+        assert r.status_code == 200, r.text
+        assert r.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "renamed"
+        r = new.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image_id,
+                                                            "hostname": "rebuilt"}})
+        assert r.status_code == 202, r.text
+        assert r.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "rebuilt"
+        new.wait(sid)
+        for bad in ("-dash", "a", "under_score", "x" * 64, "has.dot", 5):
+            r = new.req("PUT", f"/servers/{sid}", json={"server": {"hostname": bad}})
+            assert r.status_code == 400, bad
+        assert new.post("/servers", {"server": {
+            "name": "x", "imageRef": image_id, "flavorRef": "42", "networks": "none",
+            "hostname": "bad_name"}}).status_code == 400
+        # before 2.90 hostname is an unknown field
+        r = old.req("PUT", f"/servers/{sid}", json={"server": {"hostname": "later"}})
+        assert r.status_code == 400
+        assert old.post("/servers", {"server": {
+            "name": "x", "imageRef": image_id, "flavorRef": "42", "networks": "none",
+            "hostname": "fine"}}).status_code == 400
+        r = old.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image_id,
+                                                            "hostname": "rebuilt"}})
+        assert r.status_code == 400
+    finally:
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)

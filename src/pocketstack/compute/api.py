@@ -344,7 +344,8 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
         name = p["name"] if count == 1 else f"{p['name']}-{index + 1}"
         rows.append(Instance(
             uuid=str(uuidlib.uuid4()), display_name=name, display_description=p["description"],
-            hostname=hostname_for(name), project_id=ctx.project_id, user_id=ctx.user_id,
+            hostname=p.get("hostname") or hostname_for(name),  # 2.90: the user's, if given
+            project_id=ctx.project_id, user_id=ctx.user_id,
             image_ref=p["image_ref"] or "", flavor=flavor, vcpus=flavor["vcpus"],
             memory_mb=flavor["memory_mb"], key_name=key.name if key else None,
             key_data=key.public_key if key else None, vm_state=states.BUILDING,

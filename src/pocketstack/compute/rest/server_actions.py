@@ -6,7 +6,7 @@ from pocketstack.compute import actions, instances
 from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
                                       server_security_groups, views)
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
-                                             validate)
+                                             validate, version)
 
 
 def _stop(req, inst, args):
@@ -97,6 +97,10 @@ def _rebuild(req, inst, args):
         props["key_name"] = {"type": ["string", "null"]}
     if at_least(req, "2.57"):
         props["user_data"] = {"type": ["string", "null"], "format": "base64"}
+    from pocketstack.compute.rest.server_schemas import hostname_schema
+
+    if hostname_schema(version(req)) is not None:
+        props["hostname"] = hostname_schema(version(req))
     validate({"type": "object", "properties": props, "required": ["imageRef"],
               "additionalProperties": False}, args)
     from pocketstack.compute import api
@@ -119,6 +123,8 @@ def _rebuild(req, inst, args):
         values["metadata_"] = args["metadata"]
     if "description" in args:
         values["display_description"] = args["description"]
+    if "hostname" in args:  # 2.90
+        values["hostname"] = args["hostname"]
     if "accessIPv4" in args:
         values["access_ip_v4"] = args["accessIPv4"]
     if "accessIPv6" in args:

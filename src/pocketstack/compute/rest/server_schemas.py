@@ -123,7 +123,13 @@ _server(CREATE_274)["host"] = {"type": "string", "minLength": 1, "maxLength": 25
 _server(CREATE_274)["hypervisor_hostname"] = {"type": "string", "minLength": 1,
                                               "maxLength": 255}
 
-_CREATE_BY_VERSION = [((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
+# nova's parameter_types.hostname (2.90)
+HOSTNAME = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
+            "minLength": 2, "maxLength": 63}
+CREATE_290 = copy.deepcopy(CREATE_274)
+_server(CREATE_290)["hostname"] = HOSTNAME
+
+_CREATE_BY_VERSION = [((2, 90), CREATE_290), ((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
                       ((2, 57), CREATE_257), ((2, 52), CREATE_252), ((2, 42), CREATE_242),
                       ((2, 37), CREATE_237), ((2, 33), CREATE_233), ((2, 32), CREATE_232),
                       ((2, 19), CREATE_219), ((2, 1), CREATE_21)]
@@ -143,5 +149,16 @@ UPDATE_219 = copy.deepcopy(UPDATE_21)
 UPDATE_219["properties"]["server"]["properties"]["description"] = DESCRIPTION
 
 
+UPDATE_290 = copy.deepcopy(UPDATE_219)
+UPDATE_290["properties"]["server"]["properties"]["hostname"] = HOSTNAME
+
+
 def update_schema(version) -> dict:
+    if version >= (2, 90):
+        return UPDATE_290
     return UPDATE_219 if version >= (2, 19) else UPDATE_21
+
+
+def hostname_schema(version) -> dict | None:
+    """The ``hostname`` a create, update or rebuild may set (None before 2.90)."""
+    return HOSTNAME if version >= (2, 90) else None

@@ -65,6 +65,7 @@ def create_server(req):
         "tags": s.get("tags") or [], "hints": hints, "access_ip_v4": s.get("accessIPv4"),
         "access_ip_v6": canonical_ipv6(s.get("accessIPv6")),
         "disk_config": s.get("OS-DCF:diskConfig", "MANUAL"),
+        "hostname": s.get("hostname"),  # 2.90 (the schema refuses it before)
     }
     rows, reservation_id, admin_pass = api.create(ctx, params)
     if to_bool(s.get("return_reservation_id", False)):
@@ -213,10 +214,11 @@ def _list(req, detail: bool):
         flavor = q["flavor"]
         stmt = stmt.where(Instance.flavor["flavorid"].as_string() == flavor)
     if admin:
-        for key, col in (("host", Instance.host), ("node", Instance.node),
-                         ("hostname", Instance.hostname)):
+        for key, col in (("host", Instance.host), ("node", Instance.node)):
             if q.get(key):
                 stmt = stmt.where(col == q[key])
+    if q.get("hostname") and (admin or at_least(req, "2.90")):  # everyone's from 2.90
+        stmt = stmt.where(Instance.hostname == q["hostname"])
     if at_least(req, "2.26"):
         stmt = _tags_filter(stmt, q)
     if at_least(req, "2.73") and q.get("locked") is not None:
@@ -329,6 +331,8 @@ def update_server(req):
         values["access_ip_v6"] = canonical_ipv6(data["accessIPv6"])
     if "OS-DCF:diskConfig" in data:
         values["auto_disk_config"] = data["OS-DCF:diskConfig"] == "AUTO"
+    if "hostname" in data:  # 2.90
+        values["hostname"] = data["hostname"]
     if values and not instances.update(inst.uuid, values):
         raise instances.not_found(inst.uuid)
     inst = instances.get(req.context, inst.uuid)

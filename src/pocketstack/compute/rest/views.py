@@ -140,7 +140,7 @@ class ViewContext:
         self.v2_3, self.v2_9, self.v2_16, self.v2_19 = (v >= (2, 3), v >= (2, 9),
                                                         v >= (2, 16), v >= (2, 19))
         self.v2_26, self.v2_47, self.v2_63 = v >= (2, 26), v >= (2, 47), v >= (2, 63)
-        self.v2_71, self.v2_73 = v >= (2, 71), v >= (2, 73)
+        self.v2_71, self.v2_73, self.v2_90 = v >= (2, 71), v >= (2, 73), v >= (2, 90)
         self.base = req.service_url
         self.is_admin = ctx.is_admin
         self.extended = _extended(ctx)
@@ -250,6 +250,9 @@ def server(req, inst, vc: ViewContext | None = None, *, show_groups: bool = Fals
         out["server_groups"] = vc.groups.get(uuid, [])
     if vc.v2_73:
         out["locked_reason"] = inst.locked_reason
+    if vc.v2_90 and not vc.extended:
+        # 2.90 shows everyone the hostname (admins have it among the extended attributes)
+        out["OS-EXT-SRV-ATTR:hostname"] = inst.hostname
     return out
 
 
