@@ -256,3 +256,61 @@ def test_290_hostname(cloud, api, image_id):
     finally:
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
+
+
+# --- 2.91: unshelve to a host (admin), and availability_zone null unpins -------------------
+
+def test_291_unshelve_to_host_and_unpin(cloud, api, image_id):
+    admin = _at(cloud, cloud.session(), "2.91")
+    member = _at(cloud, api.s, "2.91")
+    sid = member.boot(image_id)
+    member.wait(sid)
+    hyps = _at(cloud, cloud.session(), "2.87").get("/os-hypervisors/detail").json()
+    free = sorted(h["service"]["host"] for h in hyps["hypervisors"]
+                  if h["state"] == "up" and h["running_vms"] == 0)
+    assert len(free) >= 2, hyps
+    inside, outside = free[0], free[1]
+    agg = admin.post("/os-aggregates", {"aggregate": {"name": "agg-291",
+                                                      "availability_zone": "az-291"}})
+    agg_id = agg.json()["aggregate"]["id"]
+    action = f"/servers/{sid}/action"
+
+    def shelve():
+        assert member.post(action, {"shelve": None}).status_code == 202
+        assert member.wait(sid, ("SHELVED_OFFLOADED", "ERROR"))["status"] == \
+            "SHELVED_OFFLOADED"
+    try:
+        assert admin.post(f"/os-aggregates/{agg_id}/action",
+                          {"add_host": {"host": inside}}).status_code == 200
+        shelve()
+        # below 2.91: no host, and the zone cannot be null
+        old = _at(cloud, cloud.session(), "2.90")
+        assert old.post(action, {"unshelve": {"host": inside}}).status_code == 400
+        assert old.post(action, {"unshelve": {"availability_zone": None}}).status_code == 400
+        # a host is for admins; it must exist and be in the zone asked for
+        assert member.post(action, {"unshelve": {"host": inside}}).status_code == 403
+        assert admin.post(action, {"unshelve": {"host": "no-such-host"}}).status_code == 400
+        r = admin.post(action, {"unshelve": {"availability_zone": "az-291",
+                                             "host": outside}})
+        assert r.status_code == 409, r.text
+        assert admin.post(action, {"unshelve": {"availability_zone": "no-such-az"}}
+                          ).status_code == 400
+        assert admin.post(action, {"unshelve": {"host": 5}}).status_code == 400
+        r = admin.post(action, {"unshelve": {"availability_zone": "az-291", "host": inside}})
+        assert r.status_code == 202, r.text
+        s = admin.wait(sid)
+        assert s["status"] == "ACTIVE" and s["OS-EXT-SRV-ATTR:host"] == inside
+        assert s["OS-EXT-AZ:availability_zone"] == "az-291"
+        shelve()
+        # pinned to az-291 now: another zone's host is refused until the pin is dropped
+        assert admin.post(action, {"unshelve": {"host": outside}}).status_code == 409
+        r = admin.post(action, {"unshelve": {"availability_zone": None, "host": outside}})
+        assert r.status_code == 202, r.text
+        s = admin.wait(sid)
+        assert s["status"] == "ACTIVE" and s["OS-EXT-SRV-ATTR:host"] == outside
+        assert s["OS-EXT-AZ:availability_zone"] != "az-291"
+    finally:
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+        admin.post(f"/os-aggregates/{agg_id}/action", {"remove_host": {"host": inside}})
+        admin.delete(f"/os-aggregates/{agg_id}")

@@ -9,6 +9,8 @@ offloaded server schedules it again and the chosen host spawns it from that imag
 """
 from __future__ import annotations
 
+import sqlalchemy as sa
+
 from pocketstack.common import db, exceptions
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.guards import begin, check_locked, host_up, invalid_state
@@ -105,18 +107,56 @@ def shelve_offload(ctx, inst) -> None:
     _cast(ctx, inst.host, "shelve_offload_instance", instance_uuid=inst.uuid)
 
 
-def unshelve(ctx, inst, zone: str | None = None, host: str | None = None) -> None:
+_UNSET = object()  # unshelve's zone when the request names none (None unpins, 2.91)
+
+
+def _host_zone(host: str) -> str:
+    from pocketstack.common import config
+    from pocketstack.compute.aggregates import _zone_of_host
+
+    with db.reader() as s:
+        return _zone_of_host(s, host) or config.CONF.compute.default_availability_zone
+
+
+def unshelve(ctx, inst, zone=_UNSET, host: str | None = None) -> None:
+    """nova's compute API unshelve: ``zone`` (2.77) re-pins the server to another zone,
+    None (2.91) unpins it, and ``host`` (2.91, admin) picks the host - which must then be
+    in the zone the server is pinned to after this request (409)."""
     check_locked(ctx, inst)
     if inst.vm_state not in (states.SHELVED, states.SHELVED_OFFLOADED):
         raise invalid_state(inst, "unshelve")
     if inst.task_state is not None:
         raise invalid_state(inst, "unshelve", "task_state")
-    if (zone or host) and inst.vm_state != states.SHELVED_OFFLOADED:
+    az_passed = zone is not _UNSET
+    if (az_passed or host) and inst.vm_state != states.SHELVED_OFFLOADED:
         raise exceptions.Conflict(f"The unshelve action of instance {inst.uuid} with an "
                                   "availability zone or host is only allowed when it is "
                                   "shelved offloaded.")
+    if az_passed and zone:
+        from pocketstack.compute.api import availability_zones
+
+        if zone not in availability_zones():
+            raise exceptions.BadRequest("The requested availability zone is not available")
+    spec = dict(inst.request_spec or {})
+    pinned = zone if az_passed else spec.get("availability_zone")
+    if host:
+        from pocketstack.common import policy
+        from pocketstack.compute.models import ComputeNode
+
+        policy.authorize(ctx, "os_compute_api:os-shelve:unshelve_to_host",
+                         {"user_id": inst.user_id, "project_id": inst.project_id})
+        with db.reader() as s:
+            known = s.scalar(sa.select(ComputeNode.id).where(ComputeNode.host == host)
+                             .limit(1))
+        if known is None:
+            raise exceptions.BadRequest(f"Compute host {host} could not be found.")
+        if pinned is not None and _host_zone(host) != pinned:
+            raise exceptions.Conflict(f'Host "{host}" is not in the availability zone '
+                                      f'"{pinned}".')
     with db.transaction() as s:
-        if not instances.update(inst.uuid, {"task_state": states.UNSHELVING},
+        if not instances.update(inst.uuid, {"task_state": states.UNSHELVING,
+                                            "request_spec": dict(spec,
+                                                                 availability_zone=pinned)},
                                 expect_task=None, session=s):
             raise invalid_state(instances.load(inst.uuid), "unshelve", "task_state")
         trace.start_action(s, ctx, inst.uuid, "unshelve")
@@ -124,15 +164,18 @@ def unshelve(ctx, inst, zone: str | None = None, host: str | None = None) -> Non
     if inst.vm_state == states.SHELVED:
         _cast(ctx, inst.host, "unshelve_instance", instance_uuid=inst.uuid)
         return
-    target = _schedule(ctx, inst, zone, host, "unshelve")
+    target = _schedule(ctx, inst, pinned, host, "unshelve", pinned_zone=pinned)
     if target is None:
         return
-    instances.update(inst.uuid, {"host": target["host"], "node": target["node"]},
+    # as nova's conductor: the server is now in its new host's zone
+    instances.update(inst.uuid, {"host": target["host"], "node": target["node"],
+                                 "availability_zone": _host_zone(target["host"])},
                      expect_task=states.UNSHELVING)
     _cast(ctx, target["host"], "unshelve_instance", instance_uuid=inst.uuid)
 
 
-def _schedule(ctx, inst, zone, host, action: str, exclude=()) -> dict | None:
+def _schedule(ctx, inst, zone, host, action: str, exclude=(),
+              pinned_zone=_UNSET) -> dict | None:
     """Pick and claim a host (the scheduler claims it under the server's id); on failure
     the server goes back to its state with a fault and None is returned."""
     from pocketstack.compute.scheduler.rpcapi import SchedulerAPI
@@ -142,6 +185,8 @@ def _schedule(ctx, inst, zone, host, action: str, exclude=()) -> dict | None:
                 force_node=None, num_instances=1)
     if zone:
         spec["availability_zone"] = zone
+    if pinned_zone is not _UNSET:  # unshelve: the zone it asked for, or none (unpinned)
+        spec["availability_zone"] = pinned_zone
     step = Step(ctx, inst.uuid, "scheduler_select_destinations", "scheduler", None)
     try:
         return SchedulerAPI().select_destinations(ctx, spec, [inst.uuid])[0]

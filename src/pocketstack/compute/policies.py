@@ -144,6 +144,7 @@ _COMPAT_RULES = {
     "os_compute_api:os-shelve:shelve": MEMBER,
     "os_compute_api:os-shelve:shelve_offload": ADMIN,
     "os_compute_api:os-shelve:unshelve": MEMBER,
+    "os_compute_api:os-shelve:unshelve_to_host": ADMIN,  # 2.91
     "os_compute_api:os-migrate-server:migrate": ADMIN,
     "os_compute_api:os-migrate-server:migrate_live": ADMIN,
     "os_compute_api:os-evacuate": ADMIN,

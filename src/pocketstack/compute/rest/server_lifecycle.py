@@ -75,13 +75,24 @@ def _shelve_offload(req, inst, args):
 
 def _unshelve(req, inst, args):
     authorize(req, "os_compute_api:os-shelve:unshelve", _target(inst))
-    if at_least(req, "2.77"):
+    if at_least(req, "2.91"):
+        # nova's unshelve_v291: a host, and a zone that may be null (unpin)
+        validate({"oneOf": [{"type": "object", "properties": {
+            "availability_zone": {"oneOf": [{"type": "null"}, {"type": "string"}]},
+            "host": {"type": "string"}}, "additionalProperties": False},
+            {"type": "null"}]}, args)
+    elif at_least(req, "2.77"):
         validate({"type": ["object", "null"], "properties": {
             "availability_zone": {"type": "string", "minLength": 1, "maxLength": 255}},
             "additionalProperties": False}, args)
     else:
         validate(_NULL, args)
-    lifecycle.unshelve(req.context, inst, zone=(args or {}).get("availability_zone"))
+    kwargs = {}
+    if args and "availability_zone" in args:
+        kwargs["zone"] = args["availability_zone"]
+    if args and at_least(req, "2.91"):
+        kwargs["host"] = args.get("host")
+    lifecycle.unshelve(req.context, inst, **kwargs)
 
 
 def _migrate(req, inst, args):
