@@ -314,3 +314,28 @@ def test_291_unshelve_to_host_and_unpin(cloud, api, image_id):
         api.wait_gone(sid)
         admin.post(f"/os-aggregates/{agg_id}/action", {"remove_host": {"host": inside}})
         admin.delete(f"/os-aggregates/{agg_id}")
+
+
+# --- 2.92: keypairs are imported only (public_key required); names may have '@' and '.' ---
+
+def test_292_keypair_import_only(cloud, api):
+    import uuid
+
+    new = _at(cloud, api.s, "2.92")
+    old = _at(cloud, api.s, "2.91")
+    made = old.post("/os-keypairs", {"keypair": {"name": f"gen-{uuid.uuid4().hex[:6]}"}})
+    assert made.status_code == 201 and "private_key" in made.json()["keypair"]
+    public = made.json()["keypair"]["public_key"]
+    r = new.post("/os-keypairs", {"keypair": {"name": f"gen2-{uuid.uuid4().hex[:6]}"}})
+    assert r.status_code == 400, r.text
+    name = f"me@host.example-{uuid.uuid4().hex[:4]}"
+    r = new.post("/os-keypairs", {"keypair": {"name": name, "public_key": public}})
+    assert r.status_code == 201, r.text
+    assert "private_key" not in r.json()["keypair"] and r.json()["keypair"]["type"] == "ssh"
+    assert new.get(f"/os-keypairs/{name}").json()["keypair"]["name"] == name
+    r = old.post("/os-keypairs", {"keypair": {"name": "at@sign", "public_key": public}})
+    assert r.status_code == 400
+    r = new.post("/os-keypairs", {"keypair": {"name": "bad/name", "public_key": public}})
+    assert r.status_code == 400
+    assert new.delete(f"/os-keypairs/{name}").status_code == 204
+    assert new.delete(f"/os-keypairs/{made.json()['keypair']['name']}").status_code == 204

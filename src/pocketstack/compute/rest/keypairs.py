@@ -17,14 +17,21 @@ _NAME = {"type": "string", "minLength": 1, "maxLength": 255,
          "pattern": r"^[a-zA-Z0-9 _-]+$"}
 
 
+# 2.92 allows '@' and '.' in a name
+_NAME_292 = dict(_NAME, pattern=r"^[a-zA-Z0-9 _\-@.]+$")
+
+
 def _schema(req) -> dict:
-    props = {"name": _NAME, "public_key": {"type": "string"}}
+    v292 = at_least(req, "2.92")
+    props = {"name": _NAME_292 if v292 else _NAME, "public_key": {"type": "string"}}
     if at_least(req, "2.2"):
         props["type"] = {"type": "string", "enum": ["ssh", "x509"]}
     if at_least(req, "2.10"):
         props["user_id"] = {"type": "string"}
     return {"type": "object", "properties": {"keypair": {
-        "type": "object", "properties": props, "required": ["name"],
+        # from 2.92 nova no longer generates keys: the public key must be given
+        "type": "object", "properties": props,
+        "required": ["name", "public_key"] if v292 else ["name"],
         "additionalProperties": False}}, "required": ["keypair"], "additionalProperties": False}
 
 
