@@ -494,8 +494,19 @@ def test_volume_backed_server_needs_no_flavor_disk(cloud, api, admin_api, vols):
     api.post(f"/servers/{sid}/action", {"os-start": None})
     api.wait(sid, ("ACTIVE",))
     assert "/dev/vda" in driver.attached_volumes(sid)
-    r = api.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image["id"]}})
+    other = s.post(cloud.url + "/image/v2/images",
+                   json={"name": f"other-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+                         "container_format": "bare", "visibility": "public"}).json()
+    s.put(cloud.url + f"/image/v2/images/{other['id']}/file", data=b"other" * 100,
+          headers={"Content-Type": "application/octet-stream"})
+    r = api.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": other["id"]}})
     assert r.status_code == 400 and "volume-backed" in r.json()["badRequest"]["message"]
+    s.delete(cloud.url + f"/image/v2/images/{other['id']}", raise_exc=False)
+    # the volume's own image is accepted, as nova compares with the volume's image
+    r = api.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image["id"]}})
+    assert r.status_code == 202, r.text
+    assert api.wait(sid)["status"] == "ACTIVE"
+    assert "/dev/vda" in driver.attached_volumes(sid)
     root = api.server(sid)["os-extended-volumes:volumes_attached"][0]["id"]
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
@@ -853,3 +864,52 @@ def test_289_attachment_ids(cloud, api, vols, image_id):
     assert "bdm_uuid" not in before
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
+
+
+def test_293_rebuild_volume_backed(cloud, api, admin_api, vols, raw_image):
+    """2.93: rebuilding a volume-backed server with another image writes that image over
+    its root volume (the volume service's os-reimage and its volume-reimaged event);
+    before 2.93 only the volume's own image is accepted (400)."""
+    s = cloud.session()
+    other = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"raw-new-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public"}).json()
+    s.put(cloud.url + f"/image/v2/images/{other['id']}/file", data=b"anew" * 1024,
+          headers={"Content-Type": "application/octet-stream"})
+    root = vols.create(imageRef=raw_image)
+    r = _boot_volume(api, [_bdm("volume", root["id"])])
+    assert r.status_code == 202, r.text
+    sid = r.json()["server"]["id"]
+    try:
+        assert api.wait(sid)["status"] == "ACTIVE"
+        action = f"/servers/{sid}/action"
+        old, new = Compute(cloud, api.s, "2.92"), Compute(cloud, api.s, "2.93")
+        r = old.post(action, {"rebuild": {"imageRef": other["id"]}})
+        assert r.status_code == 400 and "volume-backed" in r.text, r.text
+        assert new.post(action, {"rebuild": {"imageRef": NIL}}).status_code == 400
+        # the volume service's os-reimage refuses an in-use volume and a bad body
+        reimage = f"/volumes/{root['id']}/action"
+        assert vols.req("POST", reimage, {"os-reimage": {"image_id": other["id"]}}
+                        ).status_code == 400
+        assert vols.req("POST", reimage, {"os-reimage": {}}).status_code == 400
+        r = new.post(action, {"rebuild": {"imageRef": other["id"]}})
+        assert r.status_code == 202, r.text
+        server = api.wait(sid)
+        assert server["status"] == "ACTIVE", server
+        assert server["image"] == ""  # still volume-backed, as nova shows it
+        volume = vols.get(root["id"])
+        assert volume["status"] == "in-use" and len(volume["attachments"]) == 1
+        assert volume["volume_image_metadata"]["image_id"] == other["id"]
+        driver = _driver(cloud, _attached_host(admin_api, sid))
+        assert other["name"] in driver.get_console_output(sid)
+        attached = driver.attached_volumes(sid)["/dev/vda"]["data"]["volume_id"]
+        assert attached == root["id"]
+        shown = new.get(f"/servers/{sid}/os-volume_attachments/{root['id']}").json()
+        assert shown["volumeAttachment"]["attachment_id"] == \
+            volume["attachments"][0]["attachment_id"]
+        # and the volume's image is now the one a 2.92 rebuild must name
+        assert old.post(action, {"rebuild": {"imageRef": raw_image}}).status_code == 400
+    finally:
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+        s.delete(cloud.url + f"/image/v2/images/{other['id']}", raise_exc=False)

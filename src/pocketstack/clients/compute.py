@@ -10,8 +10,12 @@ ANY_STATUS = range(100, 600)
 class ComputeClient(Client):
     base_path = "/compute/v2.1"
 
-    def external_events(self, events: list[dict], timeout: float = 10.0):
+    def external_events(self, events: list[dict], timeout: float = 10.0,
+                        microversion: str | None = None):
         """POST os-server-external-events; the response whatever its status (the caller
-        tells a server that is gone from a compute that is absent)."""
+        tells a server that is gone from a compute that is absent). ``microversion`` for
+        an event name newer than 2.1 (volume-reimaged: 2.93)."""
+        headers = {"OpenStack-API-Version": f"compute {microversion}"} if microversion \
+            else None
         return self.request("POST", "/os-server-external-events", json={"events": events},
-                            ok=ANY_STATUS, timeout=timeout)
+                            ok=ANY_STATUS, timeout=timeout, headers=headers)

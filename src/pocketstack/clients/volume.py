@@ -98,6 +98,14 @@ class VolumeClient(Client):
         self.request("POST", f"/volumes/{volume_id}/action",
                      json={"os-roll_detaching": {}}, ok=(202, 204))
 
+    def reimage(self, volume_id: str, image_id: str, reimage_reserved: bool = False) -> None:
+        """os-reimage: the volume service writes the image over the volume and answers
+        with a volume-reimaged external event."""
+        self.request("POST", f"/volumes/{volume_id}/action",
+                     json={"os-reimage": {"image_id": image_id,
+                                          "reimage_reserved": reimage_reserved}},
+                     ok=(202,))
+
     # --- attachments (3.27+) --------------------------------------------------------------
 
     def attachment_create(self, volume_id: str, instance_uuid: str,

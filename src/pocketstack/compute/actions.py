@@ -35,11 +35,15 @@ def power(ctx, inst, action: str, reboot_type: str = "SOFT") -> None:
     compute_rpc.power_action(ctx, inst.host, inst.uuid, action)
 
 
-def rebuild(ctx, inst, image_ref: str, values: dict) -> None:
+def rebuild(ctx, inst, image_ref: str, values: dict, volume_backed: bool = False,
+            reimage_boot_volume: bool = False) -> None:
+    """A volume-backed server keeps its empty image_ref, as nova's (its image is the
+    root volume's); from 2.93 its host writes the image over that volume."""
     begin(ctx, inst, "rebuild", (states.ACTIVE, states.STOPPED, states.ERROR),
           states.REBUILDING, "rebuild")
-    instances.update(inst.uuid, dict(values, image_ref=image_ref))
-    compute_rpc.rebuild_instance(ctx, inst.host, inst.uuid, image_ref)
+    instances.update(inst.uuid, values if volume_backed else dict(values, image_ref=image_ref))
+    compute_rpc.rebuild_instance(ctx, inst.host, inst.uuid, image_ref,
+                                 reimage_boot_volume=reimage_boot_volume)
 
 
 def snapshot(ctx, inst, image_id: str) -> None:

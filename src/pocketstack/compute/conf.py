@@ -35,6 +35,10 @@ OPTS = {
         cfg.FloatOpt("vif_plugging_timeout", default=30.0, min=0.0,
                      help="Seconds to wait for the network service's network-vif-plugged "
                           "event for each port of a new server; 0 does not wait."),
+        cfg.IntOpt("reimage_timeout_per_gb", default=20, min=1,
+                   help="Seconds per GiB of the root volume a rebuild of a volume-backed "
+                        "server (2.93) waits for the volume service's volume-reimaged "
+                        "event (nova's option of that name)."),
         cfg.BoolOpt("vif_plugging_is_fatal", default=True,
                     help="Fail the build (and reschedule) when network-vif-plugged does not "
                          "arrive in time."),

@@ -5,6 +5,7 @@ the receiving host re-reads the instance from the database.
       snapshot, console output, external events, interface attach/detach
 1.1 - attach_volume, detach_volume
 1.2 - cache_images
+1.3 - rebuild_instance(reimage_boot_volume)
 """
 from pocketstack.common import rpc
 
@@ -34,9 +35,11 @@ class ComputeAPI:
         self._host(host).cast(ctx, "power_action", instance_uuid=instance_uuid, action=action,
                               **kwargs)
 
-    def rebuild_instance(self, ctx, host: str, instance_uuid: str, image_ref: str) -> None:
+    def rebuild_instance(self, ctx, host: str, instance_uuid: str, image_ref: str,
+                         reimage_boot_volume: bool = False) -> None:
+        kwargs = {"reimage_boot_volume": True} if reimage_boot_volume else {}
         self._host(host).cast(ctx, "rebuild_instance", instance_uuid=instance_uuid,
-                              image_ref=image_ref)
+                              image_ref=image_ref, **kwargs)
 
     def resize_instance(self, ctx, host: str, instance_uuid: str, migration: dict) -> None:
         self._host(host).cast(ctx, "resize_instance", instance_uuid=instance_uuid,

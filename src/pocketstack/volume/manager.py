@@ -13,11 +13,13 @@ import os
 import subprocess
 import tempfile
 
+import sqlalchemy as sa
+
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import backends, scheduler
 from pocketstack.volume.backends import BackendError
-from pocketstack.volume.models import Snapshot, Volume
+from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment
 
 LOG = logging.getLogger(__name__)
 CHUNK = 1 << 20
@@ -187,6 +189,36 @@ class VolumeManager:
             _set(volume.id, status="error_extending", error_reason=_reason(error))
             return
         _set(volume.id, status="available", size=new_size)
+
+    def reimage_volume(self, ctx, volume_id: str, image: dict, previous_status: str) -> None:
+        """Write the image over the volume, then tell nova (volume-reimaged, tagged with the
+        volume id) for each server the volume is attached or reserved to."""
+        with db.reader() as s:
+            volume = s.get(Volume, volume_id)
+            if volume is None or volume.status != "downloading":
+                return
+            servers = [a.instance_uuid for a in s.scalars(sa.select(VolumeAttachment).where(
+                VolumeAttachment.volume_id == volume_id)).all() if a.instance_uuid]
+        status = "completed"
+        try:
+            self._copy_image(ctx, image, _backend(volume).path(volume.id), volume.size)
+        except Exception as error:  # noqa: BLE001
+            LOG.warning("Reimaging volume %s failed: %s", volume_id, error)
+            _set(volume_id, status="error", error_reason=_reason(error))
+            status = "failed"
+        else:
+            _set(volume_id, status=previous_status, bootable=True,
+                 image_metadata=_image_metadata(image))
+        if servers:
+            from pocketstack.clients.compute import ComputeClient
+
+            events = [{"server_uuid": uuid, "name": "volume-reimaged", "tag": volume_id,
+                       "status": status} for uuid in servers]
+            try:
+                ComputeClient(caller="volume").external_events(events, microversion="2.93")
+            except Exception as error:  # noqa: BLE001 - nova times out waiting then
+                LOG.warning("Telling compute volume %s was reimaged failed: %s",
+                            volume_id, error)
 
     # --- snapshots ---------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ def list_rules():
         ("volume:delete", "Delete a volume."),
         ("volume:extend", "Extend a volume."),
         ("volume:retype", "Change a volume's type."),
+        ("volume:reimage", "Write an image over a volume (os-reimage)."),
         ("volume:update_volume_metadata", "Set a volume's metadata."),
         ("volume:delete_volume_metadata", "Delete a volume's metadata key."),
         ("volume:attachment_create", "Create (reserve) an attachment."),

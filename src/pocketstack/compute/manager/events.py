@@ -56,7 +56,9 @@ class EventRegistry:
         return waiter
 
     def deliver(self, instance_uuid: str, name: str, tag: str, status: str) -> None:
-        if name != "network-vif-plugged":
+        # what a host waits for: a port plugged (tag: port id), a volume written over
+        # by a rebuild (volume-reimaged, 2.93; tag: volume id)
+        if name not in ("network-vif-plugged", "volume-reimaged"):
             return
         with self.lock:
             waiter = self.waiters.get(instance_uuid)

@@ -55,13 +55,16 @@ class PowerMixin:
                                 host=self.host)
             trace.finish_action(s, ctx.request_id, inst.uuid, "Error")
 
-    def rebuild_instance(self, ctx, instance_uuid: str, image_ref: str):
+    def rebuild_instance(self, ctx, instance_uuid: str, image_ref: str,
+                         reimage_boot_volume: bool = False):
         inst = instances.load(instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host)
         try:
             self.driver.destroy(_d(inst))
+            if reimage_boot_volume:
+                inst = self._reimage_root_volume(ctx, inst, image_ref)
             image_meta = self._image(ctx, inst) if image_ref else {}
             instances.update(instance_uuid, {"task_state": states.REBUILD_SPAWNING},
                              expect_task=states.REBUILDING)
@@ -79,6 +82,55 @@ class PowerMixin:
                              expect_task=states.REBUILD_SPAWNING, events=[step.done()],
                              session=s)
             trace.finish_action(s, ctx.request_id, instance_uuid)
+
+    def _reimage_root_volume(self, ctx, inst, image_ref: str):
+        """2.93, as nova's _rebuild_volume_backed_instance: the guest is gone; the root
+        volume's attachment is replaced by one that only reserves it for the server, the
+        volume service writes the image over it (os-reimage) and says so with a
+        volume-reimaged event, then the new attachment is connected to this host."""
+        from pocketstack.clients.image import ImageClient
+        from pocketstack.clients.volume import VolumeClient, connector
+        from pocketstack.common import config, exceptions
+        from pocketstack.compute import block_devices
+
+        root = next((r for r in block_devices.for_instance(inst.uuid)
+                     if r.volume_id and r.boot_index == 0), None)
+        if root is None:
+            raise exceptions.PocketstackError(f"Server {inst.uuid} has no root volume.")
+        image = ImageClient(ctx).get(image_ref)
+        if image is None:
+            raise exceptions.PocketstackError(f"Image {image_ref} could not be found.")
+        client = VolumeClient(ctx)
+        waiter = self.events.prepare(inst.uuid)
+        try:
+            if root.attachment_id:
+                client.attachment_delete(root.attachment_id)
+            new = client.attachment_create(root.volume_id, inst.uuid)
+            block_devices.update(root.id, {"attachment_id": new["id"],
+                                           "connection_info": None})
+            client.reimage(root.volume_id, image_ref, reimage_reserved=True)
+            size = max(int(root.volume_size or 1), 1)
+            timeout = config.CONF.compute.reimage_timeout_per_gb * size
+            not_done = waiter.wait({root.volume_id}, timeout)
+            if not_done:
+                raise exceptions.PocketstackError(
+                    f"Reimaging volume {root.volume_id} failed or did not finish within "
+                    f"{timeout:g}s.")
+        finally:
+            waiter.close()
+        attachment = client.attachment_update(new["id"], connector(self.host,
+                                                                   root.device_name))
+        client.attachment_complete(new["id"])
+        block_devices.update(root.id, {"connection_info": attachment.get("connection_info")})
+        spec = dict(inst.request_spec or {})
+        spec["image"] = {k: image.get(k) for k in ("id", "name", "min_ram", "min_disk",
+                                                   "size", "disk_format",
+                                                   "container_format")}
+        spec["image_properties"] = {k: v for k, v in image.items()
+                                    if k.startswith(("hw_", "img_")) or k in (
+                                        "architecture", "hypervisor_type", "vm_mode")}
+        instances.update(inst.uuid, {"request_spec": spec})
+        return instances.load(inst.uuid)
 
     def snapshot_instance(self, ctx, instance_uuid: str, image_id: str):
         from pocketstack.clients.image import ImageClient

@@ -11,7 +11,7 @@ from pocketstack.compute.rpcapi import ComputeAPI
 
 NAMES = ["network-changed", "network-vif-plugged", "network-vif-unplugged",
          "network-vif-deleted", "volume-extended", "power-update",
-         "accelerator-request-bound"]
+         "accelerator-request-bound", "volume-reimaged"]
 # nova drops these (the event's code is 400) without a tag to say which volume, power
 # state or accelerator request they are about.
 TAG_REQUIRED = ("volume-extended", "power-update", "accelerator-request-bound")
@@ -27,7 +27,8 @@ def _schema(req):
 
     names = NAMES[:4] + (["volume-extended"] if at_least(req, "2.51") else []) + (
         ["power-update"] if at_least(req, "2.76") else []) + (
-        ["accelerator-request-bound"] if at_least(req, "2.82") else [])
+        ["accelerator-request-bound"] if at_least(req, "2.82") else []) + (
+        ["volume-reimaged"] if at_least(req, "2.93") else [])
     return {"type": "object", "properties": {"events": {
         "type": "array", "minItems": 1, "items": {
             "type": "object", "properties": {

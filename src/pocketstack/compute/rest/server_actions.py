@@ -107,10 +107,14 @@ def _rebuild(req, inst, args):
 
     image_ref = args["imageRef"].rstrip("/").rsplit("/", 1)[-1]
     flavor = inst.flavor
-    if (inst.request_spec or {}).get("is_bfv"):
-        # The root disk is a volume: the guest can only be rebuilt from what is on it
-        # (nova before 2.93), and the flavor's disk does not matter.
-        if image_ref != inst.image_ref:
+    volume_backed = bool((inst.request_spec or {}).get("is_bfv"))
+    reimage = volume_backed and at_least(req, "2.93")
+    if volume_backed:
+        # The root disk is a volume: before 2.93 the guest can only be rebuilt from what
+        # is on it (the volume's image, as nova compares); from 2.93 the host writes the
+        # image over the volume. The flavor's disk does not matter.
+        current = ((inst.request_spec or {}).get("image") or {}).get("id") or inst.image_ref
+        if image_ref != current and not reimage:
             raise exceptions.BadRequest(f"Image {image_ref} is unacceptable: Unable to "
                                         "rebuild with a different image for a "
                                         "volume-backed server.")
@@ -132,7 +136,8 @@ def _rebuild(req, inst, args):
 
         values["access_ip_v6"] = canonical_ipv6(args["accessIPv6"])
     admin_pass = args.get("adminPass") or api.generate_password()
-    actions.rebuild(req.context, inst, image_ref, values)
+    actions.rebuild(req.context, inst, image_ref, values, volume_backed=volume_backed,
+                    reimage_boot_volume=reimage)
     inst = instances.get(req.context, inst.uuid)
     server = views.after_change(req, inst)
     server["adminPass"] = admin_pass

@@ -20,6 +20,7 @@ ACTIONS = {
     "os-update_readonly_flag": (actions.update_readonly, 202),
     "os-retype": (actions.retype, 202),
     "os-force_delete": (lambda ctx, vid, data: actions.force_delete(ctx, vid), 202),
+    "os-reimage": (actions.reimage, 202),
     "os-reserve": (_none(attach.reserve), 202),
     "os-unreserve": (_none(attach.unreserve), 202),
     "os-begin_detaching": (_none(attach.begin_detaching), 202),
