@@ -244,6 +244,10 @@ def test_290_hostname(cloud, api, image_id):
         assert new.post("/servers", {"server": {
             "name": "x", "imageRef": image_id, "flavorRef": "42", "networks": "none",
             "hostname": "bad_name"}}).status_code == 400
+        r = new.post("/servers", {"server": {
+            "name": "x", "imageRef": image_id, "flavorRef": "42", "networks": "none",
+            "hostname": "one-name", "max_count": 2}})
+        assert r.status_code == 400 and "single hostname" in r.text, r.text
         # before 2.90 hostname is an unknown field
         r = old.req("PUT", f"/servers/{sid}", json={"server": {"hostname": "later"}})
         assert r.status_code == 400

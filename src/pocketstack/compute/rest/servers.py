@@ -67,6 +67,9 @@ def create_server(req):
         "disk_config": s.get("OS-DCF:diskConfig", "MANUAL"),
         "hostname": s.get("hostname"),  # 2.90 (the schema refuses it before)
     }
+    if params["hostname"] and params["max_count"] > 1:
+        raise exceptions.BadRequest("Unable to allocate a single hostname to multiple "
+                                    "instances")
     rows, reservation_id, admin_pass = api.create(ctx, params)
     if to_bool(s.get("return_reservation_id", False)):
         return respond(req, {"reservation_id": reservation_id}, 202)
