@@ -343,3 +343,31 @@ def test_292_keypair_import_only(cloud, api):
     assert r.status_code == 400
     assert new.delete(f"/os-keypairs/{name}").status_code == 204
     assert new.delete(f"/os-keypairs/{made.json()['keypair']['name']}").status_code == 204
+
+
+# --- 2.94: the hostname may be a fully qualified domain name --------------------------------
+
+def test_294_fqdn_hostname(cloud, api, image_id):
+    new = _at(cloud, api.s, "2.94")
+    old = _at(cloud, api.s, "2.93")
+    sid = new.boot(image_id, hostname="web-1.example.org")
+    try:
+        assert new.wait(sid)["OS-EXT-SRV-ATTR:hostname"] == "web-1.example.org"
+        r = new.req("PUT", f"/servers/{sid}", json={"server": {"hostname": "db.example.org"}})
+        assert r.status_code == 200, r.text
+        assert r.json()["server"]["OS-EXT-SRV-ATTR:hostname"] == "db.example.org"
+        r = new.post(f"/servers/{sid}/action", {"rebuild": {"imageRef": image_id,
+                                                            "hostname": "x_y.example.org"}})
+        assert r.status_code == 202, r.text
+        new.wait(sid)
+        for bad in ("", "has space.org", "a" * 256, "semi;colon"):
+            r = new.req("PUT", f"/servers/{sid}", json={"server": {"hostname": bad}})
+            assert r.status_code == 400, bad
+        # 2.90 .. 2.93: a plain hostname only
+        r = old.req("PUT", f"/servers/{sid}", json={"server": {"hostname": "db.example.org"}})
+        assert r.status_code == 400
+        assert old.req("PUT", f"/servers/{sid}",
+                       json={"server": {"hostname": "plain"}}).status_code == 200
+    finally:
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)

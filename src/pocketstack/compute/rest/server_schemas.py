@@ -128,8 +128,12 @@ HOSTNAME = {"type": "string", "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+
             "minLength": 2, "maxLength": 63}
 CREATE_290 = copy.deepcopy(CREATE_274)
 _server(CREATE_290)["hostname"] = HOSTNAME
+# nova's parameter_types.fqdn (2.94): a fully qualified name may be the hostname
+FQDN = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLength": 255}
+CREATE_294 = copy.deepcopy(CREATE_290)
+_server(CREATE_294)["hostname"] = FQDN
 
-_CREATE_BY_VERSION = [((2, 90), CREATE_290), ((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
+_CREATE_BY_VERSION = [((2, 94), CREATE_294), ((2, 90), CREATE_290), ((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
                       ((2, 57), CREATE_257), ((2, 52), CREATE_252), ((2, 42), CREATE_242),
                       ((2, 37), CREATE_237), ((2, 33), CREATE_233), ((2, 32), CREATE_232),
                       ((2, 19), CREATE_219), ((2, 1), CREATE_21)]
@@ -151,9 +155,13 @@ UPDATE_219["properties"]["server"]["properties"]["description"] = DESCRIPTION
 
 UPDATE_290 = copy.deepcopy(UPDATE_219)
 UPDATE_290["properties"]["server"]["properties"]["hostname"] = HOSTNAME
+UPDATE_294 = copy.deepcopy(UPDATE_219)
+UPDATE_294["properties"]["server"]["properties"]["hostname"] = FQDN
 
 
 def update_schema(version) -> dict:
+    if version >= (2, 94):
+        return UPDATE_294
     if version >= (2, 90):
         return UPDATE_290
     return UPDATE_219 if version >= (2, 19) else UPDATE_21
@@ -161,4 +169,6 @@ def update_schema(version) -> dict:
 
 def hostname_schema(version) -> dict | None:
     """The ``hostname`` a create, update or rebuild may set (None before 2.90)."""
+    if version >= (2, 94):
+        return FQDN
     return HOSTNAME if version >= (2, 90) else None
