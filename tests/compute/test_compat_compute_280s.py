@@ -371,3 +371,41 @@ def test_294_fqdn_hostname(cloud, api, image_id):
     finally:
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
+
+
+# --- 2.95: an evacuated server comes up stopped ---------------------------------------------
+
+def test_295_evacuate_leaves_server_stopped(cloud, api, image_id):
+    admin_s = cloud.session()
+    services = _at(cloud, admin_s, "2.53")
+
+    def force_down(host, down):
+        svc = [x for x in services.get("/os-services?binary=nova-compute").json()["services"]
+               if x["host"] == host][0]
+        r = services.req("PUT", f"/os-services/{svc['id']}", json={"forced_down": down})
+        assert r.status_code == 200, r.text
+
+    sid = api.boot(image_id)
+    downed = []
+    try:
+        api.wait(sid)
+        for version, expected in (("2.94", "ACTIVE"), ("2.95", "SHUTOFF")):
+            admin = _at(cloud, admin_s, version)
+            source = admin.server(sid)["OS-EXT-SRV-ATTR:host"]
+            force_down(source, True)
+            downed.append(source)
+            r = admin.post(f"/servers/{sid}/action", {"evacuate": {}})
+            assert r.status_code == 200, r.text
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                after = admin.server(sid)
+                if after["OS-EXT-STS:task_state"] is None:
+                    break
+                time.sleep(0.05)
+            assert after["status"] == expected, (version, after["status"])
+            assert after["OS-EXT-SRV-ATTR:host"] != source
+    finally:
+        for host in downed:
+            force_down(host, False)
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)

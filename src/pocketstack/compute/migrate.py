@@ -139,7 +139,8 @@ def live_migrate(ctx, inst, host: str | None = None) -> None:
                  migration_uuid=m.uuid)
 
 
-def evacuate(ctx, inst, host: str | None = None) -> None:
+def evacuate(ctx, inst, host: str | None = None, target_state: str | None = None) -> None:
+    """``target_state`` "stopped" (2.95): the server comes up stopped on its new host."""
     if inst.host and host_up(inst.host):
         raise exceptions.BadRequest(f"Compute service of {inst.host} is still in use.")
     _check_target(inst, host)
@@ -152,5 +153,6 @@ def evacuate(ctx, inst, host: str | None = None) -> None:
     from pocketstack.compute.resize import compute_cast, set_status
 
     set_status(m.uuid, "pre-migrating")
+    extra = {"target_state": target_state} if target_state else {}
     compute_cast(ctx, target["host"], "evacuate_instance", instance_uuid=inst.uuid,
-                 migration_uuid=m.uuid)
+                 migration_uuid=m.uuid, **extra)

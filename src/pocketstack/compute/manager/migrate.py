@@ -84,7 +84,8 @@ class MigrateMixin:
             else:  # deleted meanwhile
                 claims.release(instance_uuid, session=s)
 
-    def evacuate_instance(self, ctx, instance_uuid: str, migration_uuid: str):
+    def evacuate_instance(self, ctx, instance_uuid: str, migration_uuid: str,
+                          target_state: str | None = None):
         m = resize.get_migration(migration_uuid)
         inst = instances.load(instance_uuid)
         if m is None or inst is None or inst.deleted or inst.task_state != states.REBUILDING:
@@ -95,7 +96,10 @@ class MigrateMixin:
             return
         step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host,
                     f"evacuated from {m.source_compute}")
-        stopped = m.old_vm_state == states.STOPPED
+        # 2.95 asks for a stopped server (target_state); one in ERROR comes back active,
+        # as nova's _do_rebuild_instance keeps the original state of an errored server
+        stopped = m.old_vm_state == states.STOPPED or (
+            target_state == states.STOPPED and m.old_vm_state != states.ERROR)
         try:
             _bind(inst, self.host)
             image_meta = self._image(ctx, inst) if inst.image_ref else {}

@@ -139,7 +139,8 @@ def _evacuate(req, inst, args):
     from pocketstack.compute.api import generate_password
 
     password = args.get("adminPass") or generate_password()
-    migrate.evacuate(req.context, inst, args.get("host"))
+    migrate.evacuate(req.context, inst, args.get("host"),
+                     target_state="stopped" if at_least(req, "2.95") else None)
     if at_least(req, "2.14"):
         return respond(req, None, 200)
     return respond(req, {"adminPass": password})
