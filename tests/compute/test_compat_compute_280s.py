@@ -409,3 +409,38 @@ def test_295_evacuate_leaves_server_stopped(cloud, api, image_id):
             force_down(host, False)
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
+
+
+# --- 2.96: pinned_availability_zone in show, detail list, update and rebuild ---------------
+
+def test_296_pinned_availability_zone(cloud, api, image_id):
+    new = _at(cloud, api.s, "2.96")
+    old = _at(cloud, api.s, "2.95")
+    pinned = new.boot(image_id, availability_zone="nova")
+    loose = new.boot(image_id)
+    try:
+        assert new.wait(pinned)["pinned_availability_zone"] == "nova"
+        assert new.wait(loose)["pinned_availability_zone"] is None
+        listed = {s["id"]: s for s in new.get("/servers/detail").json()["servers"]}
+        assert listed[pinned]["pinned_availability_zone"] == "nova"
+        assert listed[loose]["pinned_availability_zone"] is None
+        assert "pinned_availability_zone" not in new.get("/servers").json()["servers"][0]
+        r = new.req("PUT", f"/servers/{pinned}", json={"server": {"name": "renamed"}})
+        assert r.json()["server"]["pinned_availability_zone"] == "nova"
+        r = new.post(f"/servers/{pinned}/action", {"rebuild": {"imageRef": image_id}})
+        assert r.status_code == 202 and r.json()["server"]["pinned_availability_zone"] == "nova"
+        new.wait(pinned)
+        assert "pinned_availability_zone" not in old.server(pinned)
+        assert all("pinned_availability_zone" not in s
+                   for s in old.get("/servers/detail").json()["servers"])
+        # unshelving with availability_zone null (2.91) unpins
+        assert new.post(f"/servers/{pinned}/action", {"shelve": None}).status_code == 202
+        new.wait(pinned, ("SHELVED_OFFLOADED", "ERROR"))
+        r = new.post(f"/servers/{pinned}/action", {"unshelve": {"availability_zone": None}})
+        assert r.status_code == 202, r.text
+        assert new.wait(pinned)["pinned_availability_zone"] is None
+    finally:
+        for sid in (pinned, loose):
+            api.delete(f"/servers/{sid}")
+        for sid in (pinned, loose):
+            api.wait_gone(sid)

@@ -63,7 +63,7 @@ _SHARED_JSON = ("flavor", "metadata_", "security_groups")
 
 
 # A detail list's row: attribute access on a namedtuple costs a tenth of a Row's.
-ServerRow = collections.namedtuple("ServerRow", _SHOWN + ("user_data",))
+ServerRow = collections.namedtuple("ServerRow", _SHOWN + ("user_data", "pinned_az"))
 
 
 def list_columns(req, detail: bool = True) -> list:
@@ -76,7 +76,20 @@ def list_columns(req, detail: bool = True) -> list:
         columns.append(Instance.user_data.label("user_data"))
     else:
         columns.append(sa.null().label("user_data"))
+    if at_least(req, "2.96"):  # the zone the request spec pins the server to
+        columns.append(Instance.request_spec["availability_zone"].as_string()
+                       .label("pinned_az"))
+    else:
+        columns.append(sa.null().label("pinned_az"))
     return columns
+
+
+def _pinned_az(inst):
+    """The zone a server is pinned to (its request spec's: the zone it was created or
+    last unshelved into), or None; a list row carries it as ``pinned_az``."""
+    if hasattr(inst, "pinned_az"):
+        return inst.pinned_az
+    return (inst.request_spec or {}).get("availability_zone")
 
 
 def _decoded(value):
@@ -141,6 +154,7 @@ class ViewContext:
                                                         v >= (2, 16), v >= (2, 19))
         self.v2_26, self.v2_47, self.v2_63 = v >= (2, 26), v >= (2, 47), v >= (2, 63)
         self.v2_71, self.v2_73, self.v2_90 = v >= (2, 71), v >= (2, 73), v >= (2, 90)
+        self.v2_96 = v >= (2, 96)
         self.base = req.service_url
         self.is_admin = ctx.is_admin
         self.extended = _extended(ctx)
@@ -212,6 +226,8 @@ def server(req, inst, vc: ViewContext | None = None, *, show_groups: bool = Fals
     if status in _PROGRESS:
         out["progress"] = inst.progress or 0
     out["OS-EXT-AZ:availability_zone"] = inst.availability_zone or ""
+    if vc.v2_96:
+        out["pinned_availability_zone"] = _pinned_az(inst)
     out["config_drive"] = inst.config_drive or ""
     out["key_name"] = inst.key_name
     out["OS-SRV-USG:launched_at"] = _iso_naive(inst.launched_at)
