@@ -1,5 +1,6 @@
 """Issue 22: compute microversions 2.80 and up, each through the REST API as a client
 speaking that version would, with the error cases nova answers."""
+import os
 import time
 
 import pytest
@@ -71,8 +72,17 @@ def test_281_aggregate_image_precache(cloud, api, image_id):
     try:
         assert admin.post(f"/os-aggregates/{agg_id}/action",
                           {"add_host": {"host": host}}).status_code == 200
+        manager = next(w.manager for w in cloud.cloud.workers
+                       if getattr(getattr(w, "manager", None), "host", None) == host)
+        cached = os.path.join(manager.image_cache, image_id)
+        if os.path.exists(cached):
+            os.unlink(cached)
         r = admin.post(f"/os-aggregates/{agg_id}/images", {"cache": [{"id": image_id}]})
         assert r.status_code == 202 and r.content == b"", r.text
+        deadline = time.monotonic() + 10
+        while not os.path.exists(cached) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert os.path.exists(cached), "the host did not cache the image"
         for bad in ({"cache": []}, {"cache": [{"id": "not-a-uuid"}]}, {},
                     {"cache": [{"id": image_id, "name": "x"}]},
                     {"cache": [{"id": image_id}, {"id": image_id}]}):
@@ -107,6 +117,13 @@ def test_282_accelerator_request_bound_event(cloud, server):
     assert [e["code"] for e in r.json()["events"]] == [200, 400]
     old = _at(cloud, cloud.session(), "2.81")
     assert old.post("/os-server-external-events", {"events": [event]}).status_code == 400
+    # volume-reimaged (the volume service's answer to a 2.93 rebuild) from 2.93 only
+    reimaged = dict(event, name="volume-reimaged")
+    assert _at(cloud, cloud.session(), "2.92").post(
+        "/os-server-external-events", {"events": [reimaged]}).status_code == 400
+    r = _at(cloud, cloud.session(), "2.93").post("/os-server-external-events",
+                                                 {"events": [reimaged]})
+    assert r.status_code == 200 and r.json()["events"][0]["code"] == 200, r.text
 
 
 # --- 2.83: more server list filters for non-admins -----------------------------------------
