@@ -133,7 +133,8 @@ FQDN = {"type": "string", "pattern": "^[a-zA-Z0-9-._]*$", "minLength": 1, "maxLe
 CREATE_294 = copy.deepcopy(CREATE_290)
 _server(CREATE_294)["hostname"] = FQDN
 
-_CREATE_BY_VERSION = [((2, 94), CREATE_294), ((2, 90), CREATE_290), ((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
+_CREATE_BY_VERSION = [((2, 94), CREATE_294), ((2, 90), CREATE_290),
+                      ((2, 74), CREATE_274), ((2, 67), CREATE_267), ((2, 63), CREATE_263),
                       ((2, 57), CREATE_257), ((2, 52), CREATE_252), ((2, 42), CREATE_242),
                       ((2, 37), CREATE_237), ((2, 33), CREATE_233), ((2, 32), CREATE_232),
                       ((2, 19), CREATE_219), ((2, 1), CREATE_21)]
