@@ -157,6 +157,9 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
                               events=[self._bind(s, ctx, instance_uuid) for s in steps])
         if not ok:
             return
+        # The failed attempt's claim goes first, whoever failed it: a cast to a host
+        # nobody serves left it held, and the next claim is keyed by the same server.
+        claims.release(instance_uuid)
         inst = instances.load(instance_uuid)
         self._schedule(ctx, [inst], step, tried=tried, history=history)
 

@@ -49,18 +49,22 @@ def _client(ctx, use_service_token: bool = False) -> VolumeClient:
     return VolumeClient(ctx, as_service=use_service_token)
 
 
-def _owner_client(ctx, inst) -> VolumeClient:
+def _owner_client(ctx, inst, creates: bool) -> VolumeClient:
     """The user's token; a build rescheduled in the background (no user token in its
     context) uses the token the user created the server with, which the volume service
     accepts beside nova's service token even once expired, so the volumes it creates
-    are the owner's."""
+    are the owner's. A build that only connects volumes the user gave it (``creates``
+    False) keeps no token: nova's own then reserves and connects them again after a
+    failed attempt gave them back."""
     if getattr(ctx, "auth_token", None):
         return VolumeClient(ctx)
     token = instances.build_token(inst.uuid)
-    if token is None:
-        raise VolumeAttachFailed(f"The build of {inst.uuid} has no user token to create "
-                                 "its volumes with any more: create the server again.")
-    return VolumeClient(ctx, user_token=token)
+    if token is not None:
+        return VolumeClient(ctx, user_token=token)
+    if not creates:
+        return VolumeClient(ctx, as_service=True)
+    raise VolumeAttachFailed(f"The build of {inst.uuid} has no user token to create "
+                             "its volumes with any more: create the server again.")
 
 
 def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:
@@ -212,7 +216,7 @@ class VolumeMixin:
         rows = block_devices.for_instance(inst.uuid)
         if not rows:
             return None
-        client = _owner_client(ctx, inst)
+        client = _owner_client(ctx, inst, any(r.volume_id is None for r in rows))
         mapping = []
         for row in rows:
             if row.volume_id is None:
