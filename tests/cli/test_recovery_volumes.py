@@ -306,6 +306,44 @@ def test_all_in_one_killed_between_a_volume_reservation_and_the_server_row(root)
         up.stop()
 
 
+def test_main_process_killed_while_images_are_copied_into_new_volumes(root):
+    """`up --workers 2`: the main process (which runs the volume manager) is killed while
+    builds' boot volumes are being written from an image. The restarted hosts clean the
+    builds up while those volumes still show `creating` or `downloading` (a plain delete
+    is refused then; they became `error` and stayed): the cleanup force-deletes the
+    volumes it made, also those whose id the killed build never got back (found by
+    their created_for_server metadata). Every server settles, no volume is left
+    downloading or in error, and audit is clean once the servers are deleted."""
+    data_dir = os.path.join(root, "data")
+    up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
+    try:
+        api = Api(up)
+        image_id = api.image(b"\x01" * (32 << 20))  # long enough a copy to kill during
+        old_children = _children(up.proc.pid)
+        ids = burst(api, image_id, [], extra=6, on_accepted=lambda n: None)
+        assert len(ids) == 6
+        wait_for("a volume downloading", lambda: any(
+            v["status"] == "downloading" for v in api.volumes().values()), 30, 0.02)
+        up.proc.send_signal(signal.SIGKILL)
+        up.proc.wait(10)
+        up.stop()
+        up = UpProcess(data_dir, conf=CONF, port=up.port,
+                       args=("--workers", "2")).start(timeout=120)
+        assert not _alive(old_children), [_cmdline(p) for p in _alive(old_children)]
+        api = Api(up)
+        servers, took = settle(api, ids, 60)
+        print(f"{len(servers)} servers settled {took:.1f}s after the restart")
+        for s in servers.values():
+            assert s["status"] == "ACTIVE" or (s.get("fault") or {}).get("message"), s
+        wait_for("volumes settled", lambda: not unsettled(api), 30,
+                 detail=lambda: unsettled(api))
+        assert_volumes_settled(api)
+        assert not [v for v in api.volumes().values() if v["status"] == "error"]
+        delete_all_and_audit(api, up, data_dir)
+    finally:
+        up.stop()
+
+
 def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
     """`up --workers 2`, the main process SIGKILLed mid-burst of boots with volumes,
     while one of its children cannot run (SIGSTOP, as a child still busy would be). The

@@ -432,6 +432,34 @@ def test_a_build_no_host_takes_gives_its_volume_back(api, admin_api, vols, image
         admin_api.delete(f"/flavors/{flavor}")
 
 
+def test_a_build_that_gives_up_on_its_volume_cancels_the_image_copy(
+        cloud, api, vols, conf_override):
+    """Each attempt stops waiting for its boot volume while the image is still being
+    copied into it (`downloading`, which a plain delete refuses): the cleanup
+    force-deletes the volume, which stops the copy, instead of leaving it behind
+    (issue 21). The server ends in ERROR saying why; no volume is left."""
+    s = cloud.session()
+    r = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"big-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public"})
+    image = r.json()["id"]
+    s.put(cloud.url + f"/image/v2/images/{image}/file", data=b"\x01" * (160 << 20),
+          headers={"Content-Type": "application/octet-stream"})
+    conf_override("compute", "block_device_allocate_timeout", 0.1)
+    try:
+        before = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
+        r = _boot_volume(api, [_bdm("image", image, volume_size=1)])
+        assert r.status_code == 202, r.text
+        sid = r.json()["server"]["id"]
+        server = api.wait(sid, ("ERROR",), timeout=60)
+        assert "did not finish being created" in server["fault"]["message"]
+        _wait_volume_ids(vols, before, "the build's volumes must be deleted")
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+    finally:
+        s.delete(cloud.url + f"/image/v2/images/{image}")
+
+
 def test_failed_attach_leaves_volume_available(api, vols, image_id, faults):
     sid = api.boot(image_id)
     api.wait(sid, ("ACTIVE",))

@@ -133,7 +133,18 @@ def start(cloud) -> list:
         LOG.exception("Volume recovery failed")
     server = rpc.get_server("volume", [VolumeManager()], server=config.CONF.host)
     server.start()
+    # Deletes asked for by other processes (`up --workers`) between recover() and now
+    # found no manager listening: the volumes wait in 'deleting'.
+    _finish_deletes()
     return [_Server(server), _Heartbeat()]
+
+
+def _finish_deletes() -> None:
+    with db.reader() as s:
+        deleting = list(s.scalars(sa.select(Volume.id).where(Volume.status == "deleting")))
+    manager = VolumeManager()
+    for volume_id in deleting:
+        manager.delete_volume(RequestContext.admin(), volume_id)
 
 
 def recover() -> None:
