@@ -60,10 +60,11 @@ def reconcile_attachments(checked: set[str]) -> int:
     cutoff = utcnow() - dt.timedelta(seconds=config.CONF.volume.orphaned_attachment_age)
     with db.reader() as s:
         rows = s.execute(sa.select(VolumeAttachment.id, VolumeAttachment.volume_id,
-                                   VolumeAttachment.instance_uuid, VolumeAttachment.created_at)
-                         .where(VolumeAttachment.instance_uuid.is_not(None))).all()
+                                   VolumeAttachment.instance_uuid)
+                         .where(VolumeAttachment.instance_uuid.is_not(None),
+                                VolumeAttachment.created_at < cutoff)).all()
     checked.intersection_update(r.id for r in rows)  # forget the ones gone since
-    rows = [r for r in rows if r.created_at < cutoff and r.id not in checked]
+    rows = [r for r in rows if r.id not in checked]
     if not rows:
         return 0
     client = ComputeClient(caller="volume")
@@ -142,9 +143,9 @@ def start(cloud) -> list:
 def _finish_deletes() -> None:
     with db.reader() as s:
         deleting = list(s.scalars(sa.select(Volume.id).where(Volume.status == "deleting")))
-    manager = VolumeManager()
+    manager, ctx = VolumeManager(), RequestContext.admin()
     for volume_id in deleting:
-        manager.delete_volume(RequestContext.admin(), volume_id)
+        manager.delete_volume(ctx, volume_id)
 
 
 def recover() -> None:
