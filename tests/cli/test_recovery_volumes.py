@@ -399,3 +399,37 @@ def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
         if stopped is not None:
             os.kill(stopped, signal.SIGKILL)
         up.stop()
+
+
+def test_api_child_killed_mid_burst_of_boots_with_volumes(root):
+    """`up --workers 2`: the API worker process is killed mid-burst (the main process
+    starts it again). Requests it was serving are cut off - one may have reserved its
+    volume and never written its server; that reservation is deleted once older than
+    [volume] orphaned_attachment_age. Every server settles, no volume stays reserved."""
+    data_dir = os.path.join(root, "data")
+    up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
+    try:
+        api = Api(up)
+        image_id = api.image()
+        volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(8)]
+        wait_for("volumes available", lambda: all(
+            v["status"] == "available" for v in api.volumes().values()), 30)
+        [child] = [p for p in _children(up.proc.pid) if "--name api-1 " in _cmdline(p)]
+
+        def kill(n):
+            if n == 3:
+                os.kill(child, signal.SIGKILL)
+
+        ids = burst(api, image_id, volumes, extra=4, on_accepted=kill)
+        assert not _alive([child])
+        servers, took = settle(api, ids, 30)
+        print(f"{len(servers)} servers ({len(ids)} acknowledged) settled {took:.1f}s after "
+              "the burst")
+        for s in servers.values():
+            assert s["status"] == "ACTIVE" or (s.get("fault") or {}).get("message"), s
+        wait_for("volumes settled", lambda: not unsettled(api), 30,
+                 detail=lambda: unsettled(api))
+        assert_volumes_settled(api)
+        delete_all_and_audit(api, up, data_dir)
+    finally:
+        up.stop()
