@@ -103,3 +103,34 @@ def test_audit_finds_volume_attachments_out_of_step(cloud):
             s.execute(sa.delete(VolumeAttachment).where(VolumeAttachment.id == attachment_id))
         sdk.block_storage.delete_volume(volume)
     assert not _mentioning(run_checks(stuck_after=300), volume.id)
+
+
+def test_audit_finds_volumes_a_build_left_behind(cloud):
+    """A volume made for a server that is gone (its created_for_server metadata), left in
+    error or still being created, is reported; one in error the user made is theirs."""
+    from pocketstack.compute.manager.volumes import CREATED_FOR
+    from pocketstack.volume.models import Volume
+
+    sdk = cloud.sdk()
+    ghost = str(uuid.uuid4())
+    made = sdk.block_storage.create_volume(size=1, name="", metadata={CREATED_FOR: ghost})
+    own = sdk.block_storage.create_volume(size=1, name="audit-own")
+    for volume in (made, own):
+        sdk.block_storage.wait_for_status(volume, status="available", wait=60)
+    try:
+        assert not _mentioning(run_checks(stuck_after=300), made.id)
+        for status in ("error", "downloading"):
+            with db.transaction() as s:
+                for volume in (made, own):
+                    s.get(Volume, volume.id).status = status
+            found = run_checks(stuck_after=300)
+            assert _mentioning(found, made.id)["volumes"] == [
+                f"volume {made.id}, made for server {ghost}, which does not exist (any "
+                f"more), is left in {status}"]
+            assert not _mentioning(found, own.id).get("volumes"), found
+    finally:
+        with db.transaction() as s:
+            for volume in (made, own):
+                s.get(Volume, volume.id).status = "available"
+        for volume in (made, own):
+            sdk.block_storage.delete_volume(volume)

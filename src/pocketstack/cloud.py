@@ -58,6 +58,36 @@ class DataDirInUse(Exception):
     pass
 
 
+# Seconds a start waits for the worker processes of a killed `up --workers` to exit (they
+# exit as soon as they notice: workers._lifeline).
+LEFTOVERS_TIMEOUT = 30.0
+
+
+def _is_alive(pid: str) -> bool:
+    """Whether process ``pid`` (of the lock file) still runs; a zombie does not."""
+    if not pid.isdigit():
+        return True  # no pid written yet: a start in progress
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for_lock(f, pid: str, timeout: float) -> bool:
+    LOG.warning("pocketstack (pid %s) was killed; waiting up to %gs for its worker "
+                "processes to exit", pid, timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+    return False
+
+
 class CannotListen(Exception):
     pass
 
@@ -244,10 +274,17 @@ class Cloud:
         except BlockingIOError:
             f.seek(0)
             pid = f.read().strip() or "?"
-            f.close()
-            raise DataDirInUse(
-                f"Another pocketstack (pid {pid}) is already running on {self.data_dir}. "
-                "Stop it first, or use another --data-dir.") from None
+            # The worker processes of `up --workers` hold the lock too (workers.py): if
+            # the pocketstack that took it was killed, they are exiting - wait for them.
+            alive = _is_alive(pid)
+            if alive or not _wait_for_lock(f, pid, LEFTOVERS_TIMEOUT):
+                f.close()
+                who = (f"pid {pid}" if alive else
+                       f"worker processes of pid {pid}, killed, still running after "
+                       f"{LEFTOVERS_TIMEOUT:g}s")
+                raise DataDirInUse(
+                    f"Another pocketstack ({who}) is already running on {self.data_dir}. "
+                    "Stop it first, or use another --data-dir.") from None
         f.seek(0)
         f.truncate()
         f.write(str(os.getpid()))
@@ -347,7 +384,10 @@ class Cloud:
 
     @_in_own_runtime
     def start_workers(self) -> None:
-        for name in config.SERVICE_PACKAGES:
+        # Compute last (and so stopped first): its start-up recovery reschedules builds at
+        # once, and a build calls the other services, whose managers (the volume
+        # manager's RPC server) must be listening by then.
+        for name in sorted(config.SERVICE_PACKAGES, key=lambda n: n == "compute"):
             if self.stop_requested:
                 return
             mod = config.optional_module(name, "service")

@@ -21,8 +21,11 @@ common/rpc_unix.py); everything else is in the SQLite database, which every proc
 writes (WAL; writers serialized by BEGIN IMMEDIATE and an flock, common/db.py).
 
 Every child holds one end of a socketpair whose other end only the main process has: the
-child says "ready" on it, and stops when it reads end-of-file — the main process is gone,
-however it died (SIGKILL included) — so no child outlives it.
+child says "ready" on it, and exits when it reads end-of-file — the main process is gone,
+however it died (SIGKILL included) — so no child outlives it. Each child also inherits the
+main process's lock of the data dir, so the lock is held until the last process of the
+cloud has exited: a cloud started again after a kill -9 of the main process waits for the
+children of the killed one (cloud.Cloud._acquire_lock) instead of running beside them.
 """
 from __future__ import annotations
 
@@ -93,13 +96,15 @@ class Supervised(Cloud):
         self._remove_stale_sockets()
         base = ["--data-dir", self.data_dir, "--config-file", self.config_file,
                 "--overrides", json.dumps(self.overrides)]
+        lock = self._lock_file.fileno()
         for i in range(1, self.api_workers):
             self.children.append(Child(f"api-{i}", [
-                *base, "api", "--ids", json.dumps(self.ids)], listen=self._socket))
+                *base, "api", "--ids", json.dumps(self.ids)], listen=self._socket, lock=lock))
         hosts = _split(_compute_hosts(), self.compute_workers)
         for i, share in enumerate(hosts, 1):
             self.children.append(Child(f"compute-{i}", [
-                *base, "compute", "--hosts", json.dumps(share), "--ids", json.dumps(self.ids)]))
+                *base, "compute", "--hosts", json.dumps(share), "--ids", json.dumps(self.ids)],
+                lock=lock))
         for child in self.children:
             child.spawn()
 
@@ -178,8 +183,9 @@ def _split(items: list, parts: int) -> list[list]:
 class Child:
     """One worker process of the main one: spawned, watched, stopped."""
 
-    def __init__(self, name: str, args: list[str], listen: socket.socket | None = None):
-        self.name, self.args, self.listen = name, args, listen
+    def __init__(self, name: str, args: list[str], listen: socket.socket | None = None,
+                 lock: int | None = None):
+        self.name, self.args, self.listen, self.lock = name, args, listen, lock
         self.proc: subprocess.Popen | None = None
         self.lifeline: socket.socket | None = None
         self.stopping = False
@@ -190,6 +196,8 @@ class Child:
             self.lifeline.close()
         ours, theirs = socket.socketpair()
         fds = [theirs.fileno()] + ([self.listen.fileno()] if self.listen else [])
+        # The data dir's lock, only held open (see the module's docstring).
+        fds += [self.lock] if self.lock is not None else []
         argv = [sys.executable, "-m", "pocketstack.workers", "--name", self.name,
                 "--lifeline", str(theirs.fileno()),
                 *(["--listen-fd", str(self.listen.fileno())] if self.listen else []),
@@ -318,9 +326,12 @@ class ComputeWorker(ApiWorker):
                 os._exit(1)
 
 
-def _lifeline(fd: int, on_parent_gone) -> socket.socket:
-    """Report readiness on it; when the main process is gone, ``on_parent_gone()``, and
-    exit anyway if the process is still here STOP_TIMEOUT later."""
+def _lifeline(fd: int) -> socket.socket:
+    """Report readiness on it; exit at once when the main process is gone. (A stop the
+    main process asks for is a SIGTERM, and drains.) Without the main process there is
+    no cloud to finish work for: the builds a compute child has in hand wait on its
+    conductor and volume manager, and the next start recovers them, so draining would
+    only hold that start back (it waits for this process: cloud.Cloud._acquire_lock)."""
     line = socket.socket(fileno=fd)
 
     def watch():
@@ -329,9 +340,7 @@ def _lifeline(fd: int, on_parent_gone) -> socket.socket:
                 pass
         except OSError:
             pass
-        LOG.warning("The main pocketstack process is gone: stopping")
-        on_parent_gone()
-        time.sleep(STOP_TIMEOUT)
+        LOG.warning("The main pocketstack process is gone: exiting")
         os._exit(1)
 
     threading.Thread(target=watch, name="pocketstack-lifeline", daemon=True).start()
@@ -342,7 +351,7 @@ def _run_api(a, overrides: dict) -> None:
     listen = socket.socket(fileno=a.listen_fd)
     cloud = ApiWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
                       ids=json.loads(a.ids), listen=listen)
-    line = _lifeline(a.lifeline, cloud.request_stop)
+    line = _lifeline(a.lifeline)
     signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
     cloud.prepare()
     cloud.serve_forever(on_ready=lambda: _ready(line))
@@ -353,7 +362,7 @@ def _run_api(a, overrides: dict) -> None:
 def _run_compute(a, overrides: dict) -> None:
     cloud = ComputeWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
                           ids=json.loads(a.ids), hosts=json.loads(a.hosts))
-    line = _lifeline(a.lifeline, cloud.request_stop)
+    line = _lifeline(a.lifeline)
     signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
     cloud.prepare()
     cloud.run(on_ready=lambda: _ready(line))

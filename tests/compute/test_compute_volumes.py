@@ -425,6 +425,61 @@ def test_failed_build_leaves_volumes_available(cloud, api, vols, raw_image, faul
     assert vols.get(existing["id"])["status"] == "available"
 
 
+def test_a_build_no_host_takes_gives_its_volume_back(api, admin_api, vols, image_id):
+    """No host has room (NoValidHost in the conductor): the build never reaches a host,
+    and the volume the API reserved for it is available again at once, not reserved
+    until the server is deleted (issue 21)."""
+    name = f"huge-{uuid.uuid4().hex[:6]}"
+    r = admin_api.post("/flavors", {"flavor": {"name": name, "ram": 64, "vcpus": 1,
+                                               "disk": 100000}})
+    assert r.status_code == 200, r.text
+    flavor = r.json()["flavor"]["id"]
+    try:
+        volume = vols.create()
+        r = api.post("/servers", {"server": {
+            "name": name, "imageRef": image_id, "flavorRef": flavor, "networks": "none",
+            "block_device_mapping_v2": [_bdm("volume", volume["id"], boot_index=-1)]}})
+        assert r.status_code == 202, r.text
+        sid = r.json()["server"]["id"]
+        server = api.wait(sid, ("ERROR",))
+        assert "No valid host" in server["fault"]["message"]
+        v = vols.get(volume["id"])
+        assert v["status"] == "available" and v["attachments"] == [], v
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+        assert vols.get(volume["id"])["status"] == "available"
+    finally:
+        admin_api.delete(f"/flavors/{flavor}")
+
+
+def test_a_build_that_gives_up_on_its_volume_cancels_the_image_copy(
+        cloud, api, vols, conf_override):
+    """Each attempt stops waiting for its boot volume while the image is still being
+    copied into it (`downloading`, which a plain delete refuses): the cleanup
+    force-deletes the volume, which stops the copy, instead of leaving it behind
+    (issue 21). The server ends in ERROR saying why; no volume is left."""
+    s = cloud.session()
+    r = s.post(cloud.url + "/image/v2/images", json={
+        "name": f"big-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
+        "container_format": "bare", "visibility": "public"})
+    image = r.json()["id"]
+    s.put(cloud.url + f"/image/v2/images/{image}/file", data=b"\x01" * (160 << 20),
+          headers={"Content-Type": "application/octet-stream"})
+    conf_override("compute", "block_device_allocate_timeout", 0.1)
+    try:
+        before = {v["id"] for v in vols.req("GET", "/volumes").json()["volumes"]}
+        r = _boot_volume(api, [_bdm("image", image, volume_size=1)])
+        assert r.status_code == 202, r.text
+        sid = r.json()["server"]["id"]
+        server = api.wait(sid, ("ERROR",), timeout=60)
+        assert "did not finish being created" in server["fault"]["message"]
+        _wait_volume_ids(vols, before, "the build's volumes must be deleted")
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+    finally:
+        s.delete(cloud.url + f"/image/v2/images/{image}")
+
+
 def test_failed_attach_leaves_volume_available(api, vols, image_id, faults):
     sid = api.boot(image_id)
     api.wait(sid, ("ACTIVE",))

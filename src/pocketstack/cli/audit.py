@@ -11,7 +11,8 @@ whoever can run it is the cloud's admin). What it checks:
 * hypervisor usage: each compute node's used vCPUs/RAM/disk/running VMs against the sum
   of the allocations on it;
 * volumes: attachments of servers that are gone, volumes in-use without an attachment or
-  available with one, servers' volume mappings whose attachment is gone (and what a
+  available with one, servers' volume mappings whose attachment is gone, volumes a build
+  made for a server that is gone left in error, creating or downloading (and what a
   service adds with ``<service>/audit.py: problems(session) -> list[str]``);
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
@@ -105,6 +106,10 @@ _VOLUME_BUSY = ("creating", "deleting", "attaching", "detaching", "extending", "
                 "uploading", "reserved", "backing-up", "restoring-backup", "retyping")
 
 
+# What a volume a build made is left in when the build's cleanup could not delete it.
+_LEFT_BY_A_BUILD = ("error", "creating", "downloading")
+
+
 def volumes(s, live: set[str]) -> list[str]:
     from pocketstack.common import config
     from pocketstack.compute.models import BlockDeviceMapping
@@ -122,14 +127,21 @@ def volumes(s, live: set[str]) -> list[str]:
             if a.instance_uuid and a.instance_uuid not in live:
                 problems.append(f"attachment {a.id} of volume {a.volume_id} belongs to "
                                 f"server {a.instance_uuid}, which does not exist (any more)")
-        for volume_id, status in s.execute(sa.select(models.Volume.id, models.Volume.status)):
+        from pocketstack.compute.manager.volumes import CREATED_FOR
+
+        for volume_id, status, meta in s.execute(
+                sa.select(models.Volume.id, models.Volume.status, models.Volume.meta)):
             attached = [a for a in by_volume.get(volume_id, [])
                         if a.attach_status == "attached"]
+            made_for = (meta or {}).get(CREATED_FOR)
             if status == "in-use" and not by_volume.get(volume_id):
                 problems.append(f"volume {volume_id} is in-use without an attachment")
             elif status == "available" and attached:
                 problems.append(f"volume {volume_id} is available but attached to server "
                                 f"{attached[0].instance_uuid}")
+            elif made_for and made_for not in live and status in _LEFT_BY_A_BUILD:
+                problems.append(f"volume {volume_id}, made for server {made_for}, which "
+                                f"does not exist (any more), is left in {status}")
         known = {a.id for a in attachments}
         for server, volume_id, attachment_id in s.execute(
                 sa.select(BlockDeviceMapping.instance_uuid, BlockDeviceMapping.volume_id,

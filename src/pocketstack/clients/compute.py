@@ -1,8 +1,9 @@
 """Nova's API as the other services call it: neutron's external events (seed step 24's
-network-vif-plugged)."""
+network-vif-plugged), and whether a server exists (cinder's clean-up of attachments)."""
 from __future__ import annotations
 
 from pocketstack.clients.base import Client
+from pocketstack.common import exceptions
 
 ANY_STATUS = range(100, 600)
 
@@ -19,3 +20,11 @@ class ComputeClient(Client):
             else None
         return self.request("POST", "/os-server-external-events", json={"events": events},
                             ok=ANY_STATUS, timeout=timeout, headers=headers)
+
+    def server_exists(self, server_id: str) -> bool:
+        """False only when compute answers 404 (no such server, or deleted)."""
+        try:
+            self.request("GET", f"/servers/{server_id}", ok=(200,))
+            return True
+        except exceptions.NotFound:
+            return False

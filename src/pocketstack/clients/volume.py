@@ -61,8 +61,11 @@ class VolumeClient(Client):
 
     def create(self, size: int, *, name: str = "", image_id: str | None = None,
                snapshot_id: str | None = None, volume_type: str | None = None,
-               availability_zone: str | None = None, description: str | None = None) -> dict:
+               availability_zone: str | None = None, description: str | None = None,
+               metadata: dict | None = None) -> dict:
         body = {"size": size, "name": name, "description": description}
+        if metadata:
+            body["metadata"] = metadata
         if image_id:
             body["imageRef"] = image_id
         if snapshot_id:
@@ -74,12 +77,20 @@ class VolumeClient(Client):
         return self.request("POST", "/volumes", json={"volume": body},
                             ok=(200, 202)).json()["volume"]
 
+    def list(self, **params) -> list[dict]:
+        return self.request("GET", "/volumes/detail", params=params).json()["volumes"]
+
     def delete(self, volume_id: str) -> bool:
         try:
             self.request("DELETE", f"/volumes/{volume_id}", ok=(202, 204))
             return True
         except exceptions.NotFound:
             return False
+
+    def force_delete(self, volume_id: str) -> None:
+        """os-force_delete (admin): whatever the volume's status, e.g. still being created."""
+        self.request("POST", f"/volumes/{volume_id}/action",
+                     json={"os-force_delete": {}}, ok=(202, 204))
 
     def get_snapshot(self, snapshot_id: str) -> dict | None:
         try:

@@ -36,6 +36,11 @@ OPTS = {
                    help="Availability zone of this volume service."),
         cfg.IntOpt("report_interval", default=10, min=1,
                    help="Seconds between the volume service's heartbeats."),
+        cfg.FloatOpt("orphaned_attachment_age", default=120.0, min=0.0,
+                     help="Seconds after which an attachment whose server does not exist "
+                          "is deleted (checked every report_interval). A boot's API "
+                          "request reserves its volumes before it writes the server: "
+                          "longer than such a request can take."),
         cfg.IntOpt("service_down_time", default=60, min=1,
                    help="Seconds without a heartbeat after which os-services shows the "
                         "volume service down."),

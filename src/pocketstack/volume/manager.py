@@ -24,6 +24,7 @@ from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment
 LOG = logging.getLogger(__name__)
 CHUNK = 1 << 20
 GiB = 1 << 30
+CANCEL_CHECK = 16 << 20  # bytes copied between two looks at whether the volume is deleted
 
 
 def _backend(volume: Volume) -> backends.Backend:
@@ -37,6 +38,43 @@ def _set(volume_id: str, **values) -> None:
             for key, value in values.items():
                 setattr(volume, key, value)
             volume.updated_at = utcnow()
+
+
+CREATING = ("creating", "downloading")
+
+
+def _set_while_creating(volume_id: str, **values) -> bool:
+    """Record a step of a create, unless the volume is no longer being created (a build's
+    cleanup force-deleted it meanwhile: its delete is under way). False then."""
+    with db.transaction() as s:
+        volume = s.get(Volume, volume_id)
+        if volume is None or volume.status not in CREATING:
+            return False
+        for key, value in values.items():
+            setattr(volume, key, value)
+        volume.updated_at = utcnow()
+    return True
+
+
+def _status(volume_id: str) -> str | None:
+    with db.reader() as s:
+        return s.scalar(sa.select(Volume.status).where(Volume.id == volume_id))
+
+
+class Cancelled(BackendError):
+    """The volume was deleted while its data was being written."""
+
+
+def _cancellable(chunks, volume_id: str):
+    """``chunks`` as they come, until the volume is no longer being created (asked every
+    CANCEL_CHECK bytes): then Cancelled, so a deleted volume's copy stops early."""
+    seen = 0
+    for chunk in chunks:
+        if seen // CANCEL_CHECK != (seen + len(chunk)) // CANCEL_CHECK \
+                and _status(volume_id) not in CREATING:
+            raise Cancelled("The volume was deleted while its image was copied.")
+        seen += len(chunk)
+        yield chunk
 
 
 def _is_block(path: str) -> bool:
@@ -100,8 +138,9 @@ class VolumeManager:
             elif source is not None:
                 backend.copy_into(backend.path(source.id), volume.id)
             elif image is not None:
-                _set(volume.id, status="downloading")
-                self._copy_image(ctx, image, path, volume.size)
+                if not _set_while_creating(volume.id, status="downloading"):
+                    raise Cancelled("The volume was deleted before its data was written.")
+                self._copy_image(ctx, image, path, volume.size, volume.id)
             elif backup_id is not None:
                 from pocketstack.volume import backups
 
@@ -112,7 +151,7 @@ class VolumeManager:
                 backend.delete(volume.id)
             except Exception:  # noqa: BLE001
                 LOG.exception("Removing the half-made volume %s failed", volume.id)
-            _set(volume.id, status="error", error_reason=_reason(error))
+            _set_while_creating(volume.id, status="error", error_reason=_reason(error))
             return
         finally:
             if backup_id is not None:
@@ -128,20 +167,24 @@ class VolumeManager:
                 if origin is not None:
                     values.update(bootable=origin.bootable,
                                   image_metadata=origin.image_metadata)
-        _set(volume.id, **values)
+        if not _set_while_creating(volume.id, **values) \
+                and _status(volume.id) in (None, "deleting"):
+            backend.delete(volume.id)  # deleted meanwhile: its delete may have run first
 
-    def _copy_image(self, ctx, image: dict, path: str, size_gb: int) -> None:
+    def _copy_image(self, ctx, image: dict, path: str, size_gb: int,
+                    volume_id: str) -> None:
         from pocketstack.clients.image import ImageClient
 
-        client = ImageClient(ctx, caller="volume")
+        chunks = _cancellable(ImageClient(ctx, caller="volume").chunks(image["id"]),
+                              volume_id)
         if image.get("disk_format") in (None, "raw", "iso", "ami", "aki", "ari"):
-            write_into(path, client.chunks(image["id"]), size_gb * GiB)
+            write_into(path, chunks, size_gb * GiB)
             return
         # qcow2 & co.: download to a temp file, let qemu-img write raw into the volume.
         with tempfile.TemporaryDirectory(prefix="pocketstack-image-") as tmp:
             src = os.path.join(tmp, "image")
             with open(src, "wb") as f:
-                for chunk in client.chunks(image["id"]):
+                for chunk in chunks:
                     f.write(chunk)
             info = _qemu_img("info", "--output=json", "-f", image["disk_format"], src)
             import json

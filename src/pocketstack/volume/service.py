@@ -3,21 +3,24 @@ manager's RPC server on ``volume.<host>``, the heartbeat of cinder-scheduler and
 cinder-volume per backend (``host@backend``), and reconciliation of what a crash left:
 volumes stuck mid-create go to ``error`` (their half-written data removed), deletes and
 snapshot deletes are finished, uploads give the volume back, and backend files or LVs
-whose volume no longer exists are removed.
+whose volume no longer exists are removed. Every heartbeat also deletes attachments whose
+server does not exist (reconcile_attachments).
 """
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, rpc, runtime
+from pocketstack.common import config, db, exceptions, rpc, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import backends, scheduler, types
 from pocketstack.volume.manager import VolumeManager
-from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeService
+from pocketstack.volume.models import (Backup, Snapshot, Volume, VolumeAttachment,
+                                       VolumeService)
 
 LOG = logging.getLogger(__name__)
 
@@ -42,9 +45,50 @@ def heartbeat() -> None:
                 row.last_seen_up, row.updated_at = now, now
 
 
+def reconcile_attachments(checked: set[str]) -> int:
+    """Delete attachments whose server does not exist, so their volumes are available
+    again: a boot's API request reserves the volumes it was given before it writes the
+    server, and a process killed in between left an attachment naming a server that
+    never existed. Only attachments older than ``[volume] orphaned_attachment_age`` (a
+    younger one may be such a request still running); compute is asked about each
+    server through its API. ``checked`` keeps the attachments found to have a server,
+    so each is asked about once (a server's delete then deletes them). Returns how many
+    were deleted."""
+    from pocketstack.clients.compute import ComputeClient
+    from pocketstack.volume import attach
+
+    cutoff = utcnow() - dt.timedelta(seconds=config.CONF.volume.orphaned_attachment_age)
+    with db.reader() as s:
+        rows = s.execute(sa.select(VolumeAttachment.id, VolumeAttachment.volume_id,
+                                   VolumeAttachment.instance_uuid)
+                         .where(VolumeAttachment.instance_uuid.is_not(None),
+                                VolumeAttachment.created_at < cutoff)).all()
+    checked.intersection_update(r.id for r in rows)  # forget the ones gone since
+    rows = [r for r in rows if r.id not in checked]
+    if not rows:
+        return 0
+    client = ComputeClient(caller="volume")
+    exists = {uuid: client.server_exists(uuid) for uuid in {r.instance_uuid for r in rows}}
+    ctx = RequestContext.admin()
+    deleted = 0
+    for r in rows:
+        if exists[r.instance_uuid]:
+            checked.add(r.id)
+            continue
+        try:
+            attach.delete_attachment(ctx, r.id)
+        except exceptions.NotFound:
+            continue  # deleted meanwhile
+        deleted += 1
+        LOG.warning("Deleted attachment %s of volume %s: its server %s does not exist",
+                    r.id, r.volume_id, r.instance_uuid)
+    return deleted
+
+
 class _Heartbeat:
     def __init__(self):
         self.stopping = threading.Event()
+        self.checked: set[str] = set()  # reconcile_attachments's
         self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat",
                                        daemon=True)
         self.thread.start()
@@ -55,6 +99,11 @@ class _Heartbeat:
                 heartbeat()
             except Exception:  # noqa: BLE001 - a missed beat is retried
                 LOG.exception("Volume service heartbeat failed")
+            try:
+                reconcile_attachments(self.checked)
+            except Exception:  # noqa: BLE001 - compute not answering yet: next time
+                LOG.warning("Checking attachments against their servers failed",
+                            exc_info=True)
 
     def stop(self):
         self.stopping.set()
@@ -85,7 +134,18 @@ def start(cloud) -> list:
         LOG.exception("Volume recovery failed")
     server = rpc.get_server("volume", [VolumeManager()], server=config.CONF.host)
     server.start()
+    # Deletes asked for by other processes (`up --workers`) between recover() and now
+    # found no manager listening: the volumes wait in 'deleting'.
+    _finish_deletes()
     return [_Server(server), _Heartbeat()]
+
+
+def _finish_deletes() -> None:
+    with db.reader() as s:
+        deleting = list(s.scalars(sa.select(Volume.id).where(Volume.status == "deleting")))
+    manager, ctx = VolumeManager(), RequestContext.admin()
+    for volume_id in deleting:
+        manager.delete_volume(ctx, volume_id)
 
 
 def recover() -> None:

@@ -157,6 +157,9 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
                               events=[self._bind(s, ctx, instance_uuid) for s in steps])
         if not ok:
             return
+        # The failed attempt's claim goes first, whoever failed it: a cast to a host
+        # nobody serves left it held, and the next claim is keyed by the same server.
+        claims.release(instance_uuid)
         inst = instances.load(instance_uuid)
         self._schedule(ctx, [inst], step, tried=tried, history=history)
 
@@ -171,10 +174,20 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         if spec is not None:
             values["request_spec"] = spec
         with db.transaction() as s:
-            if instances.update(uuid, values, attempt=attempt, events=events, session=s):
+            failed = instances.update(uuid, values, attempt=attempt, events=events, session=s)
+            if failed:
                 instances.add_fault(s, uuid, code, message)
                 trace.finish_action(s, ctx.request_id, uuid, "Error")
         claims.release(uuid)
+        if failed:
+            # The build is over: the volumes the API reserved for it go back to the user
+            # now (a build that never reached a host has no host to give them back).
+            from pocketstack.compute.manager import volumes
+
+            try:
+                volumes.release(ctx, uuid, use_service_token=True)
+            except Exception:  # noqa: BLE001 - the server is in ERROR whatever happens here
+                LOG.exception("Giving back the volumes of %s failed", uuid)
 
     @staticmethod
     def _note_failure(host: str) -> None:

@@ -8,12 +8,14 @@ not a few per host (compute/fleet.py); a lone agent passes itself."""
 from __future__ import annotations
 
 import logging
+import time
 import uuid as uuidlib
 
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
 from pocketstack.common.context import RequestContext
+from pocketstack.common.rpc_errors import MessagingTimeout
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
 from pocketstack.compute.models import Allocation, ComputeNode, Instance, Service
@@ -23,6 +25,8 @@ LOG = logging.getLogger(__name__)
 
 # Hosts per IN (...) list: well inside every engine's limit on bound parameters.
 CHUNK = 500
+# Seconds a restarted host waits for a conductor to hand its interrupted builds back to.
+CONDUCTOR_WAIT = 120.0
 
 
 def chunks(items: list, size: int = CHUNK):
@@ -222,9 +226,8 @@ class PeriodicMixin:
                 # Interrupted mid-build: hand it back for a reschedule now rather than
                 # waiting for the build deadline.
                 self._undo(ctx, inst, inst.network_info or [], release=True)
-                self.conductor.reschedule(ctx, inst.uuid, inst.attempt, self.host,
-                                          f"compute service on {self.host} restarted "
-                                          f"during {inst.task_state}")
+                self._hand_back(ctx, inst, f"compute service on {self.host} restarted "
+                                           f"during {inst.task_state}")
             elif inst.task_state is not None:
                 power = self.driver.get_power_state(inst.uuid)
                 vm = {states.RUNNING: states.ACTIVE, states.SHUTDOWN: states.STOPPED,
@@ -232,6 +235,20 @@ class PeriodicMixin:
                       states.SUSPENDED_POWER: states.SUSPENDED}.get(power, states.ERROR)
                 instances.update(inst.uuid, {"task_state": None, "vm_state": vm,
                                              "power_state": power or states.NOSTATE})
+
+    def _hand_back(self, ctx, inst, reason: str) -> None:
+        """Ask the conductor to reschedule ``inst``, waiting (bounded) for one to listen:
+        with `up --workers` the main process starts its conductor only once the compute
+        processes are up, and this runs on their start-up thread (fleet.py)."""
+        deadline = time.monotonic() + CONDUCTOR_WAIT
+        while True:
+            try:
+                return self.conductor.reschedule(ctx, inst.uuid, inst.attempt, self.host,
+                                                 reason)
+            except MessagingTimeout:  # no conductor listening (yet)
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def periodic_tasks(self) -> None:
         periodic_tasks({self.host: self})

@@ -33,6 +33,11 @@ from pocketstack.compute.trace import Step
 LOG = logging.getLogger(__name__)
 
 
+# Metadata of the volumes a build makes: the server they were made for, so a cleanup
+# finds one whose id the build never got back (killed in between: _lost_volumes).
+CREATED_FOR = "created_for_server"
+
+
 class VolumeNotCreated(exceptions.PocketstackError):
     code = 500
 
@@ -49,18 +54,22 @@ def _client(ctx, use_service_token: bool = False) -> VolumeClient:
     return VolumeClient(ctx, as_service=use_service_token)
 
 
-def _owner_client(ctx, inst) -> VolumeClient:
+def _owner_client(ctx, inst, creates: bool) -> VolumeClient:
     """The user's token; a build rescheduled in the background (no user token in its
     context) uses the token the user created the server with, which the volume service
     accepts beside nova's service token even once expired, so the volumes it creates
-    are the owner's."""
+    are the owner's. A build that only connects volumes the user gave it (``creates``
+    False) keeps no token: nova's own then reserves and connects them again after a
+    failed attempt gave them back."""
     if getattr(ctx, "auth_token", None):
         return VolumeClient(ctx)
     token = instances.build_token(inst.uuid)
-    if token is None:
-        raise VolumeAttachFailed(f"The build of {inst.uuid} has no user token to create "
-                                 "its volumes with any more: create the server again.")
-    return VolumeClient(ctx, user_token=token)
+    if token is not None:
+        return VolumeClient(ctx, user_token=token)
+    if not creates:
+        return VolumeClient(ctx, as_service=True)
+    raise VolumeAttachFailed(f"The build of {inst.uuid} has no user token to create "
+                             "its volumes with any more: create the server again.")
 
 
 def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict:
@@ -116,6 +125,8 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
     if not own_only:
         attachments |= {r.attachment_id for r in rows if r.attachment_id}
         created |= {r.volume_id for r in rows if r.volume_id and r.source_type != "volume"}
+        if any(r.source_type != "volume" for r in rows):
+            created |= _lost_volumes(ctx, instance_uuid, rows)
     for attachment_id in attachments:
         try:
             if client.attachment_delete(attachment_id):
@@ -123,7 +134,7 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
         except exceptions.PocketstackError as error:
             LOG.warning("Deleting attachment %s failed: %s", attachment_id, error)
     for volume_id in created:
-        if _delete_volume(client, volume_id):
+        if _delete_volume(ctx, client, volume_id):
             done.append(f"deleted volume {volume_id}")
     for r in rows:
         if r.attachment_id in attachments:
@@ -134,12 +145,41 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
     return done
 
 
-def _delete_volume(client: VolumeClient, volume_id: str) -> bool:
+def _lost_volumes(ctx, instance_uuid: str, rows) -> set[str]:
+    """Volumes made for the server (CREATED_FOR) that no mapping names: a process killed
+    after the volume service made one and before the build recorded its id."""
+    inst = instances.load(instance_uuid)
+    if inst is None:
+        return set()
+    named = {r.volume_id for r in rows}
+    try:
+        found = _client(ctx, use_service_token=True).list(
+            all_tenants=1, project_id=inst.project_id,
+            metadata=repr({CREATED_FOR: instance_uuid}))
+    except exceptions.PocketstackError as error:
+        LOG.warning("Listing the volumes made for %s failed: %s", instance_uuid, error)
+        return set()
+    return {v["id"] for v in found if v["id"] not in named and not v["attachments"]}
+
+
+def _delete_volume(ctx, client: VolumeClient, volume_id: str) -> bool:
+    """Delete a volume a build made. One still being created (its image copy running,
+    or cut off by a crash the volume service has not recovered from yet) refuses a plain
+    delete: nova's own token force-deletes it, which cancels the copy, instead of
+    leaving it behind (issue 21)."""
     try:
         return client.delete(volume_id)
     except exceptions.PocketstackError as error:
-        LOG.warning("Deleting volume %s failed: %s", volume_id, error)
-        return False
+        failure = error
+    try:
+        service = _client(ctx, use_service_token=True)
+        if (service.get(volume_id) or {}).get("status") in ("creating", "downloading"):
+            service.force_delete(volume_id)
+            return True
+    except exceptions.PocketstackError as error:
+        failure = error
+    LOG.warning("Deleting volume %s failed: %s", volume_id, failure)
+    return False
 
 
 def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False) -> list[str]:
@@ -157,7 +197,8 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
                 done.append(f"detached volume {r.volume_id}")
             except exceptions.PocketstackError as error:
                 LOG.warning("Deleting attachment %s failed: %s", r.attachment_id, error)
-        if r.volume_id and r.delete_on_termination and _delete_volume(client, r.volume_id):
+        if r.volume_id and r.delete_on_termination \
+                and _delete_volume(ctx, client, r.volume_id):
             done.append(f"deleted volume {r.volume_id}")
     with db.transaction() as s:
         s.execute(sa.delete(BlockDeviceMapping)
@@ -212,7 +253,7 @@ class VolumeMixin:
         rows = block_devices.for_instance(inst.uuid)
         if not rows:
             return None
-        client = _owner_client(ctx, inst)
+        client = _owner_client(ctx, inst, any(r.volume_id is None for r in rows))
         mapping = []
         for row in rows:
             if row.volume_id is None:
@@ -250,7 +291,8 @@ class VolumeMixin:
         volume = client.create(row.volume_size,
                                name=f"{inst.uuid}-blank-vol" if row.source_type == "blank"
                                else "", image_id=row.image_id, snapshot_id=row.snapshot_id,
-                               volume_type=row.volume_type)
+                               volume_type=row.volume_type,
+                               metadata={CREATED_FOR: inst.uuid})
         row.volume_id = volume["id"]
         held.append({"volume_id": row.volume_id, "created": True})
         block_devices.update(row.id, {"volume_id": row.volume_id})
