@@ -244,7 +244,8 @@ class VolumeManager:
                 VolumeAttachment.volume_id == volume_id)).all() if a.instance_uuid]
         status = "completed"
         try:
-            self._copy_image(ctx, image, _backend(volume).path(volume.id), volume.size)
+            self._copy_image(ctx, image, _backend(volume).path(volume.id), volume.size,
+                             volume.id)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Reimaging volume %s failed: %s", volume_id, error)
             _set(volume_id, status="error", error_reason=_reason(error))
