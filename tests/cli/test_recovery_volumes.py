@@ -191,6 +191,15 @@ def delete_all_and_audit(api: Api, up: UpProcess, data_dir: str) -> None:
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
+def image_and_volumes(api: Api, count: int) -> tuple[str, list[str]]:
+    """An image and ``count`` pre-made volumes, all available."""
+    image_id = api.image()
+    volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(count)]
+    wait_for("volumes available", lambda: all(
+        v["status"] == "available" for v in api.volumes().values()), 30)
+    return image_id, volumes
+
+
 def burst(api: Api, image_id: str, volume_ids: list, extra: int, on_accepted,
           threads: int = 4) -> list[str]:
     """One boot per pre-made volume plus ``extra`` booted from new volumes, concurrently;
@@ -221,10 +230,7 @@ def test_compute_child_killed_mid_burst_of_boots_with_volumes(root):
     up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
     try:
         api = Api(up)
-        image_id = api.image()
-        volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(8)]
-        wait_for("volumes available", lambda: all(
-            v["status"] == "available" for v in api.volumes().values()), 30)
+        image_id, volumes = image_and_volumes(api, 8)
         [compute] = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
 
         def kill(n):
@@ -266,10 +272,7 @@ def test_all_in_one_killed_between_a_volume_reservation_and_the_server_row(root)
     up = UpProcess(data_dir, conf=CONF).start(timeout=120)
     try:
         api = Api(up)
-        image_id = api.image()
-        volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(7)]
-        wait_for("volumes available", lambda: all(
-            v["status"] == "available" for v in api.volumes().values()), 30)
+        image_id, volumes = image_and_volumes(api, 7)
         orphan = volumes.pop()
         api.reserve(orphan, str(uuid.uuid4()))
 
@@ -358,10 +361,7 @@ def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
     stopped = None
     try:
         api = Api(up)
-        image_id = api.image()
-        volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(4)]
-        wait_for("volumes available", lambda: all(
-            v["status"] == "available" for v in api.volumes().values()), 30)
+        image_id, volumes = image_and_volumes(api, 4)
         old = _children(up.proc.pid)
         [stopped] = [p for p in old if "--name compute-1 " in _cmdline(p)]
 
@@ -413,10 +413,7 @@ def test_api_child_killed_mid_burst_of_boots_with_volumes(root):
     up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
     try:
         api = Api(up)
-        image_id = api.image()
-        volumes = [api.volume(size=1, name=f"pre-{i}")["id"] for i in range(8)]
-        wait_for("volumes available", lambda: all(
-            v["status"] == "available" for v in api.volumes().values()), 30)
+        image_id, volumes = image_and_volumes(api, 8)
         [child] = [p for p in _children(up.proc.pid) if "--name api-1 " in _cmdline(p)]
 
         def kill(n):
