@@ -80,10 +80,11 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
     out = {"id": snap.id, "created_at": isotime_naive(snap.created_at),
            "updated_at": isotime_naive(snap.updated_at), "name": snap.name,
            "description": snap.description, "volume_id": snap.volume_id,
-           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {})}
-    if ctx.is_admin:
-        out["os-extended-snapshot-attributes:project_id"] = snap.project_id
-        out["os-extended-snapshot-attributes:progress"] = snap.progress or "0%"
+           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {}),
+           # cinder's extended_snapshot_attributes policy is admin-or-owner, and its
+           # response schema requires both on every GET: members see them too.
+           "os-extended-snapshot-attributes:project_id": snap.project_id,
+           "os-extended-snapshot-attributes:progress": snap.progress or "0%"}
     if version >= (3, 14):
         out["group_snapshot_id"] = None
     if version >= (3, 41):

@@ -1,0 +1,49 @@
+"""Issue 22, block storage: answers as cinder gives them where clients and tempest look -
+the snapshot's extended attributes for members, an empty id, unknown filters and markers,
+the update's answer and the read-only flag in the metadata. Through openstacksdk and
+keystoneauth as a user would."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from test_volume_api import Raw, create, wait_status
+
+WAIT = {"wait": 60, "interval": 0.1}
+
+
+@pytest.fixture
+def member(cloud):
+    return cloud.make_user(roles=("member",))
+
+
+@pytest.fixture
+def conn(cloud, member):
+    return cloud.user_sdk(member)
+
+
+@pytest.fixture
+def raw(cloud, member):
+    return Raw(cloud.user_session(member))
+
+
+def test_snapshot_extended_attributes_for_members(conn, raw, member):
+    volume = conn.block_storage.create_volume(size=1)
+    volume = conn.block_storage.wait_for_status(volume, "available", **WAIT)
+    snap = conn.block_storage.create_snapshot(volume_id=volume.id)
+    snap = conn.block_storage.wait_for_status(snap, "available", **WAIT)
+    shown = conn.block_storage.get_snapshot(snap)
+    assert shown.project_id == member["project_id"] and shown.progress == "100%"
+    listed = list(conn.block_storage.snapshots(details=True))
+    assert [(s.project_id, s.progress) for s in listed] == [(member["project_id"], "100%")]
+    body = raw("GET", f"/snapshots/{snap.id}")[1]["snapshot"]
+    assert body["os-extended-snapshot-attributes:project_id"] == member["project_id"]
+    assert body["os-extended-snapshot-attributes:progress"] == "100%"
+    # the plain list stays the summary, without the extension's attributes
+    plain = raw("GET", "/snapshots")[1]["snapshots"]
+    assert [s["id"] for s in plain] == [snap.id]
+    conn.block_storage.delete_snapshot(snap)
+    conn.block_storage.wait_for_delete(snap, **WAIT)
+    conn.block_storage.delete_volume(volume)
