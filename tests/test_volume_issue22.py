@@ -47,3 +47,20 @@ def test_snapshot_extended_attributes_for_members(conn, raw, member):
     conn.block_storage.delete_snapshot(snap)
     conn.block_storage.wait_for_delete(snap, **WAIT)
     conn.block_storage.delete_volume(volume)
+
+
+def test_empty_volume_id_is_404(conn, raw):
+    volume = create(raw, name="kept")
+    for method, body in (("GET", None), ("PUT", {"volume": {"name": "x"}}),
+                         ("DELETE", None)):
+        status, answer, _ = raw(method, "/volumes/", body)
+        assert status == 404 and "itemNotFound" in answer, (method, answer)
+    # the good paths are unchanged: the list without the slash, create, show, 405 on PUT
+    assert [v["id"] for v in raw("GET", "/volumes")[1]["volumes"]] == [volume["id"]]
+    assert [v.id for v in conn.block_storage.volumes(details=False)] == [volume["id"]]
+    assert raw("GET", f"/volumes/{volume['id']}/")[1]["volume"]["name"] == "kept"
+    status, _, headers = raw("PUT", "/volumes", {"volume": {"name": "x"}})
+    assert status == 405 and headers["Allow"] == "GET, POST"
+    assert raw("GET", "/volumes/detail/")[0] == 200
+    wait_status(raw, volume["id"], "available")
+    conn.block_storage.delete_volume(volume["id"])

@@ -29,8 +29,24 @@ def _list(req, detailed: bool):
     return respond(req, out)
 
 
+def _empty_id(req) -> None:
+    """``/volumes/`` - a show, update or delete with an empty id: cinder's 404."""
+    if req.trailing_slash:
+        raise exceptions.NotFound("The resource could not be found.")
+
+
 def list_volumes(req):
+    _empty_id(req)
     return _list(req, detailed=False)
+
+
+def empty_id(req):
+    """PUT or DELETE on the collection: ``/volumes/`` is an empty id (404, as cinder);
+    without the slash the method is not the collection's (405)."""
+    _empty_id(req)
+    raise exceptions.MethodNotAllowed(
+        f"The method {req.method} is not allowed for this resource.",
+        headers={"Allow": "GET, POST"})
 
 
 def list_detail(req):
