@@ -64,3 +64,16 @@ def test_empty_volume_id_is_404(conn, raw):
     assert raw("GET", "/volumes/detail/")[0] == 200
     wait_status(raw, volume["id"], "available")
     conn.block_storage.delete_volume(volume["id"])
+
+
+def test_unknown_status_filter_lists_nothing(conn, raw):
+    volume = conn.block_storage.create_volume(size=1)
+    conn.block_storage.wait_for_status(volume, "available", **WAIT)
+    for status in ("null", "bogus"):
+        assert list(conn.block_storage.volumes(status=status)) == []
+        answer = raw("GET", f"/volumes?status={status}")
+        assert answer[0] == 200 and answer[1]["volumes"] == []
+    # a known status still filters
+    assert [v.id for v in conn.block_storage.volumes(status="available")] == [volume.id]
+    assert list(conn.block_storage.volumes(status="error")) == []
+    conn.block_storage.delete_volume(volume)
