@@ -107,3 +107,33 @@ def test_snapshot_null_volume_and_unknown_marker_are_404(conn, raw):
         conn.block_storage.delete_snapshot(snap)
         conn.block_storage.wait_for_delete(snap, **WAIT)
     conn.block_storage.delete_volume(volume)
+
+
+def test_update_answers_the_core_view(cloud, conn, raw):
+    image = conn.image.create_image(name=f"img-{uuid.uuid4().hex[:6]}", data=b"x" * 4096,
+                                    disk_format="raw", container_format="bare")
+    volume = wait_status(raw, create(raw, imageRef=image.id, size=1)["id"],
+                         ("available", "error"))
+    assert volume["status"] == "available", volume
+    assert volume["volume_image_metadata"]["image_id"] == image.id
+    updated = conn.block_storage.update_volume(volume["id"], name="renamed")
+    assert updated.name == "renamed"
+    status, body, _ = raw("PUT", f"/volumes/{volume['id']}",
+                          {"volume": {"description": "d"}})
+    assert status == 200 and body["volume"]["description"] == "d"
+    assert "volume_image_metadata" not in body["volume"]
+    # an admin's update answer has none of the os-vol-* extension attributes either
+    admin = Raw(cloud.session())
+    answer = admin("PUT", f"/volumes/{volume['id']}", {"volume": {"name": "again"}})[1]
+    assert not [k for k in answer["volume"] if k.startswith("os-vol-")]
+    assert "volume_image_metadata" not in answer["volume"]
+    # show and list keep them
+    shown = raw("GET", f"/volumes/{volume['id']}")[1]["volume"]
+    assert shown["volume_image_metadata"]["image_id"] == image.id
+    assert shown["name"] == "again" and shown["description"] == "d"
+    assert conn.block_storage.get_volume(volume["id"]).volume_image_metadata[
+        "image_id"] == image.id
+    assert "os-vol-tenant-attr:tenant_id" in admin(
+        "GET", f"/volumes/{volume['id']}")[1]["volume"]
+    conn.block_storage.delete_volume(volume["id"])
+    conn.image.delete_image(image)

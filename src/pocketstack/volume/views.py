@@ -29,7 +29,10 @@ def volume_summary(volume: Volume, base: str) -> dict:
             "links": _links(base, volume.project_id, "volumes", volume.id)}
 
 
-def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int]) -> dict:
+def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
+                  extensions: bool = True) -> dict:
+    """The detail view; ``extensions``: with what cinder's os-vol-* and image-metadata
+    extensions add, which they do to show and list only (not to an update's answer)."""
     out = {
         "id": volume.id, "status": volume.status, "size": volume.size,
         "availability_zone": volume.availability_zone,
@@ -45,10 +48,11 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int]) -> d
         "multiattach": bool(volume.multiattach),
         "attachments": volume_attachments(volume, ctx),
     }
-    if volume.image_metadata:
+    if volume.image_metadata and extensions:
         out["volume_image_metadata"] = dict(volume.image_metadata)
     if ctx.is_admin:
         out["migration_status"] = volume.migration_status
+    if ctx.is_admin and extensions:
         out["os-vol-host-attr:host"] = volume.host
         out["os-vol-mig-status-attr:migstat"] = volume.migration_status
         out["os-vol-mig-status-attr:name_id"] = None
