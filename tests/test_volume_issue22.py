@@ -137,3 +137,20 @@ def test_update_answers_the_core_view(cloud, conn, raw):
         "GET", f"/volumes/{volume['id']}")[1]["volume"]
     conn.block_storage.delete_volume(volume["id"])
     conn.image.delete_image(image)
+
+
+def test_readonly_flag_shows_in_metadata(conn, raw):
+    volume = conn.block_storage.create_volume(size=1, metadata={"a": "1"})
+    volume = conn.block_storage.wait_for_status(volume, "available", **WAIT)
+    assert volume.metadata == {"a": "1"}  # never set: not shown, as cinder
+    conn.block_storage.set_volume_readonly(volume, True)
+    assert conn.block_storage.get_volume(volume).metadata == {"a": "1", "readonly": "True"}
+    listed = raw("GET", "/volumes/detail")[1]["volumes"]
+    assert listed[0]["metadata"] == {"a": "1", "readonly": "True"}
+    conn.block_storage.set_volume_readonly(volume, False)
+    assert conn.block_storage.get_volume(volume).metadata == {"a": "1", "readonly": "False"}
+    # the metadata API holds the user's metadata only, as cinder's
+    assert raw("GET", f"/volumes/{volume.id}/metadata")[1]["metadata"] == {"a": "1"}
+    assert raw("POST", f"/volumes/{volume.id}/action",
+               {"os-update_readonly_flag": {"readonly": "maybe"}})[0] == 400
+    conn.block_storage.delete_volume(volume)

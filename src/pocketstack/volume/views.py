@@ -29,6 +29,16 @@ def volume_summary(volume: Volume, base: str) -> dict:
             "links": _links(base, volume.project_id, "volumes", volume.id)}
 
 
+def visible_metadata(volume: Volume) -> dict:
+    """The volume's metadata with the admin metadata cinder shows in it (``readonly``,
+    cinder's add_visible_admin_metadata)."""
+    out = dict(volume.meta or {})
+    admin = volume.admin_meta or {}
+    if "readonly" in admin:
+        out["readonly"] = admin["readonly"]
+    return out
+
+
 def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
                   extensions: bool = True) -> dict:
     """The detail view; ``extensions``: with what cinder's os-vol-* and image-metadata
@@ -41,7 +51,7 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
         "name": volume.name, "description": volume.description,
         "volume_type": volume.volume_type.name if volume.volume_type else None,
         "snapshot_id": volume.snapshot_id, "source_volid": volume.source_volid,
-        "metadata": dict(volume.meta or {}),
+        "metadata": visible_metadata(volume),
         "links": _links(base, volume.project_id, "volumes", volume.id),
         "user_id": volume.user_id, "bootable": str(bool(volume.bootable)).lower(),
         "encrypted": False, "replication_status": None, "consistencygroup_id": None,
