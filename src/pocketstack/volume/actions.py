@@ -96,6 +96,8 @@ def update_readonly(ctx, volume_id: str, data) -> None:
         policy.authorize(ctx, "volume_extension:volume_actions:update_readonly",
                          api.target(volume))
         volume.readonly, volume.updated_at = readonly, utcnow()
+        # cinder keeps it as admin metadata, which its views show in ``metadata``
+        volume.admin_meta = dict(volume.admin_meta or {}, readonly=str(readonly))
 
 
 def retype(ctx, volume_id: str, data) -> None:

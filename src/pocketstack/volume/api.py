@@ -269,8 +269,9 @@ def limit_marker(query) -> tuple[int, str | None, int]:
 
 
 def paginate(items: list, keys: list[tuple[str, str]], marker, limit: int, offset: int,
-             value) -> list:
-    """Sort in Python by ``keys`` (then id), start after ``marker``, take ``limit``."""
+             value, missing=None) -> list:
+    """Sort in Python by ``keys`` (then id), start after ``marker``, take ``limit``. An
+    unknown marker is a 400, or ``missing(marker)`` when given."""
     def sort_key(item, key):
         found = value(item, key)
         return (found is None, 0 if found is None else found)
@@ -280,6 +281,8 @@ def paginate(items: list, keys: list[tuple[str, str]], marker, limit: int, offse
     if marker:
         ids = [it.id for it in items]
         if marker not in ids:
+            if missing is not None:
+                raise missing(marker)
             raise exceptions.BadRequest(f"Invalid input received: marker [{marker}] not "
                                         "found")
         items = items[ids.index(marker) + 1:]
@@ -304,11 +307,7 @@ def list_volumes(ctx, query) -> tuple[list[Volume], int]:
         stmt = stmt.where(Volume.project_id == ctx.project_id)
     elif query.get("project_id"):
         stmt = stmt.where(Volume.project_id == query["project_id"])
-    if query.get("status"):
-        if query["status"] not in STATUSES:
-            raise exceptions.BadRequest(f"Invalid input received: Invalid status filter "
-                                        f"{query['status']!r}; valid statuses are "
-                                        f"{', '.join(STATUSES)}.")
+    if query.get("status"):  # an unknown status (tempest: 'null') matches none, as cinder
         stmt = stmt.where(Volume.status == query["status"])
     for key in ("name", "availability_zone"):
         if query.get(key) is not None:

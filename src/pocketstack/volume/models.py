@@ -60,6 +60,8 @@ class Volume(Base):
     image_id: Mapped[str | None] = mapped_column(sa.String(36))
     meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
     image_metadata: Mapped[dict | None] = mapped_column(sa.JSON)
+    # cinder's admin metadata: what the API sets (readonly), shown merged into metadata
+    admin_meta: Mapped[dict | None] = mapped_column("admin_metadata", sa.JSON)
     # Why the volume is in an error status, for people (shown as a user message).
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -39,6 +39,8 @@ def create_snapshot(ctx, body) -> Snapshot:
     data = validation.obj(body, "snapshot")
     validation.only(data, ("volume_id", "force", "name", "description", "metadata",
                            "display_name", "display_description"), "snapshot")
+    if "volume_id" in data and data["volume_id"] is None:  # cinder looks it up: 404
+        raise api.VolumeNotFound(None)
     volume_id = validation.uuid_like(data.get("volume_id"), "volume_id")
     force = validation.boolean(data.get("force", False), "force")
     meta = validation.metadata(data.get("metadata") or {})
@@ -92,7 +94,8 @@ def list_snapshots(ctx, query) -> list[Snapshot]:
             stmt = stmt.where(getattr(Snapshot, key) == query[key])
     with db.reader() as s:
         found = list(s.scalars(stmt))
-    return api.paginate(found, keys, marker, limit, offset, getattr)
+    return api.paginate(found, keys, marker, limit, offset, getattr,
+                        missing=SnapshotNotFound)  # cinder's db looks the marker up: 404
 
 
 def update_snapshot(ctx, snapshot_id: str, body) -> Snapshot:

@@ -29,7 +29,20 @@ def volume_summary(volume: Volume, base: str) -> dict:
             "links": _links(base, volume.project_id, "volumes", volume.id)}
 
 
-def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int]) -> dict:
+def visible_metadata(volume: Volume) -> dict:
+    """The volume's metadata with the admin metadata cinder shows in it (``readonly``,
+    cinder's add_visible_admin_metadata)."""
+    out = dict(volume.meta or {})
+    admin = volume.admin_meta or {}
+    if "readonly" in admin:
+        out["readonly"] = admin["readonly"]
+    return out
+
+
+def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
+                  extensions: bool = True) -> dict:
+    """The detail view; ``extensions``: with what cinder's os-vol-* and image-metadata
+    extensions add, which they do to show and list only (not to an update's answer)."""
     out = {
         "id": volume.id, "status": volume.status, "size": volume.size,
         "availability_zone": volume.availability_zone,
@@ -38,17 +51,18 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int]) -> d
         "name": volume.name, "description": volume.description,
         "volume_type": volume.volume_type.name if volume.volume_type else None,
         "snapshot_id": volume.snapshot_id, "source_volid": volume.source_volid,
-        "metadata": dict(volume.meta or {}),
+        "metadata": visible_metadata(volume),
         "links": _links(base, volume.project_id, "volumes", volume.id),
         "user_id": volume.user_id, "bootable": str(bool(volume.bootable)).lower(),
         "encrypted": False, "replication_status": None, "consistencygroup_id": None,
         "multiattach": bool(volume.multiattach),
         "attachments": volume_attachments(volume, ctx),
     }
-    if volume.image_metadata:
+    if volume.image_metadata and extensions:
         out["volume_image_metadata"] = dict(volume.image_metadata)
     if ctx.is_admin:
         out["migration_status"] = volume.migration_status
+    if ctx.is_admin and extensions:
         out["os-vol-host-attr:host"] = volume.host
         out["os-vol-mig-status-attr:migstat"] = volume.migration_status
         out["os-vol-mig-status-attr:name_id"] = None
@@ -80,10 +94,11 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
     out = {"id": snap.id, "created_at": isotime_naive(snap.created_at),
            "updated_at": isotime_naive(snap.updated_at), "name": snap.name,
            "description": snap.description, "volume_id": snap.volume_id,
-           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {})}
-    if ctx.is_admin:
-        out["os-extended-snapshot-attributes:project_id"] = snap.project_id
-        out["os-extended-snapshot-attributes:progress"] = snap.progress or "0%"
+           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {}),
+           # cinder's extended_snapshot_attributes policy is admin-or-owner, and its
+           # response schema requires both on every GET: members see them too.
+           "os-extended-snapshot-attributes:project_id": snap.project_id,
+           "os-extended-snapshot-attributes:progress": snap.progress or "0%"}
     if version >= (3, 14):
         out["group_snapshot_id"] = None
     if version >= (3, 41):

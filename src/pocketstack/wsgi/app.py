@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from pocketstack.common import config, exceptions, runtime
 from pocketstack.wsgi import faults, inprocess, middleware
-from pocketstack.wsgi.routing import Router, json_response, public
+from pocketstack.wsgi.routing import TRAILING_SLASH_KEY, Router, json_response, public
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +185,7 @@ class PocketstackApp:
                 rest = path[len(prefix):].rstrip("/") or "/"
                 scope = dict(scope, root_path=scope.get("root_path", "") + prefix,
                              path=prefix + rest)
+                scope[TRAILING_SLASH_KEY] = rest != "/" and path.endswith("/")
                 return await app(scope, receive, send)
         return await self.root(scope, receive, send)
 

@@ -35,6 +35,9 @@ from pocketstack.wsgi.inprocess import INLINE_KEY
 CONTEXT_KEY = "pocketstack.context"
 REQUEST_ID_KEY = "pocketstack.request_id"
 AUTH_ERROR_KEY = "pocketstack.auth_error"
+# Set by the app, which strips a trailing slash before routing: whether the URL had one
+# (cinder answers ``GET /volumes/`` - an empty id - with a 404, not the list).
+TRAILING_SLASH_KEY = "pocketstack.trailing_slash"
 
 
 def public(handler: Callable) -> Callable:
@@ -70,6 +73,10 @@ class ApiRequest:
     @property
     def method(self) -> str:
         return self.raw.method
+
+    @property
+    def trailing_slash(self) -> bool:
+        return bool(self.raw.scope.get(TRAILING_SLASH_KEY))
 
     @property
     def body(self) -> bytes:

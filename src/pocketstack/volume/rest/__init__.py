@@ -9,7 +9,8 @@ from pocketstack.volume.rest import (attachments, backups, info, quota_sets, sna
                                      microversion, versions, volume_actions, volumes)
 
 V3 = {
-    "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create},
+    "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
+                 "PUT": volumes.empty_id, "DELETE": volumes.empty_id},
     "/volumes/detail": {"GET": volumes.list_detail},
     "/volumes/summary": {"GET": volumes.summary},
     "/volumes/{volume_id}": {"GET": volumes.show, "PUT": volumes.update,

@@ -7,9 +7,9 @@ from pocketstack.volume.rest import microversion
 from pocketstack.volume.rest.common import body, check_project, collection_links, respond
 
 
-def _detail(req, volume) -> dict:
+def _detail(req, volume, extensions: bool = True) -> dict:
     return views.volume_detail(volume, req.context, req.service_url,
-                               microversion.version(req))
+                               microversion.version(req), extensions=extensions)
 
 
 def _list(req, detailed: bool):
@@ -29,8 +29,24 @@ def _list(req, detailed: bool):
     return respond(req, out)
 
 
+def _empty_id(req) -> None:
+    """``/volumes/`` - a show, update or delete with an empty id: cinder's 404."""
+    if req.trailing_slash:
+        raise exceptions.NotFound("The resource could not be found.")
+
+
 def list_volumes(req):
+    _empty_id(req)
     return _list(req, detailed=False)
+
+
+def empty_id(req):
+    """PUT or DELETE on the collection: ``/volumes/`` is an empty id (404, as cinder);
+    without the slash the method is not the collection's (405)."""
+    _empty_id(req)
+    raise exceptions.MethodNotAllowed(
+        f"The method {req.method} is not allowed for this resource.",
+        headers={"Allow": "GET, POST"})
 
 
 def list_detail(req):
@@ -50,7 +66,8 @@ def show(req):
 
 def update(req):
     volume = api.update_volume(req.context, req.params["volume_id"], body(req))
-    return respond(req, {"volume": _detail(req, volume)})
+    # cinder's update answers the core view: its extensions extend show and list only
+    return respond(req, {"volume": _detail(req, volume, extensions=False)})
 
 
 def delete(req):
