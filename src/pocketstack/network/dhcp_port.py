@@ -8,7 +8,7 @@ import uuid
 import sqlalchemy as sa
 
 from pocketstack.common import config
-from pocketstack.network import base, ipam, ports
+from pocketstack.network import base, ipam, port_delete, ports
 from pocketstack.network.models import Network, Port
 
 
@@ -25,7 +25,7 @@ def sync(s, network: Network, effects: base.AfterCommit) -> None:
                                           Port.device_owner == ports.DHCP_OWNER).limit(1))
     if not subnets:
         if port is not None:
-            ports.delete_in(s, port, effects)
+            port_delete.delete_in(s, port, effects)
         return
     if port is None:
         port = Port(id=base.new_id(), project_id=network.project_id, network_id=network.id,

@@ -9,7 +9,7 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing, networks, ports, quotas, routers
+from pocketstack.network import base, listing, networks, port_delete, ports, quotas, routers
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, IPAllocation, Port, PortForwarding, Router,
@@ -254,5 +254,5 @@ def delete_floatingip(ctx, fip_id: str) -> None:
         s.delete(fip)
         s.flush()
         if port is not None:
-            ports.delete_in(s, port, effects)
+            port_delete.delete_in(s, port, effects)
     effects.run()

@@ -10,7 +10,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import base, listing, networks, port_schema, ports, quotas, subnets
+from pocketstack.network import (base, listing, networks, port_delete, port_schema, ports,
+                                 quotas, subnets)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
@@ -149,7 +150,7 @@ def _remove_gateway(s, router: Router, gw: Port, effects) -> None:
                         "one or more floating IPs.")
     router.gw_port_id = None
     s.flush()
-    ports.delete_in(s, gw, effects)
+    port_delete.delete_in(s, gw, effects)
 
 
 def _check_routes(s, router: Router, routes: list[dict]) -> None:
@@ -399,7 +400,7 @@ def remove_router_interface(ctx, router_id: str, body) -> dict:
                 raise exc.InUse(f"Router interface for subnet {subnet_id} on router "
                                 f"{router.id} cannot be deleted, as it is required by one or "
                                 "more routes.")
-        ports.delete_in(s, port, effects)
+        port_delete.delete_in(s, port, effects)
         base.touch(router)
     effects.run()
     return info

@@ -1,5 +1,5 @@
 """/v2.0/ports"""
-from pocketstack.network import ports
+from pocketstack.network import port_delete, ports
 from pocketstack.network.rest import common
 
 
@@ -23,5 +23,5 @@ def update_port(req):
 
 
 def delete_port(req):
-    ports.delete_port(req.context, req.params["port_id"])
+    port_delete.delete_port(req.context, req.params["port_id"])
     return common.deleted()
