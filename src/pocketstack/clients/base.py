@@ -66,10 +66,10 @@ class Client:
         return resp if resp.status_code in ok else self._error(resp)
 
     def _send(self, method, path, headers, json, params, stream, timeout, data):
-        if not stream and data is None and self.endpoint is None:
+        if not stream and isinstance(data, (bytes, type(None))) and self.endpoint is None:
             # The target served by this process: the same request, without the socket.
             resp = inprocess.call(method, self.base_path + path, headers=headers,
-                                  params=params, json=json)
+                                  params=params, json=json, body=data)
             if resp is not None:
                 return resp
         try:

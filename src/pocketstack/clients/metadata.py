@@ -12,7 +12,6 @@ import hmac
 
 from pocketstack.clients import service_users
 from pocketstack.clients.base import Client
-from pocketstack.wsgi import inprocess
 
 
 def sign(instance_id: str) -> str:
@@ -32,11 +31,6 @@ class MetadataClient(Client):
     def forward(self, method: str, path: str, params: list, headers: dict, body: bytes):
         """A guest's request, as it is: the response whatever its status (``status_code``,
         ``headers``, ``content``); exceptions.ServiceUnavailable if compute is not reached."""
-        if self.endpoint is None and body:  # Client._send inlines a request with no body
-            answer = inprocess.call(method, self.base_path + path, headers=headers,
-                                    params=params, body=body)
-            if answer is not None:
-                return answer
         return self._send(method, path, headers, None, params, False, 30.0, body or None)
 
     def _auth_headers(self) -> dict:

@@ -18,7 +18,7 @@ import uuid
 import sqlalchemy as sa
 from cryptography.fernet import InvalidToken
 
-from pocketstack.common import config, db, exceptions
+from pocketstack.common import config, db, exceptions, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.identity import fernet
@@ -98,7 +98,7 @@ def validate(token: str, allow_expired: bool = False) -> TokenData:
 
 
 def _decrypt(token: str) -> TokenData:
-    cached = _SERVICE_PAYLOADS.get(token)
+    cached = _service_payloads().get(token)
     if cached is not None:
         return cached
     try:
@@ -108,10 +108,14 @@ def _decrypt(token: str) -> TokenData:
         raise exceptions.Unauthorized(INVALID) from None
 
 
-# Decrypted service tokens: each service sends the same one beside every user's token for
-# an hour, so its payload is kept (expiry and revocations are still checked every time).
-_SERVICE_PAYLOADS: dict[str, TokenData] = {}
 _SERVICE_PAYLOADS_MAX = 256
+
+
+def _service_payloads() -> dict[str, TokenData]:
+    """Decrypted service tokens: each service sends the same one beside every user's token
+    for an hour, so its payload is kept (expiry and revocations are still checked every
+    time). One cloud's (common/runtime.py): another cloud's keys never made these."""
+    return runtime.current().slot(__name__ + ".service_payloads", dict)
 
 
 def to_context(data: TokenData, token: str | None = None) -> RequestContext:
@@ -132,9 +136,10 @@ def validate_to_context(token: str, service_token: str | None = None) -> Request
     service = validate(service_token)
     if "service" not in service.roles:
         raise exceptions.Unauthorized(INVALID)
-    if len(_SERVICE_PAYLOADS) >= _SERVICE_PAYLOADS_MAX:
-        _SERVICE_PAYLOADS.clear()
-    _SERVICE_PAYLOADS[service_token] = service
+    cache = _service_payloads()
+    if len(cache) >= _SERVICE_PAYLOADS_MAX:
+        cache.clear()
+    cache[service_token] = service
     return to_context(validate(token, allow_expired=True), token)
 
 
