@@ -99,12 +99,11 @@ class Supervised(Cloud):
         lock = self._lock_file.fileno()
         for i in range(1, self.api_workers):
             self.children.append(Child(f"api-{i}", [
-                *base, "api", "--ids", json.dumps(self.ids)], listen=self._socket, lock=lock))
+                *base, "api"], listen=self._socket, lock=lock))
         hosts = _split(_compute_hosts(), self.compute_workers)
         for i, share in enumerate(hosts, 1):
             self.children.append(Child(f"compute-{i}", [
-                *base, "compute", "--hosts", json.dumps(share), "--ids", json.dumps(self.ids)],
-                lock=lock))
+                *base, "compute", "--hosts", json.dumps(share)], lock=lock))
         for child in self.children:
             child.spawn()
 
@@ -261,9 +260,8 @@ class ApiWorker(Cloud):
 
     api_worker = True
 
-    def __init__(self, data_dir: str, *, ids: dict, listen: socket.socket, **kwargs):
+    def __init__(self, data_dir: str, *, listen: socket.socket | None, **kwargs):
         super().__init__(data_dir, roles=(), **kwargs)
-        self.ids = ids
         self._socket = listen
 
     @_in_own_runtime
@@ -289,8 +287,8 @@ class ComputeWorker(ApiWorker):
     of over HTTP to the API processes, and the network service's background pieces those
     calls rely on (DHCP file writer, vif-plugged notifier) run here as in an API worker."""
 
-    def __init__(self, data_dir: str, *, ids: dict, hosts: list, **kwargs):
-        super().__init__(data_dir, ids=ids, listen=None, **kwargs)
+    def __init__(self, data_dir: str, *, hosts: list, **kwargs):
+        super().__init__(data_dir, listen=None, **kwargs)
         self.hosts = [tuple(pair) for pair in hosts]
         self._stop = threading.Event()
 
@@ -350,7 +348,7 @@ def _lifeline(fd: int) -> socket.socket:
 def _run_api(a, overrides: dict) -> None:
     listen = socket.socket(fileno=a.listen_fd)
     cloud = ApiWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
-                      ids=json.loads(a.ids), listen=listen)
+                      listen=listen)
     line = _lifeline(a.lifeline)
     signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
     cloud.prepare()
@@ -361,7 +359,7 @@ def _run_api(a, overrides: dict) -> None:
 
 def _run_compute(a, overrides: dict) -> None:
     cloud = ComputeWorker(a.data_dir, config_file=a.config_file, overrides=overrides,
-                          ids=json.loads(a.ids), hosts=json.loads(a.hosts))
+                          hosts=json.loads(a.hosts))
     line = _lifeline(a.lifeline)
     signal.signal(signal.SIGTERM, lambda *_: cloud.request_stop())
     cloud.prepare()
@@ -383,10 +381,8 @@ def main(argv=None) -> None:
     p.add_argument("--config-file", required=True)
     p.add_argument("--overrides", default="{}")
     sub = p.add_subparsers(dest="kind", required=True)
-    sub.add_parser("api").add_argument("--ids", required=True)
-    compute = sub.add_parser("compute")
-    compute.add_argument("--hosts", required=True)
-    compute.add_argument("--ids", required=True)
+    sub.add_parser("api")
+    sub.add_parser("compute").add_argument("--hosts", required=True)
     a = p.parse_args(argv)
 
     overrides = json.loads(a.overrides)

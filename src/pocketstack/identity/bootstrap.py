@@ -155,9 +155,7 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
                     raise _Incomplete
                 LOG.info("Moving %s %s endpoint to %s", type_, interface, url)
                 ep.url = url
-    return {"admin_user_id": admin.id, "admin_project_id": projects["admin"].id,
-            "service_project_id": projects["service"].id,
-            "service_user_ids": {name: users[name].id for name in service_passwords}}
+    return {"admin_user_id": admin.id, "admin_project_id": projects["admin"].id}
 
 
 def _first_by(rows, *keys: str) -> dict:
