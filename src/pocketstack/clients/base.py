@@ -65,6 +65,14 @@ class Client:
             break
         return resp if resp.status_code in ok else self._error(resp)
 
+    def find(self, path: str, key: str | None = None):
+        """GET ``path``: the body (or its ``key``), None when the target answers 404."""
+        try:
+            body = self.request("GET", path).json()
+        except exceptions.NotFound:
+            return None
+        return body[key] if key else body
+
     def _send(self, method, path, headers, json, params, stream, timeout, data):
         if not stream and isinstance(data, (bytes, type(None))) and self.endpoint is None:
             # The target served by this process: the same request, without the socket.

@@ -14,10 +14,7 @@ class ImageClient(Client):
     base_path = "/image/v2"
 
     def get(self, image_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/images/{image_id}").json()
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/images/{image_id}")
 
     def list(self, **params) -> list[dict]:
         return self.request("GET", "/images", params=dict(params, limit=1000)).json()["images"]

@@ -10,19 +10,13 @@ class NetworkClient(Client):
     base_path = "/network/v2.0"
 
     def get_network(self, network_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/networks/{network_id}").json()["network"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/networks/{network_id}", "network")
 
     def list_networks(self, **params) -> list[dict]:
         return self.request("GET", "/networks", params=params).json()["networks"]
 
     def get_port(self, port_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/ports/{port_id}").json()["port"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/ports/{port_id}", "port")
 
     def list_ports(self, **params) -> list[dict]:
         return self.request("GET", "/ports", params=params).json()["ports"]
@@ -47,10 +41,7 @@ class NetworkClient(Client):
         return self.request("GET", "/security-groups", params=params).json()["security_groups"]
 
     def get_subnet(self, subnet_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/subnets/{subnet_id}").json()["subnet"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/subnets/{subnet_id}", "subnet")
 
     def list_subnets(self, **params) -> list[dict]:
         """A list value (``id=[a, b]``) is sent as the parameter repeated, as neutron
@@ -62,10 +53,7 @@ class NetworkClient(Client):
     # can turn neutron's errors into nova's ---------------------------------------------
 
     def get_security_group(self, group_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/security-groups/{group_id}").json()["security_group"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/security-groups/{group_id}", "security_group")
 
     def create_security_group(self, body: dict):
         return self.request("POST", "/security-groups", json={"security_group": body},
@@ -79,11 +67,7 @@ class NetworkClient(Client):
         return self.request("DELETE", f"/security-groups/{group_id}", ok=(204, 404, 409))
 
     def get_security_group_rule(self, rule_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/security-group-rules/{rule_id}"
-                                ).json()["security_group_rule"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/security-group-rules/{rule_id}", "security_group_rule")
 
     def create_security_group_rule(self, body: dict):
         return self.request("POST", "/security-group-rules",
@@ -93,10 +77,7 @@ class NetworkClient(Client):
         return self.request("DELETE", f"/security-group-rules/{rule_id}", ok=(204, 404, 409))
 
     def get_floatingip(self, fip_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/floatingips/{fip_id}").json()["floatingip"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/floatingips/{fip_id}", "floatingip")
 
     def create_floatingip(self, body: dict):
         return self.request("POST", "/floatingips", json={"floatingip": body},

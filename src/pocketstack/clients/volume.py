@@ -54,10 +54,7 @@ class VolumeClient(Client):
     # --- volumes and snapshots -----------------------------------------------------------
 
     def get(self, volume_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/volumes/{volume_id}").json()["volume"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/volumes/{volume_id}", "volume")
 
     def create(self, size: int, *, name: str = "", image_id: str | None = None,
                snapshot_id: str | None = None, volume_type: str | None = None,
@@ -93,10 +90,7 @@ class VolumeClient(Client):
                      json={"os-force_delete": {}}, ok=(202, 204))
 
     def get_snapshot(self, snapshot_id: str) -> dict | None:
-        try:
-            return self.request("GET", f"/snapshots/{snapshot_id}").json()["snapshot"]
-        except exceptions.NotFound:
-            return None
+        return self.find(f"/snapshots/{snapshot_id}", "snapshot")
 
     def volume_types(self) -> list[dict]:
         return self.request("GET", "/types").json()["volume_types"]
