@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: up down test bench clean libvirt
+.PHONY: up down test bench clean libvirt ceph
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,13 @@ bench: $(VENV)/.installed-test
 libvirt: $(VENV)/bin/python
 	tools/setup_libvirt.sh
 	$(VENV)/bin/pip install -q -e '.[libvirt]'
+
+# Storage every host shares (issue 23): Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
+# bindings linked into the venv; then the data dir's one-node cluster, and the cloud set
+# to keep images, volumes and instance disks there (restart it if it is running).
+ceph: $(VENV)/.installed
+	tools/setup_ceph.sh $(VENV)
+	$(VENV)/bin/pocketstack ceph start --use
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -16,7 +16,8 @@ class _LazyGroup(click.Group):
     """Commands kept in their own modules are imported only when run (or listed by
     --help): `pocketstack up` should not pay for audit's, trace's or demo's imports."""
 
-    LAZY = {"audit": "pocketstack.cli.audit:audit", "demo": "pocketstack.cli.demo:demo",
+    LAZY = {"audit": "pocketstack.cli.audit:audit", "ceph": "pocketstack.cli.ceph:ceph",
+            "demo": "pocketstack.cli.demo:demo",
             "image": "pocketstack.cli.image:image", "service": "pocketstack.cli.service:service",
             "trace": "pocketstack.cli.trace:trace"}
 
@@ -254,11 +255,19 @@ def rotate_keys(data_dir, config_file):
 @click.option("--timeout", default=30.0, type=click.FloatRange(0), show_default=True,
               help="Seconds to wait for it to exit.")
 def down(data_dir, timeout):
-    """Stop the cloud `pocketstack up --detach` started."""
+    """Stop the cloud `pocketstack up --detach` started (and its Ceph cluster, if any)."""
     from pocketstack.cli import daemon
     from pocketstack.cloud import default_data_dir
 
-    click.echo(daemon.stop(os.path.abspath(data_dir or default_data_dir()), timeout))
+    data_dir = os.path.abspath(data_dir or default_data_dir())
+    click.echo(daemon.stop(data_dir, timeout))
+    ceph_dir = os.path.join(data_dir, "ceph")
+    if os.path.isdir(ceph_dir):  # the cluster `pocketstack ceph start` made for this cloud
+        from pocketstack.common import ceph_cluster
+
+        stopped = ceph_cluster.stop(ceph_dir, timeout)
+        if stopped:
+            click.echo(f"Ceph ({', '.join(stopped)}) stopped.")
 
 
 @main.command()

@@ -123,6 +123,37 @@ SERVICE_USER_OPTS = [
 ]
 
 
+# Ceph (issue 23): one cluster the image, volume and compute services share, each as its
+# own cephx user on its own pool (common/ceph.py connects; common/ceph_cluster.py makes a
+# one-node cluster for a lab). Named after glance's rbd_store_*, cinder's rbd_* and nova's
+# [libvirt] images_rbd_* options, gathered in one section.
+CEPH_OPTS = [
+    cfg.StrOpt("conf",
+               help="ceph.conf of the cluster. Default: <data dir>/ceph/ceph.conf, the "
+                    "cluster `pocketstack ceph start` makes."),
+    cfg.StrOpt("keyring",
+               help="Keyring file for every user below (default: what ceph.conf says, "
+                    "e.g. ceph.client.<user>.keyring beside it)."),
+    cfg.StrOpt("image_user", default="glance", help="cephx user of the image service."),
+    cfg.StrOpt("image_pool", default="images", help="Pool of the image service's rbd store."),
+    cfg.StrOpt("volume_user", default="cinder", help="cephx user of the volume service "
+               "and of the compute hosts that attach its volumes."),
+    cfg.StrOpt("volume_pool", default="volumes", help="Pool of the rbd volume backend."),
+    cfg.StrOpt("compute_user", default="cinder",
+               help="cephx user of the compute hosts' instance disks (upstream's guide "
+                    "shares cinder's)."),
+    cfg.StrOpt("compute_pool", default="vms",
+               help="Pool of instance disks with [libvirt] images_type = rbd."),
+    cfg.StrOpt("backup_user", default="cinder-backup", help="cephx user of volume backups."),
+    cfg.StrOpt("backup_pool", default="backups", help="Pool of volume backups on rbd."),
+    cfg.StrOpt("secret_uuid", default="2f3a6e3b-5d41-4c57-9d5b-6d8f1c2b7a10",
+               help="UUID of the libvirt secret holding volume_user's key (cinder's and "
+                    "nova's rbd_secret_uuid)."),
+    cfg.FloatOpt("connect_timeout", default=10.0, min=1.0,
+                 help="Seconds to wait for the cluster's monitors."),
+]
+
+
 def optional_module(service: str, module: str):
     """``pocketstack.<service>.<module>`` if that service provides it, else None."""
     name = f"pocketstack.{service}.{module}"
@@ -140,7 +171,8 @@ def optional_module(service: str, module: str):
 def service_opts() -> dict[str, list]:
     """Collect ``OPTS`` from every service's conf module that exists."""
     groups: dict[str, list] = {"DEFAULT": list(DEFAULT_OPTS), "database": list(DATABASE_OPTS),
-                               "service_user": list(SERVICE_USER_OPTS)}
+                               "service_user": list(SERVICE_USER_OPTS),
+                               "ceph": list(CEPH_OPTS)}
     for name in SERVICE_PACKAGES:
         mod = optional_module(name, "conf")
         if mod is None:

@@ -1,0 +1,141 @@
+"""Connections to the Ceph cluster that images, volumes and instance disks share (issue 23).
+
+One ``rados.Rados`` per cephx user, kept for the cloud's life (librados is thread-safe and a
+connection costs a monitor round trip and a thread pool), and one I/O context per pool.
+The ``rados``/``rbd`` bindings are Debian's (python3-rados, python3-rbd): `make ceph` links
+them into the venv; without them every rbd operation fails with a message saying so.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+from pocketstack.common import config, exceptions, runtime
+
+
+class CephUnavailable(exceptions.ServiceUnavailable):
+    """The cluster or its Python bindings cannot be reached; the message says which."""
+
+
+def bindings():
+    """The (rados, rbd) modules, or CephUnavailable saying how to get them."""
+    try:
+        import rados
+        import rbd
+    except ImportError:
+        raise CephUnavailable(
+            "Ceph's Python bindings (rados, rbd) are not importable: run `make ceph`, which "
+            "installs Debian's python3-rados and python3-rbd and links them into the "
+            "venv.") from None
+    return rados, rbd
+
+
+def conf_file() -> str:
+    return config.CONF.ceph.conf or os.path.join(config.data_dir(), "ceph", "ceph.conf")
+
+
+def configured() -> bool:
+    return os.path.exists(conf_file())
+
+
+class _Connections:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.clusters: dict[str, object] = {}
+        self.ioctxs: dict[tuple[str, str], object] = {}
+
+
+def _state() -> _Connections:
+    return runtime.current().slot(__name__, _Connections)
+
+
+def cluster(user: str):
+    """The connected ``rados.Rados`` of cephx user ``user`` (e.g. "glance")."""
+    state = _state()
+    with state.lock:
+        conn = state.clusters.get(user)
+        if conn is not None:
+            return conn
+        rados, _ = bindings()
+        path = conf_file()
+        if not os.path.exists(path):
+            raise CephUnavailable(f"No Ceph cluster configured: {path} does not exist "
+                                  "(run `pocketstack ceph start`, or set [ceph] conf).")
+        conf = {"keyring": config.CONF.ceph.keyring} if config.CONF.ceph.keyring else {}
+        conn = rados.Rados(conffile=path, name=f"client.{user}", conf=conf)
+        try:
+            conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
+        except rados.Error as error:
+            conn.shutdown()
+            raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
+                                  f"client.{user}: {error}") from None
+        state.clusters[user] = conn
+        return conn
+
+
+def ioctx(user: str, pool: str):
+    """An I/O context on ``pool`` as ``user``, shared by the cloud's threads."""
+    key = (user, pool)
+    state = _state()
+    with state.lock:
+        if key in state.ioctxs:
+            return state.ioctxs[key]
+    conn = cluster(user)
+    rados, _ = bindings()
+    try:
+        ctx = conn.open_ioctx(pool)
+    except rados.Error as error:
+        raise CephUnavailable(f"Cannot open Ceph pool {pool!r} as client.{user}: "
+                              f"{error}") from None
+    with state.lock:
+        return state.ioctxs.setdefault(key, ctx)
+
+
+def monitors() -> tuple[list[str], list[str]]:
+    """(hosts, ports) of the monitors, as cinder's RBD driver puts them in connection_info."""
+    conn = cluster(config.CONF.ceph.volume_user)
+    value = conn.conf_get("mon_host") or ""
+    hosts, ports = [], []
+    # "v2:127.0.0.1:3300", "[v2:1.2.3.4:3300,v1:1.2.3.4:6789]", "1.2.3.4:6789 host2"
+    for addr in re.split(r"[\s,]+", value.replace("[", " ").replace("]", " ")):
+        if not addr:
+            continue
+        addr = re.sub(r"^v[12]:", "", addr)
+        host, _, port = addr.rpartition(":")
+        if not host:
+            host, port = addr, "6789"
+        if host not in hosts:
+            hosts.append(host.strip("[]"))
+            ports.append(port)
+    return hosts, ports
+
+
+def key_of(user: str) -> str:
+    """The secret key of ``client.<user>`` from its keyring (for the libvirt secret)."""
+    conn = cluster(user)
+    path = config.CONF.ceph.keyring or conn.conf_get("keyring")
+    for candidate in (path or "").split(","):
+        candidate = candidate.strip()
+        if os.path.exists(candidate):
+            section = None
+            with open(candidate) as f:
+                for line in f:
+                    line = line.strip()
+                    if line.startswith("["):
+                        section = line.strip("[]")
+                    elif section == f"client.{user}" and line.startswith("key"):
+                        return line.split("=", 1)[1].strip()
+    raise CephUnavailable(f"No key for client.{user} in its keyring ({path}).")
+
+
+def shutdown() -> None:
+    """Close the cloud's connections (its stop)."""
+    state = _state()
+    with state.lock:
+        clusters, state.clusters, state.ioctxs = state.clusters, {}, {}
+    for conn in clusters.values():
+        try:
+            conn.shutdown()
+        except Exception:  # noqa: BLE001 - closing on the way out
+            pass
