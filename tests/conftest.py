@@ -106,9 +106,12 @@ class CloudHandle:
                                                region_name="RegionOne")
 
 
-# Options that make the test cloud fast without changing behaviour a user sees.
+# Options that make the test cloud fast. The zero transition delay changes only how long a
+# transitional status (REBOOT, RESIZE, ...) lasts: these tests wait for final statuses, and
+# tests/compute/test_compute_transitions.py checks the observable default.
 TEST_OVERRIDES = {
     "identity.password_hash_rounds": 4,
+    "fake.transition_delay": 0.0,
 }
 
 

@@ -120,6 +120,14 @@ OPTS = {
         cfg.FloatOpt("power_delay", default=0.0, min=0.0,
                      help="Seconds stop/start/reboot/pause/suspend take."),
         cfg.FloatOpt("destroy_delay", default=0.0, min=0.0, help="Seconds destroy takes."),
+        cfg.FloatOpt("transition_delay", default=2.0, min=0.0,
+                     help="Seconds a simulated host keeps a server in a transitional status "
+                          "a client polls for (REBOOT, HARD_REBOOT, REBUILD, RESIZE, "
+                          "REVERT_RESIZE, MIGRATING, SHELVED before offload), as a real "
+                          "host takes seconds: clients and SDK test suites that wait for "
+                          "such a status (polling every second) see it. 0 makes these "
+                          "operations as fast as the rest (test suites that only wait for "
+                          "the final status)."),
     ],
     "libvirt": [
         cfg.BoolOpt("enabled", default=False,

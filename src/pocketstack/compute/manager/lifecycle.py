@@ -114,6 +114,7 @@ class LifecycleMixin:
                 expect_task=states.SHELVING_IMAGE_UPLOADING,
                 events=[step.done(detail=f"image {image_id}")], session=s)
         if ok:  # shelved_offload_time = 0, as nova's default: offload at once
+            self.driver.hold_transition()  # SHELVED, before SHELVED_OFFLOADED
             self.shelve_offload_instance(ctx, instance_uuid)
 
     def shelve_offload_instance(self, ctx, instance_uuid: str):

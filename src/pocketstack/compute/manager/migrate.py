@@ -67,6 +67,7 @@ class MigrateMixin:
         if m is None or inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_live_migration", "compute", self.host)
+        self.driver.hold_transition()  # MIGRATING
         try:
             self.driver.destroy({"uuid": instance_uuid})
         except Exception as error:  # noqa: BLE001 - the guest runs elsewhere anyway
@@ -101,6 +102,7 @@ class MigrateMixin:
         stopped = m.old_vm_state == states.STOPPED or (
             target_state == states.STOPPED and m.old_vm_state != states.ERROR)
         try:
+            self.driver.hold_transition()  # REBUILD (evacuation)
             _bind(inst, self.host)
             image_meta = self._image(ctx, inst) if inst.image_ref else {}
             self.driver.spawn(_guest(inst), image_meta, inst.network_info or [], None)

@@ -35,6 +35,7 @@ class PowerMixin:
         try:
             driver_call = getattr(self.driver, method)
             if action == "reboot":
+                self.driver.hold_transition()  # REBOOT / HARD_REBOOT
                 driver_call(_d(inst), reboot_type)
             else:
                 driver_call(_d(inst))
@@ -62,6 +63,7 @@ class PowerMixin:
             return
         step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host)
         try:
+            self.driver.hold_transition()  # REBUILD
             self.driver.destroy(_d(inst))
             if reimage_boot_volume:
                 inst = self._reimage_root_volume(ctx, inst, image_ref)

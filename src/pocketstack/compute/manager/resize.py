@@ -149,6 +149,7 @@ class ResizeMixin:
         if not ok:
             return
         try:
+            self.driver.hold_transition()  # RESIZE (or MIGRATING for a cold migration)
             self.driver.migrate_disk_and_power_off(_guest(inst), m.new_flavor)
         except Exception as error:  # noqa: BLE001 - nothing moved yet: roll back
             self._fail_before_move(ctx, inst, m, step, error, states.RESIZE_MIGRATING)
@@ -203,6 +204,8 @@ class ResizeMixin:
         step = Step(ctx, instance_uuid, "compute_finish_revert_resize", "compute", self.host)
         power_on = m.old_vm_state != states.STOPPED and not error
         try:
+            if not error:
+                self.driver.hold_transition()  # REVERT_RESIZE
             _bind_ports(inst, self.host)
             self.driver.finish_revert_migration(_guest(inst, m.old_flavor),
                                                 inst.network_info or [], power_on)

@@ -22,6 +22,11 @@ class ComputeDriver:
         ImageClient(ctx).download(image_meta["id"], path)
         return False
 
+    def hold_transition(self) -> None:
+        """Called while a server shows a transitional status a client may poll for
+        (REBOOT, REBUILD, RESIZE, MIGRATING, ...). A real hypervisor's work takes its own
+        time; the simulated host waits [fake] transition_delay here."""
+
     def resources(self) -> dict:
         """{"vcpus", "memory_mb", "local_gb", "hypervisor_type", "hypervisor_version"}"""
         raise NotImplementedError

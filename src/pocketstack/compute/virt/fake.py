@@ -27,6 +27,11 @@ class FakeDriver(ComputeDriver):
         if delay:
             time.sleep(delay)
 
+    def hold_transition(self) -> None:
+        delay = config.CONF.fake.transition_delay
+        if delay:
+            time.sleep(delay)
+
     def _log(self, uuid: str, line: str) -> None:
         guest = self.guests.get(uuid)
         if guest is not None:
