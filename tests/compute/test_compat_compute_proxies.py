@@ -203,9 +203,9 @@ def test_networks_read_only(cloud, conn, old, admin_api):
 
 @pytest.mark.parametrize("path", ["/os-security-groups", "/os-floating-ip-pools",
                                   "/os-floating-ips", "/os-networks",
-                                  f"/os-floating-ips/{uuid.uuid4()}",
-                                  f"/os-networks/{uuid.uuid4()}",
-                                  f"/os-security-groups/{uuid.uuid4()}"])
+                                  "/os-floating-ips/fd18c8f0-0c70-4b8e-9e5b-2122e143ec61",
+                                  "/os-networks/0672fbfc-d061-4bd5-8d0d-f8ea56fb5222",
+                                  "/os-security-groups/f84b7037-9e26-4e67-b4ae-aefe7b0c7dbd"])
 def test_gone_from_2_36(api, path):
     r = api.get(path, headers={"OpenStack-API-Version": "compute 2.36"})
     assert r.status_code == 404 and "itemNotFound" in r.json(), r.text
