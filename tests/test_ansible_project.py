@@ -114,3 +114,7 @@ def test_ansible_project_playbook_idempotent(cloud, tmp_path):
     assert not [f for f in admin.network.ips() if f.description == prefix]
     assert not [v for v in admin.block_storage.volumes(all_projects=True)
                 if v.name == f"{prefix}-vol"]
+
+
+if __name__ == "__main__":  # .ci/run prepares the venv before the tests: `python <this file>`
+    print(_ansible_venv())

@@ -1,6 +1,7 @@
 """100 servers created concurrently on hosts that fit exactly 100: all ACTIVE, no host over
 capacity; the 101st goes to ERROR with a NoValidHost that explains itself (issue 5)."""
 import concurrent.futures
+import time
 
 import sqlalchemy as sa
 
@@ -13,8 +14,15 @@ def test_hundred_concurrent_boots_fill_hosts_exactly(cloud, make_api, admin_api,
     api = make_api(user)
     admin_api.req("PUT", f"/os-quota-sets/{user['project_id']}",
                   json={"quota_set": {"instances": -1, "cores": -1, "ram": -1}})
-    with db.reader() as s:
-        nodes = s.scalars(sa.select(ComputeNode)).all()
+    # Empty hosts: an earlier test's deletes may still be in flight (wait for them); a
+    # server left behind for good fails the test.
+    deadline = time.monotonic() + 60
+    while True:
+        with db.reader() as s:
+            nodes = s.scalars(sa.select(ComputeNode)).all()
+        if all(n.memory_mb_used == 0 for n in nodes) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     up = [n.host for n in nodes]
     assert len(up) == 4 and all(n.memory_mb_used == 0 for n in nodes), \
         "needs empty hosts: another test left servers behind"
