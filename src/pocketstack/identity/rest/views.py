@@ -22,6 +22,11 @@ def domain(req, d) -> dict:
 
 
 def project(req, p) -> dict:
+    if not hasattr(p, "parent_id"):  # a domain, shown as the project acting as it
+        return {"id": p.id, "name": p.name, "domain_id": None, "parent_id": None,
+                "description": p.description or "", "enabled": p.enabled,
+                "is_domain": True, "tags": list(p.tags or []), "options": {},
+                "links": _link(req, f"projects/{p.id}")}
     return _with_extra({
         "id": p.id, "name": p.name, "domain_id": p.domain_id,
         "description": p.description or "", "enabled": p.enabled,
