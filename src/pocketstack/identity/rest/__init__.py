@@ -56,6 +56,9 @@ ROUTES = {
                                                     "POST": app_creds.create_app_cred},
     "/v3/users/{user_id}/application_credentials/{app_cred_id}": {
         "GET": app_creds.get_app_cred, "DELETE": app_creds.delete_app_cred},
+    "/v3/users/{user_id}/access_rules": {"GET": app_creds.list_access_rules},
+    "/v3/users/{user_id}/access_rules/{access_rule_id}": {
+        "GET": app_creds.get_access_rule, "DELETE": app_creds.delete_access_rule},
     "/v3/groups": {"GET": groups.list_groups, "POST": groups.create_group},
     "/v3/groups/{group_id}": {"GET": groups.get_group, "PATCH": groups.update_group,
                               "DELETE": groups.delete_group},
