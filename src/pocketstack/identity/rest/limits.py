@@ -147,9 +147,8 @@ def policy_view(req, p) -> dict:
 
 def list_policies(req):
     common.authorize(req, "identity:list_policies")
-    return common.collection(req, "policies", limits.list_policies(
-        base.attr_filters(req.query, "type")),
-                             policy_view)
+    found = limits.list_policies(base.attr_filters(req.query, "type"))
+    return common.collection(req, "policies", found, policy_view)
 
 
 def create_policy(req):
