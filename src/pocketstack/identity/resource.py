@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.identity import base, tokens
-from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain, Group,
-                                         Limit, Project, Role, User)
+from pocketstack.identity import base, endpoint_filter, tokens
+from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain,
+                                         DomainConfig, Group, Limit, Project, Role, User)
 
 MAX_PROJECT_DEPTH = 5  # Keystone's [DEFAULT] max_project_tree_depth
 PROJECT_COLUMNS = {"id", "name", "domain_id", "parent_id", "description", "enabled", "tags",
@@ -80,6 +80,8 @@ def delete_domain(domain_id: str) -> None:
             Assignment.role_id.in_(role_ids))))
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(project_ids)))
+        endpoint_filter.forget_project(s, project_ids)
+        s.execute(sa.delete(DomainConfig).where(DomainConfig.domain_id == domain_id))
         for model, ids in ((Project, project_ids), (User, user_ids), (Group, group_ids),
                            (Role, role_ids)):
             if ids:
@@ -272,6 +274,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(ids)))
         s.execute(sa.delete(Limit).where(Limit.project_id.in_(ids)))
+        endpoint_filter.forget_project(s, ids)
         for pid in reversed(ids):
             tokens.revoke(s, project_id=pid)
             s.execute(sa.delete(Project).where(Project.id == pid))

@@ -1,7 +1,7 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.identity.rest import (app_creds, auth, catalog, credentials, discovery,
-                                       domains, grants, groups, limits, projects, roles, trusts,
-                                       users)
+                                       domains, endpoint_filter, federation, grants, groups,
+                                       limits, oauth1, projects, roles, trusts, users)
 
 _GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
           "DELETE": grants.revoke_grant}
@@ -114,6 +114,10 @@ ROUTES = {
     "/v3/endpoints/{endpoint_id}": {"GET": catalog.get_endpoint,
                                     "PATCH": catalog.update_endpoint,
                                     "DELETE": catalog.delete_endpoint},
+    **domains.CONFIG_ROUTES,
+    **endpoint_filter.ROUTES,
+    **federation.ROUTES,
+    **oauth1.ROUTES,
     "/v3/regions": {"GET": catalog.list_regions, "POST": catalog.create_region},
     "/v3/regions/{region_id}": {"GET": catalog.get_region, "PUT": catalog.create_region_with_id,
                                 "PATCH": catalog.update_region,
