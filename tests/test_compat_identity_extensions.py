@@ -247,3 +247,84 @@ def test_domain_config(keystone, conn):
         keystone.domain_configs.get("no-such-domain")
     keystone.domains.update(domain, enabled=False)
     keystone.domains.delete(domain)
+
+
+# --- EC2 / S3 credentials validated by /v3/ec2tokens and /v3/s3tokens ----------------------
+
+def _post(session, path, body):
+    return session.post(path, json=body, raise_exc=False, endpoint_filter={
+        "service_type": "identity", "interface": "public", "version": (3, 0)})
+
+
+def test_ec2tokens(cloud, keystone):
+    import hashlib
+
+    from keystoneclient.contrib.ec2.utils import Ec2Signer
+
+    user = cloud.make_user(roles=("member",))
+    ec2 = keystone.ec2.create(user["id"], user["project_id"])
+    admin = cloud.session()
+    v2 = {"access": ec2.access, "host": "ec2.example:8773", "verb": "GET", "path": "/",
+          "params": {"SignatureVersion": "2", "Action": "DescribeInstances",
+                     "AWSAccessKeyId": ec2.access}}
+    v2["signature"] = Ec2Signer(ec2.secret).generate(dict(v2, params=dict(v2["params"])))
+    r = _post(admin, "/ec2tokens", {"credentials": v2})
+    assert r.status_code == 200, r.text
+    token = r.json()["token"]
+    assert token["user"]["id"] == user["id"] and token["project"]["id"] == user["project_id"]
+    assert token["methods"] == ["ec2credential"] and "member" in [
+        role["name"] for role in token["roles"]]
+    assert r.headers["X-Subject-Token"]
+    # the token works like any other
+    validated = admin.get("/auth/tokens", headers={"X-Subject-Token":
+                                                   r.headers["X-Subject-Token"]},
+                          endpoint_filter={"service_type": "identity", "version": (3, 0)})
+    assert validated.json()["token"]["user"]["id"] == user["id"]
+    # v4, as botocore signs
+    body_hash = hashlib.sha256(b"").hexdigest()
+    date = "20300101T000000Z"
+    v4 = {"access": ec2.access, "host": "ec2.example", "verb": "GET", "path": "/",
+          "params": {"Action": "DescribeInstances"}, "body_hash": body_hash,
+          "headers": {"Host": "ec2.example", "X-Amz-Date": date, "Authorization":
+                      f"AWS4-HMAC-SHA256 Credential={ec2.access}/20300101/RegionOne/ec2/"
+                      "aws4_request, SignedHeaders=host;x-amz-date, Signature=x"}}
+    v4["signature"] = Ec2Signer(ec2.secret).generate(v4)
+    assert _post(admin, "/ec2tokens", {"ec2Credentials": v4}).status_code == 200
+    # wrong signature, unknown key, nothing to check: keystone's 401/404/400
+    r = _post(admin, "/ec2tokens", {"credentials": dict(v2, signature="bad")})
+    assert r.status_code == 401 and r.json()["error"]["code"] == 401
+    r = _post(admin, "/ec2tokens", {"credentials": dict(v2, access="nope")})
+    assert r.status_code == 404 and r.json()["error"]["code"] == 404
+    assert _post(admin, "/ec2tokens", {"credentials": {}}).status_code == 401
+    assert _post(admin, "/ec2tokens", {}).status_code == 400
+    stale = dict(v2, params=dict(v2["params"], Timestamp="2001-01-01T00:00:00Z"))
+    stale["signature"] = Ec2Signer(ec2.secret).generate(dict(stale,
+                                                             params=dict(stale["params"])))
+    assert _post(admin, "/ec2tokens", {"credentials": stale}).status_code == 401
+    # only admins and services validate signatures (keystone's 2025 default)
+    member = cloud.user_session(user)
+    assert _post(member, "/ec2tokens", {"credentials": v2}).status_code == 403
+    keystone.ec2.delete(user["id"], ec2.access)
+
+
+def test_s3tokens(cloud, keystone):
+    import base64
+    import hashlib
+    import hmac
+
+    user = cloud.make_user(roles=("member",))
+    ec2 = keystone.ec2.create(user["id"], user["project_id"])
+    to_sign = b"GET\n\n\nTue, 27 Nov 2026 11:00:00 GMT\n/bucket/key"
+    signature = base64.b64encode(hmac.new(ec2.secret.encode(), to_sign,
+                                          hashlib.sha1).digest()).decode()
+    body = {"credentials": {"access": ec2.access, "signature": signature,
+                            "token": base64.urlsafe_b64encode(to_sign).decode()}}
+    admin = cloud.session()
+    r = _post(admin, "/s3tokens", body)
+    assert r.status_code == 200, r.text
+    assert r.json()["token"]["project"]["id"] == user["project_id"]
+    body["credentials"]["signature"] = "forged"
+    r = _post(admin, "/s3tokens", body)
+    assert r.status_code == 401 and r.json()["error"]["message"] == (
+        "Credential signature mismatch")
+    keystone.ec2.delete(user["id"], ec2.access)

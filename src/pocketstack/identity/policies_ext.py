@@ -68,6 +68,11 @@ def list_rules() -> list:
         base._rule("get_security_compliance_domain_config", "",
                    "Read a domain's security compliance options.",
                    [("GET", "/v3/domains/{domain_id}/config/security_compliance")]),
+        # Keystone 2025: only services (swift3, ec2-api) and admins validate signatures:
+        # a presigned URL must not become a token in anyone's hands.
+        *[base._rule(f"{kind}tokens_validate", f"{base.ADMIN} or rule:service_role",
+                     f"Validate {kind.upper()} credentials and issue a token.",
+                     [("POST", f"/v3/{kind}tokens")]) for kind in ("ec2", "s3")],
         base._rule("list_access_rules", own, "List a user's access rules.",
                    [("GET", rules_path)]),
         base._rule("get_access_rule", own, "Show an access rule.",

@@ -1,7 +1,7 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.identity.rest import (app_creds, auth, catalog, credentials, discovery,
-                                       domains, endpoint_filter, federation, grants, groups,
-                                       limits, oauth1, projects, roles, trusts, users)
+                                       domains, ec2tokens, endpoint_filter, federation, grants,
+                                       groups, limits, oauth1, projects, roles, trusts, users)
 
 _GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
           "DELETE": grants.revoke_grant}
@@ -115,6 +115,7 @@ ROUTES = {
                                     "PATCH": catalog.update_endpoint,
                                     "DELETE": catalog.delete_endpoint},
     **domains.CONFIG_ROUTES,
+    **ec2tokens.ROUTES,
     **endpoint_filter.ROUTES,
     **federation.ROUTES,
     **oauth1.ROUTES,
