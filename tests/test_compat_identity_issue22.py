@@ -233,3 +233,33 @@ def test_policy_filters(keystone):
     assert types(type=a.type) == [a.type]
     for p in (a, b):
         keystone.policies.delete(p)
+
+
+# --- one user flow through the openstack CLI ------------------------------------------------
+
+def test_cli_federation_and_hierarchy(cloud, keystone):
+    idp_id = _name("cli-idp")
+    idp = cloud.cli("identity", "provider", "create", "--remote-id", f"https://{idp_id}",
+                    "--description", "from the CLI", idp_id, "-f", "json")
+    assert idp["id"] == idp_id and idp["remote_ids"] == [f"https://{idp_id}"]
+    assert idp["enabled"] is True  # the CLI enables it unless told otherwise
+    import json
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump([{"local": [{"user": {"name": "{0}"}}],
+                    "remote": [{"type": "REMOTE_USER"}]}], f)
+        mapping_file = f.name
+    cloud.cli("mapping", "create", "--rules", mapping_file, f"{idp_id}-map")
+    protocol = cloud.cli("federation", "protocol", "create", "--identity-provider", idp_id,
+                         "--mapping", f"{idp_id}-map", "saml2", "-f", "json")
+    assert protocol["mapping"] == f"{idp_id}-map"
+    top = keystone.projects.create(name=_name("top"), domain="default")
+    leaf = keystone.projects.create(name=_name("leaf"), domain="default", parent=top)
+    # the CLI's --parents/--children ask for the *_as_ids forms
+    shown = cloud.cli("project", "show", "--parents", "--children", top.id, "-f", "json")
+    assert shown["subtree"] == {leaf.id: None} and shown["parents"] == {"default": None}
+    cloud.cli("identity", "provider", "delete", idp_id)
+    keystone.federation.mappings.delete(f"{idp_id}-map")
+    for p in (leaf, top):
+        keystone.projects.delete(p)

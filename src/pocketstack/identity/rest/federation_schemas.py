@@ -31,9 +31,10 @@ SP_CREATE = schemas.envelope("service_provider", schemas._entity(
 SP_UPDATE = schemas.envelope("service_provider", schemas._entity(_sp, extra=False,
                                                                  update=True))
 
+# Keystone's mapping schema leaves other keys alone (openstacksdk sends the id too).
 MAPPING = schemas.envelope("mapping", schemas._entity(
     {"rules": {"type": "array"}, "schema_version": {"type": ["string", "null"]}},
-    ["rules"], extra=False))
+    ["rules"]))
 
 # --- attribute mapping rules -------------------------------------------------------------
 
