@@ -117,6 +117,8 @@ def test_identity_providers_protocols_mappings(keystone, conn):
         fed.identity_providers.create(id=idp_id)
     with pytest.raises(exceptions.Conflict):  # a remote id belongs to one provider
         fed.identity_providers.create(id=_name("idp"), remote_ids=["https://idp.example/x"])
+    with pytest.raises(exceptions.NotFound):
+        fed.identity_providers.create(id=_name("idp"), domain_id="no-such-domain")
     sdk_idp = conn.identity.get_identity_provider(idp_id)
     assert sdk_idp.is_enabled and sdk_idp.domain_id == idp.domain_id
     assert idp_id in [i.id for i in fed.identity_providers.list(enabled=True)]

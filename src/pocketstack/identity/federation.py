@@ -46,7 +46,7 @@ def create_idp(idp_id: str, ref: dict) -> IdentityProvider:
     if domain_id:
         with db.reader() as s:
             if s.get(Domain, domain_id) is None:
-                raise exceptions.ValidationError(f"Could not find domain: {domain_id}.")
+                raise exceptions.NotFound(f"Could not find domain: {domain_id}.")
     else:  # Keystone makes a domain for the provider's users
         created_domain = resource.create_domain({
             "name": base.new_id(), "enabled": True,
