@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.identity import assignment, base, passwords, tokens
+from pocketstack.identity import access_rules, assignment, base, passwords, tokens
 from pocketstack.identity.models import ApplicationCredential, Role, User
 from pocketstack.identity.schemas import parse_expiry
 
@@ -75,7 +75,7 @@ def create(ctx, user_id: str, ref: dict) -> tuple[ApplicationCredential, str]:
             description=ref.get("description") or "", expires_at=expires_at,
             unrestricted=ref.get("unrestricted", False),
             roles=[{"id": r.id, "name": r.name, "domain_id": r.domain_id} for r in wanted],
-            access_rules=[])
+            access_rules=access_rules.resolve(s, user_id, ref.get("access_rules") or []))
         s.add(cred)
     return cred, secret
 

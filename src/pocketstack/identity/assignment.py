@@ -219,9 +219,10 @@ def create_grant(actor: str, actor_id: str, target: str, target_id: str, role_id
             raise exceptions.ValidationError(
                 f"Role {role_id} is a domain-specific role. Unable to use a domain-specific "
                 "role in a system assignment.")
-        if role.domain_id:
-            domain = target_obj.domain_id if target == "project" else target_obj.id
-            if domain != role.domain_id:
+        # Keystone checks only project grants: a domain-specific role may be granted on
+        # any domain (user, group, inherited), but on a project only of the role's domain.
+        if role.domain_id and target == "project":
+            if target_obj.domain_id != role.domain_id:
                 raise exceptions.Forbidden(f"Project {target_id} must be in the same domain "
                                            f"as the role {role_id} being assigned.")
         key = (grant_type(actor, target), actor_id, target_id, role_id, inherited)
@@ -305,7 +306,16 @@ def effective_role_ids(s, user_id: str, *, project_id: str | None = None,
         return set()
     direct = set(s.scalars(sa.select(Assignment.role_id)
                            .where(Assignment.actor_id.in_(actors), cond)))
-    return expand_implied(s, direct)
+    return global_only(s, expand_implied(s, direct))
+
+
+def global_only(s, role_ids: set[str]) -> set[str]:
+    """Keystone's _strip_domain_roles: a domain-specific role only implies other roles and
+    never reaches a token (its name could shadow a global role's, e.g. "admin")."""
+    if not role_ids:
+        return role_ids
+    return set(s.scalars(sa.select(Role.id).where(Role.id.in_(role_ids),
+                                                  Role.domain_id.is_(None))))
 
 
 def projects_for_user(s, user_id: str) -> list[Project]:

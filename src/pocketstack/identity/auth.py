@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import cache, config, db, exceptions, runtime
 from pocketstack.common.timeutils import isotime_us, utcnow
-from pocketstack.identity import assignment, catalog, passwords, tokens, trusts
+from pocketstack.identity import access_rules, assignment, catalog, passwords, tokens, trusts
 from pocketstack.identity.assignment import effective_role_ids
 from pocketstack.identity.models import ApplicationCredential, Domain, Project, Role, User
 
@@ -343,6 +343,9 @@ def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
         body["application_credential"] = {
             "id": data.app_cred_id, "name": cred.name if cred else None,
             "restricted": not cred.unrestricted if cred else True}
+        if cred is not None and cred.access_rules:
+            body["application_credential"]["access_rules"] = access_rules.rules_of(
+                s, cred.access_rules)
     if not nocatalog and (data.project_id or data.domain_id or data.system):
         body["catalog"] = catalog.catalog(data.project_id, data.user_id)
     return {"token": body}

@@ -58,9 +58,10 @@ def get_or_404(s, model, object_id: str, kind: str):
     return obj
 
 
-def apply_name_filters(query, column, filters: dict):
+def apply_name_filters(query, column, filters: dict, attr: str = "name"):
     """Keystone's exact ``name`` plus ``name__contains`` / ``__icontains`` /
-    ``__startswith`` / ``__istartswith`` / ``__endswith`` / ``__iendswith``."""
+    ``__startswith`` / ``__istartswith`` / ``__endswith`` / ``__iendswith`` (or the same
+    comparators on another attribute: ``attr``)."""
     for key, value in filters.items():
         op = key.partition("__")[2]
         if op == "":
@@ -75,10 +76,15 @@ def apply_name_filters(query, column, filters: dict):
             else:
                 query = query.where(column.like(pattern, escape="\\"))
         else:
-            raise exceptions.ValidationError(f"Unsupported filter: name__{op}.")
+            raise exceptions.ValidationError(f"Unsupported filter: {attr}__{op}.")
     return query
 
 
 def extra_attributes(ref: dict, known: set[str]) -> dict:
     """What Keystone keeps in ``extra``: every attribute it has no column for."""
     return {k: v for k, v in ref.items() if k not in known}
+
+
+def attr_filters(query_params, attr: str) -> dict:
+    """The ``attr`` and ``attr__<comparator>`` query parameters (Keystone's hints)."""
+    return {k: v for k, v in query_params.items() if k == attr or k.startswith(attr + "__")}

@@ -202,11 +202,11 @@ def create_policy(ref: dict) -> PolicyBlob:
     return row
 
 
-def list_policies(type_: str | None = None) -> list[PolicyBlob]:
+def list_policies(type_filters: dict | None = None) -> list[PolicyBlob]:
+    """``type_filters``: ``type`` and Keystone's ``type__contains`` & co."""
     with db.reader() as s:
-        q = sa.select(PolicyBlob)
-        if type_ is not None:
-            q = q.where(PolicyBlob.type == type_)
+        q = base.apply_name_filters(sa.select(PolicyBlob), PolicyBlob.type,
+                                    type_filters or {}, attr="type")
         return list(s.scalars(q.order_by(PolicyBlob.id)))
 
 

@@ -226,3 +226,109 @@ class Trust(Base):
     redelegation_count: Mapped[int] = mapped_column(default=0)
     roles: Mapped[list] = mapped_column(sa.JSON, default=list)  # [{"id", "name", "domain_id"}]
     extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+# --- added in 0005: the extensions upstream clients still call ---------------------------
+
+class AccessRule(Base):
+    """An application credential access rule: (service, method, path) a credential may
+    reach. Shared by a user's credentials as in Keystone (one row per identical rule)."""
+    __tablename__ = "identity_access_rules"
+    __table_args__ = (sa.UniqueConstraint("user_id", "service", "path", "method",
+                                          name="uq_access_rule_user"),)
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_users.id", ondelete="CASCADE"), index=True)
+    service: Mapped[str] = mapped_column(sa.String(64))
+    path: Mapped[str] = mapped_column(sa.String(256))
+    method: Mapped[str] = mapped_column(sa.String(16))
+
+
+class ProjectEndpoint(Base):
+    """OS-EP-FILTER: an endpoint a project's catalog is limited to."""
+    __tablename__ = "identity_project_endpoints"
+    endpoint_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_endpoints.id", ondelete="CASCADE"), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True, index=True)
+
+
+class EndpointGroup(Base):
+    """OS-EP-FILTER: the endpoints matching ``filters`` (service_id, region_id,
+    interface)."""
+    __tablename__ = "identity_endpoint_groups"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.Text)
+    filters: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class ProjectEndpointGroup(Base):
+    __tablename__ = "identity_project_endpoint_groups"
+    endpoint_group_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_endpoint_groups.id", ondelete="CASCADE"), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(64), primary_key=True, index=True)
+
+
+class IdentityProvider(Base):
+    """OS-FEDERATION: stored as Keystone stores it; nothing here authenticates with it."""
+    __tablename__ = "identity_idps"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    description: Mapped[str | None] = mapped_column(sa.Text)
+    domain_id: Mapped[str] = mapped_column(sa.String(64))
+    authorization_ttl: Mapped[int | None] = mapped_column()
+    extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class IdpRemoteId(Base):
+    """A remote id belongs to one identity provider (the primary key says so)."""
+    __tablename__ = "identity_idp_remote_ids"
+    remote_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    idp_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_idps.id", ondelete="CASCADE"), index=True)
+
+
+class FederationProtocol(Base):
+    __tablename__ = "identity_federation_protocols"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    idp_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_idps.id", ondelete="CASCADE"), primary_key=True)
+    mapping_id: Mapped[str] = mapped_column(sa.String(64))
+    remote_id_attribute: Mapped[str | None] = mapped_column(sa.String(64))
+
+
+class Mapping(Base):
+    __tablename__ = "identity_mappings"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    rules: Mapped[list] = mapped_column(sa.JSON, default=list)
+    schema_version: Mapped[str] = mapped_column(sa.String(5), default="1.0")
+
+
+class ServiceProvider(Base):
+    __tablename__ = "identity_service_providers"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    enabled: Mapped[bool] = mapped_column(default=False)
+    description: Mapped[str | None] = mapped_column(sa.Text)
+    auth_url: Mapped[str] = mapped_column(sa.String(256))
+    sp_url: Mapped[str] = mapped_column(sa.String(256))
+    relay_state_prefix: Mapped[str] = mapped_column(sa.String(256))
+
+
+class OAuth1Consumer(Base):
+    """OS-OAUTH1 consumers (the secret is shown once, at creation, as in Keystone)."""
+    __tablename__ = "identity_oauth1_consumers"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    description: Mapped[str | None] = mapped_column(sa.Text)
+    secret_hash: Mapped[str] = mapped_column(sa.String(128))
+    extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class DomainConfig(Base):
+    """Domain-specific configuration (/v3/domains/{id}/config): one row per option."""
+    __tablename__ = "identity_domain_config"
+    domain_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_domains.id", ondelete="CASCADE"), primary_key=True)
+    group: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    option: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    value: Mapped[str] = mapped_column(sa.JSON)
+    sensitive: Mapped[bool] = mapped_column(default=False)

@@ -307,4 +307,11 @@ def list_rules():
         _rule("delete_application_credential", f"{ADMIN} or {OWNER}",
               "Delete an application credential.",
               [("DELETE", "/v3/users/{user_id}/application_credentials/{id}")]),
+        *_extension_rules(),
     ]
+
+
+def _extension_rules() -> list:
+    from pocketstack.identity import policies_ext  # it builds on this module's helpers
+
+    return policies_ext.list_rules()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.identity import base, tokens
-from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain, Group,
-                                         Limit, Project, Role, User)
+from pocketstack.identity import base, endpoint_filter, tokens
+from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain,
+                                         DomainConfig, Group, Limit, Project, Role, User)
 
 MAX_PROJECT_DEPTH = 5  # Keystone's [DEFAULT] max_project_tree_depth
 PROJECT_COLUMNS = {"id", "name", "domain_id", "parent_id", "description", "enabled", "tags",
@@ -80,6 +80,8 @@ def delete_domain(domain_id: str) -> None:
             Assignment.role_id.in_(role_ids))))
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(project_ids)))
+        endpoint_filter.forget_project(s, project_ids)
+        s.execute(sa.delete(DomainConfig).where(DomainConfig.domain_id == domain_id))
         for model, ids in ((Project, project_ids), (User, user_ids), (Group, group_ids),
                            (Role, role_ids)):
             if ids:
@@ -98,8 +100,8 @@ def get_project(project_id: str) -> Project:
 def list_projects(*, name_filters: dict, domain_id=None, enabled=None, parent_id=None,
                   is_domain=None, tags_all=(), tags_any=(), not_tags_all=(),
                   not_tags_any=()) -> list[Project]:
-    if is_domain:
-        return []  # pocketstack has no projects acting as domains
+    if is_domain:  # Keystone's domains are projects acting as domains
+        return [] if parent_id or domain_id else list_domains(name_filters, enabled)
     with db.reader() as s:
         q = base.apply_name_filters(sa.select(Project), Project.name, name_filters)
         if domain_id is not None:
@@ -154,7 +156,10 @@ def ancestors(s, project: Project) -> list[Project]:
 
 
 def subtree_ids(s, project_id: str) -> list[str]:
-    """The project's descendants (not the project itself), breadth first."""
+    """The project's descendants (not the project itself), breadth first; for a domain
+    (a project acting as one) every project in it."""
+    if s.get(Project, project_id) is None and s.get(Domain, project_id) is not None:
+        return list(s.scalars(sa.select(Project.id).where(Project.domain_id == project_id)))
     out, frontier = [], [project_id]
     while frontier:
         children = list(s.scalars(sa.select(Project.id).where(Project.parent_id.in_(frontier))))
@@ -163,10 +168,24 @@ def subtree_ids(s, project_id: str) -> list[str]:
     return out
 
 
-def create_project(ref: dict, default_domain_id: str) -> Project:
+def get_project_or_domain(project_id: str) -> Project | Domain:
+    """A project, or a domain seen as the project acting as it (Keystone stores domains
+    as projects with is_domain); 404 "Could not find project" when neither exists."""
+    with db.reader() as s:
+        found = s.get(Project, project_id) or s.get(Domain, project_id)
+        if found is None:
+            raise exceptions.NotFound(f"Could not find project: {project_id}.")
+        return found
+
+
+def create_project(ref: dict, default_domain_id: str) -> Project | Domain:
     if ref.get("is_domain"):
-        raise exceptions.ValidationError(
-            "Projects acting as domains are not supported; create a domain instead.")
+        # Keystone: a project acting as a domain is a root: no parent, no domain.
+        if ref.get("parent_id") or ref.get("domain_id"):
+            raise exceptions.ValidationError("only root projects are allowed to act as "
+                                             "domains.")
+        return create_domain({k: v for k, v in ref.items()
+                              if k in ("name", "description", "enabled", "tags")})
     parent_id, domain_id = ref.get("parent_id"), ref.get("domain_id")
     with base.writing("project", ref["name"]) as s:
         parent = None
@@ -255,6 +274,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(ids)))
         s.execute(sa.delete(Limit).where(Limit.project_id.in_(ids)))
+        endpoint_filter.forget_project(s, ids)
         for pid in reversed(ids):
             tokens.revoke(s, project_id=pid)
             s.execute(sa.delete(Project).where(Project.id == pid))

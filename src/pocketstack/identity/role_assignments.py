@@ -108,6 +108,8 @@ def _effective(s, user_id, projects) -> list[Entry]:
                                   .where(GroupMembership.group_id.in_(group_ids))):
             members.setdefault(gid, []).append(uid)
     rules = assignment._implication_rules(s)
+    # Keystone strips domain-specific roles from effective lists: they only imply.
+    domain_roles = set(s.scalars(sa.select(Role.id).where(Role.domain_id.is_not(None))))
     out = []
     for row in rows:
         grant = _entry(row)
@@ -125,6 +127,7 @@ def _effective(s, user_id, projects) -> list[Entry]:
         roles = [(row.role_id, "")] + [
             (rid, row.role_id) for rid in
             sorted(assignment.expand_implied(s, {row.role_id}, rules) - {row.role_id})]
+        roles = [(rid, prior) for rid, prior in roles if rid not in domain_roles]
         for uid, via_group in users:
             if user_id and uid != user_id:
                 continue

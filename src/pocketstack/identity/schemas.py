@@ -122,7 +122,13 @@ app_cred_create = envelope("application_credential", _entity(
      "expires_at": nullable({"type": "string", "format": "date-time"}),
      "roles": {"type": "array", "items": _role_ref},
      "unrestricted": boolean,
-     "access_rules": {"type": "array", "maxItems": 0}},
+     "access_rules": {"type": "array", "items": {
+         "type": "object", "additionalProperties": False,
+         "properties": {"id": id_string,
+                        "path": {"type": "string", "maxLength": 225, "pattern": r"^/"},
+                        "service": id_string,
+                        "method": {"enum": ["DELETE", "GET", "HEAD", "PATCH", "POST",
+                                            "PUT"]}}}}},
     ["name"], extra=False))
 
 

@@ -1,7 +1,7 @@
 """Keystone v3 route table: one line per URL, handlers in one module per noun."""
 from pocketstack.identity.rest import (app_creds, auth, catalog, credentials, discovery,
-                                       domains, grants, groups, limits, projects, roles, trusts,
-                                       users)
+                                       domains, ec2tokens, endpoint_filter, federation, grants,
+                                       groups, limits, oauth1, projects, roles, trusts, users)
 
 _GRANT = {"PUT": grants.create_grant, "GET": grants.check_grant, "HEAD": grants.check_grant,
           "DELETE": grants.revoke_grant}
@@ -56,6 +56,9 @@ ROUTES = {
                                                     "POST": app_creds.create_app_cred},
     "/v3/users/{user_id}/application_credentials/{app_cred_id}": {
         "GET": app_creds.get_app_cred, "DELETE": app_creds.delete_app_cred},
+    "/v3/users/{user_id}/access_rules": {"GET": app_creds.list_access_rules},
+    "/v3/users/{user_id}/access_rules/{access_rule_id}": {
+        "GET": app_creds.get_access_rule, "DELETE": app_creds.delete_access_rule},
     "/v3/groups": {"GET": groups.list_groups, "POST": groups.create_group},
     "/v3/groups/{group_id}": {"GET": groups.get_group, "PATCH": groups.update_group,
                               "DELETE": groups.delete_group},
@@ -111,6 +114,11 @@ ROUTES = {
     "/v3/endpoints/{endpoint_id}": {"GET": catalog.get_endpoint,
                                     "PATCH": catalog.update_endpoint,
                                     "DELETE": catalog.delete_endpoint},
+    **domains.CONFIG_ROUTES,
+    **ec2tokens.ROUTES,
+    **endpoint_filter.ROUTES,
+    **federation.ROUTES,
+    **oauth1.ROUTES,
     "/v3/regions": {"GET": catalog.list_regions, "POST": catalog.create_region},
     "/v3/regions/{region_id}": {"GET": catalog.get_region, "PUT": catalog.create_region_with_id,
                                 "PATCH": catalog.update_region,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.identity import app_creds, schemas, tokens
+from pocketstack.identity import access_rules, app_creds, schemas, tokens
 from pocketstack.identity.rest import common, views
 from pocketstack.wsgi import routing
 
@@ -53,4 +53,24 @@ def delete_app_cred(req):
     common.authorize(req, "identity:delete_application_credential", _target(req))
     _refuse_restricted_app_cred_token(req)
     app_creds.delete(req.params["user_id"], req.params["app_cred_id"])
+    return routing.empty()
+
+
+# --- access rules ------------------------------------------------------------------------
+
+def list_access_rules(req):
+    common.authorize(req, "identity:list_access_rules", _target(req))
+    found = access_rules.list_for_user(req.params["user_id"], req.query)
+    return common.collection(req, "access_rules", found, views.access_rule)
+
+
+def get_access_rule(req):
+    common.authorize(req, "identity:get_access_rule", _target(req))
+    rule = access_rules.get(req.params["user_id"], req.params["access_rule_id"])
+    return common.member(req, "access_rule", rule, views.access_rule)
+
+
+def delete_access_rule(req):
+    common.authorize(req, "identity:delete_access_rule", _target(req))
+    access_rules.delete(req.params["user_id"], req.params["access_rule_id"])
     return routing.empty()

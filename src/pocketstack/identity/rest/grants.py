@@ -4,7 +4,7 @@ GET /v3/role_assignments."""
 from __future__ import annotations
 
 from pocketstack.common import db, exceptions
-from pocketstack.identity import assignment, role_assignments
+from pocketstack.identity import assignment, resource, role_assignments
 from pocketstack.identity.rest import common, views
 from pocketstack.wsgi import routing
 
@@ -84,9 +84,11 @@ def list_grants(req):
 def list_role_assignments(req):
     ctx, q = req.context, req.query
     include_subtree = common.flag(req, "include_subtree")
-    action = ("identity:list_role_assignments_for_tree" if include_subtree
-              else "identity:list_role_assignments")
-    common.authorize(req, action, {"target": {"domain_id": ctx.domain_id}})
+    if include_subtree:
+        _authorize_tree(req, q.get("scope.project.id"))
+    else:
+        common.authorize(req, "identity:list_role_assignments",
+                         {"target": {"domain_id": ctx.domain_id}})
     inherited_to = q.get("scope.OS-INHERIT:inherited_to")
     system = q.get("scope.system")
     if system is not None and system != "all":
@@ -102,6 +104,18 @@ def list_role_assignments(req):
                                             {"target": {"domain_id": None}}):
         entries = _within_domain(entries, ctx.domain_id)
     return common.collection(req, "role_assignments", entries, lambda _req, e: e)
+
+
+def _authorize_tree(req, project_id: str | None) -> None:
+    """Keystone: the policy target is the project at the tree's root (a 404 when it does
+    not exist; a domain counts, as the project acting as it)."""
+    target = {"domain_id": req.context.domain_id}
+    if project_id:
+        project = resource.get_project_or_domain(project_id)
+        domain_id = getattr(project, "domain_id", None)
+        target = {"project": {"id": project.id, "domain_id": domain_id},
+                  "domain_id": domain_id}
+    common.authorize(req, "identity:list_role_assignments_for_tree", {"target": target})
 
 
 def _within_domain(entries: list[dict], domain_id: str) -> list[dict]:

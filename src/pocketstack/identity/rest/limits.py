@@ -1,7 +1,7 @@
 """/v3/registered_limits, /v3/limits (unified limits) and /v3/policies."""
 from __future__ import annotations
 
-from pocketstack.identity import limits, schemas
+from pocketstack.identity import base, limits, schemas
 from pocketstack.identity.rest import common
 from pocketstack.wsgi import routing
 
@@ -147,8 +147,8 @@ def policy_view(req, p) -> dict:
 
 def list_policies(req):
     common.authorize(req, "identity:list_policies")
-    return common.collection(req, "policies", limits.list_policies(req.query.get("type")),
-                             policy_view)
+    found = limits.list_policies(base.attr_filters(req.query, "type"))
+    return common.collection(req, "policies", found, policy_view)
 
 
 def create_policy(req):

@@ -3,17 +3,25 @@ from __future__ import annotations
 
 from pocketstack.common import config, exceptions
 from pocketstack.identity import resource, schemas
-from pocketstack.identity.rest import common, views
+from pocketstack.identity.rest import common, hierarchy, views
 from pocketstack.wsgi import routing
 
 
 def _target(project) -> dict:
-    return {"target": {"project": {"id": project.id, "domain_id": project.domain_id}}}
+    return {"target": {"project": {"id": project.id,
+                                   "domain_id": getattr(project, "domain_id", None)}}}
 
 
-def _load(req, action: str):
-    """The project named in the URL (404 as Keystone: before the policy check)."""
-    project = resource.get_project(req.params["project_id"])
+def _is_domain(project) -> bool:
+    return not hasattr(project, "parent_id")
+
+
+def _load(req, action: str, domains: bool = False):
+    """The project named in the URL (404 as Keystone: before the policy check); with
+    ``domains`` a domain too, as the project acting as it."""
+    project_id = req.params["project_id"]
+    project = (resource.get_project_or_domain(project_id) if domains
+               else resource.get_project(project_id))
     common.authorize(req, action, _target(project))
     return project
 
@@ -52,19 +60,40 @@ def create_project(req):
 
 
 def get_project(req):
-    return common.member(req, "project", _load(req, "identity:get_project"), views.project)
+    project = _load(req, "identity:get_project", domains=True)
+    body = views.project(req, project)
+    body.update(hierarchy.expand(req, project))
+    return routing.json_response({"project": body})
 
 
 def update_project(req):
-    project = _load(req, "identity:update_project")
+    project = _load(req, "identity:update_project", domains=True)
     ref = common.body(req, schemas.project_update)["project"]
+    if _is_domain(project):
+        return common.member(req, "project", _update_domain(project, ref), views.project)
     return common.member(req, "project", resource.update_project(project.id, ref),
                          views.project)
 
 
+def _update_domain(domain, ref: dict):
+    """PATCH of a project acting as a domain: what a domain has, nothing that would move
+    it into a hierarchy."""
+    for key in ("domain_id", "parent_id"):
+        if ref.get(key) is not None:
+            raise exceptions.ValidationError(f"Update of `{key}` is not allowed.")
+    if ref.get("is_domain") is False:
+        raise exceptions.ValidationError("Update of `is_domain` is not allowed.")
+    return resource.update_domain(domain.id, {k: v for k, v in ref.items()
+                                              if k in ("name", "description", "enabled",
+                                                       "tags")})
+
+
 def delete_project(req):
-    project = _load(req, "identity:delete_project")
-    resource.delete_project(project.id, cascade=bool(common.query_bool(req, "cascade")))
+    project = _load(req, "identity:delete_project", domains=True)
+    if _is_domain(project):
+        resource.delete_domain(project.id)
+    else:
+        resource.delete_project(project.id, cascade=bool(common.query_bool(req, "cascade")))
     return routing.empty()
 
 

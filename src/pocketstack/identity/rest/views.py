@@ -3,6 +3,7 @@ and {"links": {"self": ...}}. Passwords and secret hashes never appear here."""
 from __future__ import annotations
 
 from pocketstack.common.timeutils import isotime_us
+from pocketstack.identity import access_rules
 
 
 def _link(req, path: str) -> dict:
@@ -22,6 +23,11 @@ def domain(req, d) -> dict:
 
 
 def project(req, p) -> dict:
+    if not hasattr(p, "parent_id"):  # a domain, shown as the project acting as it
+        return {"id": p.id, "name": p.name, "domain_id": None, "parent_id": None,
+                "description": p.description or "", "enabled": p.enabled,
+                "is_domain": True, "tags": list(p.tags or []), "options": {},
+                "links": _link(req, f"projects/{p.id}")}
     return _with_extra({
         "id": p.id, "name": p.name, "domain_id": p.domain_id,
         "description": p.description or "", "enabled": p.enabled,
@@ -83,9 +89,16 @@ def app_cred(req, c, secret: str | None = None) -> dict:
             "project_id": c.project_id,
             "roles": [{"id": r["id"], "name": r["name"], "domain_id": r.get("domain_id")}
                       for r in c.roles or []],
-            "expires_at": isotime_us(c.expires_at), "unrestricted": c.unrestricted,
-            "access_rules": list(c.access_rules or []),
+            # Keystone's format here has no "Z" (unlike token times)
+            "expires_at": c.expires_at.strftime("%Y-%m-%dT%H:%M:%S.%f")
+            if c.expires_at else None, "unrestricted": c.unrestricted,
+            "access_rules": access_rules.describe(c.access_rules),
             "links": _link(req, f"users/{c.user_id}/application_credentials/{c.id}")}
     if secret is not None:
         body["secret"] = secret
     return body
+
+
+def access_rule(req, r) -> dict:
+    return {"id": r.id, "service": r.service, "path": r.path, "method": r.method,
+            "links": _link(req, f"access_rules/{r.id}")}
