@@ -61,7 +61,7 @@ def main() -> None:
     cloud = Cloud(os.path.join(work, "data"), admin_password="bench-secret",
                   overrides=overrides)
     cloud.start(port=0)
-    results: dict[str, list[float]] = {"upload": [], "rbd import": []}
+    results: dict[str, list[float]] = {"upload": [], "rbd import": [], "file upload": []}
     print(f"{args.size_mib} MiB, {args.rounds} rounds; load average before: {loadavg()}")
     try:
         token = _token(cloud)
@@ -78,15 +78,26 @@ def main() -> None:
             results["upload"].append(time.perf_counter() - start)
             assert api.get(f"/v2/images/{image['id']}").json()["status"] == "active"
             api.delete(f"/v2/images/{image['id']}")
+            # Diagnostic: the same upload into the file store (hashing without RBD).
+            image = api.post("/v2/images", json={"name": "bench", "disk_format": "raw",
+                                                 "container_format": "bare"}).json()
+            start = time.perf_counter()
+            subprocess.run(["curl", "-sSf", "-T", path, "-X", "PUT",
+                            "-H", f"X-Auth-Token: {token}", "-H", "X-Image-Meta-Store: file",
+                            "-H", "Content-Type: application/octet-stream",
+                            f"{cloud.url}/image/v2/images/{image['id']}/file"], check=True)
+            results["file upload"].append(time.perf_counter() - start)
+            api.delete(f"/v2/images/{image['id']}")
             name = f"import-{round_no}"
             start = time.perf_counter()
-            subprocess.run(["rbd", "-c", conf, "import", "--no-progress", path,
+            subprocess.run(["rbd", "-c", conf, "import", "--no-progress", "--object-size", "8M", path,
                             f"{pool}/{name}"], check=True)
             results["rbd import"].append(time.perf_counter() - start)
             subprocess.run(["rbd", "-c", conf, "rm", "--no-progress", f"{pool}/{name}"],
                            check=True, capture_output=True)
             print(f"round {round_no + 1}: upload {size / MiB / results['upload'][-1]:.0f} "
                   f"MiB/s, rbd import {size / MiB / results['rbd import'][-1]:.0f} MiB/s, "
+                  f"(file store upload {size / MiB / results['file upload'][-1]:.0f} MiB/s), "
                   f"load {loadavg()}")
     finally:
         cloud.stop()
@@ -99,7 +110,7 @@ def main() -> None:
 
 
 def _token(cloud) -> str:
-    r = httpx.post(cloud.auth_url.rstrip("/") + "/auth/tokens", json={"auth": {
+    r = httpx.post(cloud.url + "/identity/v3/auth/tokens", json={"auth": {
         "identity": {"methods": ["password"], "password": {"user": {
             "name": "admin", "domain": {"id": "default"}, "password": "bench-secret"}}},
         "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}})
