@@ -151,6 +151,9 @@ CEPH_OPTS = [
                     "nova's rbd_secret_uuid)."),
     cfg.FloatOpt("connect_timeout", default=10.0, min=1.0,
                  help="Seconds to wait for the cluster's monitors."),
+    cfg.FloatOpt("op_timeout", default=60.0, min=1.0,
+                 help="Seconds one read, write or monitor command may take before it fails "
+                      "(librados' rados_osd_op_timeout / rados_mon_op_timeout)."),
 ]
 
 
