@@ -243,11 +243,12 @@ def update_floatingip(ctx, fip_id: str, body: dict, if_revision: int | None = No
 
 
 @base.retry_on_deadlock
-def delete_floatingip(ctx, fip_id: str) -> None:
+def delete_floatingip(ctx, fip_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         fip = get_row(s, ctx, fip_id)
         base.authorize(ctx, "delete_floatingip", {"project_id": fip.project_id})
+        base.check_revision(fip, if_revision)
         port = s.get(Port, fip.floating_port_id)
         _tell_compute(s, effects, fip.fixed_port_id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == fip.id))

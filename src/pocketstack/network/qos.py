@@ -173,10 +173,11 @@ def update_policy(ctx, policy_id: str, body: dict, if_revision: int | None = Non
         return view(s, policy, base.tags_of(s, policy.id))
 
 
-def delete_policy(ctx, policy_id: str) -> None:
+def delete_policy(ctx, policy_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         policy = get_row(s, ctx, policy_id, lock=True)
         base.authorize(ctx, "delete_policy", {"project_id": policy.project_id})
+        base.check_revision(policy, if_revision)
         _check_not_bound(s, policy.id)
         rbac.delete_for(s, "qos_policy", policy.id)
         s.execute(sa.delete(QosBandwidthLimitRule).where(

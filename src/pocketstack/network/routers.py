@@ -278,11 +278,12 @@ def change_extraroutes(ctx, router_id: str, body: dict, add: bool,
 
 
 @base.retry_on_deadlock
-def delete_router(ctx, router_id: str) -> None:
+def delete_router(ctx, router_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         router = get_row(s, ctx, router_id, lock=True)
         base.authorize(ctx, "delete_router", {"project_id": router.project_id})
+        base.check_revision(router, if_revision)
         if _interfaces(s, router.id):
             raise exc.RouterInUse(router.id)
         if router.gw_port_id:

@@ -441,11 +441,12 @@ def update_security_group(ctx, group_id: str, body: dict,
 
 
 @base.retry_on_deadlock
-def delete_security_group(ctx, group_id: str) -> None:
+def delete_security_group(ctx, group_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         group = _group_row(s, ctx, group_id)
         target = {"project_id": group.project_id}
         base.authorize(ctx, "delete_security_group", target)
+        base.check_revision(group, if_revision)
         if _is_default(s, group) and not base.can(ctx, "delete_security_group:default",
                                                   target):
             raise exc.SecurityGroupCannotRemoveDefault()
@@ -540,10 +541,11 @@ def update_security_group_rule(ctx, rule_id: str, body: dict) -> dict:
 
 
 @base.retry_on_deadlock
-def delete_security_group_rule(ctx, rule_id: str) -> None:
+def delete_security_group_rule(ctx, rule_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         rule = _rule_row(s, ctx, rule_id)
         base.authorize(ctx, "delete_security_group_rule", {"project_id": rule.project_id})
+        base.check_revision(rule, if_revision)
         group = s.get(SecurityGroup, rule.security_group_id)
         s.delete(rule)
         if group is not None:

@@ -180,10 +180,11 @@ def update_subnetpool(ctx, pool_id: str, body: dict, if_revision: int | None = N
 
 
 @base.retry_on_deadlock
-def delete_subnetpool(ctx, pool_id: str) -> None:
+def delete_subnetpool(ctx, pool_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         pool = get_row(s, ctx, pool_id, lock=True)
         base.authorize(ctx, "delete_subnetpool", {"project_id": pool.project_id})
+        base.check_revision(pool, if_revision)
         if _allocated(s, pool_id):
             raise exc.SubnetPoolInUse(pool_id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == pool.id))

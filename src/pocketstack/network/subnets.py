@@ -351,13 +351,14 @@ def update_subnet(ctx, subnet_id: str, body: dict, if_revision: int | None = Non
 
 
 @base.retry_on_deadlock
-def delete_subnet(ctx, subnet_id: str) -> None:
+def delete_subnet(ctx, subnet_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         subnet = get_row(s, ctx, subnet_id)
         network = networks.get_row(s, ctx, subnet.network_id, lock=True)
         base.authorize(ctx, "delete_subnet", {"project_id": subnet.project_id,
                                               "network:project_id": network.project_id})
+        base.check_revision(subnet, if_revision)
         auto = ipam.is_auto_address(subnet)
         users = s.execute(sa.select(Port.id, Port.device_owner).join(
             IPAllocation, IPAllocation.port_id == Port.id).where(

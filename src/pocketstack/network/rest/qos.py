@@ -25,7 +25,8 @@ def update_policy(req):
 
 
 def delete_policy(req):
-    qos.delete_policy(req.context, req.params["policy_id"])
+    qos.delete_policy(req.context, req.params["policy_id"],
+                      if_revision=common.if_revision(req))
     return common.deleted()
 
 

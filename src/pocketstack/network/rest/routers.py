@@ -25,7 +25,8 @@ def update_router(req):
 
 
 def delete_router(req):
-    routers.delete_router(req.context, req.params["router_id"])
+    routers.delete_router(req.context, req.params["router_id"],
+                          if_revision=common.if_revision(req))
     return common.deleted()
 
 

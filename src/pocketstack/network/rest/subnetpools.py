@@ -25,5 +25,6 @@ def update_subnetpool(req):
 
 
 def delete_subnetpool(req):
-    subnetpools.delete_subnetpool(req.context, req.params["subnetpool_id"])
+    subnetpools.delete_subnetpool(req.context, req.params["subnetpool_id"],
+                                  if_revision=common.if_revision(req))
     return common.deleted()
