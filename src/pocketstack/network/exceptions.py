@@ -407,6 +407,11 @@ class SubnetPoolInUse(InUse):
                          "from it.")
 
 
+class IllegalSubnetPoolPrefixUpdate(base.BadRequest):
+    def __init__(self, msg: str):
+        super().__init__(f"Illegal update to prefixes: {msg}.")
+
+
 class SubnetAllocationFailed(base.Conflict):
     def __init__(self, reason: str):
         super().__init__(f"Failed to allocate subnet: {reason}.")

@@ -103,6 +103,8 @@ def list_rules():
                            f"{ADMIN} or not '*':%(target_tenant)s",
                            "Only admins share with every project ('*')."),
         policy.RuleDefault("delete_rbac_policy", MEMBER, "Delete an RBAC policy."),
+        policy.RuleDefault("add_prefixes", MEMBER, "Add prefixes to a subnet pool."),
+        policy.RuleDefault("remove_prefixes", MEMBER, "Remove prefixes from a subnet pool."),
         policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),
         policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]

@@ -67,7 +67,7 @@ ATTRS = {
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
     "subnetpool_id": v.Attr(v.nullable_uuid, put=False),
-    "use_default_subnet_pool": v.Attr(v.boolean, put=False),
+    "use_default_subnetpool": v.Attr(v.boolean, put=False),  # default-subnetpools
     "prefixlen": v.Attr(v.integer(0, 128), put=False),
     "segment_id": v.Attr(_unsupported(None), put=False),
     "service_types": v.Attr(_unsupported([])),
@@ -223,8 +223,16 @@ def create_subnet(ctx, body: dict) -> dict:
 def _from_pool(s, ctx, values: dict) -> None:
     """A subnet from a pool: its CIDR is allocated there (set into ``values``)."""
     pool_id = values.get("subnetpool_id")
-    if pool_id is None and values.get("use_default_subnet_pool"):
-        pool_id = subnetpools.default_pool(s, values.get("ip_version") or 4)
+    if values.get("use_default_subnetpool"):
+        if pool_id:
+            raise exc.BadRequest("subnets", "subnetpool_id and use_default_subnetpool cannot "
+                                            "both be specified")
+        version = (ipaddress.ip_network(values["cidr"]).version if values.get("cidr")
+                   else values.get("ip_version"))
+        if version is None:
+            raise exc.BadRequest("subnets", "ip_version must be specified in the absence of "
+                                            "cidr and subnetpool_id")
+        pool_id = subnetpools.default_pool(s, ctx, version)
     if pool_id is None:
         if values.get("prefixlen") is not None:
             raise exc.BadRequest("subnets", "prefixlen requires a subnet pool")

@@ -20,6 +20,8 @@ _ROUTES = {
     "/v2.0/subnetpools/{subnetpool_id}": {"GET": subnetpools.show_subnetpool,
                                           "PUT": subnetpools.update_subnetpool,
                                           "DELETE": subnetpools.delete_subnetpool},
+    "/v2.0/subnetpools/{subnetpool_id}/add_prefixes": {"PUT": subnetpools.add_prefixes},
+    "/v2.0/subnetpools/{subnetpool_id}/remove_prefixes": {"PUT": subnetpools.remove_prefixes},
     "/v2.0/address-scopes": {"GET": address_scopes.list_address_scopes,
                              "POST": address_scopes.create_address_scope},
     "/v2.0/address-scopes/{address_scope_id}": {

@@ -26,6 +26,9 @@ EXTENSIONS = {
                                                "pool"),
     "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
                                                    "subnetpool as the default."),
+    "subnetpool-prefix-ops": ("Subnet Pool Prefix Operations",
+                              "Provides support for adjusting the prefix list of subnet "
+                              "pools"),
     "trunk": ("Trunk Extension", "Provides support for trunk ports"),
     "service-type": ("Neutron Service Type Management",
                      "API for retrieving service providers for Neutron advanced services"),
