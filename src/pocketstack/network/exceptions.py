@@ -480,9 +480,16 @@ class QosRuleNotFound(base.NotFound):
 
 
 class QoSRulesConflict(base.Conflict):
-    def __init__(self, policy_id: str, rule_id: str):
-        super().__init__(f"Rule bandwidth_limit conflicts with rule {rule_id} which already "
+    def __init__(self, policy_id: str, rule_id: str, rule_type: str = "bandwidth_limit"):
+        super().__init__(f"Rule {rule_type} conflicts with rule {rule_id} which already "
                          f"exists in QoS Policy {policy_id}.")
+
+
+class QoSRuleParameterConflict(base.Conflict):
+    def __init__(self, value, policy_id: str, existing_rule: str, existing_value):
+        super().__init__(f"Unable to add the rule with value {value} to the policy "
+                         f"{policy_id} as the existing rule of type {existing_rule} has "
+                         f"value {existing_value}.")
 
 
 class RbacPolicyNotFound(base.NotFound):

@@ -317,6 +317,21 @@ class QosBandwidthLimitRule(Base):
     direction: Mapped[str] = mapped_column(sa.String(16), default="egress")
 
 
+class QosRule(Base):
+    """A QoS rule other than bandwidth_limit: dscp_marking (``value`` is dscp_mark),
+    minimum_bandwidth (min_kbps) or minimum_packet_rate (min_kpps). One rule per type
+    and direction in a policy ('' for DSCP, which has none), as neutron's duplicates()."""
+    __tablename__ = "network_qos_rules"
+    __table_args__ = (sa.UniqueConstraint("qos_policy_id", "rule_type", "direction",
+                                          name="uq_network_qos_rules_type_direction"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    qos_policy_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_qos_policies.id", ondelete="CASCADE"), index=True)
+    rule_type: Mapped[str] = mapped_column(sa.String(32))
+    direction: Mapped[str] = mapped_column(sa.String(16), default="")
+    value: Mapped[int] = mapped_column()
+
+
 class RbacPolicy(Base):
     """Neutron's rbac-policies: ``object_type`` object ``object_id`` is shared with (or made
     external for) ``target_project`` ('*': every project). The '*' rows mirror the

@@ -87,12 +87,6 @@ def list_rules():
         policy.RuleDefault("create_policy", ADMIN, "Create a QoS policy."),
         policy.RuleDefault("update_policy", ADMIN, "Update a QoS policy."),
         policy.RuleDefault("delete_policy", ADMIN, "Delete a QoS policy."),
-        policy.RuleDefault("create_policy_bandwidth_limit_rule", ADMIN,
-                           "Add a bandwidth limit rule to a QoS policy."),
-        policy.RuleDefault("update_policy_bandwidth_limit_rule", ADMIN,
-                           "Change a bandwidth limit rule."),
-        policy.RuleDefault("delete_policy_bandwidth_limit_rule", ADMIN,
-                           "Remove a bandwidth limit rule."),
         policy.RuleDefault("create_rbac_policy", MEMBER, "Share an object of one's own."),
         policy.RuleDefault("create_rbac_policy:target_tenant",
                            f"{ADMIN} or not '*':%(target_tenant)s",
@@ -108,4 +102,9 @@ def list_rules():
         policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),
         policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
+    for rule_type in ("bandwidth_limit", "dscp_marking", "minimum_bandwidth",
+                      "minimum_packet_rate"):
+        rules += [policy.RuleDefault(f"{action}_policy_{rule_type}_rule", ADMIN,
+                                     f"{action.title()} a {rule_type} rule of a QoS policy.")
+                  for action in ("create", "update", "delete")]
     return rules

@@ -76,10 +76,14 @@ _ROUTES = {
     "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
     "/v2.0/qos/policies/{policy_id}": {"GET": qos.show_policy, "PUT": qos.update_policy,
                                        "DELETE": qos.delete_policy},
-    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules": {"GET": qos.list_rules,
-                                                             "POST": qos.create_rule},
-    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules/{rule_id}": {
+    # {rule_type}: bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate
+    "/v2.0/qos/policies/{policy_id}/{rule_type}_rules": {"GET": qos.list_rules,
+                                                         "POST": qos.create_rule},
+    "/v2.0/qos/policies/{policy_id}/{rule_type}_rules/{rule_id}": {
         "GET": qos.show_rule, "PUT": qos.update_rule, "DELETE": qos.delete_rule},
+    "/v2.0/qos/alias_{rule_type}_rules/{rule_id}": {
+        "GET": qos.show_alias_rule, "PUT": qos.update_alias_rule,
+        "DELETE": qos.delete_alias_rule},
     "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
     "/v2.0/qos/rule-types/{rule_type}": {"GET": qos.show_rule_type},
     "/v2.0/rbac-policies": {"GET": rbac.list_policies, "POST": rbac.create_policy},
@@ -91,6 +95,12 @@ _ROUTES = {
                                   "DELETE": quotas.delete_quota},
     "/v2.0/quotas/{project_id}/default": {"GET": quotas.show_default},
     "/v2.0/quotas/{project_id}/details": {"GET": quotas.show_details},
+    "/v2.0/qos/policies/{resource_id}/tags": {"GET": tags.list_tags, "PUT": tags.replace_tags,
+                                              "POST": tags.add_tags,
+                                              "DELETE": tags.delete_tags},
+    "/v2.0/qos/policies/{resource_id}/tags/{tag}": {"GET": tags.check_tag,
+                                                    "PUT": tags.add_tag,
+                                                    "DELETE": tags.delete_tag},
     "/v2.0/{collection}/{resource_id}/tags": {"GET": tags.list_tags, "PUT": tags.replace_tags,
                                               "POST": tags.add_tags,
                                               "DELETE": tags.delete_tags},

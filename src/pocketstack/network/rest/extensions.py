@@ -96,6 +96,23 @@ EXTENSIONS = {
     "qos-bw-limit-direction": ("Direction for QoS bandwidth limit rule",
                                "Allow to configure QoS bandwidth limit rule with specific "
                                "direction: ingress or egress"),
+    "qos-bw-minimum-ingress": ("Ingress direction for QoS minimum bandwidth rule",
+                               "Allow to configure QoS minumum bandwidth rule with ingress "
+                               "direction."),
+    "qos-pps-minimum": ("QoS minimum packet rate rule",
+                        "Allow to configure QoS minimum packet rate rule."),
+    "qos-rules-alias": ("Quality of Service rules alias API",
+                        "API to enable GET, PUT and DELETE operations on QoS policy rules "
+                        "without specifying policy ID"),
+    "qos-pps-minimum-rule-alias": ("QoS minimum packet rate rule alias",
+                                   "API to enable GET, PUT and DELETE operations on QoS "
+                                   "minimum packet rate rule without specifying policy ID"),
+    "qos-rule-type-details": ("Details of QoS rule types",
+                              "Expose details about QoS rule types supported by loaded "
+                              "backend drivers"),
+    "qos-rule-type-filter": ("QoS rule type filter",
+                             "Add the \"all_supported\" and \"all_rules\" flags to the "
+                             "rule type list query"),
     "qos-default": ("QoS default policy", "Expose the QoS default policy per project"),
     "qos-port-network-policy": ("QoS port network policy ID",
                                 "Adds a the QoS network ID to the port definition"),
