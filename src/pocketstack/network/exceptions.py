@@ -517,3 +517,24 @@ class InvalidActionForType(base.BadRequest):
 class QosPolicyInUse(InUse):
     def __init__(self, policy_id: str, object_type: str, object_id: str):
         super().__init__(f"QoS Policy {policy_id} is used by {object_type} {object_id}.")
+
+
+class RouterExternalGatewayInUseByFloatingIp(InUse):
+    def __init__(self, router_id: str, net_id: str):
+        super().__init__(f"Gateway cannot be updated for router {router_id}, since a gateway "
+                         f"to external network {net_id} is required by one or more floating "
+                         "IPs.")
+
+
+# external-gateway-multihoming: NeutronExceptions there (a 500 in neutron); a 400 here,
+# as the request is what cannot be carried out.
+class UnableToMatchGateways(base.BadRequest):
+    def __init__(self, router_id: str, reason: str):
+        super().__init__(f"Unable to match a requested gateway port to existing gateway "
+                         f"ports for router {router_id}: {reason}")
+
+
+class UnableToRemoveGateways(base.BadRequest):
+    def __init__(self, router_id: str, reason: str):
+        super().__init__(f"Unable to remove extra gateways from a router {router_id}: "
+                         f"{reason}")

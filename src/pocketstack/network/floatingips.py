@@ -85,7 +85,9 @@ def _router_for(s, floating_network_id: str, subnet_id: str) -> Router | None:
     interface_routers = sa.select(Port.device_id).join(
         IPAllocation, IPAllocation.port_id == Port.id).where(
         Port.device_owner == routers.INTERFACE, IPAllocation.subnet_id == subnet_id)
-    return s.scalar(sa.select(Router).join(Port, Port.id == Router.gw_port_id).where(
+    # any of its gateways (external-gateway-multihoming), not only the first
+    return s.scalar(sa.select(Router).join(Port, sa.and_(
+        Port.device_id == Router.id, Port.device_owner == "network:router_gateway")).where(
         Port.network_id == floating_network_id, Router.id.in_(interface_routers)).limit(1))
 
 

@@ -187,6 +187,9 @@ class Router(StandardAttrs, Base):
         sa.ForeignKey("network_ports.id", ondelete="SET NULL"))
     enable_snat: Mapped[bool] = mapped_column(default=True)
     routes: Mapped[list] = mapped_column(sa.JSON, default=list)
+    # added in 0005: the gateway's QoS policy (qos-gateway-ip); no foreign key: deleting
+    # a policy in use is refused in qos.py
+    qos_policy_id: Mapped[str | None] = mapped_column(ID)
 
 
 class FloatingIP(StandardAttrs, Base):

@@ -97,6 +97,12 @@ def list_rules():
                            f"{ADMIN} or not '*':%(target_tenant)s",
                            "Only admins share with every project ('*')."),
         policy.RuleDefault("delete_rbac_policy", MEMBER, "Delete an RBAC policy."),
+        *[policy.RuleDefault(f"{verb}_external_gateways", MEMBER,
+                             f"{verb.title()} external gateways of a router.")
+          for verb in ("add", "update", "remove")],
+        *[policy.RuleDefault(f"{verb}_external_gateways:external_gateways:{key}", ADMIN,
+                             f"Choose {key} of a router's external gateways.")
+          for verb in ("add", "update") for key in ("enable_snat", "external_fixed_ips")],
         policy.RuleDefault("add_prefixes", MEMBER, "Add prefixes to a subnet pool."),
         policy.RuleDefault("remove_prefixes", MEMBER, "Remove prefixes from a subnet pool."),
         policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),

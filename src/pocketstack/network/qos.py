@@ -12,7 +12,7 @@ from pocketstack.common import db
 from pocketstack.network import base, listing, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import Network, Port, QosPolicy, Tag
+from pocketstack.network.models import Network, Port, QosPolicy, Router, Tag
 
 
 POLICY_ATTRS = {
@@ -75,7 +75,7 @@ def network_policies(s, ports: list) -> None:
 
 
 def _check_not_bound(s, policy_id: str) -> None:
-    for model, kind in ((Port, "port"), (Network, "network")):
+    for model, kind in ((Port, "port"), (Network, "network"), (Router, "router")):
         user = s.scalar(sa.select(model.id).where(model.qos_policy_id == policy_id).limit(1))
         if user:
             raise exc.QosPolicyInUse(policy_id, kind, user)

@@ -47,6 +47,11 @@ _ROUTES = {
     "/v2.0/routers/{router_id}/remove_router_interface": {"PUT": routers.remove_interface},
     "/v2.0/routers/{router_id}/add_extraroutes": {"PUT": routers.add_extraroutes},
     "/v2.0/routers/{router_id}/remove_extraroutes": {"PUT": routers.remove_extraroutes},
+    "/v2.0/routers/{router_id}/add_external_gateways": {"PUT": routers.add_external_gateways},
+    "/v2.0/routers/{router_id}/update_external_gateways": {
+        "PUT": routers.update_external_gateways},
+    "/v2.0/routers/{router_id}/remove_external_gateways": {
+        "PUT": routers.remove_external_gateways},
     "/v2.0/floatingips": {"GET": floatingips.list_floatingips,
                           "POST": floatingips.create_floatingip},
     "/v2.0/floatingips/{floatingip_id}": {"GET": floatingips.show_floatingip,

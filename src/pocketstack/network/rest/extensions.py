@@ -46,6 +46,10 @@ EXTENSIONS = {
     "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
                     "Extension of the router abstraction for specifying whether SNAT should "
                     "occur on the external gateway"),
+    "external-gateway-multihoming": ("Neutron L3 External Gateway Multihoming",
+                                     "Allow multiple external gateway ports per router"),
+    "qos-gateway-ip": ("Router gateway IP QoS",
+                       "The Router gateway IP Quality of Service extension"),
     "extraroute-atomic": ("Atomically add/remove extra routes",
                           "Edit extra routes of a router on server side by atomically "
                           "adding/removing extra routes"),
