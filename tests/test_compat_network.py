@@ -326,7 +326,9 @@ def test_floating_ip_port_forwardings(cloud):
     status, fault = raw.error("POST", base, {"port_forwarding": {
         "internal_port_id": port.id, "internal_ip_address": address, "internal_port": 80,
         "external_port": 2222, "protocol": "tcp"}})
-    assert status == 409, fault  # the external port is taken
+    # the external port is taken: neutron's port collision check, a 400
+    assert (status, fault["type"]) == (400, "BadRequest"), fault
+    assert "The following ranges collide: 2222:2222 and 2222:2222" in fault["message"]
     status, fault = raw.error("POST", base, {"port_forwarding": {
         "internal_port_id": port.id, "internal_ip_address": "10.194.0.250",
         "internal_port": 80, "external_port": 8080, "protocol": "tcp"}})

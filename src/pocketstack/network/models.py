@@ -266,8 +266,12 @@ class PortForwarding(Base):
     internal_port_id: Mapped[str] = mapped_column(
         sa.ForeignKey("network_ports.id", ondelete="CASCADE"), index=True)
     internal_ip_address: Mapped[str] = mapped_column(sa.String(64))
-    internal_port: Mapped[int] = mapped_column()
+    internal_port: Mapped[int] = mapped_column()  # the first of the range
     external_port: Mapped[int] = mapped_column()
+    # added in 0005: the last port of a range (floating-ip-port-forwarding-port-ranges);
+    # None: a single port
+    internal_port_end: Mapped[int | None] = mapped_column()
+    external_port_end: Mapped[int | None] = mapped_column()
     protocol: Mapped[str] = mapped_column(sa.String(40))
     description: Mapped[str] = mapped_column(sa.String(255), default="")
 

@@ -15,6 +15,8 @@ EXTENSIONS = {
     "floating-ip-port-forwarding": ("Floating IP Port Forwarding",
                                     "Provide a way to configure port forwarding for a "
                                     "floating IP"),
+    "floating-ip-port-forwarding-port-ranges": ("Floating IP Port Forwarding support port "
+                                                "ranges", "Add support to port ranges"),
     "fip-port-details": ("Floating IP Port Details Extension",
                          "Add port_details attribute to Floating IP resource"),
     "network-ip-availability": ("Network IP Availability",
