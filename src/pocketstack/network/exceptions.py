@@ -538,3 +538,20 @@ class UnableToRemoveGateways(base.BadRequest):
     def __init__(self, router_id: str, reason: str):
         super().__init__(f"Unable to remove extra gateways from a router {router_id}: "
                          f"{reason}")
+
+
+class InvalidL3Agent(base.NotFound):
+    def __init__(self, agent_id: str):
+        super().__init__(f"Agent {agent_id} is not a L3 Agent or has been disabled")
+
+
+class RouterHostedByL3Agent(base.Conflict):
+    def __init__(self, router_id: str, agent_id: str):
+        super().__init__(f"The router {router_id} has been already hosted by the L3 Agent "
+                         f"{agent_id}.")
+
+
+class RouterReschedulingFailed(base.Conflict):
+    def __init__(self, router_id: str):
+        super().__init__(f"Failed rescheduling router {router_id}: no eligible l3 agent "
+                         "found.")

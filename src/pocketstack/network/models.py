@@ -352,3 +352,12 @@ class RbacPolicy(Base):
     object_id: Mapped[str] = mapped_column(ID, index=True)
     action: Mapped[str] = mapped_column(sa.String(32))
     target_project: Mapped[str] = mapped_column(PROJECT, index=True)
+
+
+class AgentState(Base):
+    """What an admin set on an agent (PUT /v2.0/agents/{id}); the agents themselves are
+    this host's DHCP and L3 roles, described in inventory.py."""
+    __tablename__ = "network_agents"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    description: Mapped[str | None] = mapped_column(sa.String(255))

@@ -58,7 +58,12 @@ _ROUTES = {
                                           "PUT": floatingips.update_floatingip,
                                           "DELETE": floatingips.delete_floatingip},
     "/v2.0/agents": {"GET": inventory.list_agents},
-    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent},
+    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent, "PUT": inventory.update_agent},
+    "/v2.0/agents/{agent_id}/l3-routers": {"GET": inventory.list_agent_routers,
+                                           "POST": inventory.add_agent_router},
+    "/v2.0/agents/{agent_id}/l3-routers/{router_id}": {
+        "DELETE": inventory.remove_agent_router},
+    "/v2.0/routers/{router_id}/l3-agents": {"GET": inventory.list_router_agents},
     "/v2.0/availability_zones": {"GET": inventory.list_availability_zones},
     "/v2.0/service-providers": {"GET": inventory.list_service_providers},
     "/v2.0/network-ip-availabilities": {"GET": inventory.list_ip_availabilities},

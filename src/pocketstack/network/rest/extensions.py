@@ -19,6 +19,9 @@ EXTENSIONS = {
                                                 "ranges", "Add support to port ranges"),
     "fip-port-details": ("Floating IP Port Details Extension",
                          "Add port_details attribute to Floating IP resource"),
+    "l3_agent_scheduler": ("L3 Agent Scheduler", "Schedule routers among l3 agents"),
+    "segment": ("Segment", "Segments extension."),
+    "trunk-details": ("Trunk port details", "Expose trunk port details"),
     "network-ip-availability": ("Network IP Availability",
                                 "Provides IP availability data for each network and "
                                 "subnet."),
