@@ -555,3 +555,26 @@ class RouterReschedulingFailed(base.Conflict):
     def __init__(self, router_id: str):
         super().__init__(f"Failed rescheduling router {router_id}: no eligible l3 agent "
                          "found.")
+
+
+class AddressGroupNotFound(base.NotFound):
+    def __init__(self, group_id: str):
+        super().__init__(f"Address group {group_id} could not be found.")
+
+
+class AddressGroupInUse(InUse):
+    def __init__(self, group_id: str):
+        super().__init__(f"Address group {group_id} is in use on one or more security "
+                         "group rules.")
+
+
+class AddressesNotFound(base.NotFound):
+    def __init__(self, addresses: list, group_id: str):
+        super().__init__(f"Addresses {addresses} not found in the address group "
+                         f"{group_id}.")
+
+
+class AddressesAlreadyExist(base.BadRequest):
+    def __init__(self, addresses: list, group_id: str):
+        super().__init__(f"Addresses {addresses} already exist in the address group "
+                         f"{group_id}.")

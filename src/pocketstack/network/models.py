@@ -164,6 +164,8 @@ class SecurityGroupRule(StandardAttrs, Base):
     remote_ip_prefix: Mapped[str | None] = mapped_column(sa.String(64))
     remote_group_id: Mapped[str | None] = mapped_column(
         sa.ForeignKey("network_security_groups.id", ondelete="CASCADE"), index=True)
+    # added in 0005; no foreign key: deleting an address group in use is refused
+    remote_address_group_id: Mapped[str | None] = mapped_column(ID, index=True)
     # The rule's meaning in one string: the unique key that makes duplicates a 409.
     fingerprint: Mapped[str] = mapped_column(sa.String(255))
 
@@ -361,3 +363,13 @@ class AgentState(Base):
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     admin_state_up: Mapped[bool] = mapped_column(default=True)
     description: Mapped[str | None] = mapped_column(sa.String(255))
+
+
+class AddressGroup(StandardAttrs, Base):
+    """A named set of CIDRs that security group rules can name as their remote
+    (neutron's address-group extension). ``addresses``: canonical CIDRs, sorted."""
+    __tablename__ = "network_address_groups"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    addresses: Mapped[list] = mapped_column(sa.JSON, default=list)

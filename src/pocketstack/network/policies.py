@@ -12,7 +12,7 @@ SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
 NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
 
 _RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
-              "floatingip", "subnetpool", "address_scope", "trunk")
+              "floatingip", "subnetpool", "address_scope", "trunk", "address_group")
 
 
 def _crud() -> list:
@@ -108,6 +108,9 @@ def list_rules():
         *[policy.RuleDefault(f"{verb}_external_gateways:external_gateways:{key}", ADMIN,
                              f"Choose {key} of a router's external gateways.")
           for verb in ("add", "update") for key in ("enable_snat", "external_fixed_ips")],
+        policy.RuleDefault("add_addresses", MEMBER, "Add addresses to an address group."),
+        policy.RuleDefault("remove_addresses", MEMBER,
+                           "Remove addresses from an address group."),
         policy.RuleDefault("add_prefixes", MEMBER, "Add prefixes to a subnet pool."),
         policy.RuleDefault("remove_prefixes", MEMBER, "Remove prefixes from a subnet pool."),
         policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),

@@ -1,5 +1,5 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
+from pocketstack.network.rest import (address_groups, address_scopes, discovery, extensions, floatingips,
                                       inventory, networks, ports, qos, quotas, rbac, routers,
                                       security_groups, subnetpools, subnets, tags, trunks)
 
@@ -22,6 +22,15 @@ _ROUTES = {
                                           "DELETE": subnetpools.delete_subnetpool},
     "/v2.0/subnetpools/{subnetpool_id}/add_prefixes": {"PUT": subnetpools.add_prefixes},
     "/v2.0/subnetpools/{subnetpool_id}/remove_prefixes": {"PUT": subnetpools.remove_prefixes},
+    "/v2.0/address-groups": {"GET": address_groups.list_groups,
+                             "POST": address_groups.create_group},
+    "/v2.0/address-groups/{address_group_id}": {
+        "GET": address_groups.show_group, "PUT": address_groups.update_group,
+        "DELETE": address_groups.delete_group},
+    "/v2.0/address-groups/{address_group_id}/add_addresses": {
+        "PUT": address_groups.add_addresses},
+    "/v2.0/address-groups/{address_group_id}/remove_addresses": {
+        "PUT": address_groups.remove_addresses},
     "/v2.0/address-scopes": {"GET": address_scopes.list_address_scopes,
                              "POST": address_scopes.create_address_scope},
     "/v2.0/address-scopes/{address_scope_id}": {

@@ -9,6 +9,7 @@ UPDATED = "2024-01-01T00:00:00-00:00"
 
 # alias -> (name, description)
 EXTENSIONS = {
+    "address-group": ("Address group", "Support address group"),
     "address-scope": ("Address scope", "Address scopes extension."),
     "agent": ("agent", "The agent management extension."),
     "availability_zone": ("Availability Zone", "The availability zone extension."),
