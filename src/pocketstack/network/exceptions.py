@@ -578,3 +578,43 @@ class AddressesAlreadyExist(base.BadRequest):
     def __init__(self, addresses: list, group_id: str):
         super().__init__(f"Addresses {addresses} already exist in the address group "
                          f"{group_id}.")
+
+
+class FlavorNotFound(base.NotFound):
+    def __init__(self, flavor_id: str):
+        super().__init__(f"Flavor {flavor_id} could not be found.")
+
+
+class ServiceProfileNotFound(base.NotFound):
+    def __init__(self, sp_id: str):
+        super().__init__(f"Service Profile {sp_id} could not be found.")
+
+
+class ServiceProfileInUse(InUse):
+    def __init__(self, sp_id: str):
+        super().__init__(f"Service Profile {sp_id} is used by some service instance.")
+
+
+class FlavorServiceProfileBindingExists(base.Conflict):
+    def __init__(self, sp_id: str, fl_id: str):
+        super().__init__(f"Service Profile {sp_id} is already associated with flavor "
+                         f"{fl_id}.")
+
+
+class FlavorServiceProfileBindingNotFound(base.NotFound):
+    def __init__(self, sp_id: str, fl_id: str):
+        super().__init__(f"Service Profile {sp_id} is not associated with flavor {fl_id}.")
+
+
+class ServiceProfileDriverNotFound(base.NotFound):
+    def __init__(self, driver: str):
+        super().__init__(f"Service Profile driver {driver} could not be found.")
+
+
+class ServiceProfileEmpty(base.BadRequest):
+    message = "Service Profile needs either a driver or metainfo."
+
+
+class InvalidServiceType(base.BadRequest):
+    def __init__(self, service_type: str):
+        super().__init__(f"Invalid service type {service_type}.")

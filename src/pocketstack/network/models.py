@@ -373,3 +373,32 @@ class AddressGroup(StandardAttrs, Base):
     project_id: Mapped[str] = mapped_column(PROJECT, index=True)
     name: Mapped[str] = mapped_column(sa.String(255), default="")
     addresses: Mapped[list] = mapped_column(sa.JSON, default=list)
+
+
+class Flavor(Base):
+    """neutron's network flavors: a named choice of service profiles for a service type
+    (no project, no standard attributes there either)."""
+    __tablename__ = "network_flavors"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    description: Mapped[str] = mapped_column(sa.String(1024), default="")
+    service_type: Mapped[str] = mapped_column(sa.String(36))
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class ServiceProfile(Base):
+    __tablename__ = "network_service_profiles"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    description: Mapped[str] = mapped_column(sa.String(1024), default="")
+    driver: Mapped[str] = mapped_column(sa.String(1024), default="")
+    metainfo: Mapped[str] = mapped_column(sa.String(4096), default="")
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class FlavorServiceProfile(Base):
+    __tablename__ = "network_flavor_service_profiles"
+    flavor_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_flavors.id", ondelete="CASCADE"), primary_key=True)
+    service_profile_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_service_profiles.id", ondelete="CASCADE"), primary_key=True,
+        index=True)

@@ -62,6 +62,12 @@ def list_rules():
         ("get_l3-agents", "List the L3 agents hosting a router."),
         ("create_l3-router", "Schedule a router to an L3 agent."),
         ("delete_l3-router", "Remove a router from an L3 agent."),
+        *[(f"{action}_{kind}", f"{action.title()} a network {kind.replace('_', ' ')}.")
+          for kind in ("flavor", "service_profile")
+          for action in ("create", "update", "delete")],
+        ("get_service_profile", "See service profiles."),
+        ("create_flavor_service_profile", "Associate a service profile with a flavor."),
+        ("delete_flavor_service_profile", "Disassociate a service profile from a flavor."),
         ("create_segment", "Add a segment to a network."),
         ("update_segment", "Rename a segment or change its description."),
         ("delete_segment", "Remove a segment from a network."),

@@ -1,5 +1,5 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (address_groups, address_scopes, discovery, extensions, floatingips,
+from pocketstack.network.rest import (address_groups, address_scopes, discovery, flavors, extensions, floatingips,
                                       inventory, networks, ports, qos, quotas, rbac, routers,
                                       security_groups, subnetpools, subnets, tags, trunks)
 
@@ -86,6 +86,16 @@ _ROUTES = {
     "/v2.0/floatingips/{floatingip_id}/port_forwardings/{port_forwarding_id}": {
         "GET": floatingips.show_port_forwarding, "PUT": floatingips.update_port_forwarding,
         "DELETE": floatingips.delete_port_forwarding},
+    "/v2.0/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
+    "/v2.0/flavors/{flavor_id}": {"GET": flavors.show_flavor, "PUT": flavors.update_flavor,
+                                  "DELETE": flavors.delete_flavor},
+    "/v2.0/flavors/{flavor_id}/service_profiles": {"POST": flavors.associate},
+    "/v2.0/flavors/{flavor_id}/service_profiles/{profile_id}": {
+        "GET": flavors.show_binding, "DELETE": flavors.disassociate},
+    "/v2.0/service_profiles": {"GET": flavors.list_profiles, "POST": flavors.create_profile},
+    "/v2.0/service_profiles/{profile_id}": {
+        "GET": flavors.show_profile, "PUT": flavors.update_profile,
+        "DELETE": flavors.delete_profile},
     "/v2.0/trunks": {"GET": trunks.list_trunks, "POST": trunks.create_trunk},
     "/v2.0/trunks/{trunk_id}": {"GET": trunks.show_trunk, "PUT": trunks.update_trunk,
                                 "DELETE": trunks.delete_trunk},

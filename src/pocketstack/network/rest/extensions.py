@@ -13,6 +13,8 @@ EXTENSIONS = {
     "address-scope": ("Address scope", "Address scopes extension."),
     "agent": ("agent", "The agent management extension."),
     "availability_zone": ("Availability Zone", "The availability zone extension."),
+    "flavors": ("Neutron Service Flavors",
+                "Flavor specification for Neutron advanced services."),
     "floating-ip-port-forwarding": ("Floating IP Port Forwarding",
                                     "Provide a way to configure port forwarding for a "
                                     "floating IP"),

@@ -1,8 +1,8 @@
-"""qos rules, router gateway qos, port forwarding ranges, agent states, address groups
+"""qos rules, gateway qos, port forwarding ranges, agents, address groups, flavors
 
 Revision ID: network_0005
 Revises: network_0004
-Create Date: 2026-11-27 11:58:51.469344
+Create Date: 2026-11-27 12:00:49.598989
 """
 from alembic import op
 import sqlalchemy as sa
@@ -37,6 +37,32 @@ def upgrade():
     sa.Column('description', sa.String(length=255), nullable=True),
     sa.PrimaryKeyConstraint('id')
     )
+    op.create_table('network_flavors',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('description', sa.String(length=1024), nullable=False),
+    sa.Column('service_type', sa.String(length=36), nullable=False),
+    sa.Column('enabled', sa.Boolean(), nullable=False),
+    sa.PrimaryKeyConstraint('id')
+    )
+    op.create_table('network_service_profiles',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('description', sa.String(length=1024), nullable=False),
+    sa.Column('driver', sa.String(length=1024), nullable=False),
+    sa.Column('metainfo', sa.String(length=4096), nullable=False),
+    sa.Column('enabled', sa.Boolean(), nullable=False),
+    sa.PrimaryKeyConstraint('id')
+    )
+    op.create_table('network_flavor_service_profiles',
+    sa.Column('flavor_id', sa.String(length=36), nullable=False),
+    sa.Column('service_profile_id', sa.String(length=36), nullable=False),
+    sa.ForeignKeyConstraint(['flavor_id'], ['network_flavors.id'], ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['service_profile_id'], ['network_service_profiles.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('flavor_id', 'service_profile_id')
+    )
+    with op.batch_alter_table('network_flavor_service_profiles', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_network_flavor_service_profiles_service_profile_id'), ['service_profile_id'], unique=False)
+
     op.create_table('network_qos_rules',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('qos_policy_id', sa.String(length=36), nullable=False),
@@ -81,6 +107,12 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_network_qos_rules_qos_policy_id'))
 
     op.drop_table('network_qos_rules')
+    with op.batch_alter_table('network_flavor_service_profiles', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_network_flavor_service_profiles_service_profile_id'))
+
+    op.drop_table('network_flavor_service_profiles')
+    op.drop_table('network_service_profiles')
+    op.drop_table('network_flavors')
     op.drop_table('network_agents')
     with op.batch_alter_table('network_address_groups', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_network_address_groups_project_id'))
