@@ -84,3 +84,20 @@ class ServiceProfileEmpty(base.BadRequest):
 class InvalidServiceType(base.BadRequest):
     def __init__(self, service_type: str):
         super().__init__(f"Invalid service type {service_type}.")
+
+
+class InvalidSubnetServiceType(base.BadRequest):
+    def __init__(self, service_type):
+        super().__init__(f"Subnet service type {service_type} does not correspond to a "
+                         "valid device owner.")
+
+
+class InvalidInputSubnetServiceType(base.BadRequest):
+    def __init__(self, service_type):
+        super().__init__(f"Subnet service type {service_type} is not a string.")
+
+
+class IpAddressGenerationFailureNoMatchingSubnet(base.BadRequest):
+    def __init__(self, network_id: str, service_type: str):
+        super().__init__(f"No valid service subnet for the given device owner, network "
+                         f"{network_id}, service type {service_type}.")

@@ -75,6 +75,9 @@ class Subnet(StandardAttrs, Base):
     dns_publish_fixed_ip: Mapped[bool] = mapped_column(default=False)
     # added in 0002; no foreign key: deleting a pool in use is refused in subnetpools.py
     subnetpool_id: Mapped[str | None] = mapped_column(ID, index=True)
+    # added in 0005: device owners whose ports take addresses here (subnet-service-types;
+    # None or []: any port)
+    service_types: Mapped[list | None] = mapped_column(sa.JSON)
 
     network: Mapped[Network] = relationship(Network, back_populates="subnets")
 

@@ -293,7 +293,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     if "fixed_ips" in values:
         plan = fixed_ips.resolve(s, network, subnets, values["fixed_ips"], device_owner)
     else:
-        plan = fixed_ips.defaults(subnets, device_owner)
+        plan = fixed_ips.defaults(network, subnets, device_owner)
     insert_with_mac(s, port, values.get("mac_address"), attach=not deferred,
                     first=(first_mac, bool(facts["mac_taken"])))
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],

@@ -21,6 +21,20 @@ IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
 IPV6_MIN_MTU = 1280
 
 
+def _service_types(value, name) -> list[str]:
+    """neutron-lib's validate_subnet_service_types: device owners by their prefix."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise exc.HTTPBadRequest("Subnet service types must be a list.")
+    for service_type in value:
+        if not isinstance(service_type, str):
+            raise exc.InvalidInputSubnetServiceType(service_type)
+        if not service_type.startswith(("network:", "neutron:", "compute:")):
+            raise exc.InvalidSubnetServiceType(service_type)
+    return list(dict.fromkeys(value))
+
+
 def _unsupported(default):
     def convert(value, name):
         if value not in (default, None):
@@ -70,7 +84,7 @@ ATTRS = {
     "use_default_subnetpool": v.Attr(v.boolean, put=False),  # default-subnetpools
     "prefixlen": v.Attr(v.integer(0, 128), put=False),
     "segment_id": v.Attr(_unsupported(None), put=False),
-    "service_types": v.Attr(_unsupported([])),
+    "service_types": v.Attr(_service_types),
 }
 
 COLLECTION = listing.Collection(
@@ -118,7 +132,8 @@ def view(subnet: Subnet, tags) -> dict:
             "ipv6_address_mode": subnet.ipv6_address_mode,
             "subnetpool_id": subnet.subnetpool_id,
             "dns_publish_fixed_ip": subnet.dns_publish_fixed_ip,
-            "service_types": [], "segment_id": None, **base.standard_view(subnet, tags)}
+            "service_types": list(subnet.service_types or []), "segment_id": None,
+            **base.standard_view(subnet, tags)}
 
 
 # --- validation -----------------------------------------------------------------------
@@ -285,7 +300,8 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
                  dns_nameservers=subnet["dns_nameservers"] or [],
                  host_routes=subnet["host_routes"] or [], allocation_pools=pools,
                  dns_publish_fixed_ip=values.get("dns_publish_fixed_ip", False),
-                 subnetpool_id=values.get("subnetpool_id"))
+                 subnetpool_id=values.get("subnetpool_id"),
+                 service_types=values.get("service_types") or None)
     base.init_standard(row)
     s.add(row)
     s.flush()
@@ -345,6 +361,8 @@ def update_subnet(ctx, subnet_id: str, body: dict, if_revision: int | None = Non
                                                           merged["gateway_ip"])
         elif "gateway_ip" in values:
             ipam.validate_pools(subnet.allocation_pools, subnet.cidr, merged["gateway_ip"])
+        if "service_types" in values:  # new ports follow; allocated addresses stay
+            subnet.service_types = values["service_types"] or None
         for key in ("name", "description", "gateway_ip", "dns_nameservers", "host_routes",
                     "enable_dhcp", "dns_publish_fixed_ip"):
             if key in values:

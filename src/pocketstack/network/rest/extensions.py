@@ -30,6 +30,8 @@ EXTENSIONS = {
                                 "subnet."),
     "router_availability_zone": ("Router Availability Zone",
                                  "Availability zone support for router."),
+    "subnet-service-types": ("Subnet service types",
+                             "Provides ability to set the subnet service_types field"),
     "subnet_allocation": ("Subnet Allocation", "Enables allocation of subnets from a subnet "
                                                "pool"),
     "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
