@@ -10,8 +10,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, listing, networks, port_delete, ports, quotas,
-                                 router_gateways, subnets)
+from pocketstack.network import (base, listing, port_delete, ports, quotas, router_gateways,
+                                 subnets)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag

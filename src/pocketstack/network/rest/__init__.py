@@ -1,7 +1,8 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (address_groups, address_scopes, discovery, flavors, extensions, floatingips,
-                                      inventory, networks, ports, qos, quotas, rbac, routers,
-                                      security_groups, subnetpools, subnets, tags, trunks)
+from pocketstack.network.rest import (address_groups, address_scopes, discovery, extensions,
+                                      flavors, floatingips, inventory, networks, ports, qos,
+                                      quotas, rbac, routers, security_groups, subnetpools,
+                                      subnets, tags, trunks)
 
 _ROUTES = {
     "/": {"GET": discovery.versions},
