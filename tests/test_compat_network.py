@@ -326,7 +326,9 @@ def test_floating_ip_port_forwardings(cloud):
     status, fault = raw.error("POST", base, {"port_forwarding": {
         "internal_port_id": port.id, "internal_ip_address": address, "internal_port": 80,
         "external_port": 2222, "protocol": "tcp"}})
-    assert status == 409, fault  # the external port is taken
+    # the external port is taken: neutron's port collision check, a 400
+    assert (status, fault["type"]) == (400, "BadRequest"), fault
+    assert "The following ranges collide: 2222:2222 and 2222:2222" in fault["message"]
     status, fault = raw.error("POST", base, {"port_forwarding": {
         "internal_port_id": port.id, "internal_ip_address": "10.194.0.250",
         "internal_port": 80, "external_port": 8080, "protocol": "tcp"}})
@@ -395,7 +397,8 @@ def test_qos_policies_and_bandwidth_limit_rules(cloud, member):
     assert (status, fault["type"]) == (409, "QoSRulesConflict")  # one per direction
     updated = conn.network.update_qos_bandwidth_limit_rule(rule, policy, max_kbps=20000)
     assert updated.max_kbps == 20000
-    assert [t.type for t in conn.network.qos_rule_types()] == ["bandwidth_limit"]
+    assert [t.type for t in conn.network.qos_rule_types()] == [
+        "bandwidth_limit", "dscp_marking", "minimum_bandwidth", "minimum_packet_rate"]
     # the member sees its project's policy; writing policies is for admins, as in neutron
     member_conn = cloud.user_sdk(member)
     assert policy.id in [p.id for p in member_conn.network.qos_policies()]

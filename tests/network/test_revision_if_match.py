@@ -141,3 +141,51 @@ def test_other_etags_and_missing_objects(member_conn, member_raw):
     response = member_raw("PUT", "/networks/00000000-0000-0000-0000-000000000000",
                           {"network": {"name": "z"}}, headers={"If-Match": "revision_number=1"})
     assert response.status_code == 404
+
+
+def _stale_delete(delete, get, resource):
+    """A delete constrained to a revision the object has left is 412 and deletes
+    nothing; at the current revision it goes through."""
+    with pytest.raises(sdk_exc.PreconditionFailedException):
+        delete(resource.id, if_revision=resource.revision_number + 1)
+    assert get(resource.id).id == resource.id
+    delete(resource.id, if_revision=resource.revision_number)
+    with pytest.raises(sdk_exc.NotFoundException):
+        get(resource.id)
+
+
+def test_deletes_honour_if_match(member_conn):
+    """neutron checks the constraint on every write of the object, deletes included."""
+    net = member_conn.network
+    network = net.create_network(name=unique("n"))
+    subnet = net.create_subnet(network_id=network.id, ip_version=4, cidr="10.9.2.0/28")
+    port = net.create_port(network_id=network.id)
+    _stale_delete(net.delete_port, net.get_port, net.get_port(port))
+    _stale_delete(net.delete_subnet, net.get_subnet, net.get_subnet(subnet))
+    router = net.create_router(name=unique("r"))
+    _stale_delete(net.delete_router, net.get_router, router)
+    group = net.create_security_group(name=unique("g"))
+    rule = net.create_security_group_rule(security_group_id=group.id, direction="ingress",
+                                          protocol="tcp", port_range_min=22,
+                                          port_range_max=22)
+    _stale_delete(net.delete_security_group_rule, net.get_security_group_rule, rule)
+    _stale_delete(net.delete_security_group, net.get_security_group,
+                  net.get_security_group(group))
+    _stale_delete(net.delete_network, net.get_network, net.get_network(network))
+
+
+def test_raw_deletes_honour_if_match(admin_conn, raw):
+    """QoS policies, pools and trunks: the sdk sends no If-Match on their deletes."""
+    policy = admin_conn.network.create_qos_policy(name=unique("q"))
+    path = f"/qos/policies/{policy.id}"
+    response = raw("DELETE", path, headers={"If-Match": "revision_number=7"})
+    assert response.status_code == 412
+    assert response.json()["NeutronError"]["type"] == "RevisionNumberConstraintFailed"
+    assert raw("DELETE", path, headers={
+        "If-Match": f"revision_number={policy.revision_number}"}).status_code == 204
+    pool = admin_conn.network.create_subnet_pool(name=unique("pool"),
+                                                 prefixes=["10.201.0.0/16"])
+    response = raw("DELETE", f"/subnetpools/{pool.id}",
+                   headers={"If-Match": "revision_number=abc"})
+    assert response.status_code == 400
+    assert raw("DELETE", f"/subnetpools/{pool.id}").status_code == 204

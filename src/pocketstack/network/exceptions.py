@@ -407,6 +407,11 @@ class SubnetPoolInUse(InUse):
                          "from it.")
 
 
+class IllegalSubnetPoolPrefixUpdate(base.BadRequest):
+    def __init__(self, msg: str):
+        super().__init__(f"Illegal update to prefixes: {msg}.")
+
+
 class SubnetAllocationFailed(base.Conflict):
     def __init__(self, reason: str):
         super().__init__(f"Failed to allocate subnet: {reason}.")
@@ -475,9 +480,16 @@ class QosRuleNotFound(base.NotFound):
 
 
 class QoSRulesConflict(base.Conflict):
-    def __init__(self, policy_id: str, rule_id: str):
-        super().__init__(f"Rule bandwidth_limit conflicts with rule {rule_id} which already "
+    def __init__(self, policy_id: str, rule_id: str, rule_type: str = "bandwidth_limit"):
+        super().__init__(f"Rule {rule_type} conflicts with rule {rule_id} which already "
                          f"exists in QoS Policy {policy_id}.")
+
+
+class QoSRuleParameterConflict(base.Conflict):
+    def __init__(self, value, policy_id: str, existing_rule: str, existing_value):
+        super().__init__(f"Unable to add the rule with value {value} to the policy "
+                         f"{policy_id} as the existing rule of type {existing_rule} has "
+                         f"value {existing_value}.")
 
 
 class RbacPolicyNotFound(base.NotFound):
@@ -505,3 +517,29 @@ class InvalidActionForType(base.BadRequest):
 class QosPolicyInUse(InUse):
     def __init__(self, policy_id: str, object_type: str, object_id: str):
         super().__init__(f"QoS Policy {policy_id} is used by {object_type} {object_id}.")
+
+
+class RouterExternalGatewayInUseByFloatingIp(InUse):
+    def __init__(self, router_id: str, net_id: str):
+        super().__init__(f"Gateway cannot be updated for router {router_id}, since a gateway "
+                         f"to external network {net_id} is required by one or more floating "
+                         "IPs.")
+
+
+# external-gateway-multihoming: NeutronExceptions there (a 500 in neutron); a 400 here,
+# as the request is what cannot be carried out.
+class UnableToMatchGateways(base.BadRequest):
+    def __init__(self, router_id: str, reason: str):
+        super().__init__(f"Unable to match a requested gateway port to existing gateway "
+                         f"ports for router {router_id}: {reason}")
+
+
+class UnableToRemoveGateways(base.BadRequest):
+    def __init__(self, router_id: str, reason: str):
+        super().__init__(f"Unable to remove extra gateways from a router {router_id}: "
+                         f"{reason}")
+
+
+
+# the newer services' exceptions live in their own module; exc.<Name> finds them here
+from pocketstack.network.exceptions_services import *  # noqa: E402,F401,F403

@@ -12,9 +12,29 @@ from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet
 
 
+def serves(subnet, device_owner: str) -> bool:
+    """subnet-service-types: a subnet with service types gives addresses to ports of
+    those device owners only (and to DHCP ports when it serves DHCP)."""
+    types = subnet.service_types
+    return not types or device_owner in types or (
+        device_owner == "network:dhcp" and subnet.enable_dhcp)
+
+
+def eligible(network: Network, subnets: list, device_owner: str) -> list:
+    """The subnets a port of ``device_owner`` may take addresses from, those with service
+    types first (neutron's _ipam_get_subnets); none at all while the network has subnets
+    is neutron's IpAddressGenerationFailureNoMatchingSubnet."""
+    out = [x for x in subnets if serves(x, device_owner)]
+    if subnets and not out:
+        raise exc.IpAddressGenerationFailureNoMatchingSubnet(network.id, device_owner)
+    return sorted(out, key=lambda x: not x.service_types)
+
+
 def resolve(s, network: Network, subnets: list, requested: list[dict],
             device_owner: str) -> list[tuple]:
     """[(subnet, ip or None)] for the requested fixed_ips, with neutron's checks."""
+    if requested:
+        subnets = eligible(network, subnets, device_owner)
     by_id = {subnet.id: subnet for subnet in subnets}
     if len(requested) > config.CONF.network.max_fixed_ips_per_port:
         raise exc.InvalidInput("Exceeded maximum amount of fixed ips per port.")
@@ -49,9 +69,11 @@ def resolve(s, network: Network, subnets: list, requested: list[dict],
     return out
 
 
-def defaults(subnets: list, device_owner: str) -> list[tuple]:
+def defaults(network: Network, subnets: list, device_owner: str) -> list[tuple]:
     """No fixed_ips asked for: one IPv4 address, one stateful IPv6 address, and the
-    EUI-64 address of every SLAAC subnet (routers take theirs explicitly)."""
+    EUI-64 address of every SLAAC subnet (routers take theirs explicitly), from the
+    subnets that serve the port's device owner."""
+    subnets = eligible(network, subnets, device_owner)
     out = []
     v4 = [x for x in subnets if x.ip_version == 4]
     v6_stateful = [x for x in subnets if x.ip_version == 6 and not ipam.is_auto_address(x)]
@@ -119,7 +141,7 @@ def add_auto_addresses(s, network: Network, subnet) -> None:
     """A new SLAAC subnet: every port (but routers') gets its EUI-64 address."""
     for port in s.scalars(sa.select(Port).where(Port.network_id == network.id).options(
             orm.selectinload(Port.fixed_ips))):
-        if port.device_owner in ipam.ROUTER_OWNERS:
+        if port.device_owner in ipam.ROUTER_OWNERS or not serves(subnet, port.device_owner):
             continue
         position = max([a.position for a in port.fixed_ips] + [-1]) + 1
         ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),

@@ -85,7 +85,9 @@ def _router_for(s, floating_network_id: str, subnet_id: str) -> Router | None:
     interface_routers = sa.select(Port.device_id).join(
         IPAllocation, IPAllocation.port_id == Port.id).where(
         Port.device_owner == routers.INTERFACE, IPAllocation.subnet_id == subnet_id)
-    return s.scalar(sa.select(Router).join(Port, Port.id == Router.gw_port_id).where(
+    # any of its gateways (external-gateway-multihoming), not only the first
+    return s.scalar(sa.select(Router).join(Port, sa.and_(
+        Port.device_id == Router.id, Port.device_owner == "network:router_gateway")).where(
         Port.network_id == floating_network_id, Router.id.in_(interface_routers)).limit(1))
 
 
@@ -243,11 +245,12 @@ def update_floatingip(ctx, fip_id: str, body: dict, if_revision: int | None = No
 
 
 @base.retry_on_deadlock
-def delete_floatingip(ctx, fip_id: str) -> None:
+def delete_floatingip(ctx, fip_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         fip = get_row(s, ctx, fip_id)
         base.authorize(ctx, "delete_floatingip", {"project_id": fip.project_id})
+        base.check_revision(fip, if_revision)
         port = s.get(Port, fip.floating_port_id)
         _tell_compute(s, effects, fip.fixed_port_id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == fip.id))

@@ -75,6 +75,9 @@ class Subnet(StandardAttrs, Base):
     dns_publish_fixed_ip: Mapped[bool] = mapped_column(default=False)
     # added in 0002; no foreign key: deleting a pool in use is refused in subnetpools.py
     subnetpool_id: Mapped[str | None] = mapped_column(ID, index=True)
+    # added in 0005: device owners whose ports take addresses here (subnet-service-types;
+    # None or []: any port)
+    service_types: Mapped[list | None] = mapped_column(sa.JSON)
 
     network: Mapped[Network] = relationship(Network, back_populates="subnets")
 
@@ -164,6 +167,8 @@ class SecurityGroupRule(StandardAttrs, Base):
     remote_ip_prefix: Mapped[str | None] = mapped_column(sa.String(64))
     remote_group_id: Mapped[str | None] = mapped_column(
         sa.ForeignKey("network_security_groups.id", ondelete="CASCADE"), index=True)
+    # added in 0005; no foreign key: deleting an address group in use is refused
+    remote_address_group_id: Mapped[str | None] = mapped_column(ID, index=True)
     # The rule's meaning in one string: the unique key that makes duplicates a 409.
     fingerprint: Mapped[str] = mapped_column(sa.String(255))
 
@@ -187,6 +192,9 @@ class Router(StandardAttrs, Base):
         sa.ForeignKey("network_ports.id", ondelete="SET NULL"))
     enable_snat: Mapped[bool] = mapped_column(default=True)
     routes: Mapped[list] = mapped_column(sa.JSON, default=list)
+    # added in 0005: the gateway's QoS policy (qos-gateway-ip); no foreign key: deleting
+    # a policy in use is refused in qos.py
+    qos_policy_id: Mapped[str | None] = mapped_column(ID)
 
 
 class FloatingIP(StandardAttrs, Base):
@@ -263,8 +271,12 @@ class PortForwarding(Base):
     internal_port_id: Mapped[str] = mapped_column(
         sa.ForeignKey("network_ports.id", ondelete="CASCADE"), index=True)
     internal_ip_address: Mapped[str] = mapped_column(sa.String(64))
-    internal_port: Mapped[int] = mapped_column()
+    internal_port: Mapped[int] = mapped_column()  # the first of the range
     external_port: Mapped[int] = mapped_column()
+    # added in 0005: the last port of a range (floating-ip-port-forwarding-port-ranges);
+    # None: a single port
+    internal_port_end: Mapped[int | None] = mapped_column()
+    external_port_end: Mapped[int | None] = mapped_column()
     protocol: Mapped[str] = mapped_column(sa.String(40))
     description: Mapped[str] = mapped_column(sa.String(255), default="")
 
@@ -317,6 +329,21 @@ class QosBandwidthLimitRule(Base):
     direction: Mapped[str] = mapped_column(sa.String(16), default="egress")
 
 
+class QosRule(Base):
+    """A QoS rule other than bandwidth_limit: dscp_marking (``value`` is dscp_mark),
+    minimum_bandwidth (min_kbps) or minimum_packet_rate (min_kpps). One rule per type
+    and direction in a policy ('' for DSCP, which has none), as neutron's duplicates()."""
+    __tablename__ = "network_qos_rules"
+    __table_args__ = (sa.UniqueConstraint("qos_policy_id", "rule_type", "direction",
+                                          name="uq_network_qos_rules_type_direction"),)
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    qos_policy_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_qos_policies.id", ondelete="CASCADE"), index=True)
+    rule_type: Mapped[str] = mapped_column(sa.String(32))
+    direction: Mapped[str] = mapped_column(sa.String(16), default="")
+    value: Mapped[int] = mapped_column()
+
+
 class RbacPolicy(Base):
     """Neutron's rbac-policies: ``object_type`` object ``object_id`` is shared with (or made
     external for) ``target_project`` ('*': every project). The '*' rows mirror the
@@ -330,3 +357,51 @@ class RbacPolicy(Base):
     object_id: Mapped[str] = mapped_column(ID, index=True)
     action: Mapped[str] = mapped_column(sa.String(32))
     target_project: Mapped[str] = mapped_column(PROJECT, index=True)
+
+
+class AgentState(Base):
+    """What an admin set on an agent (PUT /v2.0/agents/{id}); the agents themselves are
+    this host's DHCP and L3 roles, described in inventory.py."""
+    __tablename__ = "network_agents"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    admin_state_up: Mapped[bool] = mapped_column(default=True)
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+
+
+class AddressGroup(StandardAttrs, Base):
+    """A named set of CIDRs that security group rules can name as their remote
+    (neutron's address-group extension). ``addresses``: canonical CIDRs, sorted."""
+    __tablename__ = "network_address_groups"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    project_id: Mapped[str] = mapped_column(PROJECT, index=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    addresses: Mapped[list] = mapped_column(sa.JSON, default=list)
+
+
+class Flavor(Base):
+    """neutron's network flavors: a named choice of service profiles for a service type
+    (no project, no standard attributes there either)."""
+    __tablename__ = "network_flavors"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), default="")
+    description: Mapped[str] = mapped_column(sa.String(1024), default="")
+    service_type: Mapped[str] = mapped_column(sa.String(36))
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class ServiceProfile(Base):
+    __tablename__ = "network_service_profiles"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    description: Mapped[str] = mapped_column(sa.String(1024), default="")
+    driver: Mapped[str] = mapped_column(sa.String(1024), default="")
+    metainfo: Mapped[str] = mapped_column(sa.String(4096), default="")
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class FlavorServiceProfile(Base):
+    __tablename__ = "network_flavor_service_profiles"
+    flavor_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_flavors.id", ondelete="CASCADE"), primary_key=True)
+    service_profile_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_service_profiles.id", ondelete="CASCADE"), primary_key=True,
+        index=True)

@@ -374,12 +374,13 @@ def update_network(ctx, network_id: str, body: dict, if_revision: int | None = N
 
 
 @base.retry_on_deadlock
-def delete_network(ctx, network_id: str) -> None:
+def delete_network(ctx, network_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         network = get_row(s, ctx, network_id, lock=True)
         base.authorize(ctx, "delete_network", policy_target(
             network, granted_actions(s, ctx, [network]).get(network.id)))
+        base.check_revision(network, if_revision)
         ports = s.execute(sa.select(Port.id, Port.device_owner).where(
             Port.network_id == network.id)).all()
         if any(owner not in NETWORK_OWNED for _, owner in ports):

@@ -12,7 +12,7 @@ SHARED_READER = f"{READER} or (role:reader and 'True':%(shared)s)"
 NETWORK_OWNER = f"{ADMIN} or (role:member and project_id:%(network:project_id)s)"
 
 _RESOURCES = ("network", "subnet", "port", "security_group", "security_group_rule", "router",
-              "floatingip", "subnetpool", "address_scope", "trunk")
+              "floatingip", "subnetpool", "address_scope", "trunk", "address_group")
 
 
 def _crud() -> list:
@@ -57,6 +57,17 @@ def list_rules():
         ("update_quota", "Set a project's network quotas."),
         ("delete_quota", "Reset a project's network quotas to the defaults."),
         ("delete_security_group:default", "Delete a project's default security group."),
+        ("update_agent", "Disable an agent or describe it."),
+        ("get_l3-routers", "List the routers an L3 agent hosts."),
+        ("get_l3-agents", "List the L3 agents hosting a router."),
+        ("create_l3-router", "Schedule a router to an L3 agent."),
+        ("delete_l3-router", "Remove a router from an L3 agent."),
+        *[(f"{action}_{kind}", f"{action.title()} a network {kind.replace('_', ' ')}.")
+          for kind in ("flavor", "service_profile")
+          for action in ("create", "update", "delete")],
+        ("get_service_profile", "See service profiles."),
+        ("create_flavor_service_profile", "Associate a service profile with a flavor."),
+        ("delete_flavor_service_profile", "Disassociate a service profile from a flavor."),
         ("create_segment", "Add a segment to a network."),
         ("update_segment", "Rename a segment or change its description."),
         ("delete_segment", "Remove a segment from a network."),
@@ -87,12 +98,6 @@ def list_rules():
         policy.RuleDefault("create_policy", ADMIN, "Create a QoS policy."),
         policy.RuleDefault("update_policy", ADMIN, "Update a QoS policy."),
         policy.RuleDefault("delete_policy", ADMIN, "Delete a QoS policy."),
-        policy.RuleDefault("create_policy_bandwidth_limit_rule", ADMIN,
-                           "Add a bandwidth limit rule to a QoS policy."),
-        policy.RuleDefault("update_policy_bandwidth_limit_rule", ADMIN,
-                           "Change a bandwidth limit rule."),
-        policy.RuleDefault("delete_policy_bandwidth_limit_rule", ADMIN,
-                           "Remove a bandwidth limit rule."),
         policy.RuleDefault("create_rbac_policy", MEMBER, "Share an object of one's own."),
         policy.RuleDefault("create_rbac_policy:target_tenant",
                            f"{ADMIN} or not '*':%(target_tenant)s",
@@ -103,7 +108,23 @@ def list_rules():
                            f"{ADMIN} or not '*':%(target_tenant)s",
                            "Only admins share with every project ('*')."),
         policy.RuleDefault("delete_rbac_policy", MEMBER, "Delete an RBAC policy."),
+        *[policy.RuleDefault(f"{verb}_external_gateways", MEMBER,
+                             f"{verb.title()} external gateways of a router.")
+          for verb in ("add", "update", "remove")],
+        *[policy.RuleDefault(f"{verb}_external_gateways:external_gateways:{key}", ADMIN,
+                             f"Choose {key} of a router's external gateways.")
+          for verb in ("add", "update") for key in ("enable_snat", "external_fixed_ips")],
+        policy.RuleDefault("add_addresses", MEMBER, "Add addresses to an address group."),
+        policy.RuleDefault("remove_addresses", MEMBER,
+                           "Remove addresses from an address group."),
+        policy.RuleDefault("add_prefixes", MEMBER, "Add prefixes to a subnet pool."),
+        policy.RuleDefault("remove_prefixes", MEMBER, "Remove prefixes from a subnet pool."),
         policy.RuleDefault("add_subports", MEMBER, "Add subports to a trunk."),
         policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
+    for rule_type in ("bandwidth_limit", "dscp_marking", "minimum_bandwidth",
+                      "minimum_packet_rate"):
+        rules += [policy.RuleDefault(f"{action}_policy_{rule_type}_rule", ADMIN,
+                                     f"{action.title()} a {rule_type} rule of a QoS policy.")
+                  for action in ("create", "update", "delete")]
     return rules

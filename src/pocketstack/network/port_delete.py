@@ -18,7 +18,7 @@ from pocketstack.network.ports import PROTECTED_OWNERS, _is_compute, _target, ge
 
 
 @base.retry_on_deadlock
-def delete_port(ctx, port_id: str) -> None:
+def delete_port(ctx, port_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     # Found and authorized before the write transaction: a port's project and network
     # never change, so the check holds for the row deleted below (issue 13: the SQLite
@@ -33,6 +33,7 @@ def delete_port(ctx, port_id: str) -> None:
         port = s.execute(_DELETE_FACTS, {"port_id": port_id}).first()
         if port is None:
             raise exc.PortNotFound(port_id)
+        base.check_revision(port, if_revision)
         _refuse_service_port(s, port)
         _delete_unloaded(s.connection(), port, effects)
     effects.run()
@@ -40,7 +41,8 @@ def delete_port(ctx, port_id: str) -> None:
 
 
 # What delete_in needs of the port, as one row.
-_DELETE_FACTS = sa.select(Port.id, Port.network_id, Port.device_owner, Port.device_id) \
+_DELETE_FACTS = sa.select(Port.id, Port.network_id, Port.device_owner, Port.device_id,
+                          Port.revision_number) \
     .where(Port.id == sa.bindparam("port_id")).with_for_update()
 
 

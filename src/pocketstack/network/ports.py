@@ -16,7 +16,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, qos, quotas,
-                                 security_groups)
+                                 security_groups, trunk_details)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -69,6 +69,8 @@ def view(port: Port, tags, show_binding: bool) -> dict:
            "extra_dhcp_opts": [dict(o) for o in port.extra_dhcp_opts or []],
            "trusted": port.trusted,
            **base.standard_view(port, tags)}
+    if getattr(port, "trunk_details", None):  # set by trunk_details.attach on reads
+        out["trunk_details"] = port.trunk_details
     if show_binding:
         out.update({"binding:host_id": port.host_id, "binding:vif_type": port.vif_type,
                     "binding:vif_details": dict(port.vif_details or {}),
@@ -291,7 +293,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     if "fixed_ips" in values:
         plan = fixed_ips.resolve(s, network, subnets, values["fixed_ips"], device_owner)
     else:
-        plan = fixed_ips.defaults(subnets, device_owner)
+        plan = fixed_ips.defaults(network, subnets, device_owner)
     insert_with_mac(s, port, values.get("mac_address"), attach=not deferred,
                     first=(first_mac, bool(facts["mac_taken"])))
     port.allowed_address_pairs = _normalize_pairs(values.get("allowed_address_pairs") or [],
@@ -367,6 +369,7 @@ def get_port(ctx, port_id: str) -> dict:
     with db.reader() as s:
         port = get_row(s, ctx, port_id)
         qos.network_policies(s, [port])
+        trunk_details.attach(s, [port])
         return view(port, base.tags_of(s, port.id), _show_binding(ctx))
 
 
@@ -391,6 +394,7 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
         tags = listing.tags_by_id(s, [p.id for p in page.rows])
         show = _show_binding(ctx)
         qos.network_policies(s, page.rows)
+        trunk_details.attach(s, page.rows)
         items = [listing.select_fields(view(p, tags.get(p.id), show), params)
                  for p in page.rows]
     return items, page

@@ -1,7 +1,7 @@
-"""QoS policies and their bandwidth-limit rules (/v2.0/qos/...), recorded as neutron
-records them; writing them is for admins, as in neutron. Ports and networks take a
-``qos_policy_id`` (a port also shows its network's as ``qos_network_policy_id``); a policy
-bound to either cannot be deleted (409 QosPolicyInUse). Nothing enforces them yet: no
+"""QoS policies (/v2.0/qos/policies), recorded as neutron records them; writing them is
+for admins, as in neutron. Ports and networks take a ``qos_policy_id`` (a port also shows
+its network's as ``qos_network_policy_id``); a policy bound to either cannot be deleted
+(409 QosPolicyInUse). Their rules are in qos_rules.py. Nothing enforces them yet: no
 packets are shaped.
 """
 from __future__ import annotations
@@ -12,10 +12,8 @@ from pocketstack.common import db
 from pocketstack.network import base, listing, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import Network, Port, QosBandwidthLimitRule, QosPolicy, Tag
+from pocketstack.network.models import Network, Port, QosPolicy, Router, Tag
 
-RULE_TYPES = ("bandwidth_limit",)
-_kbps = v.integer(0, 2 ** 31 - 1)
 
 POLICY_ATTRS = {
     "name": v.Attr(v.string()),
@@ -25,11 +23,6 @@ POLICY_ATTRS = {
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
-}
-RULE_ATTRS = {
-    "max_kbps": v.Attr(_kbps),
-    "max_burst_kbps": v.Attr(_kbps),
-    "direction": v.Attr(v.one_of("egress", "ingress")),
 }
 
 COLLECTION = listing.Collection(
@@ -82,7 +75,7 @@ def network_policies(s, ports: list) -> None:
 
 
 def _check_not_bound(s, policy_id: str) -> None:
-    for model, kind in ((Port, "port"), (Network, "network")):
+    for model, kind in ((Port, "port"), (Network, "network"), (Router, "router")):
         user = s.scalar(sa.select(model.id).where(model.qos_policy_id == policy_id).limit(1))
         if user:
             raise exc.QosPolicyInUse(policy_id, kind, user)
@@ -96,24 +89,11 @@ def get_row(s, ctx, policy_id: str, lock: bool = False) -> QosPolicy:
     return policy
 
 
-def rule_view(rule: QosBandwidthLimitRule, with_type: bool = False) -> dict:
-    out = {"id": rule.id, "max_kbps": rule.max_kbps, "max_burst_kbps": rule.max_burst_kbps,
-           "direction": rule.direction}
-    if with_type:  # inside a policy's "rules"
-        out.update(qos_policy_id=rule.qos_policy_id, type="bandwidth_limit")
-    return out
-
-
-def _rules(s, policy_id: str) -> list[QosBandwidthLimitRule]:
-    return list(s.scalars(sa.select(QosBandwidthLimitRule).where(
-        QosBandwidthLimitRule.qos_policy_id == policy_id)
-        .order_by(QosBandwidthLimitRule.direction)))
-
-
 def view(s, policy: QosPolicy, tags, shared_with_caller: bool = False) -> dict:
+    from pocketstack.network import qos_rules  # noqa: PLC0415 (it imports this module)
     return {"id": policy.id, "name": policy.name, **base.project_view(policy.project_id),
             "shared": policy.shared or shared_with_caller, "is_default": policy.is_default,
-            "rules": [rule_view(r, with_type=True) for r in _rules(s, policy.id)],
+            "rules": qos_rules.policy_rules(s, policy.id),
             **base.standard_view(policy, tags)}
 
 
@@ -173,87 +153,14 @@ def update_policy(ctx, policy_id: str, body: dict, if_revision: int | None = Non
         return view(s, policy, base.tags_of(s, policy.id))
 
 
-def delete_policy(ctx, policy_id: str) -> None:
+def delete_policy(ctx, policy_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         policy = get_row(s, ctx, policy_id, lock=True)
         base.authorize(ctx, "delete_policy", {"project_id": policy.project_id})
+        base.check_revision(policy, if_revision)
         _check_not_bound(s, policy.id)
         rbac.delete_for(s, "qos_policy", policy.id)
-        s.execute(sa.delete(QosBandwidthLimitRule).where(
-            QosBandwidthLimitRule.qos_policy_id == policy.id))
+        from pocketstack.network import qos_rules  # noqa: PLC0415
+        qos_rules.delete_for_policy(s, policy.id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == policy.id))
         s.delete(policy)
-
-
-# --- bandwidth limit rules ----------------------------------------------------------------
-
-def _rule(s, policy: QosPolicy, rule_id: str) -> QosBandwidthLimitRule:
-    rule = s.get(QosBandwidthLimitRule, rule_id)
-    if rule is None or rule.qos_policy_id != policy.id:
-        raise exc.QosRuleNotFound(policy.id, rule_id)
-    return rule
-
-
-def _check_direction_free(s, policy: QosPolicy, direction: str, exclude: str = "") -> None:
-    other = s.scalar(sa.select(QosBandwidthLimitRule.id).where(
-        QosBandwidthLimitRule.qos_policy_id == policy.id,
-        QosBandwidthLimitRule.direction == direction, QosBandwidthLimitRule.id != exclude))
-    if other:
-        raise exc.QoSRulesConflict(policy.id, other)
-
-
-def create_rule(ctx, policy_id: str, body: dict) -> dict:
-    values = v.parse(v.resource_body(body, "bandwidth_limit_rule"), RULE_ATTRS, update=False)
-    if "max_kbps" not in values:
-        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'max_kbps' not "
-                                 "specified")
-    with db.transaction() as s:
-        policy = get_row(s, ctx, policy_id, lock=True)
-        base.authorize(ctx, "create_policy_bandwidth_limit_rule",
-                       {"project_id": policy.project_id})
-        direction = values.get("direction", "egress")
-        _check_direction_free(s, policy, direction)
-        rule = QosBandwidthLimitRule(id=base.new_id(), qos_policy_id=policy.id,
-                                     max_kbps=values["max_kbps"],
-                                     max_burst_kbps=values.get("max_burst_kbps", 0),
-                                     direction=direction)
-        s.add(rule)
-        base.touch(policy)
-        s.flush()
-        return rule_view(rule)
-
-
-def list_rules(ctx, policy_id: str) -> list[dict]:
-    with db.reader() as s:
-        return [rule_view(r) for r in _rules(s, get_row(s, ctx, policy_id).id)]
-
-
-def get_rule(ctx, policy_id: str, rule_id: str) -> dict:
-    with db.reader() as s:
-        return rule_view(_rule(s, get_row(s, ctx, policy_id), rule_id))
-
-
-def update_rule(ctx, policy_id: str, rule_id: str, body: dict) -> dict:
-    values = v.parse(v.resource_body(body, "bandwidth_limit_rule"), RULE_ATTRS, update=True)
-    with db.transaction() as s:
-        policy = get_row(s, ctx, policy_id, lock=True)
-        base.authorize(ctx, "update_policy_bandwidth_limit_rule",
-                       {"project_id": policy.project_id})
-        rule = _rule(s, policy, rule_id)
-        if "direction" in values:
-            _check_direction_free(s, policy, values["direction"], exclude=rule.id)
-        for key in RULE_ATTRS:
-            if key in values:
-                setattr(rule, key, values[key])
-        base.touch(policy)
-        s.flush()
-        return rule_view(rule)
-
-
-def delete_rule(ctx, policy_id: str, rule_id: str) -> None:
-    with db.transaction() as s:
-        policy = get_row(s, ctx, policy_id, lock=True)
-        base.authorize(ctx, "delete_policy_bandwidth_limit_rule",
-                       {"project_id": policy.project_id})
-        s.delete(_rule(s, policy, rule_id))
-        base.touch(policy)

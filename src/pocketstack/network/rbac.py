@@ -236,16 +236,19 @@ def _dependent_projects(s, row: RbacPolicy) -> dict[str, str]:
                    ("subnet", sa.select(Subnet.project_id, Subnet.id).where(
                         Subnet.network_id == object_id))]
     elif row.object_type == "network":
-        gateway_ports = sa.select(Port.id).where(Port.network_id == object_id)
+        gateway_routers = sa.select(Port.device_id).where(
+            Port.network_id == object_id, Port.device_owner == "network:router_gateway")
         queries = [("router", sa.select(Router.project_id, Router.id).where(
-                        Router.gw_port_id.in_(gateway_ports))),
+                        Router.id.in_(gateway_routers))),
                    ("floating IP", sa.select(FloatingIP.project_id, FloatingIP.id).where(
                         FloatingIP.floating_network_id == object_id))]
     elif row.object_type == "qos_policy":
         queries = [("port", sa.select(Port.project_id, Port.id).where(
                         Port.qos_policy_id == object_id)),
                    ("network", sa.select(Network.project_id, Network.id).where(
-                        Network.qos_policy_id == object_id))]
+                        Network.qos_policy_id == object_id)),
+                   ("router", sa.select(Router.project_id, Router.id).where(
+                        Router.qos_policy_id == object_id))]
     elif row.object_type == "security_group":
         queries = [("port", sa.select(Port.project_id, Port.id).join(
                         PortSecurityGroup, PortSecurityGroup.port_id == Port.id).where(

@@ -10,24 +10,14 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, listing, networks, port_delete, port_schema, ports,
-                                 quotas, subnets)
+from pocketstack.network import (base, listing, port_delete, ports, quotas, router_gateways,
+                                 subnets)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
 
 INTERFACE = "network:router_interface"
-GATEWAY = "network:router_gateway"
-
-
-def _gateway_info(value, name):
-    if value is None or value == {}:
-        return None
-    info = v.dict_of({"network_id": v.uuid_string, "enable_snat": v.boolean,
-                      "external_fixed_ips": v.list_of(port_schema.fixed_ip)})(value, name)
-    if "network_id" not in info:
-        raise v.invalid(name, "network_id is required in external_gateway_info")
-    return info
+GATEWAY = router_gateways.GATEWAY
 
 
 def _route(value, name):
@@ -56,7 +46,7 @@ ATTRS = {
     "availability_zone_hints": v.Attr(_zone_hints, put=False),
     "description": v.Attr(v.string()),
     "admin_state_up": v.Attr(v.boolean),
-    "external_gateway_info": v.Attr(_gateway_info),
+    "external_gateway_info": v.Attr(router_gateways.gateway_info),
     "routes": v.Attr(v.list_of(_route), post=False),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
@@ -87,15 +77,11 @@ def get_row(s, ctx, router_id: str, lock: bool = False) -> Router:
 
 
 def view(s, router: Router, tags) -> dict:
-    info = None
-    if router.gw_port_id:
-        gw = s.get(Port, router.gw_port_id)
-        info = {"network_id": gw.network_id, "enable_snat": router.enable_snat,
-                "external_fixed_ips": [{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
-                                       for a in gw.fixed_ips]}
+    info, gateways = router_gateways.views(s, router)
     return {"id": router.id, "name": router.name, **base.project_view(router.project_id),
             "admin_state_up": router.admin_state_up, "status": router.status,
-            "external_gateway_info": info, "routes": list(router.routes or []),
+            "external_gateway_info": info, "external_gateways": gateways,
+            "routes": list(router.routes or []),
             # ha and distributed as neutron shows them (the SDK reads them) although
             # l3-ha and dvr are not offered; router_availability_zone's zone fields.
             "ha": False, "distributed": False, "availability_zone_hints": [],
@@ -108,56 +94,9 @@ def _interfaces(s, router_id: str) -> list[Port]:
                                                 Port.device_owner == INTERFACE)))
 
 
-# --- gateway -----------------------------------------------------------------------
-
-def _set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str) -> None:
-    target = {"project_id": router.project_id}
-    current = s.get(Port, router.gw_port_id) if router.gw_port_id else None
-    if info is None:
-        if current is not None:
-            _remove_gateway(s, router, current, effects)
-        return
-    if "enable_snat" in info and info["enable_snat"] != router.enable_snat:
-        base.authorize(ctx, f"{action}:external_gateway_info:enable_snat", target)
-    if info.get("external_fixed_ips"):
-        base.authorize(ctx, f"{action}:external_gateway_info:external_fixed_ips", target)
-    network = networks.get_row(s, ctx, info["network_id"])
-    if not networks.is_external_for(s, network, router.project_id):
-        raise exc.BadRequest("router", f"Network {network.id} is not an external network")
-    router.enable_snat = info.get("enable_snat", router.enable_snat
-                                  if current is not None else True)
-    if current is not None and current.network_id == network.id and \
-            "external_fixed_ips" not in info:
-        return
-    if current is not None:
-        _remove_gateway(s, router, current, effects)
-    values = {"network_id": network.id, "project_id": "", "device_owner": GATEWAY,
-              "device_id": router.id, "binding:host_id": config.CONF.host}
-    if info.get("external_fixed_ips"):
-        values["fixed_ips"] = info["external_fixed_ips"]
-    # An external network without a subnet is accepted, as in neutron: the gateway port
-    # then has no address.
-    gw = ports.create_in(s, ctx, values, effects, trusted=True)
-    router.gw_port_id = gw.id
-
-
-def _remove_gateway(s, router: Router, gw: Port, effects) -> None:
-    if s.scalar(sa.select(FloatingIP.id).where(
-            FloatingIP.router_id == router.id,
-            FloatingIP.floating_network_id == gw.network_id).limit(1)):
-        raise exc.InUse(f"Gateway {router.id} cannot be updated for router {router.id}, "
-                        f"since a gateway to external network {gw.network_id} is required by "
-                        "one or more floating IPs.")
-    router.gw_port_id = None
-    s.flush()
-    port_delete.delete_in(s, gw, effects)
-
-
 def _check_routes(s, router: Router, routes: list[dict]) -> None:
     connected, own = [], set()
-    ports_of_router = _interfaces(s, router.id)
-    if router.gw_port_id:
-        ports_of_router.append(s.get(Port, router.gw_port_id))
+    ports_of_router = _interfaces(s, router.id) + router_gateways.ports_of(s, router)
     for port in ports_of_router:
         for alloc in port.fixed_ips:
             own.add(alloc.ip_address)
@@ -190,8 +129,8 @@ def create_router(ctx, body: dict) -> dict:
         s.add(router)
         s.flush()
         if values.get("external_gateway_info"):
-            _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
-                         "create_router")
+            router_gateways.set_gateway(s, ctx, router, values["external_gateway_info"],
+                                        effects, "create_router")
         if values.get("tags"):
             base.set_tags(s, router.id, values["tags"])
         s.flush()
@@ -223,8 +162,8 @@ def update_router(ctx, router_id: str, body: dict, if_revision: int | None = Non
         base.authorize(ctx, "update_router", {"project_id": router.project_id})
         base.check_revision(router, if_revision)
         if "external_gateway_info" in values:
-            _set_gateway(s, ctx, router, values["external_gateway_info"], effects,
-                         "update_router")
+            router_gateways.set_gateway(s, ctx, router, values["external_gateway_info"],
+                                        effects, "update_router")
         if "routes" in values:
             _check_routes(s, router, values["routes"])
             router.routes = values["routes"]
@@ -278,15 +217,15 @@ def change_extraroutes(ctx, router_id: str, body: dict, add: bool,
 
 
 @base.retry_on_deadlock
-def delete_router(ctx, router_id: str) -> None:
+def delete_router(ctx, router_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         router = get_row(s, ctx, router_id, lock=True)
         base.authorize(ctx, "delete_router", {"project_id": router.project_id})
+        base.check_revision(router, if_revision)
         if _interfaces(s, router.id):
             raise exc.RouterInUse(router.id)
-        if router.gw_port_id:
-            _remove_gateway(s, router, s.get(Port, router.gw_port_id), effects)
+        router_gateways.remove_all(s, router, effects)
         s.execute(sa.delete(Tag).where(Tag.resource_id == router.id))
         s.delete(router)
     effects.run()
@@ -404,3 +343,24 @@ def remove_router_interface(ctx, router_id: str, body) -> dict:
         base.touch(router)
     effects.run()
     return info
+
+
+@base.retry_on_deadlock
+def change_gateways(ctx, router_id: str, body, action: str,
+                    if_revision: int | None = None) -> dict:
+    """PUT /routers/{id}/{add,update,remove}_external_gateways (external-gateway-
+    multihoming): the whole router back, as an update answers."""
+    infos = router_gateways.gateway_list(body)
+    effects = base.AfterCommit()
+    with db.transaction() as s:
+        router = get_row(s, ctx, router_id, lock=True)
+        base.check_revision(router, if_revision)
+        if infos is not None:
+            getattr(router_gateways, {"add": "add", "update": "update",
+                                      "remove": "remove_listed"}[action])(
+                s, ctx, router, infos, effects)
+            base.touch(router)
+        s.flush()
+        out = view(s, router, base.tags_of(s, router.id))
+    effects.run()
+    return out

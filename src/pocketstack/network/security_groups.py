@@ -15,7 +15,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import db, numbers
 from pocketstack.network import agent as host_agent
-from pocketstack.network import base, listing, quotas, rbac
+from pocketstack.network import address_groups, base, listing, quotas, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (DefaultSecurityGroup, PortSecurityGroup,
@@ -112,18 +112,11 @@ RULE_ATTRS = {
     # Not validated as a UUID in neutron either: a malformed id is a group that does not
     # exist (404).
     "remote_group_id": v.Attr(_group_reference, put=False),
-    "remote_address_group_id": v.Attr(lambda value, name: _no_address_groups(value),
-                                      put=False),
+    "remote_address_group_id": v.Attr(v.nullable_uuid, put=False),
     "description": v.Attr(v.string()),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
 }
-
-
-def _no_address_groups(value):
-    if value is not None:
-        raise exc.InvalidInput("remote_address_group_id: address groups are not supported")
-    return None
 
 
 GROUPS = listing.Collection(
@@ -149,6 +142,7 @@ RULES = listing.Collection(
              "port_range_max": SecurityGroupRule.port_range_max,
              "remote_ip_prefix": SecurityGroupRule.remote_ip_prefix,
              "remote_group_id": SecurityGroupRule.remote_group_id,
+             "remote_address_group_id": SecurityGroupRule.remote_address_group_id,
              "description": SecurityGroupRule.description,
              "project_id": SecurityGroupRule.project_id,
              "tenant_id": SecurityGroupRule.project_id,
@@ -185,7 +179,8 @@ def rule_view(rule: SecurityGroupRule) -> dict:
             "direction": rule.direction, "ethertype": rule.ethertype,
             "protocol": rule.protocol, "port_range_min": rule.port_range_min,
             "port_range_max": rule.port_range_max, "remote_ip_prefix": prefix,
-            "remote_group_id": rule.remote_group_id, "remote_address_group_id": None,
+            "remote_group_id": rule.remote_group_id,
+            "remote_address_group_id": rule.remote_address_group_id,
             "normalized_cidr": str(ipaddress.ip_interface(prefix).network) if prefix else None,
             "description": rule.description, **base.project_view(rule.project_id),
             "created_at": base.isotime(rule.created_at),
@@ -215,7 +210,8 @@ def canonical_rule(values: dict) -> dict:
             "protocol": values.get("protocol"), "port_range_min": values.get("port_range_min"),
             "port_range_max": values.get("port_range_max"),
             "remote_ip_prefix": values.get("remote_ip_prefix"),
-            "remote_group_id": values.get("remote_group_id")}
+            "remote_group_id": values.get("remote_group_id"),
+            "remote_address_group_id": values.get("remote_address_group_id")}
     if rule["direction"] is None:
         raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'direction' "
                                  "not specified")
@@ -251,7 +247,8 @@ def canonical_rule(values: dict) -> dict:
     if rule["protocol"] in IPV6_ONLY and rule["ethertype"] == "IPv4":
         raise exc.SecurityGroupEthertypeConflictWithProtocol(rule["ethertype"],
                                                              rule["protocol"])
-    if prefix and rule["remote_group_id"]:
+    if sum(bool(rule[k]) for k in ("remote_ip_prefix", "remote_group_id",
+                                   "remote_address_group_id")) > 1:
         raise exc.SecurityGroupMultipleRemoteEntites()
     return rule
 
@@ -264,6 +261,8 @@ def fingerprint(rule: dict) -> str:
     parts = (rule["direction"], rule["ethertype"], _protocol_number(rule["protocol"]),
              rule["port_range_min"], rule["port_range_max"], network,
              rule["remote_group_id"] or "")
+    if rule.get("remote_address_group_id"):  # appended: older rules keep their print
+        parts += (f"ag:{rule['remote_address_group_id']}",)
     return "|".join("" if p is None else str(p) for p in parts)
 
 
@@ -441,11 +440,12 @@ def update_security_group(ctx, group_id: str, body: dict,
 
 
 @base.retry_on_deadlock
-def delete_security_group(ctx, group_id: str) -> None:
+def delete_security_group(ctx, group_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         group = _group_row(s, ctx, group_id)
         target = {"project_id": group.project_id}
         base.authorize(ctx, "delete_security_group", target)
+        base.check_revision(group, if_revision)
         if _is_default(s, group) and not base.can(ctx, "delete_security_group:default",
                                                   target):
             raise exc.SecurityGroupCannotRemoveDefault()
@@ -474,6 +474,8 @@ def _create_rule_in(s, ctx, values: dict) -> SecurityGroupRule:
     rule = canonical_rule(values)
     if rule["remote_group_id"]:
         _group_row(s, ctx, rule["remote_group_id"])
+    if rule["remote_address_group_id"]:
+        address_groups.check_usable(s, ctx, rule["remote_address_group_id"], project_id)
     quotas.check(s, ctx, project_id, "security_group_rule")
     row = _insert_rule(s, group, rule, project_id, values.get("description", ""))
     base.touch(group)
@@ -540,10 +542,11 @@ def update_security_group_rule(ctx, rule_id: str, body: dict) -> dict:
 
 
 @base.retry_on_deadlock
-def delete_security_group_rule(ctx, rule_id: str) -> None:
+def delete_security_group_rule(ctx, rule_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         rule = _rule_row(s, ctx, rule_id)
         base.authorize(ctx, "delete_security_group_rule", {"project_id": rule.project_id})
+        base.check_revision(rule, if_revision)
         group = s.get(SecurityGroup, rule.security_group_id)
         s.delete(rule)
         if group is not None:

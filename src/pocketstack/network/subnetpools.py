@@ -88,6 +88,14 @@ def _check_lengths(version: int, minimum: int, maximum: int, default: int) -> No
             f"{MAX_PREFIXLEN[version]})")
 
 
+def _check_no_default(s, ip_version: int) -> None:
+    """One default pool per IP family, as neutron (subnets without a CIDR use it)."""
+    if s.scalar(sa.select(SubnetPool.id).where(SubnetPool.is_default.is_(True),
+                                               SubnetPool.ip_version == ip_version).limit(1)):
+        raise exc.InvalidInput("A default subnetpool for this IP family has already been "
+                               "set. Only one default may exist per IP family")
+
+
 @base.retry_on_deadlock
 def create_subnetpool(ctx, body: dict) -> dict:
     values = v.parse(v.resource_body(body, "subnetpool"), ATTRS, update=False)
@@ -106,11 +114,14 @@ def create_subnetpool(ctx, body: dict) -> dict:
     default = values.get("default_prefixlen", minimum)
     _check_lengths(version, minimum, maximum, default)
     with db.transaction() as s:
+        if values.get("is_default"):
+            _check_no_default(s, version)
         if values.get("address_scope_id"):
             address_scopes.check_for_pool(s, ctx, values["address_scope_id"], version,
                                           project_id)
         quotas.check(s, ctx, project_id, "subnetpool")
-        pool = SubnetPool(address_scope_id=values.get("address_scope_id"),id=base.new_id(), project_id=project_id,
+        pool = SubnetPool(address_scope_id=values.get("address_scope_id"), id=base.new_id(),
+                          project_id=project_id,
                           name=values.get("name", ""),
                           description=values.get("description", ""), ip_version=version,
                           prefixes=[str(p) for p in prefixes], min_prefixlen=minimum,
@@ -160,9 +171,11 @@ def update_subnetpool(ctx, pool_id: str, body: dict, if_revision: int | None = N
             # neutron: prefixes may only grow (every old prefix stays covered)
             if not prefixes or prefixes[0].version != pool.ip_version or any(
                     not any(o.subnet_of(n) for n in prefixes) for o in old):
-                raise exc.InvalidInput("Existing prefixes must be a subset of the new "
-                                       "prefixes")
+                raise exc.IllegalSubnetPoolPrefixUpdate("Existing prefixes must be a subset "
+                                                        "of the new prefixes")
             pool.prefixes = [str(p) for p in prefixes]
+        if values.get("is_default") and not pool.is_default:
+            _check_no_default(s, pool.ip_version)
         lengths = {k: values.get(k, getattr(pool, k))
                    for k in ("min_prefixlen", "max_prefixlen", "default_prefixlen")}
         _check_lengths(pool.ip_version, lengths["min_prefixlen"], lengths["max_prefixlen"],
@@ -179,11 +192,73 @@ def update_subnetpool(ctx, pool_id: str, body: dict, if_revision: int | None = N
         return view(pool, base.tags_of(s, pool.id))
 
 
+def _prefixes_body(body) -> list[str]:
+    """neutron's subnetpool-prefix-ops body: {"prefixes": [CIDR, ...]}, not empty."""
+    prefixes = body.get("prefixes") if isinstance(body, dict) else None
+    if not prefixes or not isinstance(prefixes, list):
+        raise exc.HTTPBadRequest("Request body contains invalid data")
+    return v.list_of(v.cidr)(prefixes, "prefixes")
+
+
 @base.retry_on_deadlock
-def delete_subnetpool(ctx, pool_id: str) -> None:
+def add_prefixes(ctx, pool_id: str, body) -> dict:
+    """PUT .../add_prefixes: the pool grows by the given prefixes (merged)."""
+    wanted = _prefixes_body(body)
+    with db.transaction() as s:
+        pool = get_row(s, ctx, pool_id, lock=True)
+        base.authorize(ctx, "add_prefixes", {"project_id": pool.project_id})
+        merged = _merged([*pool.prefixes, *wanted])
+        if merged[0].version != pool.ip_version:
+            raise exc.InvalidInput("Cannot mix IPv4 and IPv6 prefixes in a subnet pool.")
+        _set_prefixes(pool, merged)
+        return {"prefixes": list(pool.prefixes)}
+
+
+@base.retry_on_deadlock
+def remove_prefixes(ctx, pool_id: str, body) -> dict:
+    """PUT .../remove_prefixes: the address space of the given prefixes leaves the pool,
+    refused while a subnet allocated from the pool lies in it."""
+    wanted = _prefixes_body(body)
+    with db.transaction() as s:
+        pool = get_row(s, ctx, pool_id, lock=True)
+        base.authorize(ctx, "remove_prefixes", {"project_id": pool.project_id})
+        removed = [ipaddress.ip_network(p) for p in wanted]
+        current = [ipaddress.ip_network(p) for p in pool.prefixes]
+        if not any(r.overlaps(c) for r in removed for c in current
+                   if r.version == c.version):
+            return {"prefixes": list(pool.prefixes)}  # nothing to remove: a no-op there too
+        if any(r.overlaps(a) for r in removed for a in _allocated(s, pool.id)
+               if r.version == a.version):
+            raise exc.IllegalSubnetPoolPrefixUpdate("One or more the prefixes to be removed "
+                                                    "is in use by a subnet.")
+        _set_prefixes(pool, _difference(current, removed))
+        return {"prefixes": list(pool.prefixes)}
+
+
+def _difference(current: list, removed: list) -> list:
+    left = list(current)
+    for cut in removed:
+        next_left = []
+        for net in left:
+            if cut.version != net.version or not net.overlaps(cut):
+                next_left.append(net)
+            elif not net.subnet_of(cut):  # cut lies inside net: keep the rest of net
+                next_left.extend(net.address_exclude(cut))
+        left = next_left
+    return list(ipaddress.collapse_addresses(left))
+
+
+def _set_prefixes(pool: SubnetPool, prefixes: list) -> None:
+    pool.prefixes = [str(p) for p in prefixes]
+    base.touch(pool)
+
+
+@base.retry_on_deadlock
+def delete_subnetpool(ctx, pool_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         pool = get_row(s, ctx, pool_id, lock=True)
         base.authorize(ctx, "delete_subnetpool", {"project_id": pool.project_id})
+        base.check_revision(pool, if_revision)
         if _allocated(s, pool_id):
             raise exc.SubnetPoolInUse(pool_id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == pool.id))
@@ -192,9 +267,12 @@ def delete_subnetpool(ctx, pool_id: str) -> None:
 
 # --- allocation (subnet create) ----------------------------------------------------------
 
-def default_pool(s, ip_version: int) -> str:
+def default_pool(s, ctx, ip_version: int) -> str:
+    """The default pool of the family, if the caller may use it (neutron looks it up with
+    the caller's context: an unshared pool of another project is no default for it)."""
     pool_id = s.scalar(sa.select(SubnetPool.id).where(SubnetPool.is_default.is_(True),
-                                                      SubnetPool.ip_version == ip_version))
+                                                      SubnetPool.ip_version == ip_version,
+                                                      visible(ctx)))
     if pool_id is None:
         raise exc.BadRequest("subnets", f"No default subnetpool found for IPv{ip_version}")
     return pool_id

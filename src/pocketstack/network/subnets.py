@@ -21,6 +21,20 @@ IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
 IPV6_MIN_MTU = 1280
 
 
+def _service_types(value, name) -> list[str]:
+    """neutron-lib's validate_subnet_service_types: device owners by their prefix."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise exc.HTTPBadRequest("Subnet service types must be a list.")
+    for service_type in value:
+        if not isinstance(service_type, str):
+            raise exc.InvalidInputSubnetServiceType(service_type)
+        if not service_type.startswith(("network:", "neutron:", "compute:")):
+            raise exc.InvalidSubnetServiceType(service_type)
+    return list(dict.fromkeys(value))
+
+
 def _unsupported(default):
     def convert(value, name):
         if value not in (default, None):
@@ -67,10 +81,10 @@ ATTRS = {
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
     "subnetpool_id": v.Attr(v.nullable_uuid, put=False),
-    "use_default_subnet_pool": v.Attr(v.boolean, put=False),
+    "use_default_subnetpool": v.Attr(v.boolean, put=False),  # default-subnetpools
     "prefixlen": v.Attr(v.integer(0, 128), put=False),
     "segment_id": v.Attr(_unsupported(None), put=False),
-    "service_types": v.Attr(_unsupported([])),
+    "service_types": v.Attr(_service_types),
 }
 
 COLLECTION = listing.Collection(
@@ -118,7 +132,8 @@ def view(subnet: Subnet, tags) -> dict:
             "ipv6_address_mode": subnet.ipv6_address_mode,
             "subnetpool_id": subnet.subnetpool_id,
             "dns_publish_fixed_ip": subnet.dns_publish_fixed_ip,
-            "service_types": [], "segment_id": None, **base.standard_view(subnet, tags)}
+            "service_types": list(subnet.service_types or []), "segment_id": None,
+            **base.standard_view(subnet, tags)}
 
 
 # --- validation -----------------------------------------------------------------------
@@ -223,8 +238,16 @@ def create_subnet(ctx, body: dict) -> dict:
 def _from_pool(s, ctx, values: dict) -> None:
     """A subnet from a pool: its CIDR is allocated there (set into ``values``)."""
     pool_id = values.get("subnetpool_id")
-    if pool_id is None and values.get("use_default_subnet_pool"):
-        pool_id = subnetpools.default_pool(s, values.get("ip_version") or 4)
+    if values.get("use_default_subnetpool"):
+        if pool_id:
+            raise exc.BadRequest("subnets", "subnetpool_id and use_default_subnetpool cannot "
+                                            "both be specified")
+        version = (ipaddress.ip_network(values["cidr"]).version if values.get("cidr")
+                   else values.get("ip_version"))
+        if version is None:
+            raise exc.BadRequest("subnets", "ip_version must be specified in the absence of "
+                                            "cidr and subnetpool_id")
+        pool_id = subnetpools.default_pool(s, ctx, version)
     if pool_id is None:
         if values.get("prefixlen") is not None:
             raise exc.BadRequest("subnets", "prefixlen requires a subnet pool")
@@ -277,7 +300,8 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
                  dns_nameservers=subnet["dns_nameservers"] or [],
                  host_routes=subnet["host_routes"] or [], allocation_pools=pools,
                  dns_publish_fixed_ip=values.get("dns_publish_fixed_ip", False),
-                 subnetpool_id=values.get("subnetpool_id"))
+                 subnetpool_id=values.get("subnetpool_id"),
+                 service_types=values.get("service_types") or None)
     base.init_standard(row)
     s.add(row)
     s.flush()
@@ -337,6 +361,8 @@ def update_subnet(ctx, subnet_id: str, body: dict, if_revision: int | None = Non
                                                           merged["gateway_ip"])
         elif "gateway_ip" in values:
             ipam.validate_pools(subnet.allocation_pools, subnet.cidr, merged["gateway_ip"])
+        if "service_types" in values:  # new ports follow; allocated addresses stay
+            subnet.service_types = values["service_types"] or None
         for key in ("name", "description", "gateway_ip", "dns_nameservers", "host_routes",
                     "enable_dhcp", "dns_publish_fixed_ip"):
             if key in values:
@@ -351,13 +377,14 @@ def update_subnet(ctx, subnet_id: str, body: dict, if_revision: int | None = Non
 
 
 @base.retry_on_deadlock
-def delete_subnet(ctx, subnet_id: str) -> None:
+def delete_subnet(ctx, subnet_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     with db.transaction() as s:
         subnet = get_row(s, ctx, subnet_id)
         network = networks.get_row(s, ctx, subnet.network_id, lock=True)
         base.authorize(ctx, "delete_subnet", {"project_id": subnet.project_id,
                                               "network:project_id": network.project_id})
+        base.check_revision(subnet, if_revision)
         auto = ipam.is_auto_address(subnet)
         users = s.execute(sa.select(Port.id, Port.device_owner).join(
             IPAllocation, IPAllocation.port_id == Port.id).where(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import (base, floatingips, networks, ports, routers,
-                                 security_groups, subnetpools, subnets, trunks)
+from pocketstack.network import (address_groups, base, floatingips, networks, ports, qos,
+                                 routers, security_groups, subnetpools, subnets, trunks)
 from pocketstack.network import exceptions as exc
-from pocketstack.network.models import (FloatingIP, Network, Port, Router, SecurityGroup,
-                                        Subnet, SubnetPool, Tag, Trunk)
+from pocketstack.network.models import (AddressGroup, FloatingIP, Network, Port, QosPolicy,
+                                        Router, SecurityGroup, Subnet, SubnetPool, Tag,
+                                        Trunk)
 
 MAX_TAGS = 50
 MAX_TAG_LEN = 255
@@ -25,6 +26,11 @@ RESOURCES = {
     "floatingips": (FloatingIP, floatingips.visible, exc.FloatingIPNotFound, "floatingip"),
     "subnetpools": (SubnetPool, subnetpools.visible, exc.SubnetPoolNotFound, "subnetpool"),
     "trunks": (Trunk, trunks.visible, exc.TrunkNotFound, "trunk"),
+    # QoS policies: neutron's tag extension hangs them on /v2.0/policies/{id}/tags (where
+    # openstacksdk sends them); /v2.0/qos/policies/{id}/tags is routed here too
+    "policies": (QosPolicy, qos.visible, exc.QosPolicyNotFound, "policy"),
+    "address-groups": (AddressGroup, address_groups.visible, exc.AddressGroupNotFound,
+                       "address_group"),
 }
 
 

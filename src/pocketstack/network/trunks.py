@@ -162,10 +162,11 @@ def update_trunk(ctx, trunk_id: str, body: dict, if_revision: int | None = None)
 
 
 @base.retry_on_deadlock
-def delete_trunk(ctx, trunk_id: str) -> None:
+def delete_trunk(ctx, trunk_id: str, if_revision: int | None = None) -> None:
     with db.transaction() as s:
         trunk = get_row(s, ctx, trunk_id, lock=True)
         base.authorize(ctx, "delete_trunk", {"project_id": trunk.project_id})
+        base.check_revision(trunk, if_revision)
         parent = s.get(Port, trunk.port_id)
         if parent is not None and parent.device_id:
             raise exc.TrunkInUse(trunk.id)

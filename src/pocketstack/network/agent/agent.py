@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db, runtime
+from pocketstack.network import address_groups as agroups
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent.metadata_proxy import MetadataProxy
@@ -83,7 +84,7 @@ def _firewall_state(s):
             group_ids.update(groups)
     rules = [firewall.Rule(r.security_group_id, r.direction, r.ethertype, r.protocol,
                            r.port_range_min, r.port_range_max, r.remote_ip_prefix,
-                           r.remote_group_id)
+                           r.remote_group_id, r.remote_address_group_id)
              for r in s.scalars(sa.select(SecurityGroupRule).where(
                  SecurityGroupRule.security_group_id.in_(sorted(group_ids))).order_by(
                  SecurityGroupRule.created_at, SecurityGroupRule.id))]
@@ -98,7 +99,9 @@ def _firewall_state(s):
     dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
         sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
                                  Port.network_id.in_(sorted(networks))))]
-    return ports, rules, members, dhcp_taps
+    address_groups = agroups.addresses_of(s, {r.remote_address_group_id for r in rules
+                                              if r.remote_address_group_id})
+    return ports, rules, members, dhcp_taps, address_groups
 
 
 # --- the agent -----------------------------------------------------------------------
@@ -215,8 +218,8 @@ class HostAgent:
     def _firewall(self) -> None:
         covers = self.tickets  # binds committed before this read are in it
         with db.reader() as s:
-            ports, rules, members, dhcp_taps = _firewall_state(s)
-        wanted = (firewall.layout(ports, rules, members, dhcp_taps)
+            ports, rules, members, dhcp_taps, address_groups = _firewall_state(s)
+        wanted = (firewall.layout(ports, rules, members, dhcp_taps, address_groups)
                   if ports or dhcp_taps else None)
         if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
             firewall.apply_layout(None, wanted)

@@ -58,6 +58,7 @@ class Rule:
     port_range_max: int | None
     remote_ip_prefix: str | None
     remote_group_id: str | None
+    remote_address_group_id: str | None = None
 
 
 def _hex(uuid: str) -> str:
@@ -66,6 +67,10 @@ def _hex(uuid: str) -> str:
 
 def set_name(group_id: str, version: int) -> str:
     return f"g_{_hex(group_id)}_{version}"
+
+
+def address_set_name(address_group_id: str, version: int) -> str:
+    return f"a_{_hex(address_group_id)}_{version}"
 
 
 def _match(rule: Rule) -> str | None:
@@ -81,6 +86,9 @@ def _match(rule: Rule) -> str | None:
         parts.append(f"{family} {peer} {net}")
     elif rule.remote_group_id:
         parts.append(f"{family} {peer} @{set_name(rule.remote_group_id, version)}")
+    elif rule.remote_address_group_id:
+        parts.append(f"{family} {peer} "
+                     f"@{address_set_name(rule.remote_address_group_id, version)}")
     protocol = (rule.protocol or "").lower()
     protocol = PROTOCOL_NUMBERS.get(protocol, protocol)
     if protocol in ("ipv6-icmp", "icmp") and version == 6:
@@ -125,9 +133,11 @@ MAPS = (("egress4", "ifname . ipv4_addr", "iifname . ip saddr"),
 
 
 def layout(ports: list[GuestPort], rules: list[Rule], members: dict[str, list[str]],
-           host_taps: list[str] = ()) -> Layout:
+           host_taps: list[str] = (),
+           address_groups: dict[str, list[str]] | None = None) -> Layout:
     """``members``: group id -> fixed IPs of every port in it; ``host_taps``: the DHCP
-    veths, kept from the host like guests' taps."""
+    veths, kept from the host like guests' taps; ``address_groups``: address group id ->
+    its CIDRs (interval sets: an nft set of prefixes)."""
     by_group: dict[str, list[Rule]] = {}
     for rule in rules:
         by_group.setdefault(rule.group_id, []).append(rule)
@@ -137,6 +147,14 @@ def layout(ports: list[GuestPort], rules: list[Rule], members: dict[str, list[st
             ips = sorted(ip for ip in members.get(group_id, [])
                          if ipaddress.ip_address(ip).version == version)
             sets[set_name(group_id, version)] = (kind, tuple(ips))
+    for group_id in sorted({r.remote_address_group_id for r in rules
+                            if r.remote_address_group_id}):
+        cidrs = [ipaddress.ip_network(c) for c in (address_groups or {}).get(group_id, [])]
+        for version, kind in ((4, "ipv4_addr"), (6, "ipv6_addr")):
+            # collapsed: an interval set refuses overlapping elements
+            merged = ipaddress.collapse_addresses(c for c in cidrs if c.version == version)
+            sets[address_set_name(group_id, version)] = (f"{kind}; flags interval",
+                                                         tuple(str(c) for c in merged))
     chains: dict[str, tuple[str, ...]] = {}
     maps: dict[str, dict[str, str]] = {name: {} for name, _, _ in MAPS}
     for port in ports:

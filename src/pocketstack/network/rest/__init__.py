@@ -1,7 +1,8 @@
 """Neutron v2.0 route table: one line per URL, handlers in one module per noun."""
-from pocketstack.network.rest import (address_scopes, discovery, extensions, floatingips,
-                                      inventory, networks, ports, qos, quotas, rbac, routers,
-                                      security_groups, subnetpools, subnets, tags, trunks)
+from pocketstack.network.rest import (address_groups, address_scopes, discovery, extensions,
+                                      flavors, floatingips, inventory, networks, ports, qos,
+                                      quotas, rbac, routers, security_groups, subnetpools,
+                                      subnets, tags, trunks)
 
 _ROUTES = {
     "/": {"GET": discovery.versions},
@@ -20,6 +21,17 @@ _ROUTES = {
     "/v2.0/subnetpools/{subnetpool_id}": {"GET": subnetpools.show_subnetpool,
                                           "PUT": subnetpools.update_subnetpool,
                                           "DELETE": subnetpools.delete_subnetpool},
+    "/v2.0/subnetpools/{subnetpool_id}/add_prefixes": {"PUT": subnetpools.add_prefixes},
+    "/v2.0/subnetpools/{subnetpool_id}/remove_prefixes": {"PUT": subnetpools.remove_prefixes},
+    "/v2.0/address-groups": {"GET": address_groups.list_groups,
+                             "POST": address_groups.create_group},
+    "/v2.0/address-groups/{address_group_id}": {
+        "GET": address_groups.show_group, "PUT": address_groups.update_group,
+        "DELETE": address_groups.delete_group},
+    "/v2.0/address-groups/{address_group_id}/add_addresses": {
+        "PUT": address_groups.add_addresses},
+    "/v2.0/address-groups/{address_group_id}/remove_addresses": {
+        "PUT": address_groups.remove_addresses},
     "/v2.0/address-scopes": {"GET": address_scopes.list_address_scopes,
                              "POST": address_scopes.create_address_scope},
     "/v2.0/address-scopes/{address_scope_id}": {
@@ -45,13 +57,23 @@ _ROUTES = {
     "/v2.0/routers/{router_id}/remove_router_interface": {"PUT": routers.remove_interface},
     "/v2.0/routers/{router_id}/add_extraroutes": {"PUT": routers.add_extraroutes},
     "/v2.0/routers/{router_id}/remove_extraroutes": {"PUT": routers.remove_extraroutes},
+    "/v2.0/routers/{router_id}/add_external_gateways": {"PUT": routers.add_external_gateways},
+    "/v2.0/routers/{router_id}/update_external_gateways": {
+        "PUT": routers.update_external_gateways},
+    "/v2.0/routers/{router_id}/remove_external_gateways": {
+        "PUT": routers.remove_external_gateways},
     "/v2.0/floatingips": {"GET": floatingips.list_floatingips,
                           "POST": floatingips.create_floatingip},
     "/v2.0/floatingips/{floatingip_id}": {"GET": floatingips.show_floatingip,
                                           "PUT": floatingips.update_floatingip,
                                           "DELETE": floatingips.delete_floatingip},
     "/v2.0/agents": {"GET": inventory.list_agents},
-    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent},
+    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent, "PUT": inventory.update_agent},
+    "/v2.0/agents/{agent_id}/l3-routers": {"GET": inventory.list_agent_routers,
+                                           "POST": inventory.add_agent_router},
+    "/v2.0/agents/{agent_id}/l3-routers/{router_id}": {
+        "DELETE": inventory.remove_agent_router},
+    "/v2.0/routers/{router_id}/l3-agents": {"GET": inventory.list_router_agents},
     "/v2.0/availability_zones": {"GET": inventory.list_availability_zones},
     "/v2.0/service-providers": {"GET": inventory.list_service_providers},
     "/v2.0/network-ip-availabilities": {"GET": inventory.list_ip_availabilities},
@@ -65,6 +87,16 @@ _ROUTES = {
     "/v2.0/floatingips/{floatingip_id}/port_forwardings/{port_forwarding_id}": {
         "GET": floatingips.show_port_forwarding, "PUT": floatingips.update_port_forwarding,
         "DELETE": floatingips.delete_port_forwarding},
+    "/v2.0/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
+    "/v2.0/flavors/{flavor_id}": {"GET": flavors.show_flavor, "PUT": flavors.update_flavor,
+                                  "DELETE": flavors.delete_flavor},
+    "/v2.0/flavors/{flavor_id}/service_profiles": {"POST": flavors.associate},
+    "/v2.0/flavors/{flavor_id}/service_profiles/{profile_id}": {
+        "GET": flavors.show_binding, "DELETE": flavors.disassociate},
+    "/v2.0/service_profiles": {"GET": flavors.list_profiles, "POST": flavors.create_profile},
+    "/v2.0/service_profiles/{profile_id}": {
+        "GET": flavors.show_profile, "PUT": flavors.update_profile,
+        "DELETE": flavors.delete_profile},
     "/v2.0/trunks": {"GET": trunks.list_trunks, "POST": trunks.create_trunk},
     "/v2.0/trunks/{trunk_id}": {"GET": trunks.show_trunk, "PUT": trunks.update_trunk,
                                 "DELETE": trunks.delete_trunk},
@@ -74,10 +106,14 @@ _ROUTES = {
     "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
     "/v2.0/qos/policies/{policy_id}": {"GET": qos.show_policy, "PUT": qos.update_policy,
                                        "DELETE": qos.delete_policy},
-    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules": {"GET": qos.list_rules,
-                                                             "POST": qos.create_rule},
-    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules/{rule_id}": {
+    # {rule_type}: bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate
+    "/v2.0/qos/policies/{policy_id}/{rule_type}_rules": {"GET": qos.list_rules,
+                                                         "POST": qos.create_rule},
+    "/v2.0/qos/policies/{policy_id}/{rule_type}_rules/{rule_id}": {
         "GET": qos.show_rule, "PUT": qos.update_rule, "DELETE": qos.delete_rule},
+    "/v2.0/qos/alias_{rule_type}_rules/{rule_id}": {
+        "GET": qos.show_alias_rule, "PUT": qos.update_alias_rule,
+        "DELETE": qos.delete_alias_rule},
     "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
     "/v2.0/qos/rule-types/{rule_type}": {"GET": qos.show_rule_type},
     "/v2.0/rbac-policies": {"GET": rbac.list_policies, "POST": rbac.create_policy},
@@ -89,6 +125,12 @@ _ROUTES = {
                                   "DELETE": quotas.delete_quota},
     "/v2.0/quotas/{project_id}/default": {"GET": quotas.show_default},
     "/v2.0/quotas/{project_id}/details": {"GET": quotas.show_details},
+    "/v2.0/qos/policies/{resource_id}/tags": {"GET": tags.list_tags, "PUT": tags.replace_tags,
+                                              "POST": tags.add_tags,
+                                              "DELETE": tags.delete_tags},
+    "/v2.0/qos/policies/{resource_id}/tags/{tag}": {"GET": tags.check_tag,
+                                                    "PUT": tags.add_tag,
+                                                    "DELETE": tags.delete_tag},
     "/v2.0/{collection}/{resource_id}/tags": {"GET": tags.list_tags, "PUT": tags.replace_tags,
                                               "POST": tags.add_tags,
                                               "DELETE": tags.delete_tags},

@@ -9,23 +9,36 @@ UPDATED = "2024-01-01T00:00:00-00:00"
 
 # alias -> (name, description)
 EXTENSIONS = {
+    "address-group": ("Address group", "Support address group"),
     "address-scope": ("Address scope", "Address scopes extension."),
     "agent": ("agent", "The agent management extension."),
     "availability_zone": ("Availability Zone", "The availability zone extension."),
+    "flavors": ("Neutron Service Flavors",
+                "Flavor specification for Neutron advanced services."),
     "floating-ip-port-forwarding": ("Floating IP Port Forwarding",
                                     "Provide a way to configure port forwarding for a "
                                     "floating IP"),
+    "floating-ip-port-forwarding-port-ranges": ("Floating IP Port Forwarding support port "
+                                                "ranges", "Add support to port ranges"),
     "fip-port-details": ("Floating IP Port Details Extension",
                          "Add port_details attribute to Floating IP resource"),
+    "l3_agent_scheduler": ("L3 Agent Scheduler", "Schedule routers among l3 agents"),
+    "segment": ("Segment", "Segments extension."),
+    "trunk-details": ("Trunk port details", "Expose trunk port details"),
     "network-ip-availability": ("Network IP Availability",
                                 "Provides IP availability data for each network and "
                                 "subnet."),
     "router_availability_zone": ("Router Availability Zone",
                                  "Availability zone support for router."),
+    "subnet-service-types": ("Subnet service types",
+                             "Provides ability to set the subnet service_types field"),
     "subnet_allocation": ("Subnet Allocation", "Enables allocation of subnets from a subnet "
                                                "pool"),
     "default-subnetpools": ("Default Subnetpools", "Provides ability to mark and use a "
                                                    "subnetpool as the default."),
+    "subnetpool-prefix-ops": ("Subnet Pool Prefix Operations",
+                              "Provides support for adjusting the prefix list of subnet "
+                              "pools"),
     "trunk": ("Trunk Extension", "Provides support for trunk ports"),
     "service-type": ("Neutron Service Type Management",
                      "API for retrieving service providers for Neutron advanced services"),
@@ -43,6 +56,10 @@ EXTENSIONS = {
     "ext-gw-mode": ("Neutron L3 Configurable external gateway mode",
                     "Extension of the router abstraction for specifying whether SNAT should "
                     "occur on the external gateway"),
+    "external-gateway-multihoming": ("Neutron L3 External Gateway Multihoming",
+                                     "Allow multiple external gateway ports per router"),
+    "qos-gateway-ip": ("Router gateway IP QoS",
+                       "The Router gateway IP Quality of Service extension"),
     "extraroute-atomic": ("Atomically add/remove extra routes",
                           "Edit extra routes of a router on server side by atomically "
                           "adding/removing extra routes"),
@@ -93,6 +110,23 @@ EXTENSIONS = {
     "qos-bw-limit-direction": ("Direction for QoS bandwidth limit rule",
                                "Allow to configure QoS bandwidth limit rule with specific "
                                "direction: ingress or egress"),
+    "qos-bw-minimum-ingress": ("Ingress direction for QoS minimum bandwidth rule",
+                               "Allow to configure QoS minumum bandwidth rule with ingress "
+                               "direction."),
+    "qos-pps-minimum": ("QoS minimum packet rate rule",
+                        "Allow to configure QoS minimum packet rate rule."),
+    "qos-rules-alias": ("Quality of Service rules alias API",
+                        "API to enable GET, PUT and DELETE operations on QoS policy rules "
+                        "without specifying policy ID"),
+    "qos-pps-minimum-rule-alias": ("QoS minimum packet rate rule alias",
+                                   "API to enable GET, PUT and DELETE operations on QoS "
+                                   "minimum packet rate rule without specifying policy ID"),
+    "qos-rule-type-details": ("Details of QoS rule types",
+                              "Expose details about QoS rule types supported by loaded "
+                              "backend drivers"),
+    "qos-rule-type-filter": ("QoS rule type filter",
+                             "Add the \"all_supported\" and \"all_rules\" flags to the "
+                             "rule type list query"),
     "qos-default": ("QoS default policy", "Expose the QoS default policy per project"),
     "qos-port-network-policy": ("QoS port network policy ID",
                                 "Adds a the QoS network ID to the port definition"),

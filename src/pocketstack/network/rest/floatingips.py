@@ -25,7 +25,8 @@ def update_floatingip(req):
 
 
 def delete_floatingip(req):
-    floatingips.delete_floatingip(req.context, req.params["floatingip_id"])
+    floatingips.delete_floatingip(req.context, req.params["floatingip_id"],
+                                  if_revision=common.if_revision(req))
     return common.deleted()
 
 

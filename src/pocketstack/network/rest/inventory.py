@@ -22,6 +22,32 @@ def show_agent(req):
         inventory.get_agent(req.context, req.params["agent_id"]), req)})
 
 
+def update_agent(req):
+    return common.ok({"agent": inventory.update_agent(req.context, req.params["agent_id"],
+                                                      common.body(req))})
+
+
+def list_agent_routers(req):
+    return _listed(req, "routers", inventory.routers_on_agent(req.context,
+                                                              req.params["agent_id"]))
+
+
+def add_agent_router(req):
+    inventory.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
+    return common.created({})
+
+
+def remove_agent_router(req):
+    inventory.remove_router_from_agent(req.context, req.params["agent_id"],
+                                       req.params["router_id"])
+    return common.deleted()
+
+
+def list_router_agents(req):
+    return _listed(req, "agents", inventory.agents_hosting_router(req.context,
+                                                                  req.params["router_id"]))
+
+
 def list_availability_zones(req):
     return _listed(req, "availability_zones",
                    inventory.list_availability_zones(req.context, _filters(req)))

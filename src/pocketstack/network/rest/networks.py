@@ -28,5 +28,6 @@ def update_network(req):
 
 
 def delete_network(req):
-    networks.delete_network(req.context, req.params["network_id"])
+    networks.delete_network(req.context, req.params["network_id"],
+                            if_revision=common.if_revision(req))
     return common.deleted()

@@ -23,5 +23,6 @@ def update_port(req):
 
 
 def delete_port(req):
-    port_delete.delete_port(req.context, req.params["port_id"])
+    port_delete.delete_port(req.context, req.params["port_id"],
+                            if_revision=common.if_revision(req))
     return common.deleted()

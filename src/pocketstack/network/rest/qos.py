@@ -1,6 +1,6 @@
 """/v2.0/qos/policies, their bandwidth_limit_rules, and /v2.0/qos/rule-types."""
 from pocketstack.network import exceptions as exc
-from pocketstack.network import qos
+from pocketstack.network import qos, qos_rules
 from pocketstack.network.rest import common
 
 
@@ -25,41 +25,74 @@ def update_policy(req):
 
 
 def delete_policy(req):
-    qos.delete_policy(req.context, req.params["policy_id"])
+    qos.delete_policy(req.context, req.params["policy_id"],
+                      if_revision=common.if_revision(req))
     return common.deleted()
 
 
+def _kind(req) -> str:
+    rule_type = req.params["rule_type"]
+    if rule_type not in qos_rules.KINDS:  # no such collection
+        raise exc.ResourceNotFound("The resource could not be found.")
+    return rule_type
+
+
 def list_rules(req):
-    rules = qos.list_rules(req.context, req.params["policy_id"])
-    return common.ok({"bandwidth_limit_rules": [common.select(r, req) for r in rules]})
+    rules = qos_rules.list_rules(req.context, _kind(req), req.params["policy_id"])
+    return common.ok({f"{_kind(req)}_rules": [common.select(r, req) for r in rules]})
 
 
 def create_rule(req):
-    return common.created({"bandwidth_limit_rule": qos.create_rule(
-        req.context, req.params["policy_id"], common.body(req))})
+    return common.created({f"{_kind(req)}_rule": qos_rules.create_rule(
+        req.context, _kind(req), req.params["policy_id"], common.body(req))})
 
 
 def show_rule(req):
-    rule = qos.get_rule(req.context, req.params["policy_id"], req.params["rule_id"])
-    return common.ok({"bandwidth_limit_rule": common.select(rule, req)})
+    rule = qos_rules.get_rule(req.context, _kind(req), req.params["policy_id"],
+                              req.params["rule_id"])
+    return common.ok({f"{_kind(req)}_rule": common.select(rule, req)})
 
 
 def update_rule(req):
-    return common.ok({"bandwidth_limit_rule": qos.update_rule(
-        req.context, req.params["policy_id"], req.params["rule_id"], common.body(req))})
+    return common.ok({f"{_kind(req)}_rule": qos_rules.update_rule(
+        req.context, _kind(req), req.params["policy_id"], req.params["rule_id"],
+        common.body(req))})
 
 
 def delete_rule(req):
-    qos.delete_rule(req.context, req.params["policy_id"], req.params["rule_id"])
+    qos_rules.delete_rule(req.context, _kind(req), req.params["policy_id"],
+                          req.params["rule_id"])
+    return common.deleted()
+
+
+# qos-rules-alias: the same rules by id alone, under "alias_<type>_rule"
+
+def show_alias_rule(req):
+    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
+    rule = qos_rules.get_rule(req.context, _kind(req), policy_id, req.params["rule_id"])
+    return common.ok({f"alias_{_kind(req)}_rule": common.select(rule, req)})
+
+
+def update_alias_rule(req):
+    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
+    return common.ok({f"alias_{_kind(req)}_rule": qos_rules.update_rule(
+        req.context, _kind(req), policy_id, req.params["rule_id"], common.body(req),
+        alias=True)})
+
+
+def delete_alias_rule(req):
+    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
+    qos_rules.delete_rule(req.context, _kind(req), policy_id, req.params["rule_id"])
     return common.deleted()
 
 
 def list_rule_types(req):
-    return common.ok({"rule_types": [{"type": t} for t in qos.RULE_TYPES]})
+    # all_rules / all_supported (qos-rule-type-filter) list the same: every type here
+    # is recorded alike
+    return common.ok({"rule_types": [common.select({"type": t}, req)
+                                     for t in qos_rules.RULE_TYPES]})
 
 
 def show_rule_type(req):
-    rule_type = req.params["rule_type"]
-    if rule_type not in qos.RULE_TYPES:
-        raise exc.ResourceNotFound(f"QoS rule type {rule_type} could not be found.")
-    return common.ok({"rule_type": {"type": rule_type, "drivers": []}})
+    return common.ok({"rule_type": common.select(
+        qos_rules.rule_type(req.context, req.params["rule_type"]), req)})

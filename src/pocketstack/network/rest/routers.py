@@ -25,7 +25,8 @@ def update_router(req):
 
 
 def delete_router(req):
-    routers.delete_router(req.context, req.params["router_id"])
+    routers.delete_router(req.context, req.params["router_id"],
+                          if_revision=common.if_revision(req))
     return common.deleted()
 
 
@@ -49,3 +50,17 @@ def remove_extraroutes(req):
     return common.ok({"router": routers.change_extraroutes(
         req.context, req.params["router_id"], common.body(req), add=False,
         if_revision=common.if_revision(req))})
+
+
+def _gateways(action: str):
+    def handler(req):
+        return common.ok({"router": routers.change_gateways(
+            req.context, req.params["router_id"], req.json(), action,
+            if_revision=common.if_revision(req))})
+    handler.__name__ = f"{action}_external_gateways"
+    return handler
+
+
+add_external_gateways = _gateways("add")
+update_external_gateways = _gateways("update")
+remove_external_gateways = _gateways("remove")

@@ -25,7 +25,8 @@ def update_group(req):
 
 
 def delete_group(req):
-    sg.delete_security_group(req.context, req.params["group_id"])
+    sg.delete_security_group(req.context, req.params["group_id"],
+                             if_revision=common.if_revision(req))
     return common.deleted()
 
 
@@ -49,5 +50,6 @@ def update_rule(req):
 
 
 def delete_rule(req):
-    sg.delete_security_group_rule(req.context, req.params["rule_id"])
+    sg.delete_security_group_rule(req.context, req.params["rule_id"],
+                                  if_revision=common.if_revision(req))
     return common.deleted()

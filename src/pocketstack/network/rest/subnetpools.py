@@ -25,5 +25,16 @@ def update_subnetpool(req):
 
 
 def delete_subnetpool(req):
-    subnetpools.delete_subnetpool(req.context, req.params["subnetpool_id"])
+    subnetpools.delete_subnetpool(req.context, req.params["subnetpool_id"],
+                                  if_revision=common.if_revision(req))
     return common.deleted()
+
+
+def add_prefixes(req):
+    return common.ok(subnetpools.add_prefixes(req.context, req.params["subnetpool_id"],
+                                              req.json()))
+
+
+def remove_prefixes(req):
+    return common.ok(subnetpools.remove_prefixes(req.context, req.params["subnetpool_id"],
+                                                 req.json()))

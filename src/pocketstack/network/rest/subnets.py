@@ -28,5 +28,6 @@ def update_subnet(req):
 
 
 def delete_subnet(req):
-    subnets.delete_subnet(req.context, req.params["subnet_id"])
+    subnets.delete_subnet(req.context, req.params["subnet_id"],
+                          if_revision=common.if_revision(req))
     return common.deleted()

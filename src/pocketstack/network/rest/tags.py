@@ -5,7 +5,8 @@ from pocketstack.wsgi import routing
 
 
 def _ids(req):
-    return req.params["collection"], req.params["resource_id"]
+    # /v2.0/qos/policies/{id}/tags has no {collection}: QoS policies' tags
+    return req.params.get("collection", "policies"), req.params["resource_id"]
 
 
 def list_tags(req):

@@ -24,7 +24,8 @@ def update_trunk(req):
 
 
 def delete_trunk(req):
-    trunks.delete_trunk(req.context, req.params["trunk_id"])
+    trunks.delete_trunk(req.context, req.params["trunk_id"],
+                        if_revision=common.if_revision(req))
     return common.deleted()
 
 
