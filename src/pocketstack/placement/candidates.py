@@ -39,6 +39,9 @@ class Query:
     limit: int | None = None
     root_required: filters.Traits = dataclasses.field(default_factory=filters.Traits)
     same_subtree: list[set[str]] = dataclasses.field(default_factory=list)
+    # The unsuffixed group's filters when it asks for no resources: they apply to the
+    # whole candidate (in_tree: its tree; required: the traits of all its providers).
+    tree_filter: Group | None = None
 
 
 @dataclasses.dataclass
@@ -220,6 +223,8 @@ def _general(s, query: Query, limit: int | None) -> list[dict]:
         world.load({i for ids in found.values() for i in ids})
         per_group.append(_options(world, group, found))
     roots = set.intersection(*(set(g) for g in per_group)) if per_group else set()
+    if query.tree_filter is not None and query.tree_filter.in_tree:
+        roots &= {_tree_root(s, query.tree_filter.in_tree)}
     world.load(roots)
     rooted = [r for r in sorted(roots)
               if query.root_required.satisfied_by(world.traits.get(r, set()))]
@@ -231,8 +236,9 @@ def _general(s, query: Query, limit: int | None) -> list[dict]:
             request = _merge(query, combo, room, world)
             if request is None:
                 continue
-            key = repr(sorted((rp, sorted(res.items()))
-                              for rp, res in request["allocations"].items()))
+            key = repr((sorted((rp, sorted(res.items()))
+                               for rp, res in request["allocations"].items()),
+                        sorted(request["mappings"].items())))
             if key not in seen:
                 seen.add(key)
                 out.append(request)
@@ -277,6 +283,11 @@ def _merge(query: Query, combo, room, world: _World) -> dict | None:
             return None
     for rp, res in allocations.items():
         if any(room.get((rp, rc), 0) < n for rc, n in res.items()):
+            return None
+    if query.tree_filter is not None:
+        used = set(allocations) | {rp for rps in mappings.values() for rp in rps}
+        if not query.tree_filter.required.satisfied_by(
+                set().union(*(world.traits[rp] for rp in used))):
             return None
     for suffixes in query.same_subtree:
         members = {rp for sfx in suffixes for rp in mappings.get(sfx, [])}

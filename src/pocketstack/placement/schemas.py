@@ -116,8 +116,8 @@ ALLOCATIONS_1_28 = copy.deepcopy(DELETABLE)
 ALLOCATIONS_1_28["properties"]["consumer_generation"] = _GENERATION
 ALLOCATIONS_1_28["required"].append("consumer_generation")
 _MAPPINGS = {"type": "object", "minProperties": 1, "patternProperties": {
-    GROUP_1_33: {"type": "array", "minItems": 1, "items": _UUID_FORMAT}},
-    "additionalProperties": False}
+    GROUP_1_33: {"type": "array", "minItems": 1, "items": _UUID_FORMAT}}}
+# (no additionalProperties: False - the unsuffixed group's key "" must pass, as upstream)
 ALLOCATIONS_1_34 = copy.deepcopy(ALLOCATIONS_1_28)
 ALLOCATIONS_1_34["properties"]["mappings"] = _MAPPINGS
 ALLOCATIONS_1_38 = copy.deepcopy(ALLOCATIONS_1_34)

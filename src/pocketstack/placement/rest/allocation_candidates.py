@@ -70,6 +70,9 @@ def _query(req, version) -> candidates.Query:
         raise errors.bad_request("At least one resources parameter must be specified.",
                                  errors.QUERYPARAM_MISSING_VALUE)
     query = candidates.Query(list(groups.values()))
+    if "" in groups and not groups[""].resources:  # filters of the whole request
+        query.tree_filter = groups.pop("")
+        query.groups = list(groups.values())
     limit = util.single(params, "limit")
     if limit is not None:
         if not _NUMBER.match(limit) or int(limit) > 2 ** 31:
