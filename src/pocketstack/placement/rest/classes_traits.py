@@ -22,7 +22,7 @@ def create_class(req):
     util.authorize(req, "resource_classes:create")
     name = util.body(req, schemas.RESOURCE_CLASS)["name"]
     api.call(catalog.create_class, name, write=True)
-    return util.empty(201, {"Location": f"{util.base(req)}/resource_classes/{name}"})
+    return util.empty(201, {"Location": util.location(req, f"/resource_classes/{name}")})
 
 
 def show_class(req):
@@ -43,7 +43,7 @@ def update_class(req):
             raise errors.bad_request(f"JSON does not validate: '{name}' does not match "
                                      f"'{schemas.CUSTOM}'")
         created = api.call(catalog.ensure_class, name, write=True)
-        location = {"Location": f"{util.base(req)}/resource_classes/{name}"}
+        location = {"Location": util.location(req, f"/resource_classes/{name}")}
         return util.empty(201 if created else 204, location)
     new = util.body(req, schemas.RESOURCE_CLASS)["name"]
     api.call(catalog.rename_class, name, new, write=True)
@@ -86,7 +86,7 @@ def put_trait(req):
     name = req.params["name"]
     created = api.call(catalog.ensure_trait, name, write=True)
     return util.empty(201 if created else 204,
-                      {"Location": f"{util.base(req)}/traits/{name}"})
+                      {"Location": util.location(req, f"/traits/{name}")})
 
 
 def delete_trait(req):

@@ -42,7 +42,7 @@ def create_provider(req):
     data = util.body(req, schemas.POST_RP_1_14 if version >= (1, 14) else schemas.POST_RP)
     rp = api.create_provider(data["name"], data.get("uuid"), data.get("parent_provider_uuid"),
                              version=version, base=util.base(req))
-    location = {"Location": rp["links"][0]["href"]}
+    location = {"Location": util.location(req, f"/resource_providers/{rp['uuid']}")}
     if version >= (1, 20):
         return util.ok(rp, 200, location)
     return util.empty(201, location)
@@ -103,7 +103,7 @@ def create_inventory(req):
     data = util.body(req, schemas.POST_INVENTORY)
     rc = data.pop("resource_class")
     generation, record = api.create_inventory(rp_uuid, rc, data, util.version(req))
-    href = f"{util.base(req)}/resource_providers/{rp_uuid}/inventories/{rc}"
+    href = util.location(req, f"/resource_providers/{rp_uuid}/inventories/{rc}")
     return util.ok(_inventory(generation, record), 201, {"Location": href})
 
 

@@ -22,6 +22,11 @@ def base(req) -> str:
     return req.raw.scope.get("root_path", "")
 
 
+def location(req, path: str) -> str:
+    """An absolute Location, as webob makes upstream's (osc-placement GETs it as is)."""
+    return req.service_url + path
+
+
 def body(req, schema: dict) -> dict:
     ctype = (req.headers.get("content-type") or "").split(";")[0].strip().lower()
     if ctype != "application/json":
