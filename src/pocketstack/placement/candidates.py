@@ -15,7 +15,7 @@ import random
 import sqlalchemy as sa
 
 from pocketstack.common import config
-from pocketstack.placement import catalog, errors, filters
+from pocketstack.placement import catalog, errors, fastpath, filters
 from pocketstack.placement.models import (Allocation, Inventory, ProviderAggregate,
                                           ProviderTrait, ResourceProvider)
 
@@ -47,7 +47,8 @@ class Query:
 @dataclasses.dataclass
 class Result:
     requests: list[dict]  # [{"allocations": {rp_id: {rc: n}}, "mappings": {suffix: [ids]}}]
-    providers: dict[int, RP]
+    providers: dict[int, object]  # id -> row (uuid, parent_provider_id, root_provider_id)
+    flat: bool = False  # every provider is its own tree: no tree to add to the summaries
 
 
 def find(s, query: Query) -> Result:
@@ -57,7 +58,8 @@ def find(s, query: Query) -> Result:
     if cap > 0:
         limit = min(limit or cap, cap)
     shuffle = config.CONF.placement.randomize_allocation_candidates
-    if _simple(s, query):
+    flat = _simple(s, query)
+    if flat:
         requests = _simple_candidates(s, query.groups[0], query.root_required,
                                       None if shuffle else limit)
     else:
@@ -68,8 +70,8 @@ def find(s, query: Query) -> Result:
         requests = requests[:limit]
     ids = {rp for req in requests for rp in req["allocations"]}
     ids |= {rp for req in requests for rps in req["mappings"].values() for rp in rps}
-    return Result(requests, {rp.id: rp for rp in s.scalars(sa.select(RP).where(
-        RP.id.in_(sorted(ids))))} if ids else {})
+    rows = s.execute(fastpath.PROVIDERS, {"ids": sorted(ids)}) if ids else ()
+    return Result(requests, {row.id: row for row in rows}, flat)
 
 
 def _check_names(s, query: Query) -> None:
@@ -91,10 +93,7 @@ def _simple(s, query: Query) -> bool:
         return False
     if query.same_subtree:
         return False
-    nested = s.scalar(sa.select(RP.id).where(RP.parent_provider_id.is_not(None)).limit(1))
-    sharing = s.scalar(sa.select(ProviderTrait.resource_provider_id)
-                       .where(ProviderTrait.trait == SHARES).limit(1))
-    return nested is None and sharing is None
+    return fastpath.flat_and_unshared(s)
 
 
 def _tree_root(s, rp_uuid: str) -> int:
@@ -116,6 +115,12 @@ def _clauses(s, group: Group, own_traits: bool) -> list:
 
 def _simple_candidates(s, group: Group, root_required, limit) -> list[dict]:
     """One provider holds everything: one query, ordered and limited in SQL."""
+    plain = not (group.required.any_of or group.required.forbidden or group.member_of.any_of
+                 or group.member_of.forbidden or group.in_tree or root_required.any_of
+                 or root_required.forbidden)
+    if plain:
+        return [{"allocations": {rp_id: dict(group.resources)}, "mappings": {"": [rp_id]}}
+                for rp_id in fastpath.candidate_ids(s, group.resources, limit)]
     query = sa.select(RP.id).where(*_clauses(s, group, own_traits=True),
                                    *filters.trait_clauses(RP.id, root_required))
     for rc, amount in group.resources.items():

@@ -31,7 +31,9 @@ class Inventory(Base):
     __tablename__ = "placement_inventories"
     __table_args__ = (sa.UniqueConstraint("resource_provider_id", "resource_class",
                                           name="uq_placement_inventories_rp_rc"),
-                      sa.Index("ix_placement_inventories_rc", "resource_class"))
+                      # candidates walk one class's inventories in provider order
+                      sa.Index("ix_placement_inventories_rc", "resource_class",
+                               "resource_provider_id"))
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     resource_provider_id: Mapped[int] = mapped_column(
         sa.ForeignKey("placement_resource_providers.id"))

@@ -5,8 +5,8 @@ import re
 
 import sqlalchemy as sa
 
-from pocketstack.placement import api, candidates, catalog, errors, filters
-from pocketstack.placement.models import Allocation, Inventory, ResourceProvider
+from pocketstack.placement import api, candidates, errors, fastpath, filters
+from pocketstack.placement.models import ResourceProvider
 from pocketstack.placement.rest import util
 
 _KEY = re.compile(r"^(resources|required|member_of|in_tree)([a-zA-Z0-9_-]{1,64})?$")
@@ -120,12 +120,11 @@ def list_candidates(req):
 
 def _render(s, result: candidates.Result, version, requested: set[str]) -> dict:
     ids = set(result.providers)
-    if version >= (1, 29) and ids:  # the whole trees of the candidates
+    if version >= (1, 29) and ids and not result.flat:  # the whole trees of the candidates
         roots = {rp.root_provider_id for rp in result.providers.values()}
-        for rp in s.scalars(sa.select(ResourceProvider)
+        for rp in s.execute(sa.select(ResourceProvider.__table__)
                             .where(ResourceProvider.root_provider_id.in_(roots))):
             result.providers[rp.id] = rp
-        ids = set(result.providers)
     uuid = {i: rp.uuid for i, rp in result.providers.items()}
     return {"allocation_requests": [_request(r, uuid, version) for r in result.requests],
             "provider_summaries": _summaries(s, result.providers, uuid, version, requested)}
@@ -147,13 +146,9 @@ def _summaries(s, rps: dict, uuid: dict, version, requested: set[str]) -> dict:
     if not rps:
         return {}
     ids = sorted(rps)
-    used = {(rp, rc): int(n) for rp, rc, n in s.execute(
-        sa.select(Allocation.resource_provider_id, Allocation.resource_class,
-                  sa.func.sum(Allocation.used))
-        .where(Allocation.resource_provider_id.in_(ids))
-        .group_by(Allocation.resource_provider_id, Allocation.resource_class))}
+    used = {(rp, rc): int(n) for rp, rc, n in s.execute(fastpath.USAGE, {"ids": ids})}
     out = {uuid[i]: {"resources": {}} for i in ids}
-    for inv in s.scalars(sa.select(Inventory).where(Inventory.resource_provider_id.in_(ids))):
+    for inv in s.execute(fastpath.INVENTORIES, {"ids": ids}):
         if version < (1, 27) and inv.resource_class not in requested:
             continue
         key = (inv.resource_provider_id, inv.resource_class)
@@ -161,8 +156,12 @@ def _summaries(s, rps: dict, uuid: dict, version, requested: set[str]) -> dict:
             "capacity": int((inv.total - inv.reserved) * inv.allocation_ratio),
             "used": used.get(key, 0)}
     if version >= (1, 17):
-        for rp_id, traits in catalog.provider_traits(s, ids).items():
-            out[uuid[rp_id]]["traits"] = sorted(traits)
+        for rp_id in ids:
+            out[uuid[rp_id]]["traits"] = []
+        for rp_id, trait in s.execute(fastpath.TRAITS, {"ids": ids}):
+            out[uuid[rp_id]]["traits"].append(trait)
+        for rp_id in ids:
+            out[uuid[rp_id]]["traits"].sort()
     if version >= (1, 29):
         tree = {rp.id: rp.uuid for rp in rps.values()}
         for rp_id in ids:

@@ -100,7 +100,7 @@ def upgrade():
     sa.UniqueConstraint('resource_provider_id', 'resource_class', name='uq_placement_inventories_rp_rc')
     )
     with op.batch_alter_table('placement_inventories', schema=None) as batch_op:
-        batch_op.create_index('ix_placement_inventories_rc', ['resource_class'], unique=False)
+        batch_op.create_index('ix_placement_inventories_rc', ['resource_class', 'resource_provider_id'], unique=False)
 
     op.create_table('placement_provider_aggregates',
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
