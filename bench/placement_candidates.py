@@ -7,7 +7,8 @@ over HTTP (keystoneauth session, keep-alive), with the load average before and a
 
 The providers are made through the REST API (each: POST, PUT inventories with VCPU 16,
 MEMORY_MB 32768, DISK_GB 1000; every third gets an allocation), so the data is what a
-client would write. ``--upstream http://127.0.0.1:PORT`` loads the same providers into an
+client would write (4 loading threads; 1 for upstream, whose SQLite writes fail with
+"database is locked" when concurrent). ``--upstream http://127.0.0.1:PORT`` loads the same providers into an
 upstream placement (run with ``[api] auth_strategy = noauth2``) and times it too.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 import uuid
 
 import requests
+import threading
 
 QUERY = "/allocation_candidates?resources=VCPU:1,MEMORY_MB:512,DISK_GB:1&limit=10"
 HEADERS = {"OpenStack-API-Version": "placement 1.39", "Content-Type": "application/json"}
@@ -31,28 +33,37 @@ class Client:
 
     def __init__(self, base: str, token: str):
         self.base = base.rstrip("/")
-        self.http = requests.Session()
-        self.http.headers.update(HEADERS, **{"X-Auth-Token": token})
+        self.headers = dict(HEADERS, **{"X-Auth-Token": token})
+        self.local = threading.local()  # a keep-alive session per loading thread
 
     def call(self, method: str, path: str, json=None):
-        r = self.http.request(method, self.base + path, json=json, timeout=60)
+        if not hasattr(self.local, "http"):
+            self.local.http = requests.Session()
+            self.local.http.headers.update(self.headers)
+        r = self.local.http.request(method, self.base + path, json=json, timeout=60)
         if r.status_code >= 400:
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.text[:300]}")
         return r
 
 
-def load(client: Client, count: int) -> None:
-    for i in range(count):
-        rp = client.call("POST", "/resource_providers", {"name": f"bench-{i}"}).json()["uuid"]
-        client.call("PUT", f"/resource_providers/{rp}/inventories", {
-            "resource_provider_generation": 0, "inventories": {
-                "VCPU": {"total": 16}, "MEMORY_MB": {"total": 32768},
-                "DISK_GB": {"total": 1000}}})
-        if i % 3 == 0:
-            client.call("PUT", f"/allocations/{uuid.uuid4()}", {
-                "allocations": {rp: {"resources": {"VCPU": 2, "MEMORY_MB": 2048}}},
-                "project_id": "bench", "user_id": "bench", "consumer_generation": None,
-                "consumer_type": "INSTANCE"})
+def load(client: Client, count: int, workers: int = 4) -> None:
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda i: _provider(client, i), range(count)))
+
+
+def _provider(client: Client, i: int) -> None:
+    rp = client.call("POST", "/resource_providers", {"name": f"bench-{i}"}).json()["uuid"]
+    client.call("PUT", f"/resource_providers/{rp}/inventories", {
+        "resource_provider_generation": 0, "inventories": {
+            "VCPU": {"total": 16}, "MEMORY_MB": {"total": 32768},
+            "DISK_GB": {"total": 1000}}})
+    if i % 3 == 0:
+        client.call("PUT", f"/allocations/{uuid.uuid4()}", {
+            "allocations": {rp: {"resources": {"VCPU": 2, "MEMORY_MB": 2048}}},
+            "project_id": "bench", "user_id": "bench", "consumer_generation": None,
+            "consumer_type": "INSTANCE"})
 
 
 def measure(client: Client, n: int) -> dict:
@@ -105,7 +116,7 @@ def main() -> None:
     if args.upstream:
         upstream = Client(args.upstream, "admin")
         t0 = time.monotonic()
-        load(upstream, args.providers)
+        load(upstream, args.providers, workers=1)  # its SQLite: "database is locked"
         print(f"upstream: loaded {args.providers} providers in {time.monotonic() - t0:.1f} s")
         result = measure(upstream, args.requests)
         print(f"upstream: p50 {result['p50']:.2f} ms, p95 {result['p95']:.2f} ms "
