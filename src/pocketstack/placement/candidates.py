@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from pocketstack.common import config
 from pocketstack.placement import catalog, errors, fastpath, filters
 from pocketstack.placement.models import (Allocation, Inventory, ProviderAggregate,
-                                          ProviderTrait, ResourceProvider)
+                                          ResourceProvider)
 
 RP = ResourceProvider
 SHARES = "MISC_SHARES_VIA_AGGREGATE"

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import copy
-
-import jsonschema
+import functools
 
 from pocketstack.placement import errors
 
@@ -15,21 +14,29 @@ CUSTOM = "^CUSTOM_[A-Z0-9_]+$"
 GROUP_1_33 = r"^[a-zA-Z0-9_-]{1,64}$"
 _UUID_FORMAT = {"type": "string", "format": "uuid"}
 
-_FORMATS = jsonschema.FormatChecker()
-
-
-@_FORMATS.checks("uuid", raises=ValueError)
-def _is_uuid(value) -> bool:
+@functools.cache
+def _formats():
+    """jsonschema on first use: a start imports none of it (tests/test_startup_imports)."""
     import uuid
 
-    if isinstance(value, str):
-        uuid.UUID(value)
-    return True
+    import jsonschema
+
+    checker = jsonschema.FormatChecker()
+
+    @checker.checks("uuid", raises=ValueError)
+    def _is_uuid(value) -> bool:
+        if isinstance(value, str):
+            uuid.UUID(value)
+        return True
+
+    return checker
 
 
 def validate(data, schema) -> dict:
+    import jsonschema
+
     try:
-        jsonschema.validate(data, schema, format_checker=_FORMATS)
+        jsonschema.validate(data, schema, format_checker=_formats())
     except jsonschema.ValidationError as exc:
         raise errors.bad_request(f"JSON does not validate: {exc.message}") from None
     return data
