@@ -189,3 +189,16 @@ def test_member_gets_403_reader_sees_own_usages(cloud, placement):
     r = m.get(f"/usages?project_id={member['project_id']}")
     assert r.status_code == 200 and r.json() == {"usages": {}}
     assert m.get("/", version="none").status_code == 200  # the version document is public
+
+
+def test_odd_ids_and_huge_amounts_are_400(placement, host):
+    r = placement.post("/allocations", {"-" * 36: {
+        "allocations": {host: {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u",
+        "consumer_generation": None, "consumer_type": "INSTANCE"}})
+    assert r.status_code == 400, r.text
+    r = placement.allocate(str(uuid.uuid4()), {host: {"VCPU": 10 ** 30}})
+    assert r.status_code == 400, r.text
+    r = placement.allocate(str(uuid.uuid4()), {"-" * 36: {"VCPU": 1}})
+    assert r.status_code == 400, r.text
+    r = placement.allocate(str(uuid.uuid4()), {host: {"VCPU": 1}}, generation=10 ** 30)
+    assert r.status_code == 409, r.text

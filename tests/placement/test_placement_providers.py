@@ -256,3 +256,6 @@ def test_aggregates_with_generation_from_1_19(placement):
         f"/resource_providers?member_of=!{agg2}").json()["resource_providers"]]
     assert placement.get(f"/resource_providers/{rp}/aggregates",
                          version="1.0").status_code == 404
+    # member_of=in: is the resource provider list's syntax from 1.3
+    listed = placement.get(f"/resource_providers?member_of=in:{agg1}", version="1.3").json()
+    assert [p["uuid"] for p in listed["resource_providers"]] == [rp]

@@ -103,8 +103,10 @@ def _agg_uuids(text: str, value: str) -> set[str]:
     return out
 
 
-def parse_member_of(values: list[str], version: tuple[int, int]) -> MemberOf:
-    """``member_of=a`` / ``in:a,b`` (1.21), repeated (1.24), ``!`` forbidden (1.32)."""
+def parse_member_of(values: list[str], version: tuple[int, int],
+                    in_since: tuple[int, int] = (1, 21)) -> MemberOf:
+    """``member_of=a`` / ``in:a,b`` (resource providers 1.3, candidates 1.21), repeated
+    (1.24), ``!`` forbidden (1.32)."""
     if len(values) > 1 and version < (1, 24):
         raise errors.bad_request("Query parameter 'member_of' is specified multiple times.",
                                  errors.ILLEGAL_DUPLICATE_QUERYPARAM)
@@ -113,7 +115,7 @@ def parse_member_of(values: list[str], version: tuple[int, int]) -> MemberOf:
         text = value.strip()
         negative = version >= (1, 32) and text.startswith("!")
         text = text[1:] if negative else text
-        listed = version >= (1, 21) and text.startswith("in:")
+        listed = version >= in_since and text.startswith("in:")
         text = text[3:] if listed else text
         if "," in text and not listed:
             raise errors.bad_request(f"Invalid query string parameters: Expected 'member_of' "

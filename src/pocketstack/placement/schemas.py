@@ -94,7 +94,8 @@ RESOURCE_CLASS = {"type": "object", "properties": {
 
 # --- allocations -------------------------------------------------------------------------
 _RESOURCES = {"type": "object", "minProperties": 1,
-              "patternProperties": {RC: {"type": "integer", "minimum": 1}},
+              "patternProperties": {RC: {"type": "integer", "minimum": 1,
+                                         "maximum": MAX_INT}},  # the column's range
               "additionalProperties": False}
 ALLOCATIONS_1_0 = {"type": "object", "properties": {"allocations": {
     "type": "array", "minItems": 1, "items": {

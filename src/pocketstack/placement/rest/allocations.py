@@ -57,7 +57,7 @@ def post(req):
     util.authorize(req, "allocations:manage")
     version = util.version(req)
     data = util.body(req, schemas.post_allocations(version))
-    api.set_allocations([_request(str(uuidlib.UUID(c)), d, version)
+    api.set_allocations([_request(util.check_uuid(c, "consumer_uuid"), d, version)
                          for c, d in data.items()])
     return util.empty()
 
@@ -105,7 +105,7 @@ def reshape(req):
     util.authorize(req, "reshaper:reshape")
     version = util.version(req)
     data = util.body(req, schemas.reshaper(version))
-    requests = [_request(str(uuidlib.UUID(c)), d, version)
+    requests = [_request(util.check_uuid(c, "consumer_uuid"), d, version)
                 for c, d in data["allocations"].items()]
     api.reshape(data["inventories"], requests, version)
     return util.empty()

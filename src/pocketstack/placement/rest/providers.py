@@ -19,7 +19,7 @@ def list_providers(req):
     if "in_tree" in params:
         kwargs["in_tree"] = _filter_uuid(util.single(params, "in_tree"), "in_tree")
     if "member_of" in params:
-        kwargs["member_of"] = filters.parse_member_of(params["member_of"], version)
+        kwargs["member_of"] = filters.parse_member_of(params["member_of"], version, (1, 3))
     if "resources" in params:
         kwargs["resources"] = filters.parse_resources(util.single(params, "resources"))
     if "required" in params:
