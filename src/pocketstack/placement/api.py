@@ -11,15 +11,56 @@ capacity 409 and picks an alternate.
 """
 from __future__ import annotations
 
+import functools
+import logging
+import time
+
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import config, db, exceptions
 from pocketstack.placement import (allocations, candidates, catalog, errors, filters,
                                    inventories, providers)
 from pocketstack.placement.allocations import Request
 from pocketstack.placement.models import ResourceProvider as RP
 
 __all__ = ["Request", "claim", "set_allocations"]
+
+LOG = logging.getLogger(__name__)
+# A deadlock victim (PostgreSQL, MariaDB) or MariaDB's snapshot check (error 1020).
+_RETRY_MARKERS = ("deadlock", "lock wait timeout", "could not serialize", "40001", "40p01",
+                  "1213", "1020", "record has changed since last read")
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, exceptions.PocketstackError):
+        return getattr(error, "retryable", False)
+    if isinstance(error, sa.exc.DBAPIError):
+        return any(m in str(error.orig).lower() for m in _RETRY_MARKERS)
+    return False
+
+
+def _retrying(function):
+    """Run an allocation write again when a concurrent writer bumped one of its providers'
+    generations (or the database aborted it), as upstream's replace_all does: a claim fails
+    with 409 only when capacity or the consumer's generation says so, or after
+    [placement] allocation_conflict_retry_count tries."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        retries = config.CONF.placement.allocation_conflict_retry_count
+        for attempt in range(retries + 1):
+            try:
+                return function(*args, **kwargs)
+            except (exceptions.PocketstackError, sa.exc.DBAPIError) as error:
+                if not _retryable(error):
+                    raise
+                if attempt == retries:
+                    if isinstance(error, exceptions.PocketstackError):
+                        raise
+                    raise errors.concurrent_update() from None
+                LOG.debug("%s: concurrent update, retrying (%s)", function.__name__,
+                          attempt + 1)
+                time.sleep(0.002 * (attempt + 1))
+    return wrapper
 
 
 def _provider_view(s, rps, version, base) -> list[dict]:
@@ -66,12 +107,14 @@ def get_provider(rp_uuid, *, version=(1, 0), base="") -> dict:
         return _provider_view(s, [providers.get(s, rp_uuid)], version, base)[0]
 
 
+@_retrying
 def create_provider(name, rp_uuid=None, parent_uuid=None, *, version=(1, 0), base=""):
     with db.transaction() as s:
         rp = providers.create(s, name, rp_uuid, parent_uuid)
         return _provider_view(s, [rp], version, base)[0]
 
 
+@_retrying
 def update_provider(rp_uuid, name, parent_uuid=None, parent_given=False, *, version=(1, 0),
                     base="") -> dict:
     with db.transaction() as s:
@@ -80,6 +123,7 @@ def update_provider(rp_uuid, name, parent_uuid=None, parent_given=False, *, vers
         return _provider_view(s, [rp], version, base)[0]
 
 
+@_retrying
 def delete_provider(rp_uuid) -> None:
     with db.transaction() as s:
         providers.delete(s, providers.get(s, rp_uuid))
@@ -103,6 +147,7 @@ def get_inventory(rp_uuid, rc) -> tuple[int, dict]:
         return rp.generation, inventories.to_dict(inv)
 
 
+@_retrying
 def set_inventories(rp_uuid, generation, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
         rp = providers.get(s, rp_uuid)
@@ -112,6 +157,7 @@ def set_inventories(rp_uuid, generation, data, version) -> tuple[int, dict]:
                                for rc, i in inventories.of(s, rp.id).items()}
 
 
+@_retrying
 def create_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
         rp = providers.get(s, rp_uuid)
@@ -119,6 +165,7 @@ def create_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
         return rp.generation, inventories.to_dict(inv)
 
 
+@_retrying
 def update_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
         rp = providers.get(s, rp_uuid)
@@ -126,11 +173,13 @@ def update_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
         return rp.generation, inventories.to_dict(inv)
 
 
+@_retrying
 def delete_inventory(rp_uuid, rc) -> None:
     with db.transaction() as s:
         inventories.delete_one(s, providers.get(s, rp_uuid), rc)
 
 
+@_retrying
 def delete_inventories(rp_uuid) -> None:
     with db.transaction() as s:
         inventories.delete_all(s, providers.get(s, rp_uuid))
@@ -144,6 +193,7 @@ def provider_traits(rp_uuid) -> tuple[int, list[str]]:
         return rp.generation, sorted(catalog.provider_traits(s, [rp.id])[rp.id])
 
 
+@_retrying
 def set_provider_traits(rp_uuid, traits, generation) -> tuple[int, list[str]]:
     with db.transaction() as s:
         rp = providers.get(s, rp_uuid)
@@ -151,6 +201,7 @@ def set_provider_traits(rp_uuid, traits, generation) -> tuple[int, list[str]]:
         return rp.generation, sorted(set(traits))
 
 
+@_retrying
 def delete_provider_traits(rp_uuid) -> None:
     with db.transaction() as s:
         catalog.set_provider_traits(s, providers.get(s, rp_uuid), [], None)
@@ -162,6 +213,7 @@ def provider_aggregates(rp_uuid) -> tuple[int, list[str]]:
         return rp.generation, catalog.provider_aggregates(s, rp.id)
 
 
+@_retrying
 def set_provider_aggregates(rp_uuid, aggregates, generation, increment) -> tuple[int, list]:
     with db.transaction() as s:
         rp = providers.get(s, rp_uuid)
@@ -171,18 +223,28 @@ def set_provider_aggregates(rp_uuid, aggregates, generation, increment) -> tuple
 
 def call(function, *args, write: bool = False):
     """Run one catalog function in a transaction (resource classes, traits)."""
-    with (db.transaction() if write else db.reader()) as s:
+    if write:
+        return _write(function, *args)
+    with db.reader() as s:
+        return function(s, *args)
+
+
+@_retrying
+def _write(function, *args):
+    with db.transaction() as s:
         return function(s, *args)
 
 
 # --- allocations and usages --------------------------------------------------------------
 
+@_retrying
 def set_allocations(requests: list[Request]) -> None:
     """Many consumers' allocations at once (POST /allocations, moves), all or nothing."""
     with db.transaction() as s:
         allocations.replace(s, requests)
 
 
+@_retrying
 def claim(consumer, resources: dict[str, dict[str, int]], project_id, user_id, *,
           consumer_generation=None, consumer_type=None,
           provider_generations: dict[str, int] | None = None) -> int:
@@ -207,6 +269,7 @@ def consumer_allocations(consumer):
         return info, allocs
 
 
+@_retrying
 def delete_allocations(consumer) -> None:
     with db.transaction() as s:
         allocations.delete(s, consumer)
@@ -229,6 +292,7 @@ def project_usages(project_id, user_id=None, consumer_type=None, by_type=False) 
         return allocations.project_usages(s, project_id, user_id, consumer_type, by_type)
 
 
+@_retrying
 def reshape(inventory_sets, requests, version) -> None:
     with db.transaction() as s:
         allocations.reshape(s, inventory_sets, requests, version)

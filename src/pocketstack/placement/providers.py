@@ -30,7 +30,9 @@ def bump(s, rp: RP, expected: int | None = None) -> int:
                      .values(generation=expected + 1, updated_at=utcnow())
                      .execution_options(synchronize_session=False)).rowcount
     if done != 1:
-        raise errors.concurrent_update()
+        error = errors.concurrent_update()
+        error.retryable = True  # nobody asked for this generation: an allocation write retries
+        raise error
     s.expire(rp)
     return expected + 1
 
