@@ -37,7 +37,10 @@ def test_allocation_lifecycle_with_consumer_generations(placement, host):
     usages = placement.get(f"/resource_providers/{host}/usages").json()["usages"]
     assert usages == {"VCPU": 1, "MEMORY_MB": 0, "DISK_GB": 0}
     listed = placement.get(f"/resource_providers/{host}/allocations").json()
-    assert listed["allocations"] == {c: {"resources": {"VCPU": 1}}}
+    assert listed["allocations"] == {c: {"resources": {"VCPU": 1},
+                                         "consumer_generation": gen + 1}}
+    old = placement.get(f"/resource_providers/{host}/allocations", version="1.27").json()
+    assert old["allocations"] == {c: {"resources": {"VCPU": 1}}}
     # old formats: 1.0's list body and response
     c2 = str(uuid.uuid4())
     r = placement.put(f"/allocations/{c2}", {"allocations": [

@@ -164,12 +164,18 @@ def of_consumer(s, consumer: str) -> tuple[Consumer | None, dict]:
     return row, out
 
 
-def of_provider(s, rp_id: int) -> dict[str, dict]:
+def of_provider(s, rp_id: int, consumer_generations: bool = False) -> dict[str, dict]:
+    """{consumer: {"resources": ...}} (and its "consumer_generation" from 1.28)."""
     out: dict[str, dict] = {}
-    for consumer, rc, used in s.execute(
-            sa.select(Allocation.consumer_id, Allocation.resource_class, Allocation.used)
+    for consumer, rc, used, generation in s.execute(
+            sa.select(Allocation.consumer_id, Allocation.resource_class, Allocation.used,
+                      Consumer.generation)
+            .outerjoin(Consumer, Consumer.uuid == Allocation.consumer_id)
             .where(Allocation.resource_provider_id == rp_id)):
-        out.setdefault(consumer, {"resources": {}})["resources"][rc] = used
+        entry = out.setdefault(consumer, {"resources": {}})
+        entry["resources"][rc] = used
+        if consumer_generations:
+            entry["consumer_generation"] = generation
     return out
 
 

@@ -275,10 +275,10 @@ def delete_allocations(consumer) -> None:
         allocations.delete(s, consumer)
 
 
-def provider_allocations(rp_uuid) -> tuple[int, dict]:
+def provider_allocations(rp_uuid, consumer_generations=False) -> tuple[int, dict]:
     with db.reader() as s:
         rp = providers.get(s, rp_uuid)
-        return rp.generation, allocations.of_provider(s, rp.id)
+        return rp.generation, allocations.of_provider(s, rp.id, consumer_generations)
 
 
 def provider_usages(rp_uuid) -> tuple[int, dict]:

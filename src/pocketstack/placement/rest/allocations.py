@@ -22,10 +22,10 @@ def show(req):
     body: dict = {"allocations": allocs}
     if version >= (1, 12) and info is not None and allocs:
         body.update(project_id=info["project_id"], user_id=info["user_id"])
-    if version >= (1, 28) and info is not None:
-        body["consumer_generation"] = info["generation"]
-    if version >= (1, 38) and info is not None:
-        body["consumer_type"] = info["consumer_type"] or "unknown"
+        if version >= (1, 28):
+            body["consumer_generation"] = info["generation"]
+        if version >= (1, 38):
+            body["consumer_type"] = info["consumer_type"] or "unknown"
     return util.ok(body)
 
 
@@ -70,7 +70,8 @@ def delete(req):
 
 def of_provider(req):
     util.authorize(req, "resource_providers:allocations:list")
-    generation, allocs = api.provider_allocations(util.provider_uuid(req))
+    generation, allocs = api.provider_allocations(util.provider_uuid(req),
+                                                  util.version(req) >= (1, 28))
     return util.ok({"allocations": allocs, "resource_provider_generation": generation})
 
 
