@@ -17,7 +17,8 @@ import stat
 import pytest
 
 SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "pocketstack"
-SERVICES = ("compute", "network", "volume", "image", "identity", "control", "dashboard")
+SERVICES = ("compute", "network", "volume", "image", "identity", "control", "dashboard",
+            "placement")
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -48,6 +49,7 @@ def _offenders(package: str, forbidden: tuple[str, ...]) -> list[str]:
     ("volume", ("identity", "compute")),
     ("image", ("identity", "compute")),
     ("identity", ("compute",)),
+    ("placement", ("identity", "compute", "network", "volume", "image")),
     ("common", SERVICES + ("clients", "cli", "cloud", "workers", "agent")),
     ("clients", SERVICES),
 ])

@@ -4,6 +4,7 @@ writing; only a missing or moved object makes it write)."""
 from __future__ import annotations
 
 from pocketstack import Cloud
+from pocketstack.identity import bootstrap
 
 FAST = {"identity.password_hash_rounds": 4}
 
@@ -41,7 +42,8 @@ def test_restart_puts_back_what_was_deleted_and_moves_endpoints(tmp_path):
         for ep in internal:
             assert s.delete(f"/v3/endpoints/{ep['id']}", endpoint_filter=ident
                             ).status_code == 204
-    assert len(before) == 18 and all(len(urls) == 1 for urls in before.values())
+    expected = len(bootstrap.CATALOG) * len(bootstrap.INTERFACES)
+    assert len(before) == expected and all(len(urls) == 1 for urls in before.values())
 
     with Cloud(data_dir, overrides=FAST) as cloud:  # another free port
         assert cloud.url != first_url

@@ -27,6 +27,7 @@ CATALOG = (
     ("network", "neutron", "Network Service", "/network"),
     ("block-storage", "cinder", "Block Storage Service", "/volume/v3/$(project_id)s"),
     ("volumev3", "cinderv3", "Block Storage Service (v3 alias)", "/volume/v3/$(project_id)s"),
+    ("placement", "placement", "Placement Service", "/placement"),
 )
 INTERFACES = ("public", "internal", "admin")
 ROLES = ("admin", "manager", "member", "reader", "service")

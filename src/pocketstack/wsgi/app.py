@@ -35,6 +35,7 @@ SERVICES = (
     Service("image", "/image", faults.glance),
     Service("network", "/network", faults.neutron),
     Service("volume", "/volume", faults.nova),  # cinder uses nova's fault bodies
+    Service("placement", "/placement", faults.placement),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 
@@ -49,11 +50,15 @@ def _validate_token(token: str, service_token: str | None = None):
     return tokens.validate_to_context(token, service_token)
 
 
-def pipeline(service: Service, router, exempt) -> Callable:
-    """The middleware stack, innermost last; the order is explained in middleware.py."""
+def pipeline(service: Service, router, exempt, wrap: Callable | None = None) -> Callable:
+    """The middleware stack, innermost last; the order is explained in middleware.py.
+    ``wrap``: a service's own layer around its faults (placement's microversion header,
+    which its error responses carry too)."""
     app = middleware.TokenAuth(router, _validate_token)
     app = middleware.BodySizeLimit(app, exempt)
     app = middleware.FaultWrapper(app, service.formatter, auth_uri)
+    if wrap is not None:
+        app = wrap(app)
     app = middleware.AccessLog(app)
     # nova also names the request id x-compute-request-id (clients such as novaclient read it)
     also = ("x-compute-request-id",) if service.name == "compute" else ()
@@ -119,7 +124,7 @@ class PocketstackApp:
                 if rest is not None and getattr(rest, "ROUTES", None) is not None:
                     router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
                     exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
-                    app = pipeline(service, router, exempt)
+                    app = pipeline(service, router, exempt, getattr(rest, "wrap", None))
                     self._routers[service.prefix] = router
                 self._apps[service.prefix] = app
             return self._apps[service.prefix]

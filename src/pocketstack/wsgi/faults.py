@@ -84,3 +84,46 @@ glance.negotiate = glance_negotiated
 
 def plain(error: PocketstackError) -> dict:
     return {"error": {"code": error.code, "message": error.message, "title": error.title}}
+
+
+# webob's explanation of each status, which placement's ``detail`` starts with.
+_WEBOB_EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed or "
+         "otherwise incorrect.",
+    401: "This server could not verify that you are authorized to access the document you "
+         "requested. Either you supplied the wrong credentials (e.g., bad password), or your "
+         "browser does not understand how to supply the credentials required.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    405: "The method is not allowed for this resource.",
+    406: "The resource could not be generated that was acceptable to your request.",
+    409: "There was a conflict when trying to complete your request.",
+    413: "The request is larger than the server is willing or able to process.",
+    415: "The request media type is not supported by this server.",
+}
+PLACEMENT_VERSION_KEY = "pocketstack.placement.version"  # (major, minor) of the request
+PLACEMENT_MAX_VERSION_KEY = "pocketstack.placement.versions"  # (min, max) strings for 406
+
+
+def placement(error: PocketstackError) -> dict:
+    return placement_scoped(error, {})
+
+
+def placement_scoped(error: PocketstackError, scope: dict) -> dict:
+    """Placement's API-WG error body; ``code`` from microversion 1.23."""
+    explanation = _WEBOB_EXPLANATIONS.get(error.code, error.title)
+    detail = explanation if error.message == explanation else (
+        f"{explanation}\n\n {error.message}  ")
+    body = {"status": error.code, "title": error.title, "detail": detail}
+    version = scope.get(PLACEMENT_VERSION_KEY)
+    if version is not None and version >= (1, 23):
+        body["code"] = getattr(error, "placement_code", None) or "placement.undefined_code"
+    request_id = scope.get("pocketstack.request_id")
+    if request_id:
+        body["request_id"] = request_id
+    if error.code == 406 and version is None and PLACEMENT_MAX_VERSION_KEY in scope:
+        body["min_version"], body["max_version"] = scope[PLACEMENT_MAX_VERSION_KEY]
+    return {"errors": [body]}
+
+
+placement.scoped = placement_scoped

@@ -95,7 +95,10 @@ class FaultWrapper:
 
     async def send_fault(self, scope, send, error: exceptions.PocketstackError):
         negotiate = getattr(self.formatter, "negotiate", None)  # glance: by Accept header
-        if negotiate is not None:
+        scoped = getattr(self.formatter, "scoped", None)  # placement: request id, version
+        if scoped is not None:
+            content_type, body = "application/json", json.dumps(scoped(error, scope)).encode()
+        elif negotiate is not None:
             content_type, body = negotiate(error, _header(scope, b"accept"))
         else:
             content_type, body = "application/json", json.dumps(self.formatter(error)).encode()
