@@ -13,28 +13,10 @@ Targets are flattened as Keystone does ("target.project.domain_id"). Keystone's
 """
 from oslo_policy import policy
 
-ADMIN = "rule:admin_required"
-SYSTEM_READER = "(role:reader and system_scope:all)"
-MANAGED_ROLE = "rule:domain_managed_target_role"
-
-
-def _reader_in(domain_attr: str) -> str:
-    return f"(role:reader and domain_id:%({domain_attr})s)"
-
-
-def _manager_in(*domain_attrs: str) -> str:
-    checks = " and ".join(f"domain_id:%({a})s" for a in domain_attrs)
-    return f"(role:manager and {checks})"
-
-
-def _rule(name: str, check: str, description: str, operations: list[tuple[str, str]]):
-    return policy.DocumentedRuleDefault(
-        name=f"identity:{name}", check_str=check, description=description,
-        operations=[{"method": m, "path": p} for m, p in operations])
-
-
-ADMIN_OR_SYSTEM_READER = f"{ADMIN} or {SYSTEM_READER}"
-OWNER = "user_id:%(target.user.id)s"
+from pocketstack.identity import policies_ext
+from pocketstack.identity.policy_checks import (  # noqa: F401 - re-exported names
+    ADMIN, ADMIN_OR_SYSTEM_READER, MANAGED_ROLE, OWNER, _manager_in,
+    _reader_in, _rule)
 
 _GRANT_READER = " or ".join(
     f"(role:reader and domain_id:%({actor})s and domain_id:%({target})s)"
@@ -307,11 +289,5 @@ def list_rules():
         _rule("delete_application_credential", f"{ADMIN} or {OWNER}",
               "Delete an application credential.",
               [("DELETE", "/v3/users/{user_id}/application_credentials/{id}")]),
-        *_extension_rules(),
+        *policies_ext.list_rules(),
     ]
-
-
-def _extension_rules() -> list:
-    from pocketstack.identity import policies_ext  # it builds on this module's helpers
-
-    return policies_ext.list_rules()

@@ -1,7 +1,7 @@
 """Policy defaults of Keystone's extensions (OS-EP-FILTER, OS-FEDERATION, OS-OAUTH1,
 domain configuration) and of access rules: reads for admins and system readers, writes
 for admins, as Keystone's defaults; a user reads and deletes its own access rules."""
-from pocketstack.identity import policies as base
+from pocketstack.identity import policy_checks as base
 
 _EP = "/v3/OS-EP-FILTER"
 _FED = "/v3/OS-FEDERATION"

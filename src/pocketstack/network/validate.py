@@ -108,10 +108,6 @@ def integer(minimum: int | None = None, maximum: int | None = None,
     return convert
 
 
-def nullable_uuid(value, name):
-    return None if value is None else uuid_string(value, name)
-
-
 def uuid_string(value, name):
     try:
         if isinstance(value, str) and str(uuid.UUID(value)) == value.lower():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pocketstack.common import exceptions
 from pocketstack.common.timeutils import isotime_us
-from pocketstack.identity import schemas, tokens, trusts
+from pocketstack.identity import tokens, trusts
 from pocketstack.identity.rest import common
 from pocketstack.wsgi import routing
 
