@@ -101,12 +101,12 @@ def db_row(task: Task) -> dict:
             "message": task.message or ""}
 
 
-def _authorize(ctx) -> None:
+def authorize(ctx) -> None:
     policy.authorize(ctx, "image:tasks_api_access", {"project_id": ctx.project_id or ""})
 
 
 def get(ctx, task_id: str) -> dict:
-    _authorize(ctx)
+    authorize(ctx)
     with db.reader() as s:
         task = s.get(Task, task_id) if len(task_id) <= 36 else None
         if task is None or not (ctx.is_admin or task.owner == ctx.project_id):
@@ -126,7 +126,7 @@ def _int(value: str, name: str) -> int:
 
 def list_tasks(ctx, params: dict) -> tuple[list[dict], str | None]:
     """GET /v2/tasks: newest first by default; ``next_marker`` when a page is full."""
-    _authorize(ctx)
+    authorize(ctx)
     params = dict(params)
     limit = params.pop("limit", None)
     marker = params.pop("marker", None)
