@@ -80,7 +80,8 @@ def _property_schema(body: dict) -> dict:
 
 
 def new_property(ns, name: str, body: dict) -> MetadefProperty:
-    common.validate("metadefs/property", dict(body, name=name))
+    # As glance: the body itself must name the property (nested ones: their key names it)
+    common.validate("metadefs/property", body if name is None else dict(body, name=name))
     now = utcnow()
     return MetadefProperty(namespace_id=ns.id, name=common.check_name(name),
                            schema=_property_schema(body), created_at=now, updated_at=now)
