@@ -156,3 +156,14 @@ def test_import_must_match_the_disk_format(owner):
     with pytest.raises(exc.HTTPBadRequest):
         owner.images.image_import(image["id"], method="glance-direct")
     assert owner.images.get(image["id"])["status"] == "queued"
+
+
+def test_cli_metadef_namespaces(cloud):
+    """issue 22: `openstack image metadef namespace list/show` over glance's seeded data."""
+    listed = cloud.cli("image", "metadef", "namespace", "list", "-f", "json")
+    names = [row.get("namespace") or row.get("Namespace") for row in listed]
+    assert "OS::Compute::Libvirt" in names and len(names) == 33
+    shown = cloud.cli("image", "metadef", "namespace", "show", "OS::Compute::Libvirt",
+                      "-f", "json")
+    assert shown["protected"] is True and shown["visibility"] == "public"
+    assert "OS::Glance::Image" in str(shown["resource_type_associations"])
