@@ -210,3 +210,31 @@ def test_task_api_errors(glance):
         assert "marker=" in page["next"]
     assert glance.get("/v2/schemas/task").json()["name"] == "task"
     assert_error(glance.get(f"/v2/images/{uuid.uuid4()}/tasks"), 404)
+
+
+def test_restart_fails_unfinished_imports(glance, allow_web):
+    """A web-download cut by a restart: the image is queued again, its task failed, the
+    lock gone, and a new import works."""
+    from pocketstack.common import db
+    from pocketstack.common.timeutils import utcnow
+    from pocketstack.image import service
+    from pocketstack.image.models import Image, ImageProperty, Task
+
+    image = glance.create()
+    task_id = str(uuid.uuid4())
+    with db.transaction() as s:  # what a process that died mid-download leaves behind
+        row = s.get(Image, image["id"])
+        row.status = "importing"
+        row.properties.append(ImageProperty(name="os_glance_import_task", value=task_id))
+        s.add(Task(id=task_id, type="api_image_import", status="processing",
+                   owner=glance.project_id, image_id=image["id"], input={}, message="",
+                   created_at=utcnow(), updated_at=utcnow()))
+    service.recover()
+    shown = glance.show(image["id"])
+    assert shown["status"] == "queued" and "os_glance_import_task" not in shown
+    task = glance.get(f"/v2/tasks/{task_id}").json()
+    assert task["status"] == "failure" and "interrupted" in task["message"]
+    r = glance.post(f"/v2/images/{image['id']}/import",
+                    json={"method": {"name": "web-download", "uri": f"{allow_web}/a"}})
+    assert r.status_code == 202
+    _wait(lambda: glance.show(image["id"]), lambda i: i["status"] == "active")

@@ -189,14 +189,17 @@ def clean(ctx) -> None:
         rows = s.execute(sa.select(CacheEntry.image_id, CacheEntry.state, Image.status,
                                    Image.deleted)
                          .join(Image, Image.id == CacheEntry.image_id, isouter=True)).all()
-    known = set()
+    known = {}
     for image_id, st, status, deleted in rows:
-        known.add(image_id)
+        known[image_id] = st
         gone = st == "cached" and not os.path.exists(path_of(image_id))
         if gone or status != "active" or deleted:
             _drop(image_id)
+            known.pop(image_id)
     for name in os.listdir(_dir()):
-        if name.split(".")[0] not in known or name.endswith(".tmp"):
+        owner = known.get(name.split(".")[0])
+        # a prefetch in progress keeps its temp file; anything else unowned goes
+        if owner is None or (name.endswith(".tmp") and owner != "caching"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(_dir(), name))
 
@@ -233,21 +236,20 @@ def nodes(ctx, image_id: str, self_url: str) -> list[str]:
 
 
 def open_cached(image_id: str):
-    """A reader of the cached copy (and a hit counted), or None."""
+    """A reader of the cached copy, or None. The file appears (by rename) only once it is
+    complete, so its presence is enough; the hit is counted by ``count_hit``."""
     if not config.CONF.image.image_cache_enabled or not config.CONF.image.image_cache_dir:
         return None
     try:
-        reader = stores.store.FileReader(path_of(image_id))
+        return stores.store.FileReader(path_of(image_id))
     except FileNotFoundError:
         return None
+
+
+def count_hit(image_id: str) -> None:
     with db.transaction() as s:
-        entry = s.get(CacheEntry, image_id)
-        if entry is None or entry.state != "cached":
-            reader.close()
-            return None
-        entry.hits += 1
-        entry.last_accessed = time.time()
-    return reader
+        s.execute(sa.update(CacheEntry).where(CacheEntry.image_id == image_id)
+                  .values(hits=CacheEntry.hits + 1, last_accessed=time.time()))
 
 
 def forget(image_id: str) -> None:

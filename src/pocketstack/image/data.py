@@ -288,7 +288,10 @@ def open_download(ctx, image_id: str) -> Download | None:
             return None
         size, checksum = image.size, image.checksum
         # Opened now: a delete from here on unlinks the file's name, not what we stream.
-        reader = cache.open_cached(image_id) or stores.open_data(image)
+        cached = cache.open_cached(image_id)
+        reader = cached or stores.open_data(image)
+    if cached is not None:
+        cache.count_hit(image_id)
     if reader is None:
         LOG.warning("Image %s is %s but its data is missing", image_id, image.status)
     return Download(reader, size, checksum) if reader is not None else None
