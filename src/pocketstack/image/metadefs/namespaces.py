@@ -137,6 +137,16 @@ def _taken(s, name: str, skip: MetadefNamespace | None = None) -> None:
 
 
 def create(ctx, body) -> dict:
+    try:
+        return _create(ctx, body)
+    except sa.exc.IntegrityError as error:  # a concurrent create won the name
+        if not db.is_duplicate(error):
+            raise
+        raise exceptions.Conflict(f"The metadata definition namespace={body['namespace']} "
+                                  "already exists.") from None
+
+
+def _create(ctx, body) -> dict:
     common.authorize(ctx, "add_metadef_namespace")
     values = _attributes(ctx, body)
     for key, rule in (("resource_type_associations", "add_metadef_resource_type_association"),
@@ -176,6 +186,16 @@ def create(ctx, body) -> dict:
 
 
 def update(ctx, name: str, body) -> dict:
+    try:
+        return _update(ctx, name, body)
+    except sa.exc.IntegrityError as error:  # a concurrent create or rename won the name
+        if not db.is_duplicate(error):
+            raise
+        raise exceptions.Conflict(f"The metadata definition namespace={body['namespace']} "
+                                  "already exists.") from None
+
+
+def _update(ctx, name: str, body) -> dict:
     with db.transaction() as s:
         try:
             ns = common.load(s, ctx, name, lock=True)
