@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import io
 import threading
 import time
 import uuid

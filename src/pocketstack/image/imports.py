@@ -97,7 +97,7 @@ def _set(image: Image, name: str, value: str | None) -> None:
         image.properties.append(ImageProperty(name=name, value=value))
 
 
-def _lock(s, image: Image, image_id: str) -> None:
+def _lock(image: Image, image_id: str) -> None:
     if any(p.name == LOCK for p in image.properties):
         raise exceptions.Conflict(f"New operation on image '{image_id}' is not permitted as "
                                   "prior operation is still in progress")
@@ -130,7 +130,7 @@ def _web_download(ctx, image_id, body, store_header) -> None:
                                       "'web-download' method")
         _require_formats(image)
         access.authorize(ctx, "modify_image", image)
-        _lock(s, image, image_id)
+        _lock(image, image_id)
         if not webfetch.allowed(uri):
             raise exceptions.BadRequest(f"URI for web-download does not pass filtering: {uri}")
         task_id = tasks.add(s, ctx, image_id, _task_input(image_id, body,
@@ -215,7 +215,7 @@ def _copy_image(ctx, image_id, body, store_header) -> None:
                                       "copying")
         _require_formats(image)
         access.authorize(ctx, "copy_image", image)
-        _lock(s, image, image_id)
+        _lock(image, image_id)
         present = set(stores.held_by(image))
         if body.get("all_stores"):
             wanted = [name for name in stores.enabled() if name not in present]
