@@ -65,7 +65,9 @@ def test_stage_and_import_misuse(glance):
     body = {"method": {"name": "glance-direct"}}
     assert_error(glance.post(f"{url}/import", json=body), 409, "staged")
     assert_error(glance.post(f"{url}/import", json={"method": {"name": "web-download"}}), 400,
-                 "Unknown import method")
+                 "does not pass filtering")  # no uri: nothing can pass the filter
+    assert_error(glance.post(f"{url}/import", json={"method": {"name": "glance-download"}}),
+                 400, "Unknown import method")
     assert_error(glance.post(f"{url}/import", json={"nothing": 1}), 400, "method")
     assert_error(glance.put(f"{url}/stage", content=b"x",
                             headers={"Content-Type": "text/plain"}), 415)

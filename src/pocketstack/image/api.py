@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
-from pocketstack.image import access, patch, query, schemas, store, stores, views
+from pocketstack.image import access, cache, patch, query, schemas, store, stores, views
 from pocketstack.image.models import Image, ImageMember, ImageProperty, ImageTag
 
 # Attributes a create request may set directly (glance's _base_properties).
@@ -210,6 +210,26 @@ def delete_image(ctx, image_id: str) -> None:
         s.query(ImageMember).filter_by(image_id=image_id).delete()
     # After the commit: a reader that opened the file before keeps reading it.
     store.delete(image_id)
+    cache.forget(image_id)
+
+
+def delete_from_store(ctx, store_name: str, image_id: str) -> None:
+    """DELETE /v2/stores/{store}/{image} (2.10): the data one store holds (not the last)."""
+    if not stores.multiple():
+        raise exceptions.NotFound("The resource could not be found.")
+    if store_name not in stores.enabled():
+        raise exceptions.Conflict(f"The selected store {store_name} is not available on "
+                                  "this node.")
+    with db.transaction() as s:
+        try:
+            image = access.load(s, ctx, image_id, lock=True)
+        except exceptions.NotFound:
+            raise exceptions.NotFound(f"Failed to find image {image_id}") from None
+        access.authorize(ctx, "delete_image_location", image)
+        stores.remove_copy(image, store_name)
+        image.updated_at = utcnow()
+    if store_name == stores.FILE:  # after the commit, as delete_image
+        store.delete(image_id, staged=False)
 
 
 def _change_activation(ctx, image_id: str, action: str, source: str, result: str) -> None:

@@ -63,5 +63,39 @@ OPTS = {
                    help="Most tags an image may carry (-1: unlimited)."),
         cfg.IntOpt("image_member_quota", default=128, min=-1,
                    help="Most projects an image may be shared with (-1: unlimited)."),
+        cfg.ListOpt("enabled_import_methods",
+                    default=["glance-direct", "web-download", "copy-image"],
+                    help="Interoperable image import methods offered (/v2/info/import); "
+                         "copy-image is offered only while two stores are enabled."),
+        cfg.BoolOpt("image_cache_enabled", default=True,
+                    help="The image cache API (/v2/cache, Image API 2.14): local copies "
+                         "of image data on the API host, kept in <data dir>/image-cache "
+                         "(glance's image_cache_dir); downloads are served from them."),
+        cfg.StrOpt("image_cache_dir",
+                   help="Where cached image data lives. Default: <data dir>/image-cache."),
+        cfg.IntOpt("image_cache_max_size", default=10 << 30, min=0,
+                   help="Bytes of cached data above which /v2/cache/prune removes the "
+                        "least recently used entries (glance's option)."),
+        cfg.IntOpt("task_time_to_live", default=48, min=1,
+                   help="Hours an import task is kept after it ends (glance's option)."),
+    ],
+    # glance's [import_filtering_opts]: which URLs web-download may fetch. An allowed list,
+    # when not empty, wins over the disallowed one of the same kind (as glance).
+    "import_filtering_opts": [
+        cfg.ListOpt("allowed_schemes", default=["http", "https"],
+                    help="URL schemes web-download may fetch."),
+        cfg.ListOpt("disallowed_schemes", default=[],
+                    help="URL schemes web-download refuses (ignored if allowed_schemes)."),
+        cfg.ListOpt("allowed_hosts", default=[],
+                    help="Hosts (names or IP addresses) web-download may fetch from; empty: "
+                         "any host not disallowed, except that loopback, link-local, "
+                         "multicast and unspecified addresses are then refused (name them "
+                         "here to allow them, e.g. 127.0.0.1 in tests)."),
+        cfg.ListOpt("disallowed_hosts", default=[],
+                    help="Hosts web-download refuses (ignored if allowed_hosts)."),
+        cfg.ListOpt("allowed_ports", default=[80, 443], item_type=cfg.types.Integer(),
+                    help="Ports web-download may connect to; a URL without a port passes."),
+        cfg.ListOpt("disallowed_ports", default=[], item_type=cfg.types.Integer(),
+                    help="Ports web-download refuses (ignored if allowed_ports)."),
     ],
 }

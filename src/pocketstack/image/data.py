@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.common import image_formats as formats
-from pocketstack.image import access, rbd_store, store, stores
+from pocketstack.image import access, cache, rbd_store, store, stores
 from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)
@@ -35,7 +35,6 @@ LOG = logging.getLogger(__name__)
 # Bytes handed to the writer at a time: large enough that thread hand-offs cost nothing,
 # small enough that memory stays flat (Writer.DEPTH + 1 buffers per upload at most).
 BUFFER_SIZE = 4 << 20
-IMPORT_METHODS = ("glance-direct",)
 
 
 def _busy_status(staging: bool) -> str:
@@ -163,10 +162,15 @@ def upload_iterable(ctx, image_id: str, chunks: Iterable[bytes]) -> None:
         raise
 
 
+def _task_failed(error: exceptions.PocketstackError) -> exceptions.PocketstackError:
+    error.task_failed = True  # past the request's checks: imports.py records a failed task
+    return error
+
+
 def import_image(ctx, image_id: str, body: Any, store_header: str | None = None) -> None:
-    """POST /v2/images/{id}/import. Only glance-direct: the staged data becomes the image."""
-    method = _import_method(body)
-    target = _import_store(body, store_header)
+    """glance-direct (imports.py checked the request): the staged data becomes the image."""
+    method = "glance-direct"
+    target = import_store(body, store_header)
     staged, dest = store.staging_path(image_id), store.data_path(image_id)
     moved = lost = False
     refused = None
@@ -200,15 +204,16 @@ def import_image(ctx, image_id: str, body: Any, store_header: str | None = None)
             os.replace(dest, staged)
         raise
     if refused:
-        raise exceptions.BadRequest(refused)
+        raise _task_failed(exceptions.BadRequest(refused))
     if lost:
-        raise exceptions.Conflict(f"The staged data of image {image_id} is missing; the image "
-                                  "is queued again, stage its data again.")
+        raise _task_failed(exceptions.Conflict(
+            f"The staged data of image {image_id} is missing; the image is queued again, "
+            "stage its data again."))
     if target == stores.RBD:
         _import_into_rbd(image_id, staged)
 
 
-def _import_store(body: Any, header: str | None) -> str:
+def import_store(body: Any, header: str | None) -> str:
     """glance's get_stores_from_request, for one store per image."""
     if not stores.multiple():
         return stores.default()
@@ -264,20 +269,6 @@ def _format_problem(disk_format: str | None, path: str) -> str | None:
     return formats.problem(disk_format, path)
 
 
-def _import_method(body: Any) -> str:
-    if not isinstance(body, dict) or not isinstance(body.get("method"), dict):
-        raise exceptions.BadRequest("Import request requires a 'method' field.")
-    name = body["method"].get("name")
-    if name is None:
-        raise exceptions.BadRequest("Import request requires a 'name' field.")
-    if name not in IMPORT_METHODS:
-        raise exceptions.BadRequest(f"Unknown import method name '{name}'.")
-    for flag in ("all_stores_must_succeed", "all_stores"):
-        if not isinstance(body.get(flag, False), bool):
-            raise exceptions.BadRequest(f"'{flag}' must be boolean value only")
-    return name
-
-
 @dataclasses.dataclass
 class Download:
     reader: Any  # read_at(length, offset), close(): store.FileReader, rbd_store.Reader
@@ -297,7 +288,10 @@ def open_download(ctx, image_id: str) -> Download | None:
             return None
         size, checksum = image.size, image.checksum
         # Opened now: a delete from here on unlinks the file's name, not what we stream.
-        reader = stores.open_data(image)
+        cached = cache.open_cached(image_id)
+        reader = cached or stores.open_data(image)
+    if cached is not None:
+        cache.count_hit(image_id)
     if reader is None:
         LOG.warning("Image %s is %s but its data is missing", image_id, image.status)
     return Download(reader, size, checksum) if reader is not None else None

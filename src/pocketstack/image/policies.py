@@ -19,6 +19,28 @@ def _rule(name: str, check: str, description: str) -> policy.RuleDefault:
     return policy.RuleDefault(f"image:{name}", check, description)
 
 
+# glance's metadef defaults: reads by the namespace's project readers or anyone for a
+# public namespace (which namespaces one sees is decided in metadefs/common.py, as
+# glance's database layer); every write is admin-only (rule metadef_admin).
+METADEF_READ = f"{ADMIN} or role:reader"
+METADEF_READS = ("get_metadef_namespace", "get_metadef_namespaces", "get_metadef_object",
+                 "get_metadef_objects", "list_metadef_resource_types",
+                 "get_metadef_resource_type", "get_metadef_property",
+                 "get_metadef_properties", "get_metadef_tag", "get_metadef_tags")
+METADEF_WRITES = ("modify_metadef_namespace", "add_metadef_namespace",
+                  "delete_metadef_namespace", "modify_metadef_object", "add_metadef_object",
+                  "delete_metadef_object", "add_metadef_resource_type_association",
+                  "remove_metadef_resource_type_association", "modify_metadef_property",
+                  "add_metadef_property", "remove_metadef_property", "modify_metadef_tag",
+                  "add_metadef_tag", "add_metadef_tags", "delete_metadef_tag",
+                  "delete_metadef_tags")
+
+
+def metadef_rules():
+    return [_rule(name, METADEF_READ, "Read metadata definitions.") for name in METADEF_READS] \
+        + [_rule(name, ADMIN, "Change metadata definitions.") for name in METADEF_WRITES]
+
+
 def list_rules():
     return [
         _rule("add_image", f"{ADMIN} or (role:member and project_id:%(owner)s)",
@@ -36,6 +58,19 @@ def list_rules():
         _rule("reactivate", MEMBER, "Reactivate a deactivated image."),
         _rule("add_member", MEMBER, "Share an image with a project."),
         _rule("delete_member", MEMBER, "Stop sharing an image with a project."),
+        _rule("copy_image", ADMIN, "Copy an active image's data into another store "
+                                   "(import method copy-image)."),
+        _rule("delete_image_location", ADMIN,
+              "Remove an image's data from one store (DELETE /v2/stores/{store}/{image})."),
+        _rule("tasks_api_access", ADMIN, "List and show tasks (/v2/tasks)."),
+        *(_rule(name, ADMIN, what) for name, what in (
+            ("cache_list", "List the image cache and its queue (GET /v2/cache)."),
+            ("cache_image", "Queue an image for caching (PUT /v2/cache/{image_id})."),
+            ("cache_delete", "Remove images from the cache or its queue."),
+            ("cache_clean", "Clean invalid cache entries (POST /v2/cache/clean)."),
+            ("cache_prune", "Prune the cache to its size limit (POST /v2/cache/prune)."),
+            ("list_cached_nodes", "Where an image is cached (GET /v2/cache/nodes/{id})."))),
+        *metadef_rules(),
         _rule("stores_info_detail", f"{ADMIN} or role:service",
               "List the stores with their type and properties (/v2/info/stores/detail)."),
         _rule("get_member", f"{ADMIN} or (role:reader and (project_id:%(project_id)s or "

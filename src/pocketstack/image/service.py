@@ -2,20 +2,22 @@
 dir (unless configured elsewhere) and repair what a crash may have left behind."""
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 import sqlalchemy as sa
 
 from pocketstack.common import ceph, db
 from pocketstack.common.timeutils import utcnow
-from pocketstack.image import rbd_store, store, stores
-from pocketstack.image.models import Image
+from pocketstack.image import cache, rbd_store, store, stores
+from pocketstack.image.models import CacheEntry, Image, ImageProperty, Task
 
 LOG = logging.getLogger(__name__)
 
 
 def start(cloud) -> list:
     store.configure(cloud.data_dir)
+    cache.configure(cloud.data_dir)
     if not getattr(cloud, "api_worker", False):  # the main process repairs (workers.py)
         recover()
     return []
@@ -37,6 +39,7 @@ def recover() -> None:
         for image in cut:
             image.status, image.size, image.virtual_size = "queued", None, None
             image.updated_at = utcnow()
+        _end_interrupted(s, [image.id for image in cut])
         data = _gone(s, store.stored_ids())
         staged = _gone(s, store.staged_ids(), keep=("uploading",))
     for image_id in data:
@@ -49,17 +52,34 @@ def recover() -> None:
                  "and %d RBD images removed", len(cut), len(data) + len(staged), removed)
 
 
+def _end_interrupted(s, cut: list[str]) -> None:
+    """Imports and prefetches that died with their process: their tasks fail, the images
+    lose the import lock (imports.py), the cache queue forgets them."""
+    now = utcnow()
+    for task in s.scalars(sa.select(Task).where(Task.status.in_(("pending", "processing")))):
+        task.status, task.updated_at = "failure", now
+        task.message = "The import was interrupted: the image service restarted."
+        task.expires_at = now + dt.timedelta(hours=48)
+    s.execute(sa.delete(ImageProperty).where(sa.or_(
+        ImageProperty.name == "os_glance_import_task",
+        sa.and_(ImageProperty.name == "os_glance_importing_to_stores",
+                ImageProperty.value != ""))))
+    s.execute(sa.delete(CacheEntry).where(CacheEntry.state != "cached"))
+
+
 def rbd_leftovers(strict: bool = False) -> dict[str, bool]:
     """RBD images of the image pool no image holds, each with whether it may be removed
     (not an upload or import in progress); {} without Ceph (logged when unreachable)."""
     if stores.RBD not in stores.enabled():
         return {}
     with db.reader() as s:
-        rows = s.execute(sa.select(Image.id, Image.status, Image.store).where(
+        rows = s.execute(sa.select(Image.id, Image.status, Image.store, Image.copies).where(
             Image.deleted.is_(False),
             Image.status.in_(stores.HAS_DATA + ("saving", "importing")))).all()
-    owned = {i for i, status, held in rows if held == stores.RBD and status in stores.HAS_DATA}
-    busy = {i for i, status, _ in rows if status not in stores.HAS_DATA}
+    # An rbd copy (copy-image) is owned as much as an image's own RBD image.
+    owned = {i for i, status, held, copies in rows if status in stores.HAS_DATA
+             and (held == stores.RBD or stores.RBD in (copies or {}))}
+    busy = {i for i, status, _, _ in rows if status not in stores.HAS_DATA}
     try:
         return rbd_store.unowned(owned, busy)
     except ceph.CephUnavailable as error:

@@ -63,6 +63,24 @@ def url_of(image: Image) -> str | None:
     return image.location if held else None
 
 
+def held_by(image: Image) -> list[str]:
+    """Every store holding the image's data: its own first, then its copies."""
+    held = store_of(image)
+    if held is None:
+        return []
+    return [held] + [name for name in sorted(image.copies or {}) if name != held]
+
+
+def _locations(image: Image) -> list[tuple[str, str]]:
+    """(store, url) of every copy of the data, the image's own store first."""
+    out = []
+    for name in held_by(image):
+        url = url_of(image) if name == store_of(image) else (image.copies or {}).get(name)
+        if url:
+            out.append((name, url))
+    return out
+
+
 def open_data(image: Image):
     """A reader (``read_at(length, offset)``, ``close()``) of the image's data; None if
     the data is missing."""
@@ -74,8 +92,36 @@ def open_data(image: Image):
 def delete_before_commit(image: Image) -> None:
     """Remove data whose store can refuse (rbd: clones of its snapshot → 409) while the
     image row is still locked, so a refusal leaves the image as it was."""
-    if store_of(image) == RBD and image.location:
-        rbd_store.delete(image.id, image.location)
+    for name, url in _locations(image):
+        if name == RBD:
+            rbd_store.delete(image.id, url)
+
+
+def remove_copy(image: Image, name: str) -> None:
+    """DELETE /v2/stores/{store}/{image} (Image API 2.10): drop the data one store holds,
+    not the last. If that is the image's own store, a copy takes its place. The caller
+    holds the image row locked; file data goes after the commit (``store.delete``)."""
+    if image.status != "active":
+        raise exceptions.Conflict("It's not allowed to remove image data from store if "
+                                  "image status is not 'active'")
+    held = held_by(image)
+    if len(held) == 1:
+        raise exceptions.Forbidden("Cannot delete image data from the only store containing "
+                                   "it. Consider deleting the image instead.")
+    if name not in held:
+        raise exceptions.NotFound(f"Image {image.id} is not stored in store {name}.")
+    url = dict(_locations(image)).get(name)
+    if name == RBD and url:
+        rbd_store.delete(image.id, url)  # 409 while clones exist: nothing changes
+    copies = dict(image.copies or {})
+    if name == store_of(image):
+        promoted = sorted(copies)[0]
+        image.store = promoted
+        image.location = copies.pop(promoted) if promoted == RBD else None
+        copies.pop(promoted, None)
+    else:
+        copies.pop(name, None)
+    image.copies = copies or None
 
 
 def decorate(view: dict, image: Image) -> dict:
@@ -86,15 +132,15 @@ def decorate(view: dict, image: Image) -> dict:
     several = multiple()
     if not (show_all or show_direct or several):
         return view
-    url = url_of(image)
-    held = store_of(image)
-    locations = [{"url": url, "metadata": {"store": held} if several else {}}] if url else []
+    found = _locations(image)
+    locations = [{"url": url, "metadata": {"store": name} if several else {}}
+                 for name, url in found]
     if show_all:
         view["locations"] = locations
     if show_direct and locations:
-        view["direct_url"] = url
+        view["direct_url"] = found[0][1]
     if several and locations:
-        view["stores"] = held
+        view["stores"] = ",".join(name for name, _ in found)
     return view
 
 

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from pocketstack.common import config, exceptions
-from pocketstack.image import data
+from pocketstack.image import data, imports
 from pocketstack.image.patch import media_type
 from pocketstack.wsgi import routing
 
@@ -96,7 +96,7 @@ async def stage(req):
 
 
 def import_image(req):
-    data.import_image(req.context, req.params["image_id"], req.json(),
+    imports.import_image(req.context, req.params["image_id"], req.json(),
                       req.headers.get("x-image-meta-store"))
     return routing.empty(202)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.image import api, data, patch, query
+from pocketstack.image import api, imports, patch, query
 from pocketstack.wsgi import routing
 
 
@@ -27,7 +27,7 @@ def create_image(req):
     image = api.create_image(req.context, req.json())
     return routing.json_response(image, status=201, headers={
         "Location": f"{req.service_url}/v2/images/{image['id']}",
-        "OpenStack-image-import-methods": ",".join(data.IMPORT_METHODS)})
+        "OpenStack-image-import-methods": ",".join(imports.methods())})
 
 
 def show_image(req):

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from pocketstack.common import policy
-from pocketstack.image import data, stores
+from pocketstack.image import imports, stores
 from pocketstack.wsgi import routing
 
 
 async def import_methods(req):
     return routing.json_response({"import-methods": {
         "description": "Import methods available.", "type": "array",
-        "value": list(data.IMPORT_METHODS)}})
+        "value": imports.methods()}})
+
+
+async def usage(req):
+    """/v2/info/usage (2.13): glance answers {} per quota unless use_keystone_limits is on;
+    pocketstack enforces no per-project image limits, so the same."""
+    return routing.json_response({"usage": {}})
 
 
 async def stores_info(req):
