@@ -152,7 +152,7 @@ class VolumeManager:
         except Exception as error:  # noqa: BLE001 - any failure: error status, no leftovers
             LOG.warning("Creating volume %s failed: %s", volume.id, error)
             try:
-                backend.delete(volume.id)
+                backend.discard_half_made(volume.id, volume.source_volid)
             except Exception:  # noqa: BLE001
                 LOG.exception("Removing the half-made volume %s failed", volume.id)
             _set_while_creating(volume.id, status="error", error_reason=_reason(error))

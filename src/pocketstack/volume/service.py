@@ -162,7 +162,7 @@ def recover() -> None:
                 backend = mine.get(scheduler.backend_of(volume.host))
                 if backend is not None:
                     try:
-                        backend.delete(volume.id)
+                        backend.discard_half_made(volume.id, volume.source_volid)
                     except Exception:  # noqa: BLE001 - e.g. Ceph down: the audit reports
                         LOG.warning("Removing the half-made volume %s failed", volume.id,
                                     exc_info=True)

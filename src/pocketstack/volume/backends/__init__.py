@@ -48,6 +48,11 @@ class Backend:
         self.create(volume_id, size_gb)
         self.copy_into(self.path(source_id), volume_id)
 
+    def discard_half_made(self, volume_id: str, source_id: str | None = None) -> None:
+        """Remove what a failed or interrupted create left (``source_id``: the volume it
+        was being made from)."""
+        self.delete(volume_id)
+
     def clone_image(self, volume_id: str, image: dict, size_gb: int) -> bool:
         """Make the volume from the image without copying bytes, if this backend can
         (it then exists); False: the caller creates it and copies the image in."""

@@ -26,6 +26,7 @@ LOG = logging.getLogger(__name__)
 GiB = 1 << 30
 CHUNK = 4 << 20
 BACKUP_SNAP_PREFIX = "backup."  # cinder's backup driver's snapshots: backup.<id>.snap.<ts>
+_ZEROS = bytes(CHUNK)
 STATS_TTL = 10.0  # seconds a pool's stats are reused (cinder reports them periodically)
 
 
@@ -131,8 +132,9 @@ class RBDBackend(Backend):
                                      for s in image.list_snaps())
                 parent = self._clone_parent(image, name)
         except rbd.ImageNotFound:
-            # Never made, or a half-made clone_from_volume: its source snapshot may remain.
-            self._drop_stale_clone_snap(name)
+            # Never made, or cut short: a clone killed mid-way can be listed yet not open
+            # (no header yet).
+            self._remove(name)
             return
         except rbd.Error as error:
             raise BackendError(f"Cannot open volume {volume_id}: {error}") from None
@@ -199,20 +201,31 @@ class RBDBackend(Backend):
             if grand is not None:
                 self._drop_clone_parent_refs(*grand)
 
-    def _drop_stale_clone_snap(self, name: str) -> None:
-        """Remove ``<name>.clone_snap`` (without clones) from whichever image carries it:
-        what a create_from_volume killed between its snapshot and its clone leaves."""
+    def discard_half_made(self, volume_id: str, source_id: str | None = None) -> None:
+        """A create that failed or was cut short (kill -9): the volume goes, and so does
+        the snapshot a clone from ``source_id`` took of it — a clone killed before it was
+        attached to its parent does not lead back to that snapshot."""
+        self.delete(volume_id)
+        if source_id is not None:
+            self._drop_stale_clone_snap(self.vol_name(volume_id), source_id)
+
+    def _drop_stale_clone_snap(self, name: str, source_id: str | None = None) -> None:
+        """Remove ``<name>.clone_snap`` (without clones) from the source, or from whichever
+        image carries it."""
         _, rbd = ceph.bindings()
         wanted = f"{name}.clone_snap"
-        for other in self._names():
+        candidates = [self.vol_name(source_id), self.vol_name(source_id) + ".deleted"] \
+            if source_id else self._names()
+        for other in candidates:
             try:
                 with self.open_image(other) as image:
                     if not any(s["name"] == wanted for s in image.list_snaps()):
                         continue
                     image.set_snap(wanted)
-                    if list(image.list_children()):
-                        return
+                    children = list(image.list_children())
                     image.set_snap(None)
+                    if any(self._exists(child, pool) for pool, child in children):
+                        return  # a clone lives on it: its delete drops the snapshot
                     if image.is_protected_snap(wanted):
                         image.unprotect_snap(wanted)
                     image.remove_snap(wanted)
@@ -220,6 +233,18 @@ class RBDBackend(Backend):
                     return
             except rbd.ImageNotFound:
                 continue
+            except rbd.Error as error:  # e.g. a link to a clone that never finished
+                LOG.warning("Cannot remove the stale snapshot %s@%s: %s", other, wanted,
+                            error)
+                return
+
+    def _exists(self, name: str, pool: str | None = None) -> bool:
+        _, rbd = ceph.bindings()
+        try:
+            with self.open_image(name, pool=pool, read_only=True):
+                return True
+        except rbd.ImageNotFound:
+            return False
 
     # --- snapshots ----------------------------------------------------------------------
 
@@ -352,7 +377,7 @@ class RBDBackend(Backend):
             self._clone(self.pool, source, snap, volume_id, size_gb)
         except rbd.Error as error:
             self._remove(self.vol_name(volume_id))
-            self._drop_stale_clone_snap(self.vol_name(volume_id))
+            self._drop_stale_clone_snap(self.vol_name(volume_id), source_id)
             raise BackendError(f"Cannot clone volume {source_id}: {error}") from None
         with self.open_image(self.vol_name(volume_id)) as image:
             flattened = not self._has_parent(image)
@@ -422,11 +447,20 @@ class RBDBackend(Backend):
         return written
 
     def read_stream(self, volume_id: str, snapshot_id: str | None = None):
-        with self.open_image(self.vol_name(volume_id), read_only=True,
-                         snapshot=self.snap_name(snapshot_id) if snapshot_id else None) as im:
+        """The volume's bytes in order; chunks with no allocated extent are not read
+        (a shared zero buffer stands for them)."""
+        snap = self.snap_name(snapshot_id) if snapshot_id else None
+        with self.open_image(self.vol_name(volume_id), read_only=True, snapshot=snap) as im:
             size = im.size()
+            used = set()
+            im.diff_iterate(0, size, None, lambda off, length, exists: used.update(
+                range(off // CHUNK, (off + length - 1) // CHUNK + 1)) if exists else None)
             for offset in range(0, size, CHUNK):
-                yield im.read(offset, min(CHUNK, size - offset))
+                length = min(CHUNK, size - offset)
+                if offset // CHUNK in used:
+                    yield im.read(offset, length)
+                else:
+                    yield _ZEROS if length == CHUNK else bytes(length)
 
     def copy_into(self, source_path: str, volume_id: str) -> None:
         """A file's bytes (a file backup) over the whole volume: zero chunks are
