@@ -67,7 +67,9 @@ def cluster(user: str):
         try:
             conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
         except rados.Error as error:
-            conn.shutdown()
+            # librados' shutdown after a failed connect can block for good (seen with a
+            # monitor that does not answer): let a daemon thread wait for it.
+            threading.Thread(target=conn.shutdown, name="ceph-shutdown", daemon=True).start()
             raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
                                   f"client.{user}: {error}") from None
         state.clusters[user] = conn

@@ -198,7 +198,8 @@ def _image_summary(image: dict) -> dict:
                                       "locations")} | {
         "properties": {k: v for k, v in image.items() if isinstance(v, str) and k not in (
             "id", "name", "status", "file", "schema", "self", "owner", "visibility",
-            "created_at", "updated_at", "os_hash_algo", "os_hash_value", "direct_url")}}
+            "created_at", "updated_at", "os_hash_algo", "os_hash_value", "direct_url",
+            "stores")}}
 
 
 def _volume_type(s, ctx, requested, origin):
