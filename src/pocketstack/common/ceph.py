@@ -39,6 +39,9 @@ def configured() -> bool:
     return os.path.exists(conf_file())
 
 
+_FAILED: list = []  # handles whose connect failed (see cluster())
+
+
 class _Connections:
     def __init__(self):
         self.lock = threading.Lock()
@@ -67,9 +70,10 @@ def cluster(user: str):
         try:
             conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
         except rados.Error as error:
-            # librados' shutdown after a failed connect can block for good (seen with a
-            # monitor that does not answer): let a daemon thread wait for it.
-            threading.Thread(target=conn.shutdown, name="ceph-shutdown", daemon=True).start()
+            # librados' shutdown after a failed connect can block for good (a monitor
+            # that does not answer), and so would the handle's garbage collection, which
+            # calls it: keep the handle, never shut it down.
+            _FAILED.append(conn)
             raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
                                   f"client.{user}: {error}") from None
         state.clusters[user] = conn
