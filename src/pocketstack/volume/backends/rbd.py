@@ -327,12 +327,18 @@ class RBDBackend(Backend):
         _, rbd = ceph.bindings()
         name = self.vol_name(volume_id)
         rbd.RBD().clone(self.ioctx(src_pool), src_image, src_snap, self.ioctx(), name)
-        with self.open_image(name) as image:
-            if image.size() < size_gb * GiB:
-                image.resize(size_gb * GiB)
-            if self._depth(image) > max(config.CONF.volume.rbd_max_clone_depth, 0):
-                LOG.info("Flattening %s: its clone chain passes rbd_max_clone_depth", name)
-                image.flatten()
+        # Read-only first: no watch, no lock; most clones need neither resize nor flatten.
+        with self.open_image(name, read_only=True) as image:
+            grow = image.size() < size_gb * GiB
+            flatten = self._depth(image) > max(config.CONF.volume.rbd_max_clone_depth, 0)
+        if grow or flatten:
+            with self.open_image(name) as image:
+                if grow:
+                    image.resize(size_gb * GiB)
+                if flatten:
+                    LOG.info("Flattening %s: its clone chain passes rbd_max_clone_depth",
+                             name)
+                    image.flatten()
 
     def _depth(self, image) -> int:
         """How many parents ``image`` has, up the chain."""
@@ -407,13 +413,11 @@ class RBDBackend(Backend):
                 continue
             _, pool, name, snap = where
             try:
-                with self.open_image(name, pool=pool, snapshot=snap, read_only=True):
-                    pass
-            except rbd.Error as error:
-                LOG.info("Image location %s cannot be cloned: %s", url, error)
-                continue
-            try:
                 self._clone(pool, name, snap, volume_id, size_gb)
+            except (rbd.ImageNotFound, rbd.PermissionError) as error:
+                LOG.info("Image location %s cannot be cloned: %s", url, error)
+                self._remove(self.vol_name(volume_id))
+                continue
             except rbd.Error as error:
                 raise BackendError(f"Cannot clone image {image.get('id')}: "
                                    f"{error}") from None
