@@ -39,9 +39,6 @@ def configured() -> bool:
     return os.path.exists(conf_file())
 
 
-_FAILED: list = []  # handles whose connect failed (see cluster())
-
-
 class _Connections:
     def __init__(self):
         self.lock = threading.Lock()
@@ -65,15 +62,17 @@ def cluster(user: str):
         if not os.path.exists(path):
             raise CephUnavailable(f"No Ceph cluster configured: {path} does not exist "
                                   "(run `pocketstack ceph start`, or set [ceph] conf).")
-        conf = {"keyring": config.CONF.ceph.keyring} if config.CONF.ceph.keyring else {}
+        # Bounded operations: a cluster that stops answering mid-request fails it (503 or
+        # a volume in error) instead of hanging it.
+        timeout = str(int(config.CONF.ceph.op_timeout))
+        conf = {"rados_osd_op_timeout": timeout, "rados_mon_op_timeout": timeout}
+        if config.CONF.ceph.keyring:
+            conf["keyring"] = config.CONF.ceph.keyring
         conn = rados.Rados(conffile=path, name=f"client.{user}", conf=conf)
         try:
             conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
         except rados.Error as error:
-            # librados' shutdown after a failed connect can block for good (a monitor
-            # that does not answer), and so would the handle's garbage collection, which
-            # calls it: keep the handle, never shut it down.
-            _FAILED.append(conn)
+            conn.shutdown()
             raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
                                   f"client.{user}: {error}") from None
         state.clusters[user] = conn
