@@ -62,12 +62,7 @@ def cluster(user: str):
         if not os.path.exists(path):
             raise CephUnavailable(f"No Ceph cluster configured: {path} does not exist "
                                   "(run `pocketstack ceph start`, or set [ceph] conf).")
-        # Bounded operations: a cluster that stops answering mid-request fails it (503 or
-        # a volume in error) instead of hanging it.
-        timeout = str(int(config.CONF.ceph.op_timeout))
-        conf = {"rados_osd_op_timeout": timeout, "rados_mon_op_timeout": timeout}
-        if config.CONF.ceph.keyring:
-            conf["keyring"] = config.CONF.ceph.keyring
+        conf = {"keyring": config.CONF.ceph.keyring} if config.CONF.ceph.keyring else {}
         conn = rados.Rados(conffile=path, name=f"client.{user}", conf=conf)
         try:
             conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
