@@ -14,6 +14,8 @@ whoever can run it is the cloud's admin). What it checks:
   available with one, servers' volume mappings whose attachment is gone, volumes a build
   made for a server that is gone left in error, creating or downloading (and what a
   service adds with ``<service>/audit.py: problems(session) -> list[str]``);
+* instance disks: RBD images ``<uuid>_disk*`` in the compute pool whose server is gone
+  (compute/audit.py);
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * stuck transitional states: servers in a task (or BUILD) untouched for longer than
@@ -242,7 +244,16 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "volumes": volumes(s, set(servers)),
             "DHCP files": dhcp_files(s),
             "stuck states": stuck(s, stuck_after, utcnow()),
+            "instance disks": service_problems(s, "compute"),
         }
+
+
+def service_problems(s, service: str) -> list[str]:
+    """What ``<service>/audit.py: problems(session)`` finds (none without the hook)."""
+    from pocketstack.common import config
+
+    module = config.optional_module(service, "audit")
+    return list(module.problems(s)) if module is not None else []
 
 
 def _load(data_dir: str | None, config_file: str | None) -> None:
