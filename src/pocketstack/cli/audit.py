@@ -18,6 +18,7 @@ whoever can run it is the cloud's admin). What it checks:
   (compute/audit.py);
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
+* image store: RBD images in the image pool that no image holds (image/audit.py);
 * stuck transitional states: servers in a task (or BUILD) untouched for longer than
   ``--stuck-after`` seconds, images still saving or importing and volumes in a transitional
   status after that long.
@@ -227,6 +228,13 @@ def stuck(s, stuck_after: float, now: dt.datetime) -> list[str]:
     return problems
 
 
+def _service_problems(s, service: str) -> list[str]:
+    from pocketstack.common import config
+
+    module = config.optional_module(service, "audit")
+    return list(module.problems(s)) if module is not None else []
+
+
 def run_checks(stuck_after: float) -> dict[str, list[str]]:
     """Every check's problems, by check name (the database must be configured)."""
     from pocketstack.common import db
@@ -243,6 +251,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "hypervisor usage": hypervisor_usage(s),
             "volumes": volumes(s, set(servers)),
             "DHCP files": dhcp_files(s),
+            "image store": _service_problems(s, "image"),
             "stuck states": stuck(s, stuck_after, utcnow()),
             "instance disks": service_problems(s, "compute"),
         }

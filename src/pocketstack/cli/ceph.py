@@ -13,6 +13,8 @@ USE_RBD = """
 # Written by `pocketstack ceph start --use`: images, volumes and instance disks in Ceph.
 [image]
 default_store = rbd
+# The volume and compute services clone rbd images from the direct_url they see.
+show_image_direct_url = true
 
 [volume]
 enabled_backends = rbd

@@ -57,17 +57,20 @@ def _qcow2_problem(head: bytes) -> str | None:
 
 def problem(disk_format: str | None, path: str) -> str | None:
     """Why the file at ``path`` may not be stored as ``disk_format`` (None: it may)."""
-    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        return problem_at(disk_format, os.fstat(f.fileno()).st_size,
+                          lambda length, offset: os.pread(f.fileno(), length, offset))
+
+
+def problem_at(disk_format: str | None, size: int, read_at) -> str | None:
+    """``problem`` for data of ``size`` bytes read by ``read_at(length, offset)`` (data
+    that is not a local file, e.g. an RBD image)."""
     # Empty data (the CLI uploads its empty stdin when it is not a terminal) is nothing
     # to inspect.
     if disk_format not in INSPECTED or size == 0:
         return None
-    with open(path, "rb") as f:
-        head = f.read(HEAD)
-        tail = b""
-        if size >= 512:
-            f.seek(size - 512)
-            tail = f.read(512)
+    head = read_at(min(HEAD, size), 0)
+    tail = read_at(512, size - 512) if size >= 512 else b""
     found = detect(head, tail)
     # An ISO is also a valid raw disk (glance lets "raw" hold one).
     if found != disk_format and not (disk_format == "raw" and found == "iso"):

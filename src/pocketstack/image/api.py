@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
-from pocketstack.image import access, patch, query, schemas, store, views
+from pocketstack.image import access, patch, query, schemas, store, stores, views
 from pocketstack.image.models import Image, ImageMember, ImageProperty, ImageTag
 
 # Attributes a create request may set directly (glance's _base_properties).
@@ -201,6 +201,7 @@ def delete_image(ctx, image_id: str) -> None:
         access.authorize(ctx, "delete_image", image)
         if image.protected:
             raise exceptions.Forbidden(f"Image {image_id} is protected and cannot be deleted.")
+        stores.delete_before_commit(image)  # 409 while clones of an rbd image exist
         now = utcnow()
         image.status, image.deleted, image.deleted_at, image.updated_at = \
             "deleted", True, now, now

@@ -15,6 +15,22 @@ OPTS = {
     "image": [
         cfg.StrOpt("filesystem_store_datadir",
                    help="Directory holding image data. Default: <data dir>/images."),
+        cfg.StrOpt("default_store", default="file", choices=["file", "rbd"],
+                   help="Where new image data goes (glance's default_store): 'file' (the "
+                        "data dir) or 'rbd' ([ceph] image_pool as [ceph] image_user). "
+                        "Images keep the store that holds them, so switching serves old "
+                        "images still."),
+        cfg.BoolOpt("show_image_direct_url", default=False,
+                    help="Show 'direct_url' (the image data's location, e.g. "
+                         "rbd://<fsid>/<pool>/<id>/snap) in image views, as glance: to "
+                         "everyone who can see the image. The volume and compute services "
+                         "need it to clone rbd images instead of copying them."),
+        cfg.BoolOpt("show_multiple_locations", default=False,
+                    help="Show 'locations' ([{url, metadata}]) in image views, as glance "
+                         "(deprecated there); changing locations stays refused."),
+        cfg.IntOpt("rbd_store_chunk_size", default=8, min=1, max=32,
+                   help="Object size in MiB of the RBD images of the rbd store (a power "
+                        "of two; glance_store's option)."),
         cfg.IntOpt("image_size_cap", default=1099511627776, min=1,
                    help="Largest image data upload in bytes (default 1 TiB); a larger "
                         "upload gets 413 and nothing is kept."),

@@ -7,14 +7,17 @@ and the image goes back to ``queued`` so it can be retried, as glance v2 does. I
 was deleted while its data arrived, the data is dropped and the caller gets 410.
 
 Staging (glance-direct) is the same stream into the staging area, queued → uploading;
-``import_image`` then moves the staged file into the store: uploading → active.
+``import_image`` then moves the staged file into the store: uploading → active (into the
+rbd store: uploading → importing while the bytes are copied, outside any transaction).
+
+Data goes to ``[image] default_store`` or the store ``X-Image-Meta-Store`` names
+(stores.py); the image records which store holds it.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
-import io
 import logging
 import os
 from typing import Any, AsyncIterator, Iterable
@@ -24,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.common import image_formats as formats
-from pocketstack.image import access, store
+from pocketstack.image import access, rbd_store, store, stores
 from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)
@@ -39,9 +42,11 @@ def _busy_status(staging: bool) -> str:
     return "uploading" if staging else "saving"
 
 
-def begin(ctx, image_id: str, *, staging: bool = False) -> store.Writer:
-    """Claim a queued image for an upload and open its temp file."""
+def begin(ctx, image_id: str, *, staging: bool = False, store_name: str | None = None,
+          size_hint: int | None = None) -> store.Writer:
+    """Claim a queued image for an upload and open where its data goes."""
     target = _busy_status(staging)
+    where = stores.pick(store_name)
     writer = None
     try:
         with db.transaction() as s:
@@ -55,7 +60,8 @@ def begin(ctx, image_id: str, *, staging: bool = False) -> store.Writer:
                 _require_formats(image, "saving data")
             # The temp file exists before the status says an upload is running (recovery
             # relies on that).
-            writer = store.Writer(image_id, image.disk_format)
+            writer = store.Writer(image_id, image.disk_format) if staging else \
+                stores.writer(where, image_id, image.disk_format, size_hint)
             image.status, image.updated_at = target, utcnow()
     except BaseException:
         if writer is not None:
@@ -75,7 +81,7 @@ def _require_formats(image: Image, doing: str) -> None:
 def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> None:
     """Move the complete data into place and record its size and hashes."""
     dest = store.staging_path(image_id) if staging else store.data_path(image_id)
-    moved = False
+    committed = False
     try:
         with db.transaction() as s:
             image = s.get(Image, image_id)
@@ -84,20 +90,21 @@ def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> Non
                                       "image may have been deleted during the upload.")
             # Staged data is inspected when it is imported (its format may be set later).
             written = writer.commit(dest, inspect=not staging)
-            moved = True
+            committed = True
             if staging:
                 image.staged = dataclasses.asdict(written)
                 image.size = written.size
             else:
-                _activate(image, written)
+                _activate(image, written, writer.store_name, writer.location)
     except BaseException:
-        if moved:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(dest)
+        if committed:
+            writer.undo_commit()
         raise
 
 
-def _activate(image: Image, written: store.Written) -> None:
+def _activate(image: Image, written: store.Written, store_name: str = stores.FILE,
+              location: str | None = None) -> None:
+    image.store, image.location = store_name, location
     image.size, image.virtual_size = written.size, written.virtual_size
     image.checksum = written.checksum
     image.os_hash_algo, image.os_hash_value = written.os_hash_algo, written.os_hash_value
@@ -115,10 +122,12 @@ def abort(image_id: str, writer: store.Writer, *, staging: bool = False) -> None
 
 
 async def upload_stream(ctx, image_id: str, chunks: AsyncIterator[bytes], *,
-                        staging: bool = False) -> None:
+                        staging: bool = False, store_name: str | None = None,
+                        size_hint: int | None = None) -> None:
     """Stream an upload from the event loop: the loop gathers the next buffer while the
     writer's threads hash and write the previous ones."""
-    writer = await run_in_threadpool(begin, ctx, image_id, staging=staging)
+    writer = await run_in_threadpool(begin, ctx, image_id, staging=staging,
+                                     store_name=store_name, size_hint=size_hint)
     try:
         parts, buffered, received = [], 0, 0
         async for chunk in chunks:
@@ -154,9 +163,10 @@ def upload_iterable(ctx, image_id: str, chunks: Iterable[bytes]) -> None:
         raise
 
 
-def import_image(ctx, image_id: str, body: Any) -> None:
+def import_image(ctx, image_id: str, body: Any, store_header: str | None = None) -> None:
     """POST /v2/images/{id}/import. Only glance-direct: the staged data becomes the image."""
     method = _import_method(body)
+    target = _import_store(body, store_header)
     staged, dest = store.staging_path(image_id), store.data_path(image_id)
     moved = lost = False
     refused = None
@@ -173,6 +183,9 @@ def import_image(ctx, image_id: str, body: Any) -> None:
                 if refused:  # as glance: the data is dropped, the image queued again
                     os.unlink(staged)
                     image.status, image.size, image.updated_at = "queued", None, utcnow()
+                elif target == stores.RBD:  # copied below, outside the transaction
+                    os.stat(staged)
+                    image.status, image.updated_at = "importing", utcnow()
                 else:
                     os.replace(staged, dest)
                     moved = True
@@ -180,7 +193,8 @@ def import_image(ctx, image_id: str, body: Any) -> None:
             except FileNotFoundError:
                 lost = True  # the staging area was cleaned under us: stage again
                 image.status, image.size, image.updated_at = "queued", None, utcnow()
-            image.staged = None
+            if image.status != "importing":
+                image.staged = None
     except BaseException:
         if moved:
             os.replace(dest, staged)
@@ -190,6 +204,58 @@ def import_image(ctx, image_id: str, body: Any) -> None:
     if lost:
         raise exceptions.Conflict(f"The staged data of image {image_id} is missing; the image "
                                   "is queued again, stage its data again.")
+    if target == stores.RBD:
+        _import_into_rbd(image_id, staged)
+
+
+def _import_store(body: Any, header: str | None) -> str:
+    """glance's get_stores_from_request, for one store per image."""
+    if not stores.multiple():
+        return stores.default()
+    if body.get("all_stores"):
+        if "stores" in body or header is not None:
+            raise exceptions.BadRequest("All_stores parameter can't be used with "
+                                        "x-image-meta-store header or stores parameter")
+        raise exceptions.BadRequest("Importing into several stores is not supported: an "
+                                    "image is held by one store.")
+    if "stores" in body:
+        if header is not None:
+            raise exceptions.BadRequest("Stores parameter and x-image-meta-store header "
+                                        "can't be both specified")
+        wanted = body["stores"]
+        if not isinstance(wanted, list) or len(wanted) != 1 \
+                or not isinstance(wanted[0], str):
+            raise exceptions.BadRequest("'stores' must name exactly one store.")
+        header = wanted[0]
+    if header is not None and header not in stores.enabled():
+        raise exceptions.Conflict(f"Unknown scheme '{header}' found in URI")
+    return stores.pick(header)
+
+
+def _import_into_rbd(image_id: str, staged: str) -> None:
+    """Copy the staged data into an RBD image, then activate (importing → active); on
+    failure the image is staged again (uploading), its data kept for another import."""
+    try:
+        url = rbd_store.import_file(image_id, staged)
+    except BaseException:
+        with db.transaction() as s:
+            image = s.get(Image, image_id)
+            if image is not None and not image.deleted and image.status == "importing":
+                image.status, image.updated_at = "uploading", utcnow()
+        raise
+    try:
+        with db.transaction() as s:
+            image = s.get(Image, image_id)
+            if image is None or image.deleted or image.status != "importing":
+                raise exceptions.Gone(f"Image {image_id} could not be found after import. "
+                                      "The image may have been deleted during the import.")
+            _activate(image, store.Written(**image.staged), stores.RBD, url)
+            image.staged = None
+    except BaseException:
+        rbd_store.delete(image_id, url)
+        raise
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(staged)
 
 
 def _format_problem(disk_format: str | None, path: str) -> str | None:
@@ -214,13 +280,13 @@ def _import_method(body: Any) -> str:
 
 @dataclasses.dataclass
 class Download:
-    file: io.BufferedReader
+    reader: Any  # read_at(length, offset), close(): store.FileReader, rbd_store.Reader
     size: int
     checksum: str | None
 
 
 def open_download(ctx, image_id: str) -> Download | None:
-    """The open data file of an image the caller may download; None if it has no data."""
+    """A reader of the data of an image the caller may download; None if it has no data."""
     with db.reader() as s:
         image = access.load(s, ctx, image_id)
         if image.status == "deactivated" and not ctx.is_admin:
@@ -230,9 +296,8 @@ def open_download(ctx, image_id: str) -> Download | None:
         if image.status not in ("active", "deactivated"):
             return None
         size, checksum = image.size, image.checksum
-    try:
-        # Opened now: a delete from here on unlinks the name, not what we stream.
-        return Download(open(store.data_path(image_id), "rb"), size, checksum)
-    except FileNotFoundError:
+        # Opened now: a delete from here on unlinks the file's name, not what we stream.
+        reader = stores.open_data(image)
+    if reader is None:
         LOG.warning("Image %s is %s but its data is missing", image_id, image.status)
-        return None
+    return Download(reader, size, checksum) if reader is not None else None

@@ -40,6 +40,10 @@ class Image(Base):
     deleted_at: Mapped[dt.datetime | None] = mapped_column()
     # Size and hashes of data staged for import (glance-direct); never shown.
     staged: Mapped[dict | None] = mapped_column(sa.JSON)
+    # The store holding the data ("file", "rbd"; NULL: none yet, or "file" before 0002)
+    # and, where the store records one, its location (glance's image_locations).
+    store: Mapped[str | None] = mapped_column(sa.String(32))
+    location: Mapped[str | None] = mapped_column(sa.Text)
 
     properties: Mapped[list["ImageProperty"]] = relationship(
         cascade="all, delete-orphan", lazy="selectin", order_by="ImageProperty.name")

@@ -36,6 +36,8 @@ def list_rules():
         _rule("reactivate", MEMBER, "Reactivate a deactivated image."),
         _rule("add_member", MEMBER, "Share an image with a project."),
         _rule("delete_member", MEMBER, "Stop sharing an image with a project."),
+        _rule("stores_info_detail", f"{ADMIN} or role:service",
+              "List the stores with their type and properties (/v2/info/stores/detail)."),
         _rule("get_member", f"{ADMIN} or (role:reader and (project_id:%(project_id)s or "
                             "project_id:%(member_id)s))", "Show an image membership."),
         _rule("get_members", f"{ADMIN} or (role:reader and (project_id:%(project_id)s or "

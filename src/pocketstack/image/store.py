@@ -72,6 +72,27 @@ def delete(image_id: str, *, data: bool = True, staged: bool = True) -> None:
             LOG.warning("Could not delete image data %s: %s", path, error)
 
 
+class FileReader:
+    """Positional reads of an open data file (a delete unlinks the name, not this)."""
+
+    def __init__(self, path: str):
+        self._file = open(path, "rb")
+        self._fd = self._file.fileno()
+
+    def read_at(self, length: int, offset: int) -> bytes:
+        return os.pread(self._fd, length, offset)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def open_reader(image_id: str) -> FileReader | None:
+    try:
+        return FileReader(data_path(image_id))
+    except FileNotFoundError:
+        return None
+
+
 def _virtual_size(disk_format: str | None, header: bytes, size: int) -> int | None:
     """What glance's format inspector reports for the formats we can read cheaply."""
     if disk_format in ("raw", "iso"):
@@ -101,6 +122,10 @@ class SizeCapExceeded(exceptions.PayloadTooLarge):
 class Writer:
     """Streams one upload into a temp file; ``commit`` renames it into place.
 
+    Subclasses keep the hashing pipeline and replace where the bytes go (``_open``,
+    ``_start_write``, ``_close_data``, ``commit``, ``undo_commit``, ``abort``): see
+    rbd_store.RbdWriter.
+
     Each buffer handed to ``submit`` goes to three single-thread pipelines — md5, the
     secure hash, file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be in
     flight, so one stalled stream (a descheduled thread, a slow disk) does not stop the
@@ -108,9 +133,10 @@ class Writer:
     """
 
     DEPTH = 3
+    store_name = "file"
 
     def __init__(self, image_id: str, disk_format: str | None = None,
-                 cap: int | None = None):
+                 cap: int | None = None, size_hint: int | None = None):
         self.image_id = image_id
         self.disk_format = disk_format
         self.cap = cap if cap is not None else config.CONF.image.image_size_cap
@@ -119,12 +145,20 @@ class Writer:
         self._md5 = hashlib.md5(usedforsecurity=False)
         self.hash_algo = config.CONF.image.hashing_algorithm
         self._sha = hashlib.new(self.hash_algo)
-        self.tmp_path = os.path.join(_subdir("tmp"), f"{image_id}.{_owner()}.{uuid.uuid4().hex}")
-        self._file = open(self.tmp_path, "xb", buffering=0)
+        self._open(size_hint)
         self._streams = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=name)
                          for name in ("image-md5", "image-hash", "image-write")]
         self._inflight: collections.deque[tuple[concurrent.futures.Future, ...]] = \
             collections.deque()
+        self.location: str | None = None  # set by commit where the store records one
+
+    def _open(self, size_hint: int | None) -> None:
+        self.tmp_path = os.path.join(_subdir("tmp"),
+                                     f"{self.image_id}.{_owner()}.{uuid.uuid4().hex}")
+        self._file = open(self.tmp_path, "xb", buffering=0)
+
+    def _start_write(self, data: bytes, offset: int) -> concurrent.futures.Future:
+        return self._streams[2].submit(self._write_all, data)
 
     def check_total(self, total: int) -> None:
         """413 once ``total`` bytes would pass the image size cap."""
@@ -135,13 +169,14 @@ class Writer:
     def submit(self, data: bytes) -> None:
         """Queue ``data`` for hashing and writing (does not block; see ``full``)."""
         self.check_total(self.size + len(data))
+        offset = self.size
         self.size += len(data)
         if len(self.header) < 512:
             self.header += data[:512 - len(self.header)]
-        md5, sha, disk = self._streams
+        md5, sha, _ = self._streams
         self._inflight.append((md5.submit(self._md5.update, data),
                                sha.submit(self._sha.update, data),
-                               disk.submit(self._write_all, data)))
+                               self._start_write(data, offset)))
 
     @property
     def full(self) -> bool:
@@ -172,12 +207,15 @@ class Writer:
         for stream in self._streams:
             stream.shutdown(wait=True, cancel_futures=True)
 
-    def _finish(self) -> Written:
-        self._drain()
-        self._stop_streams()
+    def _close_data(self) -> None:
         if config.CONF.image.filesystem_store_fsync:
             os.fsync(self._file.fileno())
         self._file.close()
+
+    def _finish(self) -> Written:
+        self._drain()
+        self._stop_streams()
+        self._close_data()
         return Written(size=self.size, checksum=self._md5.hexdigest(),
                        os_hash_value=self._sha.hexdigest(), os_hash_algo=self.hash_algo,
                        virtual_size=_virtual_size(self.disk_format, self.header, self.size))
@@ -191,7 +229,13 @@ class Writer:
             if refused:
                 raise exceptions.BadRequest(refused)
         os.replace(self.tmp_path, dest)
+        self._dest = dest
         return written
+
+    def undo_commit(self) -> None:
+        """Remove committed data whose image row could not be activated."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._dest)
 
     def abort(self) -> None:
         try:

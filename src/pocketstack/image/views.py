@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common.timeutils import isotime
+from pocketstack.image import stores
 from pocketstack.image.models import Image, ImageMember
 
 # Columns shown as top-level image attributes, in glance's order.
@@ -21,7 +22,7 @@ def image(img: Image) -> dict:
     view["self"] = f"/v2/images/{img.id}"
     view["file"] = f"/v2/images/{img.id}/file"
     view["schema"] = "/v2/schemas/image"
-    return view
+    return stores.decorate(view, img)
 
 
 def member(m: ImageMember) -> dict:

@@ -26,7 +26,8 @@ ROUTES = {
                                                   "PUT": members.update_member,
                                                   "DELETE": members.delete_member},
     "/v2/info/import": {"GET": info.import_methods},
-    "/v2/info/stores": {"GET": info.stores},
+    "/v2/info/stores": {"GET": info.stores_info},
+    "/v2/info/stores/detail": {"GET": info.stores_detail},
 }
 
 

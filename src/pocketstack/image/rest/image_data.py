@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
 import re
 from typing import AsyncIterator
 
@@ -35,7 +34,8 @@ class UploadTimeout(exceptions.PocketstackError):
     message = "No image data arrived for too long; the upload was abandoned."
 
 
-def _check_upload_headers(req) -> None:
+def _check_upload_headers(req) -> int | None:
+    """415/400/413 for headers glance refuses; the declared size, if any."""
     content_type = media_type(req.headers.get("content-type"))
     if content_type != "application/octet-stream":
         raise exceptions.UnsupportedMediaType(
@@ -43,7 +43,7 @@ def _check_upload_headers(req) -> None:
             "application/octet-stream.")
     declared = req.headers.get("x-openstack-image-size") or req.headers.get("content-length")
     if declared is None:
-        return
+        return None
     try:
         size = int(declared)
     except ValueError:
@@ -54,6 +54,7 @@ def _check_upload_headers(req) -> None:
         raise exceptions.PayloadTooLarge(
             f"The incoming image is too large: {size} bytes is more than the image size cap "
             f"of {cap} bytes.")
+    return size
 
 
 async def _body(req) -> AsyncIterator[bytes]:
@@ -73,10 +74,12 @@ async def _body(req) -> AsyncIterator[bytes]:
 
 
 async def _stream_into(req, staging: bool):
-    _check_upload_headers(req)
+    size = _check_upload_headers(req)
     try:
         await data.upload_stream(req.context, req.params["image_id"], _body(req),
-                                 staging=staging)
+                                 staging=staging,
+                                 store_name=req.headers.get("x-image-meta-store"),
+                                 size_hint=size)
     except TimeoutError:
         raise UploadTimeout() from None
     return routing.empty()
@@ -93,7 +96,8 @@ async def stage(req):
 
 
 def import_image(req):
-    data.import_image(req.context, req.params["image_id"], req.json())
+    data.import_image(req.context, req.params["image_id"], req.json(),
+                      req.headers.get("x-image-meta-store"))
     return routing.empty(202)
 
 
@@ -127,12 +131,12 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
 
 
 class ImageDataResponse(Response):
-    """Streams ``length`` bytes of an open file from ``offset``; closes it when done."""
+    """Streams ``length`` bytes of a store reader from ``offset``; closes it when done."""
 
-    def __init__(self, file, offset: int, length: int, status: int, headers: dict):
+    def __init__(self, reader, offset: int, length: int, status: int, headers: dict):
         super().__init__(status_code=status, media_type="application/octet-stream",
                          headers=dict(headers, **{"content-length": str(length)}))
-        self.file, self.offset, self.length = file, offset, length
+        self.reader, self.offset, self.length = reader, offset, length
 
     async def __call__(self, scope, receive, send):
         try:
@@ -143,18 +147,18 @@ class ImageDataResponse(Response):
                 return
             await self._send_body(receive, send)
         finally:
-            await run_in_threadpool(self.file.close)
+            await run_in_threadpool(self.reader.close)
 
     async def _send_body(self, receive, send):
         gone = asyncio.ensure_future(_disconnected(receive))
-        fd, end = self.file.fileno(), self.offset + self.length
+        read_at, end = self.reader.read_at, self.offset + self.length
         spans = ((min(READ_SIZE, end - at), at) for at in range(self.offset, end, READ_SIZE))
         reads: collections.deque[asyncio.Future] = collections.deque()
 
         def read_next() -> None:
             span = next(spans, None)  # (length, offset)
             if span is not None:  # positional reads: several may run at once
-                reads.append(asyncio.ensure_future(run_in_threadpool(os.pread, fd, *span)))
+                reads.append(asyncio.ensure_future(run_in_threadpool(read_at, *span)))
 
         try:
             for _ in range(READ_AHEAD):
@@ -189,7 +193,7 @@ async def download(req):
     try:
         span = parse_range(req.headers.get("range"), found.size)
     except exceptions.RangeNotSatisfiable:
-        found.file.close()
+        found.reader.close()
         raise
     headers = {}
     if span is None:
@@ -199,4 +203,4 @@ async def download(req):
     else:
         offset, length, status = span[0], span[1] - span[0] + 1, 206
         headers["Content-Range"] = f"bytes {span[0]}-{span[1]}/{found.size}"
-    return ImageDataResponse(found.file, offset, length, status, headers)
+    return ImageDataResponse(found.reader, offset, length, status, headers)

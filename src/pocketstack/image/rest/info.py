@@ -1,9 +1,9 @@
-"""/v2/info: which import methods this cloud offers; stores (single store: 404, as glance
-without multiple backends)."""
+"""/v2/info: which import methods this cloud offers; which stores (glance's discovery:
+404 with a single store, as glance without enabled_backends)."""
 from __future__ import annotations
 
-from pocketstack.common import exceptions
-from pocketstack.image import data
+from pocketstack.common import policy
+from pocketstack.image import data, stores
 from pocketstack.wsgi import routing
 
 
@@ -13,5 +13,11 @@ async def import_methods(req):
         "value": list(data.IMPORT_METHODS)}})
 
 
-async def stores(req):
-    raise exceptions.NotFound("Multi backend is not supported at this site.")
+async def stores_info(req):
+    return routing.json_response({"stores": stores.info(detail=False)})
+
+
+def stores_detail(req):
+    listing = stores.info(detail=False)  # 404 first, as glance
+    policy.authorize(req.context, "image:stores_info_detail", {})
+    return routing.json_response({"stores": stores.info(detail=True) if listing else []})

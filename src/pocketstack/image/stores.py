@@ -1,0 +1,126 @@
+"""Which store holds an image's data, and what glance shows of it.
+
+Two stores: ``file`` (store.py) and ``rbd`` (rbd_store.py). ``rbd`` is enabled when it is
+``[image] default_store`` or a Ceph cluster is configured; with both enabled the cloud
+answers as glance with ``enabled_backends = file:file, rbd:rbd`` (``/v2/info/stores``,
+``stores`` in image views, a location's ``metadata: {"store": ...}``, the
+``X-Image-Meta-Store`` header); with ``file`` alone as a single-store glance. Every image
+records its store (``Image.store``), so a cloud that switches ``default_store`` still
+serves and deletes the images of the other.
+"""
+from __future__ import annotations
+
+from pocketstack.common import ceph, config, exceptions
+from pocketstack.image import rbd_store, store
+from pocketstack.image.models import Image
+
+FILE, RBD = "file", "rbd"
+DESCRIPTIONS = {FILE: "Image data in the image service's data directory.",
+                RBD: "Image data as RBD images in the Ceph cluster."}
+HAS_DATA = ("active", "deactivated")
+
+
+def default() -> str:
+    return config.CONF.image.default_store
+
+
+def enabled() -> list[str]:
+    if default() == RBD or ceph.configured():
+        return [FILE, RBD]
+    return [FILE]
+
+
+def multiple() -> bool:
+    return len(enabled()) > 1
+
+
+def pick(requested: str | None) -> str:
+    """The store an upload or import goes to (``X-Image-Meta-Store`` or the default)."""
+    if requested is None or not multiple():
+        return default()
+    if requested not in enabled():
+        raise exceptions.BadRequest(f"Unknown scheme '{requested}' found in URI")
+    return requested
+
+
+def writer(name: str, image_id: str, disk_format: str | None,
+           size_hint: int | None = None) -> store.Writer:
+    cls = rbd_store.RbdWriter if name == RBD else store.Writer
+    return cls(image_id, disk_format, size_hint=size_hint)
+
+
+def store_of(image: Image) -> str | None:
+    """The store holding the image's data; None if it has none."""
+    if image.status not in HAS_DATA:
+        return None
+    return image.store or FILE
+
+
+def url_of(image: Image) -> str | None:
+    held = store_of(image)
+    if held == FILE:
+        return f"file://{store.data_path(image.id)}"
+    return image.location if held else None
+
+
+def open_data(image: Image):
+    """A reader (``read_at(length, offset)``, ``close()``) of the image's data; None if
+    the data is missing."""
+    if store_of(image) == RBD:
+        return rbd_store.open_reader(image.location)
+    return store.open_reader(image.id)
+
+
+def delete_before_commit(image: Image) -> None:
+    """Remove data whose store can refuse (rbd: clones of its snapshot → 409) while the
+    image row is still locked, so a refusal leaves the image as it was."""
+    if store_of(image) == RBD and image.location:
+        rbd_store.delete(image.id, image.location)
+
+
+def decorate(view: dict, image: Image) -> dict:
+    """Add ``locations``, ``direct_url`` and ``stores`` to an image view, as glance's
+    _format_image does (to whoever may see the image; the options are the gate)."""
+    show_all = config.CONF.image.show_multiple_locations
+    show_direct = config.CONF.image.show_image_direct_url
+    several = multiple()
+    if not (show_all or show_direct or several):
+        return view
+    url = url_of(image)
+    held = store_of(image)
+    locations = [{"url": url, "metadata": {"store": held} if several else {}}] if url else []
+    if show_all:
+        view["locations"] = locations
+    if show_direct and locations:
+        view["direct_url"] = url
+    if several and locations:
+        view["stores"] = held
+    return view
+
+
+def info(detail: bool) -> list[dict]:
+    """``/v2/info/stores`` (detail: with type and properties, as glance's discovery)."""
+    if not multiple():
+        raise exceptions.NotFound("Multi backend is not supported at this site.")
+    out = []
+    for name in enabled():
+        entry = {"id": name, "description": DESCRIPTIONS[name]}
+        if name == default():
+            entry["default"] = "true"
+        if detail:
+            entry["type"] = name
+            entry["properties"] = _properties(name)
+            entry["weight"] = 0
+        out.append(entry)
+    return out
+
+
+def _properties(name: str) -> dict:
+    if name == FILE:
+        return {"data_dir": store.datadir(), "chunk_size": 65536, "thin_provisioning": False}
+    try:
+        fsid = rbd_store.fsid()
+    except ceph.CephUnavailable:
+        fsid = None
+    return {"chunk_size": config.CONF.image.rbd_store_chunk_size << 20,
+            "pool": rbd_store.pool(), "thin_provisioning": False, "fsid": fsid}
