@@ -253,16 +253,8 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "DHCP files": dhcp_files(s),
             "image store": _service_problems(s, "image"),
             "stuck states": stuck(s, stuck_after, utcnow()),
-            "instance disks": service_problems(s, "compute"),
+            "instance disks": _service_problems(s, "compute"),
         }
-
-
-def service_problems(s, service: str) -> list[str]:
-    """What ``<service>/audit.py: problems(session)`` finds (none without the hook)."""
-    from pocketstack.common import config
-
-    module = config.optional_module(service, "audit")
-    return list(module.problems(s)) if module is not None else []
 
 
 def _load(data_dir: str | None, config_file: str | None) -> None:
