@@ -306,6 +306,18 @@ def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images
         assert image.disk_format in ("raw", "qcow2")
         assert image.id in env.rbd_ls("image_pool")
         assert env.snaps("compute_pool", disk) == []
+        # the RBD half of the direct path (the image service takes no location yet): a
+        # flattened copy with a protected snap in the image's pool, nothing left behind
+        rbd_disks = env.driver._rbd()
+        copy = str(uuid.uuid4())
+        url = rbd_disks.direct_snapshot(disk, copy, env.names["image_pool"])
+        try:
+            assert url.endswith(f"/{env.names['image_pool']}/{copy}/snap")
+            assert env.parent("image_pool", copy) is None
+            assert "snap" in " ".join(env.snaps("image_pool", copy))
+            assert env.snaps("compute_pool", disk) == []
+        finally:
+            rbd_disks.remove(copy, pool=env.names["image_pool"])
 
         conn.compute.delete_server(server)
         conn.compute.wait_for_delete(server, interval=0.5, wait=60)

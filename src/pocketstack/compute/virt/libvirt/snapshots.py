@@ -18,32 +18,56 @@ from pocketstack.compute.virt.libvirt.rbd import image_urls, parse_url
 LOG = logging.getLogger(__name__)
 
 
-def _parent_pool(rbd, ctx, name: str, base_image_id: str | None) -> str | None:
+def _parent_pool(rbd, name: str, base: dict) -> str | None:
     try:
         with rbd.rbd.Image(rbd.ioctx(), name, read_only=True) as disk:
             return disk.parent_info()[0]
     except rbd.rbd.ImageNotFound:
         pass  # not a clone: ask where its image lives
-    if not base_image_id:
-        return None
-    from pocketstack.clients.image import ImageClient
-
-    meta = ImageClient().get(base_image_id) or {}
     fsid = rbd.fsid()
-    for url in image_urls(meta):
+    for url in image_urls(base):
         parts = parse_url(url)
         if parts and parts[0] == fsid:
             return parts[1]
     return None
 
 
+def takes_locations(base: dict) -> bool:
+    """Whether the image service can be given a location: glance's location API (image
+    API 2.17), or ``add /locations`` where it shows locations (show_multiple_locations).
+    Asked first: a flatten copies the whole disk, not worth it for nothing."""
+    from pocketstack.clients.image import ImageClient
+
+    if "locations" in base:
+        return True
+
+    class Root(ImageClient):
+        base_path = "/image"
+
+    try:
+        found = Root().request("GET", "/versions", ok=(200, 300)).json()["versions"]
+        newest = max(tuple(int(n) for n in v["id"].lstrip("v").split(".")) for v in found)
+    except Exception as error:  # noqa: BLE001 - no discovery: assume the old API only
+        LOG.info("Image API version discovery failed: %s", error)
+        return False
+    return newest >= (2, 17)
+
+
 def direct(rbd, ctx, instance: dict, image_id: str) -> bool:
     """Snapshot ``instance``'s rbd root disk into image ``image_id`` (queued); False
     leaves nothing behind and tells the caller to upload instead."""
+    from pocketstack.clients.image import ImageClient
+
     name = rbd.name(instance["uuid"])
     if not rbd.exists(name):
         return False
-    pool = _parent_pool(rbd, ctx, name, instance.get("image_ref"))
+    base = (ImageClient().get(instance["image_ref"]) if instance.get("image_ref")
+            else None) or {}
+    if not takes_locations(base):
+        LOG.info("Snapshot of %s: the image service takes no locations; uploading",
+                 instance["uuid"])
+        return False
+    pool = _parent_pool(rbd, name, base)
     if not pool:
         LOG.info("Snapshot of %s: its image is not in this cluster; uploading",
                  instance["uuid"])
@@ -56,7 +80,7 @@ def direct(rbd, ctx, instance: dict, image_id: str) -> bool:
                  instance["uuid"], pool, error)
         return False
     try:
-        registered = _register(ctx, image_id, url)
+        registered = _register(image_id, url)
     except Exception:
         rbd.remove(image_id, pool=pool)
         raise
@@ -65,7 +89,7 @@ def direct(rbd, ctx, instance: dict, image_id: str) -> bool:
     return registered
 
 
-def _register(ctx, image_id: str, url: str) -> bool:
+def _register(image_id: str, url: str) -> bool:
     """The RBD image as the image's data (raw); False when the image service refuses."""
     from pocketstack.clients.image import ImageClient
 
