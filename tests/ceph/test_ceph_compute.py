@@ -243,7 +243,8 @@ def last_block_devices(conn, server_id) -> list[str]:
 def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images):
     """The root disk is a clone of the image's snapshot (no download); the guest reads
     the image's bytes from it; an RBD volume hot-plugged shows up as vdb; a snapshot of
-    the server becomes an image; delete leaves no <uuid>_disk."""
+    the server becomes an image; a resize grows the disk in place and a revert rolls it
+    back; delete leaves no <uuid>_disk."""
     import rbd
 
     from pocketstack.common import ceph as ceph_conn
@@ -318,6 +319,24 @@ def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images
             assert env.snaps("compute_pool", disk) == []
         finally:
             rbd_disks.remove(copy, pool=env.names["image_pool"])
+
+        # resize on the same host: the disk stays in the pool, grown; a revert rolls it
+        # back to what the nova-resize snapshot kept
+        flavor = cloud.sdk().compute.create_flavor(name=f"lrb-{uuid.uuid4().hex[:4]}",
+                                                   ram=256, vcpus=1, disk=2)
+        try:
+            conn.compute.resize_server(server, flavor.id)
+            wait_for(lambda: conn.compute.get_server(sid).status == "VERIFY_RESIZE",
+                     BOOT_TIMEOUT, "VERIFY_RESIZE")
+            assert env.driver._rbd().size(disk) == 2 << 30
+            assert "nova-resize" in " ".join(env.snaps("compute_pool", disk))
+            conn.compute.revert_server_resize(server)
+            wait_for(lambda: conn.compute.get_server(sid).status == "ACTIVE", 90,
+                     "ACTIVE after revert")
+            assert env.driver._rbd().size(disk) == 1 << 30
+            assert env.snaps("compute_pool", disk) == []
+        finally:
+            cloud.sdk().compute.delete_flavor(flavor, ignore_missing=True)
 
         conn.compute.delete_server(server)
         conn.compute.wait_for_delete(server, interval=0.5, wait=60)
