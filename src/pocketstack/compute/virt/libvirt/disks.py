@@ -112,14 +112,12 @@ class GuestDisks:
                 rbd.clone(source, name)
             else:
                 rbd.import_file(self._cached_base(image_meta), name)
-        size, wanted = rbd.size(name), root_gb * imagecache.GiB
-        if wanted and size > wanted:
+        size = rbd.grow(name, root_gb * imagecache.GiB)
+        if root_gb and size > root_gb * imagecache.GiB:
             rbd.remove(name)
             raise imagecache.ImageError(
                 f"Flavor's disk is too small for requested image: the image is {size} "
                 f"bytes, the flavor's root disk {root_gb} GB.")
-        if wanted > size:
-            rbd.grow(name, wanted)
         return self._rbd_disk(rbd, target, name)
 
     def _rbd_disk(self, rbd, target, name) -> Disk:
