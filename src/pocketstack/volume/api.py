@@ -192,8 +192,10 @@ def _find_image(ctx, image_id) -> dict:
 
 
 def _image_summary(image: dict) -> dict:
+    # direct_url / locations: where a backend may clone the image from (rbd://...)
     return {k: image.get(k) for k in ("id", "name", "size", "disk_format", "container_format",
-                                      "checksum", "min_disk", "min_ram")} | {
+                                      "checksum", "min_disk", "min_ram", "direct_url",
+                                      "locations")} | {
         "properties": {k: v for k, v in image.items() if isinstance(v, str) and k not in (
             "id", "name", "status", "file", "schema", "self", "owner", "visibility",
             "created_at", "updated_at", "os_hash_algo", "os_hash_value", "direct_url")}}

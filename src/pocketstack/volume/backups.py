@@ -1,6 +1,8 @@
 """Volume backups: full sparse copies of a volume's (or a snapshot's) data in
-``[volume] backup_dir``, restored into a new or an existing volume. The copying is the
-manager's; quotas ``backups`` and ``backup_gigabytes`` apply."""
+``[volume] backup_dir`` — or, for volumes of the rbd backend, RBD images in ``[ceph]
+backup_pool``, incremental on request (backup_store.py) — restored into a new or an
+existing volume. The copying is the manager's; quotas ``backups`` and
+``backup_gigabytes`` apply."""
 from __future__ import annotations
 
 import os
@@ -55,9 +57,7 @@ def create_backup(ctx, body) -> Backup:
     if snapshot_id is not None:
         validation.uuid_like(snapshot_id, "snapshot_id")
     force = validation.boolean(data.get("force", False), "force")
-    if validation.boolean(data.get("incremental", False), "incremental"):
-        raise validation.bad("Incremental backups are not supported: every backup here is "
-                             "a full copy.")
+    incremental = validation.boolean(data.get("incremental", False), "incremental")
     quotas.prepare(ctx.project_id)
     with db.transaction() as s:
         quotas.lock(s, ctx.project_id)
@@ -70,6 +70,8 @@ def create_backup(ctx, body) -> Backup:
             if snap.status != "available":
                 raise validation.bad(f"Invalid snapshot: Snapshot to be backed up must be "
                                      f"available, but the current status is {snap.status}.")
+        parent_id = _parent(s, volume, snap if snapshot_id else None) if incremental \
+            else None
         allowed = ("available", "in-use") if force else ("available",)
         if volume.status not in allowed:
             raise api.InvalidVolume(f"Volume to be backed up must be {' or '.join(allowed)} "
@@ -83,13 +85,39 @@ def create_backup(ctx, body) -> Backup:
                         size=volume.size, status="creating",
                         availability_zone=volume.availability_zone,
                         meta=validation.metadata(data.get("metadata") or {}),
-                        created_at=utcnow())
+                        parent_id=parent_id, created_at=utcnow())
         s.add(backup)
         restore_status = volume.status
         volume.status, volume.updated_at = "backing-up", utcnow()
     api.manager().cast(ctx, "create_backup", backup_id=backup.id,
                        restore_status=restore_status)
     return get_backup(ctx, backup.id)
+
+
+def _parent(s, volume, snapshot) -> str:
+    """cinder's choice of an incremental backup's parent: the volume's available backup
+    with the latest data (older than the snapshot, when backing one up)."""
+    from pocketstack.volume import scheduler
+
+    if scheduler.backend_of(volume.host) != "rbd":
+        raise validation.bad("Invalid backup: Incremental backups need a volume of the rbd "
+                             "backend: backups of other volumes are full copies.")
+    found = [b for b in s.scalars(sa.select(Backup).where(
+        Backup.volume_id == volume.id, Backup.status == "available"))
+        if snapshot is None or (b.data_timestamp or b.created_at) < snapshot.created_at]
+    if not found:
+        raise validation.bad("Invalid backup: No backups available to do an incremental "
+                             "backup.")
+    return max(found, key=lambda b: b.data_timestamp or b.created_at).id
+
+
+def dependents(ids) -> set[str]:
+    """Those of the backups ``ids`` that incremental backups build on."""
+    ids = list(ids)
+    if not ids:
+        return set()
+    with db.reader() as s:
+        return set(s.scalars(sa.select(Backup.parent_id).where(Backup.parent_id.in_(ids))))
 
 
 def get_backup(ctx, backup_id: str) -> Backup:
@@ -141,6 +169,9 @@ def delete_backup(ctx, backup_id: str, *, force: bool = False) -> None:
         elif found.status not in ("available", "error"):
             raise validation.bad(f"Invalid backup: Backup status must be available or "
                                  f"error, but is {found.status}.")
+        if s.scalar(sa.select(Backup.id).where(Backup.parent_id == found.id).limit(1)):
+            raise validation.bad("Invalid backup: Incremental backups exist for this "
+                                 "backup.")
         found.status, found.updated_at = "deleting", utcnow()
     api.manager().cast(ctx, "delete_backup", backup_id=backup_id)
 

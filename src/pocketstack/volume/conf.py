@@ -5,8 +5,9 @@ OPTS = {
     "volume": [
         cfg.ListOpt("enabled_backends", default=["file"],
                     help="Backends this volume service runs, by name: 'file' (sparse raw "
-                         "files under volumes_dir, needs no root) and 'lvm' (logical volumes "
-                         "in lvm_volume_group, needs root and lvm2). The first is where "
+                         "files under volumes_dir, needs no root), 'lvm' (logical volumes "
+                         "in lvm_volume_group, needs root and lvm2) and 'rbd' (RBD images "
+                         "in [ceph] volume_pool, see [ceph]). The first is where "
                          "volumes of a type without volume_backend_name go."),
         cfg.StrOpt("volumes_dir",
                    help="Directory of the file backend's volume files. Default: "
@@ -30,6 +31,13 @@ OPTS = {
                          "the volume group when missing) instead of thick ones."),
         cfg.StrOpt("lvm_thin_pool", default="pocketstack-pool",
                    help="Name of the thin pool when lvm_thin is on."),
+        cfg.IntOpt("rbd_max_clone_depth", default=5, min=0,
+                   help="rbd backend: longest chain of copy-on-write clones; a volume "
+                        "cloned past it is flattened (its own copy of every byte). 0: "
+                        "always flatten."),
+        cfg.BoolOpt("rbd_flatten_volume_from_snapshot", default=False,
+                    help="rbd backend: flatten volumes made from a snapshot, so the "
+                         "snapshot can be deleted without flattening them then."),
         cfg.StrOpt("default_volume_type", default="__DEFAULT__",
                    help="Volume type of volumes created without one."),
         cfg.StrOpt("storage_availability_zone", default="nova",

@@ -131,24 +131,28 @@ class VolumeManager:
             snapshot = s.get(Snapshot, volume.snapshot_id) if volume.snapshot_id else None
         backend = _backend(volume)
         try:
-            backend.create(volume.id, volume.size)
-            path = backend.path(volume.id)
             if snapshot is not None:
-                backend.copy_into(backend.snapshot_path(snapshot.id), volume.id)
+                backend.create_from_snapshot(volume.id, snapshot.id, snapshot.volume_id,
+                                             volume.size)
             elif source is not None:
-                backend.copy_into(backend.path(source.id), volume.id)
-            elif image is not None:
-                if not _set_while_creating(volume.id, status="downloading"):
-                    raise Cancelled("The volume was deleted before its data was written.")
-                self._copy_image(ctx, image, path, volume.size, volume.id)
-            elif backup_id is not None:
-                from pocketstack.volume import backups
+                backend.create_from_volume(volume.id, source.id, volume.size)
+            elif image is not None and backend.clone_image(volume.id, image, volume.size):
+                pass  # a copy-on-write clone of the image: no bytes to copy
+            else:
+                backend.create(volume.id, volume.size)
+                if image is not None:
+                    if not _set_while_creating(volume.id, status="downloading"):
+                        raise Cancelled("The volume was deleted before its data was "
+                                        "written.")
+                    self._copy_image(ctx, image, backend, volume.size, volume.id)
+                elif backup_id is not None:
+                    from pocketstack.volume import backup_store
 
-                backend.copy_into(backups.path(backup_id), volume.id)
+                    backup_store.restore(backup_id, backend, volume.id)
         except Exception as error:  # noqa: BLE001 - any failure: error status, no leftovers
             LOG.warning("Creating volume %s failed: %s", volume.id, error)
             try:
-                backend.delete(volume.id)
+                backend.discard_half_made(volume.id, volume.source_volid)
             except Exception:  # noqa: BLE001
                 LOG.exception("Removing the half-made volume %s failed", volume.id)
             _set_while_creating(volume.id, status="error", error_reason=_reason(error))
@@ -171,15 +175,17 @@ class VolumeManager:
                 and _status(volume.id) in (None, "deleting"):
             backend.delete(volume.id)  # deleted meanwhile: its delete may have run first
 
-    def _copy_image(self, ctx, image: dict, path: str, size_gb: int,
+    def _copy_image(self, ctx, image: dict, backend: backends.Backend, size_gb: int,
                     volume_id: str) -> None:
         from pocketstack.clients.image import ImageClient
 
         chunks = _cancellable(ImageClient(ctx, caller="volume").chunks(image["id"]),
                               volume_id)
         if image.get("disk_format") in (None, "raw", "iso", "ami", "aki", "ari"):
-            write_into(path, chunks, size_gb * GiB)
+            backend.write_stream(volume_id, chunks, size_gb * GiB)
             return
+        path = backend.path(volume_id)
+        network = path.startswith("rbd:")  # qemu-img writes into the RBD image itself
         # qcow2 & co.: download to a temp file, let qemu-img write raw into the volume.
         with tempfile.TemporaryDirectory(prefix="pocketstack-image-") as tmp:
             src = os.path.join(tmp, "image")
@@ -194,10 +200,10 @@ class VolumeManager:
                 raise BackendError(f"Image virtual size {virtual} bytes does not fit into "
                                    f"the volume ({size_gb} GiB).")
             args = ["convert", "-f", image["disk_format"], "-O", "raw"]
-            if _is_block(path):
+            if network or _is_block(path):
                 args.append("-n")  # the target exists: write into it
             _qemu_img(*args, src, path, timeout=3600)
-            if not _is_block(path):
+            if not network and not _is_block(path):
                 os.truncate(path, size_gb * GiB)  # qemu-img wrote the virtual size
 
     def delete_volume(self, ctx, volume_id: str) -> None:
@@ -209,7 +215,7 @@ class VolumeManager:
         backend = _backend(volume)
         try:
             for snapshot_id in snaps:
-                backend.delete_snapshot(snapshot_id)
+                backend.delete_snapshot(snapshot_id, volume.id)
             backend.delete(volume.id)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Deleting volume %s failed: %s", volume.id, error)
@@ -244,8 +250,7 @@ class VolumeManager:
                 VolumeAttachment.volume_id == volume_id)).all() if a.instance_uuid]
         status = "completed"
         try:
-            self._copy_image(ctx, image, _backend(volume).path(volume.id), volume.size,
-                             volume.id)
+            self._copy_image(ctx, image, _backend(volume), volume.size, volume.id)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Reimaging volume %s failed: %s", volume_id, error)
             _set(volume_id, status="error", error_reason=_reason(error))
@@ -277,7 +282,7 @@ class VolumeManager:
             backend.create_snapshot(snap.id, volume.id)
         except Exception as error:  # noqa: BLE001
             try:
-                backend.delete_snapshot(snap.id)
+                backend.delete_snapshot(snap.id, volume.id)
             except Exception:  # noqa: BLE001
                 LOG.exception("Removing the half-made snapshot %s failed", snap.id)
             self._snapshot_set(snap.id, status="error", error_reason=_reason(error))
@@ -291,7 +296,7 @@ class VolumeManager:
                 return
             volume = s.get(Volume, snap.volume_id)
         try:
-            _backend(volume).delete_snapshot(snap.id)
+            _backend(volume).delete_snapshot(snap.id, volume.id)
         except Exception as error:  # noqa: BLE001
             self._snapshot_set(snap.id, status="error_deleting", error_reason=_reason(error))
             return
@@ -312,7 +317,7 @@ class VolumeManager:
     # --- backups -------------------------------------------------------------------------
 
     def create_backup(self, ctx, backup_id: str, restore_status: str) -> None:
-        from pocketstack.volume import backups
+        from pocketstack.volume import backup_store
         from pocketstack.volume.models import Backup
 
         with db.reader() as s:
@@ -320,25 +325,32 @@ class VolumeManager:
             volume = s.get(Volume, backup.volume_id) if backup else None
         if backup is None or backup.status != "creating" or volume is None:
             return
-        backend = _backend(volume)
-        source = backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \
-            backend.path(volume.id)
         try:
-            backends.run("cp", "--sparse=always", source, backups.path(backup_id),
-                         timeout=3600)
+            stored = backup_store.create(backup, volume, _backend(volume))
         except Exception as error:  # noqa: BLE001
-            _remove(backups.path(backup_id))
+            LOG.warning("Backup %s of volume %s failed: %s", backup_id, volume.id, error)
+            _remove(backups_path(backup_id))
             self._backup_set(backup_id, status="error", fail_reason=_reason(error))
         else:
-            self._backup_set(backup_id, status="available", data_timestamp=utcnow())
+            self._backup_set(backup_id, status="available", data_timestamp=utcnow(),
+                             **stored)
         finally:
             _set(volume.id, status=restore_status)
 
     def delete_backup(self, ctx, backup_id: str) -> None:
-        from pocketstack.volume import backups
+        from pocketstack.volume import backup_store
         from pocketstack.volume.models import Backup
 
-        _remove(backups.path(backup_id))
+        with db.reader() as s:
+            backup = s.get(Backup, backup_id)
+        if backup is None:
+            return
+        try:
+            backup_store.delete(backup)
+        except Exception as error:  # noqa: BLE001
+            LOG.warning("Deleting backup %s failed: %s", backup_id, error)
+            self._backup_set(backup_id, status="error_deleting", fail_reason=_reason(error))
+            return
         with db.transaction() as s:
             row = s.get(Backup, backup_id)
             if row is not None and row.status == "deleting":
@@ -346,14 +358,14 @@ class VolumeManager:
 
     def restore_backup(self, ctx, backup_id: str, volume_id: str) -> None:
         """Copy a backup into an existing volume (the API set it restoring-backup)."""
-        from pocketstack.volume import backups
+        from pocketstack.volume import backup_store
 
         with db.reader() as s:
             volume = s.get(Volume, volume_id)
         try:
             if volume is None or volume.status != "restoring-backup":
                 return
-            _backend(volume).copy_into(backups.path(backup_id), volume_id)
+            backup_store.restore(backup_id, _backend(volume), volume_id)
         except Exception as error:  # noqa: BLE001
             _set(volume_id, status="error_restoring", error_reason=_reason(error))
         else:
@@ -381,15 +393,15 @@ class VolumeManager:
         with db.reader() as s:
             volume = s.get(Volume, volume_id)
         client = ImageClient(ctx, caller="volume")
-        path = _backend(volume).path(volume.id)
+        backend = _backend(volume)
         try:
             if disk_format == "raw":
-                client.upload(image_id, _file_chunks(path))
+                client.upload(image_id, backend.read_stream(volume.id))
             else:
                 with tempfile.TemporaryDirectory(prefix="pocketstack-upload-") as tmp:
                     out = os.path.join(tmp, "image")
-                    _qemu_img("convert", "-f", "raw", "-O", disk_format, path, out,
-                              timeout=3600)
+                    _qemu_img("convert", "-f", "raw", "-O", disk_format,
+                              backend.path(volume.id), out, timeout=3600)
                     client.upload(image_id, _file_chunks(out))
         except Exception as error:  # noqa: BLE001
             LOG.warning("Uploading volume %s to image %s failed: %s", volume_id, image_id,
@@ -404,6 +416,12 @@ def _file_chunks(path: str, size: int = 4 << 20):
     with open(path, "rb") as f:
         while chunk := f.read(size):
             yield chunk
+
+
+def backups_path(backup_id: str) -> str:
+    from pocketstack.volume import backups
+
+    return backups.path(backup_id)
 
 
 def _remove(path: str) -> None:

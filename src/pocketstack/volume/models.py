@@ -129,6 +129,10 @@ class Backup(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
     data_timestamp: Mapped[dt.datetime | None] = mapped_column()
+    # Incremental backups (rbd volumes): the backup this one adds to, and where the
+    # backup driver keeps it ({"base": "<RBD image>"}), as cinder's columns.
+    parent_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    service_metadata: Mapped[str | None] = mapped_column(sa.Text)
 
 
 class VolumeQuota(Base):

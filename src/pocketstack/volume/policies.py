@@ -57,6 +57,8 @@ def list_rules():
         ("volume_extension:quotas:delete", "Reset a project's quotas to the defaults."),
         ("volume_extension:services:index", "List the volume services."),
         ("volume_extension:services:update", "Enable or disable a volume service."),
+        ("scheduler_extension:scheduler_stats:get_pools",
+         "List the backends' pools with their capacity."),
         ("volume_extension:volume_admin_actions:reset_status", "Reset a volume's status."),
         ("volume_extension:volume_admin_actions:force_delete", "Force-delete a volume."),
         ("volume_extension:volume_admin_actions:force_detach", "Force-detach a volume."),

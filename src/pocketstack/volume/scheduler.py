@@ -66,7 +66,15 @@ def choose(s, extra_specs: dict, size: int) -> tuple[str | None, str | None]:
             f"No valid backend was found: no enabled backend is named "
             f"{(extra_specs or {}).get('volume_backend_name')!r} (enabled: "
             f"{', '.join(backends.enabled()) or 'none'}).")
-    spaces = {n: free_space(s, n) for n in names}
+    spaces, down = {}, {}
+    for n in names:
+        try:
+            spaces[n] = free_space(s, n)
+        except exceptions.PocketstackError as error:  # e.g. Ceph unreachable
+            down[n] = error.message
+    if not spaces:
+        return None, ("No valid backend was found: " + "; ".join(
+            f"backend {n} is unavailable: {why}" for n, why in down.items()))
     if all(size > total for total, _ in spaces.values()):
         raise NoValidBackend(
             f"No valid backend was found: {size} GiB is larger than any backend "

@@ -161,7 +161,11 @@ def recover() -> None:
                                        "being created.")
                 backend = mine.get(scheduler.backend_of(volume.host))
                 if backend is not None:
-                    backend.delete(volume.id)
+                    try:
+                        backend.discard_half_made(volume.id, volume.source_volid)
+                    except Exception:  # noqa: BLE001 - e.g. Ceph down: the audit reports
+                        LOG.warning("Removing the half-made volume %s failed", volume.id,
+                                    exc_info=True)
             elif volume.status == "uploading":
                 volume.status = "in-use" if volume.attachments else "available"
             elif volume.status == "extending":
@@ -170,9 +174,13 @@ def recover() -> None:
                 volume.status = "in-use" if volume.attachments else "available"
             elif volume.status == "restoring-backup":
                 volume.status = "error_restoring"
+        backends_of = {v.id: scheduler.backend_of(v.host) for v in volumes}
+        failed_backups = []
         for backup in s.scalars(sa.select(Backup).where(Backup.status.in_(
                 ("creating", "restoring")))):
             if backup.status == "creating":
+                if backends_of.get(backup.volume_id) == "rbd" and "rbd" in mine:
+                    failed_backups.append((backup.id, backup.volume_id))
                 backup.status = "error"
                 backup.fail_reason = "The volume service stopped during the backup."
             else:
@@ -193,6 +201,13 @@ def recover() -> None:
         manager.delete_snapshot(ctx, snapshot_id)
     for backup_id in backups_deleting:
         manager.delete_backup(ctx, backup_id)
+    for backup_id, volume_id in failed_backups:  # what a backup cut short left in Ceph
+        from pocketstack.volume import backup_store
+
+        try:
+            backup_store.cleanup_failed(backup_id, volume_id)
+        except Exception:  # noqa: BLE001 - reported by the audit
+            LOG.warning("Cleaning up the failed backup %s failed", backup_id, exc_info=True)
     for name, backend in mine.items():
         try:
             orphans = backend.volume_ids() - known_volumes

@@ -118,15 +118,16 @@ def volume_type(vt: VolumeType, ctx) -> dict:
     return out
 
 
-def backup(b: Backup, ctx, base: str, version: tuple[int, int]) -> dict:
+def backup(b: Backup, ctx, base: str, version: tuple[int, int],
+           has_dependents: bool = False) -> dict:
     out = {"id": b.id, "name": b.name, "description": b.description,
            "volume_id": b.volume_id, "snapshot_id": b.snapshot_id, "status": b.status,
            "size": b.size, "object_count": 1 if b.status == "available" else 0,
            "availability_zone": b.availability_zone, "container": b.container,
            "created_at": isotime_naive(b.created_at), "updated_at": isotime_naive(b.updated_at),
            "data_timestamp": isotime_naive(b.data_timestamp or b.created_at),
-           "fail_reason": b.fail_reason, "has_dependent_backups": False,
-           "is_incremental": False,
+           "fail_reason": b.fail_reason, "has_dependent_backups": has_dependents,
+           "is_incremental": b.parent_id is not None,
            "links": _links(base, b.project_id, "backups", b.id)}
     if ctx.is_admin and version >= (3, 18):
         out["os-backup-project-attr:project_id"] = b.project_id

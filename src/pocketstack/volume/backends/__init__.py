@@ -1,8 +1,10 @@
 """Volume backends: where a volume's bytes live and the path a hypervisor opens.
 
 Each backend is named (``[volume] enabled_backends``) and answers for volumes and snapshots
-by id. ``connection_info`` follows os-brick's ``local`` connector: the hypervisor opens
-``device_path`` directly (a file for the file backend, a block device for LVM).
+by id. ``connection_info`` follows os-brick's ``local`` connector for file and lvm: the
+hypervisor opens ``device_path`` directly (a file, a block device); rbd (rbd.py) answers
+cinder's ``rbd`` connection_info. The create_from_* / clone_image / *_stream methods have
+defaults built on ``path`` (file, lvm); rbd clones and reads/writes through librbd instead.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ class Backend:
     def exists(self, volume_id: str) -> bool: ...
     def volume_ids(self) -> set[str]: ...
     def create_snapshot(self, snapshot_id: str, volume_id: str) -> None: ...
-    def delete_snapshot(self, snapshot_id: str) -> None: ...
+    def delete_snapshot(self, snapshot_id: str, volume_id: str | None = None) -> None: ...
     def snapshot_path(self, snapshot_id: str) -> str: ...
     def snapshot_ids(self) -> set[str]: ...
 
@@ -36,6 +38,36 @@ class Backend:
         volume. Block devices get every byte: a reused extent may hold old data."""
         run("dd", f"if={source_path}", f"of={self.path(volume_id)}", "bs=1M",
             "conv=notrunc,fsync", timeout=3600)
+
+    def create_from_snapshot(self, volume_id: str, snapshot_id: str, source_id: str,
+                             size_gb: int) -> None:
+        self.create(volume_id, size_gb)
+        self.copy_into(self.snapshot_path(snapshot_id), volume_id)
+
+    def create_from_volume(self, volume_id: str, source_id: str, size_gb: int) -> None:
+        self.create(volume_id, size_gb)
+        self.copy_into(self.path(source_id), volume_id)
+
+    def discard_half_made(self, volume_id: str, source_id: str | None = None) -> None:
+        """Remove what a failed or interrupted create left (``source_id``: the volume it
+        was being made from)."""
+        self.delete(volume_id)
+
+    def clone_image(self, volume_id: str, image: dict, size_gb: int) -> bool:
+        """Make the volume from the image without copying bytes, if this backend can
+        (it then exists); False: the caller creates it and copies the image in."""
+        return False
+
+    def write_stream(self, volume_id: str, chunks, limit: int) -> int:
+        from pocketstack.volume.manager import write_into
+
+        return write_into(self.path(volume_id), chunks, limit)
+
+    def read_stream(self, volume_id: str, snapshot_id: str | None = None):
+        path = self.snapshot_path(snapshot_id) if snapshot_id else self.path(volume_id)
+        with open(path, "rb") as f:
+            while chunk := f.read(4 << 20):
+                yield chunk
 
     def capacity(self) -> tuple[int, int | None]:
         """(total GiB, free GiB as the backend sees it, or None: count allocations)."""
@@ -81,9 +113,12 @@ def get(name: str) -> Backend:
             elif name == "lvm":
                 from pocketstack.volume.backends.lvm import LVMBackend
                 state.by_name[name] = LVMBackend()
+            elif name == "rbd":
+                from pocketstack.volume.backends.rbd import RBDBackend
+                state.by_name[name] = RBDBackend()
             else:
                 raise BackendError(f"Unknown volume backend {name!r}: the backends are "
-                                   "'file' and 'lvm'.")
+                                   "'file', 'lvm' and 'rbd'.")
         return state.by_name[name]
 
 

@@ -71,7 +71,7 @@ class FileBackend(Backend):
         run("cp", "--sparse=always", "--reflink=auto", source_path, path, timeout=3600)
         os.truncate(path, max(size, os.path.getsize(path)))
 
-    def delete_snapshot(self, snapshot_id: str) -> None:
+    def delete_snapshot(self, snapshot_id: str, volume_id: str | None = None) -> None:
         _remove(self.snapshot_path(snapshot_id))
 
     def capacity(self) -> tuple[int, int | None]:

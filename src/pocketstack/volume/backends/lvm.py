@@ -126,7 +126,7 @@ class LVMBackend(Backend):
         run("dd", f"if={self.path(volume_id)}", f"of={self.snapshot_path(snapshot_id)}",
             "bs=1M", "conv=sparse,fsync", timeout=3600)
 
-    def delete_snapshot(self, snapshot_id: str) -> None:
+    def delete_snapshot(self, snapshot_id: str, volume_id: str | None = None) -> None:
         self._remove(f"snapshot-{snapshot_id}")
 
     def capacity(self) -> tuple[int, int | None]:

@@ -61,6 +61,7 @@ V3 = {
     "/os-availability-zone": {"GET": info.availability_zones},
     "/os-services": {"GET": info.services},
     "/os-services/{action}": {"PUT": info.update_service},
+    "/scheduler-stats/get_pools": {"GET": info.get_pools},
     "/messages": {"GET": info.list_messages},
     "/messages/{message_id}": {"GET": info.show_message},
 }

@@ -7,15 +7,20 @@ from pocketstack.volume.rest import microversion
 from pocketstack.volume.rest.common import body, check_project, collection_links, respond
 
 
-def _view(req, found) -> dict:
-    return views.backup(found, req.context, req.service_url, microversion.version(req))
+def _view(req, found, dependents: set[str] | None = None) -> dict:
+    if dependents is None:
+        dependents = backups.dependents([found.id])
+    return views.backup(found, req.context, req.service_url, microversion.version(req),
+                        found.id in dependents)
 
 
 def _list(req, detailed: bool):
     check_project(req)
     found = backups.list_backups(req.context, req.query)
-    items = [_view(req, b) if detailed else {"id": b.id, "name": b.name,
-                                             "links": _view(req, b)["links"]} for b in found]
+    dependents = backups.dependents(b.id for b in found) if detailed else set()
+    items = [_view(req, b, dependents) if detailed else {
+        "id": b.id, "name": b.name, "links": _view(req, b, dependents)["links"]}
+        for b in found]
     out = {"backups": items}
     links = collection_links(req, "backups", found, api.limit_marker(req.query)[0],
                              len(found))

@@ -138,6 +138,52 @@ def update_service(req):
     return respond(req, out)
 
 
+def pool_capabilities(backend: str) -> dict:
+    """A backend's pool as cinder-volume reports it to the scheduler (get_pools)."""
+    from pocketstack.volume import backends, scheduler
+
+    driver = backends.get(backend)
+    caps = {"pool_name": backend, "volume_backend_name": backend,
+            "vendor_name": "Open Source", "driver_version": "1.0.0",
+            "storage_protocol": {"rbd": "ceph", "lvm": "iSCSI"}.get(backend, "local"),
+            "reserved_percentage": 0, "multiattach": True, "QoS_support": False,
+            "thin_provisioning_support": backend != "lvm" or config.CONF.volume.lvm_thin,
+            "thick_provisioning_support": backend == "lvm" and not
+            config.CONF.volume.lvm_thin, "max_over_subscription_ratio": "1.0",
+            "timestamp": isotime_naive(utcnow()), "backend_state": "up"}
+    try:
+        extra = driver.pool_stats() if hasattr(driver, "pool_stats") else {}
+        with db.reader() as s:
+            total, free = scheduler.free_space(s, backend)
+            allocated = scheduler.allocated(s, backend)
+    except Exception as error:  # noqa: BLE001 - unreachable: shown, not a 500
+        return caps | {"total_capacity_gb": "unknown", "free_capacity_gb": "unknown",
+                       "backend_state": "down", "backend_state_reason": str(error)[:200]}
+    caps.update({k: v for k, v in extra.items() if k != "allocated_bytes"})
+    caps.setdefault("total_capacity_gb", total)
+    caps.setdefault("free_capacity_gb", free)
+    caps["allocated_capacity_gb"] = caps["provisioned_capacity_gb"] = allocated
+    return caps
+
+
+def get_pools(req):
+    """GET /scheduler-stats/get_pools[?detail=true] (admin): each backend's pool."""
+    from pocketstack.volume import backends, scheduler
+
+    check_project(req)
+    policy.authorize(req.context, "scheduler_extension:scheduler_stats:get_pools")
+    detail = str(req.query.get("detail", "false")).lower() in ("true", "1", "yes", "on")
+    pools = []
+    for name in backends.enabled():
+        if req.query.get("name") and req.query["name"] != scheduler.host_of(name):
+            continue
+        pool = {"name": scheduler.host_of(name)}
+        if detail:
+            pool["capabilities"] = pool_capabilities(name)
+        pools.append(pool)
+    return respond(req, {"pools": pools})
+
+
 # --- user messages (3.3): why a volume or snapshot went to error ---------------------------
 
 _NAMESPACE = uuid.UUID("6f1c9a0e-5b0e-4e43-9c55-0c3b3f3e2a11")
