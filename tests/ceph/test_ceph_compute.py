@@ -9,15 +9,22 @@ its vda, which exist only in the RBD image it was cloned from.
 from __future__ import annotations
 
 import base64
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
+
+_root = importlib.util.spec_from_file_location(  # tests/conftest.py (CloudHandle)
+    "pocketstack_tests_root", os.path.join(os.path.dirname(__file__), "..", "conftest.py"))
+root = importlib.util.module_from_spec(_root)
+_root.loader.exec_module(root)
 
 BOOT_TIMEOUT = 150.0  # QEMU's software emulation on a loaded 2-core machine
 MiB = 1 << 20
@@ -120,8 +127,9 @@ real = pytest.mark.skipif(_real_guest_skip() is not None, reason=_real_guest_ski
 class Env:
     """The session's pools and users, the host, and admin access to the cluster."""
 
-    def __init__(self, ceph, names, host, driver):
+    def __init__(self, ceph, names, host, driver, cloud):
         self.ceph, self.names, self.host, self.driver = ceph, names, host, driver
+        self.cloud = cloud
 
     def rbd_ls(self, pool_option: str) -> list[str]:
         out = subprocess.run(["rbd", "-c", self.ceph.conf, "ls", self.names[pool_option]],
@@ -151,11 +159,12 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-def env(cloud, ceph):
-    """A libvirt host whose disks go to the session's compute pool as a compute user of
-    its own ("nova", with write access to the image pool, as devstack gives it, so a
-    server snapshot can go straight into the image pool)."""
-    from pocketstack.common import config
+def env(ceph):
+    """A cloud of its own (the volume service's backends are chosen at start) keeping
+    images, volumes and instance disks in the session's pools, and a libvirt host in it
+    whose compute user is its own ("nova", with write access to the image pool, as
+    devstack gives it, so a server snapshot can go straight into the image pool)."""
+    from pocketstack.cloud import Cloud
     from pocketstack.compute import service as compute_service
 
     names = dict(ceph.names)
@@ -169,30 +178,28 @@ def env(cloud, ceph):
                    check=True, capture_output=True)
     names["compute_user"] = nova
     # what conftest's ceph_overrides(ceph) gives, with our own compute user
-    overrides = {"ceph.conf": ceph.conf, **{f"ceph.{k}": v for k, v in names.items()},
+    overrides = {**root.TEST_OVERRIDES, "ceph.conf": ceph.conf,
+                 **{f"ceph.{k}": v for k, v in names.items()},
                  "ceph.secret_uuid": str(uuid.uuid4()), "libvirt.images_type": "rbd",
                  "image.default_store": "rbd", "image.show_image_direct_url": True,
-                 "compute.periodic_interval": 1.0}
-    conf = config.CONF
-    for key, value in overrides.items():
-        group, opt = key.split(".")
-        conf.set_override(opt, value, group=group)
+                 "volume.enabled_backends": ["rbd"], "compute.periodic_interval": 1.0,
+                 "fake.hosts": 0}  # every server on the real host
+    data_dir = tempfile.mkdtemp(prefix="pocketstack-ceph-compute-")
+    cloud = Cloud(data_dir, admin_password=root.ADMIN_PASSWORD, overrides=overrides)
+    cloud.start(port=0)
+    handle = root.CloudHandle(cloud)
     name = f"lrb-{uuid.uuid4().hex[:6]}"
     service = None
     try:
-        service = compute_service.start_compute(name, cloud.data_dir, "libvirt")
-        wait_for(lambda: any(h.name == name for h in cloud.sdk().compute.hypervisors()),
+        service = compute_service.start_compute(name, data_dir, "libvirt")
+        wait_for(lambda: any(h.name == name for h in handle.sdk().compute.hypervisors()),
                  30, "the libvirt host in the hypervisor list")
-        yield Env(ceph, names, name, service.manager.driver)
+        yield Env(ceph, names, name, service.manager.driver, handle)
     finally:
         if service is not None:
             service.stop()
-            admin = cloud.sdk()
-            for svc in admin.compute.services(host=name):
-                admin.compute.delete_service(svc, ignore_missing=True)
-        for key in overrides:
-            group, opt = key.split(".")
-            conf.clear_override(opt, group=group)
+        cloud.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
         subprocess.run(["ceph", "-c", ceph.conf, "auth", "rm", f"client.{nova}"],
                        capture_output=True)
         if os.path.exists(keyring):
@@ -200,9 +207,10 @@ def env(cloud, ceph):
 
 
 @pytest.fixture(scope="module")
-def images(cloud, env):
+def images(env):
     """The tiny guest's images (qcow2 root, kernel, ramdisk) and a raw root image, all in
     the image service's rbd store (the raw one shows its rbd:// direct_url)."""
+    cloud = env.cloud
     name = f"lrb-tiny-{uuid.uuid4().hex[:6]}"
     exe = os.path.join(os.path.dirname(sys.executable), "pocketstack")
     proc = subprocess.run([exe, "image", "tiny", "--data-dir", cloud.data_dir, "--name", name],
@@ -221,16 +229,32 @@ def images(cloud, env):
         assert raw.direct_url and raw.direct_url.startswith("rbd://"), raw.direct_url
         yield {"tiny": tiny, "raw": raw, "marker": marker}
     finally:
-        # clones of the raw image's snapshot are gone with their servers by now
-        admin.image.delete_image(raw, ignore_missing=True)
+        # a volume cloned from it may still be going (the store refuses with 409 then)
+        wait_for(lambda: _deleted(admin, raw), 60, "the raw image deleted")
         for suffix in ("", "-kernel", "-ramdisk"):
             found = admin.image.find_image(name + suffix)
             if found is not None:
                 admin.image.delete_image(found, ignore_missing=True)
 
 
+def _deleted(admin, image) -> bool:
+    from openstack import exceptions as sdk_exceptions
+
+    try:
+        admin.image.delete_image(image, ignore_missing=True)
+        return True
+    except sdk_exceptions.ConflictException:
+        return False
+
+
 def console(conn, server_id) -> str:
     return conn.compute.get_server_console_output(server_id)["output"]
+
+
+def domain_disk(env, server_id, target):
+    xml = ET.fromstring(env.driver.host.lookup(server_id).XMLDesc(0))
+    return next(d for d in xml.findall("devices/disk")
+                if d.find("target").get("dev") == target)
 
 
 def last_block_devices(conn, server_id) -> list[str]:
@@ -240,25 +264,19 @@ def last_block_devices(conn, server_id) -> list[str]:
 
 
 @real
-def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images):
+def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(env, images):
     """The root disk is a clone of the image's snapshot (no download); the guest reads
     the image's bytes from it; an RBD volume hot-plugged shows up as vdb; a snapshot of
     the server becomes an image; a resize grows the disk in place and a revert rolls it
     back; delete leaves no <uuid>_disk."""
-    import rbd
-
-    from pocketstack.common import ceph as ceph_conn
-    from pocketstack.common import config
-
+    cloud = env.cloud
     user = cloud.make_user()
     conn = cloud.user_sdk(user)
     script = "#!/bin/sh\necho ROOT=$(dd if=/dev/vda bs=15 count=1 2>/dev/null)\n"
     server = conn.compute.create_server(
         name="lrb-clone", image_id=images["raw"].id, flavor_id="42", networks="none",
         config_drive=True, user_data=base64.b64encode(script.encode()).decode())
-    volume_name = f"volume-{uuid.uuid4()}"
-    admin_conn = env.ceph.admin()
-    volumes = admin_conn.open_ioctx(env.names["volume_pool"])
+    volume = conn.block_storage.create_volume(size=1, name="lrb-data")
     snapshot_id = None
     try:
         server = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT)
@@ -268,9 +286,7 @@ def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images
         assert env.parent("compute_pool", disk) == \
             f"{env.names['image_pool']}/{images['raw'].id}@snap"
         assert not os.path.exists(env.driver.cache.path(images["raw"].id))  # not fetched
-        xml = ET.fromstring(env.driver.host.lookup(sid).XMLDesc(0))
-        vda = next(d for d in xml.findall("devices/disk")
-                   if d.find("target").get("dev") == "vda")
+        vda = domain_disk(env, sid, "vda")
         assert vda.get("type") == "network"
         assert vda.find("source").attrib["name"] == f"{env.names['compute_pool']}/{disk}"
         assert vda.find("auth").get("username") == env.names["compute_user"]
@@ -278,20 +294,19 @@ def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images
                  "the guest to finish booting")
         assert f"ROOT={images['marker']}" in console(conn, sid)
 
-        # an RBD data volume, as the volume service's rbd backend hands it over
-        rbd.RBD().create(volumes, volume_name, 8 * MiB)
-        hosts, ports = ceph_conn.monitors()
-        info = {"driver_volume_type": "rbd", "data": {
-            "name": f"{env.names['volume_pool']}/{volume_name}", "hosts": hosts,
-            "ports": ports, "auth_enabled": True,
-            "auth_username": env.names["volume_user"], "secret_type": "ceph",
-            "secret_uuid": config.CONF.ceph.secret_uuid, "volume_id": volume_name[7:],
-            "discard": True, "access_mode": "rw"}}
-        instance = {"uuid": sid}
-        env.driver.attach_volume(instance, info, "/dev/vdb")
+        # an RBD data volume of the volume service, attached through the compute API
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        conn.compute.create_volume_attachment(server, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
         wait_for(lambda: "vdb" in last_block_devices(conn, sid), 60, "the guest to see vdb")
-        assert env.driver.devices(sid)["disks"]["vdb"] == info["data"]["name"]
-        env.driver.detach_volume(instance, info, "/dev/vdb")
+        vdb = domain_disk(env, sid, "vdb")
+        assert vdb.get("type") == "network"
+        source = vdb.find("source")  # (the live XML adds an index)
+        assert (source.get("protocol"), source.get("name")) == (
+            "rbd", f"{env.names['volume_pool']}/volume-{volume.id}")
+        assert vdb.find("auth").get("username") == env.names["volume_user"]
+        conn.compute.delete_volume_attachment(server, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
         wait_for(lambda: "vdb" not in last_block_devices(conn, sid), 60, "vdb to go")
 
         image = conn.compute.create_server_image(server, name="lrb-snap", wait=True,
@@ -343,17 +358,14 @@ def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(cloud, env, images
         assert not [n for n in env.rbd_ls("compute_pool") if n.startswith(sid)]
     finally:
         conn.compute.delete_server(server, ignore_missing=True)
+        conn.compute.wait_for_delete(server, interval=0.5, wait=60)
         if snapshot_id:
             cloud.sdk().image.delete_image(snapshot_id, ignore_missing=True)
-        try:
-            rbd.RBD().remove(volumes, volume_name)
-        except rbd.ImageNotFound:
-            pass
-        admin_conn.shutdown()
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
 
 
 @real
-def test_qcow2_image_is_imported_into_rbd_and_audit_finds_orphans(cloud, env, images):
+def test_qcow2_image_is_imported_into_rbd_and_audit_finds_orphans(env, images):
     """An image that is not in the cluster (qcow2, filesystem store) is fetched once and
     imported as a raw RBD image grown to the flavor; a <uuid>_disk without a server is
     what `pocketstack audit` reports."""
@@ -362,6 +374,7 @@ def test_qcow2_image_is_imported_into_rbd_and_audit_finds_orphans(cloud, env, im
     from pocketstack.common import db
     from pocketstack.compute import audit
 
+    cloud = env.cloud
     user = cloud.make_user()
     conn = cloud.user_sdk(user)
     server = conn.compute.create_server(name="lrb-import", image_id=images["tiny"].id,
@@ -392,3 +405,39 @@ def test_qcow2_image_is_imported_into_rbd_and_audit_finds_orphans(cloud, env, im
     finally:
         rbd.RBD().remove(pool, orphan)
         admin_conn.shutdown()
+
+
+@real
+def test_boot_from_an_rbd_volume(env, images):
+    """--boot-from-volume: the root volume is the volume service's clone of the image,
+    and the guest's vda that RBD volume, opened by QEMU with the volume user's secret."""
+    cloud = env.cloud
+    user = cloud.make_user()
+    conn = cloud.user_sdk(user)
+    script = "#!/bin/sh\necho ROOT=$(dd if=/dev/vda bs=15 count=1 2>/dev/null)\n"
+    server = conn.compute.create_server(
+        name="lrb-bfv", flavor_id="42", networks="none", config_drive=True,
+        user_data=base64.b64encode(script.encode()).decode(),
+        block_device_mapping=[{"boot_index": 0, "uuid": images["raw"].id,
+                               "source_type": "image", "destination_type": "volume",
+                               "volume_size": 1, "delete_on_termination": True}])
+    try:
+        server = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT)
+        volume_id = server.attached_volumes[0]["id"]
+        vda = domain_disk(env, server.id, "vda")
+        assert vda.get("type") == "network"
+        assert vda.find("source").attrib["name"] == \
+            f"{env.names['volume_pool']}/volume-{volume_id}"
+        assert env.parent("volume_pool", f"volume-{volume_id}") == \
+            f"{env.names['image_pool']}/{images['raw'].id}@snap"
+        assert not [n for n in env.rbd_ls("compute_pool") if n.startswith(server.id)]
+        # QEMU opened it (its librbd watches the image); the guest cannot show it: a
+        # server booted from a volume gets no direct kernel boot (the image's kernel_id
+        # does not travel with the volume), and the tiny image has no boot loader
+        status = subprocess.run(["rbd", "-c", env.ceph.conf, "status",
+                                 f"{env.names['volume_pool']}/volume-{volume_id}"],
+                                capture_output=True, text=True, check=True).stdout
+        assert "watcher=" in status, status
+    finally:
+        conn.compute.delete_server(server, ignore_missing=True)
+        conn.compute.wait_for_delete(server, interval=0.5, wait=60)
