@@ -108,6 +108,10 @@ def main() -> None:
         for each in (image, kernel, ramdisk):
             conn.image.delete_image(each, ignore_missing=True)
     finally:
+        for service in cloud.workers:  # the compute hosts among them
+            driver = getattr(getattr(service, "manager", None), "driver", None)
+            if hasattr(driver, "_secrets"):
+                driver._secrets().undefine_all()  # libvirtd outlives the cloud
         cloud.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
         ceph_cluster.remove_pools_and_users(args.ceph_dir, prefix)

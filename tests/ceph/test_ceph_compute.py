@@ -197,6 +197,7 @@ def env(ceph):
         yield Env(ceph, names, name, service.manager.driver, handle)
     finally:
         if service is not None:
+            service.manager.driver._secrets().undefine_all()  # libvirtd outlives us
             service.stop()
         cloud.stop()
         shutil.rmtree(data_dir, ignore_errors=True)

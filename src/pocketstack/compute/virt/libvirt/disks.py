@@ -106,12 +106,14 @@ class GuestDisks:
     def _rbd_root_disk(self, instance, image_meta, target, root_gb) -> Disk:
         rbd = self._rbd()
         name = rbd.name(instance["uuid"])
-        if not rbd.exists(name):  # a respawn (hard reboot of a lost guest) keeps it
-            source = image_meta.get("rbd_clone_from")
-            if source:
+        source = image_meta.get("rbd_clone_from")
+        if source:
+            try:
                 rbd.clone(source, name)
-            else:
-                rbd.import_file(self._cached_base(image_meta), name)
+            except rbd.rbd.ImageExists:
+                pass  # a respawn keeps its disk (no open to ask first: one less round trip)
+        elif not rbd.exists(name):
+            rbd.import_file(self._cached_base(image_meta), name)
         size = rbd.grow(name, root_gb * imagecache.GiB)
         if root_gb and size > root_gb * imagecache.GiB:
             rbd.remove(name)

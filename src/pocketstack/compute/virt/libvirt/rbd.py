@@ -81,6 +81,16 @@ class Secrets:
         secret.setValue(value)
         self.defined.add((secret_uuid, user))
 
+    def undefine_all(self) -> None:
+        """Remove the secrets this host defined (tests and benchmarks clean up)."""
+        lv, conn = self.host.libvirt, self.host.conn()
+        for secret_uuid, _ in self.defined:
+            try:
+                conn.secretLookupByUUIDString(secret_uuid).undefine()
+            except lv.libvirtError:
+                pass
+        self.defined.clear()
+
     @staticmethod
     def _define(conn, lv, secret_uuid: str, usage: str):
         def xml(name):
