@@ -77,6 +77,22 @@ def test_rbd_connection_info_renders_a_network_disk():
     assert guest.find_devices(domain)["disks"] == {"vdb": "volumes/volume-5b1c"}
 
 
+def test_iscsi_connection_info_renders_a_network_disk():
+    from pocketstack.compute.virt.libvirt import config as guest
+    from pocketstack.compute.virt.libvirt.rbd import volume_disk
+
+    disk = ET.fromstring(guest.device_xml(volume_disk(
+        {"driver_volume_type": "iscsi",
+         "data": {"target_portal": "192.0.2.7:3260", "target_lun": 1, "volume_id": "v2",
+                  "target_iqn": "iqn.2010-10.org.openstack:volume-v2"}}, "vdc")))
+    assert disk.get("type") == "network"
+    assert disk.find("source").attrib == {
+        "protocol": "iscsi", "name": "iqn.2010-10.org.openstack:volume-v2/1"}
+    assert disk.find("source/host").attrib == {"name": "192.0.2.7", "port": "3260"}
+    assert disk.find("auth") is None  # no CHAP
+    assert disk.find("target").get("dev") == "vdc"
+
+
 def test_simulated_host_attaches_rbd_and_iscsi_volumes(cloud):
     from pocketstack.common.exceptions import BadRequest
     from pocketstack.compute.virt.fake import FakeDriver
