@@ -14,6 +14,8 @@ whoever can run it is the cloud's admin). What it checks:
   available with one, servers' volume mappings whose attachment is gone, volumes a build
   made for a server that is gone left in error, creating or downloading (and what a
   service adds with ``<service>/audit.py: problems(session) -> list[str]``);
+* instance disks: RBD images ``<uuid>_disk*`` in the compute pool whose server is gone
+  (compute/audit.py);
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * image store: RBD images in the image pool that no image holds (image/audit.py);
@@ -251,6 +253,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "DHCP files": dhcp_files(s),
             "image store": _service_problems(s, "image"),
             "stuck states": stuck(s, stuck_after, utcnow()),
+            "instance disks": _service_problems(s, "compute"),
         }
 
 

@@ -143,9 +143,12 @@ OPTS = {
         cfg.StrOpt("virt_type", default="qemu", choices=("qemu", "kvm"),
                    help="Domain type: qemu (software emulation; works everywhere, nested "
                         "KVM hangs on many CI machines) or kvm."),
-        cfg.StrOpt("images_type", default="qcow2", choices=("qcow2", "raw"),
+        cfg.StrOpt("images_type", default="qcow2", choices=("qcow2", "raw", "rbd"),
                    help="Root and ephemeral disks: qcow2 overlays on the cached base image "
-                        "(fast, small) or raw copies."),
+                        "(fast, small), raw copies, or RBD images <uuid>_disk* in [ceph] "
+                        "compute_pool as [ceph] compute_user (nova's images_type = rbd: a "
+                        "clone of the image when the image service keeps it in the same "
+                        "cluster, else an import of the cached image)."),
         cfg.StrOpt("instances_path", default=None,
                    help="Directory of guest disks, config drives and console logs, with the "
                         "image cache in its _base (default: <data dir>/compute/<host>/"

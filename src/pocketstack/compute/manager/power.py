@@ -142,10 +142,12 @@ class PowerMixin:
             return
         step = Step(ctx, instance_uuid, "compute_snapshot_instance", "compute", self.host)
         try:
-            data = self.driver.snapshot(_d(inst))
-            instances.update(instance_uuid, {"task_state": states.IMAGE_UPLOADING},
-                             expect_task=states.IMAGE_SNAPSHOT)
-            ImageClient(ctx).upload(image_id, data)
+            # An rbd-backed disk goes into the image store inside the cluster, if it can.
+            if not self.driver.direct_snapshot(ctx, _d(inst), image_id):
+                data = self.driver.snapshot(_d(inst))
+                instances.update(instance_uuid, {"task_state": states.IMAGE_UPLOADING},
+                                 expect_task=states.IMAGE_SNAPSHOT)
+                ImageClient(ctx).upload(image_id, data)
         except Exception as error:  # noqa: BLE001 - the server keeps running
             LOG.warning("Snapshot of %s failed: %s", instance_uuid, error)
             step.fail(error)

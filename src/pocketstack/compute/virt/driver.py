@@ -47,7 +47,10 @@ class ComputeDriver:
         ``image_meta`` is only the boot volume's image metadata: nothing to download).
         ``connection_info`` is ``{"driver_volume_type": "local" | "file", "data":
         {"device_path": ..., "volume_id": ..., "access_mode": "rw" | "ro"}}``: a block
-        device or a raw file on this host."""
+        device or a raw file on this host; or ``"rbd"`` (cinder's RBD driver: ``data``
+        has ``name`` pool/volume-<id>, ``hosts``, ``ports``, ``auth_username``,
+        ``secret_uuid``) or ``"iscsi"`` (``target_portal``, ``target_iqn``,
+        ``target_lun``), which QEMU opens itself."""
         raise NotImplementedError
 
     def destroy(self, instance: dict) -> None:
@@ -76,6 +79,11 @@ class ComputeDriver:
 
     def snapshot(self, instance: dict) -> bytes:
         raise NotImplementedError
+
+    def direct_snapshot(self, ctx, instance: dict, image_id: str) -> bool:
+        """Give the root disk to image ``image_id`` (queued) without copying it through
+        compute (an RBD clone into the image store); False: use snapshot() and upload."""
+        return False
 
     def attach_volume(self, instance: dict, connection_info: dict, mountpoint: str) -> None:
         """Hot-plug a volume into a running (or stopped) guest at ``mountpoint``

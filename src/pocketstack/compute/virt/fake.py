@@ -70,6 +70,7 @@ class FakeDriver(ComputeDriver):
                                         f"{instance['flavor']['memory_mb']} MB)")
             volumes = {}
             for bdm in (block_device_info or {}).get("block_device_mapping") or []:
+                describe_connection(bdm["connection_info"])
                 volumes[bdm["mount_device"]] = bdm["connection_info"]
                 self._log(instance["uuid"], f"{bdm['mount_device']}: volume "
                           f"{bdm['connection_info']['data'].get('volume_id')}"
@@ -139,6 +140,7 @@ class FakeDriver(ComputeDriver):
 
     def attach_volume(self, instance, connection_info, mountpoint):
         self._op("attach_volume", 0)
+        where = describe_connection(connection_info)
         with self.lock:
             guest = self.guests.get(instance["uuid"])
             if guest is None:
@@ -147,7 +149,8 @@ class FakeDriver(ComputeDriver):
                 raise NotFound(f"Guest {instance['uuid']} is not on {self.host}.")
             guest.setdefault("volumes", {})[mountpoint] = connection_info
             self._log(instance["uuid"], f"{mountpoint}: volume "
-                                        f"{connection_info['data'].get('volume_id')} attached")
+                                        f"{connection_info['data'].get('volume_id')} attached"
+                                        f" ({where})")
 
     def detach_volume(self, instance, connection_info, mountpoint):
         self._op("detach_volume", 0)
@@ -214,3 +217,20 @@ class FakeDriver(ComputeDriver):
     def get_console_output(self, instance_uuid):
         guest = self.guests.get(instance_uuid)
         return "" if guest is None else "\n".join(guest["console"]) + "\n"
+
+
+def describe_connection(connection_info: dict) -> str:
+    """What a real host would open for ``connection_info`` (a file or block device, an
+    RBD image, an iSCSI LUN); a connection it could not open is refused here too."""
+    from pocketstack.common.exceptions import BadRequest
+
+    kind = (connection_info or {}).get("driver_volume_type")
+    data = (connection_info or {}).get("data") or {}
+    if kind in ("local", "file") and data.get("device_path"):
+        return f"{kind} {data['device_path']}"
+    if kind == "rbd" and data.get("name") and data.get("hosts"):
+        return f"rbd {data['name']} via {','.join(data['hosts'])}"
+    if kind == "iscsi" and data.get("target_iqn") and data.get("target_portal"):
+        return f"iscsi {data['target_portal']} {data['target_iqn']} " \
+               f"lun {data.get('target_lun') or 0}"
+    raise BadRequest(f"Unsupported volume connection {kind!r} (or its data is incomplete).")

@@ -1,12 +1,12 @@
 """The guest configuration as a small typed model, rendered to libvirt domain XML with
 xml.etree (nova's _get_guest_config → LibvirtConfigGuest.to_xml, seed 001 step 28).
 
-Only what pocketstack's guests use: direct kernel boot or disk boot, virtio disks (file or
-block), a config-drive cdrom, bridge interfaces with their tap name, MAC and MTU, a serial
-console written to a file (the console-log API reads it) and nova's ``<metadata>`` block
-(flavor, owner, root image, ports) plus one pocketstack element that marks which compute
-host owns the domain, so several clouds can share one libvirtd without touching each
-other's guests.
+Only what pocketstack's guests use: direct kernel boot or disk boot, virtio disks (file,
+block, or RBD/iSCSI over the network), a config-drive cdrom, bridge interfaces with their
+tap name, MAC and MTU, a serial console written to a file (the console-log API reads it)
+and nova's ``<metadata>`` block (flavor, owner, root image, ports) plus one pocketstack
+element that marks which compute host owns the domain, so several clouds can share one
+libvirtd without touching each other's guests.
 """
 from __future__ import annotations
 
@@ -26,21 +26,49 @@ def domain_name(instance_uuid: str) -> str:
 
 
 @dataclasses.dataclass
+class NetworkSource:
+    """A disk QEMU opens itself over the network (nova's LibvirtConfigGuestDisk with
+    source_type network): an RBD image or an iSCSI LUN."""
+    protocol: str                    # rbd | iscsi
+    name: str                        # pool/image, or iqn/lun
+    hosts: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    auth_username: str | None = None
+    secret_type: str = "ceph"        # ceph | iscsi
+    secret_uuid: str | None = None
+
+
+@dataclasses.dataclass
 class Disk:
     target: str                      # vda, vdb, hdd …
-    source: str                      # path of the file or block device
-    source_type: str = "file"        # file | block
+    source: str                      # path of the file or block device; network: its name
+    source_type: str = "file"        # file | block | network
     driver_type: str = "qcow2"       # qcow2 | raw
     device: str = "disk"             # disk | cdrom
     bus: str = "virtio"              # virtio | ide
     readonly: bool = False
     serial: str | None = None        # the volume id, as nova sets it
+    network: NetworkSource | None = None
+    cache: str | None = None         # writeback for RBD, as nova
+    discard: str | None = None       # unmap: thin RBD images give freed blocks back
 
     def element(self) -> ET.Element:
         disk = ET.Element("disk", type=self.source_type, device=self.device)
-        ET.SubElement(disk, "driver", name="qemu", type=self.driver_type)
-        ET.SubElement(disk, "source", {"file" if self.source_type == "file" else "dev":
-                                       self.source})
+        driver = ET.SubElement(disk, "driver", name="qemu", type=self.driver_type)
+        if self.cache:
+            driver.set("cache", self.cache)
+        if self.discard:
+            driver.set("discard", self.discard)
+        if self.network is not None:
+            net = self.network
+            source = ET.SubElement(disk, "source", protocol=net.protocol, name=net.name)
+            for host, port in net.hosts:
+                ET.SubElement(source, "host", name=host, port=str(port))
+            if net.auth_username:
+                auth = ET.SubElement(disk, "auth", username=net.auth_username)
+                ET.SubElement(auth, "secret", type=net.secret_type, uuid=net.secret_uuid)
+        else:
+            ET.SubElement(disk, "source", {"file" if self.source_type == "file" else "dev":
+                                           self.source})
         ET.SubElement(disk, "target", dev=self.target, bus=self.bus)
         if self.readonly:
             ET.SubElement(disk, "readonly")
@@ -212,7 +240,8 @@ def read_owner(xml: str) -> tuple[str, str] | None:
 
 
 def find_devices(xml: str) -> dict:
-    """{"disks": {target dev: source}, "macs": {mac: tap}} of a live domain."""
+    """{"disks": {target dev: source}, "macs": {mac: tap}} of a live domain (a network
+    disk's source is its name, e.g. pool/image)."""
     root = ET.fromstring(xml)
     disks, macs = {}, {}
     for disk in root.findall("devices/disk"):
@@ -220,6 +249,7 @@ def find_devices(xml: str) -> dict:
         source = disk.find("source")
         if target is not None:
             disks[target.get("dev")] = (source.get("file") or source.get("dev")
+                                        or source.get("name")  # network: pool/image
                                         if source is not None else None)
     for iface in root.findall("devices/interface"):
         mac = iface.find("mac")

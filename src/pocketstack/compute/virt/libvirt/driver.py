@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 
@@ -23,6 +22,7 @@ from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import states
 from pocketstack.compute.virt.driver import ComputeDriver
 from pocketstack.compute.virt.libvirt import imagecache
+from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
                                                      read_owner)
@@ -41,7 +41,7 @@ class GuestError(exceptions.PocketstackError):
     code = 500
 
 
-class LibvirtDriver(ColdResize, ComputeDriver):
+class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def __init__(self, host: str, data_dir: str):
         conf = config.CONF.libvirt
         self.host_name = host
@@ -106,8 +106,13 @@ class LibvirtDriver(ColdResize, ComputeDriver):
     def resources(self):
         info = self.host.conn().getInfo()  # [model, memory MiB, cpus, …]
         disk = os.statvfs(self.instances_path)
-        return {"vcpus": int(info[2]), "memory_mb": int(info[1]),
-                "local_gb": max(1, disk.f_frsize * disk.f_blocks // imagecache.GiB),
+        local_gb = max(1, disk.f_frsize * disk.f_blocks // imagecache.GiB)
+        if rbd_backed():
+            try:  # the disks live in the cluster: its size, as nova reports it
+                local_gb = self._rbd().cluster_gb()
+            except exceptions.PocketstackError as error:
+                LOG.warning("Cannot read the Ceph cluster's size: %s", error)
+        return {"vcpus": int(info[2]), "memory_mb": int(info[1]), "local_gb": local_gb,
                 "hypervisor_type": "QEMU", "hypervisor_version": self._version()}
 
     def _version(self) -> int:
@@ -115,38 +120,6 @@ class LibvirtDriver(ColdResize, ComputeDriver):
             return int(self.host.conn().getVersion())
         except self.lv.libvirtError:
             return 0
-
-    # --- images (seed 19-21) -----------------------------------------------------------
-
-    def cache_image(self, ctx, image_meta: dict, cache_dir: str) -> bool:
-        """Fetch the image, and its kernel and ramdisk, into this host's cache, verified;
-        fills ``image_meta`` with what spawn needs (kernel_id, ramdisk_id,
-        os_command_line) from the image service."""
-        from pocketstack.clients.image import ImageClient
-
-        full = self.cache.cached_meta(image_meta["id"])
-        parts = [full.get(key) for key in ("kernel_id", "ramdisk_id") if full and full.get(key)]
-        if full is not None and all(self.cache.cached_meta(p) for p in parts):
-            for key in ("kernel_id", "ramdisk_id", "os_command_line", "disk_format"):
-                if full.get(key):
-                    image_meta[key] = full[key]
-            return True
-        client = ImageClient(ctx)
-        full = client.get(image_meta["id"])
-        if full is None:
-            raise exceptions.NotFound(f"Image {image_meta['id']} could not be found.")
-        for key in ("kernel_id", "ramdisk_id", "os_command_line", "disk_format"):
-            if full.get(key):
-                image_meta[key] = full[key]
-        _, cached = self.cache.fetch(client, full)
-        for key in ("kernel_id", "ramdisk_id"):
-            if full.get(key):
-                part = client.get(full[key])
-                if part is None or part.get("status") != "active":
-                    raise imagecache.ImageError(f"The image's {key} {full[key]} is not an "
-                                                f"active image.")
-                self.cache.fetch(client, part)
-        return cached
 
     # --- spawn (seed 28) ---------------------------------------------------------------
 
@@ -193,24 +166,14 @@ class LibvirtDriver(ColdResize, ComputeDriver):
         if boot_volume:
             disks.append(self._volume_disk(bdms.pop(0)["connection_info"], next(names)))
         elif image_meta.get("id"):
-            base = self.cache.path(image_meta["id"])
-            if not os.path.exists(base):
-                raise imagecache.ImageError(f"Image {image_meta['id']} is not cached on "
-                                            f"{self.host_name}.")
-            root = os.path.join(inst_dir, "disk")
-            fmt = imagecache.create_root_disk(base, root, int(flavor.get("root_gb") or 0),
-                                              conf.images_type)
-            disks.append(Disk(next(names), root, driver_type=fmt))
+            disks.append(self._root_disk(instance, image_meta, inst_dir, next(names)))
             if image_meta.get("kernel_id"):
                 kernel = self.cache.path(image_meta["kernel_id"])
                 initrd = (self.cache.path(image_meta["ramdisk_id"])
                           if image_meta.get("ramdisk_id") else None)
                 cmdline = image_meta.get("os_command_line") or DEFAULT_CMDLINE
         if int(flavor.get("ephemeral_gb") or 0) > 0:
-            path = os.path.join(inst_dir, "disk.eph0")
-            fmt = imagecache.create_blank_disk(path, int(flavor["ephemeral_gb"]) *
-                                               imagecache.GiB, conf.images_type)
-            disks.append(Disk(next(names), path, driver_type=fmt))
+            disks.append(self._ephemeral_disk(instance, inst_dir, next(names)))
         if int(flavor.get("swap") or 0) > 0:
             path = os.path.join(inst_dir, "disk.swap")
             disks.append(Disk(next(names), path,
@@ -250,25 +213,6 @@ class LibvirtDriver(ColdResize, ComputeDriver):
                    for v in network_info or []],
             owner_host=self.host_name, owner_path=self.instances_path)
 
-    def _volume_disk(self, connection_info: dict, target: str) -> Disk:
-        data = (connection_info or {}).get("data") or {}
-        path = data.get("device_path")
-        if (connection_info or {}).get("driver_volume_type") != "local" or not path:
-            raise GuestError(f"Unsupported volume connection "
-                             f"{(connection_info or {}).get('driver_volume_type')!r}.")
-        # the volume service says which (disk_type); older connection_info: look
-        is_block = (data["disk_type"] == "block" if data.get("disk_type")
-                    else os.path.exists(path) and _is_block(path))
-        fmt = "raw"
-        if not is_block and os.path.exists(path):
-            try:
-                fmt = imagecache.image_info(path).get("format") or "raw"
-            except imagecache.ImageError:
-                fmt = "raw"
-        return Disk(target, path, source_type="block" if is_block else "file",
-                    driver_type="qcow2" if fmt == "qcow2" else "raw",
-                    serial=data.get("volume_id"))
-
     # --- destroy -------------------------------------------------------------------------
 
     def destroy(self, instance):
@@ -279,6 +223,7 @@ class LibvirtDriver(ColdResize, ComputeDriver):
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         if not instance.get("keep_resize_source"):  # a revert still needs it
             shutil.rmtree(self._kept(uuid), ignore_errors=True)
+            self._remove_disks(uuid)
 
     def _remove_domain(self, dom) -> None:
         if self._active(dom):
@@ -390,31 +335,6 @@ class LibvirtDriver(ColdResize, ComputeDriver):
         except FileNotFoundError:
             return ""
 
-    # --- snapshot ------------------------------------------------------------------------
-
-    def snapshot(self, instance):
-        """The root disk flattened to one qcow2 (the guest is paused meanwhile, so the
-        copy is consistent)."""
-        uuid = instance["uuid"]
-        root = os.path.join(self._dir(uuid), "disk")
-        if not os.path.exists(root):
-            raise exceptions.BadRequest("The server has no local root disk to snapshot "
-                                        "(booted from a volume).")
-        dom = self.host.lookup(uuid)
-        pause = dom is not None and self.host.state(dom) == self.lv.VIR_DOMAIN_RUNNING
-        if pause:
-            self._call("Pausing the guest", dom.suspend)
-        try:
-            with tempfile.TemporaryDirectory(dir=self.instances_path, prefix=".snap-") as tmp:
-                out = os.path.join(tmp, "snapshot.qcow2")
-                # -U: QEMU holds the image lock while the (paused) guest exists.
-                imagecache.qemu_img("convert", "-U", "-O", "qcow2", root, out)
-                with open(out, "rb") as f:
-                    return f.read()
-        finally:
-            if pause:
-                self._call("Resuming the guest", dom.resume)
-
     # --- hot-plug --------------------------------------------------------------------------
 
     def _live_flags(self, dom) -> int:
@@ -499,12 +419,6 @@ def bridge_name(vif: dict) -> str:
 def vif_interface(vif: dict) -> Interface:
     return Interface(mac=vif["mac_address"], bridge=bridge_name(vif),
                      target_dev=tap_name(vif["port_id"]), mtu=vif.get("mtu"))
-
-
-def _is_block(path: str) -> bool:
-    import stat
-
-    return stat.S_ISBLK(os.stat(path).st_mode)
 
 
 def _wants_config_drive(instance: dict) -> bool:

@@ -4,7 +4,8 @@ As nova's libvirt driver on one host: the stopped guest's directory is kept as
 <uuid>_resize (its disks and its domain XML as it stood, hot-plugged devices included),
 the new guest gets copies grown to the new flavor, confirm drops the kept one and revert
 brings it back. The disks never leave this machine, so a destination host with another
-instances path cannot take the guest.
+instances path cannot take the guest. RBD disks (images_type = rbd) stay in the cluster:
+a snapshot keeps them for a revert, as nova's rbd backend does.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class ColdResize:
                                         "size is not supported by resize on libvirt hosts.")
         dom = self._dom(uuid)
         self.power_off(instance)
+        self._rbd_resize_step(uuid, "snapshot")
         xml = self._call("Reading the guest", dom.XMLDesc, self.lv.VIR_DOMAIN_XML_INACTIVE)
         kept = self._kept(uuid)
         shutil.rmtree(kept, ignore_errors=True)
@@ -67,6 +69,7 @@ class ColdResize:
             info = imagecache.image_info(path) if size and os.path.exists(path) else {}
             if info and int(info.get("virtual-size") or 0) < size:
                 imagecache.qemu_img("resize", "-q", "-f", info["format"], path, str(size))
+        self._rbd_resize_step(uuid, "grow", flavor)
         with open(os.path.join(kept, "libvirt.xml")) as f:
             xml = resized_xml(f.read(), flavor)
         with open(os.path.join(inst_dir, "libvirt.xml"), "w") as f:
@@ -77,6 +80,33 @@ class ColdResize:
 
     def confirm_migration(self, instance):
         shutil.rmtree(self._kept(instance["uuid"]), ignore_errors=True)
+        self._rbd_resize_step(instance["uuid"], "drop")
+
+    def _rbd_resize_step(self, uuid: str, step: str, flavor: dict | None = None) -> None:
+        """RBD disks stay where they are (the cluster is shared): as nova, a snapshot
+        keeps the old disks for a revert, the new flavor grows them in place."""
+        from pocketstack.compute.virt.libvirt.disks import rbd_backed
+        from pocketstack.compute.virt.libvirt.rbd import RESIZE_SNAP
+
+        if not rbd_backed():
+            return
+        rbd = self._rbd()
+        sizes = {rbd.name(uuid): (flavor or {}).get("root_gb"),
+                 rbd.name(uuid, "disk.eph0"): (flavor or {}).get("ephemeral_gb")}
+        for name, size_gb in sizes.items():
+            if not rbd.exists(name):
+                continue
+            with rbd.rbd.Image(rbd.ioctx(), name) as image:
+                snaps = {snap["name"] for snap in image.list_snaps()}
+                if step == "snapshot" and RESIZE_SNAP not in snaps:
+                    image.create_snap(RESIZE_SNAP)
+                elif step == "grow" and int(size_gb or 0) * imagecache.GiB > image.size():
+                    image.resize(int(size_gb) * imagecache.GiB)
+                elif step == "revert" and RESIZE_SNAP in snaps:
+                    image.rollback_to_snap(RESIZE_SNAP)  # its data and its size
+                    image.remove_snap(RESIZE_SNAP)
+                elif step == "drop" and RESIZE_SNAP in snaps:
+                    image.remove_snap(RESIZE_SNAP)
 
     def finish_revert_migration(self, instance, network_info, power_on):
         uuid = instance["uuid"]
@@ -90,6 +120,7 @@ class ColdResize:
             self._remove_domain(dom)  # the resized guest, if the destination left it
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         os.rename(kept, self._dir(uuid))
+        self._rbd_resize_step(uuid, "revert")
         with open(os.path.join(self._dir(uuid), "libvirt.xml")) as f:
             dom = self._call("Defining the guest", self.host.conn().defineXML, f.read())
         if power_on:
