@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 
@@ -52,11 +53,16 @@ def ceph():
     shared = os.environ.get("POCKETSTACK_TEST_CEPH_DIR")
     directory = shared or tempfile.mkdtemp(prefix="pocketstack-ceph-")
     prefix = f"t{uuid.uuid4().hex[:6]}-"
+    # A libvirt secret of the session's own: sessions share the host's libvirtd.
+    secret_uuid = str(uuid.uuid4())
     try:
         conf = ceph_cluster.start(directory, osd_gb=20)
         names = ceph_cluster.ensure_pools_and_users(directory, prefix=prefix)
-        yield Ceph(directory, conf, names)
+        yield Ceph(directory, conf, dict(names, secret_uuid=secret_uuid))
     finally:
+        if shutil.which("virsh"):
+            subprocess.run(["virsh", "-c", "qemu:///system", "secret-undefine", secret_uuid],
+                           capture_output=True, timeout=30)
         if shared:
             ceph_cluster.remove_pools_and_users(directory, prefix)
         else:

@@ -414,9 +414,6 @@ def test_audit_finds_orphans_and_bad_input_is_4xx(rcloud, admin_conn, vols):
         assert audit.problems(s) == []
 
 
-@pytest.mark.skip(reason="librados blocks for good in connect/shutdown with a monitor that "
-                  "refuses connections (seen at the cloud's start: volume and image "
-                  "recovery list their pools); to be bounded in common/ceph.py first")
 def test_unreachable_cluster_is_an_error_with_a_reason(ceph, tmp_path):
     """A cluster whose monitor does not answer: the volume goes to error saying so (no
     500, no volume stuck in creating), and the pool list shows the backend down."""

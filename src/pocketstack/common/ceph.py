@@ -69,14 +69,40 @@ def cluster(user: str):
         if config.CONF.ceph.keyring:
             conf["keyring"] = config.CONF.ceph.keyring
         conn = rados.Rados(conffile=path, name=f"client.{user}", conf=conf)
-        try:
-            conn.connect(timeout=int(config.CONF.ceph.connect_timeout))
-        except rados.Error as error:
-            conn.shutdown()
+        error = _connect(conn, config.CONF.ceph.connect_timeout)
+        if error is not None:
             raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
-                                  f"client.{user}: {error}") from None
+                                  f"client.{user}: {error}")
         state.clusters[user] = conn
         return conn
+
+
+# Handles whose connect failed or never returned. librados can block for good in connect
+# and in shutdown (also called when a handle is garbage-collected) when a monitor refuses
+# or ignores it: such handles are kept here, never shut down, so no caller waits on them.
+_abandoned: list = []
+
+
+def _connect(conn, timeout: float) -> str | None:
+    """Connect on a daemon thread, waiting at most ``timeout`` (+1 s) for it: librados'
+    own connect timeout does not cover every way a monitor can fail to answer. Returns
+    None, or why it failed."""
+    outcome: list = []
+
+    def run():
+        try:
+            conn.connect(timeout=int(timeout))
+            outcome.append(None)
+        except Exception as error:  # noqa: BLE001 - reported to the caller
+            outcome.append(str(error) or type(error).__name__)
+
+    thread = threading.Thread(target=run, name="ceph-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1)
+    if outcome and outcome[0] is None:
+        return None
+    _abandoned.append(conn)
+    return outcome[0] if outcome else f"no answer from its monitors within {timeout:g} s"
 
 
 def ioctx(user: str, pool: str):
