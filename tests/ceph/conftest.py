@@ -8,7 +8,6 @@ CI does).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -16,31 +15,7 @@ import tempfile
 import uuid
 
 import pytest
-
-
-@dataclasses.dataclass
-class Ceph:
-    directory: str
-    conf: str
-    names: dict  # the [ceph] options naming this session's pools and users
-
-    def admin(self):
-        import rados
-
-        conn = rados.Rados(conffile=self.conf, name="client.admin")
-        conn.connect(timeout=10)
-        return conn
-
-
-def _skip_reason() -> str | None:
-    if not shutil.which("ceph-mon") or not shutil.which("ceph-osd"):
-        return "Ceph is not installed (make ceph)"
-    try:
-        import rados  # noqa: F401
-        import rbd  # noqa: F401
-    except ImportError:
-        return "Ceph's Python bindings are not in this venv (tools/setup_ceph.sh .venv)"
-    return None
+from ceph_helpers import Ceph, _skip_reason
 
 
 @pytest.fixture(scope="session")
@@ -68,8 +43,3 @@ def ceph():
         else:
             ceph_cluster.stop(directory)
             shutil.rmtree(directory, ignore_errors=True)
-
-
-def ceph_overrides(ceph: Ceph) -> dict:
-    """Cloud overrides that point every service at the session's pools and users."""
-    return {"ceph.conf": ceph.conf, **{f"ceph.{k}": v for k, v in ceph.names.items()}}

@@ -28,7 +28,7 @@ def _load(name: str, path: pathlib.Path):
 
 
 _root = _load("_ceph_images_root_conftest", HERE.parent / "conftest.py")
-_ceph = _load("_ceph_images_ceph_conftest", HERE / "conftest.py")
+import ceph_helpers as _ceph  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import ceph_overrides  # tests/ceph/conftest.py
+from ceph_helpers import ceph_overrides
 
 _root = importlib.util.spec_from_file_location(
     "pocketstack_tests_root", os.path.join(os.path.dirname(__file__), "..", "conftest.py"))

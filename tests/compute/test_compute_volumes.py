@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from conftest import Compute
+from compute_rest import Compute
 
 NIL = "00000000-0000-0000-0000-000000000000"
 VOLUME_API = {"OpenStack-API-Version": "volume 3.60"}

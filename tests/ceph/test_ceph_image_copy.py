@@ -15,8 +15,6 @@ import uuid
 
 import pytest
 
-from image_helpers import Glance, assert_error
-
 TESTS = pathlib.Path(__file__).parent.parent
 
 
@@ -29,8 +27,10 @@ def _load(name: str, path: pathlib.Path):
 
 
 _root = _load("_image_copy_root_conftest", TESTS / "conftest.py")
-_ceph = _load("_image_copy_ceph_conftest", TESTS / "ceph" / "conftest.py")
-ceph = _ceph.ceph
+import ceph_helpers as _ceph  # noqa: E402
+
+_image_helpers = _load("_image_copy_image_helpers", TESTS / "image" / "image_helpers.py")
+Glance, assert_error = _image_helpers.Glance, _image_helpers.assert_error
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,58 @@
+"""Raw REST access to /compute/v2.1 at a chosen microversion, for the compute tests (its own
+module, not conftest: `from conftest import` is ambiguous where several conftests load)."""
+from __future__ import annotations
+
+import time
+import uuid
+
+class Compute:
+    """Raw REST access to /compute/v2.1 with one keystoneauth1 session."""
+
+    def __init__(self, cloud, session, version="2.79"):
+        self.cloud, self.s = cloud, session
+        self.base = cloud.url + "/compute/v2.1"
+        self.headers = {"OpenStack-API-Version": f"compute {version}"}
+
+    def req(self, method, path, json=None, headers=None, **kw):
+        h = dict(self.headers, **(headers or {}))
+        return self.s.request(self.base + path, method, json=json, headers=h, raise_exc=False,
+                              **kw)
+
+    def get(self, path, **kw):
+        return self.req("GET", path, **kw)
+
+    def post(self, path, json=None, **kw):
+        return self.req("POST", path, json=json, **kw)
+
+    def delete(self, path, **kw):
+        return self.req("DELETE", path, **kw)
+
+    def boot(self, image_id, name=None, flavor="42", networks="none", **extra):
+        body = {"server": dict({"name": name or f"vm-{uuid.uuid4().hex[:6]}", "imageRef": image_id,
+                                "flavorRef": flavor, "networks": networks}, **extra)}
+        r = self.post("/servers", body)
+        assert r.status_code == 202, r.text
+        return r.json()["server"]["id"]
+
+    def server(self, sid):
+        r = self.get(f"/servers/{sid}")
+        return r.json()["server"] if r.status_code == 200 else None
+
+    def wait(self, sid, statuses=("ACTIVE", "ERROR"), timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = self.server(sid)
+            if s is None and "DELETED" in statuses:
+                return None
+            if s is not None and s["status"] in statuses:
+                return s
+            time.sleep(0.02)
+        raise AssertionError(f"server {sid} not in {statuses} after {timeout}s: {s}")
+
+    def wait_gone(self, sid, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.get(f"/servers/{sid}").status_code == 404:
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"server {sid} still exists")
