@@ -171,6 +171,7 @@ SHAPES = {
     "network": lambda body, code: body["NeutronError"]["message"] != "",
     "control": lambda body, code: body["error"]["code"] == code,
     "compute.metadata": lambda body, code: body["error"]["code"] == code,
+    "placement": lambda body, code: body["errors"][0]["status"] == code,
 }
 
 

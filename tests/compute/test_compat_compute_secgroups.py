@@ -137,9 +137,12 @@ def test_auto_ip_floating_ip_in_addresses_and_deleted_with_server(conn, image_id
     """openstacksdk's create_server(auto_ip=True) waits for the floating IP to show in the
     server's addresses; delete_server(delete_ips=True) finds it there and deletes it."""
     network, public = routed_net
+    # ip_pool names our external network: with auto_ip alone the SDK takes the first
+    # external network by id, and other tests of the session may have made one this
+    # project's router does not reach.
     server = conn.create_server(name=f"ccsg-fip-{uuid.uuid4().hex[:4]}", image=image_id,
-                                flavor="42", network=network.id, auto_ip=True, wait=True,
-                                timeout=60)
+                                flavor="42", network=network.id, auto_ip=True,
+                                ip_pool=public.name, wait=True, timeout=60)
     floating = [a for addrs in server.addresses.values() for a in addrs
                 if a["OS-EXT-IPS:type"] == "floating"]
     assert len(floating) == 1 and floating[0]["addr"].startswith("172.24.61.")
