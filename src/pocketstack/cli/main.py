@@ -99,6 +99,7 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
 
     owner_only_files()
     setup_logging(debug)
+    _start_own_ceph(os.path.abspath(data_dir or default_data_dir()))
     overrides = {}
     if host:
         overrides["bind_host"] = host
@@ -128,6 +129,22 @@ def up(data_dir, config_file, host, port, admin_password, compute_driver, debug,
 
     serve_cloud(cloud, debug, on_ready=on_ready)
     click.echo("pocketstack stopped.")
+
+
+def _start_own_ceph(data_dir: str) -> None:
+    """The Ceph cluster `pocketstack ceph start` made in the data dir belongs to the cloud:
+    `down` stops it, so `up` starts it again (a few seconds when it has data)."""
+    if not os.path.exists(os.path.join(data_dir, "ceph", "ceph.conf")):
+        return
+    from pocketstack.common import ceph_cluster
+
+    directory = os.path.join(data_dir, "ceph")
+    if len(ceph_cluster.running(directory)) == len(ceph_cluster.DAEMONS):
+        return
+    try:
+        ceph_cluster.start(directory)
+    except ceph_cluster.ClusterError as error:
+        _fail(f"The data dir's Ceph cluster did not start: {error}")
 
 
 def serve_cloud(cloud, debug: bool, on_ready) -> None:
