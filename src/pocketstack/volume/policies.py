@@ -73,6 +73,12 @@ def list_rules():
         ("volume_extension:snapshot_admin_actions:force_delete", "Force-delete a snapshot."),
         ("volume_extension:backup_admin_actions:reset_status", "Reset a backup's status."),
         ("volume_extension:backup_admin_actions:force_delete", "Force-delete a backup."),
+        ("volume_extension:qos_specs_manage:create", "Create qos specs."),
+        ("volume_extension:qos_specs_manage:get", "Show qos specs."),
+        ("volume_extension:qos_specs_manage:get_all", "List qos specs and associations."),
+        ("volume_extension:qos_specs_manage:update",
+         "Update qos specs and (dis)associate them with volume types."),
+        ("volume_extension:qos_specs_manage:delete", "Delete qos specs or their keys."),
     ]
     return ([_rule(n, MEMBER, d) for n, d in member]
             + [_rule(n, READER, d) for n, d in reader]
