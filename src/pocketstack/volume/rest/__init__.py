@@ -7,7 +7,7 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import qos_specs
+from pocketstack.volume.rest import qos_specs, type_encryption
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -52,6 +52,11 @@ V3 = {
                                            "DELETE": types.delete_spec},
     "/types/{type_id}/os-volume-type-access": {"GET": types.list_access},
     "/types/{type_id}/action": {"POST": types.action},
+    "/types/{type_id}/encryption": {"GET": type_encryption.index,
+                                    "POST": type_encryption.create},
+    "/types/{type_id}/encryption/{encryption_id}": {"GET": type_encryption.show,
+                                                    "PUT": type_encryption.update,
+                                                    "DELETE": type_encryption.delete},
     "/qos-specs": {"GET": qos_specs.list_specs, "POST": qos_specs.create},
     "/qos-specs/{qos_id}": {"GET": qos_specs.show, "PUT": qos_specs.update,
                             "DELETE": qos_specs.delete},
