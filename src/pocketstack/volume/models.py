@@ -24,6 +24,36 @@ class VolumeType(Base):
     description: Mapped[str | None] = mapped_column(sa.String(255))
     is_public: Mapped[bool] = mapped_column(default=True)
     extra_specs: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    # The qos specs associated with the type (cinder's column; qos_specs.py manages it).
+    qos_specs_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class QosSpecs(Base):
+    """cinder's quality_of_service_specs: a named set of limits that volume types point to
+    (``consumer`` says who enforces them). One row with a JSON ``specs`` instead of
+    cinder's parent row plus a row per key."""
+    __tablename__ = "volume_qos_specs"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), unique=True)
+    consumer: Mapped[str] = mapped_column(sa.String(255), default="back-end")
+    specs: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeTypeEncryption(Base):
+    """cinder's encryption table: how volumes of a type are encrypted, at most one row per
+    type (the type's deletion removes it)."""
+    __tablename__ = "volume_type_encryption"
+    volume_type_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_types.id", ondelete="CASCADE"), primary_key=True)
+    encryption_id: Mapped[str] = mapped_column(sa.String(36))
+    provider: Mapped[str] = mapped_column(sa.String(255))
+    cipher: Mapped[str | None] = mapped_column(sa.String(255))
+    key_size: Mapped[int | None] = mapped_column()
+    control_location: Mapped[str] = mapped_column(sa.String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 

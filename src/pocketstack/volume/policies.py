@@ -38,6 +38,11 @@ def list_rules():
         ("volume_extension:volume_actions:upload_image", "Upload a volume to an image."),
         ("volume_extension:volume_actions:update_bootable", "Set a volume's bootable flag."),
         ("volume_extension:volume_actions:update_readonly", "Set a volume's read-only flag."),
+        ("volume_extension:volume_image_metadata:set", "Set a volume's image metadata."),
+        ("volume_extension:volume_image_metadata:remove",
+         "Remove a key from a volume's image metadata."),
+        ("snapshot_extension:snapshot_actions:update_snapshot_status",
+         "Report a snapshot's status and progress (used by services)."),
     ] + [(f"volume_extension:volume_actions:{a}", f"The legacy {a} volume action.")
          for a in ("reserve", "unreserve", "begin_detaching", "roll_detaching", "initialize",
                    "terminate", "attach", "detach")]
@@ -45,6 +50,8 @@ def list_rules():
         ("volume:get", "Show a volume."),
         ("volume:get_all", "List volumes."),
         ("volume:get_snapshot", "Show a snapshot."),
+        ("volume:get_volume_metadata", "Show a volume's (image) metadata."),
+        ("volume_extension:volume_image_metadata:show", "Show a volume's image metadata."),
         ("volume:get_all_snapshots", "List snapshots."),
         ("backup:get", "Show a backup."),
         ("backup:get_all", "List backups."),
@@ -66,6 +73,16 @@ def list_rules():
         ("volume_extension:snapshot_admin_actions:force_delete", "Force-delete a snapshot."),
         ("volume_extension:backup_admin_actions:reset_status", "Reset a backup's status."),
         ("volume_extension:backup_admin_actions:force_delete", "Force-delete a backup."),
+        ("volume_extension:qos_specs_manage:create", "Create qos specs."),
+        ("volume_extension:volume_type_encryption:create", "Create a type's encryption."),
+        ("volume_extension:volume_type_encryption:get", "Show a type's encryption."),
+        ("volume_extension:volume_type_encryption:update", "Update a type's encryption."),
+        ("volume_extension:volume_type_encryption:delete", "Delete a type's encryption."),
+        ("volume_extension:qos_specs_manage:get", "Show qos specs."),
+        ("volume_extension:qos_specs_manage:get_all", "List qos specs and associations."),
+        ("volume_extension:qos_specs_manage:update",
+         "Update qos specs and (dis)associate them with volume types."),
+        ("volume_extension:qos_specs_manage:delete", "Delete qos specs or their keys."),
     ]
     return ([_rule(n, MEMBER, d) for n, d in member]
             + [_rule(n, READER, d) for n, d in reader]

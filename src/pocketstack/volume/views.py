@@ -109,7 +109,7 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
 def volume_type(vt: VolumeType, ctx) -> dict:
     out = {"id": vt.id, "name": vt.name, "description": vt.description,
            "is_public": vt.is_public, "os-volume-type-access:is_public": vt.is_public,
-           "qos_specs_id": None}
+           "qos_specs_id": vt.qos_specs_id}
     if ctx.is_admin:
         out["extra_specs"] = dict(vt.extra_specs or {})
     else:  # cinder shows users the specs that say what the type offers, not where it lives

@@ -7,6 +7,7 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
+from pocketstack.volume.rest import qos_specs, type_encryption
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -51,6 +52,19 @@ V3 = {
                                            "DELETE": types.delete_spec},
     "/types/{type_id}/os-volume-type-access": {"GET": types.list_access},
     "/types/{type_id}/action": {"POST": types.action},
+    "/types/{type_id}/encryption": {"GET": type_encryption.index,
+                                    "POST": type_encryption.create},
+    "/types/{type_id}/encryption/{encryption_id}": {"GET": type_encryption.show,
+                                                    "PUT": type_encryption.update,
+                                                    "DELETE": type_encryption.delete},
+    "/qos-specs": {"GET": qos_specs.list_specs, "POST": qos_specs.create},
+    "/qos-specs/{qos_id}": {"GET": qos_specs.show, "PUT": qos_specs.update,
+                            "DELETE": qos_specs.delete},
+    "/qos-specs/{qos_id}/delete_keys": {"PUT": qos_specs.delete_keys},
+    "/qos-specs/{qos_id}/associations": {"GET": qos_specs.associations},
+    "/qos-specs/{qos_id}/associate": {"GET": qos_specs.associate},
+    "/qos-specs/{qos_id}/disassociate": {"GET": qos_specs.disassociate},
+    "/qos-specs/{qos_id}/disassociate_all": {"GET": qos_specs.disassociate_all},
     "/os-quota-sets/{target_project}/defaults": {"GET": quota_sets.defaults},
     "/os-quota-sets/{target_project}": {"GET": quota_sets.show, "PUT": quota_sets.update,
                                         "DELETE": quota_sets.delete},

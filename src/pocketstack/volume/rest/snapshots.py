@@ -66,6 +66,10 @@ def action(req):
     name, args = next(iter(data.items()))
     if name == "os-reset_status":
         snapshots.reset_status(req.context, req.params["snapshot_id"], args)
+    elif name == "os-update_snapshot_status":
+        from pocketstack.volume import service_actions
+
+        service_actions.update_snapshot_status(req.context, req.params["snapshot_id"], args)
     elif name == "os-force_delete":
         snapshots.delete_snapshot(req.context, req.params["snapshot_id"], force=True)
     else:

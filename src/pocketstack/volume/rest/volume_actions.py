@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.volume import actions, attach
+from pocketstack.volume import actions, attach, service_actions
 from pocketstack.volume.rest.common import body, respond
 
 
@@ -50,6 +50,14 @@ def action(req):
     if name == "os-volume_upload_image":
         result = actions.upload_image(ctx, volume_id, args)
         return respond(req, {"os-volume_upload_image": result}, 202)
+    if name == "os-show_image_metadata":
+        return respond(req, {"metadata": service_actions.show_image_metadata(ctx, volume_id)})
+    if name == "os-set_image_metadata":
+        return respond(req, {"metadata": service_actions.set_image_metadata(
+            ctx, volume_id, args)})
+    if name == "os-unset_image_metadata":
+        service_actions.unset_image_metadata(ctx, volume_id, args)
+        return respond(req, None, 200)
     if name not in ACTIONS:
         raise exceptions.BadRequest(f"There is no such action: {name}")
     func, status = ACTIONS[name]
