@@ -1,12 +1,52 @@
 """100 servers created concurrently on hosts that fit exactly 100: all ACTIVE, no host over
 capacity; the 101st goes to ERROR with a NoValidHost that explains itself (issue 5)."""
 import concurrent.futures
+import importlib.util
+import os
+import shutil
+import tempfile
 import time
 
+import pytest
 import sqlalchemy as sa
 
 from pocketstack.common import db
+from pocketstack.common.image_formats import qcow2_header
 from pocketstack.compute.models import Allocation, ComputeNode
+
+_ROOT = os.path.join(os.path.dirname(__file__), "..", "conftest.py")
+_spec = importlib.util.spec_from_file_location("_capacity_root_conftest", _ROOT)
+root = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(root)
+
+
+@pytest.fixture(scope="module")
+def cloud():
+    """A cloud of its own: the test needs four empty hosts, whatever other tests of the
+    session's shared cloud left on theirs."""
+    from pocketstack.cloud import Cloud
+
+    data_dir = tempfile.mkdtemp(prefix="pocketstack-capacity-")
+    c = Cloud(data_dir, admin_password=root.ADMIN_PASSWORD,
+              overrides=dict(root.TEST_OVERRIDES))
+    c.start(port=0)
+    try:
+        with c.runtime.activated():
+            yield root.CloudHandle(c)
+    finally:
+        c.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def image_id(cloud):
+    s = cloud.session()
+    image = s.post(cloud.url + "/image/v2/images", json={
+        "name": "capacity", "disk_format": "qcow2", "container_format": "bare",
+        "visibility": "public"}).json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
+          headers={"Content-Type": "application/octet-stream"})
+    return image["id"]
 
 
 def test_hundred_concurrent_boots_fill_hosts_exactly(cloud, make_api, admin_api, image_id):
