@@ -125,10 +125,12 @@ def host_agent(cloud):
         handle = AgentHandle()
         yield handle
     finally:
-        if handle is not None:
-            handle.module.stop(handle.running, teardown=True)
-        for name in ("host_networking", "bridge_hosts", "nft_table"):
-            conf.clear_override(name, group="network")
+        try:
+            if handle is not None:
+                handle.module.stop(handle.running, teardown=True)
+        finally:  # whatever the teardown met, later tests of this worker get a plain cloud
+            for name in ("host_networking", "bridge_hosts", "nft_table"):
+                conf.clear_override(name, group="network")
 
 
 @pytest.fixture(scope="module")

@@ -155,19 +155,18 @@ def _run_web_download(image_id, task_id, uri, target, disk_format) -> None:
                 writer.write(chunk)
         finally:
             response.close()
-        _activate_fetched(image_id, writer, target)
+        _activate_fetched(image_id, task_id, writer, target)
     except Exception as error:  # noqa: BLE001 - any failure ends the task, not the process
         if writer is not None:
             writer.abort()
         message = getattr(error, "message", None) or str(error) or type(error).__name__
         LOG.info("web-download of image %s failed: %s", image_id, message)
-        _end(image_id, target, failed=True, revert=True)
-        tasks.update(task_id, "failure", message)
-        return
-    tasks.update(task_id, "success", result={"image_id": image_id})
+        with db.transaction():  # one commit: whoever sees the image queued sees the failure
+            _end(image_id, target, failed=True, revert=True)
+            tasks.update(task_id, "failure", message)
 
 
-def _activate_fetched(image_id, writer, target) -> None:
+def _activate_fetched(image_id, task_id, writer, target) -> None:
     dest = store.data_path(image_id)
     written = writer.commit(dest, inspect=True)
     try:
@@ -177,6 +176,7 @@ def _activate_fetched(image_id, writer, target) -> None:
                 raise exceptions.Gone(f"Image {image_id} was deleted during the import.")
             data._activate(image, written, writer.store_name, writer.location)
             _clear(image)
+            tasks.update(task_id, "success", result={"image_id": image_id})
     except BaseException:
         writer.undo_commit()
         raise
@@ -254,10 +254,10 @@ def _run_copy(image_id, task_id, wanted, source, disk_format) -> None:
             _set(image, IMPORTING, "")
             _set(image, FAILED, ",".join(t for t, _ in failed))
             image.updated_at = utcnow()
-    if failed:
-        tasks.update(task_id, "failure", "; ".join(f"{t}: {m}" for t, m in failed))
-    else:
-        tasks.update(task_id, "success", result={"image_id": image_id})
+        if failed:  # in the same commit as the image's properties
+            tasks.update(task_id, "failure", "; ".join(f"{t}: {m}" for t, m in failed))
+        else:
+            tasks.update(task_id, "success", result={"image_id": image_id})
 
 
 def _copy_into(image_id, target, source, disk_format) -> None:

@@ -179,15 +179,16 @@ def dnsmasq_pid(network_id: str) -> int | None:
 
 
 def _stop(pid: int) -> None:
+    """SIGTERM, then SIGKILL after 2 s; the process may be gone (or reaped) at any point."""
     try:
         os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{pid}"):
+                return
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         return
-    for _ in range(100):
-        if not os.path.exists(f"/proc/{pid}"):
-            return
-        time.sleep(0.02)
-    os.kill(pid, signal.SIGKILL)
 
 
 # --- unplug ----------------------------------------------------------------------------
