@@ -9,7 +9,6 @@ its vda, which exist only in the RBD image it was cloned from.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,10 +20,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-_root = importlib.util.spec_from_file_location(  # tests/conftest.py (CloudHandle)
-    "pocketstack_tests_root", os.path.join(os.path.dirname(__file__), "..", "conftest.py"))
-root = importlib.util.module_from_spec(_root)
-_root.loader.exec_module(root)
+import cloud_helpers as root
 
 BOOT_TIMEOUT = 150.0  # QEMU's software emulation on a loaded 2-core machine
 MiB = 1 << 20

@@ -7,9 +7,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 
@@ -26,8 +24,8 @@ def _load(name: str, path: pathlib.Path):
     return module
 
 
-_root = _load("_image_copy_root_conftest", TESTS / "conftest.py")
 import ceph_helpers as _ceph  # noqa: E402
+from cloud_helpers import own_cloud  # noqa: E402
 
 _image_helpers = _load("_image_copy_image_helpers", TESTS / "image" / "image_helpers.py")
 Glance, assert_error = _image_helpers.Glance, _image_helpers.assert_error
@@ -35,18 +33,9 @@ Glance, assert_error = _image_helpers.Glance, _image_helpers.assert_error
 
 @pytest.fixture(scope="module")
 def cloud(ceph):
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-image-copy-")
-    overrides = {**_root.TEST_OVERRIDES, **_ceph.ceph_overrides(ceph),
-                 "image.default_store": "file", "image.show_multiple_locations": True}
-    c = Cloud(data_dir, admin_password=_root.ADMIN_PASSWORD, overrides=overrides)
-    c.start(port=0)
-    try:
-        yield _root.CloudHandle(c)
-    finally:
-        c.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with own_cloud("image-copy", **_ceph.ceph_overrides(ceph),
+                   **{"image.default_store": "file", "image.show_multiple_locations": True}) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

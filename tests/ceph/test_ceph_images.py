@@ -3,13 +3,9 @@ images checked with the admin's rbd bindings."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import pathlib
-import shutil
 import socket
-import sys
-import tempfile
 import time
 import uuid
 
@@ -19,32 +15,15 @@ import pytest
 HERE = pathlib.Path(__file__).parent
 
 
-def _load(name: str, path: pathlib.Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-_root = _load("_ceph_images_root_conftest", HERE.parent / "conftest.py")
 import ceph_helpers as _ceph  # noqa: E402
+from cloud_helpers import own_cloud  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def cloud(ceph):
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-ceph-images-")
-    overrides = {**_root.TEST_OVERRIDES, **_ceph.ceph_overrides(ceph),
-                 "image.default_store": "rbd", "image.show_image_direct_url": True}
-    c = Cloud(data_dir, admin_password=_root.ADMIN_PASSWORD, overrides=overrides)
-    c.start(port=0)
-    try:
-        yield _root.CloudHandle(c)
-    finally:
-        c.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with own_cloud("ceph-images", **_ceph.ceph_overrides(ceph),
+                   **{"image.default_store": "rbd", "image.show_image_direct_url": True}) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -3,20 +3,15 @@ images, snapshots RBD snapshots, volumes from snapshots, volumes and images copy
 clones, backups cinder's ceph backup driver; over real HTTP (openstacksdk/keystoneauth)."""
 from __future__ import annotations
 
-import importlib.util
 import os
-import tempfile
 import time
 import uuid
 
 import pytest
 
+import cloud_helpers as root
 from ceph_helpers import ceph_overrides
-
-_root = importlib.util.spec_from_file_location(
-    "pocketstack_tests_root", os.path.join(os.path.dirname(__file__), "..", "conftest.py"))
-root = importlib.util.module_from_spec(_root)
-_root.loader.exec_module(root)
+from cloud_helpers import own_cloud
 
 GiB = 1 << 30
 WAIT = {"wait": 120, "interval": 0.05}
@@ -24,16 +19,9 @@ WAIT = {"wait": 120, "interval": 0.05}
 
 @pytest.fixture(scope="module")
 def rcloud(ceph):
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-ceph-volumes-")
-    c = Cloud(data_dir, admin_password=root.ADMIN_PASSWORD, overrides={
-        **root.TEST_OVERRIDES, **ceph_overrides(ceph), "volume.enabled_backends": ["rbd"]})
-    c.start(port=0)
-    try:
-        yield root.CloudHandle(c)
-    finally:
-        c.stop()
+    with own_cloud("ceph-volumes", **ceph_overrides(ceph),
+                   **{"volume.enabled_backends": ["rbd"]}) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

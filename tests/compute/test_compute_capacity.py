@@ -1,10 +1,6 @@
 """100 servers created concurrently on hosts that fit exactly 100: all ACTIVE, no host over
 capacity; the 101st goes to ERROR with a NoValidHost that explains itself (issue 5)."""
 import concurrent.futures
-import importlib.util
-import os
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -14,28 +10,15 @@ from pocketstack.common import db
 from pocketstack.common.image_formats import qcow2_header
 from pocketstack.compute.models import Allocation, ComputeNode
 
-_ROOT = os.path.join(os.path.dirname(__file__), "..", "conftest.py")
-_spec = importlib.util.spec_from_file_location("_capacity_root_conftest", _ROOT)
-root = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(root)
+from cloud_helpers import own_cloud
 
 
 @pytest.fixture(scope="module")
 def cloud():
     """A cloud of its own: the test needs four empty hosts, whatever other tests of the
     session's shared cloud left on theirs."""
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-capacity-")
-    c = Cloud(data_dir, admin_password=root.ADMIN_PASSWORD,
-              overrides=dict(root.TEST_OVERRIDES))
-    c.start(port=0)
-    try:
-        with c.runtime.activated():
-            yield root.CloudHandle(c)
-    finally:
-        c.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with own_cloud("capacity") as c, c.cloud.runtime.activated():
+        yield c
 
 
 @pytest.fixture(scope="module")
