@@ -42,6 +42,7 @@ def configured() -> bool:
 class _Connections:
     def __init__(self):
         self.lock = threading.Lock()
+        self.user_locks: dict[str, threading.Lock] = {}  # one connect per user at a time
         self.clusters: dict[str, object] = {}
         self.ioctxs: dict[tuple[str, str], object] = {}
 
@@ -53,7 +54,14 @@ def _state() -> _Connections:
 def cluster(user: str):
     """The connected ``rados.Rados`` of cephx user ``user`` (e.g. "glance")."""
     state = _state()
+    conn = state.clusters.get(user)
+    if conn is not None:
+        return conn
     with state.lock:
+        user_lock = state.user_locks.setdefault(user, threading.Lock())
+    # Callers for the same user share one connect; another user's callers (the image
+    # service's while the volume service connects to a silent monitor) do not wait on it.
+    with user_lock:
         conn = state.clusters.get(user)
         if conn is not None:
             return conn
@@ -73,7 +81,8 @@ def cluster(user: str):
         if error is not None:
             raise CephUnavailable(f"Cannot reach the Ceph cluster of {path} as "
                                   f"client.{user}: {error}")
-        state.clusters[user] = conn
+        with state.lock:
+            state.clusters[user] = conn
         return conn
 
 
