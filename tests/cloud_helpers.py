@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -131,3 +133,17 @@ def own_cloud(prefix: str, **overrides):
     finally:
         c.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def free_tgt_port() -> int:
+    """A free port for an iSCSI portal of tgt's: tgtd's control port is the portal's and
+    must be below 32768, under the kernel's ephemeral range."""
+    for _ in range(200):
+        port = random.randint(10000, 32000)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port for tgtd between 10000 and 32000")

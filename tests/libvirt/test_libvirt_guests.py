@@ -21,6 +21,7 @@ import uuid
 
 import pytest
 
+from cloud_helpers import free_tgt_port
 from libvirt_helpers import real_libvirt_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
@@ -365,6 +366,38 @@ def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_gues
         assert "vdb" not in real_host.driver.devices(plain_guest.id)["disks"]
     finally:
         conn.block_storage.delete_volume(volume, ignore_missing=True)
+
+
+@pytest.mark.skipif(not shutil.which("tgtd"), reason="iSCSI exports need tgt (make ceph)")
+def test_iscsi_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_guest):
+    """With `[volume] target_helper = tgtadm` the file volume is an iSCSI LUN of tgt, which
+    QEMU's own initiator opens: the guest sees vdb all the same."""
+    from pocketstack.common import config
+    from pocketstack.volume import iscsi_target
+
+    user, conn = member
+    port = free_tgt_port()
+    config.CONF.set_override("target_helper", "tgtadm", group="volume")
+    config.CONF.set_override("target_port", port, group="volume")
+    volume = conn.block_storage.create_volume(size=1, name="lvt-iscsi")
+    try:
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        conn.compute.create_volume_attachment(plain_guest, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
+        iqn = iscsi_target.iqn(volume.id)
+        assert real_host.driver.devices(plain_guest.id)["disks"]["vdb"] == f"{iqn}/1"
+        wait_for(lambda: "vdb" in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "the guest to see the iSCSI volume as vdb")
+        conn.compute.delete_volume_attachment(plain_guest, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        wait_for(lambda: "vdb" not in last_block_devices(conn, plain_guest.id).split(), 60,
+                 "vdb to leave the guest")
+        assert iqn not in iscsi_target.targets()
+    finally:
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
+        iscsi_target.stop_daemon()
+        for name in ("target_helper", "target_port"):
+            config.CONF.clear_override(name, group="volume")
 
 
 def test_snapshot_then_rebuild_from_it(cloud, real_host, member, plain_guest, tiny_image):

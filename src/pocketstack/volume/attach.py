@@ -150,6 +150,10 @@ def _finish_detach(volume: Volume, attachment: VolumeAttachment) -> None:
         volume.status, volume.attach_status = "reserved", "detached"
     else:
         volume.status, volume.attach_status = "available", "detached"
+    if not any(a.connection_info for a in volume.attachments):
+        backend = scheduler.backend_of(volume.host)
+        if backend is not None:
+            backends.get(backend).unexport(volume.id)
     volume.updated_at = utcnow()
 
 

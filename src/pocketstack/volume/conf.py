@@ -38,6 +38,18 @@ OPTS = {
         cfg.BoolOpt("rbd_flatten_volume_from_snapshot", default=False,
                     help="rbd backend: flatten volumes made from a snapshot, so the "
                          "snapshot can be deleted without flattening them then."),
+        cfg.StrOpt("target_helper", default="none", choices=["none", "tgtadm"],
+                   help="How hosts open file and lvm volumes: none (the file or block "
+                        "device on this machine, os-brick's local connector) or tgtadm "
+                        "(an iSCSI export by a tgtd this service runs; QEMU opens it "
+                        "itself), as cinder's target_helper."),
+        cfg.StrOpt("target_ip_address", default="127.0.0.1",
+                   help="tgtadm: the address of the iSCSI portal."),
+        cfg.PortOpt("target_port", default=3260,
+                    help="tgtadm: the port of the iSCSI portal (also tgtd's control port "
+                         "number, so each cloud on a machine has its own tgtd)."),
+        cfg.StrOpt("target_prefix", default="iqn.2010-10.org.openstack:",
+                   help="tgtadm: the prefix of the targets' IQNs."),
         cfg.StrOpt("default_volume_type", default="__DEFAULT__",
                    help="Volume type of volumes created without one."),
         cfg.StrOpt("storage_availability_zone", default="nova",

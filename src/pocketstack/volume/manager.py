@@ -214,6 +214,7 @@ class VolumeManager:
             snaps = [sn.id for sn in s.query(Snapshot).filter_by(volume_id=volume_id)]
         backend = _backend(volume)
         try:
+            backend.unexport(volume.id)
             for snapshot_id in snaps:
                 backend.delete_snapshot(snapshot_id, volume.id)
             backend.delete(volume.id)

@@ -132,12 +132,36 @@ def start(cloud) -> list:
         recover()
     except Exception:  # noqa: BLE001 - a failed clean-up must not keep the cloud down
         LOG.exception("Volume recovery failed")
+    try:
+        reexport()
+    except Exception:  # noqa: BLE001 - attached guests lose their disk; the log says why
+        LOG.exception("Exporting the attached volumes over iSCSI failed")
     server = rpc.get_server("volume", [VolumeManager()], server=config.CONF.host)
     server.start()
     # Deletes asked for by other processes (`up --workers`) between recover() and now
     # found no manager listening: the volumes wait in 'deleting'.
     _finish_deletes()
     return [_Server(server), _Heartbeat()]
+
+
+def reexport() -> None:
+    """With iSCSI exports on: tgtd forgets its targets when it stops, so export again the
+    attached file and lvm volumes, and drop targets of volumes that are not attached."""
+    from pocketstack.volume import iscsi_target
+
+    if not iscsi_target.enabled():
+        return
+    attached = {}
+    with db.reader() as s:
+        rows = s.execute(sa.select(Volume.id, Volume.host, VolumeAttachment.connection_info)
+                         .join(VolumeAttachment)).all()
+    for volume_id, host, connection in rows:
+        if not connection:
+            continue
+        name = scheduler.backend_of(host)
+        if name in ("file", "lvm") and name in backends.enabled():
+            attached[volume_id] = backends.get(name).path(volume_id)
+    iscsi_target.reconcile(attached)
 
 
 def _finish_deletes() -> None:

@@ -2,7 +2,8 @@
 
 Each backend is named (``[volume] enabled_backends``) and answers for volumes and snapshots
 by id. ``connection_info`` follows os-brick's ``local`` connector for file and lvm: the
-hypervisor opens ``device_path`` directly (a file, a block device); rbd (rbd.py) answers
+hypervisor opens ``device_path`` directly (a file, a block device), or with ``[volume]
+target_helper = tgtadm`` an iSCSI export of it (iscsi_target.py); rbd (rbd.py) answers
 cinder's ``rbd`` connection_info. The create_from_* / clone_image / *_stream methods have
 defaults built on ``path`` (file, lvm); rbd clones and reads/writes through librbd instead.
 """
@@ -74,10 +75,21 @@ class Backend:
         raise NotImplementedError
 
     def connection_info(self, volume_id: str, *, mode: str = "rw") -> dict:
+        from pocketstack.volume import iscsi_target
+
+        if iscsi_target.enabled():
+            return iscsi_target.connection_info(volume_id, self.path(volume_id), mode)
         return {"driver_volume_type": "local",
                 "data": {"device_path": self.path(volume_id), "volume_id": volume_id,
                          "access_mode": mode, "encrypted": False,
                          "disk_type": self.volume_type}}
+
+    def unexport(self, volume_id: str) -> None:
+        """The volume has no attachment left: stop exporting it (its iSCSI target)."""
+        from pocketstack.volume import iscsi_target
+
+        if iscsi_target.enabled():
+            iscsi_target.unexport(volume_id)
 
 
 def run(*args: str, timeout: float = 120) -> str:

@@ -529,6 +529,9 @@ class RBDBackend(Backend):
                 "location_info": f"ceph:{ceph.conf_file()}:{self.fsid()}:{self.user}:"
                                  f"{self.pool}"}
 
+    def unexport(self, volume_id: str) -> None:
+        """Nothing to stop: clients open RBD images themselves."""
+
     def connection_info(self, volume_id: str, *, mode: str = "rw") -> dict:
         """cinder's initialize_connection, with what its manager adds (qos_specs,
         access_mode, encrypted, cacheable)."""
