@@ -25,6 +25,8 @@ import sys
 import tempfile
 import uuid
 
+import cli_zygote
+
 ADMIN_PASSWORD = "admin-secret"
 
 
@@ -64,8 +66,12 @@ class CloudHandle:
                        OS_PASSWORD=user["password"], OS_PROJECT_ID=user["project_id"],
                        OS_USER_DOMAIN_ID="default", OS_IDENTITY_API_VERSION="3",
                        OS_CLIENT_CONFIG_FILE="/dev/null")
-        exe = os.path.join(os.path.dirname(sys.executable), "openstack")
-        proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=120)
+        if os.environ.get("POCKETSTACK_TEST_CLI") == "exec":  # the installed script itself
+            exe = os.path.join(os.path.dirname(sys.executable), "openstack")
+            proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True,
+                                  timeout=120)
+        else:  # the same code in a fresh process forked with its imports done
+            proc = cli_zygote.zygote().run(args, env, timeout=120)
         if check and proc.returncode != 0:
             raise AssertionError(f"openstack {' '.join(args)} failed ({proc.returncode}):\n"
                                  f"{proc.stderr}{proc.stdout}")
