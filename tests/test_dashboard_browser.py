@@ -113,7 +113,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
         _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
-        assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
         browser.execute_script("document.getElementById('boot-path-title').scrollIntoView();")
         shot(browser, "waterfall")  # a fresh boot: only the create request's steps
         browser.find_element(By.LINK_TEXT, "Overview").click()
@@ -158,11 +158,15 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         assert any("start" in e.text or "stop" in e.text or "build" in e.text
                    for e in events), [e.text for e in events]
         assert browser.find_element(By.ID, "console-log").text
-        assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
         bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
-        lanes = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
-        assert "api" in lanes and "scheduler" in lanes
+        # One waterfall per request, the boot first; each step in the CLI's words.
+        titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
+        assert titles[0].startswith("Boot: ") and any(t.startswith("Stop: ") for t in titles)
+        steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, ".lane strong")]
+        assert "pick a host: filter and weigh the hosts" in steps, steps
+        assert not any("compute__" in s for s in steps)
         shot(browser, "server")
         browser.execute_script("document.getElementById('actions-title').scrollIntoView();")
         shot(browser, "server-events")
