@@ -54,6 +54,8 @@ class Pages:
         self.dash = dashboard
 
     def routes(self) -> list[Route]:
+        # They import this module's helpers: imported once it is loaded.
+        from pocketstack.dashboard import pages_admin, pages_network, pages_storage
         both = ["GET", "POST"]
         return [
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
@@ -67,6 +69,9 @@ class Pages:
             *uploads.Uploads(self).routes(),
             Route(PREFIX + "/networks", self.networks, methods=both),
             Route(PREFIX + "/networks/topology", self.topology),
+            *pages_network.NetworkPages(self).routes(),
+            *pages_storage.StoragePages(self).routes(),
+            *pages_admin.AdminPages(self).routes(),
         ]
 
     # -- plumbing ---------------------------------------------------------------------
@@ -177,8 +182,12 @@ class Pages:
             if error:
                 return error
             next_marker = items[-1]["id"] if len(items) == params["limit"] else None
+            # Project names from keystone (the admin may list projects); ids where not.
+            projects, _ = await self._list(session, self.dash._identity_url() +
+                                           "/projects", "projects")
             return _render("admin_servers.html", session=session, servers=items,
-                           next_marker=next_marker)
+                           next_marker=next_marker,
+                           project_names={p["id"]: p["name"] for p in projects or []})
         return await self._page(request, show, None)
 
     async def flavors(self, request: Request) -> Response:
