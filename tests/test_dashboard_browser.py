@@ -97,7 +97,12 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
                                         flavor_id="42", networks="none")
     net = conn.network.create_network(name="lab-net")
     subnet = conn.network.create_subnet(network_id=net.id, cidr="10.66.0.0/24", ip_version=4)
-    router = conn.network.create_router(name="lab-router")
+    admin = cloud.sdk()
+    external = admin.network.create_network(name=f"lab-ext-{uuid.uuid4().hex[:4]}",
+                                            is_router_external=True)
+    admin.network.create_subnet(network_id=external.id, cidr="198.18.0.0/24", ip_version=4)
+    router = conn.network.create_router(name="lab-router",
+                                        external_gateway_info={"network_id": external.id})
     conn.network.add_interface_to_router(router, subnet=subnet.id)
     conn.compute.create_keypair(name="lab-key")
     try:
@@ -170,11 +175,44 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         shot(browser, "server")
         browser.execute_script("document.getElementById('actions-title').scrollIntoView();")
         shot(browser, "server-events")
+        # A floating IP for form-vm, allocated and associated on the Floating IPs page.
+        browser.get(cloud.url + "/dashboard/floating-ips")
+        Select(browser.find_element(By.ID, "fip-network")).select_by_value(external.id)
+        browser.find_element(By.CSS_SELECTOR, 'button[value="allocate"]').click()
+        browser.find_element(By.CSS_SELECTOR, 'button[value="associate"]').click()
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(
+            lambda b: "form-vm" in b.find_element(By.CSS_SELECTOR, "[data-associated]").text)
+        shot(browser, "floating-ips")
+        # A static route through the Routers page's form.
+        browser.get(cloud.url + "/dashboard/routers")
+        browser.find_element(By.ID, f"dst-{router.id}").send_keys("10.200.0.0/24")
+        browser.find_element(By.ID, f"hop-{router.id}").send_keys("10.66.0.9")
+        browser.find_element(By.CSS_SELECTOR, 'button[value="add_route"]').click()
+        route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
+        assert "via 10.66.0.9" in route.text
+        shot(browser, "routers")
         browser.get(cloud.url + "/dashboard/networks/topology")
         svg = browser.find_element(By.CSS_SELECTOR, "svg[role=img]")
         labels = [t.text for t in svg.find_elements(By.TAG_NAME, "text")]
         assert "lab-net" in labels and any("form-vm" in t for t in labels) and \
             any("lab-router" in t for t in labels), labels
+        assert any("floating" in t for t in labels), labels
+        # No text overlaps a network bar or leaves the picture, as Chromium lays them out.
+        overlaps = browser.execute_script("""
+            const bars = [...document.querySelectorAll('g.network rect')].map(
+                r => r.getBBox());
+            const hits = [];
+            const svg = document.querySelector('svg[role=img]');
+            for (const t of svg.querySelectorAll('text')) {
+              const b = t.getBBox();
+              if (b.x < 0 || b.x + b.width > svg.width.baseVal.value) hits.push(t.textContent);
+              for (const r of bars) {
+                if (b.x < r.x + r.width && r.x < b.x + b.width &&
+                    b.y < r.y + r.height && r.y < b.y + b.height) hits.push(t.textContent);
+              }
+            }
+            return hits;""")
+        assert overlaps == [], overlaps
         shot(browser, "topology")
         browser.get(cloud.url + f"/dashboard/servers/{form_vm}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
@@ -187,9 +225,14 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         deadline = time.monotonic() + 60
         while list(conn.compute.servers()) and time.monotonic() < deadline:
             time.sleep(0.1)
+        for fip in conn.network.ips():
+            conn.network.delete_ip(fip)
+        conn.network.update_router(router.id, routes=[])  # (the local object has none)
         conn.network.remove_interface_from_router(router, subnet=subnet.id)
+        conn.network.update_router(router, external_gateway_info={})
         conn.network.delete_router(router)
         conn.network.delete_network(net)
+        admin.network.delete_network(external)
 
 
 def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
@@ -258,8 +301,22 @@ def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
         assert {r.text for r in rows} >= set(hosts) and hosts
         shot(browser, "hypervisors")
         browser.find_element(By.LINK_TEXT, "All servers").click()
-        assert "project-a-only" in browser.find_element(By.TAG_NAME, "main").text
+        main = browser.find_element(By.TAG_NAME, "main").text
+        assert "project-a-only" in main and a["project_name"] in main  # names, not ids
         shot(browser, "admin-servers")
+        # Project a's quotas, edited through the admin's Quotas page.
+        browser.find_element(By.LINK_TEXT, "Quotas").click()
+        Select(browser.find_element(By.ID, "quota-project-pick")).select_by_value(
+            a["project_id"])
+        browser.find_element(By.CSS_SELECTOR, "form[method=get] button").click()
+        field = browser.find_element(By.ID, "quota-compute.instances")
+        field.clear()
+        field.send_keys("4")
+        browser.find_element(By.CSS_SELECTOR, "form[aria-label='Edit quotas'] button").click()
+        assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text == "Quotas saved."
+        assert s.get(cloud.url + f"/compute/v2.1/os-quota-sets/{a['project_id']}").json()[
+            "quota_set"]["instances"] == 4
+        shot(browser, "quotas")
         browser.find_element(By.LINK_TEXT, "Flavors").click()
         browser.find_element(By.ID, "flavor-name").send_keys("browser-flavor")
         browser.find_element(By.ID, "flavor-vcpus").clear()

@@ -235,3 +235,59 @@ def test_security_groups_and_rules_create_delete_and_bad_input(cloud, member):
     bad = _post(client, "/dashboard/security-groups", action="create", name="x" * 300)
     assert bad.status_code == 400 and _alert(bad.text)
     assert conn.network.find_security_group("x" * 300, project_id=user["project_id"]) is None
+
+
+def test_topology_puts_routers_between_networks_floating_ips_on_the_external_one_and_volumes_on_servers(  # noqa: E501
+        cloud, member, external_net, image_id):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    net = conn.network.create_network(name="dash-tnet")
+    subnet = conn.network.create_subnet(network_id=net.id, cidr="10.73.0.0/24", ip_version=4)
+    v6 = conn.network.create_subnet(network_id=net.id, cidr="fd00:1234:5678:9abc::/64",
+                                    ip_version=6)
+    router = conn.network.create_router(name="dash-trouter",
+                                        external_gateway_info={"network_id": external_net.id})
+    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    server = conn.compute.create_server(name="dash-tvm", image_id=image_id, flavor_id="42",
+                                        networks=[{"uuid": net.id}])
+    volume = conn.block_storage.create_volume(name="dash-tvol", size=1)
+    try:
+        assert _wait_active(conn, server.id).status == "ACTIVE"
+        conn.block_storage.wait_for_status(volume, "available", wait=60)
+        conn.compute.create_volume_attachment(server, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", wait=60)
+        (port,) = conn.network.ports(device_id=server.id)
+        fip = conn.network.create_ip(floating_network_id=external_net.id, port_id=port.id)
+        page = client.get("/dashboard/networks/topology")
+        assert page.status_code == 200
+        svg = page.text.split("<svg", 1)[1].split("</svg>")[0]
+        bars = {m[0]: int(m[1]) for m in re.findall(
+            r'data-network="([^"]+)">\s*<title>[^<]*</title>\s*<rect x="(\d+)"', svg)}
+        # The external network is the first column, the router stands between it and the
+        # network it joins it to.
+        assert bars[external_net.id] < bars[net.id]
+        rt = svg.split(f'data-device="{router.id}"')[1].split('<g class="device')[0]
+        box_x = int(re.search(r'<rect x="(\d+)"', rt)[1])
+        assert bars[external_net.id] + 10 < box_x and box_x + 150 < bars[net.id]
+        vm = svg.split(f'data-device="{server.id}"')[1].split('<g class="device')[0]
+        # The floating IP is a joint on the external network, the volume in the box.
+        assert f'data-floating-ip="{fip.floating_ip_address}"' in vm
+        joint = re.search(r'class="floating-ip"[^>]*>.*?<circle cx="(\d+)"', vm, re.S)[1]
+        assert int(joint) == bars[external_net.id] + 5
+        assert ">⛁ dash-tvol</text>" in vm
+        desc = svg.split('<desc id="topology-desc">')[1].split("</desc>")[0]
+        assert f"floating IP {fip.floating_ip_address} on {external_net.name}" in desc
+        assert "volumes dash-tvol" in desc
+        # The IPv6 address's label is cut to its room beside the bar (whole in the title).
+        v6_ip = next(ip["ip_address"] for ip in port.fixed_ips if ip["subnet_id"] == v6.id)
+        assert v6_ip in vm
+    finally:
+        conn.network.delete_ip(fip) if "fip" in locals() else None
+        conn.compute.delete_server(server.id)
+        conn.compute.wait_for_delete(server, wait=60)
+        conn.block_storage.wait_for_status(volume, "available", wait=60)
+        conn.block_storage.delete_volume(volume)
+        conn.network.remove_interface_from_router(router, subnet_id=subnet.id)
+        conn.network.update_router(router, external_gateway_info={})
+        conn.network.delete_router(router)
+        conn.network.delete_network(net)

@@ -45,6 +45,10 @@ def _number(text: str):
     return int(text) if text.isascii() and text.isdigit() else text
 
 
+async def _no_list():
+    return [], None
+
+
 def _percent(used, total) -> int | None:
     return min(100, round(used / total * 100)) if total and total > 0 else None
 
@@ -346,15 +350,22 @@ class Pages:
                                                limit=topology.MAX_NETWORKS)
             if error:
                 return error
-            routers, ports, servers, subnets = await asyncio.gather(
+            volume_base = self._volume_base(session)
+            routers, ports, servers, subnets, floating_ips, volumes = await asyncio.gather(
                 self._list(session, base + "/routers", "routers",
                            limit=topology.MAX_DEVICES),
                 self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
-                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
-                           limit=topology.MAX_DEVICES),
-                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS))
+                # The detail: it names each server's volumes.
+                self._list(session, self._base(session, COMPUTE) + "/servers/detail",
+                           "servers", limit=topology.MAX_DEVICES),
+                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS),
+                self._list(session, base + "/floatingips", "floatingips",
+                           limit=topology.MAX_PORTS),
+                self._list(session, volume_base + "/volumes", "volumes",
+                           limit=topology.MAX_PORTS) if volume_base else _no_list())
             picture = topology.draw(networks, routers[0] or [], ports[0] or [],
-                                    servers[0] or [], subnets[0] or [])
+                                    servers[0] or [], subnets[0] or [],
+                                    floating_ips[0] or [], volumes[0] or [])
             return _render("topology.html", session=session, picture=picture)
         return await self._page(request, show, None)
 
