@@ -336,7 +336,10 @@ def test_long_lists_are_paged_with_a_marker(cloud, member):
                                   "/dashboard/images", "/dashboard/networks",
                                   "/dashboard/admin/hypervisors", "/dashboard/admin/services",
                                   "/dashboard/admin/servers", "/dashboard/admin/flavors",
-                                  "/dashboard/admin/faults"])
+                                  "/dashboard/admin/faults", "/dashboard/floating-ips",
+                                  "/dashboard/routers", "/dashboard/security-groups",
+                                  "/dashboard/volumes/snapshots", "/dashboard/volumes/backups",
+                                  "/dashboard/admin/projects", "/dashboard/admin/users"])
 def test_every_page_wants_a_login_and_every_form_its_csrf_token(cloud, admin_client, path):
     with httpx.Client(base_url=cloud.url) as anonymous:
         r = anonymous.get(path)
