@@ -148,10 +148,20 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         assert browser.execute_script("return window.stillTheSamePage === true;")
         shot(browser, "servers")
         browser.find_element(By.LINK_TEXT, "form-vm").click()
-        # Start and stop again with the page's own buttons.
+        # Start and stop again with the page's own buttons. The start hangs 2 s on the host
+        # (a fault rule), and the page follows it to its result without a reload.
+        rule = s.post(cloud.url + "/pocketstack/v1/faults", json={"fault": {
+            "operation": "power_on", "action": "hang", "hang_seconds": 2, "times": 1}})
         browser.find_element(By.CSS_SELECTOR, 'button[value="start"]').click()
+        progress = browser.find_element(By.ID, "server-progress")
+        assert progress.text == "powering-on"  # the page the start led to
+        browser.execute_script("window.stillTheSamePage = true;")
         WebDriverWait(browser, 60, poll_frequency=0.1).until(
-            lambda _: conn.compute.get_server(form_vm).status == "ACTIVE")
+            lambda b: progress.text.startswith("Done: ACTIVE"))
+        assert browser.find_element(By.ID, "server-status").text == "ACTIVE"
+        assert browser.execute_script("return window.stillTheSamePage === true;")
+        s.delete(cloud.url + f"/pocketstack/v1/faults/{rule.json()['fault']['id']}",
+                 raise_exc=False)
         browser.refresh()
         browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]').click()
         WebDriverWait(browser, 60, poll_frequency=0.1).until(

@@ -59,7 +59,7 @@ class Pages:
 
     def routes(self) -> list[Route]:
         # They import this module's helpers: imported once it is loaded.
-        from pocketstack.dashboard import pages_admin, pages_network, pages_storage
+        from pocketstack.dashboard import pages_admin, pages_network, pages_storage, progress
         both = ["GET", "POST"]
         return [
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
@@ -76,6 +76,7 @@ class Pages:
             *pages_network.NetworkPages(self).routes(),
             *pages_storage.StoragePages(self).routes(),
             *pages_admin.AdminPages(self).routes(),
+            *progress.Progress(self).routes(),
         ]
 
     # -- plumbing ---------------------------------------------------------------------
@@ -262,12 +263,15 @@ class Pages:
                 return error
             # Names for the attach menu and the attachments: the summary list (id and
             # name), not every server's detail.
-            servers, _ = await self._list(session, self._base(session, COMPUTE) +
-                                          "/servers", "servers", limit=SERVER_CHOICES)
+            (servers, _), (images, _) = await asyncio.gather(
+                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
+                           limit=SERVER_CHOICES),
+                self._list(session, self._base(session, IMAGE) + "/v2/images", "images",
+                           status="active"))
             names = {s["id"]: s["name"] for s in servers or []}
             return _render("volumes.html", status, session=session, volumes=items,
-                           servers=servers or [], server_names=names, message=message,
-                           form=form or {}, next_marker=next_marker)
+                           servers=servers or [], server_names=names, images=images or [],
+                           message=message, form=form or {}, next_marker=next_marker)
 
         async def act(session, form):
             base, compute = self._volume_base(session), self._base(session, COMPUTE)
@@ -277,6 +281,8 @@ class Pages:
             if action == "create":
                 body = {"volume": {"name": form.get("name", ""),
                                    "size": _number(form.get("size", ""))}}
+                if form.get("image_id", "").strip():  # the image's bytes, copied in
+                    body["volume"]["imageRef"] = form["image_id"].strip()
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
                 return await self._delete(session, _item(base + "/volumes", volume))
