@@ -399,3 +399,15 @@ def test_each_request_is_its_own_waterfall_with_gaps_and_the_clis_words():
     assert boot["rows"][4]["label"] == trace_steps.STEP_LABELS[
         "compute__do_build_and_run_instance"]
     assert boot["rows"][4]["left"] == round(20 / 122 * 100, 2)
+
+
+def test_the_boot_path_is_the_boots_request_only():
+    def event(request_id, step, detail=""):
+        return {"request_id": request_id, "step": step, "detail": detail,
+                "result": "Success"}
+    trace = {"actions": [{"request_id": "boot", "action": "create"},
+                         {"request_id": "later", "action": "attach_volume"}],
+             "events": [event("boot", "compute_spawn"),
+                        event("later", "compute_attach_volume")]}
+    states = {n["node"]: n["state"] for n in waterfall.boot_path(trace)}
+    assert states["hypervisor"] == "done" and states["cinder"] == "unused"

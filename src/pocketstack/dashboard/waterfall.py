@@ -105,8 +105,12 @@ def _failed(event: dict) -> bool:
 
 
 def boot_path(trace: dict) -> list[dict]:
-    """[{"node", "state": "done"|"failed"|"unused", "steps": [...]}] for the path diagram."""
+    """[{"node", "state": "done"|"failed"|"unused", "steps": [...]}] for the path diagram:
+    the boot's request only (a later attach or resize is not the boot's path)."""
     events = trace.get("events") or []
+    boot = [a["request_id"] for a in trace.get("actions") or [] if a.get("action") == "create"]
+    if boot:
+        events = [e for e in events if e.get("request_id") == boot[0]]
     nodes = []
     for node, belongs in BOOT_PATH:
         mine = [e for e in events if belongs(e)]
