@@ -46,7 +46,8 @@ PAGES = ["/dashboard/overview", "/dashboard/servers", "/dashboard/servers?marker
          "/dashboard/admin/servers", "/dashboard/admin/flavors", "/dashboard/admin/faults",
          "/dashboard/floating-ips", "/dashboard/routers", "/dashboard/security-groups",
          "/dashboard/volumes/snapshots", "/dashboard/volumes/backups",
-         "/dashboard/admin/projects", "/dashboard/admin/users", "/dashboard/admin/quotas"]
+         "/dashboard/admin/projects", "/dashboard/admin/users", "/dashboard/admin/quotas",
+         "/dashboard/admin/resource-providers"]
 
 
 def make_servers(url: str, token: str, project: str, count: int, end: float) -> None:

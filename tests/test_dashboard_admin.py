@@ -10,7 +10,7 @@ import pytest
 from tests.test_dashboard_pages import _alert, _csrf, login
 
 ADMIN_PAGES = ("/dashboard/admin/projects", "/dashboard/admin/users",
-               "/dashboard/admin/quotas")
+               "/dashboard/admin/quotas", "/dashboard/admin/resource-providers")
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,34 @@ def test_a_member_gets_403_pages_and_no_admin_menu(cloud):
             assert page.status_code == 403 and "for admins only" in page.text
             csrf = _csrf(client.get("/dashboard/servers").text)
             assert client.post(path, data={"csrf_token": csrf, "action": "create",
-                                           "name": "sneaky"}).status_code == 403
+                                           "name": "sneaky"}).status_code in (403, 405)
         assert cloud.sdk().identity.find_project("sneaky") is None
     finally:
         client.close()
+
+
+def test_resource_providers_show_placements_inventory_and_usage(cloud, admin_client):
+    s = cloud.session()
+    url = cloud.url + "/placement/resource_providers"
+    headers = {"OpenStack-API-Version": "placement 1.20"}
+    name = f"dash-rp-{uuid.uuid4().hex[:6]}"
+    rp = s.post(url, json={"name": name}, headers=headers).json()
+    try:
+        s.put(f"{url}/{rp['uuid']}/inventories", headers=headers, json={
+            "resource_provider_generation": rp["generation"], "inventories": {
+                "VCPU": {"total": 8, "reserved": 2, "allocation_ratio": 4.0},
+                "MEMORY_MB": {"total": 4096}}})
+        consumer = str(uuid.uuid4())
+        r = s.put(cloud.url + f"/placement/allocations/{consumer}", headers=headers, json={
+            "allocations": {rp["uuid"]: {"resources": {"VCPU": 3}}},
+            "project_id": uuid.uuid4().hex, "user_id": uuid.uuid4().hex})
+        assert r.status_code == 204
+        page = admin_client.get("/dashboard/admin/resource-providers")
+        assert page.status_code == 200 and f'<th scope="row">{name}</th>' in page.text
+        assert "VCPU</span>: 3 of 24" in page.text  # (8 - 2) x 4.0
+        assert "MEMORY_MB</span>: 0 of 4096" in page.text
+        assert 'aria-label="Admin"' in page.text and "Resource providers</a>" in page.text
+    finally:
+        s.delete(cloud.url + f"/placement/allocations/{consumer}", headers=headers,
+                 raise_exc=False)
+        s.delete(f"{url}/{rp['uuid']}", headers=headers)

@@ -1,6 +1,7 @@
-"""Admin pages of the dashboard for keystone and quotas: projects (create, delete), users
-(create, delete) with their role assignments (assign, revoke), and a project's quotas across
-compute, block storage and network (edit).
+"""Admin pages of the dashboard for keystone, quotas and placement: projects (create,
+delete), users (create, delete) with their role assignments (assign, revoke), a project's
+quotas across compute, block storage and network (edit), and placement's resource
+providers with their inventories and usage.
 
 Only for a token with the admin role: a member gets a 403 page here (and the menu hides
 the pages); the APIs refuse such a member too. Like pages.py, the forms post back to their
@@ -14,10 +15,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pocketstack.common import config
 from pocketstack.dashboard.app import PREFIX, _render
 from pocketstack.dashboard.pages import COMPUTE, NETWORK, _item, _number, _q
 
 ADMIN_ONLY = "This page is for admins only."
+MAX_PROVIDERS = 100  # resource providers shown (each costs two more API calls)
 
 # (service, form field / API key, what it counts) for the quota form.
 QUOTAS = (("compute", "instances", "Instances"), ("compute", "cores", "vCPUs"),
@@ -37,7 +40,8 @@ class AdminPages:
         both = ["GET", "POST"]
         return [Route(PREFIX + "/admin/projects", self.projects, methods=both),
                 Route(PREFIX + "/admin/users", self.users, methods=both),
-                Route(PREFIX + "/admin/quotas", self.quotas, methods=both)]
+                Route(PREFIX + "/admin/quotas", self.quotas, methods=both),
+                Route(PREFIX + "/admin/resource-providers", self.resource_providers)]
 
     def _identity(self) -> str:
         return self.pages.dash._identity_url()
@@ -202,3 +206,34 @@ class AdminPages:
             # The page again for the same project (a redirect would show the admin's own).
             return {"form": {"project_id": project}, "notice": "Quotas saved."}
         return await self._admin_page(request, show, act)
+
+    # -- placement --------------------------------------------------------------------
+
+    async def resource_providers(self, request: Request) -> Response:
+        p = self.pages
+
+        async def show(session, **extra):
+            base = session.endpoint("placement") or config.public_url() + "/placement"
+            items, error = await p._list(session, base + "/resource_providers",
+                                         "resource_providers")
+            if error:
+                return error
+            items = sorted(items, key=lambda r: r["name"])[:MAX_PROVIDERS]
+            answers = await asyncio.gather(*(
+                p._call(session, "GET", f"{base}/resource_providers/{_q(r['uuid'])}/{part}")
+                for r in items for part in ("inventories", "usages")))
+            for i, provider in enumerate(items):
+                inventories, usages = answers[2 * i], answers[2 * i + 1]
+                inventory = (inventories.json().get("inventories", {})
+                             if inventories.is_success else {})
+                used = usages.json().get("usages", {}) if usages.is_success else {}
+                provider["resources"] = [
+                    {"name": name, "used": used.get(name, 0),
+                     "capacity": int((inv["total"] - inv.get("reserved", 0))
+                                     * inv.get("allocation_ratio", 1.0)),
+                     "total": inv["total"], "reserved": inv.get("reserved", 0),
+                     "ratio": inv.get("allocation_ratio", 1.0)}
+                    for name, inv in sorted(inventory.items())]
+            return _render("admin_resource_providers.html", session=session,
+                           providers=items)
+        return await self._admin_page(request, show, None)
