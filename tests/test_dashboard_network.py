@@ -237,7 +237,7 @@ def test_security_groups_and_rules_create_delete_and_bad_input(cloud, member):
     assert conn.network.find_security_group("x" * 300, project_id=user["project_id"]) is None
 
 
-def test_topology_puts_routers_between_networks_floating_ips_on_the_external_one_and_volumes_on_servers(  # noqa: E501
+def test_topology_routers_between_networks_floating_ips_external_volumes_on_servers(
         cloud, member, external_net, image_id):
     user, client = member
     conn = cloud.user_sdk(user)
@@ -282,7 +282,8 @@ def test_topology_puts_routers_between_networks_floating_ips_on_the_external_one
         v6_ip = next(ip["ip_address"] for ip in port.fixed_ips if ip["subnet_id"] == v6.id)
         assert v6_ip in vm
     finally:
-        conn.network.delete_ip(fip) if "fip" in locals() else None
+        if "fip" in locals():
+            conn.network.delete_ip(fip)
         conn.compute.delete_server(server.id)
         conn.compute.wait_for_delete(server, wait=60)
         conn.block_storage.wait_for_status(volume, "available", wait=60)

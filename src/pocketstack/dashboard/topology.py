@@ -191,7 +191,8 @@ def _summary(nets: dict, devices: list, hidden: int, hidden_networks: int) -> st
         links = "; ".join(f"{nets[link['network']]['name']} "
                           f"({', '.join(link['ips']) or 'no address'})"
                           for link in d["links"])
-        text = f"{d['kind'].capitalize()} {d['name']}: {'on ' + links if links else 'on no network'}"
+        text = (f"{d['kind'].capitalize()} {d['name']}: "
+                f"{'on ' + links if links else 'on no network'}")
         if d["floating"]:
             text += "; floating IP " + ", ".join(
                 f"{f['ip']} on {nets[f['network']]['name']}" for f in d["floating"])
