@@ -11,7 +11,8 @@ import pytest
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -72,10 +73,17 @@ def _log_in(browser, url, name, password, project=None):
 
 def _wait_for_table(browser, text: str) -> None:
     """Until the (reloaded) page's table shows ``text``; the old page's table may go stale
-    under our feet while the new one loads."""
+    under our feet while the new one loads (as a stale reference, or as chromedriver's
+    "Node with given id does not belong to the document" when the swap is mid-read)."""
+    def shows(b) -> bool:
+        try:
+            return text in b.find_element(By.TAG_NAME, "table").text
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return False
+            raise
     WebDriverWait(browser, 60, poll_frequency=0.1,
-                  ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda b: text in b.find_element(By.TAG_NAME, "table").text)
+                  ignored_exceptions=(StaleElementReferenceException,)).until(shows)
 
 
 def _wait_for_url(browser, test) -> str:
