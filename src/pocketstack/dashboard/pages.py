@@ -361,13 +361,13 @@ class Pages:
                 self._list(session, base + "/routers", "routers",
                            limit=topology.MAX_DEVICES),
                 self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
-                # The detail: it names each server's volumes.
-                self._list(session, self._base(session, COMPUTE) + "/servers/detail",
-                           "servers", limit=topology.MAX_DEVICES),
+                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
+                           limit=topology.MAX_DEVICES),
                 self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS),
                 self._list(session, base + "/floatingips", "floatingips",
                            limit=topology.MAX_PORTS),
-                self._list(session, volume_base + "/volumes", "volumes",
+                # The detail: each volume's attachments say which server it is on.
+                self._list(session, volume_base + "/volumes/detail", "volumes",
                            limit=topology.MAX_PORTS) if volume_base else _no_list())
             picture = topology.draw(networks, routers[0] or [], ports[0] or [],
                                     servers[0] or [], subnets[0] or [],

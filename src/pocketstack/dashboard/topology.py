@@ -86,7 +86,6 @@ def draw(networks: list, routers: list, ports: list, servers: list,
     for n in nets.values():
         n["cidr_label"] = _fit(n["cidrs"], LANE - 20)
     names = {s["id"]: s.get("name") or s["id"] for s in servers}
-    volume_names = {v["id"]: v.get("name") or v["id"] for v in volumes}
     devices: dict[str, dict] = {}
 
     def device(device_id: str, kind: str, name: str) -> dict:
@@ -113,11 +112,11 @@ def draw(networks: list, routers: list, ports: list, servers: list,
             continue  # DHCP and unbound ports are the network's own business
         if p.get("network_id") in nets:
             d["links"].append({"network": p["network_id"], "ips": _ips(p), "port": p["id"]})
-    for s in servers:
-        if s["id"] in devices:
-            devices[s["id"]]["volumes"] = [
-                _fit(volume_names.get(v["id"], v["id"]), BOX_W - 30)
-                for v in s.get("os-extended-volumes:volumes_attached") or []]
+    for v in volumes:
+        for a in v.get("attachments") or []:
+            server = devices.get(a.get("server_id"))
+            if server is not None and server["kind"] == "server":
+                server["volumes"].append(_fit(v.get("name") or v["id"], BOX_W - 30))
     port_device = {p["id"]: p["device_id"] for p in ports}
     for f in floating_ips:
         owner = devices.get(port_device.get(f.get("port_id")))
