@@ -14,6 +14,7 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.common.exceptions import (  # noqa: E402
     StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -84,6 +85,14 @@ def _wait_for_table(browser, text: str) -> None:
             raise
     WebDriverWait(browser, 60, poll_frequency=0.1,
                   ignored_exceptions=(StaleElementReferenceException,)).until(shows)
+
+
+def _submit(browser, css: str) -> None:
+    """Click a form's button and wait for the page it leads to: until then the old page's
+    elements (the same ids) would still be found."""
+    old = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.CSS_SELECTOR, css).click()
+    WebDriverWait(browser, 60, poll_frequency=0.05).until(expected_conditions.staleness_of(old))
 
 
 def _wait_for_url(browser, test) -> str:
@@ -160,7 +169,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         # (a fault rule), and the page follows it to its result without a reload.
         rule = s.post(cloud.url + "/pocketstack/v1/faults", json={"fault": {
             "operation": "power_on", "action": "hang", "hang_seconds": 2, "times": 1}})
-        browser.find_element(By.CSS_SELECTOR, 'button[value="start"]').click()
+        _submit(browser, 'button[value="start"]')
         progress = browser.find_element(By.ID, "server-progress")
         assert progress.text == "powering-on"  # the page the start led to
         browser.execute_script("window.stillTheSamePage = true;")
@@ -196,16 +205,15 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         # A floating IP for form-vm, allocated and associated on the Floating IPs page.
         browser.get(cloud.url + "/dashboard/floating-ips")
         Select(browser.find_element(By.ID, "fip-network")).select_by_value(external.id)
-        browser.find_element(By.CSS_SELECTOR, 'button[value="allocate"]').click()
-        browser.find_element(By.CSS_SELECTOR, 'button[value="associate"]').click()
-        WebDriverWait(browser, 30, poll_frequency=0.1).until(
-            lambda b: "form-vm" in b.find_element(By.CSS_SELECTOR, "[data-associated]").text)
+        _submit(browser, 'button[value="allocate"]')
+        _submit(browser, 'button[value="associate"]')
+        assert "form-vm" in browser.find_element(By.CSS_SELECTOR, "[data-associated]").text
         shot(browser, "floating-ips")
         # A static route through the Routers page's form.
         browser.get(cloud.url + "/dashboard/routers")
         browser.find_element(By.ID, f"dst-{router.id}").send_keys("10.200.0.0/24")
         browser.find_element(By.ID, f"hop-{router.id}").send_keys("10.66.0.9")
-        browser.find_element(By.CSS_SELECTOR, 'button[value="add_route"]').click()
+        _submit(browser, 'button[value="add_route"]')
         route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
         assert "via 10.66.0.9" in route.text
         shot(browser, "routers")
@@ -326,11 +334,11 @@ def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
         browser.find_element(By.LINK_TEXT, "Quotas").click()
         Select(browser.find_element(By.ID, "quota-project-pick")).select_by_value(
             a["project_id"])
-        browser.find_element(By.CSS_SELECTOR, "form[method=get] button").click()
+        _submit(browser, "form[method=get] button")
         field = browser.find_element(By.ID, "quota-compute.instances")
         field.clear()
         field.send_keys("4")
-        browser.find_element(By.CSS_SELECTOR, "form[aria-label='Edit quotas'] button").click()
+        _submit(browser, "form[aria-label='Edit quotas'] button")
         assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text == "Quotas saved."
         assert s.get(cloud.url + f"/compute/v2.1/os-quota-sets/{a['project_id']}").json()[
             "quota_set"]["instances"] == 4
