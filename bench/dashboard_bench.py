@@ -43,7 +43,11 @@ PAGES = ["/dashboard/overview", "/dashboard/servers", "/dashboard/servers?marker
          "/dashboard/servers/launch", "/dashboard/images", "/dashboard/networks",
          "/dashboard/networks/topology", "/dashboard/volumes", "/dashboard/keypairs",
          "/dashboard/admin/hypervisors", "/dashboard/admin/services",
-         "/dashboard/admin/servers", "/dashboard/admin/flavors", "/dashboard/admin/faults"]
+         "/dashboard/admin/servers", "/dashboard/admin/flavors", "/dashboard/admin/faults",
+         "/dashboard/floating-ips", "/dashboard/routers", "/dashboard/security-groups",
+         "/dashboard/volumes/snapshots", "/dashboard/volumes/backups",
+         "/dashboard/admin/projects", "/dashboard/admin/users", "/dashboard/admin/quotas",
+         "/dashboard/admin/resource-providers"]
 
 
 def make_servers(url: str, token: str, project: str, count: int, end: float) -> None:

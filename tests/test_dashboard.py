@@ -7,8 +7,10 @@ import time
 import uuid
 
 import httpx
+import markupsafe
 import pytest
 
+from pocketstack.common import trace_steps
 from pocketstack.dashboard import waterfall
 
 
@@ -116,10 +118,17 @@ def test_servers_page_lists_a_server_booted_with_openstacksdk_and_shows_its_wate
         trace = cloud.user_session(user).get(
             f"{cloud.url}/pocketstack/v1/servers/{server.id}/trace").json()
         assert trace["events"]
-        for event in trace["events"]:  # every step of the trace is a bar on the page
-            assert f"<strong>{event['step']}</strong>" in detail.text
-        for service in {e["service"] for e in trace["events"]}:
-            assert f'<h3 id="lane-' in detail.text and f">{service}</h3>" in detail.text
+        for event in trace["events"]:  # every step is a bar, in the CLI's words
+            assert f'data-step="{event["step"]}"' in detail.text
+            assert f"<strong>{markupsafe.escape(trace_steps.label(event['step']))}</strong>" \
+                in detail.text
+        assert "compute__do_build_and_run_instance</" not in detail.text
+        assert "seed step" not in detail.text
+        # One waterfall per request, the boot first, on its own time axis.
+        requests = trace_steps.requests(trace)
+        titles = re.findall(r'<h3 id="request-\d+">([^<]+)<', detail.text)
+        assert titles[0].startswith(f"Boot: {requests[0]['total_ms']:.1f} ms")
+        assert len(titles) == len(requests)
         assert 'class="bar"' in detail.text and "failed" not in detail.text.split(
             'id="waterfall"')[1]
         # The boot path diagram lights the stops this boot went through, and only those.
@@ -362,3 +371,43 @@ def test_boot_path_lights_neutron_and_cinder_only_when_the_boot_used_them():
     assert states["neutron"] == states["cinder"] == "done"
     assert states["hypervisor"] == states["nova-compute"] == "failed"
     assert states["keystone"] == "unused"
+
+
+def test_each_request_is_its_own_waterfall_with_gaps_and_the_clis_words():
+    """An attach minutes after a 122 ms boot no longer squashes the boot into a pixel."""
+    def event(request_id, step, service, offset, duration):
+        return {"request_id": request_id, "step": step, "service": service, "host": "h1",
+                "offset_ms": offset, "duration_ms": duration, "result": "Success",
+                "detail": ""}
+    trace = {"server_id": "s1", "actions": [
+        {"request_id": "req-boot", "action": "create", "start_time": "t0"},
+        {"request_id": "req-attach", "action": "attach_volume", "start_time": "t1"}],
+        "events": [
+            event("req-attach", "compute_attach_volume", "compute", 371_600.0, 100.0),
+            event("req-boot", "api_validate", "api", 0.0, 2.0),
+            event("req-boot", "conductor_schedule_and_build_instances", "conductor", 10.0, 2.0),
+            event("req-boot", "compute__do_build_and_run_instance", "compute", 20.0, 102.0)]}
+    boot, attach = waterfall.requests(trace)
+    assert (boot["title"], boot["total_ms"], boot["steps"]) == ("Boot", 122.0, 3)
+    assert (attach["title"], attach["total_ms"]) == ("Attach a volume", 100.0)
+    assert attach["rows"][0]["left"] == 0 and attach["rows"][0]["width"] == 100
+    kinds = [r["kind"] for r in boot["rows"]]
+    assert kinds == ["step", "gap", "step", "gap", "step"]
+    gap = boot["rows"][1]
+    assert gap["start_ms"] == 2.0 and gap["duration_ms"] == 8.0
+    assert "hand-off api → conductor" in gap["label"]
+    assert boot["rows"][4]["label"] == trace_steps.STEP_LABELS[
+        "compute__do_build_and_run_instance"]
+    assert boot["rows"][4]["left"] == round(20 / 122 * 100, 2)
+
+
+def test_the_boot_path_is_the_boots_request_only():
+    def event(request_id, step, detail=""):
+        return {"request_id": request_id, "step": step, "detail": detail,
+                "result": "Success"}
+    trace = {"actions": [{"request_id": "boot", "action": "create"},
+                         {"request_id": "later", "action": "attach_volume"}],
+             "events": [event("boot", "compute_spawn"),
+                        event("later", "compute_attach_volume")]}
+    states = {n["node"]: n["state"] for n in waterfall.boot_path(trace)}
+    assert states["hypervisor"] == "done" and states["cinder"] == "unused"

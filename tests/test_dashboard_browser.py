@@ -11,8 +11,10 @@ import pytest
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -72,10 +74,25 @@ def _log_in(browser, url, name, password, project=None):
 
 def _wait_for_table(browser, text: str) -> None:
     """Until the (reloaded) page's table shows ``text``; the old page's table may go stale
-    under our feet while the new one loads."""
+    under our feet while the new one loads (as a stale reference, or as chromedriver's
+    "Node with given id does not belong to the document" when the swap is mid-read)."""
+    def shows(b) -> bool:
+        try:
+            return text in b.find_element(By.TAG_NAME, "table").text
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return False
+            raise
     WebDriverWait(browser, 60, poll_frequency=0.1,
-                  ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda b: text in b.find_element(By.TAG_NAME, "table").text)
+                  ignored_exceptions=(StaleElementReferenceException,)).until(shows)
+
+
+def _submit(browser, css: str) -> None:
+    """Click a form's button and wait for the page it leads to: until then the old page's
+    elements (the same ids) would still be found."""
+    old = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.CSS_SELECTOR, css).click()
+    WebDriverWait(browser, 60, poll_frequency=0.05).until(expected_conditions.staleness_of(old))
 
 
 def _wait_for_url(browser, test) -> str:
@@ -97,7 +114,12 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
                                         flavor_id="42", networks="none")
     net = conn.network.create_network(name="lab-net")
     subnet = conn.network.create_subnet(network_id=net.id, cidr="10.66.0.0/24", ip_version=4)
-    router = conn.network.create_router(name="lab-router")
+    admin = cloud.sdk()
+    external = admin.network.create_network(name=f"lab-ext-{uuid.uuid4().hex[:4]}",
+                                            is_router_external=True)
+    admin.network.create_subnet(network_id=external.id, cidr="198.18.0.0/24", ip_version=4)
+    router = conn.network.create_router(name="lab-router",
+                                        external_gateway_info={"network_id": external.id})
     conn.network.add_interface_to_router(router, subnet=subnet.id)
     conn.compute.create_keypair(name="lab-key")
     try:
@@ -113,7 +135,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
         _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
-        assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
         browser.execute_script("document.getElementById('boot-path-title').scrollIntoView();")
         shot(browser, "waterfall")  # a fresh boot: only the create request's steps
         browser.find_element(By.LINK_TEXT, "Overview").click()
@@ -143,10 +165,20 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         assert browser.execute_script("return window.stillTheSamePage === true;")
         shot(browser, "servers")
         browser.find_element(By.LINK_TEXT, "form-vm").click()
-        # Start and stop again with the page's own buttons.
-        browser.find_element(By.CSS_SELECTOR, 'button[value="start"]').click()
+        # Start and stop again with the page's own buttons. The start hangs 2 s on the host
+        # (a fault rule), and the page follows it to its result without a reload.
+        rule = s.post(cloud.url + "/pocketstack/v1/faults", json={"fault": {
+            "operation": "power_on", "action": "hang", "hang_seconds": 2, "times": 1}})
+        _submit(browser, 'button[value="start"]')
+        progress = browser.find_element(By.ID, "server-progress")
+        assert progress.text == "powering-on"  # the page the start led to
+        browser.execute_script("window.stillTheSamePage = true;")
         WebDriverWait(browser, 60, poll_frequency=0.1).until(
-            lambda _: conn.compute.get_server(form_vm).status == "ACTIVE")
+            lambda b: progress.text.startswith("Done: ACTIVE"))
+        assert browser.find_element(By.ID, "server-status").text == "ACTIVE"
+        assert browser.execute_script("return window.stillTheSamePage === true;")
+        s.delete(cloud.url + f"/pocketstack/v1/faults/{rule.json()['fault']['id']}",
+                 raise_exc=False)
         browser.refresh()
         browser.find_element(By.CSS_SELECTOR, 'button[value="stop"]').click()
         WebDriverWait(browser, 60, poll_frequency=0.1).until(
@@ -158,19 +190,55 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         assert any("start" in e.text or "stop" in e.text or "build" in e.text
                    for e in events), [e.text for e in events]
         assert browser.find_element(By.ID, "console-log").text
-        assert browser.find_element(By.ID, "waterfall").text == "Boot waterfall"
+        assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
         bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
-        lanes = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
-        assert "api" in lanes and "scheduler" in lanes
+        # One waterfall per request, the boot first; each step in the CLI's words.
+        titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
+        assert titles[0].startswith("Boot: ") and any(t.startswith("Stop: ") for t in titles)
+        steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, ".lane strong")]
+        assert "pick a host: filter and weigh the hosts" in steps, steps
+        assert not any("compute__" in s for s in steps)
         shot(browser, "server")
         browser.execute_script("document.getElementById('actions-title').scrollIntoView();")
         shot(browser, "server-events")
+        # A floating IP for form-vm, allocated and associated on the Floating IPs page.
+        browser.get(cloud.url + "/dashboard/floating-ips")
+        Select(browser.find_element(By.ID, "fip-network")).select_by_value(external.id)
+        _submit(browser, 'button[value="allocate"]')
+        _submit(browser, 'button[value="associate"]')
+        assert "form-vm" in browser.find_element(By.CSS_SELECTOR, "[data-associated]").text
+        shot(browser, "floating-ips")
+        # A static route through the Routers page's form.
+        browser.get(cloud.url + "/dashboard/routers")
+        browser.find_element(By.ID, f"dst-{router.id}").send_keys("10.200.0.0/24")
+        browser.find_element(By.ID, f"hop-{router.id}").send_keys("10.66.0.9")
+        _submit(browser, 'button[value="add_route"]')
+        route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
+        assert "via 10.66.0.9" in route.text
+        shot(browser, "routers")
         browser.get(cloud.url + "/dashboard/networks/topology")
         svg = browser.find_element(By.CSS_SELECTOR, "svg[role=img]")
         labels = [t.text for t in svg.find_elements(By.TAG_NAME, "text")]
         assert "lab-net" in labels and any("form-vm" in t for t in labels) and \
             any("lab-router" in t for t in labels), labels
+        assert any("floating" in t for t in labels), labels
+        # No text overlaps a network bar or leaves the picture, as Chromium lays them out.
+        overlaps = browser.execute_script("""
+            const bars = [...document.querySelectorAll('g.network rect')].map(
+                r => r.getBBox());
+            const hits = [];
+            const svg = document.querySelector('svg[role=img]');
+            for (const t of svg.querySelectorAll('text')) {
+              const b = t.getBBox();
+              if (b.x < 0 || b.x + b.width > svg.width.baseVal.value) hits.push(t.textContent);
+              for (const r of bars) {
+                if (b.x < r.x + r.width && r.x < b.x + b.width &&
+                    b.y < r.y + r.height && r.y < b.y + b.height) hits.push(t.textContent);
+              }
+            }
+            return hits;""")
+        assert overlaps == [], overlaps
         shot(browser, "topology")
         browser.get(cloud.url + f"/dashboard/servers/{form_vm}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
@@ -183,9 +251,14 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         deadline = time.monotonic() + 60
         while list(conn.compute.servers()) and time.monotonic() < deadline:
             time.sleep(0.1)
+        for fip in conn.network.ips():
+            conn.network.delete_ip(fip)
+        conn.network.update_router(router.id, routes=[])  # (the local object has none)
         conn.network.remove_interface_from_router(router, subnet=subnet.id)
+        conn.network.update_router(router, external_gateway_info={})
         conn.network.delete_router(router)
         conn.network.delete_network(net)
+        admin.network.delete_network(external)
 
 
 def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
@@ -254,8 +327,22 @@ def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
         assert {r.text for r in rows} >= set(hosts) and hosts
         shot(browser, "hypervisors")
         browser.find_element(By.LINK_TEXT, "All servers").click()
-        assert "project-a-only" in browser.find_element(By.TAG_NAME, "main").text
+        main = browser.find_element(By.TAG_NAME, "main").text
+        assert "project-a-only" in main and a["project_name"] in main  # names, not ids
         shot(browser, "admin-servers")
+        # Project a's quotas, edited through the admin's Quotas page.
+        browser.find_element(By.LINK_TEXT, "Quotas").click()
+        Select(browser.find_element(By.ID, "quota-project-pick")).select_by_value(
+            a["project_id"])
+        _submit(browser, "form[method=get] button")
+        field = browser.find_element(By.ID, "quota-compute.instances")
+        field.clear()
+        field.send_keys("4")
+        _submit(browser, "form[aria-label='Edit quotas'] button")
+        assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text == "Quotas saved."
+        assert s.get(cloud.url + f"/compute/v2.1/os-quota-sets/{a['project_id']}").json()[
+            "quota_set"]["instances"] == 4
+        shot(browser, "quotas")
         browser.find_element(By.LINK_TEXT, "Flavors").click()
         browser.find_element(By.ID, "flavor-name").send_keys("browser-flavor")
         browser.find_element(By.ID, "flavor-vcpus").clear()

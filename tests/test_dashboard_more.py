@@ -134,9 +134,9 @@ def test_topology_draws_networks_routers_servers_and_ports(cloud, member, image_
         assert 'role="img"' in svg and '<title id="topology-title">' in svg
         assert f'data-network="{net.id}"' in svg and ">topo-net</text>" in svg
         assert ">10.88.0.0/24</text>" in svg
-        vm = svg.split(f'data-device="{server.id}"')[1].split("</g>")[0]
+        vm = svg.split(f'data-device="{server.id}"')[1].split('<g class="device')[0]
         assert "topo-vm</text>" in vm and vm_port.fixed_ips[0]["ip_address"] in vm
-        rt = svg.split(f'data-device="{router.id}"')[1].split("</g>")[0]
+        rt = svg.split(f'data-device="{router.id}"')[1].split('<g class="device')[0]
         assert "topo-router</text>" in rt and router_port.fixed_ips[0]["ip_address"] in rt
         desc = svg.split('<desc id="topology-desc">')[1].split("</desc>")[0]
         assert (f"Server topo-vm: on topo-net ({vm_port.fixed_ips[0]['ip_address']})"

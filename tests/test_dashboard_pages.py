@@ -88,8 +88,9 @@ def test_all_servers_for_the_admin_and_the_apis_403_for_a_member(
     try:
         page = admin_client.get("/dashboard/admin/servers")
         assert page.status_code == 200 and "<caption>Servers of every project" in page.text
-        # Another project's server is on the admin's list, with its project.
-        assert f'<th scope="row">{server.name}</th><td>{user["project_id"]}</td>' in page.text
+        # Another project's server is on the admin's list, with its project's name.
+        assert (f'<th scope="row">{server.name}</th><td data-project="{user["project_id"]}">'
+                f'{user["project_name"]}</td>') in page.text
         # The admin menu is only for admins (the pages are the API's to refuse, below).
         assert 'aria-label="Admin"' in page.text
         assert 'aria-label="Admin"' not in client.get("/dashboard/servers").text
@@ -152,6 +153,7 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
         [volume] = list(conn.block_storage.volumes())
         assert volume.name == "data" and volume.size == 1
         _until(lambda: conn.block_storage.get_volume(volume.id).status, "available")
+        assert f'id="attach-{volume.id}"' in client.get("/dashboard/volumes").text
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
                                                     "volume_id": volume.id,
                                                     "server_id": server.id})
@@ -160,6 +162,8 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
         page = client.get("/dashboard/volumes").text
         assert f'data-volume-status="{volume.id}">in-use' in page
         assert f"{server.name} (/dev/" in page
+        # Attach is offered only where it can work: not on an in-use, single-attach volume.
+        assert f'id="attach-{volume.id}"' not in page
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
                                                     "volume_id": volume.id,
                                                     "server_id": server.id})
@@ -332,7 +336,10 @@ def test_long_lists_are_paged_with_a_marker(cloud, member):
                                   "/dashboard/images", "/dashboard/networks",
                                   "/dashboard/admin/hypervisors", "/dashboard/admin/services",
                                   "/dashboard/admin/servers", "/dashboard/admin/flavors",
-                                  "/dashboard/admin/faults"])
+                                  "/dashboard/admin/faults", "/dashboard/floating-ips",
+                                  "/dashboard/routers", "/dashboard/security-groups",
+                                  "/dashboard/volumes/snapshots", "/dashboard/volumes/backups",
+                                  "/dashboard/admin/projects", "/dashboard/admin/users"])
 def test_every_page_wants_a_login_and_every_form_its_csrf_token(cloud, admin_client, path):
     with httpx.Client(base_url=cloud.url) as anonymous:
         r = anonymous.get(path)

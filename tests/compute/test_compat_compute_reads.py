@@ -170,3 +170,19 @@ def test_deprecated_network_quotas_round_trip_below_2_36(cloud, member):
     r = sess.put(url, json={"quota_set": {"fixed_ips": 1}},
                  headers={"OpenStack-API-Version": "compute 2.36"}, raise_exc=False)
     assert r.status_code == 400
+
+
+def test_a_quota_limit_past_max_int_is_a_400_not_a_500(cloud, member):
+    """nova's schema caps a limit at its db MAX_INT; a bigger one was a 500 from SQLite."""
+    s = cloud.session()
+    big = str(2**31)  # one past 2147483647, as a string and as a number
+    for value in (big, int(big)):
+        for url, key in ((f"/os-quota-sets/{member['project_id']}", "quota_set"),
+                         ("/os-quota-class-sets/default", "quota_class_set")):
+            r = s.put(cloud.url + "/compute/v2.1" + url, json={key: {"cores": value}},
+                      raise_exc=False)
+            assert r.status_code == 400, r.text
+            assert "less than or equal to 2147483647" in r.json()["badRequest"]["message"]
+    r = s.put(cloud.url + f"/compute/v2.1/os-quota-sets/{member['project_id']}",
+              json={"quota_set": {"cores": 2**31 - 1}})
+    assert r.json()["quota_set"]["cores"] == 2**31 - 1

@@ -392,10 +392,9 @@ class Dashboard:
             self._get(session, compute + "/flavors"))
         trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
         trace_error = None if t.status_code == 200 else _api_error(t)
-        lanes, total = waterfall.lanes(trace)
         fault = server.get("fault") or {}
-        return _render("server.html", session=session, server=server, lanes=lanes,
-                       total_ms=total, actions=actions,
+        return _render("server.html", session=session, server=server,
+                       waterfalls=waterfall.requests(trace), actions=actions,
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        console=console, volumes=attachments,
                        boot_path=waterfall.boot_path(trace),

@@ -45,6 +45,10 @@ def _number(text: str):
     return int(text) if text.isascii() and text.isdigit() else text
 
 
+async def _no_list():
+    return [], None
+
+
 def _percent(used, total) -> int | None:
     return min(100, round(used / total * 100)) if total and total > 0 else None
 
@@ -54,6 +58,8 @@ class Pages:
         self.dash = dashboard
 
     def routes(self) -> list[Route]:
+        # They import this module's helpers: imported once it is loaded.
+        from pocketstack.dashboard import pages_admin, pages_network, pages_storage, progress
         both = ["GET", "POST"]
         return [
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
@@ -67,6 +73,10 @@ class Pages:
             *uploads.Uploads(self).routes(),
             Route(PREFIX + "/networks", self.networks, methods=both),
             Route(PREFIX + "/networks/topology", self.topology),
+            *pages_network.NetworkPages(self).routes(),
+            *pages_storage.StoragePages(self).routes(),
+            *pages_admin.AdminPages(self).routes(),
+            *progress.Progress(self).routes(),
         ]
 
     # -- plumbing ---------------------------------------------------------------------
@@ -177,8 +187,12 @@ class Pages:
             if error:
                 return error
             next_marker = items[-1]["id"] if len(items) == params["limit"] else None
+            # Project names from keystone (the admin may list projects); ids where not.
+            projects, _ = await self._list(session, self.dash._identity_url() +
+                                           "/projects", "projects")
             return _render("admin_servers.html", session=session, servers=items,
-                           next_marker=next_marker)
+                           next_marker=next_marker,
+                           project_names={p["id"]: p["name"] for p in projects or []})
         return await self._page(request, show, None)
 
     async def flavors(self, request: Request) -> Response:
@@ -249,12 +263,15 @@ class Pages:
                 return error
             # Names for the attach menu and the attachments: the summary list (id and
             # name), not every server's detail.
-            servers, _ = await self._list(session, self._base(session, COMPUTE) +
-                                          "/servers", "servers", limit=SERVER_CHOICES)
+            (servers, _), (images, _) = await asyncio.gather(
+                self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
+                           limit=SERVER_CHOICES),
+                self._list(session, self._base(session, IMAGE) + "/v2/images", "images",
+                           status="active"))
             names = {s["id"]: s["name"] for s in servers or []}
             return _render("volumes.html", status, session=session, volumes=items,
-                           servers=servers or [], server_names=names, message=message,
-                           form=form or {}, next_marker=next_marker)
+                           servers=servers or [], server_names=names, images=images or [],
+                           message=message, form=form or {}, next_marker=next_marker)
 
         async def act(session, form):
             base, compute = self._volume_base(session), self._base(session, COMPUTE)
@@ -264,6 +281,8 @@ class Pages:
             if action == "create":
                 body = {"volume": {"name": form.get("name", ""),
                                    "size": _number(form.get("size", ""))}}
+                if form.get("image_id", "").strip():  # the image's bytes, copied in
+                    body["volume"]["imageRef"] = form["image_id"].strip()
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
                 return await self._delete(session, _item(base + "/volumes", volume))
@@ -337,15 +356,22 @@ class Pages:
                                                limit=topology.MAX_NETWORKS)
             if error:
                 return error
-            routers, ports, servers, subnets = await asyncio.gather(
+            volume_base = self._volume_base(session)
+            routers, ports, servers, subnets, floating_ips, volumes = await asyncio.gather(
                 self._list(session, base + "/routers", "routers",
                            limit=topology.MAX_DEVICES),
                 self._list(session, base + "/ports", "ports", limit=topology.MAX_PORTS),
                 self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
                            limit=topology.MAX_DEVICES),
-                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS))
+                self._list(session, base + "/subnets", "subnets", limit=topology.MAX_PORTS),
+                self._list(session, base + "/floatingips", "floatingips",
+                           limit=topology.MAX_PORTS),
+                # The detail: each volume's attachments say which server it is on.
+                self._list(session, volume_base + "/volumes/detail", "volumes",
+                           limit=topology.MAX_PORTS) if volume_base else _no_list())
             picture = topology.draw(networks, routers[0] or [], ports[0] or [],
-                                    servers[0] or [], subnets[0] or [])
+                                    servers[0] or [], subnets[0] or [],
+                                    floating_ips[0] or [], volumes[0] or [])
             return _render("topology.html", session=session, picture=picture)
         return await self._page(request, show, None)
 

@@ -1,28 +1,45 @@
-"""The boot waterfall: a server's trace laid out as service lanes of positioned bars, and
-a NoValidHost fault message split into one row per scheduler filter."""
+"""The server page's waterfalls: a server's trace as one waterfall per request (the boot
+first), each on its own time axis with the gaps between steps, in the words of
+`pocketstack trace`; the boot path; and a NoValidHost fault message split into one row per
+scheduler filter."""
 from __future__ import annotations
 
 import re
 
-# The seed's boot path order; services not listed follow in the order they appear.
-LANE_ORDER = ("api", "conductor", "scheduler", "compute", "network", "image", "volume")
+from pocketstack.common import trace_steps
+
+# Request names as a user would say them (nova's instance action names otherwise).
+ACTION_TITLES = {"create": "Boot", "delete": "Delete", "stop": "Stop", "start": "Start",
+                 "reboot": "Reboot", "resize": "Resize", "confirmResize": "Confirm resize",
+                 "revertResize": "Revert resize", "createImage": "Snapshot",
+                 "attach_volume": "Attach a volume", "detach_volume": "Detach a volume",
+                 "attach_interface": "Attach an interface",
+                 "detach_interface": "Detach an interface", "rebuild": "Rebuild",
+                 "migrate": "Migrate"}
 
 
-def lanes(trace: dict) -> tuple[list[dict], float]:
-    """[{"service", "rows": [{event..., "left", "width", "failed"}]}], total ms."""
-    events = trace.get("events") or []
-    total = max((e["offset_ms"] + e["duration_ms"] for e in events), default=0.0) or 1.0
-    by_service: dict[str, list[dict]] = {}
-    for e in events:
-        left = min(e["offset_ms"] / total * 100, 99.5)
-        row = dict(e, left=round(left, 2),
-                   width=round(max(e["duration_ms"] / total * 100, 0.5), 2),
-                   failed=e.get("result") not in (None, "Success"))
-        row["width"] = min(row["width"], round(100 - row["left"], 2))
-        by_service.setdefault(e["service"] or "other", []).append(row)
-    known = [s for s in LANE_ORDER if s in by_service]
-    rest = [s for s in by_service if s not in LANE_ORDER]
-    return [{"service": s, "rows": by_service[s]} for s in known + rest], total
+def requests(trace: dict) -> list[dict]:
+    """One waterfall per request, oldest (the boot) first, each on its own time axis:
+    [{"title", "request_id", "total_ms", "rows": [{kind "step"|"gap", label, service,
+    host, start_ms, duration_ms, result, detail, left, width, failed}]}] — the rows and
+    their words are `pocketstack trace`'s, positioned in percent of the request's total."""
+    out = []
+    for req in trace_steps.requests(trace):
+        total = req["total_ms"] or 1.0
+        rows = []
+        for row in req["steps"]:
+            left = min(row["start_ms"] / total * 100, 99.5)
+            width = min(max(row["duration_ms"] / total * 100, 0.5), 100 - left)
+            rows.append(dict(row, left=round(left, 2), width=round(width, 2),
+                             failed=row["kind"] == "step" and row.get("result") not in (
+                                 None, "Success")))
+        action = req["action"]
+        out.append({"title": ACTION_TITLES.get(action, action or "Request"),
+                    "action": action, "request_id": req["request_id"],
+                    "start_time": req["start_time"], "total_ms": req["total_ms"],
+                    "rows": rows, "steps": sum(r["kind"] == "step" for r in rows),
+                    "failed": any(r["failed"] for r in rows)})
+    return out
 
 
 _NOTE = re.compile(r"^(?P<filter>.+?) removed (?P<count>\d+)(?: \((?P<why>.*)\))?$", re.S)
@@ -88,8 +105,12 @@ def _failed(event: dict) -> bool:
 
 
 def boot_path(trace: dict) -> list[dict]:
-    """[{"node", "state": "done"|"failed"|"unused", "steps": [...]}] for the path diagram."""
+    """[{"node", "state": "done"|"failed"|"unused", "steps": [...]}] for the path diagram:
+    the boot's request only (a later attach or resize is not the boot's path)."""
     events = trace.get("events") or []
+    boot = [a["request_id"] for a in trace.get("actions") or [] if a.get("action") == "create"]
+    if boot:
+        events = [e for e in events if e.get("request_id") == boot[0]]
     nodes = []
     for node, belongs in BOOT_PATH:
         mine = [e for e in events if belongs(e)]

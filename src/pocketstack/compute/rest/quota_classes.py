@@ -8,7 +8,7 @@ from pocketstack.common import db, exceptions
 from pocketstack.compute import quotas
 from pocketstack.compute.models import Quota
 from pocketstack.compute.rest.common import authorize, body, respond
-from pocketstack.compute.rest.quota_sets import _NETWORK, _shown, _values
+from pocketstack.compute.rest.quota_sets import _NETWORK, MAX_LIMIT, _shown, _values
 
 
 def _class_limits() -> dict:
@@ -37,6 +37,9 @@ def update(req):
         if int(value) < -1:
             raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be -1 or "
                                         "greater.")
+        if int(value) > MAX_LIMIT:
+            raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be less "
+                                        f"than or equal to {MAX_LIMIT}.")
     if name == "default":
         with db.transaction() as s:
             for resource, value in data.items():

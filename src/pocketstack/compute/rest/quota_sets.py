@@ -50,6 +50,9 @@ def detail(req):
     return respond(req, {"quota_set": dict(out, id=project_id)})
 
 
+MAX_LIMIT = 2147483647
+
+
 def update(req):
     project_id = req.params["project_id"]
     authorize(req, "os_compute_api:os-quota-sets:update", {"project_id": project_id})
@@ -67,6 +70,9 @@ def update(req):
             if value < -1:
                 raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be "
                                             "-1 or greater.")
+            if value > MAX_LIMIT:  # nova's db MAX_INT (a bigger one was a 500 from the DB)
+                raise exceptions.BadRequest(f"Quota limit {value} for {resource} must be "
+                                            f"less than or equal to {MAX_LIMIT}.")
             row = s.get(Quota, (project_id, resource))
             if row is None:
                 s.add(Quota(project_id=project_id, resource=resource, hard_limit=value))
