@@ -14,7 +14,7 @@ import uuid
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, numbers, policy, rpc
-from pocketstack.common.timeutils import utcnow
+from pocketstack.common.timeutils import parse_isotime, utcnow
 from pocketstack.volume import quotas, scheduler, types, validation
 from pocketstack.volume.models import Snapshot, Volume
 
@@ -298,8 +298,32 @@ def _sort_value(volume: Volume, key: str):
     return getattr(volume, key)
 
 
-def list_volumes(ctx, query) -> tuple[list[Volume], int]:
-    """Volumes the query asks for, and how many match before paging."""
+TIME_OPERATORS = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b,
+                  "eq": lambda a, b: a == b, "neq": lambda a, b: a != b,
+                  "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+
+
+def time_filter(name: str, value: str):
+    """cinder's 3.60 time comparison filter (``created_at=gt:2026-01-01T00:00:00,lt:...``)
+    as a predicate on a datetime; 400 for an unknown operator or a time that is not ISO."""
+    checks = []
+    for unit in value.split(","):
+        operator, sep, when = unit.partition(":")
+        if not sep:
+            raise exceptions.BadRequest(f"Invalid {name} value")
+        if operator not in TIME_OPERATORS:
+            raise exceptions.BadRequest(f"Invalid {operator[:40]} operator")
+        try:
+            moment = parse_isotime(when)
+        except (ValueError, OverflowError):
+            raise exceptions.BadRequest(f"Invalid {when[:60]} value") from None
+        checks.append((TIME_OPERATORS[operator], moment))
+    return lambda t: t is not None and all(op(t, moment) for op, moment in checks)
+
+
+def list_volumes(ctx, query, version: tuple[int, int] = (3, 0)) -> tuple[list[Volume], int]:
+    """Volumes the query asks for, and how many match before paging; filters newer than
+    ``version`` are ignored, as cinder drops them."""
     policy.authorize(ctx, "volume:get_all")
     keys = sort_params(query, SORT_KEYS)
     limit, marker, offset = limit_marker(query)
@@ -327,13 +351,22 @@ def list_volumes(ctx, query) -> tuple[list[Volume], int]:
     if query.get("volume_type"):
         wanted = query["volume_type"]
         found = [v for v in found if wanted in (v.volume_type.name, v.volume_type_id)]
+    if version >= (3, 60):
+        for key in ("created_at", "updated_at"):
+            if query.get(key):
+                matches = time_filter(key, query[key])
+                found = [v for v in found if matches(getattr(v, key))]
+    if version >= (3, 65) and query.get("consumes_quota") is not None:
+        # every volume here consumes quota (cinder's temporary ones do not)
+        if not validation.boolean(query["consumes_quota"], "consumes_quota"):
+            found = []
     return paginate(found, keys, marker, limit, offset, _sort_value), len(found)
 
 
-def summary(ctx, query) -> dict:
+def summary(ctx, query, version: tuple[int, int] = (3, 0)) -> dict:
     policy.authorize(ctx, "volume:get_all")
     volumes, _ = list_volumes(ctx, {k: v for k, v in query.items()
-                                    if k not in ("limit", "marker", "offset")})
+                                    if k not in ("limit", "marker", "offset")}, version)
     meta: dict[str, list] = {}
     for v in volumes:
         for key, value in (v.meta or {}).items():

@@ -58,6 +58,17 @@ class VolumeTypeEncryption(Base):
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 
 
+class ProjectDefaultVolumeType(Base):
+    """cinder's default_volume_types (3.62): a project's own default volume type, which
+    overrides ``[volume] default_volume_type`` for that project's creates."""
+    __tablename__ = "volume_project_default_types"
+    project_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    volume_type_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_types.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
 class VolumeTypeAccess(Base):
     """Projects that may use a private volume type."""
     __tablename__ = "volume_type_access"
@@ -136,6 +147,25 @@ class Snapshot(Base):
     progress: Mapped[str | None] = mapped_column(sa.String(255))
     meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeTransfer(Base):
+    """cinder's transfers: an offer of a volume (and, unless ``no_snapshots``, its
+    snapshots) to whichever project accepts it with the auth key. Only the key's salted
+    HMAC is kept (cinder's salt/crypt_hash); an accepted or deleted offer loses its row."""
+    __tablename__ = "volume_transfers"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_volumes.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    salt: Mapped[str] = mapped_column(sa.String(255))
+    crypt_hash: Mapped[str] = mapped_column(sa.String(255))
+    no_snapshots: Mapped[bool] = mapped_column(default=False)
+    source_project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    destination_project_id: Mapped[str | None] = mapped_column(sa.String(255))
+    accepted: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 

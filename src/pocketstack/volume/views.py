@@ -72,8 +72,17 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
     if ctx.is_admin and version >= (3, 21):
         out["provider_id"] = None
     if version >= (3, 48):
+        # no backend here shares targets between volumes: false in both the old boolean
+        # and 3.69's tristate (where null would mean "always lock")
         out["shared_targets"] = False
         out["service_uuid"] = None
+    if ctx.is_admin and version >= (3, 61):
+        out["cluster_name"] = None  # no active/active clusters
+    if version >= (3, 63):
+        out["volume_type_id"] = volume.volume_type_id
+    # 3.64's encryption_key_id is shown only for a volume with a key: none has one here
+    if version >= (3, 65):
+        out["consumes_quota"] = True  # only cinder's temporary volumes do not
     return out
 
 
@@ -103,6 +112,8 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
         out["group_snapshot_id"] = None
     if version >= (3, 41):
         out["user_id"] = snap.user_id
+    if version >= (3, 65):
+        out["consumes_quota"] = True
     return out
 
 

@@ -7,7 +7,7 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import qos_specs, type_encryption
+from pocketstack.volume.rest import default_types, qos_specs, type_encryption
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -57,6 +57,10 @@ V3 = {
     "/types/{type_id}/encryption/{encryption_id}": {"GET": type_encryption.show,
                                                     "PUT": type_encryption.update,
                                                     "DELETE": type_encryption.delete},
+    "/default-types": {"GET": default_types.list_defaults},
+    "/default-types/{target_project}": {"GET": default_types.show,
+                                        "PUT": default_types.set_default,
+                                        "DELETE": default_types.unset},
     "/qos-specs": {"GET": qos_specs.list_specs, "POST": qos_specs.create},
     "/qos-specs/{qos_id}": {"GET": qos_specs.show, "PUT": qos_specs.update,
                             "DELETE": qos_specs.delete},
