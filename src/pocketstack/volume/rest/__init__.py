@@ -7,7 +7,7 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import default_types, qos_specs, type_encryption
+from pocketstack.volume.rest import default_types, qos_specs, transfers, type_encryption
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -57,6 +57,14 @@ V3 = {
     "/types/{type_id}/encryption/{encryption_id}": {"GET": type_encryption.show,
                                                     "PUT": type_encryption.update,
                                                     "DELETE": type_encryption.delete},
+    **{f"/{collection}": {"GET": transfers.list_transfers, "POST": transfers.create}
+       for collection in ("os-volume-transfer", "volume-transfers")},
+    **{f"/{collection}/detail": {"GET": transfers.list_detail}
+       for collection in ("os-volume-transfer", "volume-transfers")},
+    **{f"/{collection}/{{transfer_id}}": {"GET": transfers.show, "DELETE": transfers.delete}
+       for collection in ("os-volume-transfer", "volume-transfers")},
+    **{f"/{collection}/{{transfer_id}}/accept": {"POST": transfers.accept}
+       for collection in ("os-volume-transfer", "volume-transfers")},
     "/default-types": {"GET": default_types.list_defaults},
     "/default-types/{target_project}": {"GET": default_types.show,
                                         "PUT": default_types.set_default,

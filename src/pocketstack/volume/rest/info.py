@@ -38,6 +38,7 @@ EXTENSIONS = (
      "Expose the internal project_id as an attribute of a volume."),
     ("os-volume-actions", "VolumeActions", "Enable volume actions."),
     ("os-volume-type-access", "VolumeTypeAccess", "Volume type access support."),
+    ("os-volume-transfer", "VolumeTransfer", "Volume transfer management support."),
 )
 
 
