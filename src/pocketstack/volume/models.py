@@ -203,6 +203,15 @@ class VolumeQuota(Base):
     hard_limit: Mapped[int] = mapped_column()
 
 
+class VolumeQuotaClass(Base):
+    """cinder's quota_classes: a named set of limits; the ``default`` class overrides the
+    configured defaults of every project that has no limit of its own."""
+    __tablename__ = "volume_quota_classes"
+    class_name: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    resource: Mapped[str] = mapped_column(sa.String(300), primary_key=True)
+    hard_limit: Mapped[int] = mapped_column()
+
+
 class VolumeService(Base):
     """One volume service (cinder-scheduler, or cinder-volume per backend) and its beat."""
     __tablename__ = "volume_services"

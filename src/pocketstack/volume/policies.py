@@ -67,8 +67,11 @@ def list_rules():
         ("volume_extension:types_manage", "Create, update and delete volume types."),
         ("volume_extension:quotas:update", "Change a project's quotas."),
         ("volume_extension:quotas:delete", "Reset a project's quotas to the defaults."),
+        ("volume_extension:quota_classes", "Show and update quota classes (the default "
+         "class sets every project's defaults)."),
         ("volume_extension:services:index", "List the volume services."),
         ("volume_extension:services:update", "Enable or disable a volume service."),
+        ("volume_extension:capabilities", "Show a volume backend's capabilities."),
         ("scheduler_extension:scheduler_stats:get_pools",
          "List the backends' pools with their capacity."),
         ("volume_extension:volume_admin_actions:reset_status", "Reset a volume's status."),

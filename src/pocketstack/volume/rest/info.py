@@ -17,6 +17,7 @@ UPDATED = "2013-04-18T00:00:00+00:00"
 EXTENSIONS = (
     ("os-admin-actions", "AdminActions", "Enable admin actions."),
     ("os-availability-zone", "AvailabilityZones", "Describe Availability Zones."),
+    ("capabilities", "Capabilities", "Capabilities support."),
     ("backups", "Backups", "Backups support."),
     ("os-backup-project-attr", "BackupProjectAttribute",
      "Expose project_id as an attribute of a backup."),
