@@ -225,6 +225,21 @@ class VolumeManager:
 
         api.finish_delete(volume.id)
 
+    # --- manage / unmanage (manage.py) -------------------------------------------------
+
+    def list_manageable(self, ctx, backend: str) -> list:
+        return [list(item) for item in backends.get(backend).manageable()]
+
+    def manage_volume(self, ctx, volume_id: str, source_name: str) -> None:
+        from pocketstack.volume import manage
+
+        manage.finish_manage(volume_id, source_name)
+
+    def unmanage_volume(self, ctx, volume_id: str) -> None:
+        from pocketstack.volume import manage
+
+        manage.finish_unmanage(volume_id)
+
     # --- extend ----------------------------------------------------------------------
 
     def extend_volume(self, ctx, volume_id: str, new_size: int) -> None:

@@ -72,6 +72,10 @@ def list_rules():
         ("volume_extension:services:index", "List the volume services."),
         ("volume_extension:services:update", "Enable or disable a volume service."),
         ("volume_extension:capabilities", "Show a volume backend's capabilities."),
+        ("volume_extension:volume_manage", "Manage existing storage as a volume."),
+        ("volume_extension:volume_unmanage", "Unmanage a volume (its data is kept)."),
+        ("volume_extension:list_manageable", "List what a backend holds that can be "
+         "managed."),
         ("scheduler_extension:scheduler_stats:get_pools",
          "List the backends' pools with their capacity."),
         ("volume_extension:volume_admin_actions:reset_status", "Reset a volume's status."),

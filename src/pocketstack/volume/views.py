@@ -39,12 +39,18 @@ def visible_metadata(volume: Volume) -> dict:
     return out
 
 
+# cinder's view shows the manage statuses as the create's (bug 1504007)
+SHOWN_STATUS = {"managing": "creating", "error_managing": "error",
+                "error_managing_deleting": "deleting"}
+
+
 def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
                   extensions: bool = True) -> dict:
     """The detail view; ``extensions``: with what cinder's os-vol-* and image-metadata
     extensions add, which they do to show and list only (not to an update's answer)."""
     out = {
-        "id": volume.id, "status": volume.status, "size": volume.size,
+        "id": volume.id, "status": SHOWN_STATUS.get(volume.status, volume.status),
+        "size": volume.size,
         "availability_zone": volume.availability_zone,
         "created_at": isotime_naive(volume.created_at),
         "updated_at": isotime_naive(volume.updated_at),

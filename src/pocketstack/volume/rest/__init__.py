@@ -7,8 +7,8 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import (capabilities, default_types, qos_specs, transfers,
-                                     type_encryption)
+from pocketstack.volume.rest import (capabilities, default_types, manage, qos_specs,
+                                     transfers, type_encryption)
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -90,6 +90,9 @@ V3 = {
     "/os-services/{action}": {"PUT": info.update_service},
     "/scheduler-stats/get_pools": {"GET": info.get_pools},
     "/capabilities/{host}": {"GET": capabilities.show},
+    "/os-volume-manage": {"POST": manage.create},
+    "/manageable_volumes": {"GET": manage.list_manageable, "POST": manage.create_v3},
+    "/manageable_volumes/detail": {"GET": manage.list_manageable_detail},
     "/resource_filters": {"GET": capabilities.resource_filters},
     "/messages": {"GET": info.list_messages},
     "/messages/{message_id}": {"GET": info.show_message},

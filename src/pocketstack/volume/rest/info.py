@@ -40,6 +40,9 @@ EXTENSIONS = (
     ("os-volume-actions", "VolumeActions", "Enable volume actions."),
     ("os-volume-type-access", "VolumeTypeAccess", "Volume type access support."),
     ("os-volume-transfer", "VolumeTransfer", "Volume transfer management support."),
+    ("os-volume-manage", "VolumeManage", "Allows existing backend storage to be 'managed' "
+     "by Cinder."),
+    ("os-volume-unmanage", "VolumeUnmanage", "Enable volume unmanage operation."),
 )
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.volume import actions, attach, service_actions
+from pocketstack.volume import actions, attach, manage, service_actions
 from pocketstack.volume.rest import microversion
 from pocketstack.volume.rest.common import body, respond
 
@@ -23,6 +23,7 @@ ACTIONS = {
     "os-force_delete": (lambda ctx, vid, data: actions.force_delete(ctx, vid), 202),
     "os-reimage": (actions.reimage, 202),
     "os-extend_volume_completion": (service_actions.extend_volume_completion, 202),
+    "os-unmanage": (manage.unmanage, 202),
     "os-reserve": (_none(attach.reserve), 202),
     "os-unreserve": (_none(attach.unreserve), 202),
     "os-begin_detaching": (_none(attach.begin_detaching), 202),
