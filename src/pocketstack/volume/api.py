@@ -144,6 +144,11 @@ def create_volume(ctx, body) -> Volume:
             origin = source or s.get(Volume, snapshot.volume_id)
             backend = scheduler.backend_of(origin.host)
             why = None
+        group_id = None
+        if data.get("group_id") is not None:  # 3.13: the new volume joins a group
+            from pocketstack.volume import groups
+
+            group_id = groups.check_volume_group(s, ctx, data["group_id"], vtype.id)
         quotas.check(s, ctx.project_id, vtype.name, volumes=1, gigabytes=size)
         if source is None and snapshot is None:
             backend, why = scheduler.choose(s, vtype.extra_specs, size)
@@ -157,6 +162,7 @@ def create_volume(ctx, body) -> Volume:
                         snapshot_id=snapshot.id if snapshot else None,
                         source_volid=source.id if source else None,
                         image_id=image["id"] if image else None, error_reason=why,
+                        group_id=group_id,
                         created_at=utcnow())
         s.add(volume)
         if backup is not None and not backend:  # nothing will restore it: usable again
@@ -405,7 +411,7 @@ def delete_volume(ctx, volume_id: str, *, cascade: bool = False, force: bool = F
         if force:
             policy.authorize(ctx, "volume_extension:volume_admin_actions:force_delete",
                              target(volume))
-        if volume.attachments or volume.attach_status == "attached":
+        if volume.attachments or volume.attach_status == "attached" or volume.group_id:
             raise InvalidVolume("Volume status must be available or error or "
                                 "error_restoring or error_extending or error_managing and "
                                 "must not be migrating, attached, belong to a group, have "

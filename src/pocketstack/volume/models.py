@@ -69,6 +69,54 @@ class ProjectDefaultVolumeType(Base):
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 
 
+class GroupType(Base):
+    """cinder's group_types (3.11): what a generic volume group is (its group_specs)."""
+    __tablename__ = "volume_group_types"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), unique=True)
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    is_public: Mapped[bool] = mapped_column(default=True)
+    group_specs: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeGroup(Base):
+    """cinder's groups (3.13): volumes of the given volume types, snapshotted together.
+    Volumes point to their group (``Volume.group_id``)."""
+    __tablename__ = "volume_groups"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    status: Mapped[str] = mapped_column(sa.String(30))
+    availability_zone: Mapped[str] = mapped_column(sa.String(255))
+    group_type_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_group_types.id"))
+    volume_type_ids: Mapped[list] = mapped_column(sa.JSON, default=list)
+    # what it was made from (create-from-src, 3.14)
+    group_snapshot_id: Mapped[str | None] = mapped_column(sa.String(36))
+    source_group_id: Mapped[str | None] = mapped_column(sa.String(36))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class GroupSnapshot(Base):
+    """cinder's group_snapshots (3.14): one snapshot of every volume of a group at once;
+    the member snapshots point to it (``Snapshot.group_snapshot_id``)."""
+    __tablename__ = "volume_group_snapshots"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    group_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_groups.id"), index=True)
+    group_type_id: Mapped[str] = mapped_column(sa.String(36))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    status: Mapped[str] = mapped_column(sa.String(30))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
 class VolumeTypeAccess(Base):
     """Projects that may use a private volume type."""
     __tablename__ = "volume_type_access"
@@ -105,6 +153,7 @@ class Volume(Base):
     admin_meta: Mapped[dict | None] = mapped_column("admin_metadata", sa.JSON)
     # Why the volume is in an error status, for people (shown as a user message).
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    group_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
     launched_at: Mapped[dt.datetime | None] = mapped_column()
@@ -147,6 +196,7 @@ class Snapshot(Base):
     progress: Mapped[str | None] = mapped_column(sa.String(255))
     meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    group_snapshot_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 

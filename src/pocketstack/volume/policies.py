@@ -102,6 +102,35 @@ def list_rules():
          "Update qos specs and (dis)associate them with volume types."),
         ("volume_extension:qos_specs_manage:delete", "Delete qos specs or their keys."),
     ]
+    member += [
+        ("group:create", "Create a group."), ("group:update", "Update a group."),
+        ("group:delete", "Delete a group."),
+        ("group:create_group_snapshot", "Snapshot a group."),
+        ("group:delete_group_snapshot", "Delete a group snapshot."),
+        ("group:update_group_snapshot", "Update a group snapshot."),
+    ] + [(f"group:{a}", f"The group action {a}.") for a in (
+        "enable_replication", "disable_replication", "failover_replication",
+        "list_replication_targets")]
+    reader += [
+        ("group:get", "Show a group."), ("group:get_all", "List groups."),
+        ("group:get_group_snapshot", "Show a group snapshot."),
+        ("group:get_all_group_snapshots", "List group snapshots."),
+    ]
+    admin += [(name, description) for name, description in (
+        ("group:group_types:create", "Create a group type."),
+        ("group:group_types:update", "Update a group type."),
+        ("group:group_types:delete", "Delete a group type."),
+        ("group:access_group_types_specs", "See group types' group_specs."),
+        ("group:group_types_specs:get", "Show a group type's spec."),
+        ("group:group_types_specs:get_all", "List a group type's specs."),
+        ("group:group_types_specs:create", "Set group type specs."),
+        ("group:group_types_specs:update", "Update a group type spec."),
+        ("group:group_types_specs:delete", "Delete a group type spec."),
+        ("group:group_project_attribute", "See a group's project (3.58)."),
+        ("group:group_snapshot_project_attribute", "See a group snapshot's project."),
+        ("group:reset_status", "Reset a group's status."),
+        ("group:reset_group_snapshot_status", "Reset a group snapshot's status."),
+    )]
     return ([_rule(n, MEMBER, d) for n, d in member]
             + [_rule(n, READER, d) for n, d in reader]
             + [_rule(n, ADMIN, d) for n, d in admin])

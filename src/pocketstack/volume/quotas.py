@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.volume.models import (Backup, Snapshot, Volume, VolumeQuota, VolumeQuotaClass,
-                                       VolumeType)
+from pocketstack.volume.models import (Backup, Snapshot, Volume, VolumeGroup, VolumeQuota,
+                                       VolumeQuotaClass, VolumeType)
 
 BASE = ("volumes", "snapshots", "gigabytes", "backups", "backup_gigabytes", "groups",
         "per_volume_gigabytes")
@@ -102,6 +102,8 @@ def usage(project_id: str) -> dict[str, int]:
                                           sa.func.coalesce(sa.func.sum(Backup.size), 0))
                                 .where(Backup.project_id == project_id)).one()
         used["backups"], used["backup_gigabytes"] = count, int(size)
+        used["groups"] = s.scalar(sa.select(sa.func.count()).select_from(VolumeGroup)
+                                  .where(VolumeGroup.project_id == project_id))
     return used
 
 

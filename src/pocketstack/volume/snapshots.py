@@ -135,7 +135,11 @@ def delete_snapshot(ctx, snapshot_id: str, *, force: bool = False) -> None:
         if force:
             policy.authorize(ctx, "volume_extension:snapshot_admin_actions:force_delete",
                              target(snap))
-        elif snap.status not in ("available", "error"):
+        else:
+            from pocketstack.volume import group_snapshots
+
+            group_snapshots.refuse_member_delete(s, snap)
+        if not force and snap.status not in ("available", "error"):
             raise exceptions.BadRequest(f"Invalid snapshot: Volume Snapshot status must be "
                                         f"available or error, but is {snap.status}.")
         in_use = s.scalar(sa.select(sa.func.count()).select_from(Volume)

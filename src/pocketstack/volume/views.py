@@ -74,7 +74,7 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
         out["os-vol-mig-status-attr:name_id"] = None
         out["os-vol-tenant-attr:tenant_id"] = volume.project_id
     if version >= (3, 13):
-        out["group_id"] = None
+        out["group_id"] = volume.group_id
     if ctx.is_admin and version >= (3, 21):
         out["provider_id"] = None
     if version >= (3, 48):
@@ -115,7 +115,7 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
            "os-extended-snapshot-attributes:project_id": snap.project_id,
            "os-extended-snapshot-attributes:progress": snap.progress or "0%"}
     if version >= (3, 14):
-        out["group_snapshot_id"] = None
+        out["group_snapshot_id"] = snap.group_snapshot_id
     if version >= (3, 41):
         out["user_id"] = snap.user_id
     if version >= (3, 65):

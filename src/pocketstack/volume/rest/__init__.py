@@ -7,7 +7,7 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import (capabilities, default_types, manage, qos_specs,
+from pocketstack.volume.rest import (capabilities, default_types, groups, manage, qos_specs,
                                      transfers, type_encryption)
 
 V3 = {
@@ -66,6 +66,26 @@ V3 = {
        for collection in ("os-volume-transfer", "volume-transfers")},
     **{f"/{collection}/{{transfer_id}}/accept": {"POST": transfers.accept}
        for collection in ("os-volume-transfer", "volume-transfers")},
+    "/group_types": {"GET": groups.list_group_types, "POST": groups.create_group_type},
+    "/group_types/{group_type_id}": {"GET": groups.show_group_type,
+                                     "PUT": groups.update_group_type,
+                                     "DELETE": groups.delete_group_type},
+    "/group_types/{group_type_id}/group_specs": {"GET": groups.list_specs,
+                                                 "POST": groups.create_specs},
+    "/group_types/{group_type_id}/group_specs/{key}": {"GET": groups.show_spec,
+                                                       "PUT": groups.update_spec,
+                                                       "DELETE": groups.delete_spec},
+    "/groups": {"GET": groups.list_groups, "POST": groups.create_group},
+    "/groups/detail": {"GET": groups.list_groups_detail},
+    "/groups/action": {"POST": groups.create_group_from_src},
+    "/groups/{group_id}": {"GET": groups.show_group, "PUT": groups.update_group},
+    "/groups/{group_id}/action": {"POST": groups.group_action},
+    "/group_snapshots": {"GET": groups.list_group_snapshots,
+                         "POST": groups.create_group_snapshot},
+    "/group_snapshots/detail": {"GET": groups.list_group_snapshots_detail},
+    "/group_snapshots/{group_snapshot_id}": {"GET": groups.show_group_snapshot,
+                                             "DELETE": groups.delete_group_snapshot},
+    "/group_snapshots/{group_snapshot_id}/action": {"POST": groups.group_snapshot_action},
     "/default-types": {"GET": default_types.list_defaults},
     "/default-types/{target_project}": {"GET": default_types.show,
                                         "PUT": default_types.set_default,
