@@ -167,16 +167,14 @@ def create_from_src(ctx, body) -> VolumeGroup:
                             created_at=utcnow())
         s.add(group)
         members = [(key, ident, vol.volume_type_id, vol.size) for key, ident, vol in members]
-    status = "available"
+    status = "error"  # unless every volume was created
     try:
         for key, ident, type_id, size in members:
             volume = api.create_volume(ctx, {"volume": {key: ident, "volume_type": type_id,
                                                         "size": size}})
             with db.transaction() as s:
                 s.get(Volume, volume.id).group_id = group.id
-    except exceptions.PocketstackError:
-        status = "error"
-        raise
+        status = "available"
     finally:
         with db.transaction() as s:
             row = s.get(VolumeGroup, group.id)
