@@ -141,7 +141,8 @@ def test_malformed_json(session):
 
 @FUZZ
 @given(body=json_values | st.dictionaries(
-    st.sampled_from(["transfer", "accept", "default_type", "quota_class_set", "volume"]),
+    st.sampled_from(["transfer", "accept", "default_type", "quota_class_set", "volume",
+                     "snapshot"]),
     json_values | st.dictionaries(st.sampled_from(
         ["volume_id", "name", "no_snapshots", "auth_key", "volume_type", "volumes", "host",
          "ref", "bootable", "metadata"]), json_values, max_size=3), max_size=2),
@@ -155,13 +156,16 @@ def test_issue22_endpoint_bodies(session, cloud, volume_id, body, action):
                              ("POST", f"/volume-transfers/{volume_id}/accept"),
                              ("PUT", "/default-types/fuzz-project"),
                              ("PUT", "/os-quota-class-sets/fuzz-class"),
-                             ("POST", "/os-volume-manage")):
+                             ("POST", "/os-volume-manage"),
+                             ("POST", "/os-snapshot-manage")):
             resp = _send(who, method, path, body, version="3.71")
             if path.endswith("transfer") or path.endswith("transfers"):
                 if resp.status_code == 202:
                     _send(who, "DELETE", f"/os-volume-transfer/{resp.json()['transfer']['id']}")
             if path == "/os-volume-manage" and resp.status_code == 202:
                 _send(admin, "DELETE", f"/volumes/{resp.json()['volume']['id']}")
+            if path == "/os-snapshot-manage" and resp.status_code == 202:
+                _send(admin, "DELETE", f"/snapshots/{resp.json()['snapshot']['id']}")
         _send(who, "POST", f"/volumes/{volume_id}/action", {action: body}, version="3.71")
     _send(admin, "DELETE", "/default-types/fuzz-project", version="3.71")
 
@@ -176,6 +180,7 @@ def test_issue22_list_queries(session, cloud, query):
                  "/os-volume-transfer/detail", "/resource_filters"):
         _send(session, "GET", f"{path}?{encoded}", version="3.71")
     _send(cloud.session(), "GET", f"/manageable_volumes?{encoded}", version="3.71")
+    _send(cloud.session(), "GET", f"/manageable_snapshots?{encoded}", version="3.71")
 
 
 @FUZZ

@@ -151,3 +151,60 @@ def test_unmanage_refusals(cloud, operator):
     conn.block_storage.unmanage_volume(volume)
     wait_gone(raw, volume.id)
     os.unlink(os.path.join(cloud.data_dir, "volumes", f"unmanaged-volume-{volume.id}"))
+
+
+def test_manage_and_unmanage_a_snapshot(cloud, operator):
+    conn, raw = cloud.user_sdk(operator), Raw(cloud.user_session(operator))
+    host = _file_host(conn)
+    volume = conn.block_storage.wait_for_status(conn.block_storage.create_volume(size=1),
+                                                "available", **WAIT)
+    name = _legacy_file(cloud, GiB, b"point in time")
+    snap = conn.block_storage.manage_snapshot(volume_id=volume.id,
+                                              ref={"source-name": name}, name="adopted")
+    snap = conn.block_storage.wait_for_status(snap, "available", **WAIT)
+    assert snap.volume_id == volume.id and snap.name == "adopted" and snap.size == 1
+    path = os.path.join(cloud.data_dir, "volumes", f"snapshot-{snap.id}")
+    with open(path, "rb") as f:
+        assert f.read(13) == b"point in time"
+    # a volume made from it has its bytes
+    copy = conn.block_storage.wait_for_status(conn.block_storage.create_volume(
+        snapshot_id=snap.id), "available", **WAIT)
+    with open(os.path.join(cloud.data_dir, "volumes", f"volume-{copy.id}"), "rb") as f:
+        assert f.read(13) == b"point in time"
+    conn.block_storage.delete_volume(copy)
+    # unmanage keeps the file, which the manageable list shows (not as a volume)
+    conn.block_storage.unmanage_snapshot(snap)
+    conn.block_storage.wait_for_delete(snap, **WAIT)
+    kept = f"unmanaged-snapshot-{snap.id}"
+    listed = {s.reference["source-name"]: s for s in conn.block_storage.manageable_snapshots(
+        host=host)}
+    assert listed[kept].safe_to_manage is True and listed[kept].size == 1
+    assert kept not in {v.reference["source-name"]
+                        for v in conn.block_storage.manageable_volumes(host=host)}
+    detail = raw("GET", f"/manageable_snapshots/detail?host={host}", version="3.8")[1]
+    assert {"reason_not_safe", "cinder_id", "extra_info", "source_reference"} <= set(
+        detail["manageable-snapshots"][0])
+    again = conn.block_storage.manage_snapshot(volume_id=volume.id, ref={"source-name": kept})
+    again = conn.block_storage.wait_for_status(again, "available", **WAIT)
+    # errors: a file that is not there, bad bodies, members, no such volume
+    missing = conn.block_storage.manage_snapshot(volume_id=volume.id,
+                                                 ref={"source-name": "nothing"})
+    conn.block_storage.wait_for_status(missing, "error", **WAIT)
+    conn.block_storage.delete_snapshot(missing)
+    for bad in (None, {}, {"snapshot": {}}, {"snapshot": {"volume_id": volume.id}},
+                {"snapshot": {"volume_id": volume.id, "ref": {"x": 1}}},
+                {"snapshot": {"volume_id": 5, "ref": {"source-name": "x"}}},
+                {"snapshot": {"volume_id": volume.id, "ref": {"source-name": "x"},
+                              "other": 1}}):
+        status, body, _ = raw("POST", "/os-snapshot-manage", bad)
+        assert status == 400 and "badRequest" in body, (bad, body)
+    assert raw("POST", "/os-snapshot-manage", {"snapshot": {
+        "volume_id": str(uuid.uuid4()), "ref": {"source-name": "x"}}})[0] == 404
+    member = Raw(cloud.user_session(cloud.make_user(roles=("member",))))
+    assert member("POST", "/os-snapshot-manage", {"snapshot": {
+        "volume_id": volume.id, "ref": {"source-name": "x"}}})[0] == 403
+    assert raw("POST", f"/snapshots/{again.id}/action", {"os-unmanage": {"x": 1}})[0] == 400
+    conn.block_storage.delete_snapshot(again)
+    conn.block_storage.wait_for_delete(again, **WAIT)
+    assert not os.path.exists(os.path.join(cloud.data_dir, "volumes", f"snapshot-{again.id}"))
+    conn.block_storage.delete_volume(volume)

@@ -76,6 +76,9 @@ def list_rules():
         ("volume_extension:volume_unmanage", "Unmanage a volume (its data is kept)."),
         ("volume_extension:list_manageable", "List what a backend holds that can be "
          "managed."),
+        ("snapshot_extension:snapshot_manage", "Manage existing storage as a snapshot."),
+        ("snapshot_extension:snapshot_unmanage", "Unmanage a snapshot (its data is kept)."),
+        ("snapshot_extension:list_manageable", "List the snapshots a backend can manage."),
         ("scheduler_extension:scheduler_stats:get_pools",
          "List the backends' pools with their capacity."),
         ("volume_extension:volume_admin_actions:reset_status", "Reset a volume's status."),

@@ -198,6 +198,8 @@ def recover() -> None:
         unmanaging = [v.id for v in volumes if v.status == "unmanaging"]
         snaps_deleting = list(s.scalars(sa.select(Snapshot.id)
                                         .where(Snapshot.status == "deleting")))
+        snaps_unmanaging = list(s.scalars(sa.select(Snapshot.id)
+                                          .where(Snapshot.status == "unmanaging")))
         backups_deleting = list(s.scalars(sa.select(Backup.id)
                                           .where(Backup.status == "deleting")))
     for volume_id in deleting:
@@ -206,6 +208,8 @@ def recover() -> None:
         manager.unmanage_volume(ctx, volume_id)  # finish it: rename, then drop the row
     for snapshot_id in snaps_deleting:
         manager.delete_snapshot(ctx, snapshot_id)
+    for snapshot_id in snaps_unmanaging:
+        manager.unmanage_snapshot(ctx, snapshot_id)
     for backup_id in backups_deleting:
         manager.delete_backup(ctx, backup_id)
     for backup_id, volume_id in failed_backups:  # what a backup cut short left in Ceph

@@ -71,6 +71,15 @@ class Backend:
     def unmanage(self, volume_id: str) -> str:
         raise BackendError(f"The {self.name} backend cannot unmanage volumes.")
 
+    def manageable_snapshots(self) -> list[tuple[str, int]]:
+        raise BackendError(f"The {self.name} backend cannot manage existing snapshots.")
+
+    def manage_existing_snapshot(self, snapshot_id: str, name: str) -> None:
+        raise BackendError(f"The {self.name} backend cannot manage existing snapshots.")
+
+    def unmanage_snapshot(self, snapshot_id: str) -> str:
+        raise BackendError(f"The {self.name} backend cannot unmanage snapshots.")
+
     def clone_image(self, volume_id: str, image: dict, size_gb: int) -> bool:
         """Make the volume from the image without copying bytes, if this backend can
         (it then exists); False: the caller creates it and copies the image in."""

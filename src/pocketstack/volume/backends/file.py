@@ -78,11 +78,13 @@ class FileBackend(Backend):
 
     can_manage = True
     UNMANAGED_PREFIX = "unmanaged-volume-"
+    UNMANAGED_SNAPSHOT_PREFIX = "unmanaged-snapshot-"
 
     def manageable(self) -> list[tuple[str, int]]:
         out = []
         for entry in os.scandir(self.directory):
-            if entry.name.startswith(("volume-", "snapshot-", ".")) or \
+            if entry.name.startswith(("volume-", "snapshot-", ".",
+                                      self.UNMANAGED_SNAPSHOT_PREFIX)) or \
                     not entry.is_file(follow_symlinks=False):
                 continue
             out.append((entry.name, entry.stat(follow_symlinks=False).st_size))
@@ -118,6 +120,24 @@ class FileBackend(Backend):
             os.rename(self.path(volume_id), os.path.join(self.directory, name))
         except FileNotFoundError:
             pass  # renamed by an unmanage the service did not finish recording
+        return name
+
+    def manageable_snapshots(self) -> list[tuple[str, int]]:
+        """Unmanaged snapshots only: any other file is listed as a volume."""
+        return [(entry.name, entry.stat(follow_symlinks=False).st_size)
+                for entry in os.scandir(self.directory)
+                if entry.name.startswith(self.UNMANAGED_SNAPSHOT_PREFIX)
+                and entry.is_file(follow_symlinks=False)]
+
+    def manage_existing_snapshot(self, snapshot_id: str, name: str) -> None:
+        os.rename(self._unmanaged_path(name), self.snapshot_path(snapshot_id))
+
+    def unmanage_snapshot(self, snapshot_id: str) -> str:
+        name = f"{self.UNMANAGED_SNAPSHOT_PREFIX}{snapshot_id}"
+        try:
+            os.rename(self.snapshot_path(snapshot_id), os.path.join(self.directory, name))
+        except FileNotFoundError:
+            pass
         return name
 
     def capacity(self) -> tuple[int, int | None]:

@@ -43,6 +43,9 @@ EXTENSIONS = (
     ("os-volume-manage", "VolumeManage", "Allows existing backend storage to be 'managed' "
      "by Cinder."),
     ("os-volume-unmanage", "VolumeUnmanage", "Enable volume unmanage operation."),
+    ("os-snapshot-manage", "SnapshotManage", "Allows existing backend storage to be "
+     "'managed' by Cinder."),
+    ("os-snapshot-unmanage", "SnapshotUnmanage", "Enable volume unmanage operation."),
 )
 
 

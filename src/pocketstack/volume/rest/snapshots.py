@@ -70,6 +70,10 @@ def action(req):
         from pocketstack.volume import service_actions
 
         service_actions.update_snapshot_status(req.context, req.params["snapshot_id"], args)
+    elif name == "os-unmanage":
+        from pocketstack.volume import snapshot_manage
+
+        snapshot_manage.unmanage(req.context, req.params["snapshot_id"], args)
     elif name == "os-force_delete":
         snapshots.delete_snapshot(req.context, req.params["snapshot_id"], force=True)
     else:
