@@ -35,7 +35,7 @@ _PROPERTIES = {
 def resource_filters(req):
     check_project(req)
     microversion.require(req, "3.33")
-    wanted = req.query.get("resource")
+    wanted = req.query.get("resource") or None  # empty: every resource
     if wanted is not None and wanted not in RESOURCE_FILTERS:
         return respond(req, {"resource_filters": []})
     return respond(req, {"resource_filters": [
