@@ -82,8 +82,14 @@ def test_group_lifecycle_with_snapshots(cloud, member, kinds):
     shown = raw("GET", f"/groups/{group.id}?list_volume=true", version="3.25")[1]["group"]
     assert shown["name"] == "g1b" and sorted(shown["volumes"]) == sorted(
         [first["id"], second.id])
-    # a grouped volume is deleted with its group only
+    # a grouped volume is deleted with its group only, and neither offered nor unmanaged
     assert raw("DELETE", f"/volumes/{second.id}")[0] == 400
+    status, body, _ = raw("POST", "/os-volume-transfer", {"transfer": {
+        "volume_id": second.id}})
+    assert status == 400 and "part of a group" in body["badRequest"]["message"]
+    status, body, _ = Raw(cloud.session())("POST", f"/volumes/{second.id}/action",
+                                           {"os-unmanage": None})
+    assert status == 400 and "in group" in body["badRequest"]["message"]
     # a group snapshot snapshots every volume; members go with it only
     gsnap = conn.block_storage.create_group_snapshot(group_id=group.id, name="gs")
     gsnap = conn.block_storage.wait_for_status(gsnap, "available", **WAIT)

@@ -137,6 +137,9 @@ def unmanage(ctx, volume_id: str, data) -> None:
         policy.authorize(ctx, "volume_extension:volume_unmanage", api.target(volume))
         if volume.attachments or volume.attach_status == "attached":
             raise api.InvalidVolume("Volume cannot be unmanaged while it is attached.")
+        if volume.group_id:
+            raise api.InvalidVolume(f"Volume {volume.id} cannot be unmanaged while it is "
+                                    f"in group {volume.group_id}.")
         if volume.status not in api.DELETABLE:
             raise api.InvalidVolume(f"Volume status must be available or error or "
                                     f"error_restoring or error_extending or error_managing, "

@@ -97,6 +97,8 @@ def create(ctx, body, *, with_no_snapshots: bool) -> tuple[VolumeTransfer, str]:
         policy.authorize(ctx, "volume:create_transfer", api.target(volume))
         if volume.status != "available":
             raise api.InvalidVolume("status must be available")
+        if volume.group_id:  # the group stays in its project (cinder: consistency groups)
+            raise api.InvalidVolume(f"Volume {volume.id} must not be part of a group.")
         if not no_snapshots:
             for snap in s.scalars(sa.select(Snapshot).where(Snapshot.volume_id == volume.id)):
                 if snap.status != "available":
