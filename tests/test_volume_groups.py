@@ -82,6 +82,10 @@ def test_group_lifecycle_with_snapshots(cloud, member, kinds):
     shown = raw("GET", f"/groups/{group.id}?list_volume=true", version="3.25")[1]["group"]
     assert shown["name"] == "g1b" and sorted(shown["volumes"]) == sorted(
         [first["id"], second.id])
+    assert sorted(v.id for v in conn.block_storage.volumes(group_id=group.id)) == sorted(
+        [first["id"], second.id])
+    assert raw("GET", f"/volumes?group_id={uuid.uuid4()}", version="3.13")[1][
+        "volumes"] == []
     # a grouped volume is deleted with its group only, and neither offered nor unmanaged
     assert raw("DELETE", f"/volumes/{second.id}")[0] == 400
     status, body, _ = raw("POST", "/os-volume-transfer", {"transfer": {

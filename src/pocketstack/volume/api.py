@@ -342,7 +342,7 @@ def list_volumes(ctx, query, version: tuple[int, int] = (3, 0)) -> tuple[list[Vo
         stmt = stmt.where(Volume.project_id == query["project_id"])
     if query.get("status"):  # an unknown status (tempest: 'null') matches none, as cinder
         stmt = stmt.where(Volume.status == query["status"])
-    for key in ("name", "availability_zone"):
+    for key in ("name", "availability_zone", "group_id"):
         if query.get(key) is not None:
             stmt = stmt.where(getattr(Volume, key) == query[key])
     if query.get("bootable") is not None:

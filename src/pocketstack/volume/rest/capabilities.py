@@ -11,7 +11,7 @@ from pocketstack.volume.rest.common import check_project, respond
 # resource -> the query filters its list applies (cinder's names and order)
 RESOURCE_FILTERS = {
     "volume": ["name", "status", "metadata", "bootable", "availability_zone",
-               "created_at", "updated_at", "consumes_quota", "volume_type"],
+               "created_at", "updated_at", "consumes_quota", "volume_type", "group_id"],
     "backup": ["name", "status", "volume_id"],
     "snapshot": ["name", "status", "volume_id", "consumes_quota"],
     "attachment": ["volume_id", "status", "instance_id", "attach_status"],
