@@ -145,10 +145,11 @@ def create_volume(ctx, body) -> Volume:
             backend = scheduler.backend_of(origin.host)
             why = None
         group_id = None
-        if data.get("group_id") is not None:  # 3.13: the new volume joins a group
+        group_ref = data.get("group_id") or data.get("consistencygroup_id")
+        if group_ref is not None:  # 3.13 (a consistency group is a group too)
             from pocketstack.volume import groups
 
-            group_id = groups.check_volume_group(s, ctx, data["group_id"], vtype.id)
+            group_id = groups.check_volume_group(s, ctx, group_ref, vtype.id)
         quotas.check(s, ctx.project_id, vtype.name, volumes=1, gigabytes=size)
         if source is None and snapshot is None:
             backend, why = scheduler.choose(s, vtype.extra_specs, size)

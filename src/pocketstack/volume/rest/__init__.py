@@ -7,8 +7,8 @@ import functools
 from pocketstack.common import exceptions
 from pocketstack.volume.rest import (attachments, backups, info, quota_sets, snapshots, types,
                                      microversion, versions, volume_actions, volumes)
-from pocketstack.volume.rest import (capabilities, default_types, groups, manage, qos_specs,
-                                     transfers, type_encryption)
+from pocketstack.volume.rest import (capabilities, consistency_groups, default_types, groups,
+                                     manage, qos_specs, transfers, type_encryption)
 
 V3 = {
     "/volumes": {"GET": volumes.list_volumes, "POST": volumes.create,
@@ -86,6 +86,19 @@ V3 = {
     "/group_snapshots/{group_snapshot_id}": {"GET": groups.show_group_snapshot,
                                              "DELETE": groups.delete_group_snapshot},
     "/group_snapshots/{group_snapshot_id}/action": {"POST": groups.group_snapshot_action},
+    "/consistencygroups": {"GET": consistency_groups.list_cgs,
+                           "POST": consistency_groups.create_cg},
+    "/consistencygroups/detail": {"GET": consistency_groups.list_cgs_detail},
+    "/consistencygroups/create_from_src": {"POST": consistency_groups.create_cg_from_src},
+    "/consistencygroups/{cg_id}": {"GET": consistency_groups.show_cg,
+                                   "PUT": consistency_groups.update_cg},
+    "/consistencygroups/{cg_id}/update": {"PUT": consistency_groups.update_cg},
+    "/consistencygroups/{cg_id}/delete": {"POST": consistency_groups.delete_cg},
+    "/cgsnapshots": {"GET": consistency_groups.list_cgsnapshots,
+                     "POST": consistency_groups.create_cgsnapshot},
+    "/cgsnapshots/detail": {"GET": consistency_groups.list_cgsnapshots_detail},
+    "/cgsnapshots/{cgsnapshot_id}": {"GET": consistency_groups.show_cgsnapshot,
+                                     "DELETE": consistency_groups.delete_cgsnapshot},
     "/default-types": {"GET": default_types.list_defaults},
     "/default-types/{target_project}": {"GET": default_types.show,
                                         "PUT": default_types.set_default,

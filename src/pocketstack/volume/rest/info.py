@@ -40,6 +40,8 @@ EXTENSIONS = (
     ("os-volume-actions", "VolumeActions", "Enable volume actions."),
     ("os-volume-type-access", "VolumeTypeAccess", "Volume type access support."),
     ("os-volume-transfer", "VolumeTransfer", "Volume transfer management support."),
+    ("consistencygroups", "Consistencygroups", "consistency groups support."),
+    ("cgsnapshots", "Cgsnapshots", "cgsnapshots support."),
     ("os-volume-manage", "VolumeManage", "Allows existing backend storage to be 'managed' "
      "by Cinder."),
     ("os-volume-unmanage", "VolumeUnmanage", "Enable volume unmanage operation."),
