@@ -186,11 +186,13 @@ def test_issue22_list_queries(session, cloud, query):
 @FUZZ
 @given(body=json_values | st.dictionaries(
     st.sampled_from(["group", "group_type", "group_snapshot", "create-from-src", "delete",
-                     "reset_status", "group_specs"]),
+                     "reset_status", "group_specs", "consistencygroup", "cgsnapshot",
+                     "consistencygroup-from-src", "consistency_group"]),
     json_values | st.dictionaries(st.sampled_from(
         ["name", "group_type", "volume_types", "group_id", "add_volumes", "remove_volumes",
          "delete-volumes", "status", "source_group_id", "group_snapshot_id", "is_public",
-         "group_specs"]), json_values, max_size=3), max_size=2))
+         "group_specs", "volume_types", "force", "consistencygroup_id", "cgsnapshot_id",
+         "source_cgid"]), json_values, max_size=3), max_size=2))
 def test_group_endpoint_bodies(session, cloud, body):
     """Groups, group types and group snapshots: a result or a 4xx, never a 500."""
     admin = cloud.session()
@@ -200,11 +202,19 @@ def test_group_endpoint_bodies(session, cloud, body):
                              ("POST", "/group_snapshots"), ("POST", "/group_types"),
                              ("PUT", "/group_types/fuzz"),
                              ("POST", "/group_types/fuzz/group_specs"),
-                             ("POST", "/group_snapshots/fuzz/action")):
+                             ("POST", "/group_snapshots/fuzz/action"),
+                             ("POST", "/consistencygroups"),
+                             ("POST", "/consistencygroups/create_from_src"),
+                             ("PUT", "/consistencygroups/fuzz"),
+                             ("POST", "/consistencygroups/fuzz/delete"),
+                             ("POST", "/cgsnapshots")):
             resp = _send(who, method, path, body, version="3.71")
             if resp.status_code == 202 and path == "/groups":
                 _send(who, "POST", f"/groups/{resp.json()['group']['id']}/action",
                       {"delete": {}}, version="3.71")
+            if resp.status_code == 202 and path == "/consistencygroups":
+                _send(who, "POST", f"/consistencygroups/"
+                      f"{resp.json()['consistencygroup']['id']}/delete", None, version="3.71")
             if resp.status_code == 202 and path == "/group_types":
                 _send(admin, "DELETE", f"/group_types/{resp.json()['group_type']['id']}",
                       version="3.71")
