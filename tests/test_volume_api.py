@@ -78,11 +78,11 @@ def test_version_discovery(cloud):
     root = httpx.get(cloud.url + "/volume/")
     assert root.status_code == 300
     v3 = root.json()["versions"][0]
-    assert v3["id"] == "v3.0" and v3["min_version"] == "3.0" and v3["version"] == "3.60"
+    assert v3["id"] == "v3.0" and v3["min_version"] == "3.0" and v3["version"] == "3.71"
     assert v3["links"][-1]["href"].endswith("/volume/v3/")
     versioned = httpx.get(cloud.url + "/volume/v3/")
     assert versioned.status_code == 200
-    assert versioned.json()["versions"][0]["version"] == "3.60"
+    assert versioned.json()["versions"][0]["version"] == "3.71"
     endpoint = cloud.session().get_endpoint(service_type="block-storage", interface="public")
     assert "/volume/v3/" in endpoint
 

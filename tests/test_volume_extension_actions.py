@@ -109,8 +109,7 @@ def test_update_snapshot_status(cloud, raw, member):
         status, body, _ = raw("POST", f"/snapshots/{sid}/action",
                               {"os-update_snapshot_status": bad})
         assert status == 400 and "badRequest" in body, (bad, body)
-    # openstacksdk's set_snapshot_status sends the body below at microversion 3.65, above
-    # what this cloud advertises (3.60), so keystoneauth sends it here
+    # the body openstacksdk's set_snapshot_status sends (at 3.65: test_volume_microversions)
     status, _, _ = raw("POST", f"/snapshots/{sid}/action",
                        {"os-update_snapshot_status": {"status": "creating",
                                                       "progress": "40%"}})

@@ -38,11 +38,11 @@ def session(cloud):
     return cloud.user_session(user)
 
 
-def _send(session, method, path, body=None, raw=None):
+def _send(session, method, path, body=None, raw=None, version="3.60"):
     kwargs = {"data": raw, "headers": {"Content-Type": "application/json",
-                                       "OpenStack-API-Version": "volume 3.60"}} \
+                                       "OpenStack-API-Version": f"volume {version}"}} \
         if raw is not None else {"json": body,
-                                 "headers": {"OpenStack-API-Version": "volume 3.60"}}
+                                 "headers": {"OpenStack-API-Version": f"volume {version}"}}
     resp = session.request(path, method, endpoint_filter=EP, raise_exc=False, **kwargs)
     assert resp.status_code < 500, f"{method} {path} {body!r}: {resp.status_code} {resp.text}"
     if resp.status_code >= 400:
@@ -137,3 +137,84 @@ def test_ids_and_strings_of_the_wrong_type(session, volume_id):
 def test_malformed_json(session):
     for raw in (b"{", b"[1,", b"\xff", json.dumps({"volume": {"size": 1}})[:-1].encode()):
         assert _send(session, "POST", "/volumes", raw=raw).status_code == 400
+
+
+@FUZZ
+@given(body=json_values | st.dictionaries(
+    st.sampled_from(["transfer", "accept", "default_type", "quota_class_set", "volume",
+                     "snapshot"]),
+    json_values | st.dictionaries(st.sampled_from(
+        ["volume_id", "name", "no_snapshots", "auth_key", "volume_type", "volumes", "host",
+         "ref", "bootable", "metadata"]), json_values, max_size=3), max_size=2),
+    action=st.sampled_from(["os-extend_volume_completion", "os-reimage"]))
+def test_issue22_endpoint_bodies(session, cloud, volume_id, body, action):
+    """Transfers, default types, quota classes, manage and the 3.68/3.71 actions: a
+    result or a 4xx, for members and admins."""
+    admin = cloud.session()
+    for who in (session, admin):
+        for method, path in (("POST", "/volume-transfers"), ("POST", "/os-volume-transfer"),
+                             ("POST", f"/volume-transfers/{volume_id}/accept"),
+                             ("PUT", "/default-types/fuzz-project"),
+                             ("PUT", "/os-quota-class-sets/fuzz-class"),
+                             ("POST", "/os-volume-manage"),
+                             ("POST", "/os-snapshot-manage")):
+            resp = _send(who, method, path, body, version="3.71")
+            if path.endswith("transfer") or path.endswith("transfers"):
+                if resp.status_code == 202:
+                    _send(who, "DELETE", f"/os-volume-transfer/{resp.json()['transfer']['id']}")
+            if path == "/os-volume-manage" and resp.status_code == 202:
+                _send(admin, "DELETE", f"/volumes/{resp.json()['volume']['id']}")
+            if path == "/os-snapshot-manage" and resp.status_code == 202:
+                _send(admin, "DELETE", f"/snapshots/{resp.json()['snapshot']['id']}")
+        _send(who, "POST", f"/volumes/{volume_id}/action", {action: body}, version="3.71")
+    _send(admin, "DELETE", "/default-types/fuzz-project", version="3.71")
+
+
+@FUZZ
+@given(query=st.dictionaries(st.sampled_from(
+    ["limit", "marker", "sort", "offset", "created_at", "updated_at", "consumes_quota",
+     "all_tenants", "host", "resource", "name"]), st.text(max_size=30), max_size=4))
+def test_issue22_list_queries(session, cloud, query):
+    encoded = urllib.parse.urlencode(query)
+    for path in ("/volumes/detail", "/volumes/summary", "/snapshots", "/volume-transfers",
+                 "/os-volume-transfer/detail", "/resource_filters"):
+        _send(session, "GET", f"{path}?{encoded}", version="3.71")
+    _send(cloud.session(), "GET", f"/manageable_volumes?{encoded}", version="3.71")
+    _send(cloud.session(), "GET", f"/manageable_snapshots?{encoded}", version="3.71")
+
+
+@FUZZ
+@given(body=json_values | st.dictionaries(
+    st.sampled_from(["group", "group_type", "group_snapshot", "create-from-src", "delete",
+                     "reset_status", "group_specs", "consistencygroup", "cgsnapshot",
+                     "consistencygroup-from-src", "consistency_group"]),
+    json_values | st.dictionaries(st.sampled_from(
+        ["name", "group_type", "volume_types", "group_id", "add_volumes", "remove_volumes",
+         "delete-volumes", "status", "source_group_id", "group_snapshot_id", "is_public",
+         "group_specs", "volume_types", "force", "consistencygroup_id", "cgsnapshot_id",
+         "source_cgid"]), json_values, max_size=3), max_size=2))
+def test_group_endpoint_bodies(session, cloud, body):
+    """Groups, group types and group snapshots: a result or a 4xx, never a 500."""
+    admin = cloud.session()
+    for who in (session, admin):
+        for method, path in (("POST", "/groups"), ("POST", "/groups/action"),
+                             ("PUT", "/groups/fuzz"), ("POST", "/groups/fuzz/action"),
+                             ("POST", "/group_snapshots"), ("POST", "/group_types"),
+                             ("PUT", "/group_types/fuzz"),
+                             ("POST", "/group_types/fuzz/group_specs"),
+                             ("POST", "/group_snapshots/fuzz/action"),
+                             ("POST", "/consistencygroups"),
+                             ("POST", "/consistencygroups/create_from_src"),
+                             ("PUT", "/consistencygroups/fuzz"),
+                             ("POST", "/consistencygroups/fuzz/delete"),
+                             ("POST", "/cgsnapshots")):
+            resp = _send(who, method, path, body, version="3.71")
+            if resp.status_code == 202 and path == "/groups":
+                _send(who, "POST", f"/groups/{resp.json()['group']['id']}/action",
+                      {"delete": {}}, version="3.71")
+            if resp.status_code == 202 and path == "/consistencygroups":
+                _send(who, "POST", f"/consistencygroups/"
+                      f"{resp.json()['consistencygroup']['id']}/delete", None, version="3.71")
+            if resp.status_code == 202 and path == "/group_types":
+                _send(admin, "DELETE", f"/group_types/{resp.json()['group_type']['id']}",
+                      version="3.71")

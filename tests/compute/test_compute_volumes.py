@@ -23,8 +23,9 @@ class Volumes:
     def __init__(self, session):
         self.s = session
 
-    def req(self, method, path, json=None):
-        r = self.s.request(path, method, json=json, headers=VOLUME_API, raise_exc=False,
+    def req(self, method, path, json=None, version=None):
+        headers = {"OpenStack-API-Version": f"volume {version}"} if version else VOLUME_API
+        r = self.s.request(path, method, json=json, headers=headers, raise_exc=False,
                            endpoint_filter={"service_type": "block-storage",
                                             "interface": "public"})
         return r
@@ -944,9 +945,12 @@ def test_293_rebuild_volume_backed(cloud, api, admin_api, vols, raw_image):
         assert new.post(action, {"rebuild": {"imageRef": NIL}}).status_code == 400
         # the volume service's os-reimage refuses an in-use volume and a bad body
         reimage = f"/volumes/{root['id']}/action"
-        assert vols.req("POST", reimage, {"os-reimage": {"image_id": other["id"]}}
-                        ).status_code == 400
-        assert vols.req("POST", reimage, {"os-reimage": {}}).status_code == 400
+        assert vols.req("POST", reimage, {"os-reimage": {"image_id": other["id"]}},
+                        "3.68").status_code == 400
+        assert vols.req("POST", reimage, {"os-reimage": {}}, "3.68").status_code == 400
+        # as cinder's, the action exists from 3.68 on
+        assert vols.req("POST", reimage, {"os-reimage": {"image_id": other["id"]}},
+                        "3.67").status_code == 404
         r = new.post(action, {"rebuild": {"imageRef": other["id"]}})
         assert r.status_code == 202, r.text
         server = api.wait(sid)

@@ -33,10 +33,10 @@ def connector(host: str, mountpoint: str | None = None) -> dict:
 class VolumeClient(Client):
     base_path = "/volume/v3"
 
-    def request(self, method, path, **kwargs):
+    def request(self, method, path, *, microversion: str = MICROVERSION, **kwargs):
         # The base class sends no microversion; the attachments API needs one.
         return super().request(method, path, headers={
-            "OpenStack-API-Version": f"volume {MICROVERSION}"}, **kwargs)
+            "OpenStack-API-Version": f"volume {microversion}"}, **kwargs)
 
     def _error(self, resp):
         """Cinder's {"badRequest": {"message": ...}}: keep the message a user can act on."""
@@ -109,7 +109,7 @@ class VolumeClient(Client):
         self.request("POST", f"/volumes/{volume_id}/action",
                      json={"os-reimage": {"image_id": image_id,
                                           "reimage_reserved": reimage_reserved}},
-                     ok=(202,))
+                     ok=(202,), microversion="3.68")  # the action exists from 3.68 on
 
     # --- attachments (3.27+) --------------------------------------------------------------
 

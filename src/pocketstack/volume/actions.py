@@ -186,8 +186,8 @@ def reimage(ctx, volume_id: str, data) -> None:
     volume-backed server asks (compute 2.93). The volume must be available or in error -
     or reserved with ``reimage_reserved``, which is how nova hands it over (its
     attachment kept, the guest disconnected). The volume service then sends nova the
-    volume-reimaged event. Pocketstack's volume API advertises 3.60: the action is taken
-    at every version for compute, which is its one caller."""
+    volume-reimaged event. Like cinder's, the action exists from microversion 3.68 on
+    (the REST handler checks that)."""
     if not isinstance(data, dict) or "image_id" not in data:
         raise validation.bad("Invalid input for field/attribute os-reimage. 'image_id' is "
                              "a required property")

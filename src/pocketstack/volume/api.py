@@ -14,7 +14,7 @@ import uuid
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, numbers, policy, rpc
-from pocketstack.common.timeutils import utcnow
+from pocketstack.common.timeutils import parse_isotime, utcnow
 from pocketstack.volume import quotas, scheduler, types, validation
 from pocketstack.volume.models import Snapshot, Volume
 
@@ -144,6 +144,12 @@ def create_volume(ctx, body) -> Volume:
             origin = source or s.get(Volume, snapshot.volume_id)
             backend = scheduler.backend_of(origin.host)
             why = None
+        group_id = None
+        group_ref = data.get("group_id") or data.get("consistencygroup_id")
+        if group_ref is not None:  # 3.13 (a consistency group is a group too)
+            from pocketstack.volume import groups
+
+            group_id = groups.check_volume_group(s, ctx, group_ref, vtype.id)
         quotas.check(s, ctx.project_id, vtype.name, volumes=1, gigabytes=size)
         if source is None and snapshot is None:
             backend, why = scheduler.choose(s, vtype.extra_specs, size)
@@ -157,6 +163,7 @@ def create_volume(ctx, body) -> Volume:
                         snapshot_id=snapshot.id if snapshot else None,
                         source_volid=source.id if source else None,
                         image_id=image["id"] if image else None, error_reason=why,
+                        group_id=group_id,
                         created_at=utcnow())
         s.add(volume)
         if backup is not None and not backend:  # nothing will restore it: usable again
@@ -298,8 +305,32 @@ def _sort_value(volume: Volume, key: str):
     return getattr(volume, key)
 
 
-def list_volumes(ctx, query) -> tuple[list[Volume], int]:
-    """Volumes the query asks for, and how many match before paging."""
+TIME_OPERATORS = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b,
+                  "eq": lambda a, b: a == b, "neq": lambda a, b: a != b,
+                  "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+
+
+def time_filter(name: str, value: str):
+    """cinder's 3.60 time comparison filter (``created_at=gt:2026-01-01T00:00:00,lt:...``)
+    as a predicate on a datetime; 400 for an unknown operator or a time that is not ISO."""
+    checks = []
+    for unit in value.split(","):
+        operator, sep, when = unit.partition(":")
+        if not sep:
+            raise exceptions.BadRequest(f"Invalid {name} value")
+        if operator not in TIME_OPERATORS:
+            raise exceptions.BadRequest(f"Invalid {operator[:40]} operator")
+        try:
+            moment = parse_isotime(when)
+        except (ValueError, OverflowError):
+            raise exceptions.BadRequest(f"Invalid {when[:60]} value") from None
+        checks.append((TIME_OPERATORS[operator], moment))
+    return lambda t: t is not None and all(op(t, moment) for op, moment in checks)
+
+
+def list_volumes(ctx, query, version: tuple[int, int] = (3, 0)) -> tuple[list[Volume], int]:
+    """Volumes the query asks for, and how many match before paging; filters newer than
+    ``version`` are ignored, as cinder drops them."""
     policy.authorize(ctx, "volume:get_all")
     keys = sort_params(query, SORT_KEYS)
     limit, marker, offset = limit_marker(query)
@@ -312,7 +343,7 @@ def list_volumes(ctx, query) -> tuple[list[Volume], int]:
         stmt = stmt.where(Volume.project_id == query["project_id"])
     if query.get("status"):  # an unknown status (tempest: 'null') matches none, as cinder
         stmt = stmt.where(Volume.status == query["status"])
-    for key in ("name", "availability_zone"):
+    for key in ("name", "availability_zone", "group_id"):
         if query.get(key) is not None:
             stmt = stmt.where(getattr(Volume, key) == query[key])
     if query.get("bootable") is not None:
@@ -327,13 +358,22 @@ def list_volumes(ctx, query) -> tuple[list[Volume], int]:
     if query.get("volume_type"):
         wanted = query["volume_type"]
         found = [v for v in found if wanted in (v.volume_type.name, v.volume_type_id)]
+    if version >= (3, 60):
+        for key in ("created_at", "updated_at"):
+            if query.get(key):
+                matches = time_filter(key, query[key])
+                found = [v for v in found if matches(getattr(v, key))]
+    if version >= (3, 65) and query.get("consumes_quota") is not None:
+        # every volume here consumes quota (cinder's temporary ones do not)
+        if not validation.boolean(query["consumes_quota"], "consumes_quota"):
+            found = []
     return paginate(found, keys, marker, limit, offset, _sort_value), len(found)
 
 
-def summary(ctx, query) -> dict:
+def summary(ctx, query, version: tuple[int, int] = (3, 0)) -> dict:
     policy.authorize(ctx, "volume:get_all")
     volumes, _ = list_volumes(ctx, {k: v for k, v in query.items()
-                                    if k not in ("limit", "marker", "offset")})
+                                    if k not in ("limit", "marker", "offset")}, version)
     meta: dict[str, list] = {}
     for v in volumes:
         for key, value in (v.meta or {}).items():
@@ -372,7 +412,7 @@ def delete_volume(ctx, volume_id: str, *, cascade: bool = False, force: bool = F
         if force:
             policy.authorize(ctx, "volume_extension:volume_admin_actions:force_delete",
                              target(volume))
-        if volume.attachments or volume.attach_status == "attached":
+        if volume.attachments or volume.attach_status == "attached" or volume.group_id:
             raise InvalidVolume("Volume status must be available or error or "
                                 "error_restoring or error_extending or error_managing and "
                                 "must not be migrating, attached, belong to a group, have "

@@ -226,6 +226,34 @@ class VolumeManager:
 
         api.finish_delete(volume.id)
 
+    # --- manage / unmanage (manage.py) -------------------------------------------------
+
+    def list_manageable(self, ctx, backend: str) -> list:
+        return [list(item) for item in backends.get(backend).manageable()]
+
+    def manage_volume(self, ctx, volume_id: str, source_name: str) -> None:
+        from pocketstack.volume import manage
+
+        manage.finish_manage(volume_id, source_name)
+
+    def unmanage_volume(self, ctx, volume_id: str) -> None:
+        from pocketstack.volume import manage
+
+        manage.finish_unmanage(volume_id)
+
+    def list_manageable_snapshots(self, ctx, backend: str) -> list:
+        return [list(item) for item in backends.get(backend).manageable_snapshots()]
+
+    def manage_snapshot(self, ctx, snapshot_id: str, source_name: str) -> None:
+        from pocketstack.volume import snapshot_manage
+
+        snapshot_manage.finish_manage(snapshot_id, source_name)
+
+    def unmanage_snapshot(self, ctx, snapshot_id: str) -> None:
+        from pocketstack.volume import snapshot_manage
+
+        snapshot_manage.finish_unmanage(snapshot_id)
+
     # --- extend ----------------------------------------------------------------------
 
     def extend_volume(self, ctx, volume_id: str, new_size: int) -> None:

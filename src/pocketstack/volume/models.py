@@ -58,6 +58,65 @@ class VolumeTypeEncryption(Base):
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 
 
+class ProjectDefaultVolumeType(Base):
+    """cinder's default_volume_types (3.62): a project's own default volume type, which
+    overrides ``[volume] default_volume_type`` for that project's creates."""
+    __tablename__ = "volume_project_default_types"
+    project_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    volume_type_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_types.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class GroupType(Base):
+    """cinder's group_types (3.11): what a generic volume group is (its group_specs)."""
+    __tablename__ = "volume_group_types"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(255), unique=True)
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    is_public: Mapped[bool] = mapped_column(default=True)
+    group_specs: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeGroup(Base):
+    """cinder's groups (3.13): volumes of the given volume types, snapshotted together.
+    Volumes point to their group (``Volume.group_id``)."""
+    __tablename__ = "volume_groups"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    status: Mapped[str] = mapped_column(sa.String(30))
+    availability_zone: Mapped[str] = mapped_column(sa.String(255))
+    group_type_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_group_types.id"))
+    volume_type_ids: Mapped[list] = mapped_column(sa.JSON, default=list)
+    # what it was made from (create-from-src, 3.14)
+    group_snapshot_id: Mapped[str | None] = mapped_column(sa.String(36))
+    source_group_id: Mapped[str | None] = mapped_column(sa.String(36))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class GroupSnapshot(Base):
+    """cinder's group_snapshots (3.14): one snapshot of every volume of a group at once;
+    the member snapshots point to it (``Snapshot.group_snapshot_id``)."""
+    __tablename__ = "volume_group_snapshots"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    user_id: Mapped[str | None] = mapped_column(sa.String(255))
+    group_id: Mapped[str] = mapped_column(sa.ForeignKey("volume_groups.id"), index=True)
+    group_type_id: Mapped[str] = mapped_column(sa.String(36))
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    description: Mapped[str | None] = mapped_column(sa.String(255))
+    status: Mapped[str] = mapped_column(sa.String(30))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
 class VolumeTypeAccess(Base):
     """Projects that may use a private volume type."""
     __tablename__ = "volume_type_access"
@@ -94,6 +153,7 @@ class Volume(Base):
     admin_meta: Mapped[dict | None] = mapped_column("admin_metadata", sa.JSON)
     # Why the volume is in an error status, for people (shown as a user message).
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    group_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
     launched_at: Mapped[dt.datetime | None] = mapped_column()
@@ -136,6 +196,26 @@ class Snapshot(Base):
     progress: Mapped[str | None] = mapped_column(sa.String(255))
     meta: Mapped[dict] = mapped_column("metadata", sa.JSON, default=dict)
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
+    group_snapshot_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class VolumeTransfer(Base):
+    """cinder's transfers: an offer of a volume (and, unless ``no_snapshots``, its
+    snapshots) to whichever project accepts it with the auth key. Only the key's salted
+    HMAC is kept (cinder's salt/crypt_hash); an accepted or deleted offer loses its row."""
+    __tablename__ = "volume_transfers"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    volume_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("volume_volumes.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    salt: Mapped[str] = mapped_column(sa.String(255))
+    crypt_hash: Mapped[str] = mapped_column(sa.String(255))
+    no_snapshots: Mapped[bool] = mapped_column(default=False)
+    source_project_id: Mapped[str] = mapped_column(sa.String(255), index=True)
+    destination_project_id: Mapped[str | None] = mapped_column(sa.String(255))
+    accepted: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
 
@@ -169,6 +249,15 @@ class VolumeQuota(Base):
     """A project's limit for one resource (volumes, gigabytes, volumes_<type>, ...)."""
     __tablename__ = "volume_quotas"
     project_id: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
+    resource: Mapped[str] = mapped_column(sa.String(300), primary_key=True)
+    hard_limit: Mapped[int] = mapped_column()
+
+
+class VolumeQuotaClass(Base):
+    """cinder's quota_classes: a named set of limits; the ``default`` class overrides the
+    configured defaults of every project that has no limit of its own."""
+    __tablename__ = "volume_quota_classes"
+    class_name: Mapped[str] = mapped_column(sa.String(255), primary_key=True)
     resource: Mapped[str] = mapped_column(sa.String(300), primary_key=True)
     hard_limit: Mapped[int] = mapped_column()
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeQuota, VolumeType
+from pocketstack.volume.models import (Backup, Snapshot, Volume, VolumeGroup, VolumeQuota,
+                                       VolumeQuotaClass, VolumeType)
 
 BASE = ("volumes", "snapshots", "gigabytes", "backups", "backup_gigabytes", "groups",
         "per_volume_gigabytes")
@@ -21,7 +22,17 @@ class OverLimit(exceptions.OverQuota):
     code = 413
 
 
+DEFAULT_CLASS = "default"
+
+
 def defaults() -> dict[str, int]:
+    """The limits of a project without its own: the configured ones, as the ``default``
+    quota class overrides them."""
+    return class_limits(DEFAULT_CLASS)
+
+
+def class_limits(class_name: str) -> dict[str, int]:
+    """A quota class's limits: its own values over the configured defaults."""
     conf = config.CONF.volume
     values = {"volumes": conf.quota_volumes, "snapshots": conf.quota_snapshots,
               "gigabytes": conf.quota_gigabytes, "backups": conf.quota_backups,
@@ -31,7 +42,22 @@ def defaults() -> dict[str, int]:
         for name in s.scalars(sa.select(VolumeType.name).order_by(VolumeType.name)):
             for resource in PER_TYPE:
                 values[f"{resource}_{name}"] = -1
+        for row in s.scalars(sa.select(VolumeQuotaClass)
+                             .where(VolumeQuotaClass.class_name == class_name)):
+            if row.resource in values:
+                values[row.resource] = row.hard_limit
     return values
+
+
+def update_class(class_name: str, values: dict[str, int]) -> None:
+    with db.transaction() as s:
+        for resource, value in values.items():
+            row = s.get(VolumeQuotaClass, (class_name, resource))
+            if row is None:
+                s.add(VolumeQuotaClass(class_name=class_name, resource=resource,
+                                       hard_limit=value))
+            else:
+                row.hard_limit = value
 
 
 def known(resource: str) -> bool:
@@ -76,6 +102,8 @@ def usage(project_id: str) -> dict[str, int]:
                                           sa.func.coalesce(sa.func.sum(Backup.size), 0))
                                 .where(Backup.project_id == project_id)).one()
         used["backups"], used["backup_gigabytes"] = count, int(size)
+        used["groups"] = s.scalar(sa.select(sa.func.count()).select_from(VolumeGroup)
+                                  .where(VolumeGroup.project_id == project_id))
     return used
 
 

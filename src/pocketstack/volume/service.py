@@ -190,6 +190,10 @@ def recover() -> None:
                     except Exception:  # noqa: BLE001 - e.g. Ceph down: the audit reports
                         LOG.warning("Removing the half-made volume %s failed", volume.id,
                                     exc_info=True)
+            elif volume.status == "managing":  # the file keeps its name or the volume's
+                volume.status = "error_managing"
+                volume.error_reason = ("The volume service stopped while the volume was "
+                                       "being managed.")
             elif volume.status == "uploading":
                 volume.status = "in-use" if volume.attachments else "available"
             elif volume.status == "extending":
@@ -215,14 +219,21 @@ def recover() -> None:
         known_volumes = {v.id for v in volumes}
         known_snaps = set(s.scalars(sa.select(Snapshot.id)))
         deleting = [v.id for v in volumes if v.status == "deleting"]
+        unmanaging = [v.id for v in volumes if v.status == "unmanaging"]
         snaps_deleting = list(s.scalars(sa.select(Snapshot.id)
                                         .where(Snapshot.status == "deleting")))
+        snaps_unmanaging = list(s.scalars(sa.select(Snapshot.id)
+                                          .where(Snapshot.status == "unmanaging")))
         backups_deleting = list(s.scalars(sa.select(Backup.id)
                                           .where(Backup.status == "deleting")))
     for volume_id in deleting:
         manager.delete_volume(ctx, volume_id)
+    for volume_id in unmanaging:
+        manager.unmanage_volume(ctx, volume_id)  # finish it: rename, then drop the row
     for snapshot_id in snaps_deleting:
         manager.delete_snapshot(ctx, snapshot_id)
+    for snapshot_id in snaps_unmanaging:
+        manager.unmanage_snapshot(ctx, snapshot_id)
     for backup_id in backups_deleting:
         manager.delete_backup(ctx, backup_id)
     for backup_id, volume_id in failed_backups:  # what a backup cut short left in Ceph

@@ -140,3 +140,26 @@ def update_snapshot_status(ctx, snapshot_id: str, data) -> None:
         snap.status, snap.updated_at = status, utcnow()
         if progress:
             snap.progress = progress
+
+
+def extend_volume_completion(ctx, volume_id: str, data) -> None:
+    """os-extend_volume_completion (3.71): nova tells cinder whether the guest took an
+    in-use extend. Only an extend of an attached volume waits for it, and that (3.42) is
+    not built here: a volume is never waiting, so a valid call is cinder's 400."""
+    where = "os-extend_volume_completion"
+    if not isinstance(data, dict):
+        raise validation.bad(f"Invalid input for field/attribute {where}. Value: {data!r}. "
+                             f"{data!r} is not of type 'object'")
+    validation.only(data, ("error",), where)
+    error = data.get("error")
+    if error is not None and not isinstance(error, (str, bool)):
+        raise validation.bad(f"Invalid input for field/attribute error. Value: {error!r}. "
+                             f"{error!r} is not of type 'string', 'null', 'boolean'")
+    with db.reader() as s:
+        volume = api.load(s, ctx, volume_id)
+        policy.authorize(ctx, "volume_extension:volume_admin_actions:extend_volume_completion",
+                         api.target(volume))
+        if volume.status != "extending":
+            raise api.InvalidVolume("Volume is not being extended.")
+        if "extend_new_size" not in (volume.admin_meta or {}):
+            raise api.InvalidVolume("Required volume admin metadata is malformed or missing.")

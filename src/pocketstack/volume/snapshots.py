@@ -35,7 +35,14 @@ def load(s, ctx, snapshot_id: str, *, lock: bool = False) -> Snapshot:
     return snap
 
 
-def create_snapshot(ctx, body) -> Snapshot:
+IN_USE_FORCE_MESSAGE = (
+    "Since microversion 3.66 the 'force' flag is invalid for this request.  For backward "
+    "compatability, however, when the 'force' flag is passed with a value evaluating to "
+    "True, it is silently ignored.")
+
+
+def create_snapshot(ctx, body, version: tuple[int, int] = (3, 0)) -> Snapshot:
+    """From 3.66 an in-use volume needs no ``force`` (and ``force: false`` is a 400)."""
     data = validation.obj(body, "snapshot")
     validation.only(data, ("volume_id", "force", "name", "description", "metadata",
                            "display_name", "display_description"), "snapshot")
@@ -43,6 +50,10 @@ def create_snapshot(ctx, body) -> Snapshot:
         raise api.VolumeNotFound(None)
     volume_id = validation.uuid_like(data.get("volume_id"), "volume_id")
     force = validation.boolean(data.get("force", False), "force")
+    if version >= (3, 66):
+        if "force" in data and data["force"] is not None and not force:
+            raise exceptions.BadRequest(IN_USE_FORCE_MESSAGE)
+        force = True
     meta = validation.metadata(data.get("metadata") or {})
     name = validation.text(data.get("name", data.get("display_name")), "name")
     description = validation.text(data.get("description",
@@ -75,7 +86,7 @@ def get_snapshot(ctx, snapshot_id: str) -> Snapshot:
         return snap
 
 
-def list_snapshots(ctx, query) -> list[Snapshot]:
+def list_snapshots(ctx, query, version: tuple[int, int] = (3, 0)) -> list[Snapshot]:
     policy.authorize(ctx, "volume:get_all_snapshots")
     keys = api.sort_params(query, SORT_KEYS)
     limit, marker, offset = api.limit_marker(query)
@@ -94,6 +105,9 @@ def list_snapshots(ctx, query) -> list[Snapshot]:
             stmt = stmt.where(getattr(Snapshot, key) == query[key])
     with db.reader() as s:
         found = list(s.scalars(stmt))
+    if version >= (3, 65) and query.get("consumes_quota") is not None:
+        if not validation.boolean(query["consumes_quota"], "consumes_quota"):
+            found = []  # every snapshot here consumes quota
     return api.paginate(found, keys, marker, limit, offset, getattr,
                         missing=SnapshotNotFound)  # cinder's db looks the marker up: 404
 
@@ -121,7 +135,11 @@ def delete_snapshot(ctx, snapshot_id: str, *, force: bool = False) -> None:
         if force:
             policy.authorize(ctx, "volume_extension:snapshot_admin_actions:force_delete",
                              target(snap))
-        elif snap.status not in ("available", "error"):
+        else:
+            from pocketstack.volume import group_snapshots
+
+            group_snapshots.refuse_member_delete(s, snap)
+        if not force and snap.status not in ("available", "error"):
             raise exceptions.BadRequest(f"Invalid snapshot: Volume Snapshot status must be "
                                         f"available or error, but is {snap.status}.")
         in_use = s.scalar(sa.select(sa.func.count()).select_from(Volume)

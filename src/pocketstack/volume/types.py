@@ -53,6 +53,11 @@ def find(s, ctx, ident: str) -> VolumeType:
 
 
 def default_for(s, ctx) -> VolumeType:
+    from pocketstack.volume import default_types
+
+    own = default_types.type_for_project(s, ctx.project_id)
+    if own is not None:
+        return own
     name = config.CONF.volume.default_volume_type or DEFAULT_NAME
     vt = s.scalar(sa.select(VolumeType).where(VolumeType.name == name))
     if vt is None:
@@ -135,6 +140,9 @@ def delete_type(ctx, type_id: str) -> None:
         if s.scalar(sa.select(sa.func.count()).select_from(Volume)
                     .where(Volume.volume_type_id == vt.id)):
             raise validation.bad(f"Target volume type {vt.id} is still in use.")
+        from pocketstack.volume import default_types
+
+        default_types.check_not_default(s, vt.id)
         s.delete(vt)
 
 

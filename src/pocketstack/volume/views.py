@@ -39,12 +39,18 @@ def visible_metadata(volume: Volume) -> dict:
     return out
 
 
+# cinder's view shows the manage statuses as the create's (bug 1504007)
+SHOWN_STATUS = {"managing": "creating", "error_managing": "error",
+                "error_managing_deleting": "deleting"}
+
+
 def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
                   extensions: bool = True) -> dict:
     """The detail view; ``extensions``: with what cinder's os-vol-* and image-metadata
     extensions add, which they do to show and list only (not to an update's answer)."""
     out = {
-        "id": volume.id, "status": volume.status, "size": volume.size,
+        "id": volume.id, "status": SHOWN_STATUS.get(volume.status, volume.status),
+        "size": volume.size,
         "availability_zone": volume.availability_zone,
         "created_at": isotime_naive(volume.created_at),
         "updated_at": isotime_naive(volume.updated_at),
@@ -68,12 +74,21 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
         out["os-vol-mig-status-attr:name_id"] = None
         out["os-vol-tenant-attr:tenant_id"] = volume.project_id
     if version >= (3, 13):
-        out["group_id"] = None
+        out["group_id"] = volume.group_id
     if ctx.is_admin and version >= (3, 21):
         out["provider_id"] = None
     if version >= (3, 48):
+        # no backend here shares targets between volumes: false in both the old boolean
+        # and 3.69's tristate (where null would mean "always lock")
         out["shared_targets"] = False
         out["service_uuid"] = None
+    if ctx.is_admin and version >= (3, 61):
+        out["cluster_name"] = None  # no active/active clusters
+    if version >= (3, 63):
+        out["volume_type_id"] = volume.volume_type_id
+    # 3.64's encryption_key_id is shown only for a volume with a key: none has one here
+    if version >= (3, 65):
+        out["consumes_quota"] = True  # only cinder's temporary volumes do not
     return out
 
 
@@ -100,9 +115,11 @@ def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
            "os-extended-snapshot-attributes:project_id": snap.project_id,
            "os-extended-snapshot-attributes:progress": snap.progress or "0%"}
     if version >= (3, 14):
-        out["group_snapshot_id"] = None
+        out["group_snapshot_id"] = snap.group_snapshot_id
     if version >= (3, 41):
         out["user_id"] = snap.user_id
+    if version >= (3, 65):
+        out["consumes_quota"] = True
     return out
 
 

@@ -54,6 +54,33 @@ class Backend:
         was being made from)."""
         self.delete(volume_id)
 
+    # Manage / unmanage (cinder's manage_existing): which backends can adopt storage that
+    # no volume row owns, and give a volume's storage up without deleting it.
+    can_manage = False
+
+    def manageable(self) -> list[tuple[str, int]]:
+        """(reference name, size in bytes) of what this backend holds besides its own
+        volume-*/snapshot-* names."""
+        raise BackendError(f"The {self.name} backend cannot manage existing volumes.")
+
+    def manageable_size(self, name: str) -> int:
+        raise BackendError(f"The {self.name} backend cannot manage existing volumes.")
+
+    def manage_existing(self, volume_id: str, name: str, size_gb: int) -> None:
+        raise BackendError(f"The {self.name} backend cannot manage existing volumes.")
+
+    def unmanage(self, volume_id: str) -> str:
+        raise BackendError(f"The {self.name} backend cannot unmanage volumes.")
+
+    def manageable_snapshots(self) -> list[tuple[str, int]]:
+        raise BackendError(f"The {self.name} backend cannot manage existing snapshots.")
+
+    def manage_existing_snapshot(self, snapshot_id: str, name: str) -> None:
+        raise BackendError(f"The {self.name} backend cannot manage existing snapshots.")
+
+    def unmanage_snapshot(self, snapshot_id: str) -> str:
+        raise BackendError(f"The {self.name} backend cannot unmanage snapshots.")
+
     def clone_image(self, volume_id: str, image: dict, size_gb: int) -> bool:
         """Make the volume from the image without copying bytes, if this backend can
         (it then exists); False: the caller creates it and copies the image in."""

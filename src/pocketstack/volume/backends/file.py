@@ -74,6 +74,72 @@ class FileBackend(Backend):
     def delete_snapshot(self, snapshot_id: str, volume_id: str | None = None) -> None:
         _remove(self.snapshot_path(snapshot_id))
 
+    # --- manage / unmanage: plain files in the directory are what can be managed --------
+
+    can_manage = True
+    UNMANAGED_PREFIX = "unmanaged-volume-"
+    UNMANAGED_SNAPSHOT_PREFIX = "unmanaged-snapshot-"
+
+    def manageable(self) -> list[tuple[str, int]]:
+        out = []
+        for entry in os.scandir(self.directory):
+            if entry.name.startswith(("volume-", "snapshot-", ".",
+                                      self.UNMANAGED_SNAPSHOT_PREFIX)) or \
+                    not entry.is_file(follow_symlinks=False):
+                continue
+            out.append((entry.name, entry.stat(follow_symlinks=False).st_size))
+        return out
+
+    def _unmanaged_path(self, name: str) -> str:
+        if not name or "/" in name or name.startswith(("volume-", "snapshot-", ".")):
+            raise BackendError(f"Manage existing volume failed due to invalid backend "
+                               f"reference {{'source-name': {name!r}}}: it is not a file "
+                               "this backend can manage.")
+        path = os.path.join(self.directory, name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            raise BackendError(f"Manage existing volume failed due to invalid backend "
+                               f"reference {{'source-name': {name!r}}}: no such file.")
+        return path
+
+    def manageable_size(self, name: str) -> int:
+        return os.path.getsize(self._unmanaged_path(name))
+
+    def manage_existing(self, volume_id: str, name: str, size_gb: int) -> None:
+        """The file becomes the volume (renamed, grown to whole GiB, as cinder's LVM driver
+        rounds an LV up)."""
+        source = self._unmanaged_path(name)
+        os.rename(source, self.path(volume_id))
+        if os.path.getsize(self.path(volume_id)) < size_gb * GiB:
+            os.truncate(self.path(volume_id), size_gb * GiB)
+
+    def unmanage(self, volume_id: str) -> str:
+        """Keep the data under a name that is no volume's (a volume-* file without a row
+        is an orphan the next start removes); the name, to manage it again."""
+        name = f"{self.UNMANAGED_PREFIX}{volume_id}"
+        try:
+            os.rename(self.path(volume_id), os.path.join(self.directory, name))
+        except FileNotFoundError:
+            pass  # renamed by an unmanage the service did not finish recording
+        return name
+
+    def manageable_snapshots(self) -> list[tuple[str, int]]:
+        """Unmanaged snapshots only: any other file is listed as a volume."""
+        return [(entry.name, entry.stat(follow_symlinks=False).st_size)
+                for entry in os.scandir(self.directory)
+                if entry.name.startswith(self.UNMANAGED_SNAPSHOT_PREFIX)
+                and entry.is_file(follow_symlinks=False)]
+
+    def manage_existing_snapshot(self, snapshot_id: str, name: str) -> None:
+        os.rename(self._unmanaged_path(name), self.snapshot_path(snapshot_id))
+
+    def unmanage_snapshot(self, snapshot_id: str) -> str:
+        name = f"{self.UNMANAGED_SNAPSHOT_PREFIX}{snapshot_id}"
+        try:
+            os.rename(self.snapshot_path(snapshot_id), os.path.join(self.directory, name))
+        except FileNotFoundError:
+            pass
+        return name
+
     def capacity(self) -> tuple[int, int | None]:
         return config.CONF.volume.file_capacity_gb, None
 

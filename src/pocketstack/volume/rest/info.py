@@ -17,6 +17,7 @@ UPDATED = "2013-04-18T00:00:00+00:00"
 EXTENSIONS = (
     ("os-admin-actions", "AdminActions", "Enable admin actions."),
     ("os-availability-zone", "AvailabilityZones", "Describe Availability Zones."),
+    ("capabilities", "Capabilities", "Capabilities support."),
     ("backups", "Backups", "Backups support."),
     ("os-backup-project-attr", "BackupProjectAttribute",
      "Expose project_id as an attribute of a backup."),
@@ -38,6 +39,15 @@ EXTENSIONS = (
      "Expose the internal project_id as an attribute of a volume."),
     ("os-volume-actions", "VolumeActions", "Enable volume actions."),
     ("os-volume-type-access", "VolumeTypeAccess", "Volume type access support."),
+    ("os-volume-transfer", "VolumeTransfer", "Volume transfer management support."),
+    ("consistencygroups", "Consistencygroups", "consistency groups support."),
+    ("cgsnapshots", "Cgsnapshots", "cgsnapshots support."),
+    ("os-volume-manage", "VolumeManage", "Allows existing backend storage to be 'managed' "
+     "by Cinder."),
+    ("os-volume-unmanage", "VolumeUnmanage", "Enable volume unmanage operation."),
+    ("os-snapshot-manage", "SnapshotManage", "Allows existing backend storage to be "
+     "'managed' by Cinder."),
+    ("os-snapshot-unmanage", "SnapshotUnmanage", "Enable volume unmanage operation."),
 )
 
 

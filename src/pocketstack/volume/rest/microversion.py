@@ -13,8 +13,8 @@ from pocketstack.common import exceptions
 from pocketstack.wsgi import routing
 
 MIN = (3, 0)
-MAX = (3, 60)
-MIN_STR, MAX_STR = "3.0", "3.60"
+MAX = (3, 71)
+MIN_STR, MAX_STR = "3.0", "3.71"
 
 # As compute's parser: ASCII digits only (\d takes any script's digits), a few at most (a
 # 4,400-digit minor version made int() raise ValueError past Python's limit: a 500).

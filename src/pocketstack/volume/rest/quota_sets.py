@@ -1,5 +1,6 @@
 """/os-quota-sets/{project}[/defaults] (show with ?usage=true, update, delete) and
-/os-quota-class-sets/default, as cinder's quota extension."""
+/os-quota-class-sets/{class} (show, update: the ``default`` class sets every project's
+defaults), as cinder's quota extensions."""
 from __future__ import annotations
 
 from pocketstack.common import exceptions, numbers, policy
@@ -26,8 +27,8 @@ def defaults(req):
     return respond(req, {"quota_set": dict(quotas.defaults(), id=req.params["target_project"])})
 
 
-def _values(req) -> dict[str, int]:
-    data = validation.obj(body(req), "quota_set")
+def _values(req, key: str = "quota_set") -> dict[str, int]:
+    data = validation.obj(body(req), key)
     values = {}
     for resource, value in data.items():
         if resource in ("tenant_id", "id"):
@@ -61,17 +62,24 @@ def delete(req):
     return respond(req, None, 200)
 
 
+def _class_name(req) -> str:
+    name = req.params["class_name"]
+    if not 1 <= len(name) <= 255:
+        raise exceptions.BadRequest("quota_class_name has a minimum character requirement of "
+                                    "1 and a maximum of 255.")
+    return name
+
+
 def show_class(req):
     check_project(req)
-    return respond(req, {"quota_class_set": dict(quotas.defaults(),
-                                                 id=req.params["class_name"])})
+    policy.authorize(req.context, "volume_extension:quota_classes")
+    name = _class_name(req)
+    return respond(req, {"quota_class_set": dict(quotas.class_limits(name), id=name)})
 
 
 def update_class(req):
-    """Only the ``default`` class exists; its values are the config defaults, so an update
-    is refused rather than silently dropped."""
-    policy.authorize(req.context, "volume_extension:quotas:update")
-    _values(req)
-    raise exceptions.BadRequest("Default quotas come from [volume] quota_* in "
-                                "pocketstack.conf; set per-project quotas with "
-                                "os-quota-sets instead.")
+    """cinder answers the class's limits without its id."""
+    policy.authorize(req.context, "volume_extension:quota_classes")
+    name = _class_name(req)
+    quotas.update_class(name, _values(req, "quota_class_set"))
+    return respond(req, {"quota_class_set": quotas.class_limits(name)})

@@ -13,7 +13,7 @@ def _view(req, snap) -> dict:
 
 def _list(req, detailed: bool):
     check_project(req)
-    found = snapshots.list_snapshots(req.context, req.query)
+    found = snapshots.list_snapshots(req.context, req.query, microversion.version(req))
     if detailed:
         items = [_view(req, s) for s in found]
     else:
@@ -38,7 +38,7 @@ def list_detail(req):
 
 
 def create(req):
-    snap = snapshots.create_snapshot(req.context, body(req))
+    snap = snapshots.create_snapshot(req.context, body(req), microversion.version(req))
     return respond(req, {"snapshot": _view(req, snap)}, 202)
 
 
@@ -70,6 +70,10 @@ def action(req):
         from pocketstack.volume import service_actions
 
         service_actions.update_snapshot_status(req.context, req.params["snapshot_id"], args)
+    elif name == "os-unmanage":
+        from pocketstack.volume import snapshot_manage
+
+        snapshot_manage.unmanage(req.context, req.params["snapshot_id"], args)
     elif name == "os-force_delete":
         snapshots.delete_snapshot(req.context, req.params["snapshot_id"], force=True)
     else:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions
-from pocketstack.volume import actions, attach, service_actions
+from pocketstack.volume import actions, attach, manage, service_actions
+from pocketstack.volume.rest import microversion
 from pocketstack.volume.rest.common import body, respond
 
 
@@ -21,6 +22,8 @@ ACTIONS = {
     "os-retype": (actions.retype, 202),
     "os-force_delete": (lambda ctx, vid, data: actions.force_delete(ctx, vid), 202),
     "os-reimage": (actions.reimage, 202),
+    "os-extend_volume_completion": (service_actions.extend_volume_completion, 202),
+    "os-unmanage": (manage.unmanage, 202),
     "os-reserve": (_none(attach.reserve), 202),
     "os-unreserve": (_none(attach.unreserve), 202),
     "os-begin_detaching": (_none(attach.begin_detaching), 202),
@@ -58,6 +61,8 @@ def action(req):
     if name == "os-unset_image_metadata":
         service_actions.unset_image_metadata(ctx, volume_id, args)
         return respond(req, None, 200)
+    if name == "os-reimage":
+        microversion.require(req, "3.68")
     if name not in ACTIONS:
         raise exceptions.BadRequest(f"There is no such action: {name}")
     func, status = ACTIONS[name]

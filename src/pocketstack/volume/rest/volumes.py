@@ -14,7 +14,7 @@ def _detail(req, volume, extensions: bool = True) -> dict:
 
 def _list(req, detailed: bool):
     check_project(req)
-    volumes, total = api.list_volumes(req.context, req.query)
+    volumes, total = api.list_volumes(req.context, req.query, microversion.version(req))
     render = (lambda v: _detail(req, v)) if detailed else (
         lambda v: views.volume_summary(v, req.service_url))
     out = {"volumes": [render(v) for v in volumes]}
@@ -83,7 +83,7 @@ def delete(req):
 def summary(req):
     check_project(req)
     microversion.require(req, "3.12")
-    result = api.summary(req.context, req.query)
+    result = api.summary(req.context, req.query, microversion.version(req))
     if not microversion.at_least(req, "3.36"):
         result.pop("metadata")
     return respond(req, {"volume-summary": result})
