@@ -45,6 +45,10 @@ http.server.ThreadingHTTPServer(("0.0.0.0", 8080), Echo).serve_forever()
 """
 
 
+def echo_server(ns: str) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", ECHO_SERVER])
+
+
 class Outside:
     """A namespace on the external network's bridge, playing the world beyond the
     router: it holds the external subnet's gateway address and runs the echo server."""
@@ -60,8 +64,7 @@ class Outside:
         sh("ip", "-n", self.ns, "addr", "add", f"{OUTSIDE_IP}/24", "dev", "eth0")
         sh("ip", "-n", self.ns, "link", "set", "eth0", "up")
         sh("ip", "-n", self.ns, "link", "set", "lo", "up")
-        self.server = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable, "-c",
-                                        ECHO_SERVER])
+        self.server = echo_server(self.ns)
 
     def ping(self, address: str, wait: int = 1) -> bool:
         return sh("ip", "netns", "exec", self.ns, "busybox", "ping", "-c", "1", "-W",
@@ -74,10 +77,10 @@ class Outside:
         sh("ip", "netns", "del", self.ns, check=False)
 
 
-def seen_as(guest: Guest) -> str:
-    """The source address the outside sees for a TCP connection from the guest."""
+def seen_as(guest: Guest, server: str = OUTSIDE_IP) -> str:
+    """The source address an echo server sees for a TCP connection from the guest."""
     for _ in range(50):  # the echo server may still be starting
-        proc = guest.run("busybox", "wget", "-q", "-O", "-", f"http://{OUTSIDE_IP}:8080/",
+        proc = guest.run("busybox", "wget", "-q", "-O", "-", f"http://{server}:8080/",
                          check=False)
         if proc.returncode == 0:
             return proc.stdout.strip()
@@ -240,6 +243,18 @@ def test_floating_ip_reaches_the_guest_and_security_groups_decide(site, guests):
     took = wait_until(lambda: site.outside.ping(fip.floating_ip_address), 5)
     assert took is not None and took < 2.0, took
     assert seen_as(open_guest) == fip.floating_ip_address  # the SNAT half of the pair
+    # a guest inside reaches another by its floating IP too (hairpin through the router:
+    # the answer must come back through it, so the router stands in as the sender)
+    site.conn.network.create_security_group_rule(
+        security_group_id=pingable.id, direction="ingress", ethertype="IPv4",
+        protocol="tcp", port_range_min=8080, port_range_max=8080)
+    site.agent.reconcile()
+    server = echo_server(open_guest.ns)
+    try:
+        assert seen_as(closed_guest, fip.floating_ip_address) == site.gateway_ip(site.router)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
 
     closed_fip = site.conn.network.create_ip(floating_network_id=site.external.id,
                                              port_id=closed_guest.port.id)

@@ -207,7 +207,10 @@ class HostAgent:
             self.routers[plan.router_id] = plan
         except Exception:  # noqa: BLE001 - one router's failure does not stop the others
             self.routers.pop(plan.router_id, None)
-            LOG.exception("Plugging router %s failed", plan.router_id)
+            LOG.exception("Plugging router %s failed; retrying in a second", plan.router_id)
+            retry = threading.Timer(1.0, self.mark)
+            retry.daemon = True
+            retry.start()
 
     def _unplug_router(self, router_id: str) -> None:
         self.routers.pop(router_id, None)

@@ -166,6 +166,11 @@ def render_nat(plan: RouterPlan) -> str:
         snat = [f'oifname "{gw.device}" ip saddr {fixed} snat to {floating}'
                 for floating, fixed in plan.floating_ips]
         address = next((a.split("/")[0] for a in gw.addresses if ":" not in a), None)
+        if address and plan.floating_ips:
+            # a guest reaching another's floating IP from inside (hairpin): without this
+            # the reply would go straight back, from the fixed address the sender never
+            # asked for
+            snat.append(f'iifname != "{gw.device}" ct status dnat snat to {address}')
         if plan.snat and address:
             snat.append(f'oifname "{gw.device}" snat to {address}')
     lines = [f"table ip {NFT_TABLE} {{",
