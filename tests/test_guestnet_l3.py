@@ -8,6 +8,7 @@ gn…/qrouter-<id>/qdhcp-<id>/brq<id> and removed in finally blocks.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import shutil
@@ -101,6 +102,12 @@ def wait_until(predicate, timeout: float) -> float | None:
 def router_links(router_id: str) -> set[str]:
     out = sh("ip", "-n", f"qrouter-{router_id}", "-j", "link", "show").stdout
     return {link["ifname"] for link in json.loads(out)}
+
+
+def connections(router_id: str) -> str:
+    """The router namespace's connection tracking table, as the kernel shows it."""
+    return sh("ip", "netns", "exec", f"qrouter-{router_id}", "cat",
+              "/proc/net/nf_conntrack").stdout
 
 
 def nat_table(router_id: str) -> str:
@@ -262,10 +269,14 @@ def test_floating_ip_reaches_the_guest_and_security_groups_decide(site, guests):
     assert seen_as(closed_guest) == closed_fip.floating_ip_address
     assert not site.outside.ping(closed_fip.floating_ip_address)  # no ICMP ingress rule
 
+    translated = f"mark={int(ipaddress.IPv4Address(fip.floating_ip_address))} "
+    assert translated in connections(site.router.id)  # the pings and TCP above
     site.conn.network.update_ip(fip, port_id=None)
     took = wait_until(lambda: not site.outside.ping(fip.floating_ip_address, wait=1), 5)
     assert took is not None and took < 2.0, took
     site.agent.reconcile()
+    # its connections went with it: a ping running on would not reach the guest still
+    assert translated not in connections(site.router.id)
     assert not site.outside.ping(fip.floating_ip_address)
     assert seen_as(open_guest) == site.gateway_ip(site.router)  # back to the router's SNAT
     assert fip.floating_ip_address not in nat_table(site.router.id)

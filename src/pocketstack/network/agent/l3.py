@@ -9,7 +9,8 @@ plumbs (or a gateway on the external network of such a router). In it:
   it) and a default route via the external subnet's gateway;
 * the router's static routes (``routes``), ip_forward on;
 * one nftables table ``ip qrouter``: floating IPs as DNAT/SNAT pairs, then SNAT of
-  everything else leaving by the gateway to the gateway's address (``enable_snat``).
+  everything else leaving by the gateway to the gateway's address (``enable_snat``);
+  a floating IP taken away also takes its connections (conntrack.py).
 
 ``wanted`` reads the plans from the database; ``plug`` makes one router match its plan
 (only what differs from the previous plan, so a floating IP change is one ``ip`` batch
@@ -28,6 +29,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config
 from pocketstack.network import agent
+from pocketstack.network.agent import conntrack
 from pocketstack.network.agent import ip as host
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port, Router,
                                         Subnet)
@@ -160,10 +162,14 @@ def render_nat(plan: RouterPlan) -> str:
     """The namespace's one table. A NAT statement ends the chain, so each floating IP's
     SNAT comes before the gateway's catch-all SNAT."""
     gw = plan.gateway
-    dnat = [f"ip daddr {floating} dnat to {fixed}" for floating, fixed in plan.floating_ips]
+    # each connection a floating IP's rules translate is marked with that address, so
+    # taking the floating IP away can delete them (conntrack.py)
+    dnat = [f"ip daddr {floating} ct mark set {conntrack.mark_of(floating):#x} "
+            f"dnat to {fixed}" for floating, fixed in plan.floating_ips]
     snat = []
     if gw is not None:
-        snat = [f'oifname "{gw.device}" ip saddr {fixed} snat to {floating}'
+        snat = [f'oifname "{gw.device}" ip saddr {fixed} '
+                f"ct mark set {conntrack.mark_of(floating):#x} snat to {floating}"
                 for floating, fixed in plan.floating_ips]
         address = next((a.split("/")[0] for a in gw.addresses if ":" not in a), None)
         if address and plan.floating_ips:
@@ -233,6 +239,11 @@ def plug(plan: RouterPlan, old: RouterPlan | None = None) -> None:
         # the table swapped whole in one transaction: never a moment without NAT
         host.run("nft", "-f", "-", ns=ns, stdin=f"table ip {NFT_TABLE} {{}}\n"
                  f"delete table ip {NFT_TABLE}\n" + render_nat(plan))
+    if old is not None:
+        # connections of a floating IP taken away (or moved to another fixed IP) keep
+        # their translation until deleted
+        gone = set(old.floating_ips) - set(plan.floating_ips)
+        conntrack.delete_marked(ns, sorted({conntrack.mark_of(f) for f, _ in gone}))
 
 
 def _addresses(plan: RouterPlan, ns: str) -> None:
