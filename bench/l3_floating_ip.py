@@ -27,7 +27,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 
@@ -44,20 +43,10 @@ def uptime() -> str:
 
 
 def ns_icmp_socket(ns: str) -> socket.socket:
-    """A raw ICMP socket inside namespace ``ns`` (made on a thread that enters it)."""
+    """A raw ICMP socket inside namespace ``ns``."""
     from pocketstack.network.agent import ip as host
 
-    made = {}
-
-    def make():
-        with open(f"/run/netns/{ns}") as f:
-            host._setns(f.fileno())
-        made["socket"] = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-
-    thread = threading.Thread(target=make)
-    thread.start()
-    thread.join()
-    return made["socket"]
+    return host.socket_in(ns, socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
 
 
 def _checksum(data: bytes) -> int:

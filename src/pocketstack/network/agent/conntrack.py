@@ -14,7 +14,6 @@ import errno
 import ipaddress
 import socket
 import struct
-import threading
 
 from pocketstack.network.agent import ip as host
 
@@ -30,28 +29,6 @@ def mark_of(address: str) -> int:
     return int(ipaddress.IPv4Address(address))
 
 
-def _netlink_socket(ns: str) -> socket.socket:
-    """A netfilter netlink socket of namespace ``ns`` (made on a thread that enters it;
-    the socket stays in the namespace, the process's threads stay where they are)."""
-    made: dict = {}
-
-    def make():
-        try:
-            with open(f"/run/netns/{ns}") as f:
-                host._setns(f.fileno())
-            made["socket"] = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
-                                           NETLINK_NETFILTER)
-        except Exception as error:  # noqa: BLE001 - handed to the caller
-            made["error"] = error
-
-    thread = threading.Thread(target=make, name=f"netns-{ns[:14]}")
-    thread.start()
-    thread.join()
-    if "error" in made:
-        raise made["error"]
-    return made["socket"]
-
-
 def _attr(kind: int, value: bytes) -> bytes:
     return struct.pack("=HH", 4 + len(value), kind) + value
 
@@ -61,7 +38,7 @@ def delete_marked(ns: str, marks: list[int]) -> None:
     mark: one message per mark, answered with an acknowledgement)."""
     if not marks:
         return
-    sock = _netlink_socket(ns)
+    sock = host.socket_in(ns, socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
     try:
         sock.settimeout(5)
         for seq, mark in enumerate(marks, 1):

@@ -214,11 +214,41 @@ def intact(plan: RouterPlan) -> bool:
 
 
 def plug(plan: RouterPlan, old: RouterPlan | None = None) -> None:
-    """Make the router's namespace match ``plan``; ``old`` is what was plugged before by
-    this agent (None: unknown, everything is checked)."""
+    """Make the router's namespace match ``plan``; ``old`` is what this agent plugged
+    before and the host still has (None: unknown, everything is read back and checked).
+    Knowing ``old``, a floating IP change is one ``ip`` batch and one ``nft`` run."""
     ns = namespace(plan.router_id)
     os.makedirs(state_dir(plan.router_id), exist_ok=True)
     new_ns = ns not in host.namespaces()
+    known = None if new_ns else old
+    if known is None or known.ports != plan.ports:
+        _veths(plan, ns, new_ns)
+    if known is None:
+        host.run("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
+    _addresses(plan, ns, known)
+    if known is None or _route_facts(known) != _route_facts(plan):
+        _routes(plan, ns)
+    if known is None or render_nat(known) != render_nat(plan):
+        # the table swapped whole in one transaction: never a moment without NAT
+        host.run("nft", "-f", "-", ns=ns, stdin=f"table ip {NFT_TABLE} {{}}\n"
+                 f"delete table ip {NFT_TABLE}\n" + render_nat(plan))
+    if old is not None:
+        # connections of a floating IP taken away (or moved to another fixed IP) keep
+        # their translation until deleted
+        gone = set(old.floating_ips) - set(plan.floating_ips)
+        conntrack.delete_marked(ns, sorted({conntrack.mark_of(f) for f, _ in gone}))
+    if plan.gateway is not None:
+        before = {f for f, _ in known.floating_ips} \
+            if known is not None and known.gateway == plan.gateway else set()
+        for floating in sorted({f for f, _ in plan.floating_ips} - before):
+            try:
+                host.announce(ns, plan.gateway.device, plan.gateway.mac, floating)
+            except OSError as error:  # only a speed-up: ARP finds it anyway
+                LOG.warning("Gratuitous ARP for %s failed: %s", floating, error)
+
+
+def _veths(plan: RouterPlan, ns: str, new_ns: bool) -> None:
+    """The namespace and a veth pair per port, its outer end on the port's bridge."""
     commands = [f"netns add {ns}"] if new_ns else []
     for port in plan.ports:
         if new_ns and host.link_exists(port.tap):
@@ -231,39 +261,43 @@ def plug(plan: RouterPlan, old: RouterPlan | None = None) -> None:
     _batch(commands)
     for port in plan.ports:
         host.disable_ipv6(port.tap)
-    if new_ns or old is None:
-        host.run("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=ns)
-    _addresses(plan, ns)
-    _routes(plan, ns)
-    if new_ns or old is None or render_nat(old) != render_nat(plan):
-        # the table swapped whole in one transaction: never a moment without NAT
-        host.run("nft", "-f", "-", ns=ns, stdin=f"table ip {NFT_TABLE} {{}}\n"
-                 f"delete table ip {NFT_TABLE}\n" + render_nat(plan))
-    if old is not None:
-        # connections of a floating IP taken away (or moved to another fixed IP) keep
-        # their translation until deleted
-        gone = set(old.floating_ips) - set(plan.floating_ips)
-        conntrack.delete_marked(ns, sorted({conntrack.mark_of(f) for f, _ in gone}))
 
 
-def _addresses(plan: RouterPlan, ns: str) -> None:
-    have = _links(ns)
+def _wanted_addresses(plan: RouterPlan) -> dict[str, set[str]]:
     wanted = {p.device: set(p.addresses) for p in plan.ports}
     if plan.gateway is not None:
         wanted[plan.gateway.device] |= {f"{floating}/32" for floating, _ in plan.floating_ips}
+    return wanted
+
+
+def _addresses(plan: RouterPlan, ns: str, known: RouterPlan | None) -> None:
+    wanted = _wanted_addresses(plan)
+    if known is not None and known.ports == plan.ports:
+        have = _wanted_addresses(known)
+        commands = [c for port in plan.ports for c in _address_changes(
+            port.device, have[port.device], wanted[port.device])]
+        _batch(commands, ns)
+        return
+    have = _links(ns)
     commands = ["link set lo up"]
     # an interface removed, or the gateway cleared: the pair goes with its inner end
     commands += [f"link del {name}" for name in sorted(have)
                  if name[:3] in ("qr-", "qg-") and name not in wanted]
     for port in plan.ports:
-        present = have.get(port.device, set())
         commands += [f"link set {port.device} address {port.mac} mtu {port.mtu}",
-                     *(f"addr del {a} dev {port.device}"
-                       for a in sorted(present - wanted[port.device])),
-                     *(f"addr add {a} dev {port.device}"
-                       for a in sorted(wanted[port.device] - present)),
+                     *_address_changes(port.device, have.get(port.device, set()),
+                                       wanted[port.device]),
                      f"link set {port.device} up"]
     _batch(commands, ns)
+
+
+def _address_changes(device: str, have: set[str], wanted: set[str]) -> list[str]:
+    return [*(f"addr del {a} dev {device}" for a in sorted(have - wanted)),
+            *(f"addr add {a} dev {device}" for a in sorted(wanted - have))]
+
+
+def _route_facts(plan: RouterPlan) -> tuple:
+    return plan.routes, plan.gateway_ip, plan.gateway.device if plan.gateway else None
 
 
 def _routes(plan: RouterPlan, ns: str) -> None:
