@@ -61,11 +61,17 @@ class Outside:
         sh("ip", "netns", "add", self.ns)
         sh("ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns",
            self.ns)
-        sh("ip", "link", "set", self.veth, "master", "brq" + external_network_id[:11], "up")
+        self.bridge = "brq" + external_network_id[:11]
+        self.attach()
         sh("ip", "-n", self.ns, "addr", "add", f"{OUTSIDE_IP}/24", "dev", "eth0")
         sh("ip", "-n", self.ns, "link", "set", "eth0", "up")
         sh("ip", "-n", self.ns, "link", "set", "lo", "up")
         self.server = echo_server(self.ns)
+
+    def attach(self):
+        """On the external network's bridge, again if the agent made it anew (it goes
+        with the last router using the network, as a real uplink would not)."""
+        sh("ip", "link", "set", self.veth, "master", self.bridge, "up")
 
     def ping(self, address: str, wait: int = 1) -> bool:
         return sh("ip", "netns", "exec", self.ns, "busybox", "ping", "-c", "1", "-W",
@@ -153,6 +159,7 @@ class Site:
         self.agent.reconcile()  # the router follows in the background; be sure it did
         if self.outside is None:  # the external bridge exists once a router is plugged
             self.outside = Outside(self.external.id)
+        self.outside.attach()
         return guests(port)
 
     def gateway_ip(self, router) -> str:
@@ -233,6 +240,27 @@ def test_static_routes_follow_the_router(site, guests):
     site.conn.network.update_router(site.router, routes=[])
     site.agent.reconcile()
     assert sh("ip", "-n", ns, "route", "show", "203.0.113.0/24").stdout.strip() == ""
+
+
+def test_snat_and_admin_state_follow_the_router(site, guests):
+    guest = site.guest(guests, site.net.id)
+    guest.dhcp()
+    network_id = site.external.id
+    site.admin.network.update_router(site.router, external_gateway_info={
+        "network_id": network_id, "enable_snat": False})
+    site.agent.reconcile()
+    assert "snat to" not in nat_table(site.router.id)
+    assert not guest.ping(OUTSIDE_IP)  # its own address goes out: the outside has no way back
+    site.admin.network.update_router(site.router, external_gateway_info={
+        "network_id": network_id, "enable_snat": True})
+    site.conn.network.update_router(site.router, is_admin_state_up=False)
+    site.agent.reconcile()
+    assert f"qrouter-{site.router.id}" not in namespaces()  # neutron's agent drops it too
+    site.conn.network.update_router(site.router, is_admin_state_up=True)
+    site.agent.reconcile()
+    assert f"qrouter-{site.router.id}" in namespaces()
+    site.outside.attach()
+    assert guest.ping(OUTSIDE_IP)
 
 
 def test_floating_ip_reaches_the_guest_and_security_groups_decide(site, guests):
