@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
 
 # Answers every GET with the client's address as the server sees it (SNAT shows here).
 ECHO_SERVER = """
-import http.server
+import http.server, sys
 class Echo(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = self.client_address[0].encode()
@@ -42,12 +42,13 @@ class Echo(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-http.server.ThreadingHTTPServer(("0.0.0.0", 8080), Echo).serve_forever()
+http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Echo).serve_forever()
 """
 
 
-def echo_server(ns: str) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", ECHO_SERVER])
+def echo_server(ns: str, port: int = 8080) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", ECHO_SERVER,
+                             str(port)])
 
 
 class Outside:
@@ -76,6 +77,12 @@ class Outside:
     def ping(self, address: str, wait: int = 1) -> bool:
         return sh("ip", "netns", "exec", self.ns, "busybox", "ping", "-c", "1", "-W",
                   str(wait), address, check=False).returncode == 0
+
+    def fetch(self, address: str, port: int) -> str | None:
+        """The echo server's answer at address:port, None if nothing answers in 3 s."""
+        proc = sh("ip", "netns", "exec", self.ns, "timeout", "3", "busybox", "wget", "-q",
+                  "-O", "-", f"http://{address}:{port}/", check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else None
 
     def remove(self):
         if self.server is not None:
@@ -308,6 +315,44 @@ def test_floating_ip_reaches_the_guest_and_security_groups_decide(site, guests):
     assert not site.outside.ping(fip.floating_ip_address)
     assert seen_as(open_guest) == site.gateway_ip(site.router)  # back to the router's SNAT
     assert fip.floating_ip_address not in nat_table(site.router.id)
+
+
+def test_port_forwardings_reach_a_guest_port(site, guests):
+    web = site.conn.network.create_security_group(name=unique("gn-web"))
+    site.conn.network.create_security_group_rule(
+        security_group_id=web.id, direction="ingress", ethertype="IPv4", protocol="tcp",
+        port_range_min=8080, port_range_max=8082, remote_ip_prefix="0.0.0.0/0")
+    guest = site.guest(guests, site.net.id, security_groups=[web.id])
+    address = guest.dhcp()["ip"]
+    fip = site.conn.network.create_ip(floating_network_id=site.external.id)
+    one = site.conn.network.create_floating_ip_port_forwarding(
+        fip, internal_port_id=guest.port.id, internal_ip_address=address,
+        internal_port=8080, external_port=8081, protocol="tcp")
+    # a range to a range of the same size, port by port: 9001 -> 8082
+    ranged = site.conn.network.create_floating_ip_port_forwarding(
+        fip, internal_port_id=guest.port.id, internal_ip_address=address,
+        internal_port_range="8081:8082", external_port_range="9000:9001", protocol="tcp")
+    site.agent.reconcile()
+    servers = [echo_server(guest.ns), echo_server(guest.ns, 8082)]
+    try:
+        answer = None
+        for _ in range(30):  # the echo server may still be starting
+            answer = site.outside.fetch(fip.floating_ip_address, 8081)
+            if answer:
+                break
+            time.sleep(0.1)
+        assert answer == OUTSIDE_IP  # the guest sees who called: no SNAT inbound
+        assert site.outside.fetch(fip.floating_ip_address, 9001) == OUTSIDE_IP
+        assert site.outside.fetch(fip.floating_ip_address, 9000) is None  # 8081: nobody
+        site.conn.network.delete_floating_ip_port_forwarding(fip, one)
+        site.conn.network.delete_floating_ip_port_forwarding(fip, ranged)
+        site.agent.reconcile()
+        assert site.outside.fetch(fip.floating_ip_address, 8081) is None
+        assert fip.floating_ip_address not in nat_table(site.router.id)
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait(timeout=10)
 
 
 def test_router_teardown_leaves_nothing(site, guests):

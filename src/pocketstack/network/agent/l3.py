@@ -8,7 +8,8 @@ plumbs (or a gateway on the external network of such a router). In it:
   the gateway port's addresses, each floating IP as a /32 (so the router answers ARP for
   it) and a default route via the external subnet's gateway;
 * the router's static routes (``routes``), ip_forward on;
-* one nftables table ``ip qrouter``: floating IPs as DNAT/SNAT pairs, then SNAT of
+* one nftables table ``ip qrouter``: floating IPs as DNAT/SNAT pairs, port forwardings
+  as DNAT of their external ports, then SNAT of
   everything else leaving by the gateway to the gateway's address (``enable_snat``);
   a floating IP taken away also takes its connections (conntrack.py).
 
@@ -31,8 +32,8 @@ from pocketstack.common import config
 from pocketstack.network import agent
 from pocketstack.network.agent import conntrack
 from pocketstack.network.agent import ip as host
-from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port, Router,
-                                        Subnet)
+from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
+                                        PortForwarding, Router, Subnet)
 
 LOG = logging.getLogger(__name__)
 INTERFACE = "network:router_interface"
@@ -69,10 +70,18 @@ class RouterPlan:
     snat: bool = True
     routes: tuple[tuple[str, str], ...] = ()       # (destination, nexthop)
     floating_ips: tuple[tuple[str, str], ...] = ()  # (floating address, fixed address)
+    # port forwardings: (floating address, protocol, external first, last, internal
+    # address, internal first, last)
+    forwardings: tuple[tuple[str, str, int, int, str, int, int], ...] = ()
 
     @property
     def ports(self) -> tuple[RouterPort, ...]:
         return self.interfaces + ((self.gateway,) if self.gateway else ())
+
+    @property
+    def floating_addresses(self) -> set[str]:
+        """The floating IPs the gateway answers for (associated or forwarding ports)."""
+        return {f for f, _ in self.floating_ips} | {pf[0] for pf in self.forwardings}
 
 
 def namespace(router_id: str) -> str:
@@ -124,6 +133,14 @@ def wanted(s, networks: set[str]) -> dict[str, RouterPlan]:
             FloatingIP.fixed_ip_address).where(FloatingIP.router_id.in_(ids),
                                                FloatingIP.fixed_ip_address.is_not(None))):
         fips.setdefault(router_id, []).append((floating, fixed))
+    forwardings: dict[str, list[tuple]] = {}
+    for router_id, floating, pf in s.execute(sa.select(
+            FloatingIP.router_id, FloatingIP.floating_ip_address, PortForwarding).join(
+            PortForwarding, PortForwarding.floatingip_id == FloatingIP.id).where(
+            FloatingIP.router_id.in_(ids))):
+        forwardings.setdefault(router_id, []).append((
+            floating, pf.protocol, pf.external_port, pf.external_port_end or pf.external_port,
+            pf.internal_ip_address, pf.internal_port, pf.internal_port_end or pf.internal_port))
     plans = {}
     for router in routers:
         mine = sorted((p for p in ports if p.device_id == router.id), key=lambda p: p.id)
@@ -137,7 +154,8 @@ def wanted(s, networks: set[str]) -> dict[str, RouterPlan]:
         plans[router.id] = RouterPlan(
             router.id, interfaces, gateway, gateway_ip, bool(router.enable_snat),
             tuple((r["destination"], r["nexthop"]) for r in router.routes or []),
-            tuple(sorted(fips.get(router.id, []))) if gateway else ())
+            tuple(sorted(fips.get(router.id, []))) if gateway else (),
+            tuple(sorted(forwardings.get(router.id, []))) if gateway else ())
     return plans
 
 
@@ -166,13 +184,14 @@ def render_nat(plan: RouterPlan) -> str:
     # taking the floating IP away can delete them (conntrack.py)
     dnat = [f"ip daddr {floating} ct mark set {conntrack.mark_of(floating):#x} "
             f"dnat to {fixed}" for floating, fixed in plan.floating_ips]
+    dnat += [_forwarding(*pf) for pf in plan.forwardings]
     snat = []
     if gw is not None:
         snat = [f'oifname "{gw.device}" ip saddr {fixed} '
                 f"ct mark set {conntrack.mark_of(floating):#x} snat to {floating}"
                 for floating, fixed in plan.floating_ips]
         address = next((a.split("/")[0] for a in gw.addresses if ":" not in a), None)
-        if address and plan.floating_ips:
+        if address and plan.floating_addresses:
             # a guest reaching another's floating IP from inside (hairpin): without this
             # the reply would go straight back, from the fixed address the sender never
             # asked for
@@ -189,6 +208,22 @@ def render_nat(plan: RouterPlan) -> str:
              *(f"    {r}" for r in snat), "  }",
              "}"]
     return "\n".join(lines) + "\n"
+
+
+def _forwarding(floating: str, protocol: str, first: int, last: int, internal: str,
+                inner_first: int, inner_last: int) -> str:
+    """One port forwarding's DNAT: a port to a port, a range to one port (1-N), or a
+    range to a range of the same size, port by port (N-N: a map, since a NAT range alone
+    would pick any port of it)."""
+    ports = str(first) if first == last else f"{first}-{last}"
+    match = (f"ip daddr {floating} {protocol} dport {ports} "
+             f"ct mark set {conntrack.mark_of(floating):#x} ")
+    if inner_first == inner_last:
+        return match + f"dnat to {internal}:{inner_first}"
+    if inner_first == first:
+        return match + f"dnat to {internal}"  # the same ports
+    pairs = ", ".join(f"{first + i} : {inner_first + i}" for i in range(last - first + 1))
+    return match + f"dnat to {internal} : {protocol} dport map {{ {pairs} }}"
 
 
 # --- plumbing ------------------------------------------------------------------------
@@ -234,13 +269,15 @@ def plug(plan: RouterPlan, old: RouterPlan | None = None) -> None:
                  f"delete table ip {NFT_TABLE}\n" + render_nat(plan))
     if old is not None:
         # connections of a floating IP taken away (or moved to another fixed IP) keep
-        # their translation until deleted
-        gone = set(old.floating_ips) - set(plan.floating_ips)
-        conntrack.delete_marked(ns, sorted({conntrack.mark_of(f) for f, _ in gone}))
+        # their translation until deleted (a forwarding removed while its floating IP
+        # keeps others leaves its open connections be)
+        gone = {f for f, _ in set(old.floating_ips) - set(plan.floating_ips)} | (
+            old.floating_addresses - plan.floating_addresses)
+        conntrack.delete_marked(ns, sorted(conntrack.mark_of(f) for f in gone))
     if plan.gateway is not None:
-        before = {f for f, _ in known.floating_ips} \
+        before = known.floating_addresses \
             if known is not None and known.gateway == plan.gateway else set()
-        for floating in sorted({f for f, _ in plan.floating_ips} - before):
+        for floating in sorted(plan.floating_addresses - before):
             try:
                 host.announce(ns, plan.gateway.device, plan.gateway.mac, floating)
             except OSError as error:  # only a speed-up: ARP finds it anyway
@@ -266,7 +303,7 @@ def _veths(plan: RouterPlan, ns: str, new_ns: bool) -> None:
 def _wanted_addresses(plan: RouterPlan) -> dict[str, set[str]]:
     wanted = {p.device: set(p.addresses) for p in plan.ports}
     if plan.gateway is not None:
-        wanted[plan.gateway.device] |= {f"{floating}/32" for floating, _ in plan.floating_ips}
+        wanted[plan.gateway.device] |= {f"{floating}/32" for floating in plan.floating_addresses}
     return wanted
 
 
