@@ -3,9 +3,12 @@ pair and an image, and servers booted in it through the real compute API (openst
 from __future__ import annotations
 
 import base64
+import contextlib
+import json
+import os
+import subprocess
 import time
 import uuid
-
 
 
 def _public_key() -> str:
@@ -71,3 +74,123 @@ class Project:
                 self.admin.network.delete_port(port)
             self.conn.network.delete_network(net)
         self.admin.image.delete_image(self.image_id, ignore_missing=True)
+
+
+# --- real guest networking (test_guestnet_host.py, test_guestnet_l3.py) ---------------
+
+UDHCPC_SCRIPT = """#!/bin/sh
+# udhcpc's hook: configure the lease and record what the DHCP server said
+case "$1" in
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/$mask" dev "$interface"
+    set -- $staticroutes
+    while [ -n "$1" ]; do ip route replace "$1" via "$2" dev "$interface"; shift 2; done
+    printf 'ip=%s\\nmask=%s\\nrouter=%s\\nstaticroutes=%s\\nmtu=%s\\n' \\
+      "$ip" "$mask" "$router" "$staticroutes" "$mtu" > "$LEASE_FILE"
+    ;;
+esac
+"""
+
+
+def sh(*args, check=True):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=check)
+
+
+class Guest:
+    """A pretend VM: namespace gn<random>, eth0 with the port's MAC, its other end a
+    'tap<port id[:11]>' on the network's bridge (what libvirt would plug)."""
+
+    def __init__(self, port, tmp_path):
+        self.port = port
+        self.ns = "gn" + uuid.uuid4().hex[:10]
+        self.tap = "tap" + port.id[:11]
+        self.lease_file = str(tmp_path / f"{self.ns}.lease")
+        self.script = str(tmp_path / f"{self.ns}.sh")
+        with open(self.script, "w") as f:
+            f.write(UDHCPC_SCRIPT)
+        os.chmod(self.script, 0o755)
+        bridge = port.binding_vif_details["bridge_name"]
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "link", "add", self.tap, "type", "veth", "peer", "name", "eth0", "netns",
+           self.ns)
+        sh("ip", "link", "set", self.tap, "master", bridge, "up")
+        sh("ip", "-n", self.ns, "link", "set", "eth0", "address", port.mac_address, "up")
+        sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+
+    def run(self, *args, check=True):
+        return sh("ip", "netns", "exec", self.ns, *args, check=check)
+
+    def dhcp(self) -> dict:
+        proc = subprocess.run(
+            ["ip", "netns", "exec", self.ns, "busybox", "udhcpc", "-i", "eth0", "-n", "-q",
+             "-f", "-t", "10", "-T", "1", "-O", "staticroutes", "-s", self.script],
+            env=dict(os.environ, LEASE_FILE=self.lease_file), capture_output=True,
+            text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        with open(self.lease_file) as f:
+            return dict(line.split("=", 1) for line in f.read().splitlines())
+
+    def ping(self, address: str) -> bool:
+        return self.run("busybox", "ping", "-c", "1", "-W", "2", address,
+                        check=False).returncode == 0
+
+    def fetch(self, path: str) -> str:
+        return self.run("busybox", "wget", "-q", "-O", "-",  # (its -T crashes)
+                        f"http://169.254.169.254{path}").stdout
+
+    def remove(self):
+        sh("ip", "netns", "del", self.ns, check=False)
+
+
+class AgentHandle:
+    """The agent this module runs in the test cloud; ``stop()``/``start()`` play a restart
+    of the cloud process (bridges, namespaces and dnsmasq stay meanwhile)."""
+
+    def __init__(self):
+        from pocketstack.network.agent import agent
+
+        self.module = agent
+        self.running = agent.start()
+
+    def reconcile(self):
+        self.running.reconcile()  # what the agent does in the background, now
+
+    def stop(self):
+        self.module.stop(self.running)
+
+    def start(self):
+        self.running = self.module.start()
+
+
+@contextlib.contextmanager
+def running_agent(bridge_host: str, nft_table: str):
+    """The host agent on in the test cloud for ports bound to ``bridge_host``, with its
+    own nftables table; on exit everything it made is removed and the overrides cleared
+    whatever the teardown met (later tests of the worker get a plain cloud)."""
+    from pocketstack.common import config
+
+    conf = config.CONF
+    conf.set_override("host_networking", True, group="network")
+    conf.set_override("bridge_hosts", [bridge_host], group="network")
+    conf.set_override("nft_table", nft_table, group="network")
+    handle = None
+    try:
+        handle = AgentHandle()
+        yield handle
+    finally:
+        try:
+            if handle is not None:
+                handle.module.stop(handle.running, teardown=True)
+        finally:
+            for name in ("host_networking", "bridge_hosts", "nft_table"):
+                conf.clear_override(name, group="network")
+
+
+def links() -> set[str]:
+    out = sh("ip", "-j", "link", "show").stdout
+    return {link["ifname"] for link in json.loads(out)}
+
+
+def namespaces() -> set[str]:
+    return set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()

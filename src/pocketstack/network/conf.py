@@ -22,6 +22,11 @@ OPTS = {
         cfg.StrOpt("tenant_network_type", default="geneve",
                    choices=["geneve", "vxlan", "vlan", "flat", "local"],
                    help="Network type of networks created without provider attributes."),
+        cfg.ListOpt("vni_ranges", default=[],
+                    help="<vni_min>:<vni_max> ranges of VXLAN VNIs enumerating those "
+                         "available for networks of type vxlan given no "
+                         "provider:segmentation_id (ML2's [ml2_type_vxlan] vni_ranges); "
+                         "an admin may still name any VNI. Empty: 1 through 16777215."),
         cfg.IntOpt("global_physnet_mtu", default=1500, min=68,
                    help="MTU of the underlying physical network; overlay networks get this "
                         "minus their encapsulation overhead."),

@@ -191,6 +191,15 @@ class SegmentationIdInUse(InUse):
                          f"{segmentation_id}{where} is in use.")
 
 
+class NoNetworkAvailable(base.ServiceUnavailable):
+    """Every segmentation id of the type's tenant ranges is taken (neutron-lib's, a
+    ResourceExhausted: 503)."""
+
+    def __init__(self):
+        super().__init__("Unable to create the network. No tenant network is available for "
+                         "allocation.")
+
+
 class NetworkMTUSubnetConflict(base.Conflict):
     def __init__(self, net_id: str, subnet_id: str):
         super().__init__(f"MTU of {net_id} is not compatible with subnet {subnet_id}: IPv6 "

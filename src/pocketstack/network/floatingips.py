@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.network import base, listing, networks, port_delete, ports, quotas, routers
+from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, IPAllocation, Port, PortForwarding, Router,
@@ -203,6 +204,7 @@ def create_floatingip(ctx, body: dict) -> dict:
         s.flush()
         out = view(s, fip, values.get("tags"))
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out
 
 
@@ -241,6 +243,7 @@ def update_floatingip(ctx, fip_id: str, body: dict, if_revision: int | None = No
             _tell_compute(s, effects, port_id)
         out = view(s, fip, base.tags_of(s, fip.id))
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out
 
 
@@ -259,3 +262,4 @@ def delete_floatingip(ctx, fip_id: str, if_revision: int | None = None) -> None:
         if port is not None:
             port_delete.delete_in(s, port, effects)
     effects.run()
+    host_agent.changed()  # this host's routers follow

@@ -192,14 +192,33 @@ def _segment_key(network_type, physnet, seg_id) -> str | None:
     return f"{network_type}:{physnet or ''}:{seg_id if seg_id is not None else ''}"
 
 
+def vni_ranges() -> list[tuple[int, int]]:
+    """[network] vni_ranges as (low, high) pairs; the whole VXLAN range if empty."""
+    low, high = SEGMENT_RANGES["vxlan"]
+    ranges = []
+    for entry in config.CONF.network.vni_ranges:
+        first, sep, last = entry.strip().partition(":")
+        try:
+            pair = (int(first), int(last))
+        except ValueError:
+            pair = None
+        if not sep or pair is None or not low <= pair[0] <= pair[1] <= high:
+            raise config.ConfigError(
+                f"[network] vni_ranges: {entry!r} is not <vni_min>:<vni_max> with "
+                f"{low} <= vni_min <= vni_max <= {high}")
+        ranges.append(pair)
+    return ranges or [(low, high)]
+
+
 def _free_segment_ids(s, network_type: str, physnet: str | None):
     used = set(s.scalars(sa.select(Network.segmentation_id).where(
         Network.network_type == network_type, Network.physical_network == physnet
         if physnet else Network.physical_network.is_(None))))
-    low, high = SEGMENT_RANGES[network_type]
-    for seg_id in range(low, high + 1):
-        if seg_id not in used:
-            yield seg_id
+    ranges = vni_ranges() if network_type == "vxlan" else [SEGMENT_RANGES[network_type]]
+    for low, high in ranges:
+        for seg_id in range(low, high + 1):
+            if seg_id not in used:
+                yield seg_id
 
 
 def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> None:
@@ -223,6 +242,8 @@ def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> N
                 raise exc.SegmentationIdInUse(network.network_type, seg_id,
                                               network.physical_network) from None
             s.expunge(network) if network in s else None
+    if requested_seg_id is None and network.network_type not in ("flat", "local"):
+        raise exc.NoNetworkAvailable()  # every id of the type's ranges is taken
     raise exc.SegmentationIdInUse(network.network_type, requested_seg_id,
                                   network.physical_network)
 

@@ -2,13 +2,14 @@
 IP shared by several servers, each reached on its own external port. As in neutron, a
 floating IP either forwards ports or is associated with one port, never both; the
 forwarding's internal port must sit behind a router with a gateway on the floating IP's
-network. No packets are forwarded; the records and checks are neutron's.
+network. Where host networking runs, the L3 agent forwards them (network/agent/l3.py).
 """
 from __future__ import annotations
 
 import sqlalchemy as sa
 
 from pocketstack.common import db, numbers
+from pocketstack.network import agent as host_agent
 from pocketstack.network import base, floatingips, ports
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -189,7 +190,9 @@ def create(ctx, fip_id: str, body: dict) -> dict:
         _save(s, pf)
         fip.status = "ACTIVE"
         base.touch(fip)
-        return view(pf)
+        out = view(pf)
+    host_agent.changed()  # this host's routers follow
+    return out
 
 
 def list_for(ctx, fip_id: str, params: dict[str, list[str]]) -> list[dict]:
@@ -228,7 +231,9 @@ def update(ctx, fip_id: str, pf_id: str, body: dict) -> dict:
         _check_collisions(s, fip, pf)
         _save(s, pf)
         base.touch(fip)
-        return view(pf)
+        out = view(pf)
+    host_agent.changed()  # this host's routers follow
+    return out
 
 
 @base.retry_on_deadlock
@@ -241,3 +246,4 @@ def delete(ctx, fip_id: str, pf_id: str) -> None:
                 PortForwarding.floatingip_id == fip.id).limit(1)):
             fip.router_id, fip.status = None, "DOWN"
         base.touch(fip)
+    host_agent.changed()

@@ -1,7 +1,7 @@
 """Routers as API resources: an external gateway on a router:external network (a
 network:router_gateway port with an address from the external subnet), interfaces on
 subnets (network:router_interface ports holding the subnet's gateway IP) and extra routes.
-No packets are routed; the addresses, ports and checks are neutron's.
+Where host networking runs, the agent makes them real (network/agent/l3.py).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db
 from pocketstack.network import (base, listing, port_delete, ports, quotas, router_gateways,
                                  subnets)
+from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import FloatingIP, IPAllocation, Port, Router, Subnet, Tag
@@ -136,6 +137,7 @@ def create_router(ctx, body: dict) -> dict:
         s.flush()
         out = view(s, router, values.get("tags"))
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out
 
 
@@ -174,6 +176,7 @@ def update_router(ctx, router_id: str, body: dict, if_revision: int | None = Non
         s.flush()
         out = view(s, router, base.tags_of(s, router.id))
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out
 
 
@@ -213,7 +216,9 @@ def change_extraroutes(ctx, router_id: str, body: dict, add: bool,
             router.routes = routes
             base.touch(router)
         s.flush()
-        return view(s, router, base.tags_of(s, router.id))
+        out = view(s, router, base.tags_of(s, router.id))
+    host_agent.changed()
+    return out
 
 
 @base.retry_on_deadlock
@@ -229,6 +234,7 @@ def delete_router(ctx, router_id: str, if_revision: int | None = None) -> None:
         s.execute(sa.delete(Tag).where(Tag.resource_id == router.id))
         s.delete(router)
     effects.run()
+    host_agent.changed()  # this host's routers follow
 
 
 def _interface_info(router: Router, port: Port) -> dict:
@@ -305,6 +311,7 @@ def add_router_interface(ctx, router_id: str, body) -> dict:
         s.refresh(port, ["fixed_ips"])
         out = _interface_info(router, port)
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out
 
 
@@ -342,6 +349,7 @@ def remove_router_interface(ctx, router_id: str, body) -> dict:
         port_delete.delete_in(s, port, effects)
         base.touch(router)
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return info
 
 
@@ -363,4 +371,5 @@ def change_gateways(ctx, router_id: str, body, action: str,
         s.flush()
         out = view(s, router, base.tags_of(s, router.id))
     effects.run()
+    host_agent.changed()  # this host's routers follow
     return out

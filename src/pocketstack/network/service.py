@@ -26,6 +26,9 @@ class _NotifierHandle:
 
 def start(cloud) -> list:
     conf = config.CONF
+    from pocketstack.network import networks
+
+    networks.vni_ranges()  # a malformed [network] vni_ranges stops start-up, not a create
     # A default, so a dhcp_dir in the config file still wins.
     conf.set_default("dhcp_dir", os.path.join(cloud.data_dir, "network", "dhcp"),
                      group="network")

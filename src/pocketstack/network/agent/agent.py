@@ -20,7 +20,7 @@ from sqlalchemy import orm
 from pocketstack.common import config, db, runtime
 from pocketstack.network import address_groups as agroups
 from pocketstack.network import agent, dhcp
-from pocketstack.network.agent import firewall, plumbing
+from pocketstack.network.agent import firewall, l3, plumbing
 from pocketstack.network.agent.metadata_proxy import MetadataProxy
 from pocketstack.network.agent import ip as host
 from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurityGroup,
@@ -64,9 +64,16 @@ def _plan(s, network_id: str) -> plumbing.NetworkPlan | None:
     return plan
 
 
+def wanted(s) -> tuple[set[str], dict[str, l3.RouterPlan]]:
+    """The networks this host plumbs (its guests' and its routers') and its routers."""
+    guest_networks = {p.network_id for p in _guest_ports(s)}
+    routers = l3.wanted(s, guest_networks)
+    return guest_networks | l3.networks_of(routers), routers
+
+
 def wanted_networks() -> set[str]:
     with db.reader() as s:
-        return {p.network_id for p in _guest_ports(s)}
+        return wanted(s)[0]
 
 
 def _firewall_state(s):
@@ -95,10 +102,12 @@ def _firewall_state(s):
                 IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
                 PortSecurityGroup.security_group_id.in_(remote))):
         members.setdefault(group_id, []).append(address)
-    networks = {p.network_id for p in guest_ports}
+    routers = l3.wanted(s, {p.network_id for p in guest_ports})
+    networks = {p.network_id for p in guest_ports} | l3.networks_of(routers)
+    # DHCP and router veths, like guests' taps, are kept from the host
     dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
         sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
-                                 Port.network_id.in_(sorted(networks))))]
+                                 Port.network_id.in_(sorted(networks))))] + l3.taps_of(routers)
     address_groups = agroups.addresses_of(s, {r.remote_address_group_id for r in rules
                                               if r.remote_address_group_id})
     return ports, rules, members, dhcp_taps, address_groups
@@ -114,6 +123,7 @@ class HostAgent:
         self.stopping = False
         self.metadata: dict[str, MetadataProxy] = {}  # network id -> its proxy
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
+        self.routers: dict[str, l3.RouterPlan] = {}  # what each router was plugged as
         self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
         # Binds waiting for the lock share one firewall pass: each takes a ticket (its
         # binding is committed by then); a pass that read the database after ticket n was
@@ -172,15 +182,39 @@ class HostAgent:
 
     def reconcile(self) -> None:
         with self.lock:
-            wanted = wanted_networks()
-            for network_id in sorted(wanted):
+            with db.reader() as s:
+                networks, routers = wanted(s)
+            for network_id in sorted(networks):
                 with db.reader() as s:
                     plan = _plan(s, network_id)
                 if plan is not None:
                     self._plug(plan)
             self._firewall()
-            for network_id in sorted(self._plumbed() - wanted):
+            # routers after their networks' bridges exist, and gone before them
+            for router_id in sorted(l3.managed() - set(routers)):
+                self._unplug_router(router_id)
+            for plan in routers.values():
+                self._plug_router(plan)
+            for network_id in sorted(self._plumbed() - networks):
                 self._unplug(network_id)
+
+    def _plug_router(self, plan: l3.RouterPlan) -> None:
+        old = self.routers.get(plan.router_id)
+        if old == plan and l3.intact(plan):
+            return
+        try:
+            l3.plug(plan, old if old is not None and l3.intact(old) else None)
+            self.routers[plan.router_id] = plan
+        except Exception:  # noqa: BLE001 - one router's failure does not stop the others
+            self.routers.pop(plan.router_id, None)
+            LOG.exception("Plugging router %s failed; retrying in a second", plan.router_id)
+            retry = threading.Timer(1.0, self.mark)
+            retry.daemon = True
+            retry.start()
+
+    def _unplug_router(self, router_id: str) -> None:
+        self.routers.pop(router_id, None)
+        l3.unplug(router_id)
 
     def _plumbed(self) -> set[str]:
         """Networks this agent plumbed (another cloud on this host keeps its own)."""
@@ -247,6 +281,8 @@ class HostAgent:
             for network_id in list(self.metadata):
                 self._stop_metadata(network_id)
             if teardown:
+                for router_id in sorted(l3.managed()):
+                    self._unplug_router(router_id)
                 for network_id in sorted(self._plumbed()):
                     plumbing.unplug(network_id)
                 firewall.remove()

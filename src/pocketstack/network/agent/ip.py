@@ -70,20 +70,29 @@ def _setns(fd: int) -> None:
 
 
 def listening_socket(ns: str, address: str, port: int) -> socket.socket:
-    """A TCP socket listening on address:port inside namespace ``ns``. It is made on a
-    thread of its own that enters the namespace (a namespace is per thread), so the
-    process's other threads stay where they are; the socket stays in ``ns``."""
+    """A TCP socket listening on address:port inside namespace ``ns``."""
+    sock = socket_in(ns, socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(64)
+    except Exception:
+        sock.close()
+        raise
+    return sock
+
+
+def socket_in(ns: str, family: int, kind: int, proto: int = 0) -> socket.socket:
+    """A socket of namespace ``ns``. It is made on a thread of its own that enters the
+    namespace (a namespace is per thread), so the process's other threads stay where
+    they are; the socket stays in ``ns`` whoever uses it."""
     result: dict = {}
 
     def make():
         try:
             with open(f"/run/netns/{ns}") as f:
                 _setns(f.fileno())
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((address, port))
-            sock.listen(64)
-            result["socket"] = sock
+            result["socket"] = socket.socket(family, kind, proto)
         except Exception as error:  # noqa: BLE001 - handed to the caller
             result["error"] = error
 
@@ -93,3 +102,20 @@ def listening_socket(ns: str, address: str, port: int) -> socket.socket:
     if "error" in result:
         raise result["error"]
     return result["socket"]
+
+
+def announce(ns: str, dev: str, mac: str, address: str) -> None:
+    """One gratuitous ARP for ``address`` from ``dev`` in ``ns`` (what ``arping -U``
+    sends): neighbours update their entry for it at once, and one still resolving it
+    (asked before the address existed) stops waiting for its next retry, a second away."""
+    sender = bytes.fromhex(mac.replace(":", ""))
+    ip4 = socket.inet_aton(address)
+    frame = (b"\xff" * 6 + sender + b"\x08\x06" +                  # Ethernet, ARP
+             b"\x00\x01\x08\x00\x06\x04\x00\x01" +               # IPv4 over Ethernet, request
+             sender + ip4 + b"\x00" * 6 + ip4)                       # asking for itself
+    sock = socket_in(ns, socket.AF_PACKET, socket.SOCK_RAW)
+    try:
+        sock.bind((dev, 0))
+        sock.send(frame)
+    finally:
+        sock.close()
