@@ -250,6 +250,23 @@ class _Monitor:
             self.conn.shutdown()
 
 
+def _wait_for_active_pgs(mon, timeout: float = 120) -> None:
+    """New pools' placement groups take a moment to peer; I/O to them waits meanwhile
+    (and a client's op timeout may end it): return once every PG is active."""
+    deadline = time.monotonic() + timeout
+    while True:
+        summary = json.loads(mon("pg stat", ["pg", "stat", "--format", "json"],
+                                 format="json"))
+        summary = summary.get("pg_summary", summary)
+        states = summary.get("num_pg_by_state") or []
+        active = sum(s["num"] for s in states if "active" in s["name"].split("+"))
+        if active >= summary.get("num_pgs", 0):
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(f"placement groups not active after {timeout:g} s: {states}")
+        time.sleep(0.1)
+
+
 def ensure_pools_and_users(directory: str, prefix: str = "") -> dict[str, str]:
     """Create the service pools and cephx users (keyrings beside ceph.conf); idempotent.
     ``prefix`` names a separate set (tests sharing one cluster). Returns the [ceph] options
@@ -259,6 +276,7 @@ def ensure_pools_and_users(directory: str, prefix: str = "") -> dict[str, str]:
     mon = _Monitor(directory)
     try:
         existing = set(mon("osd pool ls", ["osd", "pool", "ls"]).split())
+        created = False
         for option in POOLS:
             pool = names[option]
             if pool not in existing:
@@ -266,6 +284,9 @@ def ensure_pools_and_users(directory: str, prefix: str = "") -> dict[str, str]:
                     pool=pool, pg_num=8)
                 mon("osd pool application enable",
                     ["osd", "pool", "application", "enable", pool, "rbd"], pool=pool, app="rbd")
+                created = True
+        if created:
+            _wait_for_active_pgs(mon)
         for option, caps in user_caps(names).items():
             entity = f"client.{names[option]}"
             keyring = os.path.join(directory, f"ceph.{entity}.keyring")
