@@ -1,6 +1,7 @@
 """Issue 23, compute: POST /servers -> ACTIVE of a real tiny guest whose root disk is an
 RBD clone of the image (``[libvirt] images_type = rbd``) next to the same boot with a
-qcow2 overlay on the host's cached image (``images_type = qcow2``), in the same run.
+qcow2 overlay on the host's cached image (``images_type = qcow2``) and a boot from a volume
+of the rbd backend (``--boot-from-volume``: the volume a clone too), in the same run.
 
     sudo .venv/bin/python bench/ceph_boot.py [--runs 5] [--ceph-dir /tmp/ceph-shared] [--record]
 
@@ -34,10 +35,19 @@ TIMEOUT = 180.0
 def boot(conn, image, kind: str) -> float:
     from pocketstack.common import config
 
-    config.CONF.set_override("images_type", kind, group="libvirt")  # read per spawn
+    # read per spawn; a boot from volume has no image disk of its own
+    config.CONF.set_override("images_type", "rbd" if kind == "bfv" else kind,
+                             group="libvirt")
     t0 = time.monotonic()
-    server = conn.compute.create_server(name=f"bench-{kind}", image_id=image.id,
-                                        flavor_id="42", networks="none")
+    if kind == "bfv":  # `openstack server create --boot-from-volume 1`: an rbd clone
+        server = conn.compute.create_server(
+            name="bench-bfv", image_id="", flavor_id="42", networks="none",
+            block_device_mapping_v2=[{"boot_index": 0, "uuid": image.id,
+                                      "source_type": "image", "destination_type": "volume",
+                                      "volume_size": 1, "delete_on_termination": True}])
+    else:
+        server = conn.compute.create_server(name=f"bench-{kind}", image_id=image.id,
+                                            flavor_id="42", networks="none")
     deadline = t0 + TIMEOUT
     while True:
         current = conn.compute.get_server(server.id)
@@ -73,11 +83,11 @@ def main() -> None:
                  "libvirt.host_name": f"lrb-bench-{uuid.uuid4().hex[:4]}",
                  "ceph.conf": conf, **{f"ceph.{k}": v for k, v in names.items()},
                  "ceph.secret_uuid": str(uuid.uuid4()), "image.default_store": "rbd",
-                 "image.show_image_direct_url": True}
+                 "image.show_image_direct_url": True, "volume.enabled_backends": ["rbd"]}
     cloud = Cloud(data_dir, admin_password="bench-secret", overrides=overrides)
     cloud.start(port=0)
     loads = [os.getloadavg()[0]]
-    times: dict[str, list[float]] = {"rbd": [], "qcow2": []}
+    times: dict[str, list[float]] = {"rbd": [], "qcow2": [], "bfv": []}
     try:
         import openstack
         from keystoneauth1 import session
@@ -103,8 +113,8 @@ def main() -> None:
             for kind in times:
                 times[kind].append(boot(conn, image, kind))
             loads.append(os.getloadavg()[0])
-            print(f"[load {loads[-1]:.1f}] rbd {times['rbd'][-1]:.2f} s, "
-                  f"qcow2 {times['qcow2'][-1]:.2f} s", file=sys.stderr, flush=True)
+            print(f"[load {loads[-1]:.1f}] " + ", ".join(
+                f"{k} {v[-1]:.2f} s" for k, v in times.items()), file=sys.stderr, flush=True)
         for each in (image, kernel, ramdisk):
             conn.image.delete_image(each, ignore_missing=True)
     finally:
@@ -122,20 +132,24 @@ def main() -> None:
         return (f"- {what}: p50 {statistics.median(v):.2f} s (min {min(v):.2f}, max "
                 f"{max(v):.2f}; {', '.join(f'{t:.2f}' for t in v)})")
     lines = [
-        f"## compute: boot from image, rbd clone vs qcow2 overlay — "
+        f"## compute: boot from image (rbd clone, qcow2 overlay) and from an rbd volume — "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.node()} "
         f"({os.cpu_count()} cores), load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
         f"(1-min load during the runs: {', '.join(f'{x:.1f}' for x in loads)})",
         "",
         f"Real libvirt/QEMU host (TCG), tiny guest, 64 MiB raw image in the rbd store, "
         f"flavor m1.nano (1 GiB root), no network; POST /servers -> ACTIVE, "
-        f"{args.runs} alternated pairs after one warm-up boot each (`bench/ceph_boot.py`).",
+        f"{args.runs} alternated rounds after one warm-up boot each (`bench/ceph_boot.py`).",
         "",
         line("rbd", "images_type = rbd (root disk a clone of the image's snapshot, grown "
                     "to 1 GiB)"),
         line("qcow2", "images_type = qcow2 (overlay on the cached image)"),
+        line("bfv", "boot from volume on the rbd backend (the volume a clone of the "
+                    "image's snapshot, attached as the root disk)"),
         f"- ratio of p50s rbd/qcow2: "
-        f"{statistics.median(times['rbd']) / statistics.median(times['qcow2']):.2f}",
+        f"{statistics.median(times['rbd']) / statistics.median(times['qcow2']):.2f}; "
+        f"boot from volume / boot from image (rbd): "
+        f"{statistics.median(times['bfv']) / statistics.median(times['rbd']):.2f}",
         "",
     ]
     print("\n".join(lines))
