@@ -8,85 +8,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import hmac
 import http.cookiejar
-import importlib.resources
 import os
 import secrets
 import urllib.parse
 
 import httpx
-import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.common import config, timeutils
-from pocketstack.dashboard import sessions, waterfall
+from pocketstack.dashboard import pages, sessions, waterfall, web
+from pocketstack.dashboard.web import API_TIMEOUT, PREFIX
 
-PREFIX = "/dashboard"
-API_TIMEOUT = 30.0  # seconds; a stuck API call ends as an error page, not a hang
 SERVERS_PAGE = 50  # servers a page of the list; the next page goes on from a marker
-
-_templates = jinja2.Environment(
-    loader=jinja2.PackageLoader("pocketstack.dashboard", "templates"),
-    autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-
-
-# The dashboard's own scripts, read once: name -> bytes (no other file is served).
-_STATIC = {name: (importlib.resources.files("pocketstack.dashboard") / "static" / name)
-           .read_bytes() for name in ("live.js", "upload.js")}
-
-
-def _render(name: str, status: int = 200, **context) -> HTMLResponse:
-    body = _templates.get_template(name).render(prefix=PREFIX, **context)
-    return HTMLResponse(body, status, headers={
-        "Cache-Control": "no-store",
-        # Everything is served from here: no CDN, no inline script, no framing.
-        "Content-Security-Policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; "
-                                   "frame-ancestors 'none'; form-action 'self'",
-        "X-Content-Type-Options": "nosniff"})
-
-
-def _api_error(r: httpx.Response) -> str:
-    """The message inside any service's OpenStack error body, else the status line."""
-    try:
-        body = r.json()
-    except ValueError:
-        return f"{r.status_code} {r.reason_phrase}"
-    if isinstance(body, dict):
-        for value in body.values():
-            if isinstance(value, dict) and value.get("message"):
-                return str(value["message"])
-        if body.get("message"):
-            return str(body["message"])
-    return f"{r.status_code} {r.reason_phrase}"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """An urlencoded form (what our forms post); anything else reads as an empty form."""
-    if not request.headers.get("content-type", "").startswith(
-            "application/x-www-form-urlencoded"):
-        return {}
-    body = await request.body()
-    if len(body) > 64 * 1024:
-        return {}
-    pairs = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-    return dict(pairs)
-
-
-async def _form_values(request: Request, name: str) -> list[str]:
-    """Every value of a repeated field (a multiple select) of the posted form."""
-    if not request.headers.get("content-type", "").startswith(
-            "application/x-www-form-urlencoded"):
-        return []
-    body = await request.body()  # read once by _form; Starlette keeps it
-    if len(body) > 64 * 1024:
-        return []
-    return [v for k, v in urllib.parse.parse_qsl(body.decode("utf-8", "replace"))
-            if k == name and v]
-
 
 def _volume_mapping(form: dict) -> list[dict] | None:
     """The launch form's volume choice as nova's block_device_mapping_v2 (None: no
@@ -113,10 +50,6 @@ async def _nothing() -> None:
     return None
 
 
-def _same(a: str | None, b: str | None) -> bool:
-    return bool(a) and bool(b) and hmac.compare_digest(a, b)
-
-
 def _session_store() -> sessions.SessionStore:
     """In memory, unless the cloud's API runs in several processes (`up --workers`)."""
     from pocketstack.common import config, rpc
@@ -129,7 +62,6 @@ def _session_store() -> sessions.SessionStore:
 
 class Dashboard:
     def __init__(self):
-        from pocketstack.dashboard import pages  # it imports this module's helpers
         self.store = _session_store()
         self._http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
         self.app = Starlette(routes=[*pages.Pages(self).routes(),
@@ -187,22 +119,22 @@ class Dashboard:
         return session.endpoint(service_type) or config.public_url() + default_path
 
     async def not_found(self, request: Request, exc) -> Response:
-        return _render("error.html", 404, session=self._session(request),
+        return web.render("error.html", 404, session=self._session(request),
                        message="No such page.")
 
     async def not_allowed(self, request: Request, exc) -> Response:
-        return _render("error.html", 405, session=self._session(request),
+        return web.render("error.html", 405, session=self._session(request),
                        message="That method is not allowed here.")
 
     async def api_unreachable(self, request: Request, exc) -> Response:
-        return _render("error.html", 502, session=self._session(request),
+        return web.render("error.html", 502, session=self._session(request),
                        message=f"The cloud's API did not answer: {type(exc).__name__}.")
 
     def _error(self, session, r: httpx.Response) -> Response:
         if r.status_code == 401:  # the token expired or was revoked elsewhere
             return self._to_login()
         status = r.status_code if 400 <= r.status_code < 500 else 502
-        return _render("error.html", status, session=session, message=_api_error(r))
+        return web.render("error.html", status, session=session, message=web.api_error(r))
 
     # -- pages ------------------------------------------------------------------------
 
@@ -214,9 +146,9 @@ class Dashboard:
     async def login(self, request: Request) -> Response:
         if request.method == "GET":
             return self._login_page()
-        form = await _form(request)
+        form = await web.form(request)
         # Login CSRF: the form's token must match the cookie set with the form.
-        if not _same(form.get("csrf_token"), request.cookies.get(sessions.LOGIN_CSRF_COOKIE)):
+        if not web.same(form.get("csrf_token"), request.cookies.get(sessions.LOGIN_CSRF_COOKIE)):
             return self._login_page("The form expired; please try again.", 403)
         domain = form.get("domain", "").strip() or "Default"
         user = form.get("username", "").strip()
@@ -238,7 +170,7 @@ class Dashboard:
     def _login_page(self, message: str | None = None, status: int = 200,
                     form: dict | None = None) -> Response:
         csrf = secrets.token_urlsafe(32)
-        response = _render("login.html", status, session=None, message=message,
+        response = web.render("login.html", status, session=None, message=message,
                            form=form or {}, csrf_token=csrf)
         response.set_cookie(sessions.LOGIN_CSRF_COOKIE, csrf, path=PREFIX + "/login",
                             httponly=True, samesite="strict")
@@ -298,20 +230,20 @@ class Dashboard:
         session = self.store.get(sid)
         if session is None:
             return self._to_login()
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
-            return _render("error.html", 403, session=session,
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
+            return web.render("error.html", 403, session=session,
                            message="The form expired; please reload the page and try again.")
         project_id = form.get("project_id", "")
         if project_id not in {p["id"] for p in session.projects}:
-            return _render("error.html", 400, session=session,
+            return web.render("error.html", 400, session=session,
                            message="You have no role on that project.")
         async with self._client() as client:
             try:
                 new = await self._scoped_token(client, session.unscoped,
                                                {"project": {"id": project_id}})
             except LoginFailed as failure:
-                return _render("error.html", failure.status, session=session,
+                return web.render("error.html", failure.status, session=session,
                                message=str(failure))
             await self._revoke(client, session.token)
         new.projects, new.csrf, new.unscoped = session.projects, session.csrf, session.unscoped
@@ -323,9 +255,9 @@ class Dashboard:
         session = self.store.get(sid)
         if session is None:
             return self._to_login()
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
-            return _render("error.html", 403, session=session,
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
+            return web.render("error.html", 403, session=session,
                            message="The form expired; please reload the page and try again.")
         self.store.pop(sid)
         async with self._client() as client:
@@ -346,7 +278,7 @@ class Dashboard:
             return self._error(session, r)
         servers = r.json().get("servers", [])
         next_marker = servers[-1]["id"] if len(servers) == params["limit"] else None
-        return _render("servers.html", session=session, servers=servers,
+        return web.render("servers.html", session=session, servers=servers,
                        next_marker=next_marker)
 
     async def server_statuses(self, request: Request) -> Response:
@@ -360,12 +292,12 @@ class Dashboard:
                             "/servers/detail", limit=SERVERS_PAGE,
                             **({"marker": marker} if marker else {}))
         if r.status_code != 200:
-            return JSONResponse({"error": _api_error(r)}, r.status_code)
+            return JSONResponse({"error": web.api_error(r)}, r.status_code)
         return JSONResponse({s["id"]: s["status"] for s in r.json().get("servers", [])},
                             headers={"Cache-Control": "no-store"})
 
     async def static(self, request: Request) -> Response:
-        body = _STATIC.get(request.path_params["name"])
+        body = web.STATIC.get(request.path_params["name"])
         if body is None:
             return await self.not_found(request, None)
         return Response(body, media_type="text/javascript",
@@ -391,9 +323,9 @@ class Dashboard:
             self._volumes(session, server_url),
             self._get(session, compute + "/flavors"))
         trace = t.json() if t.status_code == 200 else {"events": [], "actions": []}
-        trace_error = None if t.status_code == 200 else _api_error(t)
+        trace_error = None if t.status_code == 200 else web.api_error(t)
         fault = server.get("fault") or {}
-        return _render("server.html", session=session, server=server,
+        return web.render("server.html", session=session, server=server,
                        waterfalls=waterfall.requests(trace), actions=actions,
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        console=console, volumes=attachments,
@@ -424,7 +356,7 @@ class Dashboard:
                 "os-getConsoleOutput": {"length": self.CONSOLE_LINES}},
                 headers={"X-Auth-Token": session.token})
         return {"output": r.json().get("output", "")} if r.status_code == 200 else \
-            {"error": _api_error(r)}
+            {"error": web.api_error(r)}
 
     ACTIONS_SHOWN = 10  # the newest instance actions shown with their events
 
@@ -448,8 +380,8 @@ class Dashboard:
             return self._to_login()
         if request.method == "GET":
             return await self._launch_page(session, {})
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
             return await self._launch_page(session, form, "The form expired; please try "
                                            "again.", 403)
         server = {"name": form.get("name", ""), "imageRef": form.get("image", ""),
@@ -459,7 +391,7 @@ class Dashboard:
             else (network or "none")
         if form.get("key_name"):
             server["key_name"] = form["key_name"]
-        groups = await _form_values(request, "security_groups")
+        groups = await web.form_values(request, "security_groups")
         if groups:
             server["security_groups"] = [{"name": g} for g in groups]
         volume = _volume_mapping(form)
@@ -477,7 +409,7 @@ class Dashboard:
         if r.status_code != 202:
             status = r.status_code if 400 <= r.status_code < 500 else 502
             form["security_groups_chosen"] = groups  # the form keeps what was chosen
-            return await self._launch_page(session, form, _api_error(r), status)
+            return await self._launch_page(session, form, web.api_error(r), status)
         return RedirectResponse(f"{PREFIX}/servers/{r.json()['server']['id']}", 303)
 
     async def _launch_page(self, session, form: dict, message: str | None = None,
@@ -491,7 +423,7 @@ class Dashboard:
             self._get(session, self._url(session, "network", "/network") +
                       "/v2.0/security-groups", project_id=session.project_id))
         chosen = set(form.get("security_groups_chosen", ()))
-        return _render("launch.html", status, session=session, form=form, message=message,
+        return web.render("launch.html", status, session=session, form=form, message=message,
                        images=images.json().get("images", []) if images.is_success else [],
                        flavors=flavors.json().get("flavors", []) if flavors.is_success else [],
                        networks=(networks.json().get("networks", [])
@@ -529,7 +461,7 @@ class Dashboard:
         bars = [{"name": name, "used": used, "limit": limit,
                  "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
                 for name, used, limit in usage]
-        return _render("overview.html", session=session, bars=bars)
+        return web.render("overview.html", session=session, bars=bars)
 
 
     # The form's action -> the compute API's server action body (None: DELETE the server).
@@ -548,13 +480,13 @@ class Dashboard:
         session = self._session(request)
         if session is None:
             return self._to_login()
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
-            return _render("error.html", 403, session=session,
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
+            return web.render("error.html", 403, session=session,
                            message="The form expired; please reload the page and try again.")
         action = form.get("action", "")
         if action not in self.SERVER_ACTIONS:
-            return _render("error.html", 400, session=session,
+            return web.render("error.html", 400, session=session,
                            message=f"Unknown server action {action!r}.")
         url = (self._url(session, "compute", "/compute/v2.1") + "/servers/" +
                urllib.parse.quote(request.path_params["server_id"], safe=""))
@@ -584,6 +516,6 @@ class LoginFailed(Exception):
         if r is not None:
             status = r.status_code if r.status_code in (400, 401, 403, 404) else 502
             message = ("The user name or password is wrong, or you have no role on that "
-                       "project." if r.status_code in (401, 404) else _api_error(r))
+                       "project." if r.status_code in (401, 404) else web.api_error(r))
         super().__init__(message)
         self.status = status

@@ -9,7 +9,6 @@ re-renders the page with the API's message (never a 500).
 from __future__ import annotations
 
 import asyncio
-import urllib.parse
 
 import httpx
 from starlette.requests import Request
@@ -17,33 +16,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard import topology, uploads
-from pocketstack.dashboard.app import PREFIX, _api_error, _form, _render, _same
-
-COMPUTE = ("compute", "/compute/v2.1")
-NETWORK = ("network", "/network")
-IMAGE = ("image", "/image")
-CONTROL = ("pocketstack", "/pocketstack")
-PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
-SERVER_CHOICES = 200  # servers offered in a menu (attach a volume to ...)
-
-
-def _q(value: str) -> str:
-    return urllib.parse.quote(value, safe="")
-
-
-def _item(collection_url: str, item_id: str) -> str | None:
-    """The URL of one item; None for an empty id, whose URL would be the collection's
-    (DELETE /v1/faults/ must not reset every rule)."""
-    return f"{collection_url}/{_q(item_id)}" if item_id.strip() else None
-
-
-def _number(text: str):
-    """A whole number as a number; anything else as typed, for the API to judge and name.
-    (ASCII only: "²" and "１" are digits to str.isdigit but not to int.)"""
-    text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() else text
-
+from pocketstack.dashboard import (pages_admin, pages_network, pages_storage, progress,
+                                   topology, uploads, web)
+from pocketstack.dashboard.web import (COMPUTE, CONTROL, IMAGE, NETWORK, PAGE, PREFIX,
+                                         SERVER_CHOICES)
 
 async def _no_list():
     return [], None
@@ -58,8 +34,6 @@ class Pages:
         self.dash = dashboard
 
     def routes(self) -> list[Route]:
-        # They import this module's helpers: imported once it is loaded.
-        from pocketstack.dashboard import pages_admin, pages_network, pages_storage, progress
         both = ["GET", "POST"]
         return [
             Route(PREFIX + "/admin/hypervisors", self.hypervisors),
@@ -115,9 +89,9 @@ class Pages:
 
     async def _posted(self, request: Request, session):
         """The posted form, or an error page when its CSRF token is missing or wrong."""
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
-            return form, _render("error.html", 403, session=session,
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
+            return form, web.render("error.html", 403, session=session,
                                  message="The form expired; please reload the page and try "
                                          "again.")
         return form, None
@@ -131,7 +105,7 @@ class Pages:
         """The API's message and status for a failed write, None when it worked."""
         if r.is_success:
             return None
-        return _api_error(r), r.status_code if 400 <= r.status_code < 500 else 502
+        return web.api_error(r), r.status_code if 400 <= r.status_code < 500 else 502
 
     async def _page(self, request: Request, show, act):
         """GET: ``show(session)``; POST: ``act(session, form)`` then back to the page, or
@@ -168,14 +142,14 @@ class Pages:
                     for label, used, total in (("vCPUs", "vcpus_used", "vcpus"),
                                                ("RAM (MB)", "memory_mb_used", "memory_mb"),
                                                ("Disk (GB)", "local_gb_used", "local_gb"))]
-            return _render("hypervisors.html", session=session, hypervisors=items)
+            return web.render("hypervisors.html", session=session, hypervisors=items)
         return await self._page(request, show, None)
 
     async def services(self, request: Request) -> Response:
         async def show(session, **extra):
             items, error = await self._list(session, self._base(session, COMPUTE) +
                                             "/os-services", "services")
-            return error or _render("services.html", session=session, services=items)
+            return error or web.render("services.html", session=session, services=items)
         return await self._page(request, show, None)
 
     async def all_servers(self, request: Request) -> Response:
@@ -190,7 +164,7 @@ class Pages:
             # Project names from keystone (the admin may list projects); ids where not.
             projects, _ = await self._list(session, self.dash._identity_url() +
                                            "/projects", "projects")
-            return _render("admin_servers.html", session=session, servers=items,
+            return web.render("admin_servers.html", session=session, servers=items,
                            next_marker=next_marker,
                            project_names={p["id"]: p["name"] for p in projects or []})
         return await self._page(request, show, None)
@@ -201,13 +175,13 @@ class Pages:
         async def show(session, message=None, status=200, form=None):
             items, error = await self._list(session, self._base(session, COMPUTE) + url +
                                             "/detail", "flavors", is_public="None")
-            return error or _render("flavors.html", status, session=session, flavors=items,
+            return error or web.render("flavors.html", status, session=session, flavors=items,
                                     message=message, form=form or {})
 
         async def act(session, form):
             base = self._base(session, COMPUTE) + url
             if form.get("action") == "delete":
-                return await self._delete(session, _item(base, form.get("flavor_id", "")))
+                return await self._delete(session, web.item(base, form.get("flavor_id", "")))
             if form.get("action") != "create":
                 return "Unknown form action.", 400
             flavor = {"name": form.get("name", ""), "os-flavor-access:is_public":
@@ -215,7 +189,7 @@ class Pages:
             if form.get("id", "").strip():
                 flavor["id"] = form["id"].strip()
             for field in ("vcpus", "ram", "disk"):
-                flavor[field] = _number(form.get(field, ""))
+                flavor[field] = web.number(form.get(field, ""))
             return self._failed(await self._call(session, "POST", base, {"flavor": flavor}))
         return await self._page(request, show, act)
 
@@ -227,14 +201,14 @@ class Pages:
                                             "/v1/faults", "faults")
             if error:
                 return error
-            return _render("faults.html", status, session=session, faults=items,
+            return web.render("faults.html", status, session=session, faults=items,
                            message=message, form=form or {}, operations=faults.OPERATIONS,
                            actions=faults.ACTIONS)
 
         async def act(session, form):
             url = self._base(session, CONTROL) + "/v1/faults"
             if form.get("action_kind") == "delete":
-                return await self._delete(session, _item(url, form.get("fault_id", "")))
+                return await self._delete(session, web.item(url, form.get("fault_id", "")))
             if form.get("action_kind") != "create":
                 return "Unknown form action.", 400
             rule = {"host": form.get("host", "").strip() or None,
@@ -255,7 +229,7 @@ class Pages:
         async def show(session, message=None, status=200, form=None):
             base = self._volume_base(session)
             if base is None:
-                return _render("error.html", 404, session=session,
+                return web.render("error.html", 404, session=session,
                                message="This cloud has no block storage service.")
             items, next_marker, error = await self._paged(request, session,
                                                           base + "/volumes/detail", "volumes")
@@ -269,7 +243,7 @@ class Pages:
                 self._list(session, self._base(session, IMAGE) + "/v2/images", "images",
                            status="active"))
             names = {s["id"]: s["name"] for s in servers or []}
-            return _render("volumes.html", status, session=session, volumes=items,
+            return web.render("volumes.html", status, session=session, volumes=items,
                            servers=servers or [], server_names=names, images=images or [],
                            message=message, form=form or {}, next_marker=next_marker)
 
@@ -280,21 +254,21 @@ class Pages:
                 return "This cloud has no block storage service.", 404
             if action == "create":
                 body = {"volume": {"name": form.get("name", ""),
-                                   "size": _number(form.get("size", ""))}}
+                                   "size": web.number(form.get("size", ""))}}
                 if form.get("image_id", "").strip():  # the image's bytes, copied in
                     body["volume"]["imageRef"] = form["image_id"].strip()
                 return self._failed(await self._call(session, "POST", base + "/volumes", body))
             if action == "delete":
-                return await self._delete(session, _item(base + "/volumes", volume))
+                return await self._delete(session, web.item(base + "/volumes", volume))
             server = form.get("server_id", "")
             if not server.strip() or not volume.strip():
                 return "Choose a volume and a server.", 400
-            attachments = f"{compute}/servers/{_q(server)}/os-volume_attachments"
+            attachments = f"{compute}/servers/{web.q(server)}/os-volume_attachments"
             if action == "attach":
                 return self._failed(await self._call(
                     session, "POST", attachments, {"volumeAttachment": {"volumeId": volume}}))
             if action == "detach":
-                return await self._delete(session, _item(attachments, volume))
+                return await self._delete(session, web.item(attachments, volume))
             return "Unknown form action.", 400
         return await self._page(request, show, act)
 
@@ -306,14 +280,14 @@ class Pages:
             items, error = await self._list(session, url, "keypairs")
             if error:
                 return error
-            return _render("keypairs.html", status, session=session,
+            return web.render("keypairs.html", status, session=session,
                            keypairs=[k["keypair"] for k in items], message=message,
                            form=form or {}, private_key=private_key)
 
         async def act(session, form):
             action, name = form.get("action", ""), form.get("name", "")
             if action == "delete":
-                return await self._delete(session, _item(url, name))
+                return await self._delete(session, web.item(url, name))
             if action != "create":
                 return "Unknown form action.", 400
             keypair = {"name": name}
@@ -338,13 +312,13 @@ class Pages:
             if request.query_params.get("upload") == "needs-script":
                 message = "Uploading a file needs JavaScript: it sends the file with a " \
                           "progress bar."
-            return _render("images.html", status, session=session, images=items,
+            return web.render("images.html", status, session=session, images=items,
                            message=message, next_marker=next_marker)
 
         async def act(session, form):
             if form.get("action") != "delete":
                 return "Unknown form action.", 400
-            return await self._delete(session, _item(self._base(session, IMAGE) + "/v2/images",
+            return await self._delete(session, web.item(self._base(session, IMAGE) + "/v2/images",
                                                       form.get("image_id", "")))
         return await self._page(request, show, act)
 
@@ -372,7 +346,7 @@ class Pages:
             picture = topology.draw(networks, routers[0] or [], ports[0] or [],
                                     servers[0] or [], subnets[0] or [],
                                     floating_ips[0] or [], volumes[0] or [])
-            return _render("topology.html", session=session, picture=picture)
+            return web.render("topology.html", session=session, picture=picture)
         return await self._page(request, show, None)
 
     async def networks(self, request: Request) -> Response:
@@ -384,14 +358,14 @@ class Pages:
                 return error
             subnets, _ = await self._list(session, base + "/subnets", "subnets")
             cidrs = {s["id"]: s["cidr"] for s in subnets or []}
-            return _render("networks.html", status, session=session, networks=items,
+            return web.render("networks.html", status, session=session, networks=items,
                            cidrs=cidrs, message=message, form=form or {},
                            next_marker=next_marker)
 
         async def act(session, form):
             base = self._base(session, NETWORK) + "/v2.0"
             if form.get("action") == "delete":
-                return await self._delete(session, _item(base + "/networks",
+                return await self._delete(session, web.item(base + "/networks",
                                                          form.get("network_id", "")))
             if form.get("action") != "create":
                 return "Unknown form action.", 400
@@ -406,7 +380,7 @@ class Pages:
             s = await self._call(session, "POST", base + "/subnets", {"subnet": subnet})
             if (failure := self._failed(s)):
                 # No half-made network: the one without its subnet goes again.
-                await self._delete(session, _item(base + "/networks", network_id))
+                await self._delete(session, web.item(base + "/networks", network_id))
             return failure
         return await self._page(request, show, act)
 

@@ -16,8 +16,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pocketstack.common import config
-from pocketstack.dashboard.app import PREFIX, _render
-from pocketstack.dashboard.pages import COMPUTE, NETWORK, _item, _number, _q
+from pocketstack.dashboard import web
+from pocketstack.dashboard.web import COMPUTE, NETWORK, PREFIX
 
 ADMIN_ONLY = "This page is for admins only."
 MAX_PROVIDERS = 100  # resource providers shown (each costs two more API calls)
@@ -49,7 +49,7 @@ class AdminPages:
     async def _admin_page(self, request: Request, show, act):
         session = self.pages.dash._session(request)
         if session is not None and "admin" not in session.roles:
-            return _render("error.html", 403, session=session, message=ADMIN_ONLY)
+            return web.render("error.html", 403, session=session, message=ADMIN_ONLY)
         return await self.pages._page(request, show, act)
 
     # -- projects ---------------------------------------------------------------------
@@ -61,7 +61,7 @@ class AdminPages:
             items, error = await p._list(session, self._identity() + "/projects", "projects")
             if error:
                 return error
-            return _render("admin_projects.html", status, session=session,
+            return web.render("admin_projects.html", status, session=session,
                            projects=sorted(items, key=lambda x: x["name"]),
                            message=message, form=form or {})
 
@@ -70,7 +70,7 @@ class AdminPages:
             if form.get("action") == "delete":
                 if form.get("project_id") == session.project_id:
                     return "You cannot delete the project you are logged in to.", 409
-                return await p._delete(session, _item(url, form.get("project_id", "")))
+                return await p._delete(session, web.item(url, form.get("project_id", "")))
             if form.get("action") != "create":
                 return "Unknown form action.", 400
             project = {"name": form.get("name", "").strip(),
@@ -101,7 +101,7 @@ class AdminPages:
                         {"project_id": a["scope"]["project"]["id"],
                          "project": a["scope"]["project"].get("name", ""),
                          "role_id": a["role"]["id"], "role": a["role"].get("name", "")})
-            return _render("admin_users.html", status, session=session,
+            return web.render("admin_users.html", status, session=session,
                            users=sorted(users, key=lambda u: u["name"]),
                            projects=sorted(projects or [], key=lambda x: x["name"]),
                            roles=sorted(roles or [], key=lambda r: r["name"]),
@@ -119,14 +119,14 @@ class AdminPages:
                 return p._failed(await p._call(session, "POST", base + "/users",
                                                {"user": user}))
             if action == "delete":
-                return await p._delete(session, _item(base + "/users",
+                return await p._delete(session, web.item(base + "/users",
                                                       form.get("user_id", "")))
             if action not in ("assign", "revoke"):
                 return "Unknown form action.", 400
             ids = [form.get(k, "").strip() for k in ("project_id", "user_id", "role_id")]
             if not all(ids):
                 return "Choose a project, a user and a role.", 400
-            project, user, role = (_q(i) for i in ids)
+            project, user, role = (web.q(i) for i in ids)
             url = f"{base}/projects/{project}/users/{user}/roles/{role}"
             return p._failed(await p._call(session, "PUT" if action == "assign" else
                                            "DELETE", url))
@@ -137,7 +137,7 @@ class AdminPages:
     def _quota_urls(self, session, project: str) -> dict[str, str | None]:
         p = self.pages
         volume = p._volume_base(session)
-        target = _q(project)
+        target = web.q(project)
         return {"compute": f"{p._base(session, COMPUTE)}/os-quota-sets/{target}",
                 "volume": f"{volume}/os-quota-sets/{target}" if volume else None,
                 "network": f"{p._base(session, NETWORK)}/v2.0/quotas/{target}"}
@@ -171,7 +171,7 @@ class AdminPages:
             rows = [{"service": service, "key": key, "label": label,
                      "limit": limits.get(service, {}).get(key)}
                     for service, key, label in QUOTAS if service in limits]
-            return _render("admin_quotas.html", status, session=session, projects=projects,
+            return web.render("admin_quotas.html", status, session=session, projects=projects,
                            chosen=chosen, rows=rows, message=message or failure,
                            notice=notice, form=form or {})
 
@@ -189,7 +189,7 @@ class AdminPages:
                 value = form.get(f"{service}.{key}", "").strip()
                 if service in before and value != "" and value != str(
                         before[service].get(key)):
-                    bodies[service][1][key] = _number(value)
+                    bodies[service][1][key] = web.number(value)
             done = []
             for service, (wrapper, changes) in bodies.items():
                 if not changes:
@@ -220,7 +220,7 @@ class AdminPages:
                 return error
             items = sorted(items, key=lambda r: r["name"])[:MAX_PROVIDERS]
             answers = await asyncio.gather(*(
-                p._call(session, "GET", f"{base}/resource_providers/{_q(r['uuid'])}/{part}")
+                p._call(session, "GET", f"{base}/resource_providers/{web.q(r['uuid'])}/{part}")
                 for r in items for part in ("inventories", "usages")))
             for i, provider in enumerate(items):
                 inventories, usages = answers[2 * i], answers[2 * i + 1]
@@ -234,6 +234,6 @@ class AdminPages:
                      "total": inv["total"], "reserved": inv.get("reserved", 0),
                      "ratio": inv.get("allocation_ratio", 1.0)}
                     for name, inv in sorted(inventory.items())]
-            return _render("admin_resource_providers.html", session=session,
+            return web.render("admin_resource_providers.html", session=session,
                            providers=items)
         return await self._admin_page(request, show, None)

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pocketstack.dashboard.app import PREFIX, _render
-from pocketstack.dashboard.pages import COMPUTE, NETWORK, SERVER_CHOICES, _item, _number
+from pocketstack.dashboard import web
+from pocketstack.dashboard.web import COMPUTE, NETWORK, PREFIX, SERVER_CHOICES
 
 
 def _or_none(text: str):
@@ -65,7 +65,7 @@ class NetworkPages:
                 for port in ports or [] if port.get("device_owner", "").startswith("compute:")]
             port_labels = {t["id"]: t["label"] for t in targets}
             networks = networks or []
-            return _render("floating_ips.html", status, session=session, floating_ips=items,
+            return web.render("floating_ips.html", status, session=session, floating_ips=items,
                            external=[n for n in networks if n.get("router:external")],
                            network_names={n["id"]: n["name"] for n in networks},
                            targets=targets, port_labels=port_labels, message=message,
@@ -81,15 +81,15 @@ class NetworkPages:
                 return p._failed(await p._call(session, "POST", url, {"floatingip": {
                     "floating_network_id": network}}))
             if action == "release":
-                return await p._delete(session, _item(url, fip))
+                return await p._delete(session, web.item(url, fip))
             if action == "associate":
                 port = form.get("port_id", "").strip()
                 if not port:
                     return "Choose a server's port to associate the floating IP with.", 400
-                return await self._put(session, _item(url, fip),
+                return await self._put(session, web.item(url, fip),
                                        {"floatingip": {"port_id": port}}, "a floating IP")
             if action == "disassociate":
-                return await self._put(session, _item(url, fip),
+                return await self._put(session, web.item(url, fip),
                                        {"floatingip": {"port_id": None}}, "a floating IP")
             return "Unknown form action.", 400
         return await p._page(request, show, act)
@@ -121,7 +121,7 @@ class NetworkPages:
                     and port.get("device_owner") == "network:router_interface"
                     for ip in port.get("fixed_ips", [])]
             networks = networks or []
-            return _render("routers.html", status, session=session, routers=items,
+            return web.render("routers.html", status, session=session, routers=items,
                            external=[n for n in networks if n.get("router:external")],
                            network_names={n["id"]: n["name"] for n in networks},
                            subnets=[s for s in subnets
@@ -132,7 +132,7 @@ class NetworkPages:
         async def act(session, form):
             url = self._v2(session) + "/routers"
             action = form.get("action", "")
-            router = _item(url, form.get("router_id", ""))
+            router = web.item(url, form.get("router_id", ""))
             if action == "create":
                 body = {"name": form.get("name", "")}
                 if form.get("gateway_network_id", "").strip():
@@ -179,7 +179,7 @@ class NetworkPages:
                                          "security_groups", project_id=session.project_id)
             if error:
                 return error
-            return _render("security_groups.html", status, session=session, groups=items,
+            return web.render("security_groups.html", status, session=session, groups=items,
                            group_names={g["id"]: g["name"] for g in items},
                            message=message, form=form or {})
 
@@ -191,10 +191,10 @@ class NetworkPages:
                     "security_group": {"name": form.get("name", ""),
                                        "description": form.get("description", "")}}))
             if action == "delete":
-                return await p._delete(session, _item(base + "/security-groups",
+                return await p._delete(session, web.item(base + "/security-groups",
                                                       form.get("group_id", "")))
             if action == "delete_rule":
-                return await p._delete(session, _item(base + "/security-group-rules",
+                return await p._delete(session, web.item(base + "/security-group-rules",
                                                       form.get("rule_id", "")))
             if action != "add_rule":
                 return "Unknown form action.", 400
@@ -208,7 +208,7 @@ class NetworkPages:
                     "remote_ip_prefix": _or_none(form.get("remote_ip_prefix", ""))}
             for field in ("port_range_min", "port_range_max"):
                 value = form.get(field, "").strip()
-                rule[field] = _number(value) if value else None
+                rule[field] = web.number(value) if value else None
             return p._failed(await p._call(session, "POST", base + "/security-group-rules",
                                            {"security_group_rule": rule}))
         return await p._page(request, show, act)

@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pocketstack.dashboard.app import PREFIX, _render
-from pocketstack.dashboard.pages import _item
+from pocketstack.dashboard import web
+from pocketstack.dashboard.web import PREFIX
 
 NO_VOLUME_SERVICE = "This cloud has no block storage service."
 
@@ -41,14 +41,14 @@ class StoragePages:
         async def show(session, message=None, status=200, form=None):
             base = p._volume_base(session)
             if base is None:
-                return _render("error.html", 404, session=session, message=NO_VOLUME_SERVICE)
+                return web.render("error.html", 404, session=session, message=NO_VOLUME_SERVICE)
             items, next_marker, error = await p._paged(request, session,
                                                        f"{base}/{collection}/detail",
                                                        collection)
             if error:
                 return error
             volumes, _ = await p._list(session, base + "/volumes", "volumes")
-            return _render(template, status, session=session, items=items,
+            return web.render(template, status, session=session, items=items,
                            volumes=volumes or [],
                            volume_names={v["id"]: v["name"] or v["id"] for v in volumes or []},
                            message=message, form=form or {}, next_marker=next_marker)
@@ -60,7 +60,7 @@ class StoragePages:
             url = f"{base}/{collection}"
             action = form.get("action", "")
             if action == "delete":
-                return await p._delete(session, _item(url, form.get("item_id", "")))
+                return await p._delete(session, web.item(url, form.get("item_id", "")))
             if action != "create":
                 return "Unknown form action.", 400
             volume = form.get("volume_id", "").strip()

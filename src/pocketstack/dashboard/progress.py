@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pocketstack.dashboard.app import PREFIX, _api_error
-from pocketstack.dashboard.pages import COMPUTE, PAGE, _q
+from pocketstack.dashboard import web
+from pocketstack.dashboard.web import COMPUTE, PAGE, PREFIX
 
 # page path -> the block storage collection whose statuses it shows
 VOLUME_KINDS = {"volumes": "volumes", "volumes/snapshots": "snapshots",
@@ -38,10 +38,10 @@ class Progress:
         if session is None:
             return _json({"error": "Not logged in."}, 401)
         url = (self.pages._base(session, COMPUTE) + "/servers/" +
-               _q(request.path_params["server_id"]))
+               web.q(request.path_params["server_id"]))
         r = await self.pages._call(session, "GET", url)
         if r.status_code != 200:
-            return _json({"error": _api_error(r)}, r.status_code)
+            return _json({"error": web.api_error(r)}, r.status_code)
         server = r.json()["server"]
         return _json({"status": server["status"],
                       "task_state": server.get("OS-EXT-STS:task_state"),
@@ -61,6 +61,6 @@ class Progress:
             r = await self.pages._call(session, "GET", f"{base}/{kind}/detail", limit=PAGE,
                                        **({"marker": marker} if marker else {}))
             if r.status_code != 200:
-                return _json({"error": _api_error(r)}, r.status_code)
+                return _json({"error": web.api_error(r)}, r.status_code)
             return _json({item["id"]: item["status"] for item in r.json().get(kind, [])})
         return statuses

@@ -18,7 +18,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from pocketstack.dashboard.app import API_TIMEOUT, PREFIX, _api_error, _form, _same
+from pocketstack.dashboard import web
+from pocketstack.dashboard.web import API_TIMEOUT, IMAGE, PREFIX
 
 CSRF_HEADER = "X-CSRF-Token"  # the upload is not a form: its token travels in a header
 SETTLE_SECONDS = 10.0  # an upload that broke off: how long glance may take to notice
@@ -29,7 +30,7 @@ def _json(status: int, **body) -> JSONResponse:
 
 
 def _refused(r: httpx.Response) -> JSONResponse:
-    return _json(r.status_code if 400 <= r.status_code < 500 else 502, error=_api_error(r))
+    return _json(r.status_code if 400 <= r.status_code < 500 else 502, error=web.api_error(r))
 
 
 class Uploads:
@@ -41,7 +42,6 @@ class Uploads:
                 Route(PREFIX + "/images/{image_id}/file", self.upload, methods=["PUT"])]
 
     def _images_url(self, session) -> str:
-        from pocketstack.dashboard.pages import IMAGE
         return self.pages._base(session, IMAGE) + "/v2/images"
 
     async def create(self, request: Request) -> Response:
@@ -51,8 +51,8 @@ class Uploads:
         if "application/json" not in request.headers.get("accept", ""):
             # The form posted by a browser without JavaScript: it sent no file.
             return RedirectResponse(PREFIX + "/images?upload=needs-script", 303)
-        form = await _form(request)
-        if not _same(form.get("csrf_token"), session.csrf):
+        form = await web.form(request)
+        if not web.same(form.get("csrf_token"), session.csrf):
             return _json(403, error="The form expired; please reload the page and try again.")
         image = {key: form.get(key, "") for key in ("name", "disk_format",
                                                        "container_format", "visibility")}
@@ -67,7 +67,7 @@ class Uploads:
         session = self.pages.dash._session(request)
         if session is None:
             return _json(401, error="Not logged in.")
-        if not _same(request.headers.get(CSRF_HEADER), session.csrf):
+        if not web.same(request.headers.get(CSRF_HEADER), session.csrf):
             return _json(403, error="The form expired; please reload the page and try again.")
         url = f"{self._images_url(session)}/{_quote(request.path_params['image_id'])}"
         headers = {"X-Auth-Token": session.token, "Content-Type": "application/octet-stream"}
