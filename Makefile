@@ -31,10 +31,11 @@ up: $(VENV)/.installed
 down:
 	$(VENV)/bin/pocketstack down
 
-# Two workers, each taking whole files (module fixtures stay in one process): most tests
-# wait on a cloud or a CLI rather than compute, so two workers finish ~40 % sooner even
-# on two cores. TEST_WORKERS=0 runs them in one process.
-TEST_WORKERS ?= 2
+# Three workers, each taking whole files (module fixtures stay in one process): most tests
+# wait on a cloud, a CLI or a guest rather than compute, so on two cores two workers left
+# the machine at a load of 1.5-3 and a third finishes sooner still. TEST_WORKERS=0 runs
+# them in one process.
+TEST_WORKERS ?= 3
 test: $(VENV)/.installed-test
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
