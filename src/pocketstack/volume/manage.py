@@ -44,6 +44,19 @@ def _size_gb(size_bytes: int) -> int:
 # --- manage ------------------------------------------------------------------------------
 
 
+def source_name(ref, what: str) -> str:
+    """The file a manage request's ``ref`` names (the file backend's only reference)."""
+    if not isinstance(ref, dict) or not ref:
+        raise validation.bad("Invalid input for field/attribute ref. 'ref' is a required "
+                             "property of type 'object'")
+    name = ref.get("source-name")
+    if not isinstance(name, str) or not name or set(ref) - {"source-name"}:
+        raise exceptions.BadRequest(f"Manage existing {what} failed due to invalid backend "
+                                    f"reference {str(ref)[:200]}: the file backend needs "
+                                    "{'source-name': '<file name>'}.")
+    return name
+
+
 def manage_volume(ctx, body) -> Volume:
     policy.authorize(ctx, "volume_extension:volume_manage")
     data = validation.obj(body, "volume")
@@ -51,15 +64,7 @@ def manage_volume(ctx, body) -> Volume:
     if data.get("cluster") is not None:
         raise validation.bad("Invalid input received: clusters are not supported here.")
     backend = _backend_of_host(data.get("host"))
-    ref = data.get("ref")
-    if not isinstance(ref, dict) or not ref:
-        raise validation.bad("Invalid input for field/attribute ref. 'ref' is a required "
-                             "property of type 'object'")
-    name = ref.get("source-name")
-    if not isinstance(name, str) or not name or set(ref) - {"source-name"}:
-        raise exceptions.BadRequest(f"Manage existing volume failed due to invalid backend "
-                                    f"reference {str(ref)[:200]}: the file backend needs "
-                                    "{'source-name': '<file name>'}.")
+    name = source_name(data.get("ref"), "volume")
     volume_name = validation.text(data.get("name"), "name")
     description = validation.text(data.get("description"), "description")
     meta = validation.metadata(data.get("metadata") or {})

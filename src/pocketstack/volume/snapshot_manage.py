@@ -22,15 +22,7 @@ def manage_snapshot(ctx, body) -> Snapshot:
         raise validation.bad("Invalid input for field/attribute snapshot. 'volume_id' is a "
                              "required property")
     volume_id = validation.uuid_like(data["volume_id"], "volume_id")
-    ref = data.get("ref")
-    if not isinstance(ref, dict) or not ref:
-        raise validation.bad("Invalid input for field/attribute ref. 'ref' is a required "
-                             "property of type 'object'")
-    name = ref.get("source-name")
-    if not isinstance(name, str) or not name or set(ref) - {"source-name"}:
-        raise exceptions.BadRequest(f"Manage existing snapshot failed due to invalid "
-                                    f"backend reference {str(ref)[:200]}: the file backend "
-                                    "needs {'source-name': '<file name>'}.")
+    name = manage.source_name(data.get("ref"), "snapshot")
     snap_name = validation.text(data.get("name"), "name")
     description = validation.text(data.get("description"), "description")
     meta = validation.metadata(data.get("metadata") or {})
