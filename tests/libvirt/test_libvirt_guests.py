@@ -359,6 +359,14 @@ def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_gues
         wait_for(lambda: "vdb" in last_block_devices(conn, plain_guest.id).split(), 60,
                  "the guest to see vdb")
         assert "vdb" in real_host.driver.devices(plain_guest.id)["disks"]
+        # in-use extend (volume 3.42): QEMU's disk grows with the volume
+        r = conn.block_storage.post(f"/volumes/{volume.id}/action",
+                                    json={"os-extend": {"new_size": 2}},
+                                    headers={"OpenStack-API-Version": "volume 3.42"})
+        assert r.status_code == 202, r.text
+        dom = real_host.driver._dom(plain_guest.id)
+        wait_for(lambda: dom.blockInfo("vdb")[0] == 2 << 30, 60,
+                 "QEMU to see vdb at 2 GiB")
         conn.compute.delete_volume_attachment(plain_guest, volume.id)
         conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
         wait_for(lambda: "vdb" not in last_block_devices(conn, plain_guest.id).split(), 60,

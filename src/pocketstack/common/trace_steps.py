@@ -41,6 +41,7 @@ STEP_LABELS = {
     "compute_attach_interface": "plug a new port into the guest",
     "compute_detach_interface": "unplug a port from the guest",
     "compute_network_vif_deleted": "forget a port the network deleted",
+    "compute_extend_volume": "grow the guest's disk to its volume's new size",
 }
 GAP_MS = 0.5  # shorter pauses between steps are not worth a row
 

@@ -8,7 +8,9 @@ from pocketstack.volume import api, quotas, types, validation
 from pocketstack.clients.image import ImageClient
 
 
-def extend(ctx, volume_id: str, data) -> None:
+def extend(ctx, volume_id: str, data, *, in_use: bool = False) -> None:
+    """os-extend; ``in_use`` (3.42+): an attached volume too, whose servers are then told
+    (nova's volume-extended event) so their guests see the new size."""
     if not isinstance(data, dict) or "new_size" not in data:
         raise validation.bad("Invalid input for field/attribute os-extend. 'new_size' is a "
                              "required property")
@@ -18,9 +20,14 @@ def extend(ctx, volume_id: str, data) -> None:
         quotas.lock(s, ctx.project_id)
         volume = api.load(s, ctx, volume_id, lock=True)
         policy.authorize(ctx, "volume:extend", api.target(volume))
-        if volume.status != "available":
-            raise api.InvalidVolume(f"Volume status must be 'available' to extend, but the "
-                                    f"current status is: {volume.status}.")
+        allowed = ("available", "in-use") if in_use else ("available",)
+        if volume.status not in allowed:
+            raise api.InvalidVolume(f"Volume status must be {' or '.join(allowed)} to "
+                                    f"extend, but the current status is: {volume.status}.")
+        if volume.status == "in-use" and _exported_over_iscsi(volume):
+            raise exceptions.BadRequest("Invalid input received: an attached volume exported "
+                                        "over iSCSI cannot be extended here (its LUN keeps "
+                                        "its size); detach it first.")
         if new_size <= volume.size:
             raise exceptions.BadRequest(f"Invalid input received: New size for extend must "
                                         f"be greater than current size. (current: "
@@ -36,6 +43,11 @@ def extend(ctx, volume_id: str, data) -> None:
                                         f"backend {backend} ({free} GiB free).")
         volume.status, volume.updated_at = "extending", utcnow()
     api.manager().cast(ctx, "extend_volume", volume_id=volume_id, new_size=new_size)
+
+
+def _exported_over_iscsi(volume) -> bool:
+    return any((a.connection_info or {}).get("driver_volume_type") == "iscsi"
+               for a in volume.attachments)
 
 
 MIGRATION_STATUSES = ("migrating", "error", "success", "completing", "none", "starting")

@@ -261,12 +261,25 @@ class VolumeManager:
             volume = s.get(Volume, volume_id)
             if volume is None or volume.status != "extending":
                 return
+            servers = [a.instance_uuid for a in volume.attachments
+                       if a.instance_uuid and a.attach_status == "attached"]
+            attached = volume.attach_status == "attached"
         try:
             _backend(volume).extend(volume.id, new_size)
         except Exception as error:  # noqa: BLE001
             _set(volume.id, status="error_extending", error_reason=_reason(error))
             return
-        _set(volume.id, status="available", size=new_size)
+        _set(volume.id, status="in-use" if attached else "available", size=new_size)
+        if servers:  # cinder's in-use extend: nova resizes the guest's disk
+            from pocketstack.clients.compute import ComputeClient
+
+            events = [{"server_uuid": uuid, "name": "volume-extended", "tag": volume_id}
+                      for uuid in servers]
+            try:
+                ComputeClient(caller="volume").external_events(events, microversion="2.51")
+            except Exception as error:  # noqa: BLE001 - the volume is extended either way
+                LOG.warning("Telling compute volume %s was extended failed: %s",
+                            volume_id, error)
 
     def reimage_volume(self, ctx, volume_id: str, image: dict, previous_status: str) -> None:
         """Write the image over the volume, then tell nova (volume-reimaged, tagged with the

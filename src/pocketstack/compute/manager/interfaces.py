@@ -143,6 +143,8 @@ class InterfaceMixin:
                     self._vif_deleted(ctx, uuid, tag)
                 elif name == "network-changed":
                     self._network_changed(ctx, uuid)
+                elif name == "volume-extended" and tag and status == "completed":
+                    self.extend_attached_volume(ctx, uuid, tag)
             except Exception:  # noqa: BLE001 - an event must never break the host
                 LOG.exception("Handling %s for %s failed", name, uuid)
 

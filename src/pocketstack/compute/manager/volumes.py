@@ -380,6 +380,30 @@ class VolumeMixin:
                 trace.finish_action(s, ctx.request_id, instance_uuid)
 
 
+    def extend_attached_volume(self, ctx, instance_uuid: str, volume_id: str) -> None:
+        """The volume service grew a volume this guest has attached (volume-extended,
+        cinder's in-use extend): the guest's disk follows (nova's _extend_volume)."""
+        with self._vol_lock(instance_uuid):
+            row = next((r for r in block_devices.for_instance(instance_uuid)
+                        if r.volume_id == volume_id and r.connection_info), None)
+            if row is None:
+                return
+            step = Step(ctx, instance_uuid, "compute_extend_volume", "compute", self.host)
+            try:
+                volume = _client(ctx, use_service_token=True).get(volume_id) or {}
+                size = int(volume.get("size") or 0)
+                if not size:
+                    raise VolumeAttachFailed(f"Volume {volume_id} is gone.")
+                self.driver.extend_volume({"uuid": instance_uuid}, row.connection_info,
+                                          row.device_name, size << 30)
+            except Exception as error:  # noqa: BLE001 - recorded on the server's trace
+                LOG.warning("Growing volume %s of %s failed: %s", volume_id, instance_uuid,
+                            error)
+                trace.record(step.fail(f"{volume_id}: {_describe(error)}"))
+                return
+            trace.record(step.done(detail=f"{volume_id} at {row.device_name}: {size} GiB"))
+
+
 def _forget(session, row) -> None:
     session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
 

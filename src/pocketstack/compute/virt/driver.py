@@ -95,6 +95,12 @@ class ComputeDriver:
         """Unplug the volume at ``mountpoint``; raise to keep it attached."""
         raise NotImplementedError
 
+    def extend_volume(self, instance: dict, connection_info: dict, mountpoint: str,
+                      new_size: int) -> None:
+        """The attached volume at ``mountpoint`` grew to ``new_size`` bytes: let the guest
+        see it (nova's extend_volume, on the volume-extended event)."""
+        raise NotImplementedError
+
     def attach_interface(self, instance: dict, vif: dict) -> None:
         """Hot-plug a port (the vif as compute/manager/network.py records it)."""
         raise NotImplementedError

@@ -160,6 +160,15 @@ class FakeDriver(ComputeDriver):
                 guest.get("volumes", {}).pop(mountpoint, None)
                 self._log(instance["uuid"], f"{mountpoint}: volume detached")
 
+    def extend_volume(self, instance, connection_info, mountpoint, new_size):
+        self._op("extend_volume", 0)
+        with self.lock:
+            if mountpoint not in (self.guests.get(instance["uuid"]) or {}).get("volumes", {}):
+                from pocketstack.common.exceptions import NotFound
+
+                raise NotFound(f"No volume at {mountpoint} of {instance['uuid']}.")
+            self._log(instance["uuid"], f"{mountpoint}: volume grew to {new_size} bytes")
+
     def attached_volumes(self, instance_uuid: str) -> dict:
         """{mountpoint: connection_info} of the guest (what tests look at)."""
         guest = self.guests.get(instance_uuid)

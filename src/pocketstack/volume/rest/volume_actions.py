@@ -63,6 +63,9 @@ def action(req):
         return respond(req, None, 200)
     if name == "os-reimage":
         microversion.require(req, "3.68")
+    if name == "os-extend":
+        actions.extend(ctx, volume_id, args, in_use=microversion.at_least(req, "3.42"))
+        return respond(req, None, 202)
     if name not in ACTIONS:
         raise exceptions.BadRequest(f"There is no such action: {name}")
     func, status = ACTIONS[name]

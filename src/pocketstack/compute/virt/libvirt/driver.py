@@ -363,6 +363,15 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                    self._live_flags(dom))
         self._wait_detached(dom, "disk", target)
 
+    def extend_volume(self, instance, connection_info, mountpoint, new_size):
+        """QEMU re-reads the disk's size (a running guest's kernel sees vdX grow)."""
+        dom = self._dom(instance["uuid"])
+        if not dom.isActive():
+            return  # a stopped guest reads the size when it starts
+        target = (mountpoint or "").rsplit("/", 1)[-1]
+        self._call("Growing the volume's disk", dom.blockResize, target, new_size,
+                   self.lv.VIR_DOMAIN_BLOCK_RESIZE_BYTES)
+
     def attach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
         self._call("Attaching the interface", dom.attachDeviceFlags,
