@@ -151,9 +151,12 @@ CEPH_OPTS = [
                     "nova's rbd_secret_uuid)."),
     cfg.FloatOpt("connect_timeout", default=10.0, min=1.0,
                  help="Seconds to wait for the cluster's monitors."),
-    cfg.FloatOpt("op_timeout", default=60.0, min=1.0,
+    cfg.FloatOpt("op_timeout", default=0.0, min=0.0,
                  help="Seconds one read, write or monitor command may take before it fails "
-                      "(librados' rados_osd_op_timeout / rados_mon_op_timeout)."),
+                      "(librados' rados_osd_op_timeout / rados_mon_op_timeout); 0: no "
+                      "limit, as cinder and glance leave it. librbd does not expect its "
+                      "operations to time out and may abort the whole process when one "
+                      "does (seen here on a starved OSD), so set it only for diagnosis."),
 ]
 
 
