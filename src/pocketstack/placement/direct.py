@@ -1,0 +1,237 @@
+"""Placement for the scheduler and the compute hosts of this deployment, as calls.
+
+What nova's SchedulerReportClient does over HTTP (report a host's provider and
+inventories, claim, release, move a claim to a migration), run against placement's own
+tables inside the caller's transaction when it has one. Upstream's ``placement/direct.py``
+runs the service in-process the same way. Why not HTTP on the hot path: a boot claims
+once and a delete releases once, each of them a few indexed statements here; through the
+REST API (even the in-process transport) every one also pays token checks, JSON and a
+new transaction, and a release could no longer commit with the compute rows that say the
+server is gone (a crash in between would leak or double-free). The REST API shows and
+edits the same rows, so an operator's ``reserved`` or ``allocation_ratio`` is what the
+next claim checks.
+
+Every write bumps the providers' generations, as placement's REST writes do; a claim
+compare-and-swaps the generation it read before its capacity check, so two schedulers
+claiming the last room on a host cannot both win (on SQLite writers are serialized
+anyway; on PostgreSQL/MariaDB the loser re-reads and re-checks).
+"""
+from __future__ import annotations
+
+import functools
+
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.common.timeutils import utcnow
+from pocketstack.placement import fastpath
+from pocketstack.placement.models import Allocation, Consumer, Inventory, ResourceProvider
+
+_RP, _INV = ResourceProvider.__table__, Inventory.__table__
+_ALLOC, _CONS = Allocation.__table__, Consumer.__table__
+CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
+_CLAIM_RETRIES = 10
+
+
+def _transaction(session):
+    return db.transaction() if session is None else _Joined(session)
+
+
+class _Joined:
+    """The caller's session as a context manager (it commits, not us)."""
+    def __init__(self, session):
+        self.session = session
+
+    def __enter__(self):
+        return self.session
+
+    def __exit__(self, *exc):
+        return False
+
+
+# --- what the scheduler reads: free room per provider, as SQL to join on -----------------
+
+def _used(rc: str):
+    return (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+            .where(_ALLOC.c.resource_provider_id == _RP.c.id, _ALLOC.c.resource_class == rc)
+            .scalar_subquery())
+
+
+@functools.cache
+def free_room():
+    """(from-clause, {class: free-units column}, generation column, uuid column): join
+    the from-clause on the uuid column. Free = (total - reserved) x
+    allocation_ratio, truncated, minus allocations: what placement's capacity check allows
+    (a provider without an inventory of a class has no room for it)."""
+    joined, free = _RP, {}
+    for rc in CLASSES:
+        inv = _INV.alias(f"inv_{rc.lower()}")
+        joined = joined.outerjoin(inv, sa.and_(inv.c.resource_provider_id == _RP.c.id,
+                                               inv.c.resource_class == rc))
+        capacity = sa.cast((inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
+                           sa.Integer)
+        free[rc] = sa.func.coalesce(capacity - _used(rc), 0)
+    return joined, free, _RP.c.generation, _RP.c.uuid
+
+
+# --- claims --------------------------------------------------------------------------------
+
+_PROVIDER = sa.select(_RP.c.id, _RP.c.generation).where(_RP.c.uuid == sa.bindparam("rp"))
+_BUMP_IF = (sa.update(_RP).where(_RP.c.id == sa.bindparam("rp_id"),
+                                 _RP.c.generation == sa.bindparam("gen"))
+            .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
+_BUMP = (sa.update(_RP).where(_RP.c.id.in_(sa.bindparam("ids", expanding=True)))
+         .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
+_HOLDS = (sa.select(_ALLOC.c.resource_provider_id, _RP.c.uuid, _RP.c.name,
+                    _ALLOC.c.resource_class, _ALLOC.c.used)
+          .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+          .where(_ALLOC.c.consumer_id == sa.bindparam("consumer")))
+_CONSUMER = sa.select(_CONS.c.id).where(_CONS.c.uuid == sa.bindparam("consumer"))
+_FORGET = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id == sa.bindparam("consumer"))
+_FORGET_CONSUMER = sa.delete(_CONS).where(_CONS.c.uuid == sa.bindparam("consumer"))
+
+
+def claim(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: str,
+          user_id: str, *, consumer_type: str = "INSTANCE", session=None) -> bool:
+    """Allocate ``resources`` on the provider for a consumer that holds nothing (it may
+    already exist without allocations); False when the provider has no room for them."""
+    resources = {rc: n for rc, n in resources.items() if n > 0}
+    with _transaction(session) as s:
+        conn = s.connection()
+        for _ in range(_CLAIM_RETRIES):
+            row = conn.execute(_PROVIDER, {"rp": rp_uuid}).first()
+            if row is None:
+                return False  # not reported (yet): no room anywhere on it
+            rp_id, generation = row
+            params = {"rp_id": rp_id, "limit": 1}
+            for i, (rc, n) in enumerate(resources.items()):
+                params[f"rc{i}"], params[f"n{i}"] = rc, n
+            if resources and conn.execute(fastpath.candidates_statement(len(resources), True),
+                                          params).first() is None:
+                return False
+            # Compare-and-swap what we read before the check: a claim that committed in
+            # between changed the usage we checked, so we check again.
+            if conn.execute(_BUMP_IF, {"rp_id": rp_id, "gen": generation,
+                                       "now": utcnow()}).rowcount == 1:
+                break
+        else:
+            return False
+        now = utcnow()
+        if conn.execute(_CONSUMER, {"consumer": consumer}).first() is None:
+            conn.execute(sa.insert(_CONS), [{
+                "uuid": consumer, "project_id": project_id, "user_id": user_id,
+                "generation": 1, "consumer_type": consumer_type, "created_at": now,
+                "updated_at": now}])
+        else:
+            conn.execute(sa.update(_CONS).where(_CONS.c.uuid == consumer).values(
+                generation=_CONS.c.generation + 1, updated_at=now))
+        if resources:
+            conn.execute(sa.insert(_ALLOC), [
+                {"resource_provider_id": rp_id, "consumer_id": consumer,
+                 "resource_class": rc, "used": n, "created_at": now, "updated_at": now}
+                for rc, n in resources.items()])
+    return True
+
+
+def adopt(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: str,
+          user_id: str, consumer_type: str, session) -> None:
+    """Record an allocation made before placement held them (an upgraded cloud's old
+    claims): no capacity check, it is already counted on the host."""
+    conn = session.connection()
+    row = conn.execute(_PROVIDER, {"rp": rp_uuid}).first()
+    if row is None or conn.execute(_CONSUMER, {"consumer": consumer}).first() is not None:
+        return
+    now = utcnow()
+    conn.execute(sa.insert(_CONS), [{
+        "uuid": consumer, "project_id": project_id, "user_id": user_id, "generation": 1,
+        "consumer_type": consumer_type, "created_at": now, "updated_at": now}])
+    conn.execute(sa.insert(_ALLOC), [
+        {"resource_provider_id": row[0], "consumer_id": consumer, "resource_class": rc,
+         "used": n, "created_at": now, "updated_at": now}
+        for rc, n in resources.items() if n > 0])
+    conn.execute(_BUMP, {"ids": [row[0]], "now": now})
+
+
+def held(consumer: str, session=None) -> dict[str, dict]:
+    """{provider uuid: {"name", "resources": {class: amount}}} the consumer holds."""
+    with (db.reader() if session is None else _Joined(session)) as s:
+        return _held(s.connection(), consumer)
+
+
+def _held(conn, consumer: str) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for rp_id, rp_uuid, name, rc, used in conn.execute(_HOLDS, {"consumer": consumer}):
+        entry = out.setdefault(rp_uuid, {"id": rp_id, "name": name, "resources": {}})
+        entry["resources"][rc] = used
+    return out
+
+
+def release(consumer: str, *, session=None, only_on: str | None = None) -> dict[str, dict]:
+    """Delete what ``consumer`` holds (only if it holds it on provider ``only_on``, when
+    given); what was released, as ``held`` says it ({} when nothing). Only the deleter
+    gets it back, so releasing twice (cleanup racing a delete) gives back once."""
+    with _transaction(session) as s:
+        conn = s.connection()
+        holding = _held(conn, consumer)
+        if not holding or (only_on is not None and only_on not in holding):
+            return {}
+        if not conn.execute(_FORGET, {"consumer": consumer}).rowcount:
+            return {}
+        conn.execute(_FORGET_CONSUMER, {"consumer": consumer})
+        conn.execute(_BUMP, {"ids": [e["id"] for e in holding.values()], "now": utcnow()})
+        return holding
+
+
+def move(consumer: str, new_consumer: str, *, consumer_type: str | None = None,
+         session=None) -> None:
+    """Hand ``consumer``'s allocations to ``new_consumer`` (nova's move of the source's
+    allocations to the migration at the start of a resize, and back on revert)."""
+    with _transaction(session) as s:
+        conn = s.connection()
+        holding = _held(conn, consumer)
+        if not holding:
+            return
+        now = utcnow()
+        conn.execute(sa.update(_ALLOC).where(_ALLOC.c.consumer_id == consumer)
+                     .values(consumer_id=new_consumer, updated_at=now))
+        if conn.execute(_CONSUMER, {"consumer": new_consumer}).first() is None:
+            values = {"uuid": new_consumer, "updated_at": now,
+                      "generation": _CONS.c.generation + 1}
+            if consumer_type:
+                values["consumer_type"] = consumer_type
+            conn.execute(sa.update(_CONS).where(_CONS.c.uuid == consumer).values(**values))
+        else:
+            conn.execute(_FORGET_CONSUMER, {"consumer": consumer})
+        conn.execute(_BUMP, {"ids": [e["id"] for e in holding.values()], "now": now})
+
+
+def holders(consumers) -> dict[str, str]:
+    """{consumer: name of the provider it holds resources on}."""
+    consumers = list(consumers)
+    if not consumers:
+        return {}
+    with db.reader() as s:
+        return dict(s.execute(
+            sa.select(_ALLOC.c.consumer_id, _RP.c.name).distinct()
+            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .where(_ALLOC.c.consumer_id.in_(consumers))).all())
+
+
+def usage_by_provider(uuids, session=None) -> dict[str, dict[str, int]]:
+    """{provider uuid: {class: used}} for these providers."""
+    with (db.reader() if session is None else _Joined(session)) as s:
+        out: dict[str, dict[str, int]] = {u: {} for u in uuids}
+        for rp_uuid, rc, used in s.execute(
+                sa.select(_RP.c.uuid, _ALLOC.c.resource_class, sa.func.sum(_ALLOC.c.used))
+                .join(_ALLOC, _ALLOC.c.resource_provider_id == _RP.c.id)
+                .where(_RP.c.uuid.in_(list(uuids)))
+                .group_by(_RP.c.uuid, _ALLOC.c.resource_class)):
+            out[rp_uuid][rc] = int(used)
+        return out
+
+
+def all_allocations(session) -> list[tuple[str, str, str, str, int]]:
+    """(consumer, provider uuid, provider name, class, used) of every allocation (audit)."""
+    return [tuple(r) for r in session.execute(
+        sa.select(_ALLOC.c.consumer_id, _RP.c.uuid, _RP.c.name, _ALLOC.c.resource_class,
+                  _ALLOC.c.used).join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id))]
