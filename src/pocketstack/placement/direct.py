@@ -11,10 +11,11 @@ server is gone (a crash in between would leak or double-free). The REST API show
 edits the same rows, so an operator's ``reserved`` or ``allocation_ratio`` is what the
 next claim checks.
 
-Every write bumps the providers' generations, as placement's REST writes do; a claim
-compare-and-swaps the generation it read before its capacity check, so two schedulers
-claiming the last room on a host cannot both win (on SQLite writers are serialized
-anyway; on PostgreSQL/MariaDB the loser re-reads and re-checks).
+Every write bumps the providers' generations, as placement's REST writes do, so a
+client holding a generation sees the change. A claim locks the provider's row, checks
+room with the allocations committed before it, and compare-and-swaps the generation it
+read: two schedulers claiming the last room on a host cannot both win, and a REST write
+that raced it (which does not lock) makes it check again.
 """
 from __future__ import annotations
 
@@ -70,13 +71,18 @@ def free_room():
                                                inv.c.resource_class == rc))
         capacity = sa.cast((inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
                            sa.Integer)
-        free[rc] = sa.func.coalesce(capacity - _used(rc), 0)
+        # cast: PostgreSQL sums BIGINTs as NUMERIC (Decimal in Python)
+        free[rc] = sa.cast(sa.func.coalesce(capacity - _used(rc), 0), sa.Integer)
     return joined, free, _RP.c.generation, _RP.c.uuid
 
 
 # --- claims --------------------------------------------------------------------------------
 
 _PROVIDER = sa.select(_RP.c.id, _RP.c.generation).where(_RP.c.uuid == sa.bindparam("rp"))
+# A claim locks its provider's row first (PostgreSQL/MariaDB; SQLite serializes writers):
+# claims on one host queue for a moment instead of failing their generation check, and
+# MariaDB's repeatable-read snapshot then starts after the claims before it committed.
+_PROVIDER_LOCKED = _PROVIDER.with_for_update()
 _BUMP_IF = (sa.update(_RP).where(_RP.c.id == sa.bindparam("rp_id"),
                                  _RP.c.generation == sa.bindparam("gen"))
             .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
@@ -99,7 +105,7 @@ def claim(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: st
     with _transaction(session) as s:
         conn = s.connection()
         for _ in range(_CLAIM_RETRIES):
-            row = conn.execute(_PROVIDER, {"rp": rp_uuid}).first()
+            row = conn.execute(_PROVIDER_LOCKED, {"rp": rp_uuid}).first()
             if row is None:
                 return False  # not reported (yet): no room anywhere on it
             rp_id, generation = row
@@ -167,13 +173,15 @@ def _held(conn, consumer: str) -> dict[str, dict]:
 
 
 def release(consumer: str, *, session=None, only_on: str | None = None) -> dict[str, dict]:
-    """Delete what ``consumer`` holds (only if it holds it on provider ``only_on``, when
-    given); what was released, as ``held`` says it ({} when nothing). Only the deleter
-    gets it back, so releasing twice (cleanup racing a delete) gives back once."""
+    """Delete what ``consumer`` holds (only if it holds something on the provider named
+    ``only_on``, when given); what was released, as ``held`` says it ({} when nothing).
+    Only the deleter gets it back, so releasing twice (cleanup racing a delete) gives
+    back once."""
     with _transaction(session) as s:
         conn = s.connection()
         holding = _held(conn, consumer)
-        if not holding or (only_on is not None and only_on not in holding):
+        if not holding or (only_on is not None
+                           and all(e["name"] != only_on for e in holding.values())):
             return {}
         if not conn.execute(_FORGET, {"consumer": consumer}).rowcount:
             return {}

@@ -51,13 +51,7 @@ def release(consumer: str, session=None, host: str | None = None) -> bool:
     attempt that lost its server to a reschedule must not free the next attempt's claim
     elsewhere); False if it held nothing there."""
     def run(s):
-        holding = direct.held(consumer, session=s)
-        only_on = None
-        if host is not None:
-            only_on = next((u for u, e in holding.items() if e["name"] == host), None)
-            if only_on is None:
-                return False
-        released = direct.release(consumer, session=s, only_on=only_on)
+        released = direct.release(consumer, session=s, only_on=host)  # provider name = host
         for node_uuid, entry in released.items():
             _count(s, node_uuid, entry["resources"], -1)
         return bool(released)
