@@ -443,7 +443,12 @@ def test_a_build_no_host_takes_gives_its_volume_back(api, admin_api, vols, image
         sid = r.json()["server"]["id"]
         server = api.wait(sid, ("ERROR",))
         assert "No valid host" in server["fault"]["message"]
-        v = vols.get(volume["id"])
+        # The conductor writes ERROR, then gives the volume back: a client may look in
+        # between (on two busy test workers it did), so allow it a moment.
+        deadline = time.monotonic() + 5
+        while (v := vols.get(volume["id"]))["status"] != "available" \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert v["status"] == "available" and v["attachments"] == [], v
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)

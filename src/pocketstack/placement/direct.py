@@ -13,9 +13,9 @@ next claim checks.
 
 Every write bumps the providers' generations, as placement's REST writes do, so a
 client holding a generation sees the change. A claim locks the provider's row, checks
-room with the allocations committed before it, and compare-and-swaps the generation it
-read: two schedulers claiming the last room on a host cannot both win, and a REST write
-that raced it (which does not lock) makes it check again.
+its inventory rows' ``used`` against capacity and counts them up (usage.py): one
+provider's claims queue for a moment, two cannot both take its last room, and a REST
+write (which locks the same row first) cannot slip between the check and the write.
 """
 from __future__ import annotations
 
@@ -25,13 +25,12 @@ import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
-from pocketstack.placement import fastpath
+from pocketstack.placement import usage
 from pocketstack.placement.models import Allocation, Consumer, Inventory, ResourceProvider
 
 _RP, _INV = ResourceProvider.__table__, Inventory.__table__
 _ALLOC, _CONS = Allocation.__table__, Consumer.__table__
 CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB")
-_CLAIM_RETRIES = 10
 
 
 def _transaction(session):
@@ -52,42 +51,39 @@ class _Joined:
 
 # --- what the scheduler reads: free room per provider, as SQL to join on -----------------
 
-def _used(rc: str):
-    return (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-            .where(_ALLOC.c.resource_provider_id == _RP.c.id, _ALLOC.c.resource_class == rc)
-            .scalar_subquery())
-
-
 @functools.cache
 def free_room():
     """(from-clause, {class: free-units column}, generation column, uuid column): join
-    the from-clause on the uuid column. Free = (total - reserved) x
-    allocation_ratio, truncated, minus allocations: what placement's capacity check allows
-    (a provider without an inventory of a class has no room for it)."""
+    the from-clause on the uuid column. Free = (total - reserved) x allocation_ratio,
+    truncated, minus ``used`` (the inventory's sum of allocations, usage.py): what a
+    claim checks (a provider without an inventory of a class has no room for it)."""
     joined, free = _RP, {}
     for rc in CLASSES:
         inv = _INV.alias(f"inv_{rc.lower()}")
         joined = joined.outerjoin(inv, sa.and_(inv.c.resource_provider_id == _RP.c.id,
                                                inv.c.resource_class == rc))
         capacity = sa.cast((inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
-                           sa.Integer)
-        # cast: PostgreSQL sums BIGINTs as NUMERIC (Decimal in Python)
-        free[rc] = sa.cast(sa.func.coalesce(capacity - _used(rc), 0), sa.Integer)
+                           sa.BigInteger)
+        # cast: PostgreSQL would hand BIGINT arithmetic back as NUMERIC (Decimal)
+        free[rc] = sa.cast(sa.func.coalesce(capacity - inv.c.used, 0), sa.Integer)
     return joined, free, _RP.c.generation, _RP.c.uuid
 
 
 # --- claims --------------------------------------------------------------------------------
 
-_PROVIDER = sa.select(_RP.c.id, _RP.c.generation).where(_RP.c.uuid == sa.bindparam("rp"))
-# A claim locks its provider's row first (PostgreSQL/MariaDB; SQLite serializes writers):
-# claims on one host queue for a moment instead of failing their generation check, and
-# MariaDB's repeatable-read snapshot then starts after the claims before it committed.
-_PROVIDER_LOCKED = _PROVIDER.with_for_update()
-_BUMP_IF = (sa.update(_RP).where(_RP.c.id == sa.bindparam("rp_id"),
-                                 _RP.c.generation == sa.bindparam("gen"))
-            .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
+_PROVIDER = sa.select(_RP.c.id).where(_RP.c.uuid == sa.bindparam("rp"))
 _BUMP = (sa.update(_RP).where(_RP.c.id.in_(sa.bindparam("ids", expanding=True)))
          .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
+# A claim's first statement bumps its provider's generation, which also locks the row
+# (PostgreSQL/MariaDB; SQLite serializes writers): claims on one host queue for a
+# moment, and every other writer of its usage locks it first too (usage.py).
+_LOCK_BY_UUID = (sa.update(_RP).where(_RP.c.uuid == sa.bindparam("rp"))
+                 .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
+# A release's: the providers the consumer holds anything on (none: nothing to do).
+_LOCK_HELD = (sa.update(_RP).where(_RP.c.id.in_(
+    sa.select(_ALLOC.c.resource_provider_id)
+    .where(_ALLOC.c.consumer_id == sa.bindparam("consumer"))))
+    .values(generation=_RP.c.generation + 1, updated_at=sa.bindparam("now")))
 _HOLDS = (sa.select(_ALLOC.c.resource_provider_id, _RP.c.uuid, _RP.c.name,
                     _ALLOC.c.resource_class, _ALLOC.c.used)
           .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
@@ -95,48 +91,79 @@ _HOLDS = (sa.select(_ALLOC.c.resource_provider_id, _RP.c.uuid, _RP.c.name,
 _CONSUMER = sa.select(_CONS.c.id).where(_CONS.c.uuid == sa.bindparam("consumer"))
 _FORGET = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id == sa.bindparam("consumer"))
 _FORGET_CONSUMER = sa.delete(_CONS).where(_CONS.c.uuid == sa.bindparam("consumer"))
+_USE = (sa.update(_INV).where(_INV.c.resource_provider_id == sa.bindparam("rp_id"),
+                              _INV.c.resource_class == sa.bindparam("rc"))
+        .values(used=_INV.c.used + sa.bindparam("n")))
+
+
+@functools.cache
+def _room_statement(count: int):
+    """Provider ``rp``'s id and how many of ``count`` classes (rc0/n0 ...) have room for
+    the amount: (total - reserved) x ratio >= used + n, within min/max unit and step."""
+    fits = []
+    for i in range(count):
+        rc, n = sa.bindparam(f"rc{i}"), sa.bindparam(f"n{i}", type_=sa.BigInteger)
+        fits.append(sa.and_(_INV.c.resource_class == rc,
+                            (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio
+                            >= _INV.c.used + n,
+                            _INV.c.min_unit <= n, _INV.c.max_unit >= n,
+                            n % _INV.c.step_size == 0))
+    fitting = (sa.select(sa.func.count()).select_from(_INV)
+               .where(_INV.c.resource_provider_id == _RP.c.id, sa.or_(*fits))
+               .scalar_subquery())
+    return sa.select(_RP.c.id, fitting).where(_RP.c.uuid == sa.bindparam("rp"))
+
+
+class NoRoom(Exception):
+    """The provider lacks room (or is unknown): the claim's transaction must roll back
+    (its lock bumped the provider's generation)."""
 
 
 def claim(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: str,
           user_id: str, *, consumer_type: str = "INSTANCE", session=None) -> bool:
     """Allocate ``resources`` on the provider for a consumer that holds nothing (it may
-    already exist without allocations); False when the provider has no room for them."""
-    resources = {rc: n for rc, n in resources.items() if n > 0}
-    with _transaction(session) as s:
-        conn = s.connection()
-        for _ in range(_CLAIM_RETRIES):
-            row = conn.execute(_PROVIDER_LOCKED, {"rp": rp_uuid}).first()
-            if row is None:
-                return False  # not reported (yet): no room anywhere on it
-            rp_id, generation = row
-            params = {"rp_id": rp_id, "limit": 1}
-            for i, (rc, n) in enumerate(resources.items()):
-                params[f"rc{i}"], params[f"n{i}"] = rc, n
-            if resources and conn.execute(fastpath.candidates_statement(len(resources), True),
-                                          params).first() is None:
-                return False
-            # Compare-and-swap what we read before the check: a claim that committed in
-            # between changed the usage we checked, so we check again.
-            if conn.execute(_BUMP_IF, {"rp_id": rp_id, "gen": generation,
-                                       "now": utcnow()}).rowcount == 1:
-                break
-        else:
-            return False
-        now = utcnow()
-        if conn.execute(_CONSUMER, {"consumer": consumer}).first() is None:
-            conn.execute(sa.insert(_CONS), [{
-                "uuid": consumer, "project_id": project_id, "user_id": user_id,
-                "generation": 1, "consumer_type": consumer_type, "created_at": now,
-                "updated_at": now}])
-        else:
-            conn.execute(sa.update(_CONS).where(_CONS.c.uuid == consumer).values(
-                generation=_CONS.c.generation + 1, updated_at=now))
-        if resources:
-            conn.execute(sa.insert(_ALLOC), [
-                {"resource_provider_id": rp_id, "consumer_id": consumer,
-                 "resource_class": rc, "used": n, "created_at": now, "updated_at": now}
-                for rc, n in resources.items()])
+    already exist without allocations). O(1): lock the provider, check its inventory
+    rows, count them up. Without ``session``: False when there is no room; in the
+    caller's ``session``: raises NoRoom, and the caller rolls back."""
+    if session is not None:
+        _claim(session.connection(), consumer, rp_uuid, resources, project_id, user_id,
+               consumer_type)
+        return True
+    try:
+        with db.transaction() as s:
+            _claim(s.connection(), consumer, rp_uuid, resources, project_id, user_id,
+                   consumer_type)
+    except NoRoom:
+        return False
     return True
+
+
+def _claim(conn, consumer, rp_uuid, resources, project_id, user_id, consumer_type):
+    resources = {rc: n for rc, n in resources.items() if n > 0}
+    now = utcnow()
+    if not conn.execute(_LOCK_BY_UUID, {"rp": rp_uuid, "now": now}).rowcount:
+        raise NoRoom(rp_uuid)  # not reported (yet): no room anywhere on it
+    params = {"rp": rp_uuid}
+    for i, (rc, n) in enumerate(resources.items()):
+        params[f"rc{i}"], params[f"n{i}"] = rc, n
+    rp_id, fitting = conn.execute(_room_statement(len(resources)), params).one()
+    if fitting != len(resources):
+        raise NoRoom(rp_uuid)
+    if resources:
+        conn.execute(_USE, [{"rp_id": rp_id, "rc": rc, "n": n}
+                            for rc, n in resources.items()])
+        conn.execute(sa.insert(_ALLOC), [
+            {"resource_provider_id": rp_id, "consumer_id": consumer, "resource_class": rc,
+             "used": n, "created_at": now, "updated_at": now}
+            for rc, n in resources.items()])
+    if conn.execute(_CONSUMER, {"consumer": consumer}).first() is None:
+        conn.execute(sa.insert(_CONS), [{
+            "uuid": consumer, "project_id": project_id, "user_id": user_id,
+            "generation": 1, "consumer_type": consumer_type, "created_at": now,
+            "updated_at": now}])
+    else:
+        conn.execute(sa.update(_CONS).where(_CONS.c.uuid == consumer).values(
+            generation=_CONS.c.generation + 1, updated_at=now))
 
 
 def adopt(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: str,
@@ -155,6 +182,7 @@ def adopt(consumer: str, rp_uuid: str, resources: dict[str, int], project_id: st
         {"resource_provider_id": row[0], "consumer_id": consumer, "resource_class": rc,
          "used": n, "created_at": now, "updated_at": now}
         for rc, n in resources.items() if n > 0])
+    usage.adjust(conn, {(row[0], rc): n for rc, n in resources.items()})
     conn.execute(_BUMP, {"ids": [row[0]], "now": now})
 
 
@@ -179,14 +207,20 @@ def release(consumer: str, *, session=None, only_on: str | None = None) -> dict[
     back once."""
     with _transaction(session) as s:
         conn = s.connection()
+        if only_on is not None:
+            holding = _held(conn, consumer)
+            if all(e["name"] != only_on for e in holding.values()):
+                return {}
+        # Lock (and bump) the providers it holds on, then read what it holds: a release
+        # that raced us and won leaves nothing to read.
+        if not conn.execute(_LOCK_HELD, {"consumer": consumer, "now": utcnow()}).rowcount:
+            return {}
         holding = _held(conn, consumer)
-        if not holding or (only_on is not None
-                           and all(e["name"] != only_on for e in holding.values())):
+        if not holding or not conn.execute(_FORGET, {"consumer": consumer}).rowcount:
             return {}
-        if not conn.execute(_FORGET, {"consumer": consumer}).rowcount:
-            return {}
+        usage.adjust(conn, {(e["id"], rc): -n for e in holding.values()
+                            for rc, n in e["resources"].items()})
         conn.execute(_FORGET_CONSUMER, {"consumer": consumer})
-        conn.execute(_BUMP, {"ids": [e["id"] for e in holding.values()], "now": utcnow()})
         return holding
 
 

@@ -16,18 +16,15 @@ _TRAITS = ProviderTrait.__table__
 
 
 @functools.cache
-def candidates_statement(count: int, one_provider: bool = False):
+def candidates_statement(count: int):
     """Ids of providers with room for ``count`` classes (rc0/n0 ...), by id, ``limit``.
 
     Driven by the first class's inventories in provider order (index on resource class,
     provider), each other class an index lookup of its inventory and each a correlated
     sum of its allocations: the database stops at ``limit`` fitting providers instead
-    of computing every provider's usage and sorting them all. ``one_provider``: only
-    provider ``rp_id`` (the scheduler's claim checks its one host with the same test)."""
+    of computing every provider's usage and sorting them all."""
     first = _INV.alias("i0")
     query = sa.select(first.c.resource_provider_id)
-    if one_provider:
-        query = query.where(first.c.resource_provider_id == sa.bindparam("rp_id"))
     for i in range(count):
         inv = first if i == 0 else _INV.alias(f"i{i}")
         rc, n = sa.bindparam(f"rc{i}"), sa.bindparam(f"n{i}", type_=sa.BigInteger)

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.common.timeutils import utcnow
+from pocketstack.placement import usage
 from pocketstack.placement.models import (Allocation, Inventory, ProviderAggregate,
                                           ProviderTrait, ResourceProvider)
 
@@ -102,6 +103,9 @@ def _report_chunk(conn, hosts: list[Host]) -> None:
             else:
                 continue
             bumped.add(rp_id)
+    # Lock before writing inventory rows, as every writer of usage does (usage.py); only
+    # hosts that changed, so an idle periodic run holds no lock.
+    usage.lock(conn, bumped)
     if inserts:
         conn.execute(sa.insert(_INV), inserts)
     if updates:

@@ -38,11 +38,13 @@ def claim(node_uuid: str, consumer: str, vcpus: int, memory_mb: int, disk_gb: in
     """Allocate on the node for a server that holds nothing; False when it has no room
     (placement's capacity: (total - reserved) x allocation_ratio)."""
     resources = {"VCPU": vcpus, "MEMORY_MB": memory_mb, "DISK_GB": disk_gb}
-    with db.transaction() as s:
-        if not direct.claim(consumer, node_uuid, resources, project_id or "",
-                            user_id or "", session=s):
-            return False
-        _count(s, node_uuid, resources, +1)
+    try:
+        with db.transaction() as s:
+            direct.claim(consumer, node_uuid, resources, project_id or "", user_id or "",
+                         session=s)
+            _count(s, node_uuid, resources, +1)
+    except direct.NoRoom:
+        return False
     return True
 
 
