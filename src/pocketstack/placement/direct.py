@@ -51,13 +51,14 @@ class _Joined:
 
 # --- what the scheduler reads: free room per provider, as SQL to join on -----------------
 
-@functools.cache
-def free_room():
-    """(from-clause, {class: free-units column}, generation column, uuid column): join
-    the from-clause on the uuid column. Free = (total - reserved) x allocation_ratio,
-    truncated, minus ``used`` (the inventory's sum of allocations, usage.py): what a
-    claim checks (a provider without an inventory of a class has no room for it)."""
-    joined, free = _RP, {}
+def join_free_room(onto, uuid_column):
+    """``onto`` (a from-clause) joined to the provider whose uuid is ``uuid_column`` and
+    its inventories, flat (SQLite would materialize a parenthesized join of every
+    provider first), and ({class: free-units column}, generation column). Free =
+    (total - reserved) x allocation_ratio, truncated, minus ``used`` (usage.py): what a
+    claim checks; no provider or no inventory of a class: no room for it."""
+    joined = onto.outerjoin(_RP, _RP.c.uuid == uuid_column)
+    free = {}
     for rc in CLASSES:
         inv = _INV.alias(f"inv_{rc.lower()}")
         joined = joined.outerjoin(inv, sa.and_(inv.c.resource_provider_id == _RP.c.id,
@@ -66,7 +67,7 @@ def free_room():
                            sa.BigInteger)
         # cast: PostgreSQL would hand BIGINT arithmetic back as NUMERIC (Decimal)
         free[rc] = sa.cast(sa.func.coalesce(capacity - inv.c.used, 0), sa.Integer)
-    return joined, free, _RP.c.generation, _RP.c.uuid
+    return joined, free, _RP.c.generation
 
 
 # --- claims --------------------------------------------------------------------------------

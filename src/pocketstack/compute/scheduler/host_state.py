@@ -43,12 +43,12 @@ _n, _sv = ComputeNode.__table__.c, Service.__table__.c
 # Free room is placement's (issue 25): each node is the provider of the same uuid, and
 # (total - reserved) x allocation_ratio - allocations is what its claim will check, so
 # an operator's reserved or allocation_ratio set through the placement API moves boots.
-_ROOM, _FREE_OF, _PROVIDER_GENERATION, _PROVIDER_UUID = direct.free_room()
+_FROM, _FREE_OF, _PROVIDER_GENERATION = direct.join_free_room(
+    ComputeNode.__table__.join(Service.__table__, sa.and_(_sv.host == _n.host,
+                                                          _sv.binary == "nova-compute")),
+    _n.uuid)
 _FREE = {"free_vcpus": _FREE_OF["VCPU"], "free_ram_mb": _FREE_OF["MEMORY_MB"],
          "free_disk_gb": _FREE_OF["DISK_GB"], "failed_builds": _n.failed_builds}
-_FROM = (ComputeNode.__table__
-         .join(Service.__table__, sa.and_(_sv.host == _n.host, _sv.binary == "nova-compute"))
-         .outerjoin(_ROOM, _PROVIDER_UUID == _n.uuid))
 # Built once, Core on the tables: the scheduler runs it for every request.
 _HOSTS = (sa.select(_n.id, _n.host, _n.hypervisor_hostname, _n.vcpus, _n.memory_mb,
                     _FREE["free_vcpus"], _FREE["free_ram_mb"], _FREE["free_disk_gb"],
