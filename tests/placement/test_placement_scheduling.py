@@ -274,3 +274,21 @@ def test_claims_kept_by_compute_before_placement_are_adopted(sdk, ks):
             assert s.get(Allocation, old) is None
     finally:
         ks("DELETE", f"/allocations/{old}")
+
+
+def test_shelve_offload_drops_the_allocation_and_unshelve_claims_again(sdk, ks, image_id,
+                                                                        cloud):
+    """As nova with shelved_offload_time = 0: offloaded, the server holds nothing in
+    placement; unshelved, it holds its flavor on the host it lands on."""
+    server = _boot(sdk, image_id, "shelver")
+    sdk.compute.shelve_server(server)
+    sdk.compute.wait_for_server(server, status="SHELVED_OFFLOADED", wait=60)
+    assert ks("GET", f"/allocations/{server.id}").json()["allocations"] == {}
+    sdk.compute.unshelve_server(server)
+    server = sdk.compute.wait_for_server(server, status="ACTIVE", wait=60)
+    host = sdk.compute.get_server(server.id).hypervisor_hostname
+    held = ks("GET", f"/allocations/{server.id}").json()["allocations"]
+    assert list(held) == [_providers(ks)[host]["uuid"]]
+    sdk.compute.delete_server(server)
+    sdk.compute.wait_for_delete(server, wait=60)
+    assert ks("GET", f"/allocations/{server.id}").json()["allocations"] == {}

@@ -261,7 +261,7 @@ def rollback(ctx, instance_uuid: str, m: Migration, step: Step, reason: str, *,
         values["power_state"] = states.SHUTDOWN
     with db.transaction() as s:
         claims.release(instance_uuid, session=s)  # the destination's (none if unscheduled)
-        claims.move(m.uuid, instance_uuid, session=s)  # the source's, back to the server
+        claims.move_back(m.uuid, instance_uuid, session=s)  # the source's, back to the server
         set_status(m.uuid, "error", session=s)
         kwargs = {} if expect_task is None else {"expect_task": expect_task}
         if instances.update(instance_uuid, values, events=[step], session=s, **kwargs):

@@ -218,7 +218,7 @@ class ResizeMixin:
             return
         old = m.old_flavor
         with db.transaction() as s:
-            claims.move(migration_uuid, instance_uuid, session=s)  # the source's, back
+            claims.move_back(migration_uuid, instance_uuid, session=s)  # the source's, back
             ok = instances.update(instance_uuid, {
                 "vm_state": m.old_vm_state, "task_state": None, "host": self.host,
                 "node": m.source_node, "flavor": old, **resize.flavor_usage(old),

@@ -75,19 +75,12 @@ def holder_hosts(consumers) -> list[str]:
     return list(direct.holders(consumers).values())
 
 
-def move(consumer: str, new_consumer: str, session=None) -> None:
-    """Re-key an allocation: resize keeps the source's claim under the migration's uuid
-    (placement's migration allocation), and a revert or failed move hands it back."""
-    kind = "INSTANCE" if new_consumer != consumer and _is_instance(new_consumer, session) \
-        else "MIGRATION"
-    direct.move(consumer, new_consumer, consumer_type=kind, session=session)
+def move_to_migration(instance_uuid: str, migration_uuid: str, session=None) -> None:
+    """The source's claim goes under the migration's uuid (nova's migration allocation):
+    the server's uuid is then free for the destination's claim."""
+    direct.move(instance_uuid, migration_uuid, consumer_type="MIGRATION", session=session)
 
 
-def _is_instance(uuid: str, session) -> bool:
-    from pocketstack.compute.models import Instance
-
-    query = sa.select(Instance.uuid).where(Instance.uuid == uuid)
-    if session is not None:
-        return session.execute(query).first() is not None
-    with db.reader() as s:
-        return s.execute(query).first() is not None
+def move_back(migration_uuid: str, instance_uuid: str, session=None) -> None:
+    """A revert or a move that failed: the source's claim is the server's again."""
+    direct.move(migration_uuid, instance_uuid, consumer_type="INSTANCE", session=session)
