@@ -9,7 +9,8 @@ The hosts are compute_nodes rows with their nova-compute service rows, written s
 into a fresh database (SQLite in a temporary directory unless ``--database`` names
 another); about a tenth are down or disabled and usage varies, so the filters have work
 to do. Each run is what the conductor's RPC call costs on the scheduler's side: load the
-host states, filter, weigh and claim (one conditional UPDATE and one allocation INSERT).
+host states, filter, weigh and claim (in placement: lock the provider, check its room,
+bump its generation, insert the consumer and its allocations).
 It is measured twice: calling the manager directly, and through the in-process RPC
 client as the conductor calls it (JSON round-trip of the request and the answer
 included). Every claim is released after its run so each run sees the same hosts. A
@@ -65,7 +66,39 @@ def setup(hosts: int, url: str | None):
     with db.transaction() as s:
         s.execute(sa.insert(ComputeNode.__table__), nodes)
         s.execute(sa.insert(Service.__table__), services)
+    _providers(nodes)
     return db
+
+
+def _providers(nodes):
+    """Each node's resource provider, and its usage as one allocation (issue 25: the
+    scheduler reads free room from placement)."""
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.placement import report
+    from pocketstack.placement.models import Allocation, Consumer, ResourceProvider
+
+    report.report([report.Host(
+        uuid=n["uuid"], name=n["hypervisor_hostname"],
+        totals={"VCPU": n["vcpus"], "MEMORY_MB": n["memory_mb"], "DISK_GB": n["local_gb"]},
+        reserved={}, ratios={}, initial_ratios={"VCPU": 16.0, "MEMORY_MB": 1.5,
+                                                "DISK_GB": 1.0}) for n in nodes])
+    with db.transaction() as s:
+        ids = dict(s.execute(sa.select(ResourceProvider.uuid, ResourceProvider.id)).all())
+        consumers, allocations = [], []
+        for n in nodes:
+            consumer = str(uuid.uuid4())
+            consumers.append({"uuid": consumer, "project_id": "bench", "user_id": "bench",
+                              "generation": 1})
+            for rc, used in (("VCPU", n["vcpus_used"]), ("MEMORY_MB", n["memory_mb_used"]),
+                             ("DISK_GB", n["local_gb_used"])):
+                if used:
+                    allocations.append({"resource_provider_id": ids[n["uuid"]],
+                                        "consumer_id": consumer, "resource_class": rc,
+                                        "used": used})
+        s.execute(sa.insert(Consumer.__table__), consumers)
+        s.execute(sa.insert(Allocation.__table__), allocations)
 
 
 def timed(fn, runs: int):

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 
 from pocketstack.cli.audit import run_checks
 from pocketstack.common import db
-from pocketstack.compute.models import Allocation, ComputeNode
+from pocketstack.compute.models import ComputeNode
+from pocketstack.placement import direct
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 
@@ -44,14 +45,12 @@ def test_audit_finds_broken_invariants_and_passes_healthy_servers(cloud):
     ghost = str(uuid.uuid4())
     orphan = sdk.network.create_port(network_id=net.id, device_owner="compute:nova",
                                      device_id=ghost)
-    with db.transaction() as s:
+    with db.reader() as s:
         node = s.scalars(sa.select(ComputeNode).order_by(ComputeNode.id)).first()
-        s.add(Allocation(instance_uuid=ghost, node_id=node.id, host=node.host, vcpus=1,
-                         memory_mb=64, disk_gb=1))
-        held = s.get(Allocation, server.id)
-        kept = {c: getattr(held, c) for c in ("node_id", "host", "vcpus", "memory_mb",
-                                               "disk_gb")}
-        s.delete(held)
+    # Placement's allocations behind compute's back: a ghost's, and the server's gone.
+    assert direct.claim(ghost, node.uuid, {"VCPU": 1, "MEMORY_MB": 64, "DISK_GB": 1},
+                        "p", "u")
+    kept = direct.release(server.id)
     dhcp.wait()
     host_file = os.path.join(dhcp.network_dir(net.id), "host")
     os.remove(host_file)
@@ -69,9 +68,9 @@ def test_audit_finds_broken_invariants_and_passes_healthy_servers(cloud):
         assert "problem(s) found" in proc.stdout
     finally:
         sdk.network.delete_port(orphan)
-        with db.transaction() as s:
-            s.execute(sa.delete(Allocation).where(Allocation.instance_uuid == ghost))
-            s.add(Allocation(instance_uuid=server.id, **kept))
+        direct.release(ghost)
+        for rp_uuid, entry in kept.items():
+            direct.claim(server.id, rp_uuid, entry["resources"], server.project_id, "u")
         sdk.compute.delete_server(server)
         sdk.compute.wait_for_delete(server, wait=60)
         sdk.network.delete_subnet(subnet)

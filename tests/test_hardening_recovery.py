@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from pocketstack.common import config, db
-from pocketstack.compute.models import Allocation
+from pocketstack.common import config
+from pocketstack.compute.scheduler import claims
 from pocketstack.control import faults as fault_rules
 
 
@@ -57,8 +57,7 @@ def test_lost_build_message_to_a_host_is_rescheduled_without_waiting_for_the_dea
     server = _wait_active(sdk, _boot(sdk, image_id))
     events = [name for name, _ in _events(sdk, server.id)]
     assert "conductor_build_timeout" in events, events
-    with db.reader() as s:
-        assert s.get(Allocation, server.id) is not None
+    assert claims.holder_host(server.id) is not None
     sdk.compute.delete_server(server)
     sdk.compute.wait_for_delete(server, wait=60)
 

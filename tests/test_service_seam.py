@@ -57,6 +57,20 @@ def test_no_service_reaches_into_another(package, forbidden):
     assert _offenders(package, forbidden) == []
 
 
+def test_compute_reaches_placement_only_through_its_in_process_door():
+    """Issue 25: the scheduler claims and the hosts report through placement/direct.py and
+    placement/report.py (docs/architecture.md says why not HTTP); nothing else of
+    placement's is compute's business."""
+    allowed = {"pocketstack.placement", "pocketstack.placement.direct",
+               "pocketstack.placement.report"}
+    found = []
+    for path in sorted((SRC / "compute").rglob("*.py")):
+        for name in sorted(_imports(path)):
+            if name.startswith("pocketstack.placement") and name not in allowed:
+                found.append(f"{path.relative_to(SRC)} imports {name}")
+    assert found == []
+
+
 def test_the_rule_sees_a_function_level_import(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from pocketstack.identity import tokens\n")

@@ -2,16 +2,18 @@
 fault naming the attempts, NoValidHost that explains itself, lost build messages, delete
 during BUILD, quota exceeded leaving nothing behind."""
 import time
+import types
 
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.compute.models import Allocation, ComputeNode, Instance
+from pocketstack.compute.models import ComputeNode, Instance
+from pocketstack.compute.scheduler import claims
 
 
 def _alloc(uuid):
-    with db.reader() as s:
-        return s.get(Allocation, uuid)
+    host = claims.holder_host(uuid)
+    return None if host is None else types.SimpleNamespace(host=host)
 
 
 def _used():

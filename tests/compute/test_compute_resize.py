@@ -8,20 +8,24 @@ import pytest
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.compute.models import Allocation, Migration
+from pocketstack.compute.models import Migration
+from pocketstack.placement import direct
 
 NANO, MICRO, TINY = "42", "84", "1"
 
 
 def _allocs(instance_uuid):
-    """{consumer: (host, vcpus, memory_mb)} for the server and its migrations."""
+    """{consumer: (host, vcpus, memory_mb)} for the server and its migrations, as
+    placement holds them (issue 25: the claims are placement allocations)."""
     with db.reader() as s:
         migrations = s.scalars(sa.select(Migration.uuid)
                                .where(Migration.instance_uuid == instance_uuid)).all()
-        rows = s.scalars(sa.select(Allocation).where(
-            Allocation.instance_uuid.in_([instance_uuid, *migrations]))).all()
-    return {("instance" if r.instance_uuid == instance_uuid else "migration"):
-            (r.host, r.vcpus, r.memory_mb) for r in rows}
+    out = {}
+    for consumer in [instance_uuid, *migrations]:
+        for entry in direct.held(consumer).values():
+            out["instance" if consumer == instance_uuid else "migration"] = (
+                entry["name"], entry["resources"]["VCPU"], entry["resources"]["MEMORY_MB"])
+    return out
 
 
 def _migration(instance_uuid):

@@ -7,8 +7,7 @@ import uuid
 
 import pytest
 
-from pocketstack.common import db
-from pocketstack.compute.models import Allocation
+from pocketstack.compute.scheduler import claims
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +49,11 @@ def test_a_build_that_wakes_after_its_reschedule_leaves_the_new_attempt_alone(
         time.sleep(0.1)
     ports = _ports(cloud, sid)
     assert [(p["binding:host_id"], p["status"]) for p in ports] == [(host, "ACTIVE")]
-    with db.reader() as s:
-        alloc = s.get(Allocation, sid)
-        assert alloc is not None and alloc.host == host
+    assert claims.holder_host(sid) == host
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert _ports(cloud, sid) == []
-    with db.reader() as s:
-        assert s.get(Allocation, sid) is None
+    assert claims.holder_host(sid) is None
 
 
 def test_an_expired_build_is_timed_out_once_however_many_conductors_look(
@@ -82,9 +78,7 @@ def test_an_expired_build_is_timed_out_once_however_many_conductors_look(
     host = admin_api.server(sid)["OS-EXT-SRV-ATTR:host"]
     ports = _ports(cloud, sid)
     assert [(p["binding:host_id"], p["status"]) for p in ports] == [(host, "ACTIVE")]
-    with db.reader() as s:
-        alloc = s.get(Allocation, sid)
-        assert alloc is not None and alloc.host == host
+    assert claims.holder_host(sid) == host
     trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
     assert [e["step"] for e in trace["events"]].count("conductor_build_timeout") == 1
     api.delete(f"/servers/{sid}")

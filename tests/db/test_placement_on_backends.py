@@ -76,3 +76,67 @@ def test_bad_input_reaching_the_database(backend_cloud):
         "resource_provider_generation": 1, "inventories": {"VCPU": {"total": 2 ** 31 - 1,
                                                                     "allocation_ratio": 3e38}}})
     assert r.status_code == 200, r.text
+
+
+def test_concurrent_boots_claim_in_placement_without_oversubscribing(backend_cloud):
+    """Issue 25: the scheduler's claims are placement allocations. With room for exactly
+    one m1.nano per host left by an operator's reserved (set through the API), six boots
+    at once on four hosts give four servers and two NoValidHost (the project's quota is
+    ten), on every engine; deleting them leaves no allocation behind."""
+    from pocketstack.common.image_formats import qcow2_header
+
+    api = _Placement(backend_cloud)
+    sdk = backend_cloud.sdk()
+    image = sdk.image.create_image(name="backend-placement", data=qcow2_header(1 << 20),
+                                   disk_format="qcow2", container_format="bare")
+    nano = sdk.compute.find_flavor("m1.nano")
+    hosts = {h.name for h in sdk.compute.hypervisors()}
+    rps = [p for p in api("GET", "/resource_providers").json()["resource_providers"]
+           if p["name"] in hosts]
+    assert len(rps) == len(hosts) == 4, rps
+
+    def set_memory(rp, reserved_below_free=None):
+        inv = api("GET", f"/resource_providers/{rp}/inventories/MEMORY_MB").json()
+        used = api("GET", f"/resource_providers/{rp}/usages").json()["usages"]["MEMORY_MB"]
+        body = {"total": inv["total"], "reserved": 0, "allocation_ratio": 1.5,
+                "resource_provider_generation": inv["resource_provider_generation"]}
+        if reserved_below_free is not None:
+            body.update(reserved=inv["total"] - used - reserved_below_free,
+                        allocation_ratio=1.0)
+        r = api("PUT", f"/resource_providers/{rp}/inventories/MEMORY_MB", body)
+        assert r.status_code == 200, r.text
+
+    servers = []
+    try:
+        for rp in rps:
+            set_memory(rp["uuid"], reserved_below_free=nano.ram)
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            servers = list(pool.map(lambda i: sdk.compute.create_server(
+                name=f"backend-{i}", image_id=image.id, flavor_id=nano.id,
+                networks="none"), range(6)))
+        finals = [_settle(sdk, s) for s in servers]
+        assert sorted(s.status for s in finals) == ["ACTIVE"] * 4 + ["ERROR"] * 2, \
+            [(s.status, (s.fault or {}).get("message")) for s in finals]
+        assert all("No valid host" in s.fault["message"] for s in finals
+                   if s.status == "ERROR")
+    finally:
+        for s in servers:
+            sdk.compute.delete_server(s, ignore_missing=True)
+        for s in servers:
+            sdk.compute.wait_for_delete(s, wait=60)
+        for rp in rps:
+            set_memory(rp["uuid"])
+        sdk.image.delete_image(image)
+    for s in servers:
+        assert api("GET", f"/allocations/{s.id}").json()["allocations"] == {}
+
+
+def _settle(sdk, server, timeout=60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        server = sdk.compute.get_server(server.id)
+        if server.status in ("ACTIVE", "ERROR") or time.monotonic() > deadline:
+            return server
+        time.sleep(0.2)

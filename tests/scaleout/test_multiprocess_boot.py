@@ -39,7 +39,8 @@ def _leftovers(cloud, sess, network_id: str) -> dict:
     hypervisors = sess.get(cloud.url + "/compute/v2.1/os-hypervisors/detail",
                            headers={"OpenStack-API-Version": "compute 2.1"}).json()
     with cloud.db().connect() as conn:
-        allocations = conn.execute(sa.text("SELECT count(*) FROM compute_allocations")).scalar()
+        allocations = conn.execute(sa.text(
+            "SELECT count(DISTINCT consumer_id) FROM placement_allocations")).scalar()
     return {"ports": [p["id"] for p in ports if p["device_owner"].startswith("compute:")],
             "used": {h["hypervisor_hostname"]: (h["vcpus_used"], h["memory_mb_used"],
                                                 h["running_vms"])

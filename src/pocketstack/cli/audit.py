@@ -57,7 +57,8 @@ def ports_and_ips(s, live: set[str]) -> list[str]:
 
 
 def claims(s, servers: dict) -> list[str]:
-    from pocketstack.compute.models import Allocation, Migration
+    from pocketstack.compute.models import Migration
+    from pocketstack.placement import direct
 
     problems = []
     moving = {}
@@ -66,7 +67,7 @@ def claims(s, servers: dict) -> list[str]:
         if status not in ("confirmed", "reverted", "error", "failed", "completed"):
             moving[uuid] = instance_uuid
     held = {}
-    for consumer, host in s.execute(sa.select(Allocation.instance_uuid, Allocation.host)):
+    for consumer, host in {(c, name) for c, _, name, _, _ in direct.all_allocations(s)}:
         held[consumer] = host
         server = servers.get(consumer)
         if server is None and consumer not in moving:
@@ -84,24 +85,28 @@ def claims(s, servers: dict) -> list[str]:
 
 
 def hypervisor_usage(s) -> list[str]:
-    from pocketstack.compute.models import Allocation, ComputeNode
+    """compute_nodes' counters against the allocations in placement (the truth)."""
+    from pocketstack.compute.models import ComputeNode
+    from pocketstack.placement import direct
 
-    sums = {node_id: (vcpus, ram, disk, count) for node_id, vcpus, ram, disk, count in
-            s.execute(sa.select(Allocation.node_id, sa.func.sum(Allocation.vcpus),
-                                sa.func.sum(Allocation.memory_mb),
-                                sa.func.sum(Allocation.disk_gb), sa.func.count())
-                      .group_by(Allocation.node_id))}
+    totals: dict[str, list] = {}
+    for consumer, rp_uuid, _, rc, used in direct.all_allocations(s):
+        entry = totals.setdefault(rp_uuid, [0, 0, 0, set()])
+        if rc in ("VCPU", "MEMORY_MB", "DISK_GB"):
+            entry[("VCPU", "MEMORY_MB", "DISK_GB").index(rc)] += used
+        entry[3].add(consumer)
+    sums = {rp: (v, r, d, len(c)) for rp, (v, r, d, c) in totals.items()}
     problems = []
     for node in s.scalars(sa.select(ComputeNode)):
-        want = sums.pop(node.id, (0, 0, 0, 0))
+        want = sums.pop(node.uuid, (0, 0, 0, 0))
         have = (node.vcpus_used, node.memory_mb_used, node.local_gb_used, node.running_vms)
         if tuple(int(v or 0) for v in want) != tuple(have):
             problems.append(
                 f"hypervisor {node.host}: used vcpus/ram/disk/vms {have[0]}/{have[1]}/"
                 f"{have[2]}/{have[3]}, but its claims add up to "
                 f"{'/'.join(str(int(v or 0)) for v in want)}")
-    for node_id in sums:
-        problems.append(f"claims on compute node {node_id}, which does not exist")
+    for rp_uuid in sums:
+        problems.append(f"claims on resource provider {rp_uuid}, which is no compute node")
     return problems
 
 

@@ -318,7 +318,7 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     reservation_id = "r-" + "".join(secrets.choice(string.ascii_lowercase + string.digits)
                                     for _ in range(8))
     admin_pass = p["admin_pass"] or generate_password()
-    spec = {"flavor": flavor,
+    spec = {"flavor": flavor, "project_id": ctx.project_id, "user_id": ctx.user_id,
             "image": {k: (image or boot_meta or {}).get(k)
                       for k in ("id", "name", "min_ram", "min_disk", "size", "disk_format",
                                 "container_format")},

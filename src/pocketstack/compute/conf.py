@@ -78,12 +78,32 @@ OPTS = {
                         "values spread concurrent boots and reduce claim retries."),
         cfg.IntOpt("max_alternates", default=2, min=0,
                    help="Alternate hosts returned with each selection for reschedules."),
-        cfg.FloatOpt("cpu_allocation_ratio", default=16.0, min=0.0,
-                     help="Virtual CPUs per physical CPU."),
-        cfg.FloatOpt("ram_allocation_ratio", default=1.5, min=0.0,
-                     help="Virtual RAM per physical RAM."),
-        cfg.FloatOpt("disk_allocation_ratio", default=1.0, min=0.0,
-                     help="Virtual disk per physical disk."),
+        # As nova's: the hosts report these to placement as their inventories'
+        # allocation_ratio/reserved. Unset (None), a host writes the initial_* value when
+        # it creates the inventory and then leaves what an operator set through the
+        # placement API; set, the host writes it on every report.
+        cfg.FloatOpt("cpu_allocation_ratio", default=None, min=0.0,
+                     help="Virtual CPUs per physical CPU (unset: initial_cpu_allocation_"
+                          "ratio when the host's inventory is made, then placement's)."),
+        cfg.FloatOpt("ram_allocation_ratio", default=None, min=0.0,
+                     help="Virtual RAM per physical RAM (unset: as cpu_allocation_ratio)."),
+        cfg.FloatOpt("disk_allocation_ratio", default=None, min=0.0,
+                     help="Virtual disk per physical disk (unset: as cpu_allocation_ratio)."),
+        cfg.FloatOpt("initial_cpu_allocation_ratio", default=16.0, min=0.0,
+                     help="VCPU allocation ratio of a new host's inventory."),
+        cfg.FloatOpt("initial_ram_allocation_ratio", default=1.5, min=0.0,
+                     help="MEMORY_MB allocation ratio of a new host's inventory."),
+        cfg.FloatOpt("initial_disk_allocation_ratio", default=1.0, min=0.0,
+                     help="DISK_GB allocation ratio of a new host's inventory."),
+        cfg.IntOpt("reserved_host_cpus", default=None, min=0,
+                   help="VCPUs kept for the host (unset: 0 on a new inventory, then "
+                        "placement's reserved)."),
+        cfg.IntOpt("reserved_host_memory_mb", default=None, min=0,
+                   help="MEMORY_MB kept for the host (unset: 0 on a new inventory, then "
+                        "placement's; nova's default is 512, simulated hosts keep none)."),
+        cfg.IntOpt("reserved_host_disk_mb", default=None, min=0,
+                   help="Disk kept for the host in MB, reported in whole GB rounded up "
+                        "(unset: 0 on a new inventory, then placement's)."),
         cfg.FloatOpt("ram_weight_multiplier", default=1.0,
                      help="Positive spreads by free RAM, negative stacks."),
         cfg.FloatOpt("disk_weight_multiplier", default=1.0, help="Weight of free disk."),

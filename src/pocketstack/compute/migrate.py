@@ -83,7 +83,7 @@ def _schedule_elsewhere(ctx, inst, m: Migration, host: str | None):
     under the server's id. On failure everything is put back and None returned."""
     from pocketstack.compute.scheduler.rpcapi import SchedulerAPI
 
-    claims.move(inst.uuid, m.uuid)
+    claims.move_to_migration(inst.uuid, m.uuid)
     spec = dict(inst.request_spec or {})
     spec.update(flavor=inst.flavor, tried_hosts=[inst.host] if inst.host else [],
                 force_host=host, force_node=None, num_instances=1)
@@ -105,14 +105,11 @@ def fail(ctx, instance_uuid: str, migration_uuid: str, step, reason: str,
          vm_state: str | None = None) -> None:
     """Undo a move that did not happen: the destination's claim (held under the server's
     id) is dropped and the source's comes back; the server stays where it was."""
-    from pocketstack.compute.models import Allocation
     from pocketstack.compute.resize import set_status
 
     with db.transaction() as s:
         claims.release(instance_uuid, session=s)
-        s.execute(sa.update(Allocation).where(Allocation.instance_uuid == migration_uuid)
-                  .values(instance_uuid=instance_uuid)
-                  .execution_options(synchronize_session=False))
+        claims.move_back(migration_uuid, instance_uuid, session=s)  # the source's, back
         set_status(migration_uuid, "error", session=s)
         values = {"task_state": None}
         if vm_state:

@@ -37,7 +37,7 @@ from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, quotas, states, trace
 from pocketstack.compute.guards import check_locked, host_up, invalid_state
-from pocketstack.compute.models import Allocation, ComputeNode, Migration
+from pocketstack.compute.models import ComputeNode, Migration
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -261,9 +261,7 @@ def rollback(ctx, instance_uuid: str, m: Migration, step: Step, reason: str, *,
         values["power_state"] = states.SHUTDOWN
     with db.transaction() as s:
         claims.release(instance_uuid, session=s)  # the destination's (none if unscheduled)
-        s.execute(sa.update(Allocation).where(Allocation.instance_uuid == m.uuid)
-                  .values(instance_uuid=instance_uuid)
-                  .execution_options(synchronize_session=False))
+        claims.move_back(m.uuid, instance_uuid, session=s)  # the source's, back to the server
         set_status(m.uuid, "error", session=s)
         kwargs = {} if expect_task is None else {"expect_task": expect_task}
         if instances.update(instance_uuid, values, events=[step], session=s, **kwargs):

@@ -12,7 +12,7 @@ import dataclasses
 import sqlalchemy as sa
 
 from pocketstack.common.timeutils import utcnow
-from pocketstack.placement import catalog, errors, inventories, providers
+from pocketstack.placement import catalog, errors, inventories, providers, usage
 from pocketstack.placement.models import Allocation, Consumer, Inventory, ResourceProvider
 
 INCOMPLETE = "00000000-0000-0000-0000-000000000000"  # upstream's incomplete_consumer ids
@@ -77,6 +77,13 @@ def _providers(s, uuids) -> dict[str, ResourceProvider]:
 def replace(s, requests: list[Request]) -> None:
     """Set every consumer's allocations to what it asks (empty: none), all or nothing."""
     uuids = {rp for req in requests for rp in req.allocations}
+    conn = s.connection()
+    before = usage.of_consumers(conn, [req.consumer for req in requests])
+    # Lock every provider whose usage changes (those given and those left) before reading
+    # their generations: the scheduler's claims lock them too (usage.py).
+    usage.lock(conn, {rp_id for rp_id, _ in before} | set(s.scalars(
+        sa.select(ResourceProvider.id).where(ResourceProvider.uuid.in_(sorted(uuids))))))
+    before = usage.of_consumers(conn, [req.consumer for req in requests])  # under the locks
     rps = _providers(s, uuids)
     generations = {rp.id: rp.generation for rp in rps.values()}  # read before the checks
     classes = {rc for req in requests for res in req.allocations.values() for rc in res}
@@ -96,6 +103,10 @@ def replace(s, requests: list[Request]) -> None:
                 s.add(Allocation(resource_provider_id=rps[rp_uuid].id,
                                  consumer_id=req.consumer, resource_class=rc, used=amount))
     s.flush()
+    after: dict[tuple[int, str], int] = {}
+    for rp_id, rc, amount in wanted:
+        after[(rp_id, rc)] = after.get((rp_id, rc), 0) + amount
+    usage.adjust(conn, usage.difference(after, before))
     _check_capacity(s, wanted, {rp.id: rp.uuid for rp in rps.values()})
     for rp in rps.values():
         providers.bump(s, rp, generations[rp.id])
@@ -145,9 +156,14 @@ def _drop_empty(s, consumers) -> None:
 
 
 def delete(s, consumer: str) -> None:
+    conn = s.connection()
+    before = usage.of_consumers(conn, [consumer])
+    usage.lock(conn, {rp_id for rp_id, _ in before})
+    before = usage.of_consumers(conn, [consumer])  # as it is now that we hold the locks
     n = s.execute(sa.delete(Allocation).where(Allocation.consumer_id == consumer)).rowcount
     if not n:
         raise errors.not_found(f"No allocations for consumer '{consumer}'")
+    usage.adjust(conn, {key: -amount for key, amount in before.items()})
     s.execute(sa.delete(Consumer).where(Consumer.uuid == consumer))
 
 
@@ -239,6 +255,8 @@ def reshape(s, inventory_sets: dict[str, dict], requests: list[Request],
     """POST /reshaper: new inventories and allocations at once; a class may lose its
     inventory only if its allocations move away in the same request."""
     touched = []
+    usage.lock(s.connection(), s.scalars(sa.select(ResourceProvider.id).where(
+        ResourceProvider.uuid.in_(sorted(inventory_sets)))))
     for rp_uuid, data in inventory_sets.items():
         rp = s.scalars(sa.select(ResourceProvider)
                        .where(ResourceProvider.uuid == rp_uuid)).first()
@@ -248,6 +266,10 @@ def reshape(s, inventory_sets: dict[str, dict], requests: list[Request],
         inventories.replace_all(s, rp, data["inventories"], version, check_in_use=False)
         touched.append(rp)
     replace(s, requests)
+    # Inventories came and went under allocations that moved: count them again.
+    usage.resync(s.connection(), {rp.id for rp in touched} | {
+        rp_id for rp_id, _ in usage.of_consumers(s.connection(),
+                                                 [req.consumer for req in requests])})
     for rp in touched:
         orphan = s.execute(sa.select(Allocation.resource_class).outerjoin(
             Inventory, sa.and_(Inventory.resource_provider_id == Allocation.resource_provider_id,

@@ -126,7 +126,7 @@ def update_provider(rp_uuid, name, parent_uuid=None, parent_given=False, *, vers
 @_retrying
 def delete_provider(rp_uuid) -> None:
     with db.transaction() as s:
-        providers.delete(s, providers.get(s, rp_uuid))
+        providers.delete(s, providers.get(s, rp_uuid, for_update=True))
 
 
 # --- inventories -------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def get_inventory(rp_uuid, rc) -> tuple[int, dict]:
 @_retrying
 def set_inventories(rp_uuid, generation, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
-        rp = providers.get(s, rp_uuid)
+        rp = providers.get(s, rp_uuid, for_update=True)
         providers.check_generation(rp, generation)
         inventories.replace_all(s, rp, data, version)
         return rp.generation, {rc: inventories.to_dict(i)
@@ -160,7 +160,7 @@ def set_inventories(rp_uuid, generation, data, version) -> tuple[int, dict]:
 @_retrying
 def create_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
-        rp = providers.get(s, rp_uuid)
+        rp = providers.get(s, rp_uuid, for_update=True)
         inv = inventories.create_one(s, rp, rc, data, version)
         return rp.generation, inventories.to_dict(inv)
 
@@ -168,7 +168,7 @@ def create_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
 @_retrying
 def update_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
     with db.transaction() as s:
-        rp = providers.get(s, rp_uuid)
+        rp = providers.get(s, rp_uuid, for_update=True)
         inv = inventories.update_one(s, rp, rc, data, version)
         return rp.generation, inventories.to_dict(inv)
 
@@ -176,13 +176,13 @@ def update_inventory(rp_uuid, rc, data, version) -> tuple[int, dict]:
 @_retrying
 def delete_inventory(rp_uuid, rc) -> None:
     with db.transaction() as s:
-        inventories.delete_one(s, providers.get(s, rp_uuid), rc)
+        inventories.delete_one(s, providers.get(s, rp_uuid, for_update=True), rc)
 
 
 @_retrying
 def delete_inventories(rp_uuid) -> None:
     with db.transaction() as s:
-        inventories.delete_all(s, providers.get(s, rp_uuid))
+        inventories.delete_all(s, providers.get(s, rp_uuid, for_update=True))
 
 
 # --- traits, aggregates, resource classes -------------------------------------------------

@@ -44,6 +44,9 @@ class Inventory(Base):
     max_unit: Mapped[int] = mapped_column(sa.BigInteger)
     step_size: Mapped[int] = mapped_column(sa.BigInteger, default=1)
     allocation_ratio: Mapped[float] = mapped_column(sa.Float, default=1.0)
+    # The sum of this class's allocations on the provider, kept by every allocation write
+    # (usage.py): a claim checks this row, O(1), where upstream sums the allocations.
+    used: Mapped[int] = mapped_column(sa.BigInteger, default=0, server_default="0")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 

@@ -15,7 +15,9 @@ RP = ResourceProvider
 
 
 def get(s, rp_uuid: str, *, for_update: bool = False) -> RP:
-    row = s.scalars(sa.select(RP).where(RP.uuid == rp_uuid)).first()
+    """``for_update``: lock the row (writers of inventories do: usage.py says why)."""
+    query = sa.select(RP).where(RP.uuid == rp_uuid)
+    row = s.scalars(query.with_for_update() if for_update else query).first()
     if row is None:
         raise errors.not_found(f"No resource provider with uuid {rp_uuid} found",
                                errors.RESOURCE_PROVIDER_NOT_FOUND)

@@ -27,7 +27,7 @@ class ResizeTaskMixin:
             return
         # The source keeps what it holds, under the migration's name (placement's
         # "migration allocation"); the instance's name is free for the destination.
-        claims.move(instance_uuid, m.uuid)
+        claims.move_to_migration(instance_uuid, m.uuid)
         spec = dict(inst.request_spec or {})
         # A cold migration (same flavor) must land elsewhere, on the host named if any;
         # a resize lands on the host the API named (a real guest's own), else anywhere.

@@ -18,8 +18,10 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.rpc_errors import MessagingTimeout
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
-from pocketstack.compute.models import Allocation, ComputeNode, Instance, Service
+from pocketstack.compute.models import Allocation, ComputeNode, Instance, Migration, Service
 from pocketstack.control import faults
+from pocketstack.placement import direct
+from pocketstack.placement import report as placement_report
 
 LOG = logging.getLogger(__name__)
 
@@ -76,31 +78,43 @@ def heartbeats(hosts: list[str], binary: str) -> None:
                       .values(last_seen_up=now, report_count=Service.report_count + 1))
 
 
+def _ratio(conf, name: str) -> float:
+    value = getattr(conf, f"{name}_allocation_ratio")
+    return value if value is not None else getattr(conf, f"initial_{name}_allocation_ratio")
+
+
 def register_nodes(managers: dict) -> None:
-    """The compute_nodes rows of these hosts, with what their drivers report (ratios from
-    [scheduler]), then their services rows."""
+    """The compute_nodes rows of these hosts, with what their drivers report, then their
+    resource providers in placement (report_to_placement) and their services rows."""
     conf = config.CONF.scheduler
-    ratios = {"cpu_allocation_ratio": conf.cpu_allocation_ratio,
-              "ram_allocation_ratio": conf.ram_allocation_ratio,
-              "disk_allocation_ratio": conf.disk_allocation_ratio}
+    ratios = {"cpu_allocation_ratio": _ratio(conf, "cpu"),
+              "ram_allocation_ratio": _ratio(conf, "ram"),
+              "disk_allocation_ratio": _ratio(conf, "disk")}
     now = utcnow()
+    reports = []
     with db.transaction() as s:
         for part in chunks(list(managers)):
-            existing = dict(s.execute(sa.select(ComputeNode.host, ComputeNode.id)
-                                      .where(ComputeNode.host.in_(part))).all())
+            existing = {host: (node_id, node_uuid, name) for host, node_id, node_uuid, name
+                        in s.execute(sa.select(ComputeNode.host, ComputeNode.id,
+                                               ComputeNode.uuid,
+                                               ComputeNode.hypervisor_hostname)
+                                     .where(ComputeNode.host.in_(part))).all()}
             new, changed = [], []
             for host in part:
                 res = managers[host].driver.resources()
                 sizes = {"vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
                          "local_gb": res["local_gb"], **ratios}
                 if host in existing:
-                    changed.append({"node_id": existing[host], **sizes})
+                    node_id, node_uuid, name = existing[host]
+                    changed.append({"node_id": node_id, **sizes})
                 else:
-                    new.append({"uuid": str(uuidlib.uuid4()), "host": host,
+                    node_uuid, name = str(uuidlib.uuid4()), host
+                    new.append({"uuid": node_uuid, "host": host,
                                 "hypervisor_hostname": host,
                                 "hypervisor_type": res["hypervisor_type"],
                                 "hypervisor_version": res["hypervisor_version"],
                                 "created_at": now, **sizes})
+                reports.append(_provider(node_uuid, name, sizes, conf))
             if new:
                 s.execute(sa.insert(ComputeNode), new)
             if changed:
@@ -108,7 +122,73 @@ def register_nodes(managers: dict) -> None:
                 s.connection().execute(
                     n.update().where(n.c.id == sa.bindparam("node_id")),
                     changed)
+    placement_report.report(reports)
+    _adopt_old_claims(list(managers))
     register_services(list(managers), "nova-compute", "compute")
+
+
+def _adopt_old_claims(hosts: list[str]) -> None:
+    """A cloud upgraded from before issue 25 kept its claims in compute_allocations: they
+    become placement allocations (server's owner as the consumer's project/user; a
+    migration's for the source of a move) and the old rows go."""
+    a = Allocation
+    with db.transaction() as s:
+        for part in chunks(hosts):
+            rows = s.execute(sa.select(a.instance_uuid, a.vcpus, a.memory_mb, a.disk_gb,
+                                       ComputeNode.uuid)
+                             .join(ComputeNode, ComputeNode.id == a.node_id)
+                             .where(a.host.in_(part))).all()
+            if not rows:
+                continue
+            consumers = [r[0] for r in rows]
+            moves = dict(s.execute(sa.select(Migration.uuid, Migration.instance_uuid)
+                                   .where(Migration.uuid.in_(consumers))).all())
+            owners = {uuid: (project, user) for uuid, project, user in s.execute(
+                sa.select(Instance.uuid, Instance.project_id, Instance.user_id)
+                .where(Instance.uuid.in_(consumers + list(moves.values()))))}
+            for uuid, instance in moves.items():
+                owners[uuid] = owners.get(instance, ("", "")) + ("MIGRATION",)
+            for consumer, vcpus, ram, disk, node_uuid in rows:
+                project, user, *kind = owners.get(consumer, ("", ""))
+                direct.adopt(consumer, node_uuid, {"VCPU": vcpus, "MEMORY_MB": ram,
+                                                   "DISK_GB": disk}, project, user,
+                             kind[0] if kind else "INSTANCE", session=s)
+            s.execute(sa.delete(a).where(a.instance_uuid.in_(consumers)))
+
+
+def report_providers(managers: dict) -> None:
+    """The periodic half of update_available_resource: what the drivers report now,
+    into placement (a host whose figures did not change writes nothing)."""
+    conf = config.CONF.scheduler
+    reports = []
+    with db.reader() as s:
+        for part in chunks(list(managers)):
+            for host, node_uuid, name in s.execute(
+                    sa.select(ComputeNode.host, ComputeNode.uuid,
+                              ComputeNode.hypervisor_hostname)
+                    .where(ComputeNode.host.in_(part))).all():
+                res = managers[host].driver.resources()
+                reports.append(_provider(node_uuid, name, {
+                    "vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
+                    "local_gb": res["local_gb"]}, conf))
+    placement_report.report(reports)
+
+
+def _provider(node_uuid: str, name: str, sizes: dict, conf) -> placement_report.Host:
+    """The host's resource provider as nova-compute reports it (update_available_resource
+    → update_provider_tree); the rule for reserved and ratios is in placement/report.py."""
+    disk_mb = conf.reserved_host_disk_mb
+    return placement_report.Host(
+        uuid=node_uuid, name=name,
+        totals={"VCPU": sizes["vcpus"], "MEMORY_MB": sizes["memory_mb"],
+                "DISK_GB": sizes["local_gb"]},
+        reserved={"VCPU": conf.reserved_host_cpus, "MEMORY_MB": conf.reserved_host_memory_mb,
+                  "DISK_GB": None if disk_mb is None else (disk_mb + 1023) // 1024},
+        ratios={"VCPU": conf.cpu_allocation_ratio, "MEMORY_MB": conf.ram_allocation_ratio,
+                "DISK_GB": conf.disk_allocation_ratio},
+        initial_ratios={"VCPU": conf.initial_cpu_allocation_ratio,
+                        "MEMORY_MB": conf.initial_ram_allocation_ratio,
+                        "DISK_GB": conf.initial_disk_allocation_ratio})
 
 
 def init_hosts(managers: dict) -> None:
@@ -159,33 +239,29 @@ def sync_power_states(managers: dict) -> None:
 
 
 def reconcile_resources(hosts: list[str]) -> None:
-    """Usage counters = the sum of each node's allocations (repairs any drift). Read
+    """Usage counters = the node's allocations in placement (repairs any drift). Read
     first; only a node that drifted is written, and only while no claim raced us (its
     generation must not have moved)."""
-    a, n = Allocation, ComputeNode
+    n = ComputeNode
     fixes = []
     with db.reader() as s:
         for part in chunks(hosts):
-            nodes = s.execute(sa.select(n.id, n.vcpus_used, n.memory_mb_used,
-                                        n.local_gb_used, n.running_vms, n.generation)
+            nodes = s.execute(sa.select(n.id, n.uuid, n.vcpus_used, n.memory_mb_used,
+                                        n.local_gb_used, n.generation)
                               .where(n.host.in_(part))).all()
-            sums = {row[0]: tuple(row[1:]) for row in s.execute(
-                sa.select(a.node_id, sa.func.coalesce(sa.func.sum(a.vcpus), 0),
-                          sa.func.coalesce(sa.func.sum(a.memory_mb), 0),
-                          sa.func.coalesce(sa.func.sum(a.disk_gb), 0), sa.func.count())
-                .where(a.node_id.in_([node[0] for node in nodes]))
-                .group_by(a.node_id)).all()}
-            for node_id, vcpus, ram, disk, count, generation in nodes:
-                want = sums.get(node_id, (0, 0, 0, 0))
-                if (vcpus, ram, disk, count) != want:
+            usage = direct.usage_by_provider([node[1] for node in nodes], session=s)
+            for node_id, node_uuid, vcpus, ram, disk, generation in nodes:
+                used = usage.get(node_uuid, {})
+                want = (used.get("VCPU", 0), used.get("MEMORY_MB", 0), used.get("DISK_GB", 0))
+                if (vcpus, ram, disk) != want:
                     fixes.append((node_id, generation, want))
     if not fixes:
         return
     with db.transaction() as s:
-        for node_id, generation, (vcpus, ram, disk, count) in fixes:
+        for node_id, generation, (vcpus, ram, disk) in fixes:
             s.execute(sa.update(n).where(n.id == node_id, n.generation == generation)
                       .values(vcpus_used=vcpus, memory_mb_used=ram, local_gb_used=disk,
-                              running_vms=count, generation=generation + 1))
+                              generation=generation + 1))
 
 
 def periodic_tasks(managers: dict) -> None:
@@ -195,6 +271,7 @@ def periodic_tasks(managers: dict) -> None:
     from pocketstack.compute.manager.lifecycle import reclaim_queued_deletes
 
     reclaim_queued_deletes(managers)
+    report_providers(managers)
     reconcile_resources(list(managers))
 
 

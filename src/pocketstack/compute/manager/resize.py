@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import logging
 
-import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.compute import instances, resize, states, trace
 from pocketstack.clients.network import NetworkClient
-from pocketstack.compute.models import Allocation
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -220,9 +218,7 @@ class ResizeMixin:
             return
         old = m.old_flavor
         with db.transaction() as s:
-            s.execute(sa.update(Allocation).where(Allocation.instance_uuid == migration_uuid)
-                      .values(instance_uuid=instance_uuid)
-                      .execution_options(synchronize_session=False))
+            claims.move_back(migration_uuid, instance_uuid, session=s)  # the source's, back
             ok = instances.update(instance_uuid, {
                 "vm_state": m.old_vm_state, "task_state": None, "host": self.host,
                 "node": m.source_node, "flavor": old, **resize.flavor_usage(old),

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions, numbers
 from pocketstack.common.timeutils import isotime_naive
 from pocketstack.compute.models import Aggregate, ComputeNode, Instance, Service
+from pocketstack.placement import report as placement_report
 from pocketstack.compute.rest.common import at_least, authorize, body, respond
 from pocketstack.compute.scheduler.host_state import service_is_up
 
@@ -121,6 +122,11 @@ def delete_service(req):
                     Instance.host == svc.host, Instance.deleted.is_(False))):
                 raise exceptions.Conflict("Unable to delete compute service that is hosting "
                                           "instances. Migrate or delete the instances first.")
+            # Its resource provider goes too (nova's delete of the service does), unless
+            # something is still allocated there.
+            for node_uuid in s.scalars(sa.select(ComputeNode.uuid)
+                                       .where(ComputeNode.host == svc.host)).all():
+                placement_report.forget_host(node_uuid, s)
             s.execute(sa.delete(ComputeNode).where(ComputeNode.host == svc.host))
         s.delete(svc)
     return respond(req, None, 204)

@@ -1,57 +1,50 @@
-"""Atomic, O(1) resource claims — placement's allocations without re-reading them.
+"""Claims are placement allocations (issue 25): consumer = the server's uuid (a
+migration's uuid for the source side of a move), provider = the compute node (same uuid,
+name = its hypervisor hostname), VCPU / MEMORY_MB / DISK_GB.
 
-A claim is one conditional UPDATE of the host's usage counters, guarded by the capacity
-(used + requested <= total × ratio) and bumping the provider generation, plus one
-allocation row keyed by the consumer. Two concurrent claims for the last slot cannot both
-succeed on any engine: the database evaluates the guard against the committed row. A
-release deletes the allocation row first and only the deleter gives the resources back,
-so releasing twice (cleanup racing a delete) is harmless.
+They go through placement's in-process door (placement/direct.py: why not HTTP is said
+there), in the caller's transaction when it passes one, so a release commits with the
+compute rows that say why. compute_nodes' usage counters (os-hypervisors shows them)
+follow in the same transaction; placement's allocations are the truth the scheduler
+checks, and the periodic reconcile repairs the counters from them.
 """
 from __future__ import annotations
 
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.compute.models import Allocation, ComputeNode
+from pocketstack.compute.models import ComputeNode
+from pocketstack.placement import direct
+
+_n = ComputeNode.__table__.c
+_COUNT = (sa.update(ComputeNode.__table__)
+          .where(_n.uuid == sa.bindparam("node_uuid"))
+          .values(vcpus_used=_n.vcpus_used + sa.bindparam("d_vcpus"),
+                  memory_mb_used=_n.memory_mb_used + sa.bindparam("d_ram"),
+                  local_gb_used=_n.local_gb_used + sa.bindparam("d_disk"),
+                  running_vms=_n.running_vms + sa.bindparam("d_vms"),
+                  generation=_n.generation + 1))
 
 
-_n, _a = ComputeNode.__table__.c, Allocation.__table__.c
-# Built once (a boot claims once, a delete releases once): Core statements on the tables.
-_CLAIM = (sa.update(ComputeNode.__table__)
-          .where(_n.id == sa.bindparam("node"),
-                 _n.vcpus_used + sa.bindparam("need_vcpus")
-                 <= _n.vcpus * _n.cpu_allocation_ratio,
-                 _n.memory_mb_used + sa.bindparam("need_ram")
-                 <= _n.memory_mb * _n.ram_allocation_ratio,
-                 _n.local_gb_used + sa.bindparam("need_disk")
-                 <= _n.local_gb * _n.disk_allocation_ratio)
-          .values(vcpus_used=_n.vcpus_used + sa.bindparam("need_vcpus"),
-                  memory_mb_used=_n.memory_mb_used + sa.bindparam("need_ram"),
-                  local_gb_used=_n.local_gb_used + sa.bindparam("need_disk"),
-                  running_vms=_n.running_vms + 1, generation=_n.generation + 1))
-_ALLOCATE = sa.insert(Allocation.__table__)
-_HELD = (sa.select(_a.node_id, _a.host, _a.vcpus, _a.memory_mb, _a.disk_gb)
-         .where(_a.instance_uuid == sa.bindparam("consumer")))
-_FORGET = sa.delete(Allocation.__table__).where(_a.instance_uuid == sa.bindparam("consumer"))
-_GIVE_BACK = (sa.update(ComputeNode.__table__)
-              .where(_n.id == sa.bindparam("node"))
-              .values(vcpus_used=_n.vcpus_used - sa.bindparam("need_vcpus"),
-                      memory_mb_used=_n.memory_mb_used - sa.bindparam("need_ram"),
-                      local_gb_used=_n.local_gb_used - sa.bindparam("need_disk"),
-                      running_vms=_n.running_vms - 1, generation=_n.generation + 1))
+def _count(s, node_uuid: str, resources: dict[str, int], sign: int) -> None:
+    s.connection().execute(_COUNT, {
+        "node_uuid": node_uuid, "d_vcpus": sign * resources.get("VCPU", 0),
+        "d_ram": sign * resources.get("MEMORY_MB", 0),
+        "d_disk": sign * resources.get("DISK_GB", 0), "d_vms": sign})
 
 
-def claim(node_id: int, host: str, consumer: str, vcpus: int, memory_mb: int,
-          disk_gb: int) -> bool:
-    with db.transaction() as s:
-        conn = s.connection()
-        result = conn.execute(_CLAIM, {"node": node_id, "need_vcpus": vcpus,
-                                       "need_ram": memory_mb, "need_disk": disk_gb})
-        if result.rowcount != 1:
-            return False
-        conn.execute(_ALLOCATE, [{"instance_uuid": consumer, "node_id": node_id,
-                                  "host": host, "vcpus": vcpus, "memory_mb": memory_mb,
-                                  "disk_gb": disk_gb}])
+def claim(node_uuid: str, consumer: str, vcpus: int, memory_mb: int, disk_gb: int, *,
+          project_id: str, user_id: str) -> bool:
+    """Allocate on the node for a server that holds nothing; False when it has no room
+    (placement's capacity: (total - reserved) x allocation_ratio)."""
+    resources = {"VCPU": vcpus, "MEMORY_MB": memory_mb, "DISK_GB": disk_gb}
+    try:
+        with db.transaction() as s:
+            direct.claim(consumer, node_uuid, resources, project_id or "", user_id or "",
+                         session=s)
+            _count(s, node_uuid, resources, +1)
+    except direct.NoRoom:
+        return False
     return True
 
 
@@ -60,15 +53,10 @@ def release(consumer: str, session=None, host: str | None = None) -> bool:
     attempt that lost its server to a reschedule must not free the next attempt's claim
     elsewhere); False if it held nothing there."""
     def run(s):
-        conn = s.connection()
-        held = conn.execute(_HELD, {"consumer": consumer}).first()
-        if held is None or (host is not None and held.host != host):
-            return False
-        if conn.execute(_FORGET, {"consumer": consumer}).rowcount != 1:
-            return False
-        conn.execute(_GIVE_BACK, {"node": held.node_id, "need_vcpus": held.vcpus,
-                                  "need_ram": held.memory_mb, "need_disk": held.disk_gb})
-        return True
+        released = direct.release(consumer, session=s, only_on=host)  # provider name = host
+        for node_uuid, entry in released.items():
+            _count(s, node_uuid, entry["resources"], -1)
+        return bool(released)
 
     if session is not None:
         return run(session)
@@ -77,13 +65,22 @@ def release(consumer: str, session=None, host: str | None = None) -> bool:
 
 
 def holder_host(consumer: str) -> str | None:
-    with db.reader() as s:
-        alloc = s.get(Allocation, consumer)
-        return alloc.host if alloc else None
+    holding = direct.held(consumer)
+    return next((e["name"] for e in holding.values()), None)
 
 
-def move(consumer: str, new_consumer: str) -> None:
-    """Re-key an allocation (resize keeps the old host's claim under the migration id)."""
-    with db.transaction() as s:
-        s.execute(sa.update(Allocation).where(Allocation.instance_uuid == consumer)
-                  .values(instance_uuid=new_consumer))
+def holder_hosts(consumers) -> list[str]:
+    """Hosts of these consumers' claims (server group members: set at claim time, before
+    the conductor writes instance.host)."""
+    return list(direct.holders(consumers).values())
+
+
+def move_to_migration(instance_uuid: str, migration_uuid: str, session=None) -> None:
+    """The source's claim goes under the migration's uuid (nova's migration allocation):
+    the server's uuid is then free for the destination's claim."""
+    direct.move(instance_uuid, migration_uuid, consumer_type="MIGRATION", session=session)
+
+
+def move_back(migration_uuid: str, instance_uuid: str, session=None) -> None:
+    """A revert or a move that failed: the source's claim is the server's again."""
+    direct.move(migration_uuid, instance_uuid, consumer_type="INSTANCE", session=session)

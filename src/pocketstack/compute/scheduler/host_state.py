@@ -12,10 +12,11 @@ from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute.models import Aggregate, ComputeNode, Service
 from pocketstack.compute.scheduler import weighers
+from pocketstack.placement import direct
 
 
 class HostState:
-    __slots__ = ("node_id", "host", "nodename", "free_ram_mb", "free_disk_gb", "free_vcpus",
+    __slots__ = ("node_id", "uuid", "host", "nodename", "free_ram_mb", "free_disk_gb", "free_vcpus",
                  "total_ram_mb", "vcpus", "running_vms", "failed_builds", "up", "disabled",
                  "down_reason", "aggregates", "az", "hypervisor_type", "arch", "generation")
 
@@ -39,15 +40,22 @@ def service_is_up(last_seen_up: dt.datetime | None, forced_down: bool, now=None)
 
 
 _n, _sv = ComputeNode.__table__.c, Service.__table__.c
+# Free room is placement's (issue 25): each node is the provider of the same uuid, and
+# (total - reserved) x allocation_ratio - allocations is what its claim will check, so
+# an operator's reserved or allocation_ratio set through the placement API moves boots.
+_FROM, _FREE_OF, _PROVIDER_GENERATION = direct.join_free_room(
+    ComputeNode.__table__.join(Service.__table__, sa.and_(_sv.host == _n.host,
+                                                          _sv.binary == "nova-compute")),
+    _n.uuid)
+_FREE = {"free_vcpus": _FREE_OF["VCPU"], "free_ram_mb": _FREE_OF["MEMORY_MB"],
+         "free_disk_gb": _FREE_OF["DISK_GB"], "failed_builds": _n.failed_builds}
 # Built once, Core on the tables: the scheduler runs it for every request.
 _HOSTS = (sa.select(_n.id, _n.host, _n.hypervisor_hostname, _n.vcpus, _n.memory_mb,
-                    _n.local_gb, _n.vcpus_used, _n.memory_mb_used, _n.local_gb_used,
-                    _n.running_vms, _n.cpu_allocation_ratio, _n.ram_allocation_ratio,
-                    _n.disk_allocation_ratio, _n.failed_builds, _n.hypervisor_type,
-                    _n.generation, _sv.disabled, _sv.disabled_reason, _sv.forced_down,
-                    _sv.last_seen_up)
-          .select_from(ComputeNode.__table__)
-          .join(Service.__table__, sa.and_(_sv.host == _n.host, _sv.binary == "nova-compute"))
+                    _FREE["free_vcpus"], _FREE["free_ram_mb"], _FREE["free_disk_gb"],
+                    _n.running_vms, _n.failed_builds, _n.hypervisor_type,
+                    sa.func.coalesce(_PROVIDER_GENERATION, 0), _sv.disabled,
+                    _sv.disabled_reason, _sv.forced_down, _sv.last_seen_up, _n.uuid)
+          .select_from(_FROM)
           .order_by(_n.id))
 # Candidates, as placement's allocation candidates: hosts whose service is enabled and
 # up and whose free resources fit the request, at most ``limit`` of them. A superset of
@@ -55,12 +63,9 @@ _HOSTS = (sa.select(_n.id, _n.host, _n.hypervisor_hostname, _n.vcpus, _n.memory_
 _CANDIDATES = (_HOSTS
                .where(_sv.disabled.is_(False), _sv.forced_down.is_(False),
                       _sv.last_seen_up >= sa.bindparam("up_since"),
-                      _n.vcpus_used + sa.bindparam("need_vcpus")
-                      <= _n.vcpus * _n.cpu_allocation_ratio,
-                      _n.memory_mb_used + sa.bindparam("need_ram")
-                      <= _n.memory_mb * _n.ram_allocation_ratio,
-                      _n.local_gb_used + sa.bindparam("need_disk")
-                      <= _n.local_gb * _n.disk_allocation_ratio)
+                      _FREE["free_vcpus"] >= sa.bindparam("need_vcpus"),
+                      _FREE["free_ram_mb"] >= sa.bindparam("need_ram"),
+                      _FREE["free_disk_gb"] >= sa.bindparam("need_disk"))
                .limit(sa.bindparam("limit")))
 _COUNT = sa.select(sa.func.count()).select_from(ComputeNode.__table__)
 _ANY_AGGREGATE = sa.select(Aggregate.__table__.c.id).limit(1)
@@ -91,14 +96,13 @@ def load(fitting: tuple[int, int, int] | None = None,
 
 
 def _host_state(row, now, down_after, aggs, default_az) -> HostState:
-    (node_id, host, nodename, vcpus, ram, disk, vcpus_used, ram_used, disk_used, running,
-     cpu_r, ram_r, disk_r, failed, hv_type, gen, disabled, reason, forced, seen) = row[:20]
+    (node_id, host, nodename, vcpus, ram, free_vcpus, free_ram, free_disk, running,
+     failed, hv_type, gen, disabled, reason, forced, seen, node_uuid) = row[:17]
     h = HostState()
     h.node_id, h.host, h.nodename, h.generation = node_id, host, nodename, gen
+    h.uuid = node_uuid
     h.total_ram_mb, h.vcpus = ram, vcpus
-    h.free_ram_mb = int(ram * ram_r) - ram_used
-    h.free_disk_gb = int(disk * disk_r) - disk_used
-    h.free_vcpus = int(vcpus * cpu_r) - vcpus_used
+    h.free_ram_mb, h.free_disk_gb, h.free_vcpus = free_ram, free_disk, free_vcpus
     h.running_vms, h.failed_builds = running, failed
     h.disabled = disabled
     h.up = not forced and seen is not None and (now - seen).total_seconds() <= down_after
@@ -110,15 +114,6 @@ def _host_state(row, now, down_after, aggs, default_az) -> HostState:
                  if m.get("availability_zone")), default_az)
     h.hypervisor_type, h.arch = hv_type, "x86_64"
     return h
-
-
-# Free resources as HostState computes them (total x ratio, truncated, minus used).
-_FREE = {"free_ram_mb": sa.cast(_n.memory_mb * _n.ram_allocation_ratio, sa.Integer)
-         - _n.memory_mb_used,
-         "free_disk_gb": sa.cast(_n.local_gb * _n.disk_allocation_ratio, sa.Integer)
-         - _n.local_gb_used,
-         "free_vcpus": sa.cast(_n.vcpus * _n.cpu_allocation_ratio, sa.Integer) - _n.vcpus_used,
-         "failed_builds": _n.failed_builds}
 
 
 @functools.cache  # one pair of statements per set of weighers in use (values are parameters)

@@ -14,7 +14,7 @@ import threading
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.compute.models import Allocation, Instance, ServerGroupMember
+from pocketstack.compute.models import Instance, ServerGroupMember
 from pocketstack.compute.scheduler import claims, filters, host_state, weighers
 from pocketstack.compute.scheduler.filters.resources import need
 
@@ -58,11 +58,7 @@ def _context(spec: dict) -> dict:
 def _claimed_hosts(uuids) -> list[str]:
     """Hosts holding the servers' claims: written at claim time, unlike instance.host
     (set only once the conductor has the answer)."""
-    if not uuids:
-        return []
-    with db.reader() as s:
-        return list(s.scalars(sa.select(Allocation.host)
-                              .where(Allocation.instance_uuid.in_(list(uuids)))).all())
+    return claims.holder_hosts(uuids) if uuids else []
 
 
 _group_locks: dict[str, threading.Lock] = {}
@@ -92,7 +88,11 @@ class SchedulerManager:
         return self._select_destinations(ctx, spec, instance_uuids)
 
     def _select_destinations(self, ctx, spec, instance_uuids):
-        spec = dict(spec, instance_uuids=instance_uuids)
+        # The consumers' project and user in placement: the server's owner (the spec
+        # carries it; an older spec falls back to the request's).
+        spec = dict(spec, instance_uuids=instance_uuids,
+                    project_id=spec.get("project_id") or getattr(ctx, "project_id", None),
+                    user_id=spec.get("user_id") or getattr(ctx, "user_id", None))
         if not spec.get("group") and filters.database_only(spec):
             # The common boot (no hints, group or image/flavor constraints): the database
             # filters and weighs, and only the best few hosts come back — enough for the
@@ -181,7 +181,8 @@ class SchedulerManager:
         while candidates:
             k = min(self.conf.host_subset_size, len(candidates))
             pick = candidates[random.randrange(k)] if k > 1 else candidates[0]
-            if claims.claim(pick.node_id, pick.host, uuid, vcpus, ram, disk):
+            if claims.claim(pick.uuid, uuid, vcpus, ram, disk,
+                            project_id=spec["project_id"], user_id=spec["user_id"]):
                 return pick
             # Lost a race for this host's last capacity: it is full for us now.
             candidates.remove(pick)
