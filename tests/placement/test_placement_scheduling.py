@@ -7,10 +7,6 @@ On a cloud of its own: the test sets reserved on every host, which would fail ot
 tests' boots on the session's shared cloud."""
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
-import tempfile
 import time
 import types
 
@@ -19,10 +15,7 @@ import pytest
 from pocketstack.common import config
 from pocketstack.common.image_formats import qcow2_header
 
-_ROOT = os.path.join(os.path.dirname(__file__), "..", "conftest.py")
-_spec = importlib.util.spec_from_file_location("_placement_sched_root_conftest", _ROOT)
-root = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(root)
+from cloud_helpers import own_cloud
 
 V = {"OpenStack-API-Version": "placement 1.39"}
 PLACEMENT = {"service_type": "placement"}
@@ -30,18 +23,8 @@ PLACEMENT = {"service_type": "placement"}
 
 @pytest.fixture(scope="module")
 def cloud():
-    from pocketstack.cloud import Cloud
-
-    data_dir = tempfile.mkdtemp(prefix="pocketstack-placement-sched-")
-    c = Cloud(data_dir, admin_password=root.ADMIN_PASSWORD,
-              overrides=dict(root.TEST_OVERRIDES))
-    c.start(port=0)
-    try:
-        with c.runtime.activated():
-            yield root.CloudHandle(c)
-    finally:
-        c.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with own_cloud("placement-sched") as c, c.cloud.runtime.activated():
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -34,8 +34,10 @@ PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
 COMPUTE_HOSTS = ("cmp-a", "cmp-b")
 
 # Short timings so failures show within the test's budget (defaults are 10/60/10/120 s).
+# A build gets 15 s (a rescheduled one at load 14 took more than 8: ports over HTTP,
+# RabbitMQ casts, the vif-plugged wait), and the vif-plugged wait 12 s, inside it.
 TIMINGS = {"report_interval": 0.5, "periodic_interval": 0.5, "service_down_time": 4.0,
-           "build_timeout": 8.0}
+           "build_timeout": 15.0}
 
 
 def _listening(port: int) -> str | None:
@@ -273,7 +275,7 @@ def _config(port: int, db_url: str, broker: Broker) -> str:
     return (f"[DEFAULT]\nbind_port = {port}\nhost = controller\n{broker.config()}"
             f"[database]\nconnection = {db_url}\n"
             "[identity]\npassword_hash_rounds = 4\n"
-            f"[compute]\n{compute}\nvif_plugging_timeout = 10\n"
+            f"[compute]\n{compute}\nvif_plugging_timeout = 12\n"
             "[fake]\nhosts = 0\n")
 
 

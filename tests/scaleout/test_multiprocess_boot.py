@@ -185,6 +185,9 @@ def test_compute_killed_mid_build_is_rescheduled_and_shown_down(scaleout):
         if not node.alive:
             node.expected_exit = False
             node.spawn()
+        # up before anything signals it (a SIGTERM while it imports ends it with -15)
+        cloud.wait_for(f"{victim} to start", lambda: "is up" in node.output(), timeout=60,
+                       interval=0.2)
 
 
 def test_every_process_stops_cleanly_on_sigterm(scaleout):
