@@ -39,16 +39,19 @@ def create_remote_console(req):
     inst = instances.get(req.context, req.params["server_id"])
     authorize(req, "os_compute_api:os-remote-consoles", {"project_id": inst.project_id})
     protocols = [p for p in _TYPES if p != "mks" or at_least(req, "2.8")]
+    types = [t for p in protocols for t in _TYPES[p]]
+    if at_least(req, "2.99"):  # the spice protocol's direct (no proxy) console
+        types.append("spice-direct")
     validate({"type": "object", "properties": {"remote_console": {
         "type": "object", "properties": {
             "protocol": {"type": "string", "enum": protocols},
-            "type": {"type": "string",
-                     "enum": [t for p in protocols for t in _TYPES[p]]}},
+            "type": {"type": "string", "enum": types}},
         "required": ["protocol", "type"], "additionalProperties": False}},
         "required": ["remote_console"], "additionalProperties": False}, req.json())
     wanted = req.json()["remote_console"]
     protocol, console_type = wanted["protocol"], wanted["type"]
-    if console_type not in _TYPES[protocol]:
+    if console_type not in _TYPES[protocol] and not (protocol, console_type) == (
+            "spice", "spice-direct"):
         raise exceptions.BadRequest(f"Unavailable console type {console_type}.")
     url = _url(req, inst, protocol, console_type)
     return respond(req, {"remote_console": {"protocol": protocol, "type": console_type,
