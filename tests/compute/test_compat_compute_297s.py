@@ -228,3 +228,27 @@ def test_2100_scheduler_hints(cloud, api, image_id, server):
     finally:
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
+
+
+def test_299_console_auth_token(cloud, api, admin_api, server):
+    r = _at(cloud, api.s, "2.99").post(
+        f"/servers/{server}/remote-consoles",
+        {"remote_console": {"protocol": "serial", "type": "serial"}})
+    token = r.json()["remote_console"]["url"].split("token=")[1]
+    admin = _at(cloud, admin_api.s, "2.99")
+    r = admin.get(f"/os-console-auth-tokens/{token}")
+    assert r.status_code == 200, r.text
+    console = r.json()["console"]
+    assert console["instance_uuid"] == server and "tls_port" not in console
+    assert set(console) == {"instance_uuid", "host", "port", "internal_access_path"}
+    # 2.99 takes no query parameters; before it they are ignored
+    assert admin.get(f"/os-console-auth-tokens/{token}?x=1").status_code == 400
+    assert _at(cloud, admin_api.s, "2.98").get(
+        f"/os-console-auth-tokens/{token}?x=1").status_code == 200
+    assert _at(cloud, admin_api.s, "2.30").get(
+        f"/os-console-auth-tokens/{token}").status_code == 400
+    r = admin.get("/os-console-auth-tokens/no-such-token")
+    assert r.status_code == 404 and r.json()["itemNotFound"]["message"] == "Token not found"
+    # admin only
+    assert _at(cloud, api.s, "2.99").get(
+        f"/os-console-auth-tokens/{token}").status_code == 403

@@ -128,6 +128,7 @@ _COMPAT_RULES = {
     "os_compute_api:os-server-password:show": READER,
     "os_compute_api:os-server-password:clear": MEMBER,
     "os_compute_api:os-remote-consoles": MEMBER,
+    "os_compute_api:os-console-auth-tokens": ADMIN,
     "os_compute_api:os-server-shares:index": READER,
     "os_compute_api:os-server-shares:create": MEMBER,
     "os_compute_api:os-server-shares:show": READER,

@@ -110,6 +110,7 @@ ROUTES = {
         "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
     f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
     "/console/{server_id}": {"GET": consoles.console_page},
+    f"{V}/os-console-auth-tokens/{{token}}": {"GET": consoles.show_console_auth_token},
     f"{V}/os-simple-tenant-usage": {"GET": usage.list_usage},
     f"{V}/os-simple-tenant-usage/{{tenant_id}}": {"GET": usage.show_usage},
     f"{V}/os-migrations": {"GET": migrations.list_migrations},
