@@ -444,7 +444,12 @@ def test_a_build_no_host_takes_gives_its_volume_back(api, admin_api, vols, image
         sid = r.json()["server"]["id"]
         server = api.wait(sid, ("ERROR",))
         assert "No valid host" in server["fault"]["message"]
+        # the conductor gives the volumes back right after it commits ERROR (milliseconds)
+        deadline = time.monotonic() + 5
         v = vols.get(volume["id"])
+        while v["status"] == "reserved" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            v = vols.get(volume["id"])
         assert v["status"] == "available" and v["attachments"] == [], v
         api.delete(f"/servers/{sid}")
         api.wait_gone(sid)
