@@ -1,6 +1,6 @@
 """Version discovery and microversion negotiation (issue 5, API)."""
 
-CURRENT = "2.96"  # compute's maximum microversion (issue 22 raises it step by step)
+CURRENT = "2.100"  # compute's maximum microversion (issue 22 raises it step by step)
 
 
 def test_versions_root_lists_v21_with_min_and_max(cloud):

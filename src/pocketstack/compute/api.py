@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy, runtime
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, instances, quotas, states, trace
+from pocketstack.compute import block_devices, image_props, instances, quotas, states, trace
 from pocketstack.clients.image import ImageClient
 from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.conductor.rpcapi import ConductorAPI
@@ -329,6 +329,11 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
             "availability_zone": zone, "force_host": force_host, "force_node": force_node,
             "hints": {k: v for k, v in p["hints"].items() if k in ("same_host",
                                                                   "different_host")},
+            # every hint as nova's RequestSpec keeps them (values as lists), shown from 2.100
+            "scheduler_hints": {k: v if isinstance(v, list) else [v]
+                                for k, v in p["hints"].items()},
+            # the image's properties as nova's system metadata keeps them, shown from 2.98
+            "image_meta_props": image_props.shown(image),
             "group": group and {k: group[k] for k in ("uuid", "policy", "rules")},
             "security_group_ids": sg_ids, "block_device_mapping": bdms,
             "num_instances": count}

@@ -7,7 +7,7 @@ from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
                                       network_proxies,
                                       quota_classes, quota_sets, server_actions,
                                       server_diagnostics, server_groups, server_meta,
-                                      server_security_groups, services, servers, usage,
+                                      server_security_groups, server_shares, services, servers, usage,
                                       versions, volume_attachments)
 
 V = "/v2.1"
@@ -68,6 +68,10 @@ ROUTES = {
     f"{V}/servers/{{server_id}}/os-volume_attachments/{{volume_id}}": {
         "GET": volume_attachments.show_attachment, "PUT": volume_attachments.update_attachment,
         "DELETE": volume_attachments.detach_volume},
+    f"{V}/servers/{{server_id}}/shares": {"GET": server_shares.list_shares,
+                                          "POST": server_shares.attach_share},
+    f"{V}/servers/{{server_id}}/shares/{{share_id}}": {"GET": server_shares.show_share,
+                                                       "DELETE": server_shares.detach_share},
     f"{V}/servers/{{server_id}}/os-security-groups": {
         "GET": server_security_groups.list_server_security_groups},
     # server groups
@@ -106,6 +110,7 @@ ROUTES = {
         "GET": server_diagnostics.show_password, "DELETE": server_diagnostics.clear_password},
     f"{V}/servers/{{server_id}}/remote-consoles": {"POST": consoles.create_remote_console},
     "/console/{server_id}": {"GET": consoles.console_page},
+    f"{V}/os-console-auth-tokens/{{token}}": {"GET": consoles.show_console_auth_token},
     f"{V}/os-simple-tenant-usage": {"GET": usage.list_usage},
     f"{V}/os-simple-tenant-usage/{{tenant_id}}": {"GET": usage.show_usage},
     f"{V}/os-migrations": {"GET": migrations.list_migrations},

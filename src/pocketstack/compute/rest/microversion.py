@@ -8,8 +8,8 @@ import re
 from pocketstack.common import exceptions
 
 MIN = (2, 1)
-MAX = (2, 96)
-MIN_STR, MAX_STR = "2.1", "2.96"
+MAX = (2, 100)
+MIN_STR, MAX_STR = "2.1", "2.100"
 
 # ASCII digits only (\d takes any script's digits), a few at most: a 5,000-digit number
 # would cost int() a ValueError past Python's limit.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pocketstack.common import exceptions, numbers
-from pocketstack.compute import actions, instances
+from pocketstack.compute import actions, image_props, instances
 from pocketstack.compute.rest import (consoles, server_lifecycle, server_resize,
                                       server_security_groups, views)
 from pocketstack.compute.rest.common import (METADATA, NAME, at_least, authorize, respond,
@@ -119,8 +119,10 @@ def _rebuild(req, inst, args):
                                         "rebuild with a different image for a "
                                         "volume-backed server.")
         flavor = dict(flavor, root_gb=0)
-    api._image(req.context, image_ref, flavor)
-    values = {}
+    image = api._image(req.context, image_ref, flavor)
+    # as nova's rebuild resets the image properties in the server's system metadata
+    values = {"request_spec": dict(inst.request_spec or {},
+                                   image_meta_props=image_props.shown(image))}
     if "name" in args:
         values["display_name"] = args["name"]
     if "metadata" in args:

@@ -63,7 +63,8 @@ _SHARED_JSON = ("flavor", "metadata_", "security_groups")
 
 
 # A detail list's row: attribute access on a namedtuple costs a tenth of a Row's.
-ServerRow = collections.namedtuple("ServerRow", _SHOWN + ("user_data", "pinned_az"))
+ServerRow = collections.namedtuple("ServerRow", _SHOWN + ("user_data", "pinned_az",
+                                                          "image_props", "sched_hints"))
 
 
 def list_columns(req, detail: bool = True) -> list:
@@ -81,6 +82,11 @@ def list_columns(req, detail: bool = True) -> list:
                        .label("pinned_az"))
     else:
         columns.append(sa.null().label("pinned_az"))
+    # 2.98: the image's properties; 2.100: the scheduler hints (both in the request spec)
+    for name, key, since in (("image_props", "image_meta_props", "2.98"),
+                             ("sched_hints", "scheduler_hints", "2.100")):
+        columns.append((Instance.request_spec[key] if at_least(req, since) else sa.null())
+                       .label(name))
     return columns
 
 
@@ -90,6 +96,15 @@ def _pinned_az(inst):
     if hasattr(inst, "pinned_az"):
         return inst.pinned_az
     return (inst.request_spec or {}).get("availability_zone")
+
+
+def _spec_value(inst, name: str, key: str):
+    """A request spec's ``key`` ({} when absent); a list row carries it as ``name``."""
+    if hasattr(inst, name):
+        value = _decoded(getattr(inst, name))
+    else:
+        value = (inst.request_spec or {}).get(key)
+    return value or {}
 
 
 def _decoded(value):
@@ -136,8 +151,11 @@ def _flavor(vc, inst) -> dict:
 def _image(vc, inst):
     if not inst.image_ref:
         return ""
-    return {"id": inst.image_ref,
-            "links": [{"rel": "bookmark", "href": f"{vc.base}/images/{inst.image_ref}"}]}
+    out = {"id": inst.image_ref,
+           "links": [{"rel": "bookmark", "href": f"{vc.base}/images/{inst.image_ref}"}]}
+    if vc.v2_98:
+        out["properties"] = dict(_spec_value(inst, "image_props", "image_meta_props"))
+    return out
 
 
 class ViewContext:
@@ -154,7 +172,7 @@ class ViewContext:
                                                         v >= (2, 16), v >= (2, 19))
         self.v2_26, self.v2_47, self.v2_63 = v >= (2, 26), v >= (2, 47), v >= (2, 63)
         self.v2_71, self.v2_73, self.v2_90 = v >= (2, 71), v >= (2, 73), v >= (2, 90)
-        self.v2_96 = v >= (2, 96)
+        self.v2_96, self.v2_98, self.v2_100 = v >= (2, 96), v >= (2, 98), v >= (2, 100)
         self.base = req.service_url
         self.is_admin = ctx.is_admin
         self.extended = _extended(ctx)
@@ -228,6 +246,8 @@ def server(req, inst, vc: ViewContext | None = None, *, show_groups: bool = Fals
     out["OS-EXT-AZ:availability_zone"] = inst.availability_zone or ""
     if vc.v2_96:
         out["pinned_availability_zone"] = _pinned_az(inst)
+    if vc.v2_100:
+        out["scheduler_hints"] = dict(_spec_value(inst, "sched_hints", "scheduler_hints"))
     out["config_drive"] = inst.config_drive or ""
     out["key_name"] = inst.key_name
     out["OS-SRV-USG:launched_at"] = _iso_naive(inst.launched_at)
