@@ -19,7 +19,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db, runtime
 from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent, dhcp
+from pocketstack.network import agent, agent_rpc, dhcp
 from pocketstack.network.agent import firewall, l3, plumbing
 from pocketstack.network.agent.metadata_proxy import MetadataProxy
 from pocketstack.network.agent import ip as host
@@ -133,6 +133,8 @@ class HostAgent:
         self.ticket_lock = threading.Lock()
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-host-agent", daemon=True)
+        self.devices = 0  # guest ports in the last firewall pass (heartbeats)
+        self.reporter = None  # its heartbeats (agent_rpc.StateReporter) once started
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
@@ -143,6 +145,21 @@ class HostAgent:
     @staticmethod
     def _root() -> str:
         return os.path.join(config.data_dir(), "network", "agent")
+
+    def states(self) -> list[dict]:
+        """This host's heartbeats: the Linux bridge agent (bridges, taps, security
+        groups) and the Metadata agent (the proxies in the DHCP namespaces)."""
+        me = agent.host()
+        return [
+            {"agent_type": "Linux bridge agent", "host": me, "configurations": {
+                "bridge_mappings": {}, "interface_mappings": {}, "devices": self.devices,
+                "networks": len(self.plans), "extensions": [], "l2_population": False,
+                "tunnel_types": [], "log_agent_heartbeats": False}},
+            {"agent_type": "Metadata agent", "host": me, "configurations": {
+                "log_agent_heartbeats": False, "metadata_proxy_socket": "",
+                "nova_metadata_host": config.CONF.network.metadata_url or "",
+                "proxies": len(self.metadata)}},
+        ]
 
     def mark(self) -> None:
         with self.cond:
@@ -253,6 +270,7 @@ class HostAgent:
         covers = self.tickets  # binds committed before this read are in it
         with db.reader() as s:
             ports, rules, members, dhcp_taps, address_groups = _firewall_state(s)
+        self.devices = len(ports)
         wanted = (firewall.layout(ports, rules, members, dhcp_taps, address_groups)
                   if ports or dhcp_taps else None)
         if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
@@ -272,6 +290,8 @@ class HostAgent:
     def stop(self, teardown: bool = False) -> None:
         """Stop the thread and the metadata listeners; ``teardown`` also removes every
         bridge, namespace and dnsmasq this agent made, and its rules (tests)."""
+        if self.reporter is not None:
+            self.reporter.stop()
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
@@ -311,7 +331,10 @@ def start() -> HostAgent:
     agent._slot().agent = running
     dhcp.add_listener(running.files_written)
     try:
-        return running.start()
+        running.start()
+        running.reporter = agent_rpc.StateReporter("network-host-agent",
+                                                   running.states).start()
+        return running
     except Exception:
         stop(running)
         raise
