@@ -11,11 +11,12 @@ and, where it proxies metadata, a Metadata agent.
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.common.timeutils import utcnow
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
@@ -86,6 +87,32 @@ def report_state(state: dict) -> dict:
             row.started_at = now
         row.heartbeat_timestamp = now
         return {"id": this_id, "admin_state_up": row.admin_state_up, "status": status}
+
+
+class _HostsCache:
+    def __init__(self):
+        self.at, self.hosts = -1.0, frozenset()
+
+
+def bridge_agent_hosts(session=None) -> set[str]:
+    """Hosts with a live Linux bridge agent: their ports are plugged into bridges. With
+    the caller's ``session`` read now; without, at most a second old (the API asks on
+    every change, to tell each agent)."""
+    if session is not None:
+        return _bridge_agent_hosts(session)
+    cache = runtime.current().slot(__name__ + ".hosts", _HostsCache)
+    if time.monotonic() - cache.at > 1.0:
+        with db.reader() as s:
+            cache.hosts = frozenset(_bridge_agent_hosts(s))
+        cache.at = time.monotonic()
+    return set(cache.hosts)
+
+
+def _bridge_agent_hosts(s) -> set[str]:
+    since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
+    return set(s.scalars(sa.select(NetworkAgent.host).where(
+        NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
+        NetworkAgent.heartbeat_timestamp >= since)))
 
 
 def network_node_states(host: str) -> list[dict]:
