@@ -136,3 +136,36 @@ def test_openstack_network_agent_cli(cloud):
     assert listed[0]["Alive"] is False
     cloud.cli("network", "agent", "delete", agent_id, parse=False)
     assert cloud.cli("network", "agent", "list", "--host", host, "-f", "json") == []
+
+
+def test_what_an_agent_is_told_to_plumb(admin_conn):
+    """host_state / network_plan / firewall_state (host_plans.py over RPC): a compute
+    host gets bridges only, and its ports' security groups; bad input is refused."""
+    from pocketstack.common.context import RequestContext
+
+    service = agent_rpc.NetworkServiceClient()
+    host = unique("cmp")
+    network = admin_conn.network.create_network(name=unique("n"))
+    try:
+        admin_conn.network.create_subnet(network_id=network.id, ip_version=4,
+                                         cidr="10.78.0.0/24")
+        assert service.host_state([host]) == ([], {}, False)
+        admin_conn.network.create_port(network_id=network.id, binding_host_id=host)
+        plans, routers, network_node = service.host_state([host])
+        assert [p.network_id for p in plans] == [network.id] and not network_node
+        assert plans[0].dhcp_port_id is None  # DHCP is the network node's
+        assert service.network_plan(network.id, [host]) == plans[0]
+        assert service.network_plan("no-such-network", [host]) is None
+        ports, rules, members, host_taps, _ = service.firewall_state([host])
+        assert [p.network_id for p in ports] == [network.id] and rules and host_taps == []
+        for kwargs in ({"hosts": "cmp"}, {"hosts": [""]}, {"hosts": [3]}):
+            with pytest.raises(Exception) as error:
+                service.client.call(RequestContext.admin(), "host_state", **kwargs)
+            assert "hosts must be a list" in str(error.value)
+        with pytest.raises(Exception):
+            service.client.call(RequestContext.admin(), "network_plan", network_id=5,
+                                hosts=[host])
+    finally:
+        for port in admin_conn.network.ports(network_id=network.id):
+            admin_conn.network.delete_port(port)
+        admin_conn.network.delete_network(network)

@@ -57,8 +57,8 @@ class HostAgent:
         self.routers: dict[str, l3.RouterPlan] = {}  # what each router was plugged as
         self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
         # Binds waiting for the lock share one firewall pass: each takes a ticket (its
-        # binding is committed by then); a pass that read the database after ticket n was
-        # taken covers every bind up to n.
+        # binding is committed by then); a pass that asked the network service for the
+        # firewall state after ticket n was taken covers every bind up to n.
         self.tickets = 0
         self.rules_cover = 0
         self.ticket_lock = threading.Lock()
@@ -207,7 +207,7 @@ class HostAgent:
             server.stop()
 
     def _firewall(self) -> None:
-        covers = self.tickets  # binds committed before this read are in it
+        covers = self.tickets  # binds committed before this question are in the answer
         ports, rules, members, dhcp_taps, address_groups = self.service.firewall_state(
             self.hosts)
         self.devices = len(ports)
