@@ -119,4 +119,5 @@ def test_network_agent_process(unix_cloud):
             admin.network.delete_network(network)
         if bridge:
             sh("ip", "link", "del", bridge, check=False)
-        sh("nft", "delete", "table", "inet", NFT_TABLE, check=False)
+        for family in ("inet", "bridge"):
+            sh("nft", "delete", "table", family, NFT_TABLE, check=False)

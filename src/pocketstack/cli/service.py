@@ -212,6 +212,8 @@ def network_agent(data_dir, config_file, node, debug):
         process.start()
     except Exception as error:  # noqa: BLE001 - not root, no broker, network service down
         process.close()
+        if stopping:  # asked to stop while waiting for the network service
+            return
         cli._fail(str(error) if isinstance(error, config.ConfigError)
                   else f"pocketstack network-agent could not start: {cli._describe(error)}")
     click.echo(f"pocketstack network-agent is up on {process.host} "

@@ -13,10 +13,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from pocketstack.common import config, rpc
 
 LOG = logging.getLogger(__name__)
+START_TIMEOUT = 60.0  # seconds to wait for the network service at start-up
 
 
 class NetworkAgentProcess:
@@ -51,10 +53,23 @@ class NetworkAgentProcess:
     def host(self) -> str:
         return config.CONF.network.host
 
-    def start(self) -> None:
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        """Start the agent; while the network service does not answer yet (started
+        alongside), retry for up to ``timeout`` seconds."""
         from pocketstack.network.agent import agent  # noqa: PLC0415
 
-        self.running = agent.start()
+        deadline, said = time.monotonic() + timeout, None
+        while True:
+            try:
+                self.running = agent.start()
+                return
+            except (rpc.MessagingTimeout, rpc.MessagingUnavailable) as error:
+                if time.monotonic() > deadline or self.stopping.is_set():
+                    raise
+                if str(error) != said:
+                    LOG.info("Waiting up to %gs for the network service (%s)", timeout, error)
+                    said = str(error)
+                self.stopping.wait(1.0)
 
     def request_stop(self) -> None:
         self.stopping.set()
