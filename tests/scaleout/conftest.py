@@ -116,8 +116,9 @@ class Broker:
             return
         import kombu
 
-        topics = ["conductor", "scheduler", "compute"]
-        queues = topics + ["conductor.controller", "scheduler.controller"] + [
+        topics = ["conductor", "scheduler", "compute", "network"]
+        queues = topics + ["conductor.controller", "scheduler.controller",
+                           "network.controller"] + [
             f"compute.{h}" for h in hosts]
         with kombu.Connection(self.url.replace("rabbit://", "amqp://")) as conn:
             channel = conn.channel()

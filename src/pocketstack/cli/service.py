@@ -1,4 +1,4 @@
-"""`pocketstack service api|conductor|scheduler|compute`: one part of the cloud per process,
+"""`pocketstack service api|conductor|scheduler|compute|network-agent`: one part of the cloud per process,
 for scale-out across hosts (docs/architecture.md, "Runtime modes").
 
 * ``api`` is `pocketstack up` without the RPC roles: it migrates and bootstraps the
@@ -7,6 +7,8 @@ for scale-out across hosts (docs/architecture.md, "Runtime modes").
 * ``conductor``, ``scheduler`` and ``compute --host NAME`` run their RPC servers only
   (``agent.Agent``), with heartbeats in the services table (`openstack compute service
   list`).
+* ``network-agent --host NAME`` runs a compute host's networking agent
+  (network/agent/standalone.py): RPC only, no database (`openstack network agent list`).
 
 Every process reads the same kind of config: ``[DEFAULT] transport_url = rabbit://…``,
 ``[database] connection = postgresql+psycopg://…`` (or mysql+pymysql://…) and
@@ -184,3 +186,39 @@ def scheduler(data_dir, config_file, node, debug):
 def compute(data_dir, config_file, node, debug):
     """One compute agent (--host NAME, default [DEFAULT] host) on the fake driver."""
     _run_agent("compute", data_dir, config_file, node, debug)
+
+
+@service.command("network-agent")
+@_common_options
+def network_agent(data_dir, config_file, node, debug):
+    """The host networking agent of one compute host (--host NAME): bridges and security
+    groups for the ports bound to it, planned by the network service over RPC (no
+    database)."""
+    started = time.monotonic()
+    from pocketstack.cloud import default_data_dir, owner_only_files
+    from pocketstack.common import config
+    from pocketstack.network.agent.standalone import NetworkAgentProcess
+
+    owner_only_files()
+    cli = _cli()
+    setup_logging(debug)
+    process = NetworkAgentProcess(data_dir or default_data_dir(), config_file, node, debug)
+    stopping = []
+    _install_signals(lambda: (stopping.append(1), process.request_stop()),
+                     lambda: bool(stopping))
+    try:
+        process.prepare()
+        set_log_levels(debug or config.CONF.debug)
+        process.start()
+    except Exception as error:  # noqa: BLE001 - not root, no broker, network service down
+        process.close()
+        if stopping:  # asked to stop while waiting for the network service
+            return
+        cli._fail(str(error) if isinstance(error, config.ConfigError)
+                  else f"pocketstack network-agent could not start: {cli._describe(error)}")
+    click.echo(f"pocketstack network-agent is up on {process.host} "
+               f"({time.monotonic() - started:.2f}s; RPC topic network-agent.{process.host} "
+               f"on {_safe_url(config.CONF.transport_url)})")
+    sys.stdout.flush()
+    process.serve_forever()
+    click.echo(f"pocketstack network-agent on {process.host} stopped.")

@@ -66,6 +66,19 @@ OPTS = {
                         "requests to, when it runs on another host (e.g. "
                         "http://controller:8000/metadata). Default: this cloud's "
                         "(<public_url>/metadata)."),
+        cfg.StrOpt("dhcp_agent_host",
+                   help="The host whose networking agent serves DHCP, metadata and routers "
+                        "(the network node; it must be where the network service writes "
+                        "the DHCP files). Other hosts' agents (`pocketstack service "
+                        "network-agent`) plumb bridges and security groups for their own "
+                        "ports only. Default: the network service's host (bridge_hosts)."),
+        # Agents (GET /v2.0/agents): heartbeats over RPC to the network service.
+        cfg.FloatOpt("report_interval", default=30.0, min=0.05,
+                     help="Seconds between an agent's heartbeats (neutron's [agent] "
+                          "report_interval)."),
+        cfg.FloatOpt("agent_down_time", default=75.0, min=0.1,
+                     help="An agent whose last heartbeat is older than this many seconds "
+                          "is shown dead (alive: false), and only then may be deleted."),
         cfg.StrOpt("nft_table", default="pocketstack",
                    help="Name of the nftables table (family inet) holding the security "
                         "group rules of this host's guests."),

@@ -101,3 +101,9 @@ class IpAddressGenerationFailureNoMatchingSubnet(base.BadRequest):
     def __init__(self, network_id: str, service_type: str):
         super().__init__(f"No valid service subnet for the given device owner, network "
                          f"{network_id}, service type {service_type}.")
+
+
+class AgentAlive(base.Conflict):
+    def __init__(self, agent_id: str):
+        super().__init__(f"Agent {agent_id} is alive: only an agent that stopped reporting "
+                         "its state can be deleted; stop it first.")

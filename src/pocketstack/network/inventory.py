@@ -1,64 +1,23 @@
-"""Views of what serves the network API, as neutron reports it: agents, availability
-zones, service providers, IP availability per network, and each network's segment.
-
-The API host itself is both DHCP agent (it writes the dnsmasq files, see dhcp.py) and L3
-agent (routers and floating IPs): one of each, on ``[DEFAULT] host``, alive as long as the
-API answers. Tools list these to check that the network service is healthy.
+"""Views of what serves the network API, as neutron reports it: availability zones,
+service providers, IP availability per network, and each network's segment (the agents
+are agents.py, from their heartbeats).
 """
 from __future__ import annotations
 
-import datetime as dt
 import ipaddress
 import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import db
 from pocketstack.common.timeutils import isotime
 from pocketstack.network import base
 from pocketstack.network import validate as v
 from pocketstack.network import exceptions as exc
-from pocketstack.network.models import AgentState, IPAllocation, Network, Subnet
+from pocketstack.network.models import IPAllocation, Network, Subnet
 
 AVAILABILITY_ZONE = "nova"
-_STARTED = dt.datetime.now(dt.timezone.utc).replace(microsecond=0, tzinfo=None)
-# (agent_type, binary, topic, resources they report in configurations)
-AGENT_KINDS = (
-    ("DHCP agent", "neutron-dhcp-agent", "dhcp_agent",
-     {"dhcp_driver": "neutron.agent.linux.dhcp.Dnsmasq", "dhcp_lease_duration": 86400}),
-    ("L3 agent", "neutron-l3-agent", "l3_agent", {"agent_mode": "legacy"}),
-)
 SERVICE_PROVIDERS = [{"service_type": "L3_ROUTER_NAT", "name": "pocketstack", "default": True}]
-
-
-def _neutron_time(value: dt.datetime) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S")  # neutron's agent times: no T, no zone
-
-
-def _agent_id(binary: str) -> str:
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:{config.CONF.host}:{binary}"))
-
-
-def _agents() -> list[dict]:
-    host = config.CONF.host
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with db.reader() as s:
-        states = {a.id: a for a in s.scalars(sa.select(AgentState))}
-    agents = []
-    for agent_type, binary, topic, configurations in AGENT_KINDS:
-        agent_id = _agent_id(binary)
-        state = states.get(agent_id)
-        agents.append({
-            "id": agent_id,
-            "agent_type": agent_type, "binary": binary, "topic": topic, "host": host,
-            "availability_zone": AVAILABILITY_ZONE,
-            "admin_state_up": state.admin_state_up if state else True, "alive": True,
-            "description": state.description if state else None,
-            "resources_synced": None, "configurations": configurations,
-            "created_at": _neutron_time(_STARTED), "started_at": _neutron_time(_STARTED),
-            "heartbeat_timestamp": _neutron_time(now), "ha_state": None,
-        })
-    return agents
 
 
 def matches(item: dict, params: dict[str, list[str]]) -> bool:
@@ -71,90 +30,6 @@ def matches(item: dict, params: dict[str, list[str]]) -> bool:
         if shown not in [w.lower() if isinstance(value, bool) else w for w in wanted]:
             return False
     return True
-
-
-# Agents and IP availability are for admins (neutron's policy): others list none, as
-# neutron filters out every row its policy hides, and a show is a 404.
-
-def list_agents(ctx, params) -> list[dict]:
-    if not base.sees_all(ctx):
-        return []
-    return [a for a in _agents() if matches(a, params)]
-
-
-def get_agent(ctx, agent_id: str) -> dict:
-    for agent in _agents() if base.sees_all(ctx) else []:
-        if agent["id"] == agent_id:
-            return agent
-    raise exc.AgentNotFound(agent_id)
-
-
-AGENT_ATTRS = {"admin_state_up": v.Attr(v.boolean),
-               "description": v.Attr(v.string(nullable=True))}
-
-
-def update_agent(ctx, agent_id: str, body) -> dict:
-    """PUT /v2.0/agents/{id}: admin_state_up and description, recorded and shown (the
-    host keeps serving: one DHCP and one L3 role, nowhere else to move their work)."""
-    values = v.parse(v.resource_body(body, "agent"), AGENT_ATTRS, update=True)
-    get_agent(ctx, agent_id)  # 404 for whoever may not see it, as neutron
-    base.authorize(ctx, "update_agent", {"project_id": ctx.project_id})
-    with db.transaction() as s:
-        state = s.get(AgentState, agent_id)
-        if state is None:
-            state = AgentState(id=agent_id, admin_state_up=True)
-            s.add(state)
-        for key, value in values.items():
-            setattr(state, key, value)
-    return get_agent(ctx, agent_id)
-
-
-# --- l3_agent_scheduler: every router is on this host's one L3 agent --------------------
-
-def _l3_agent(ctx, agent_id: str) -> dict:
-    agent = get_agent(ctx, agent_id)
-    if agent["agent_type"] != "L3 agent":
-        raise exc.InvalidL3Agent(agent_id)
-    return agent
-
-
-def routers_on_agent(ctx, agent_id: str) -> list[dict]:
-    from pocketstack.network import routers  # noqa: PLC0415 (routers imports much)
-
-    _l3_agent(ctx, agent_id)
-    base.authorize(ctx, "get_l3-routers", {"project_id": ctx.project_id})
-    return routers.list_routers(ctx, {})[0]
-
-
-def agents_hosting_router(ctx, router_id: str) -> list[dict]:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    routers.get_router(ctx, router_id)
-    base.authorize(ctx, "get_l3-agents", {"project_id": ctx.project_id})
-    return [a for a in _agents() if a["agent_type"] == "L3 agent"]
-
-
-def add_router_to_agent(ctx, agent_id: str, body) -> None:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    agent = _l3_agent(ctx, agent_id)
-    base.authorize(ctx, "create_l3-router", {"project_id": ctx.project_id})
-    router_id = body.get("router_id") if isinstance(body, dict) else None
-    if not isinstance(router_id, str):
-        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'router_id' "
-                                 "not specified")
-    routers.get_router(ctx, router_id)
-    raise exc.RouterHostedByL3Agent(router_id, agent["id"])
-
-
-def remove_router_from_agent(ctx, agent_id: str, router_id: str) -> None:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    _l3_agent(ctx, agent_id)
-    base.authorize(ctx, "delete_l3-router", {"project_id": ctx.project_id})
-    routers.get_router(ctx, router_id)
-    # the only L3 agent: there is nowhere else for the router to go
-    raise exc.RouterReschedulingFailed(router_id)
 
 
 def list_availability_zones(ctx, params) -> list[dict]:

@@ -359,13 +359,27 @@ class RbacPolicy(Base):
     target_project: Mapped[str] = mapped_column(PROJECT, index=True)
 
 
-class AgentState(Base):
-    """What an admin set on an agent (PUT /v2.0/agents/{id}); the agents themselves are
-    this host's DHCP and L3 roles, described in inventory.py."""
+class NetworkAgent(Base):
+    """An agent as its heartbeats describe it (network/agents.py): one row per (host,
+    binary), its id derived from both, so a restarted agent keeps its row. An admin sets
+    admin_state_up and description (PUT /v2.0/agents/{id}). Rows of 0005 hold only those
+    two: their agent fills the rest on its next heartbeat (until then they are not
+    shown)."""
     __tablename__ = "network_agents"
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     admin_state_up: Mapped[bool] = mapped_column(default=True)
     description: Mapped[str | None] = mapped_column(sa.String(255))
+    # added in 0006: what the agent reports
+    agent_type: Mapped[str | None] = mapped_column(sa.String(255))
+    binary: Mapped[str | None] = mapped_column(sa.String(255))
+    topic: Mapped[str | None] = mapped_column(sa.String(255))
+    host: Mapped[str | None] = mapped_column(sa.String(255), index=True)
+    availability_zone: Mapped[str | None] = mapped_column(sa.String(255))
+    configurations: Mapped[dict | None] = mapped_column(sa.JSON)
+    resources_synced: Mapped[bool | None] = mapped_column()
+    created_at: Mapped[dt.datetime | None] = mapped_column()
+    started_at: Mapped[dt.datetime | None] = mapped_column()
+    heartbeat_timestamp: Mapped[dt.datetime | None] = mapped_column()
 
 
 class AddressGroup(StandardAttrs, Base):

@@ -92,9 +92,17 @@ def random_mac() -> str:
     return ":".join(octets)
 
 
+def _session_of(port):
+    """The database session a port row belongs to (None for a row not inserted yet)."""
+    try:
+        return orm.object_session(port)
+    except orm.exc.UnmappedInstanceError:
+        return None
+
+
 def binding_state(port: Port) -> None:
     """Status and VIF from the binding: bound to a host and up means ACTIVE."""
-    if port.host_id and host_agent.is_bridge_host(port.host_id):
+    if port.host_id and host_agent.is_bridge_host(port.host_id, _session_of(port)):
         # a real host: the port is a tap on the network's Linux bridge (network/agent)
         port.vif_type, port.vif_details = "bridge", host_agent.vif_details(port.network_id)
     elif port.host_id:
@@ -430,8 +438,9 @@ def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -
 def _plug_bridge_ports(ports: list) -> None:
     """Ports bound to a real host: their network's bridge and DHCP namespace exist
     before the ports' events go out (compute plugs the taps when it hears them)."""
-    for network_id in sorted({p.network_id for p in ports if p.vif_type == "bridge"}):
-        host_agent.port_bound(network_id)
+    for network_id, host_name in sorted({(p.network_id, p.host_id) for p in ports
+                                         if p.vif_type == "bridge"}):
+        host_agent.port_bound(network_id, host_name)
 
 
 def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,

@@ -38,6 +38,13 @@ def start(cloud) -> list:
     if getattr(cloud, "api_worker", False):  # the main process does the rest (workers.py)
         return handles
     dhcp.resync_all()
+    from pocketstack.network import agent_rpc, agents
+
+    # Agents talk to this service over RPC only (heartbeats, what to plumb): agent_rpc.py.
+    handles.append(agent_rpc.start_server())
+    host = conf.host
+    handles.append(agent_rpc.StateReporter(
+        "network-node", lambda: agents.network_node_states(host)).start())
     from pocketstack.network import agent
 
     if agent.enabled():  # real guest networking on this host (needs root)

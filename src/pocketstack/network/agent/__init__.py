@@ -11,9 +11,12 @@ serving the network service's files (dhcp.py), and the metadata proxy listening 
 metadata API. Security groups become nftables rules (firewall.py). Guests plug a tap
 ``tap<port id[:11]>`` into the bridge (libvirt).
 
-The network service calls ``port_bound`` (before a bound port's events go out, so the
-bridge exists when compute plugs the tap) and ``changed`` (anything else); both do
-nothing when the agent does not run.
+Each host's agent (agent.py) asks the network service over RPC what to plumb; it runs
+inside the network service's process (the all-in-one: its ports' hosts are the bridge
+hosts) or as `pocketstack service network-agent` on a compute host. The network service
+calls ``port_bound`` (before a bound port's events go out, so the bridge exists when
+compute plugs the tap: an RPC call to that host's agent) and ``changed`` (anything else:
+a cast to every agent); both do nothing when no agent runs.
 """
 from __future__ import annotations
 
@@ -62,9 +65,22 @@ def bridge_hosts() -> set[str]:
     return {config.CONF.host, host()}
 
 
-def is_bridge_host(host: str | None) -> bool:
-    """Ports bound to ``host`` are plugged into this host's bridges."""
-    return bool(host) and enabled() and host in bridge_hosts()
+def is_bridge_host(host: str | None, session=None) -> bool:
+    """Ports bound to ``host`` are plugged into a bridge by an agent: this process's
+    (its bridge hosts), or a host whose Linux bridge agent reports (``session``: the
+    caller's database session, if it holds one)."""
+    if not host:
+        return False
+    if enabled() and host in bridge_hosts():
+        return True
+    return host in agent_hosts(session)
+
+
+def agent_hosts(session=None) -> set[str]:
+    """The hosts whose networking agent is alive (from its heartbeats)."""
+    from pocketstack.network import agents  # noqa: PLC0415 (the database models)
+
+    return agents.bridge_agent_hosts(session)
 
 
 def bridge_name(network_id: str) -> str:
@@ -84,22 +100,43 @@ def vif_details(network_id: str) -> dict:
             "bridge_name": bridge_name(network_id)}
 
 
-def port_bound(network_id: str) -> None:
-    """A port on the network was bound to a bridge host: plumb the network now. The
-    binding is committed already: a failure here is logged and retried in the background
-    (compute's wait for the port then says what went wrong), never the API's error."""
-    host_agent = running()
-    if host_agent is None:
-        return
+def _agent_client(host_name: str, timeout: float = 60):
+    from pocketstack.common import rpc  # noqa: PLC0415
+
+    return rpc.RPCClient("network-agent", server=host_name, timeout=timeout)
+
+
+def port_bound(network_id: str, host_name: str) -> None:
+    """A port on the network was bound to ``host_name``: its agent plumbs the network
+    now. The binding is committed already: a failure here is logged and retried in the
+    background (compute's wait for the port then says what went wrong), never the API's
+    error."""
+    from pocketstack.common.context import RequestContext  # noqa: PLC0415
+
     try:
-        host_agent.ensure(network_id)
-    except Exception:  # noqa: BLE001
-        LOG.exception("Plumbing network %s failed; retrying in the background", network_id)
-        host_agent.mark()
+        _agent_client(host_name).call(RequestContext.admin(), "plumb_network",
+                                      network_id=network_id)
+    except Exception as error:  # noqa: BLE001
+        LOG.warning("Plumbing network %s on %s failed (%s); retrying in the background",
+                    network_id, host_name, error)
+        _refresh(host_name)
 
 
 def changed() -> None:
-    """Ports, DHCP files or security groups changed: reconcile soon (in the background)."""
-    host_agent = running()
-    if host_agent is not None:
-        host_agent.mark()
+    """Ports, DHCP files or security groups changed: every agent reconciles soon (in the
+    background)."""
+    hosts = set(agent_hosts())
+    in_process = running()
+    if in_process is not None:
+        hosts.update(in_process.hosts)  # the names it listens under
+    for host_name in sorted(hosts):
+        _refresh(host_name)
+
+
+def _refresh(host_name: str) -> None:
+    from pocketstack.common.context import RequestContext  # noqa: PLC0415
+
+    try:
+        _agent_client(host_name).cast(RequestContext.admin(), "refresh")
+    except Exception as error:  # noqa: BLE001 - a dead agent reconciles when it starts
+        LOG.debug("No refresh for the agent on %s: %s", host_name, error)

@@ -1,11 +1,16 @@
-"""The agent's loop: read from the database what this host should have, make the host
-match (plumbing.py, firewall.py), and proxy metadata requests from each DHCP namespace
-to compute's metadata API (metadata_proxy.py).
+"""The agent's loop: ask the network service over RPC what this host should have
+(agent_rpc.py; the service plans it from its database, host_plans.py: the agent never
+reads the database), make the host match (plumbing.py, firewall.py, l3.py), and proxy
+metadata requests from each DHCP namespace to compute's metadata API
+(metadata_proxy.py).
 
-``ensure(network_id)`` plumbs one network at once (the API calls it when a port is bound,
-before the port's events go out); ``mark()`` asks for a full reconcile on the agent's
-thread (changes are coalesced); start-up reconciles everything, including what a crash
-left behind.
+The agent listens on RPC topic ``network-agent`` with ``server=<host>`` for each host
+name its ports are bound under: ``plumb_network`` (a call: the API waits, so the bridge
+exists before compute plugs the tap) and ``refresh`` (a cast: anything else changed).
+``ensure(network_id)`` plumbs one network at once; ``mark()`` asks for a full reconcile
+on the agent's thread (changes are coalesced); start-up reconciles everything, including
+what a crash left behind. It runs in the network service's process (all-in-one) or as
+`pocketstack service network-agent` on a compute host: the same code either way.
 """
 from __future__ import annotations
 
@@ -14,103 +19,29 @@ import os
 import shutil
 import threading
 
-import sqlalchemy as sa
-from sqlalchemy import orm
-
-from pocketstack.common import config, db, runtime
-from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent, dhcp
+from pocketstack.common import config, rpc, runtime
+from pocketstack.network import agent, agent_rpc, dhcp
 from pocketstack.network.agent import firewall, l3, plumbing
 from pocketstack.network.agent.metadata_proxy import MetadataProxy
 from pocketstack.network.agent import ip as host
-from pocketstack.network.models import (IPAllocation, Network, Port, PortSecurityGroup,
-                                        SecurityGroupRule, Subnet)
 
 LOG = logging.getLogger(__name__)
-DHCP_OWNER = "network:dhcp"
+TOPIC = "network-agent"
+RESYNC_INTERVAL = 60.0  # seconds between full reconciles without a change notice
 _NOTHING_YET = object()
 
 
-# --- what the database says ----------------------------------------------------------
+class HostAgentEndpoint:
+    """What the network service asks of this host's agent."""
 
-def _guest_ports(s, network_id: str | None = None):
-    hosts = sorted(agent.bridge_hosts())
-    query = sa.select(Port).where(Port.host_id.in_(hosts),
-                                  sa.not_(Port.device_owner.startswith("network:"))).options(
-        orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings))
-    if network_id is not None:
-        query = query.where(Port.network_id == network_id)
-    return s.scalars(query).all()
+    def __init__(self, host_agent: "HostAgent"):
+        self.host_agent = host_agent
 
+    def plumb_network(self, ctx, network_id: str) -> None:
+        self.host_agent.ensure(network_id)
 
-def _plan(s, network_id: str) -> plumbing.NetworkPlan | None:
-    network = s.get(Network, network_id)
-    if network is None:
-        return None
-    plan = plumbing.NetworkPlan(network_id=network_id, mtu=network.mtu or 1500)
-    subnets = {x.id: x for x in s.scalars(sa.select(Subnet).where(
-        Subnet.network_id == network_id))}
-    port = s.scalar(sa.select(Port).where(Port.network_id == network_id,
-                                          Port.device_owner == DHCP_OWNER).limit(1))
-    if port is not None:
-        plan.dhcp_port_id, plan.dhcp_mac = port.id, port.mac_address
-        for alloc in port.fixed_ips:
-            subnet = subnets.get(alloc.subnet_id)
-            if subnet is None or subnet.ip_version != 4 or not subnet.enable_dhcp:
-                continue  # DHCPv6 is not served yet
-            prefix = subnet.cidr.split("/")[1]
-            plan.dhcp_addresses.append(f"{alloc.ip_address}/{prefix}")
-            plan.dhcp_subnets.append((subnet.id, subnet.cidr))
-    return plan
-
-
-def wanted(s) -> tuple[set[str], dict[str, l3.RouterPlan]]:
-    """The networks this host plumbs (its guests' and its routers') and its routers."""
-    guest_networks = {p.network_id for p in _guest_ports(s)}
-    routers = l3.wanted(s, guest_networks)
-    return guest_networks | l3.networks_of(routers), routers
-
-
-def wanted_networks() -> set[str]:
-    with db.reader() as s:
-        return wanted(s)[0]
-
-
-def _firewall_state(s):
-    ports, group_ids = [], set()
-    guest_ports = _guest_ports(s)
-    for port in guest_ports:
-        if not port.port_security_enabled:
-            continue
-        groups = sorted(b.security_group_id for b in port.security_group_bindings)
-        ips = [a.ip_address for a in port.fixed_ips]
-        if ips:
-            ports.append(firewall.GuestPort(port.id, port.network_id, ips, groups,
-                                            port.mac_address,
-                                            list(port.allowed_address_pairs or [])))
-            group_ids.update(groups)
-    rules = [firewall.Rule(r.security_group_id, r.direction, r.ethertype, r.protocol,
-                           r.port_range_min, r.port_range_max, r.remote_ip_prefix,
-                           r.remote_group_id, r.remote_address_group_id)
-             for r in s.scalars(sa.select(SecurityGroupRule).where(
-                 SecurityGroupRule.security_group_id.in_(sorted(group_ids))).order_by(
-                 SecurityGroupRule.created_at, SecurityGroupRule.id))]
-    remote = sorted({r.remote_group_id for r in rules if r.remote_group_id})
-    members: dict[str, list[str]] = {}
-    for group_id, address in s.execute(
-            sa.select(PortSecurityGroup.security_group_id, IPAllocation.ip_address).join(
-                IPAllocation, IPAllocation.port_id == PortSecurityGroup.port_id).where(
-                PortSecurityGroup.security_group_id.in_(remote))):
-        members.setdefault(group_id, []).append(address)
-    routers = l3.wanted(s, {p.network_id for p in guest_ports})
-    networks = {p.network_id for p in guest_ports} | l3.networks_of(routers)
-    # DHCP and router veths, like guests' taps, are kept from the host
-    dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
-        sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,
-                                 Port.network_id.in_(sorted(networks))))] + l3.taps_of(routers)
-    address_groups = agroups.addresses_of(s, {r.remote_address_group_id for r in rules
-                                              if r.remote_address_group_id})
-    return ports, rules, members, dhcp_taps, address_groups
+    def refresh(self, ctx) -> None:
+        self.host_agent.mark()
 
 
 # --- the agent -----------------------------------------------------------------------
@@ -126,23 +57,51 @@ class HostAgent:
         self.routers: dict[str, l3.RouterPlan] = {}  # what each router was plugged as
         self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
         # Binds waiting for the lock share one firewall pass: each takes a ticket (its
-        # binding is committed by then); a pass that read the database after ticket n was
-        # taken covers every bind up to n.
+        # binding is committed by then); a pass that asked the network service for the
+        # firewall state after ticket n was taken covers every bind up to n.
         self.tickets = 0
         self.rules_cover = 0
         self.ticket_lock = threading.Lock()
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-host-agent", daemon=True)
+        self.hosts = sorted(agent.bridge_hosts())  # the names its ports are bound under
+        self.service = agent_rpc.NetworkServiceClient(timeout=30)
+        self.servers: list = []  # its RPC servers, one per host name
+        self.devices = 0  # guest ports in the last firewall pass (heartbeats)
+        self.network_node = False  # DHCP, metadata and routers are plumbed here too
+        self.reporter = None  # its heartbeats (agent_rpc.StateReporter) once started
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
         self.reconcile()
         self.thread.start()
+        for name in self.hosts:
+            server = rpc.get_server(TOPIC, [HostAgentEndpoint(self)], server=name, workers=4)
+            server.start()
+            self.servers.append(server)
         return self
 
     @staticmethod
     def _root() -> str:
         return os.path.join(config.data_dir(), "network", "agent")
+
+    def states(self) -> list[dict]:
+        """This host's heartbeats: the Linux bridge agent (bridges, taps, security
+        groups) and on the network node the Metadata agent (the proxies in the DHCP
+        namespaces)."""
+        me = agent.host()
+        bridge = [
+            {"agent_type": "Linux bridge agent", "host": me, "configurations": {
+                "bridge_mappings": {}, "interface_mappings": {}, "devices": self.devices,
+                "networks": len(self.plans), "extensions": [], "l2_population": False,
+                "tunnel_types": [], "log_agent_heartbeats": False}}]
+        if not self.network_node:
+            return bridge
+        return bridge + [
+            {"agent_type": "Metadata agent", "host": me, "configurations": {
+                "log_agent_heartbeats": False, "metadata_proxy_socket": "",
+                "nova_metadata_host": config.CONF.network.metadata_url or "",
+                "proxies": len(self.metadata)}}]
 
     def mark(self) -> None:
         with self.cond:
@@ -152,8 +111,10 @@ class HostAgent:
     def _run(self) -> None:
         while True:
             with self.cond:
-                while not self.dirty and not self.stopping:
-                    self.cond.wait()
+                # a change notice (a cast) can be lost: the agent started after it was
+                # sent, or its process restarted; a full pass now and then catches up
+                if not self.dirty and not self.stopping:
+                    self.cond.wait(timeout=RESYNC_INTERVAL)
                 if self.stopping:
                     return
                 self.dirty = False
@@ -173,8 +134,7 @@ class HostAgent:
         """Plumb one network now (bridge, namespace, dnsmasq, metadata) and its rules."""
         ticket = self._ticket()
         with self.lock:
-            with db.reader() as s:
-                plan = _plan(s, network_id)
+            plan = self.service.network_plan(network_id, self.hosts)
             if plan is not None:
                 self._plug(plan)
             if self.rules_cover < ticket:  # else a pass since our bind has our port
@@ -182,13 +142,10 @@ class HostAgent:
 
     def reconcile(self) -> None:
         with self.lock:
-            with db.reader() as s:
-                networks, routers = wanted(s)
-            for network_id in sorted(networks):
-                with db.reader() as s:
-                    plan = _plan(s, network_id)
-                if plan is not None:
-                    self._plug(plan)
+            plans, routers, self.network_node = self.service.host_state(self.hosts)
+            networks = {plan.network_id for plan in plans}
+            for plan in plans:
+                self._plug(plan)
             self._firewall()
             # routers after their networks' bridges exist, and gone before them
             for router_id in sorted(l3.managed() - set(routers)):
@@ -250,9 +207,10 @@ class HostAgent:
             server.stop()
 
     def _firewall(self) -> None:
-        covers = self.tickets  # binds committed before this read are in it
-        with db.reader() as s:
-            ports, rules, members, dhcp_taps, address_groups = _firewall_state(s)
+        covers = self.tickets  # binds committed before this question are in the answer
+        ports, rules, members, dhcp_taps, address_groups = self.service.firewall_state(
+            self.hosts)
+        self.devices = len(ports)
         wanted = (firewall.layout(ports, rules, members, dhcp_taps, address_groups)
                   if ports or dhcp_taps else None)
         if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
@@ -272,6 +230,11 @@ class HostAgent:
     def stop(self, teardown: bool = False) -> None:
         """Stop the thread and the metadata listeners; ``teardown`` also removes every
         bridge, namespace and dnsmasq this agent made, and its rules (tests)."""
+        if self.reporter is not None:
+            self.reporter.stop()
+        for server in self.servers:
+            server.stop()
+            server.wait()
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
@@ -311,7 +274,10 @@ def start() -> HostAgent:
     agent._slot().agent = running
     dhcp.add_listener(running.files_written)
     try:
-        return running.start()
+        running.start()
+        running.reporter = agent_rpc.StateReporter("network-host-agent",
+                                                   running.states).start()
+        return running
     except Exception:
         stop(running)
         raise

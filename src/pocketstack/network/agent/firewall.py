@@ -19,10 +19,11 @@ port is told apart by its fixed IPs on its bridge:
 * a bridge-family table (render_l2) drops what a guest sends with a MAC or address not
   its own, and keeps every frame from guests and DHCP veths away from the host (ARP too).
 
-The tables are described by a Layout read from the database. The first time (and after
-any refusal) both tables are swapped whole in one ``nft -f`` transaction; after that only
-what changed is sent, also as one transaction: binding a port adds its chains and its map
-and set elements, however many ports the host has (a whole-table swap grows with them).
+The tables are described by a Layout of what the network service sends (host_plans.py).
+The first time (and after any refusal) both tables are swapped whole in one ``nft -f``
+transaction; after that only what changed is sent, also as one transaction: binding a
+port adds its chains and its map and set elements, however many ports the host has (a
+whole-table swap grows with them).
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ plumbs (or a gateway on the external network of such a router). In it:
   everything else leaving by the gateway to the gateway's address (``enable_snat``);
   a floating IP taken away also takes its connections (conntrack.py).
 
-``wanted`` reads the plans from the database; ``plug`` makes one router match its plan
+The plans come from the network service (network/host_plans.py, over RPC); ``plug`` makes one router match its plan
 (only what differs from the previous plan, so a floating IP change is one ``ip`` batch
 and one ``nft`` transaction); ``unplug`` removes the namespace and its veth pairs.
 """
@@ -26,14 +26,10 @@ import logging
 import os
 import shutil
 
-import sqlalchemy as sa
-
 from pocketstack.common import config
 from pocketstack.network import agent
 from pocketstack.network.agent import conntrack
 from pocketstack.network.agent import ip as host
-from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
-                                        PortForwarding, Router, Subnet)
 
 LOG = logging.getLogger(__name__)
 INTERFACE = "network:router_interface"
@@ -98,72 +94,6 @@ def state_dir(router_id: str | None = None) -> str:
 def managed() -> set[str]:
     root = state_dir()
     return set(os.listdir(root)) if os.path.isdir(root) else set()
-
-
-# --- what the database says ----------------------------------------------------------
-
-def wanted(s, networks: set[str]) -> dict[str, RouterPlan]:
-    """The routers this host hosts, given the networks it plumbs for guests: those with a
-    port on one of them, and those with a gateway on the external network of one of
-    these (the external network gets a bridge for them)."""
-    if not networks:
-        return {}
-    owners = (INTERFACE, GATEWAY)
-    on_networks = set(s.scalars(sa.select(Port.device_id).where(
-        Port.device_owner.in_(owners), Port.network_id.in_(sorted(networks)))))
-    external = set(s.scalars(sa.select(Port.network_id).where(
-        Port.device_owner == GATEWAY, Port.device_id.in_(sorted(on_networks)))))
-    router_ids = on_networks | set(s.scalars(sa.select(Port.device_id).where(
-        Port.device_owner == GATEWAY, Port.network_id.in_(sorted(external)))))
-    routers = s.scalars(sa.select(Router).where(Router.id.in_(sorted(router_ids)),
-                                                Router.admin_state_up.is_(True))).all()
-    if not routers:
-        return {}
-    ids = sorted(r.id for r in routers)
-    ports = s.scalars(sa.select(Port).where(Port.device_owner.in_(owners),
-                                            Port.device_id.in_(ids))).all()
-    network_mtu = dict(s.execute(sa.select(Network.id, Network.mtu).where(
-        Network.id.in_(sorted({p.network_id for p in ports})))).all())
-    subnets = {x.id: x for x in s.scalars(sa.select(Subnet).join(
-        IPAllocation, IPAllocation.subnet_id == Subnet.id).where(
-        IPAllocation.port_id.in_(sorted(p.id for p in ports))))}
-    fips: dict[str, list[tuple[str, str]]] = {}
-    for router_id, floating, fixed in s.execute(sa.select(
-            FloatingIP.router_id, FloatingIP.floating_ip_address,
-            FloatingIP.fixed_ip_address).where(FloatingIP.router_id.in_(ids),
-                                               FloatingIP.fixed_ip_address.is_not(None))):
-        fips.setdefault(router_id, []).append((floating, fixed))
-    forwardings: dict[str, list[tuple]] = {}
-    for router_id, floating, pf in s.execute(sa.select(
-            FloatingIP.router_id, FloatingIP.floating_ip_address, PortForwarding).join(
-            PortForwarding, PortForwarding.floatingip_id == FloatingIP.id).where(
-            FloatingIP.router_id.in_(ids))):
-        forwardings.setdefault(router_id, []).append((
-            floating, pf.protocol, pf.external_port, pf.external_port_end or pf.external_port,
-            pf.internal_ip_address, pf.internal_port, pf.internal_port_end or pf.internal_port))
-    plans = {}
-    for router in routers:
-        mine = sorted((p for p in ports if p.device_id == router.id), key=lambda p: p.id)
-        interfaces = tuple(_port(p, subnets, network_mtu) for p in mine
-                           if p.device_owner == INTERFACE)
-        gw = next((p for p in mine if p.id == router.gw_port_id), None)
-        gateway = _port(gw, subnets, network_mtu, gateway=True) if gw else None
-        gateway_ip = next((subnets[a.subnet_id].gateway_ip for a in (gw.fixed_ips if gw else [])
-                           if a.subnet_id in subnets and subnets[a.subnet_id].ip_version == 4
-                           and subnets[a.subnet_id].gateway_ip), None)
-        plans[router.id] = RouterPlan(
-            router.id, interfaces, gateway, gateway_ip, bool(router.enable_snat),
-            tuple((r["destination"], r["nexthop"]) for r in router.routes or []),
-            tuple(sorted(fips.get(router.id, []))) if gateway else (),
-            tuple(sorted(forwardings.get(router.id, []))) if gateway else ())
-    return plans
-
-
-def _port(port: Port, subnets: dict, network_mtu: dict, gateway: bool = False) -> RouterPort:
-    addresses = tuple(sorted(f"{a.ip_address}/{subnets[a.subnet_id].cidr.split('/')[1]}"
-                             for a in port.fixed_ips if a.subnet_id in subnets))
-    return RouterPort(port.id, port.network_id, port.mac_address,
-                      network_mtu.get(port.network_id) or 1500, addresses, gateway)
 
 
 def networks_of(plans: dict[str, RouterPlan]) -> set[str]:

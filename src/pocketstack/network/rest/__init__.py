@@ -68,7 +68,10 @@ _ROUTES = {
                                           "PUT": floatingips.update_floatingip,
                                           "DELETE": floatingips.delete_floatingip},
     "/v2.0/agents": {"GET": inventory.list_agents},
-    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent, "PUT": inventory.update_agent},
+    "/v2.0/agents/{agent_id}": {"GET": inventory.show_agent, "PUT": inventory.update_agent,
+                                "DELETE": inventory.delete_agent},
+    "/v2.0/agents/{agent_id}/dhcp-networks": {"GET": inventory.list_agent_networks},
+    "/v2.0/networks/{network_id}/dhcp-agents": {"GET": inventory.list_network_agents},
     "/v2.0/agents/{agent_id}/l3-routers": {"GET": inventory.list_agent_routers,
                                            "POST": inventory.add_agent_router},
     "/v2.0/agents/{agent_id}/l3-routers/{router_id}": {

@@ -1,6 +1,6 @@
-"""/v2.0/agents, /v2.0/availability_zones, /v2.0/service-providers,
+"""/v2.0/agents (network/agents.py), /v2.0/availability_zones, /v2.0/service-providers,
 /v2.0/network-ip-availabilities and /v2.0/segments (see network/inventory.py)."""
-from pocketstack.network import inventory
+from pocketstack.network import agents, inventory
 from pocketstack.network.rest import common
 
 
@@ -14,37 +14,52 @@ def _filters(req) -> dict[str, list[str]]:
 
 
 def list_agents(req):
-    return _listed(req, "agents", inventory.list_agents(req.context, _filters(req)))
+    return _listed(req, "agents", agents.list_agents(req.context, _filters(req)))
 
 
 def show_agent(req):
     return common.ok({"agent": common.select(
-        inventory.get_agent(req.context, req.params["agent_id"]), req)})
+        agents.get_agent(req.context, req.params["agent_id"]), req)})
 
 
 def update_agent(req):
-    return common.ok({"agent": inventory.update_agent(req.context, req.params["agent_id"],
+    return common.ok({"agent": agents.update_agent(req.context, req.params["agent_id"],
                                                       common.body(req))})
 
 
+def delete_agent(req):
+    agents.delete_agent(req.context, req.params["agent_id"])
+    return common.deleted()
+
+
+def list_agent_networks(req):
+    return _listed(req, "networks", agents.networks_on_dhcp_agent(req.context,
+                                                                  req.params["agent_id"]))
+
+
+def list_network_agents(req):
+    return _listed(req, "agents", agents.dhcp_agents_hosting_network(
+        req.context, req.params["network_id"]))
+
+
 def list_agent_routers(req):
-    return _listed(req, "routers", inventory.routers_on_agent(req.context,
+    return _listed(req, "routers", agents.routers_on_agent(req.context,
                                                               req.params["agent_id"]))
 
 
 def add_agent_router(req):
-    inventory.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
+    agents.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
     return common.created({})
 
 
 def remove_agent_router(req):
-    inventory.remove_router_from_agent(req.context, req.params["agent_id"],
+    agents.remove_router_from_agent(req.context, req.params["agent_id"],
                                        req.params["router_id"])
     return common.deleted()
 
 
 def list_router_agents(req):
-    return _listed(req, "agents", inventory.agents_hosting_router(req.context,
+    return _listed(req, "agents", agents.agents_hosting_router(req.context,
                                                                   req.params["router_id"]))
 
 
