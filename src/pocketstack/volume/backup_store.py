@@ -54,9 +54,8 @@ def _snap_of(image, backup_id: str) -> str | None:
 
 
 def _zero(chunk: bytes) -> bool:
-    from pocketstack.volume.manager import _all_zero
 
-    return _all_zero(chunk)
+    return backends.all_zero(chunk)
 
 
 def copy_extents(src, write, zero, from_snap: str | None = None,
@@ -211,9 +210,8 @@ def restore(backup_id: str, backend: backends.Backend, volume_id: str) -> None:
 
 
 def _restore_to_path(src, path: str) -> None:
-    from pocketstack.volume.manager import _is_block
 
-    block = _is_block(path)
+    block = backends.is_block(path)
     fd = os.open(path, os.O_WRONLY)
     try:
         size = os.lseek(fd, 0, os.SEEK_END)

@@ -77,47 +77,6 @@ def _cancellable(chunks, volume_id: str):
         yield chunk
 
 
-def _is_block(path: str) -> bool:
-    import stat
-
-    try:
-        return stat.S_ISBLK(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-_ZEROS = bytes(4 << 20)
-
-
-def _all_zero(chunk: bytes) -> bool:
-    """memcmp against zeros: a cheap test even for a data chunk (its first byte decides)."""
-    if len(chunk) > len(_ZEROS):
-        return chunk.count(0) == len(chunk)
-    return chunk == _ZEROS[:len(chunk)] if not chunk[:1].strip(b"\0") else False
-
-
-def write_into(path: str, chunks, limit: int) -> int:
-    """Write a stream of bytes at the start of ``path`` (a volume file or device), keeping
-    files sparse (all-zero chunks become holes); returns how many bytes were written."""
-    sparse = not _is_block(path)
-    written = 0
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        for chunk in chunks:
-            if written + len(chunk) > limit:
-                raise BackendError(f"The data ({written + len(chunk)}+ bytes) does not fit "
-                                   f"into the volume ({limit} bytes).")
-            if sparse and _all_zero(chunk):
-                os.lseek(fd, len(chunk), os.SEEK_CUR)
-            else:
-                os.write(fd, chunk)
-            written += len(chunk)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return written
-
-
 class VolumeManager:
     # --- create / delete ------------------------------------------------------------
 
@@ -200,10 +159,10 @@ class VolumeManager:
                 raise BackendError(f"Image virtual size {virtual} bytes does not fit into "
                                    f"the volume ({size_gb} GiB).")
             args = ["convert", "-f", image["disk_format"], "-O", "raw"]
-            if network or _is_block(path):
+            if network or backends.is_block(path):
                 args.append("-n")  # the target exists: write into it
             _qemu_img(*args, src, path, timeout=3600)
-            if not network and not _is_block(path):
+            if not network and not backends.is_block(path):
                 os.truncate(path, size_gb * GiB)  # qemu-img wrote the virtual size
 
     def delete_volume(self, ctx, volume_id: str) -> None:

@@ -20,7 +20,7 @@ import time
 import urllib.parse
 
 from pocketstack.common import ceph, config
-from pocketstack.volume.backends import Backend, BackendError
+from pocketstack.volume.backends import Backend, BackendError, all_zero
 
 LOG = logging.getLogger(__name__)
 GiB = 1 << 30
@@ -432,7 +432,6 @@ class RBDBackend(Backend):
     def write_stream(self, volume_id: str, chunks, limit: int) -> int:
         """Write a stream at the start of the volume; all-zero chunks are skipped (a new
         image reads as zeros)."""
-        from pocketstack.volume.manager import _all_zero
 
         _, rbd = ceph.bindings()
         written = 0
@@ -442,7 +441,7 @@ class RBDBackend(Backend):
                     if written + len(chunk) > limit:
                         raise BackendError(f"The data ({written + len(chunk)}+ bytes) does "
                                            f"not fit into the volume ({limit} bytes).")
-                    if not _all_zero(chunk):
+                    if not all_zero(chunk):
                         image.write(chunk, written)
                     written += len(chunk)
                 image.flush()
@@ -469,14 +468,13 @@ class RBDBackend(Backend):
     def copy_into(self, source_path: str, volume_id: str) -> None:
         """A file's bytes (a file backup) over the whole volume: zero chunks are
         discarded, so the volume reads as the file does."""
-        from pocketstack.volume.manager import _all_zero
 
         _, rbd = ceph.bindings()
         with open(source_path, "rb") as f, self.open_image(self.vol_name(volume_id)) as image:
             size, offset = image.size(), 0
             while offset < size and (chunk := f.read(CHUNK)):
                 chunk = chunk[:size - offset]
-                if _all_zero(chunk):
+                if all_zero(chunk):
                     image.discard(offset, len(chunk))
                 else:
                     image.write(chunk, offset)
