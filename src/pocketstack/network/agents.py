@@ -11,21 +11,21 @@ and, where it proxies metadata, a Metadata agent.
 from __future__ import annotations
 
 import datetime as dt
-import time
 import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, runtime
+from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.inventory import AVAILABILITY_ZONE, matches
+from pocketstack.network.agent_hosts import LINUXBRIDGE_AGENT
 from pocketstack.network.models import FloatingIP, NetworkAgent, Port, Router, Subnet
 
 DHCP_AGENT, L3_AGENT = "DHCP agent", "L3 agent"
-LINUXBRIDGE_AGENT, METADATA_AGENT = "Linux bridge agent", "Metadata agent"
+METADATA_AGENT = "Metadata agent"
 # agent_type: (binary, topic, in an availability zone) as neutron's agents report them
 KINDS = {
     DHCP_AGENT: ("neutron-dhcp-agent", "dhcp_agent", True),
@@ -87,32 +87,6 @@ def report_state(state: dict) -> dict:
             row.started_at = now
         row.heartbeat_timestamp = now
         return {"id": this_id, "admin_state_up": row.admin_state_up, "status": status}
-
-
-class _HostsCache:
-    def __init__(self):
-        self.at, self.hosts = -1.0, frozenset()
-
-
-def bridge_agent_hosts(session=None) -> set[str]:
-    """Hosts with a live Linux bridge agent: their ports are plugged into bridges. With
-    the caller's ``session`` read now; without, at most a second old (the API asks on
-    every change, to tell each agent)."""
-    if session is not None:
-        return _bridge_agent_hosts(session)
-    cache = runtime.current().slot(__name__ + ".hosts", _HostsCache)
-    if time.monotonic() - cache.at > 1.0:
-        with db.reader() as s:
-            cache.hosts = frozenset(_bridge_agent_hosts(s))
-        cache.at = time.monotonic()
-    return set(cache.hosts)
-
-
-def _bridge_agent_hosts(s) -> set[str]:
-    since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
-    return set(s.scalars(sa.select(NetworkAgent.host).where(
-        NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
-        NetworkAgent.heartbeat_timestamp >= since)))
 
 
 def network_node_states(host: str) -> list[dict]:

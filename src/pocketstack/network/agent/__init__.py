@@ -78,9 +78,9 @@ def is_bridge_host(host: str | None, session=None) -> bool:
 
 def agent_hosts(session=None) -> set[str]:
     """The hosts whose networking agent is alive (from its heartbeats)."""
-    from pocketstack.network import agents  # noqa: PLC0415 (the database models)
+    from pocketstack.network import agent_hosts  # noqa: PLC0415 (the database models)
 
-    return agents.bridge_agent_hosts(session)
+    return agent_hosts.bridge_agent_hosts(session)
 
 
 def bridge_name(network_id: str) -> str:

@@ -1,0 +1,41 @@
+"""Which hosts have a live Linux bridge agent (their ports are plugged into bridges), from
+the agents' heartbeats. A module of its own: the agent package and the API both ask, and
+it needs only the agents' table (network/agents.py serves the API)."""
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, runtime
+from pocketstack.common.timeutils import utcnow
+from pocketstack.network.models import NetworkAgent
+
+LINUXBRIDGE_AGENT = "Linux bridge agent"
+
+
+class _HostsCache:
+    def __init__(self):
+        self.at, self.hosts = -1.0, frozenset()
+
+
+def bridge_agent_hosts(session=None) -> set[str]:
+    """Hosts with a live Linux bridge agent: their ports are plugged into bridges. With
+    the caller's ``session`` read now; without, at most a second old (the API asks on
+    every change, to tell each agent)."""
+    if session is not None:
+        return _bridge_agent_hosts(session)
+    cache = runtime.current().slot(__name__ + ".hosts", _HostsCache)
+    if time.monotonic() - cache.at > 1.0:
+        with db.reader() as s:
+            cache.hosts = frozenset(_bridge_agent_hosts(s))
+        cache.at = time.monotonic()
+    return set(cache.hosts)
+
+
+def _bridge_agent_hosts(s) -> set[str]:
+    since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
+    return set(s.scalars(sa.select(NetworkAgent.host).where(
+        NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
+        NetworkAgent.heartbeat_timestamp >= since)))
