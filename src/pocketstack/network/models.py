@@ -38,6 +38,8 @@ class Network(StandardAttrs, Base):
     external: Mapped[bool] = mapped_column(default=False)
     mtu: Mapped[int] = mapped_column(default=1500)
     port_security_enabled: Mapped[bool] = mapped_column(default=True)
+    vlan_transparent: Mapped[bool] = mapped_column(default=False,
+                                                   server_default=sa.false())
     dns_domain: Mapped[str] = mapped_column(sa.String(255), default="")
     network_type: Mapped[str] = mapped_column(sa.String(32))
     physical_network: Mapped[str | None] = mapped_column(sa.String(64))

@@ -29,6 +29,7 @@ ATTRS = {
     "router:external": v.Attr(v.boolean),
     "mtu": v.Attr(v.integer(68)),
     "port_security_enabled": v.Attr(v.boolean),
+    "vlan_transparent": v.Attr(v.boolean, put=False),  # the bridges pass tagged frames
     "dns_domain": v.Attr(v.dns_name),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
@@ -46,6 +47,7 @@ COLLECTION = listing.Collection(
              "admin_state_up": Network.admin_state_up, "status": Network.status,
              "shared": Network.shared, "router:external": Network.external,
              "mtu": Network.mtu, "port_security_enabled": Network.port_security_enabled,
+             "vlan_transparent": Network.vlan_transparent,
              "dns_domain": Network.dns_domain, "revision_number": Network.revision_number,
              "created_at": Network.created_at, "updated_at": Network.updated_at,
              "provider:network_type": Network.network_type,
@@ -143,6 +145,7 @@ def view(network: Network, tags: list[str], show_provider: bool,
            "qos_policy_id": network.qos_policy_id,
            "mtu": network.mtu, "subnets": [s.id for s in network.subnets],
            "port_security_enabled": network.port_security_enabled,
+           "vlan_transparent": network.vlan_transparent,
            "dns_domain": network.dns_domain, **base.standard_view(network, tags)}
     if show_provider:
         out.update({"provider:network_type": network.network_type,
@@ -290,6 +293,7 @@ def create_in(s, ctx, values: dict) -> Network:
                       shared=values.get("shared", False),
                       external=values.get("router:external", False), mtu=mtu,
                       port_security_enabled=values.get("port_security_enabled", True),
+                      vlan_transparent=values.get("vlan_transparent", False),
                       dns_domain=values.get("dns_domain", ""), network_type=network_type,
                       physical_network=physnet, status="ACTIVE", qos_policy_id=qos_policy_id)
     base.init_standard(network)

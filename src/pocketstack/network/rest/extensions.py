@@ -25,6 +25,7 @@ EXTENSIONS = {
     "l3_agent_scheduler": ("L3 Agent Scheduler", "Schedule routers among l3 agents"),
     "segment": ("Segment", "Segments extension."),
     "trunk-details": ("Trunk port details", "Expose trunk port details"),
+    "vlan-transparent": ("Vlantransparent", "Provides Vlan Transparent Networks"),
     "network-ip-availability": ("Network IP Availability",
                                 "Provides IP availability data for each network and "
                                 "subnet."),
