@@ -185,7 +185,7 @@ def test_boot_whose_answer_the_kill_cut_off_is_listed_recovered_and_deletable():
         print(f"after the restart: {server.status} ({server.task_state})")
         _settle(conn, [server.id], SETTLE_BOUND)
         conn.compute.delete_server(server.id)
-        conn.compute.wait_for_delete(conn.compute.get_server(server.id), wait=60)
+        conn.compute.wait_for_delete(server, wait=60)  # (a GET after the delete may 404)
         assert not [p for p in conn.network.ports(network_id=net.id)
                     if p.device_owner.startswith("compute:")]
         for hv in _hypervisor_usage(conn):
