@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
 
 import sqlalchemy as sa
 
@@ -172,10 +173,31 @@ def _finish_deletes() -> None:
         manager.delete_volume(ctx, volume_id)
 
 
+def _discard_later(half_made: list[tuple], timeout: float = 120.0) -> None:
+    """Retry what recovery could not remove: an RBD image that the killed process was
+    making stays busy until Ceph drops that client's watch (osd_client_watch_timeout,
+    30 s by default)."""
+    deadline = time.monotonic() + timeout
+    while half_made and time.monotonic() < deadline:
+        time.sleep(2)
+        for item in list(half_made):
+            backend, volume_id, source_id = item
+            try:
+                backend.discard_half_made(volume_id, source_id)
+            except Exception:  # noqa: BLE001 - still watched: next round
+                continue
+            half_made.remove(item)
+            LOG.info("Removed the half-made volume %s", volume_id)
+    for _, volume_id, _ in half_made:
+        LOG.warning("The half-made volume %s could not be removed; `pocketstack audit` "
+                    "lists it", volume_id)
+
+
 def recover() -> None:
     ctx = RequestContext.admin()
     manager = VolumeManager()
     mine = {b: backends.get(b) for b in backends.enabled()}
+    half_made: list[tuple] = []
     with db.transaction() as s:
         volumes = s.scalars(sa.select(Volume)).all()
         for volume in volumes:
@@ -187,9 +209,10 @@ def recover() -> None:
                 if backend is not None:
                     try:
                         backend.discard_half_made(volume.id, volume.source_volid)
-                    except Exception:  # noqa: BLE001 - e.g. Ceph down: the audit reports
-                        LOG.warning("Removing the half-made volume %s failed", volume.id,
-                                    exc_info=True)
+                    except Exception:  # noqa: BLE001 - retried below, else the audit says
+                        LOG.info("Removing the half-made volume %s failed; retrying in the "
+                                 "background", volume.id, exc_info=True)
+                        half_made.append((backend, volume.id, volume.source_volid))
             elif volume.status == "managing":  # the file keeps its name or the volume's
                 volume.status = "error_managing"
                 volume.error_reason = ("The volume service stopped while the volume was "
@@ -226,6 +249,9 @@ def recover() -> None:
                                           .where(Snapshot.status == "unmanaging")))
         backups_deleting = list(s.scalars(sa.select(Backup.id)
                                           .where(Backup.status == "deleting")))
+    if half_made:
+        threading.Thread(target=runtime.bind(_discard_later), args=(half_made,),
+                         name="volume-discard-half-made", daemon=True).start()
     for volume_id in deleting:
         manager.delete_volume(ctx, volume_id)
     for volume_id in unmanaging:
