@@ -34,10 +34,11 @@ down:
 # Three workers, each taking whole files (module fixtures stay in one process): most tests
 # wait on a cloud, a CLI or a guest rather than compute, so on two cores two workers left
 # the machine at a load of 1.5-3 and a third finishes sooner still. TEST_WORKERS=0 runs
-# them in one process.
+# them in one process. A worker that crashes ends the run, naming its test: pytest-xdist
+# 3.8 can wait forever for the replacement of a crashed worker under --dist loadfile.
 TEST_WORKERS ?= 3
 test: $(VENV)/.installed-test
-	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(PY) bench/identity_bench.py

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import openstack.connection
     from keystoneauth1 import session as ks_session
 
-from pocketstack.common import config, db, policy, rpc, runtime
+from pocketstack.common import ceph, config, db, policy, rpc, runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -552,6 +552,7 @@ class Cloud:
             self._warm_up_thread.join(timeout=30)
             self._warm_up_thread = None
         self.stop_workers()
+        ceph.shutdown()  # after the workers: nothing of this cloud uses Ceph any more
         rpc.cleanup()
         db.dispose()
         if self._socket is not None:

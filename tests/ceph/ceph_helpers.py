@@ -12,12 +12,35 @@ class Ceph:
     conf: str
     names: dict  # the [ceph] options naming this session's pools and users
 
-    def admin(self):
+    def admin(self) -> "Connection":
+        return Connection(self.conf, "client.admin")
+
+
+class Connection:
+    """A connected ``rados.Rados`` whose shutdown closes the I/O contexts it opened first:
+    one freed after its connection makes librados touch freed memory, and the test process
+    crashes at some later, unrelated moment."""
+
+    def __init__(self, conf: str, name: str):
         import rados
 
-        conn = rados.Rados(conffile=self.conf, name="client.admin")
-        conn.connect(timeout=10)
-        return conn
+        self._conn = rados.Rados(conffile=conf, name=name)
+        self._conn.connect(timeout=10)
+        self._ioctxs: list = []
+
+    def open_ioctx(self, pool: str):
+        ioctx = self._conn.open_ioctx(pool)
+        self._ioctxs.append(ioctx)
+        return ioctx
+
+    def shutdown(self) -> None:
+        for ioctx in self._ioctxs:
+            ioctx.close()
+        self._ioctxs.clear()
+        self._conn.shutdown()
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
 
 
 def _skip_reason() -> str | None:

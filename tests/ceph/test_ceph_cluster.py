@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import pytest
+from ceph_helpers import Connection
 
 
 def test_service_users_reach_their_own_pools_only(ceph):
-    import rados
     import rbd
 
     def connect(user):
-        conn = rados.Rados(conffile=ceph.conf, name=f"client.{user}")
-        conn.connect(timeout=10)
-        return conn
+        return Connection(ceph.conf, f"client.{user}")
 
     glance = connect(ceph.names["image_user"])
     cinder = connect(ceph.names["volume_user"])

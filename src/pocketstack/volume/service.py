@@ -129,8 +129,9 @@ def start(cloud) -> list:
         except Exception:  # noqa: BLE001 - the file backend still works; the log says why
             LOG.exception("The LVM volume group cannot be set up")
     heartbeat()
+    half_made: list[tuple] = []
     try:  # before the manager takes work, so nothing it starts is mistaken for a leftover
-        recover()
+        half_made = recover()
     except Exception:  # noqa: BLE001 - a failed clean-up must not keep the cloud down
         LOG.exception("Volume recovery failed")
     try:
@@ -142,7 +143,10 @@ def start(cloud) -> list:
     # Deletes asked for by other processes (`up --workers`) between recover() and now
     # found no manager listening: the volumes wait in 'deleting'.
     _finish_deletes()
-    return [_Server(server), _Heartbeat()]
+    stoppables = [_Server(server), _Heartbeat()]
+    if half_made:
+        stoppables.append(_DiscardLater(half_made))
+    return stoppables
 
 
 def reexport() -> None:
@@ -173,27 +177,43 @@ def _finish_deletes() -> None:
         manager.delete_volume(ctx, volume_id)
 
 
-def _discard_later(half_made: list[tuple], timeout: float = 120.0) -> None:
+class _DiscardLater:
     """Retry what recovery could not remove: an RBD image that the killed process was
     making stays busy until Ceph drops that client's watch (osd_client_watch_timeout,
-    30 s by default)."""
-    deadline = time.monotonic() + timeout
-    while half_made and time.monotonic() < deadline:
-        time.sleep(2)
-        for item in list(half_made):
-            backend, volume_id, source_id = item
-            try:
-                backend.discard_half_made(volume_id, source_id)
-            except Exception:  # noqa: BLE001 - still watched: next round
-                continue
-            half_made.remove(item)
-            LOG.info("Removed the half-made volume %s", volume_id)
-    for _, volume_id, _ in half_made:
-        LOG.warning("The half-made volume %s could not be removed; `pocketstack audit` "
-                    "lists it", volume_id)
+    30 s by default). Stopped with the cloud, before its Ceph connections close: librados
+    crashes the process when a closed connection is used."""
+
+    def __init__(self, half_made: list[tuple], timeout: float = 120.0):
+        self.half_made = half_made
+        self.deadline = time.monotonic() + timeout
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="volume-discard-half-made", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        half_made = self.half_made
+        while half_made and not self.stopping.wait(2) and time.monotonic() < self.deadline:
+            for item in list(half_made):
+                backend, volume_id, source_id = item
+                try:
+                    backend.discard_half_made(volume_id, source_id)
+                except Exception:  # noqa: BLE001 - still watched: next round
+                    continue
+                half_made.remove(item)
+                LOG.info("Removed the half-made volume %s", volume_id)
+        for _, volume_id, _ in half_made:
+            LOG.warning("The half-made volume %s could not be removed; `pocketstack audit` "
+                        "lists it", volume_id)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(timeout=60)
 
 
-def recover() -> None:
+def recover() -> list[tuple]:
+    """Finish or undo what a stopped process left half-done. Returns the half-made RBD
+    images that are still busy: (backend, volume id, source volume id)."""
     ctx = RequestContext.admin()
     manager = VolumeManager()
     mine = {b: backends.get(b) for b in backends.enabled()}
@@ -249,9 +269,6 @@ def recover() -> None:
                                           .where(Snapshot.status == "unmanaging")))
         backups_deleting = list(s.scalars(sa.select(Backup.id)
                                           .where(Backup.status == "deleting")))
-    if half_made:
-        threading.Thread(target=runtime.bind(_discard_later), args=(half_made,),
-                         name="volume-discard-half-made", daemon=True).start()
     for volume_id in deleting:
         manager.delete_volume(ctx, volume_id)
     for volume_id in unmanaging:
@@ -283,3 +300,4 @@ def recover() -> None:
         if orphans or snap_orphans:
             LOG.info("Volume backend %s: removed %d orphaned volumes and %d snapshots", name,
                      len(orphans), len(snap_orphans))
+    return half_made
