@@ -11,6 +11,7 @@ for one volume get exactly one attachment (the other a 400 and no change).
 """
 from __future__ import annotations
 
+import functools
 import uuid
 
 import sqlalchemy as sa
@@ -141,7 +142,11 @@ def complete_attachment(ctx, attachment_id: str) -> None:
         volume.updated_at = utcnow()
 
 
-def _finish_detach(volume: Volume, attachment: VolumeAttachment) -> None:
+def _finish_detach(volume: Volume, attachment: VolumeAttachment):
+    """Drop ``attachment`` from ``volume``; returns the iSCSI unexport to run once that is
+    committed (None if another connection still uses the export): tgtadm is not run
+    while the database's write lock is held, and a detach that fails to commit keeps
+    its export."""
     volume.attachments.remove(attachment)
     attached = [a for a in volume.attachments if a.attach_status == "attached"]
     if attached:
@@ -150,20 +155,24 @@ def _finish_detach(volume: Volume, attachment: VolumeAttachment) -> None:
         volume.status, volume.attach_status = "reserved", "detached"
     else:
         volume.status, volume.attach_status = "available", "detached"
+    volume.updated_at = utcnow()
     if not any(a.connection_info for a in volume.attachments):
         backend = scheduler.backend_of(volume.host)
         if backend is not None:
-            backends.get(backend).unexport(volume.id)
-    volume.updated_at = utcnow()
+            return functools.partial(backends.get(backend).unexport, volume.id)
+    return None
 
 
 def delete_attachment(ctx, attachment_id: str) -> list[VolumeAttachment]:
     with db.transaction() as s:
         attachment, volume = _load(s, ctx, attachment_id)
         policy.authorize(ctx, "volume:attachment_delete", api.target(volume))
-        _finish_detach(volume, attachment)
+        unexport = _finish_detach(volume, attachment)
         s.flush()
-        return list(volume.attachments)
+        left = list(volume.attachments)
+    if unexport is not None:
+        unexport()
+    return left
 
 
 def get_attachment(ctx, attachment_id: str) -> VolumeAttachment:
@@ -313,8 +322,10 @@ def detach(ctx, volume_id: str, data) -> None:
                                         "give attachment_id.")
         if not matches:
             raise api.InvalidVolume("Volume is not attached.")
-        _finish_detach(volume, matches[0])
-    _change(ctx, volume_id, "detach", change)
+        return _finish_detach(volume, matches[0])
+    unexport = _change(ctx, volume_id, "detach", change)
+    if unexport is not None:
+        unexport()
 
 
 def force_detach(ctx, volume_id: str, data) -> None:
