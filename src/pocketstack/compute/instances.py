@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import trace
+from pocketstack.compute import states, trace
 from pocketstack.compute.models import Instance, InstanceFault
 
 _UNSET = object()
@@ -171,3 +171,11 @@ def build_token(uuid: str) -> str | None:
     """The token the server was created with, while its build that creates volumes runs."""
     with db.reader() as s:
         return s.scalar(sa.select(Instance.build_token).where(Instance.uuid == uuid))
+
+
+def take_over(instance_uuid: str, attempt: int) -> bool:
+    """Make ``attempt`` of the build of ``instance_uuid`` the caller's to clean up and hand
+    back: bump it if it is still current (a compare-and-swap), so a conductor that
+    rescheduled it, or a host that still works on it, finds it superseded."""
+    return update(instance_uuid, {"attempt": attempt + 1},
+                  expect_vm=states.BUILDING, attempt=attempt)

@@ -50,6 +50,16 @@ class BuildMixin:
                               + ("; ".join(undone) or "nothing")))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
             LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
+            # Fence before undoing everything the server holds: the conductor may have
+            # rescheduled it meanwhile (build deadline), and the next attempt's ports,
+            # attachments and claim are the server's too.
+            if not instances.take_over(instance_uuid, attempt):
+                undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host,
+                                    held=held)
+                record(whole.fail(f"{_describe(error)}; superseded meanwhile: undone: "
+                                  + ("; ".join(undone) or "nothing")))
+                return
+            attempt += 1
             undone = self._undo(ctx, inst, vifs, release=True, held=held)
             cleanup = Step(ctx, instance_uuid, "compute_cleanup", "compute", self.host,
                            "; ".join(undone) or "nothing to undo").done()

@@ -301,10 +301,14 @@ class PeriodicMixin:
                 finish_delete(ctx, inst, self.host, use_service_token=True)
             elif inst.vm_state == states.BUILDING:
                 # Interrupted mid-build: hand it back for a reschedule now rather than
-                # waiting for the build deadline.
+                # waiting for the build deadline - unless a conductor took it already
+                # (what it holds now is the next attempt's).
+                if not instances.take_over(inst.uuid, inst.attempt):
+                    continue
                 self._undo(ctx, inst, inst.network_info or [], release=True)
-                self._hand_back(ctx, inst, f"compute service on {self.host} restarted "
-                                           f"during {inst.task_state}")
+                self._hand_back(ctx, inst, inst.attempt + 1,
+                                f"compute service on {self.host} restarted during "
+                                f"{inst.task_state}")
             elif inst.task_state is not None:
                 power = self.driver.get_power_state(inst.uuid)
                 vm = {states.RUNNING: states.ACTIVE, states.SHUTDOWN: states.STOPPED,
@@ -313,15 +317,14 @@ class PeriodicMixin:
                 instances.update(inst.uuid, {"task_state": None, "vm_state": vm,
                                              "power_state": power or states.NOSTATE})
 
-    def _hand_back(self, ctx, inst, reason: str) -> None:
+    def _hand_back(self, ctx, inst, attempt: int, reason: str) -> None:
         """Ask the conductor to reschedule ``inst``, waiting (bounded) for one to listen:
         with `up --workers` the main process starts its conductor only once the compute
         processes are up, and this runs on their start-up thread (fleet.py)."""
         deadline = time.monotonic() + CONDUCTOR_WAIT
         while True:
             try:
-                return self.conductor.reschedule(ctx, inst.uuid, inst.attempt, self.host,
-                                                 reason)
+                return self.conductor.reschedule(ctx, inst.uuid, attempt, self.host, reason)
             except MessagingTimeout:  # no conductor listening (yet)
                 if time.monotonic() > deadline:
                     raise
