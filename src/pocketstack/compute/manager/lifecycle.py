@@ -199,33 +199,6 @@ class LifecycleMixin:
                   vm_state=states.ACTIVE, power_state=states.RUNNING)
 
     def reclaim_queued_deletes(self) -> None:
+        from pocketstack.compute.manager.periodic import reclaim_queued_deletes
+
         reclaim_queued_deletes({self.host: self})
-
-
-def reclaim_queued_deletes(managers: dict) -> None:
-    """Delete for good the servers SOFT_DELETED longer than the reclaim interval
-    (nova's _reclaim_queued_deletes), on every host of ``managers`` (name -> manager)."""
-    import datetime as dt
-
-    import sqlalchemy as sa
-
-    from pocketstack.common import config
-    from pocketstack.common.context import RequestContext
-    from pocketstack.common.timeutils import utcnow
-    from pocketstack.compute.manager.periodic import chunks
-    from pocketstack.compute.models import Instance
-
-    interval = config.CONF.compute.reclaim_instance_interval
-    if interval <= 0:
-        return
-    due = []
-    with db.reader() as s:
-        for part in chunks(list(managers)):
-            due += s.execute(sa.select(Instance.uuid, Instance.host).where(
-                Instance.host.in_(part), Instance.deleted.is_(False),
-                Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
-                Instance.deleted_at < utcnow() - dt.timedelta(seconds=interval))).all()
-    for uuid, host in due:
-        if instances.update(uuid, {"task_state": states.DELETING}, expect_task=None,
-                            expect_vm=states.SOFT_DELETED):
-            managers[host].terminate_instance(RequestContext.admin(), uuid)

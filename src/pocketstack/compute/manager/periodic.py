@@ -7,6 +7,7 @@ ComputeManager), so 1,000 simulated hosts in one process cost a few statements p
 not a few per host (compute/fleet.py); a lone agent passes itself."""
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 import uuid as uuidlib
@@ -264,12 +265,29 @@ def reconcile_resources(hosts: list[str]) -> None:
                               generation=generation + 1))
 
 
+def reclaim_queued_deletes(managers: dict) -> None:
+    """Delete for good the servers SOFT_DELETED longer than the reclaim interval
+    (nova's _reclaim_queued_deletes), on every host of ``managers`` (name -> manager)."""
+    interval = config.CONF.compute.reclaim_instance_interval
+    if interval <= 0:
+        return
+    due = []
+    with db.reader() as s:
+        for part in chunks(list(managers)):
+            due += s.execute(sa.select(Instance.uuid, Instance.host).where(
+                Instance.host.in_(part), Instance.deleted.is_(False),
+                Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
+                Instance.deleted_at < utcnow() - dt.timedelta(seconds=interval))).all()
+    for uuid, host in due:
+        if instances.update(uuid, {"task_state": states.DELETING}, expect_task=None,
+                            expect_vm=states.SOFT_DELETED):
+            managers[host].terminate_instance(RequestContext.admin(), uuid)
+
+
 def periodic_tasks(managers: dict) -> None:
     # The heartbeat has its own thread at [compute] report_interval (service.RPCService,
     # fleet.ComputeFleet), so os-services up/down never depends on how long these take.
     sync_power_states(managers)
-    from pocketstack.compute.manager.lifecycle import reclaim_queued_deletes
-
     reclaim_queued_deletes(managers)
     report_providers(managers)
     reconcile_resources(list(managers))
