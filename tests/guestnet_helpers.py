@@ -27,6 +27,12 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
+def unique_table(prefix: str) -> str:
+    """An nftables table name of this run's own: two test runs on one host (a developer's
+    and CI's) must not swap each other's rules."""
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
 class Project:
     """A member project with what booting a server needs."""
 

@@ -16,10 +16,12 @@ import uuid
 
 import pytest
 
-from guestnet_helpers import Guest, Project, links, namespaces, running_agent, sh
+from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh,
+                              unique_table)
 
 BRIDGE_HOST = "gn-realhost"
 TOOLS = ("ip", "dnsmasq", "nft", "busybox")
+NFT_TABLE = unique_table("guestnet_test")  # its own: another run may share this host
 missing = [t for t in TOOLS if shutil.which(t) is None]
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(missing),
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def host_agent(cloud):
-    with running_agent(BRIDGE_HOST, "guestnet_test") as handle:
+    with running_agent(BRIDGE_HOST, NFT_TABLE) as handle:
         yield handle
 
 
@@ -159,7 +161,7 @@ def test_delete_leaves_nothing(project, host_agent, guests):
     from pocketstack.network import dhcp
 
     assert dhcp.wait(10) and not os.path.exists(dhcp.network_dir(net.id))  # no DHCP entry
-    table = sh("nft", "list", "table", "inet", "guestnet_test", check=False).stdout
+    table = sh("nft", "list", "table", "inet", NFT_TABLE, check=False).stdout
     assert net.id[:11] not in table
 
 

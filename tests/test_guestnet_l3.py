@@ -19,7 +19,8 @@ import uuid
 
 import pytest
 
-from guestnet_helpers import Guest, Project, links, namespaces, running_agent, sh, unique
+from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh, unique,
+                              unique_table)
 
 BRIDGE_HOST = "gn-l3host"
 EXTERNAL_CIDR, OUTSIDE_IP = "198.51.100.0/24", "198.51.100.1"  # documentation range
@@ -130,7 +131,7 @@ def nat_table(router_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def host_agent(cloud):
-    with running_agent(BRIDGE_HOST, "guestnet_l3") as handle:
+    with running_agent(BRIDGE_HOST, unique_table("guestnet_l3")) as handle:
         yield handle
 
 

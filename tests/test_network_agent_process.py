@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import pytest
 
@@ -19,7 +20,7 @@ from cloud_helpers import own_cloud
 from guestnet_helpers import links, sh, unique
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
-NFT_TABLE = "netagent_proc"
+NFT_TABLE = f"netagent_proc_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
 DOWN_TIME = 3.0
 
 pytestmark = pytest.mark.skipif(

@@ -25,6 +25,7 @@ from cloud_helpers import free_tgt_port
 from libvirt_helpers import real_libvirt_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
+NFT_TABLE = f"lvt_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
 
 
 def _skip_reason() -> str | None:
@@ -72,7 +73,7 @@ def real_host(cloud):
     conf = config.CONF
     name = f"lvt-{uuid.uuid4().hex[:6]}"
     overrides = [("host_networking", True, "network"), ("bridge_hosts", [name], "network"),
-                 ("nft_table", "lvt_test", "network"), ("periodic_interval", 1.0, "compute")]
+                 ("nft_table", NFT_TABLE, "network"), ("periodic_interval", 1.0, "compute")]
     for opt, value, group in overrides:
         conf.set_override(opt, value, group=group)
     running = service = None
@@ -279,7 +280,7 @@ def last_console_line(conn, server_id, what: str) -> str:
 
 
 def nft_listing() -> str:
-    return "".join(subprocess.run(["nft", "list", "table", family, "lvt_test"],
+    return "".join(subprocess.run(["nft", "list", "table", family, NFT_TABLE],
                                   capture_output=True, text=True).stdout
                    for family in ("inet", "bridge"))
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import uuid
 
 import pytest
 
 HOST = "net-a"
-NFT_TABLE = "scaleout_netagent"
+NFT_TABLE = f"scaleout_netagent_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "nft")),
