@@ -534,7 +534,11 @@ class RBDBackend(Backend):
     def unexport(self, volume_id: str) -> None:
         """Nothing to stop: clients open RBD images themselves."""
 
-    def connection_info(self, volume_id: str, *, mode: str = "rw") -> dict:
+    def exports_iscsi(self) -> bool:
+        return False  # clients open RBD images themselves
+
+    def connection_info(self, volume_id: str, *, mode: str = "rw",
+                        chap: tuple[str, str] | None = None) -> dict:
         """cinder's initialize_connection, with what its manager adds (qos_specs,
         access_mode, encrypted, cacheable)."""
         hosts, ports = ceph.monitors()
