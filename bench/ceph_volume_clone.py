@@ -1,7 +1,10 @@
 """Volume from an image on rbd (issue 23): POST /volumes with imageRef → available, for a
 1 GiB and a 64 MiB raw image in the image service's rbd store, next to `rbd import` of the
 same file in the same run. The volume is a copy-on-write clone of the image's snapshot, so
-its time should be flat in the image size (target: <= 100 ms per clone).
+its time should be flat in the image size (target: <= 100 ms per clone). References from the
+same run: `rbd clone` of the same snapshot through the Python `rbd` bindings (the floor any
+clone pays), and a blank volume (POST /volumes without an image: the API, scheduler and
+polling without the clone).
 
     .venv/bin/python bench/ceph_volume_clone.py [--ceph-dir /tmp/ceph-shared] [--clones 10]
         [--results bench/results/issue23_ceph.md]
@@ -80,6 +83,40 @@ def wait(client, path, done, end):
     raise SystemExit(f"timed out waiting on {path}")
 
 
+def time_volume(volumes, body: dict, end: float) -> tuple[float, float]:
+    """(ms until the POST answered, ms until the client saw 'available'); then deletes it."""
+    t0 = time.perf_counter()
+    volume = volumes.post("/volumes", json={"volume": body}).json()["volume"]
+    posted = (time.perf_counter() - t0) * 1000
+    got = wait(volumes, f"/volumes/{volume['id']}", lambda r: r.json()[
+        "volume"]["status"] in ("available", "error"), end).json()["volume"]
+    total = (time.perf_counter() - t0) * 1000
+    if got["status"] != "available":
+        raise SystemExit(f"volume went to error: {got}")
+    volumes.delete(f"/volumes/{volume['id']}").raise_for_status()
+    wait(volumes, f"/volumes/{volume['id']}", lambda r: r.status_code == 404, end)
+    return posted, total
+
+
+def rbd_clone_ms(conf_path: str, direct_url: str, pool: str, rounds: int) -> list[float]:
+    """`rbd clone` of the image's snapshot into ``pool`` through the bindings (the admin
+    user, one connection kept open as the cloud keeps its own), removed after each."""
+    import rados
+    import rbd
+
+    _, src_pool, src_image, src_snap = direct_url[len("rbd://"):].split("/")
+    times = []
+    with rados.Rados(conffile=conf_path) as cluster:
+        with cluster.open_ioctx(src_pool) as src, cluster.open_ioctx(pool) as dst:
+            for i in range(rounds):
+                name = f"bench-clone-{i}"
+                t0 = time.perf_counter()
+                rbd.RBD().clone(src, src_image, src_snap, dst, name)
+                times.append((time.perf_counter() - t0) * 1000)
+                rbd.RBD().remove(dst, name)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ceph-dir", default=os.environ.get("POCKETSTACK_TEST_CEPH_DIR"))
@@ -131,28 +168,28 @@ def main() -> None:
             upload_s = time.perf_counter() - start_upload
             assert images.get(f"/images/{image['id']}").json()["direct_url"].startswith(
                 "rbd://")
-            times = []
+            direct_url = images.get(f"/images/{image['id']}").json()["direct_url"]
+            # Alternate the three so load changes hit each alike.
+            times, posts, blanks, clones = [], [], [], []
             for _ in range(args.clones):
-                t0 = time.perf_counter()
-                volume = volumes.post("/volumes", json={"volume": {
-                    "size": 1, "imageRef": image["id"]}}).json()["volume"]
-                got = wait(volumes, f"/volumes/{volume['id']}", lambda r: r.json()[
-                    "volume"]["status"] in ("available", "error"), end).json()["volume"]
-                times.append((time.perf_counter() - t0) * 1000)
-                if got["status"] != "available":
-                    raise SystemExit(f"volume went to error: {got}")
-                volumes.delete(f"/volumes/{volume['id']}").raise_for_status()
-                wait(volumes, f"/volumes/{volume['id']}", lambda r: r.status_code == 404,
-                     end)
+                posted, total = time_volume(volumes, {"size": 1, "imageRef": image["id"]},
+                                            end)
+                times.append(total)
+                posts.append(posted)
+                blanks.append(time_volume(volumes, {"size": 1}, end)[1])
+                clones += rbd_clone_ms(conf_path, direct_url, names["volume_pool"], 1)
             images.delete(f"/images/{image['id']}")
             os.unlink(path)
             label = "1 GiB" if size == GiB else "64 MiB"
             row = (label, statistics.median(times), max(times), import_s * 1000,
-                   upload_s * 1000)
+                   upload_s * 1000, statistics.median(posts), statistics.median(blanks),
+                   statistics.median(clones))
             rows.append(row)
-            print(f"{label}: volume from image (clone) median {row[1]:.1f} ms, max "
-                  f"{row[2]:.1f} ms over {len(times)}; rbd import {row[3]:.0f} ms; image "
-                  f"upload {row[4]:.0f} ms", flush=True)
+            print(f"{label}: volume from image (clone) median {row[1]:.1f} ms (POST "
+                  f"answered {row[5]:.1f} ms), max {row[2]:.1f} ms over {len(times)}; "
+                  f"blank volume {row[6]:.1f} ms; rbd clone (bindings) {row[7]:.1f} ms; "
+                  f"rbd import {row[3]:.0f} ms; image upload {row[4]:.0f} ms; "
+                  f"all clone times {[round(t) for t in times]}", flush=True)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -164,11 +201,12 @@ def main() -> None:
                 f"({datetime.date.today()})\n\n"
                 f"Load average before {load_before}, after {load_after} "
                 f"({os.cpu_count()} CPUs, shared with other jobs).\n\n"
-                "| image | volume from image, median | max | `rbd import` of the file | "
-                "image upload to rbd |\n|---|---|---|---|---|\n")
-        for label, median, worst, imp, up in rows:
-            f.write(f"| {label} | {median:.1f} ms | {worst:.1f} ms | {imp:.0f} ms | "
-                    f"{up:.0f} ms |\n")
+                "| image | volume from image, median | max | POST answered | blank volume "
+                "| `rbd clone` (bindings) | `rbd import` of the file | image upload to rbd |"
+                "\n|---|---|---|---|---|---|---|---|\n")
+        for label, median, worst, imp, up, posted, blank, clone in rows:
+            f.write(f"| {label} | {median:.1f} ms | {worst:.1f} ms | {posted:.1f} ms | "
+                    f"{blank:.1f} ms | {clone:.1f} ms | {imp:.0f} ms | {up:.0f} ms |\n")
 
 
 if __name__ == "__main__":

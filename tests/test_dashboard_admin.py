@@ -10,7 +10,8 @@ import pytest
 from tests.test_dashboard_pages import _alert, _csrf, login
 
 ADMIN_PAGES = ("/dashboard/admin/projects", "/dashboard/admin/users",
-               "/dashboard/admin/quotas", "/dashboard/admin/resource-providers")
+               "/dashboard/admin/quotas", "/dashboard/admin/resource-providers",
+               "/dashboard/admin/volume-backends")
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +165,37 @@ def test_resource_providers_show_placements_inventory_and_usage(cloud, admin_cli
         s.delete(cloud.url + f"/placement/allocations/{consumer}", headers=headers,
                  raise_exc=False)
         s.delete(f"{url}/{rp['uuid']}", headers=headers)
+
+
+def test_volume_backends_show_each_pools_capacity_and_free_space(cloud, admin_client):
+    """The figures of cinder's get_pools (what `openstack volume backend pool list --long`
+    shows), one row per backend pool, and they follow a new volume."""
+    import re
+
+    url = cloud.url + "/volume/v3/scheduler-stats/get_pools"
+    pools = cloud.session().get(url, params={"detail": "true"}).json()["pools"]
+    assert pools
+    page = admin_client.get("/dashboard/admin/volume-backends")
+    assert page.status_code == 200, page.text
+    assert "Volume backends</a>" in page.text
+    for pool in pools:
+        name, caps = pool["name"], pool["capabilities"]
+        assert f'<tr data-pool="{name}">' in page.text
+        assert f'<td data-capacity="{name}"><span id="pool-' in page.text
+        free = re.search(rf'<td data-free="{re.escape(name)}">([^<]*)</td>',
+                         page.text).group(1)
+        assert free == str(caps["free_capacity_gb"])
+    # a volume takes its size from the pool's free space (cinder's allocated capacity)
+    sdk = cloud.sdk()
+    before = {p["name"]: p["capabilities"]["allocated_capacity_gb"] for p in pools}
+    volume = sdk.block_storage.create_volume(size=2, name="dash-pool")
+    try:
+        volume = sdk.block_storage.wait_for_status(volume, "available", wait=60,
+                                                   interval=0.1)
+        host = sdk.block_storage.get_volume(volume).host
+        page = admin_client.get("/dashboard/admin/volume-backends").text
+        row = page[page.index(f'<tr data-pool="{host}">'):]
+        row = row[:row.index("</tr>")]
+        assert f"<td>{before[host] + 2}</td>" in row, row
+    finally:
+        sdk.block_storage.delete_volume(volume)

@@ -1,6 +1,7 @@
 """File volumes exported over iSCSI by tgt (`[volume] target_helper = tgtadm`, issue 23), as
 cinder's LVM driver does for hosts that cannot open the volume's file: a server's attachment
-gets cinder's iscsi connection_info, the LUN carries the volume's bytes both ways (QEMU's
+gets cinder's iscsi connection_info, the target requires the volume's CHAP credentials (an
+initiator without them is refused), the LUN carries the volume's bytes both ways (QEMU's
 own initiator, qemu-io, reads and writes it), and detach, delete and restarts leave exactly
 the targets of attached volumes."""
 from __future__ import annotations
@@ -64,6 +65,13 @@ def _targets(cloud) -> dict[str, int]:
         return iscsi_target.targets()
 
 
+def _accounts(cloud) -> list[str]:
+    with cloud.cloud.runtime.activated():
+        from pocketstack.volume import iscsi_target
+
+        return iscsi_target._tgtadm("--op", "show", "--mode", "account").split()
+
+
 def _attachment(cloud, volume_id: str) -> dict:
     r = cloud.session().get(cloud.url + "/volume/v3/attachments/detail",
                             params={"volume_id": volume_id, "all_tenants": 1}, headers=MV)
@@ -84,6 +92,31 @@ def _qemu_io(url: str, command: str) -> subprocess.CompletedProcess:
                           text=True, timeout=60)
 
 
+def _url(data: dict, user: str | None = None, password: str | None = None) -> str:
+    """QEMU's iscsi:// URL of the LUN, with CHAP credentials when given."""
+    creds = f"{user}%{password}@" if user else ""
+    return f"iscsi://{creds}{data['target_portal']}/{data['target_iqn']}/1"
+
+
+def _qemu_img_info(url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["qemu-img", "info", url], capture_output=True, text=True,
+                          timeout=60)
+
+
+def assert_chap_required(data: dict) -> None:
+    """Without the credentials, or with a wrong password, tgt refuses the login; with
+    them QEMU opens the LUN."""
+    assert data["auth_method"] == "CHAP", data
+    user, password = data["auth_username"], data["auth_password"]
+    assert len(user) == 20 and len(password) == 16
+    for url in (_url(data), _url(data, user, password[::-1]), _url(data, "x" + user, password)):
+        refused = _qemu_img_info(url)
+        assert refused.returncode != 0 and "Authentication failure" in refused.stderr, \
+            refused.stdout + refused.stderr
+    opened = _qemu_img_info(_url(data, user, password))
+    assert "virtual size: 1 GiB" in opened.stdout, opened.stdout + opened.stderr
+
+
 def test_attached_volume_is_an_iscsi_lun_with_its_bytes(cloud, conn, server):
     volume = conn.block_storage.create_volume(size=1, name=f"iv-{uuid.uuid4().hex[:6]}")
     volume = conn.block_storage.wait_for_status(volume, "available", **WAIT)
@@ -101,11 +134,13 @@ def test_attached_volume_is_an_iscsi_lun_with_its_bytes(cloud, conn, server):
     assert data["target_portal"] == f"127.0.0.1:{cloud.iscsi_port}"
     assert data["volume_id"] == volume.id and data["access_mode"] == "rw"
     assert iqn in _targets(cloud)
+    assert_chap_required(data)
+    # the credentials stay with the volume (cinder's provider_auth), never in its views
+    shown = cloud.session().get(cloud.url + f"/volume/v3/volumes/{volume.id}",
+                                headers=MV).text
+    assert data["auth_password"] not in shown and data["auth_username"] not in shown
 
-    url = f"iscsi://{data['target_portal']}/{iqn}/1"
-    info = subprocess.run(["qemu-img", "info", url], capture_output=True, text=True,
-                          timeout=60)
-    assert "virtual size: 1 GiB" in info.stdout, info.stdout + info.stderr
+    url = _url(data, data["auth_username"], data["auth_password"])
     read = _qemu_io(url, "read -P 0xab 0 64k")
     assert read.returncode == 0 and "Pattern verification failed" not in read.stdout, \
         read.stdout + read.stderr
@@ -115,10 +150,12 @@ def test_attached_volume_is_an_iscsi_lun_with_its_bytes(cloud, conn, server):
         f.seek(1 << 20)
         assert f.read(65536) == b"\xcd" * 65536
 
-    # detach: the target goes with the last attachment
+    # detach: the target goes with the last attachment, and its CHAP account with it
+    assert data["auth_username"] in _accounts(cloud)
     conn.compute.delete_volume_attachment(server, volume.id)
     conn.block_storage.wait_for_status(volume, "available", **WAIT)
     assert iqn not in _targets(cloud)
+    assert data["auth_username"] not in _accounts(cloud)
     conn.block_storage.delete_volume(volume)
     conn.block_storage.wait_for_delete(volume, **WAIT)
     assert iqn not in _targets(cloud)
@@ -140,6 +177,8 @@ def test_a_restarted_tgtd_gets_the_attached_volumes_back(cloud, conn, server):
     targets = _targets(cloud)
     assert f"iqn.2010-10.org.openstack:volume-{kept.id}" in targets
     assert f"iqn.2010-10.org.openstack:volume-{loose.id}" not in targets
+    # exported again with the volume's own CHAP credentials, which the attachment holds
+    assert_chap_required(_attachment(cloud, kept.id)["connection_info"]["data"])
     conn.compute.delete_volume_attachment(server, kept.id)
     conn.block_storage.wait_for_status(kept, "available", **WAIT)
     for v in (kept, loose):
@@ -159,6 +198,105 @@ def test_deleting_an_exported_volume_removes_its_target(cloud, conn):
     info = r.json()["connection_info"]
     assert info["driver_volume_type"] == "iscsi"
     assert info["data"]["target_iqn"] in _targets(cloud)
+    assert_chap_required(info["data"])
+    again = conn.block_storage.post(f"/volumes/{volume.id}/action", json={
+        "os-initialize_connection": {"connector": {"host": "other"}}}).json()
+    assert again["connection_info"]["data"]["auth_password"] == \
+        info["data"]["auth_password"]  # made once, kept with the volume
     conn.block_storage.delete_volume(volume)
     conn.block_storage.wait_for_delete(volume, **WAIT)
     assert info["data"]["target_iqn"] not in _targets(cloud)
+
+
+def _qmp(sock_path: str, *commands: dict) -> list[dict]:
+    """Answers of QEMU's QMP socket to ``commands`` (events skipped)."""
+    import json
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(30)
+        sock.connect(sock_path)
+        stream = sock.makefile("rw")
+        stream.readline()  # greeting
+        answers = []
+        for command in ({"execute": "qmp_capabilities"}, *commands):
+            stream.write(json.dumps(command) + "\n")
+            stream.flush()
+            while "event" in (answer := json.loads(stream.readline())):
+                pass
+            answers.append(answer)
+    return answers[1:]
+
+
+def _nexus(cloud, iqn: str) -> list[str]:
+    """The I_T nexus (session) numbers tgt has on the target now."""
+    import re
+
+    with cloud.cloud.runtime.activated():
+        from pocketstack.volume import iscsi_target
+
+        out = iscsi_target._tgtadm("--op", "show", "--mode", "target")
+    block = re.search(rf"(?ms)^Target \d+: {re.escape(iqn)}$.*?(?=^Target |\Z)", out)
+    return re.findall(r"I_T nexus: (\d+)", block.group(0)) if block else []
+
+
+@pytest.mark.skipif(not shutil.which("qemu-system-x86_64"), reason="needs qemu-system-x86")
+def test_in_use_extend_grows_the_lun_under_an_open_session(cloud, conn, server, tmp_path):
+    """An attached iSCSI volume extends (3.42): tgt's LUN takes the new size in place, and
+    a QEMU that keeps its iSCSI session open (logged in with CHAP) reads it on
+    block_resize, as the libvirt driver's blockResize does for a guest."""
+    import time
+
+    volume = conn.block_storage.create_volume(size=1, name="grow")
+    conn.block_storage.wait_for_status(volume, "available", **WAIT)
+    conn.compute.create_volume_attachment(server, volume=volume)
+    conn.block_storage.wait_for_status(volume, "in-use", **WAIT)
+    data = _attachment(cloud, volume.id)["connection_info"]["data"]
+    host, port = data["target_portal"].rsplit(":", 1)
+    sock = str(tmp_path / "qmp.sock")
+    qemu = subprocess.Popen(
+        ["qemu-system-x86_64", "-machine", "none", "-nodefaults", "-display", "none", "-S",
+         "-qmp", f"unix:{sock},server=on,wait=off",
+         "-object", f"secret,id=chap,data={data['auth_password']}",
+         "-blockdev", f"driver=iscsi,transport=tcp,portal={host}:{port},"
+                      f"target={data['target_iqn']},lun=1,user={data['auth_username']},"
+                      "password-secret=chap,node-name=lun"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock) and qemu.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert qemu.poll() is None, qemu.communicate()[0]
+
+        def size() -> int:
+            nodes = _qmp(sock, {"execute": "query-named-block-nodes",
+                                "arguments": {"flat": True}})[0]["return"]
+            return next(n["image"]["virtual-size"] for n in nodes if n["node-name"] == "lun")
+        assert size() == 1 << 30
+        nexus = _nexus(cloud, data["target_iqn"])
+        assert nexus
+        r = conn.block_storage.post(f"/volumes/{volume.id}/action",
+                                    json={"os-extend": {"new_size": 2}},
+                                    headers={"OpenStack-API-Version": "volume 3.42"})
+        assert r.status_code == 202, r.text
+        deadline = time.monotonic() + 60
+        while (got := conn.block_storage.get_volume(volume)).status == "extending" \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (got.status, got.size) == ("in-use", 2), got
+        grown = _qmp(sock, {"execute": "block_resize",
+                            "arguments": {"node-name": "lun", "size": 2 << 30}})[0]
+        assert grown == {"return": {}}, grown
+        assert size() == 2 << 30
+        assert _nexus(cloud, data["target_iqn"]) == nexus  # the same session all along
+        read = _qemu_io(_url(data, data["auth_username"], data["auth_password"]),
+                        "read -P 0 2047M 64k")  # the new gigabyte reads as zeros
+        assert read.returncode == 0 and "Pattern verification failed" not in read.stdout, \
+            read.stdout + read.stderr
+    finally:
+        qemu.kill()
+        qemu.wait(10)
+        conn.compute.delete_volume_attachment(server, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", **WAIT)
+        conn.block_storage.delete_volume(volume)

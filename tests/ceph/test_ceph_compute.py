@@ -89,6 +89,27 @@ def test_iscsi_connection_info_renders_a_network_disk():
     assert disk.find("target").get("dev") == "vdc"
 
 
+def test_iscsi_chap_connection_info_renders_auth():
+    """cinder's CHAP fields become <auth> with the host's iscsi secret (nova's net.py);
+    CHAP without its credentials is refused."""
+    from pocketstack.common.exceptions import BadRequest
+    from pocketstack.compute.virt.libvirt import config as guest
+    from pocketstack.compute.virt.libvirt.rbd import volume_disk
+
+    info = {"driver_volume_type": "iscsi",
+            "data": {"target_portal": "192.0.2.7:3260", "target_lun": 1, "volume_id": "v2",
+                     "target_iqn": "iqn.2010-10.org.openstack:volume-v2",
+                     "auth_method": "CHAP", "auth_username": "u" * 20,
+                     "auth_password": "p" * 16}}
+    disk = ET.fromstring(guest.device_xml(volume_disk(
+        info, "vdc", "0f0e0d0c-0b0a-4908-8706-050403020100")))
+    assert disk.find("auth").get("username") == "u" * 20
+    assert disk.find("auth/secret").attrib == {
+        "type": "iscsi", "uuid": "0f0e0d0c-0b0a-4908-8706-050403020100"}
+    with pytest.raises(BadRequest):  # no secret holding the password
+        volume_disk(info, "vdc")
+
+
 def test_simulated_host_attaches_rbd_and_iscsi_volumes(cloud):
     from pocketstack.common.exceptions import BadRequest
     from pocketstack.compute.virt.fake import FakeDriver
@@ -109,6 +130,16 @@ def test_simulated_host_attaches_rbd_and_iscsi_volumes(cloud):
     assert "iscsi 127.0.0.1:3260 iqn.2010-10.org.openstack:volume-v2 lun 1" in log
     with pytest.raises(BadRequest):
         driver.attach_volume(instance, {"driver_volume_type": "rbd", "data": {}}, "/dev/vdd")
+    chap = {"driver_volume_type": "iscsi", "data": {
+        **iscsi["data"], "target_iqn": "iqn.2010-10.org.openstack:volume-v3",
+        "auth_method": "CHAP", "auth_username": "chapuser", "auth_password": "secret"}}
+    driver.attach_volume(instance, chap, "/dev/vde")
+    assert "volume-v3 lun 1 as CHAP user chapuser" in \
+        driver.get_console_output(instance["uuid"])
+    chap["data"].pop("auth_password")
+    with pytest.raises(BadRequest):  # a real host could not log in
+        driver.attach_volume(instance, chap, "/dev/vdf")
+    driver.detach_volume(instance, chap, "/dev/vde")
     driver.detach_volume(instance, RBD_CONNECTION, "/dev/vdb")
     assert list(driver.attached_volumes(instance["uuid"])) == ["/dev/vdc"]
 

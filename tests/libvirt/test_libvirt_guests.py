@@ -379,8 +379,10 @@ def test_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_gues
 
 @pytest.mark.skipif(not shutil.which("tgtd"), reason="iSCSI exports need tgt (make ceph)")
 def test_iscsi_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plain_guest):
-    """With `[volume] target_helper = tgtadm` the file volume is an iSCSI LUN of tgt, which
-    QEMU's own initiator opens: the guest sees vdb all the same."""
+    """With `[volume] target_helper = tgtadm` the file volume is an iSCSI LUN of tgt that
+    requires CHAP; QEMU's own initiator logs in with the credentials of connection_info
+    (a private libvirt secret of usage iscsi): the guest sees vdb all the same, and the
+    secret goes with the detach."""
     from pocketstack.common import config
     from pocketstack.volume import iscsi_target
 
@@ -397,10 +399,16 @@ def test_iscsi_volume_hot_plug_shows_in_the_guest(cloud, real_host, member, plai
         assert real_host.driver.devices(plain_guest.id)["disks"]["vdb"] == f"{iqn}/1"
         wait_for(lambda: "vdb" in last_block_devices(conn, plain_guest.id).split(), 60,
                  "the guest to see the iSCSI volume as vdb")
+        lv, lconn = real_host.driver.host.libvirt, real_host.driver.host.conn()
+        secret = lconn.secretLookupByUsage(lv.VIR_SECRET_USAGE_TYPE_ISCSI, f"{iqn}/1")
+        xml = real_host.driver.host.lookup(plain_guest.id).XMLDesc(0)
+        assert f"<secret type='iscsi' uuid='{secret.UUIDString()}'/>" in xml, xml
         conn.compute.delete_volume_attachment(plain_guest, volume.id)
         conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
         wait_for(lambda: "vdb" not in last_block_devices(conn, plain_guest.id).split(), 60,
                  "vdb to leave the guest")
+        with pytest.raises(lv.libvirtError):  # the CHAP secret went with the disk
+            lconn.secretLookupByUsage(lv.VIR_SECRET_USAGE_TYPE_ISCSI, f"{iqn}/1")
         assert iqn not in iscsi_target.targets()
     finally:
         conn.block_storage.delete_volume(volume, ignore_missing=True)

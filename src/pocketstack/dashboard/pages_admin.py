@@ -1,7 +1,9 @@
 """Admin pages of the dashboard for keystone, quotas and placement: projects (create,
 delete), users (create, delete) with their role assignments (assign, revoke), a project's
-quotas across compute, block storage and network (edit), and placement's resource
-providers with their inventories and usage.
+quotas across compute, block storage and network (edit), placement's resource
+providers with their inventories and usage, and each volume backend's pool with its
+capacity and free space (cinder's get_pools, as `openstack volume backend pool list
+--long` shows it).
 
 Only for a token with the admin role: a member gets a 403 page here (and the menu hides
 the pages); the APIs refuse such a member too. Like pages.py, the forms post back to their
@@ -41,7 +43,8 @@ class AdminPages:
         return [Route(PREFIX + "/admin/projects", self.projects, methods=both),
                 Route(PREFIX + "/admin/users", self.users, methods=both),
                 Route(PREFIX + "/admin/quotas", self.quotas, methods=both),
-                Route(PREFIX + "/admin/resource-providers", self.resource_providers)]
+                Route(PREFIX + "/admin/resource-providers", self.resource_providers),
+                Route(PREFIX + "/admin/volume-backends", self.volume_backends)]
 
     def _identity(self) -> str:
         return self.pages.dash._identity_url()
@@ -236,4 +239,29 @@ class AdminPages:
                     for name, inv in sorted(inventory.items())]
             return web.render("admin_resource_providers.html", session=session,
                            providers=items)
+        return await self._admin_page(request, show, None)
+
+    # -- block storage ----------------------------------------------------------------
+
+    async def volume_backends(self, request: Request) -> Response:
+        p = self.pages
+
+        async def show(session, **extra):
+            base = p._volume_base(session)
+            if base is None:
+                return web.render("error.html", 404, session=session,
+                                  message="This cloud has no block storage service.")
+            items, error = await p._list(session, base + "/scheduler-stats/get_pools",
+                                         "pools", detail="true")
+            if error:
+                return error
+            pools = []
+            for pool in sorted(items, key=lambda i: i["name"]):
+                caps = pool.get("capabilities") or {}
+                total, free = caps.get("total_capacity_gb"), caps.get("free_capacity_gb")
+                known = all(isinstance(v, (int, float)) for v in (total, free))
+                pools.append({"name": pool["name"], "caps": caps, "known": known,
+                              "total": total, "free": free,
+                              "used": round(total - free, 2) if known else None})
+            return web.render("admin_volume_backends.html", session=session, pools=pools)
         return await self._admin_page(request, show, None)

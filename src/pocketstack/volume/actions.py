@@ -24,10 +24,6 @@ def extend(ctx, volume_id: str, data, *, in_use: bool = False) -> None:
         if volume.status not in allowed:
             raise api.InvalidVolume(f"Volume status must be {' or '.join(allowed)} to "
                                     f"extend, but the current status is: {volume.status}.")
-        if volume.status == "in-use" and _exported_over_iscsi(volume):
-            raise exceptions.BadRequest("Invalid input received: an attached volume exported "
-                                        "over iSCSI cannot be extended here (its LUN keeps "
-                                        "its size); detach it first.")
         if new_size <= volume.size:
             raise exceptions.BadRequest(f"Invalid input received: New size for extend must "
                                         f"be greater than current size. (current: "
@@ -43,11 +39,6 @@ def extend(ctx, volume_id: str, data, *, in_use: bool = False) -> None:
                                         f"backend {backend} ({free} GiB free).")
         volume.status, volume.updated_at = "extending", utcnow()
     api.manager().cast(ctx, "extend_volume", volume_id=volume_id, new_size=new_size)
-
-
-def _exported_over_iscsi(volume) -> bool:
-    return any((a.connection_info or {}).get("driver_volume_type") == "iscsi"
-               for a in volume.attachments)
 
 
 MIGRATION_STATUSES = ("migrating", "error", "success", "completing", "none", "starting")

@@ -31,8 +31,16 @@ def connection_info(volume: Volume, mode: str | None) -> dict:
     backend = scheduler.backend_of(volume.host)
     if backend is None:
         raise api.InvalidVolume(f"Volume {volume.id} has no backend (status {volume.status}).")
-    return backends.get(backend).connection_info(
-        volume.id, mode="ro" if volume.readonly or mode == "ro" else "rw")
+    driver = backends.get(backend)
+    chap = None
+    if driver.exports_iscsi():  # cinder's create_export: CHAP made once, kept with the volume
+        from pocketstack.volume import iscsi_target
+
+        if iscsi_target.parse_provider_auth(volume.provider_auth) is None:
+            volume.provider_auth = iscsi_target.new_provider_auth()
+        chap = iscsi_target.parse_provider_auth(volume.provider_auth)
+    return driver.connection_info(volume.id, mode="ro" if volume.readonly or mode == "ro"
+                                  else "rw", chap=chap)
 
 
 def _load(s, ctx, attachment_id: str, *, lock: bool = True) -> tuple[VolumeAttachment, Volume]:

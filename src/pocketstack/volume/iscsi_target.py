@@ -6,15 +6,18 @@
 its own (its control port is the portal's port, so several clouds on one machine do not
 meet) with pid and log under ``<data dir>/volumes/tgt``. A volume is exported while it has
 an attachment with connection_info: one target ``<target_prefix>volume-<id>``, LUN 1 (LUN 0
-is tgt's controller), open to any initiator that reaches the portal (no CHAP yet; the portal
-is 127.0.0.1 unless ``target_ip_address`` says otherwise). tgtd keeps targets in memory
-only: the volume service's start exports again what is attached (cinder's ensure_export)
-and drops targets of volumes that are not.
+is tgt's controller). As cinder's tgt driver, the target requires CHAP: the volume's own
+user and password (``provider_auth`` "CHAP <user> <password>", made at its first export)
+are a tgt account bound to the target, and connection_info carries them (``auth_method``,
+``auth_username``, ``auth_password``) to the host that opens the LUN. tgtd keeps targets in
+memory only: the volume service's start exports again what is attached (cinder's
+ensure_export) and drops targets of volumes that are not.
 """
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -135,19 +138,67 @@ def targets() -> dict[str, int]:
             for m in re.finditer(r"(?m)^Target (\d+): (\S+)$", out)}
 
 
-def export(volume_id: str, path: str) -> None:
-    """Export ``path`` as volume ``volume_id``'s LUN 1 (nothing if it is exported)."""
+# --- CHAP (cinder's volume_utils.generate_username/password, provider_auth) -------------
+
+_CHAP_CHARS = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/l/I
+
+
+def new_provider_auth() -> str:
+    """A fresh ``"CHAP <user> <password>"`` (20 and 16 random characters, as cinder's)."""
+    user = "".join(secrets.choice(_CHAP_CHARS) for _ in range(20))
+    password = "".join(secrets.choice(_CHAP_CHARS) for _ in range(16))
+    return f"CHAP {user} {password}"
+
+
+def parse_provider_auth(value: str | None) -> tuple[str, str] | None:
+    """(user, password) of ``"CHAP <user> <password>"``, else None."""
+    parts = (value or "").split()
+    if len(parts) == 3 and parts[0] == "CHAP":
+        return parts[1], parts[2]
+    return None
+
+
+def _accounts_of(tid: int) -> list[str]:
+    """The incoming CHAP users bound to target ``tid``."""
+    out = _tgtadm("--op", "show", "--mode", "target")
+    block = re.search(rf"(?ms)^Target {tid}: .*?(?=^Target \d+: |\Z)", out)
+    found = re.search(r"(?ms)^\s+Account information:\n(.*?)^\s+ACL information:",
+                      block.group(0) if block else "")
+    return [line.strip() for line in (found.group(1) if found else "").splitlines()
+            if line.strip() and not line.strip().endswith("(outgoing)")]
+
+
+def _bind_account(tid: int, chap: tuple[str, str]) -> None:
+    """Make ``chap`` the target's only way in. A leftover account of that name (a target
+    deleted by hand) is made again, so its password is the volume's."""
+    user, password = chap
+    if user in _accounts_of(tid):
+        return
+    _tgtadm("--op", "delete", "--mode", "account", "--user", user, check=False)
+    _tgtadm("--op", "new", "--mode", "account", "--user", user, "--password", password)
+    _tgtadm("--op", "bind", "--mode", "account", "--tid", str(tid), "--user", user)
+
+
+# --- targets ------------------------------------------------------------------------------
+
+def export(volume_id: str, path: str, chap: tuple[str, str] | None = None) -> None:
+    """Export ``path`` as volume ``volume_id``'s LUN 1, open only to ``chap`` (user,
+    password) when given. An existing target gets the account if it lacks it."""
     ensure_daemon()
     name = iqn(volume_id)
     with _lock:
         existing = targets()
         if name in existing:
+            if chap is not None:
+                _bind_account(existing[name], chap)
             return
         tid = max(existing.values(), default=0) + 1
         _tgtadm("--op", "new", "--mode", "target", "--tid", str(tid), "-T", name)
         try:
             _tgtadm("--op", "new", "--mode", "logicalunit", "--tid", str(tid), "--lun", "1",
                     "-b", path)
+            if chap is not None:  # before the ACL opens it: never reachable without CHAP
+                _bind_account(tid, chap)
             _tgtadm("--op", "bind", "--mode", "target", "--tid", str(tid), "-I", "ALL")
         except TargetError:
             _tgtadm("--op", "delete", "--force", "--mode", "target", "--tid", str(tid),
@@ -156,31 +207,63 @@ def export(volume_id: str, path: str) -> None:
 
 
 def unexport(volume_id: str) -> None:
-    """Remove the volume's target, if tgtd exports it (and runs at all)."""
+    """Remove the volume's target and its CHAP account, if tgtd exports it (and runs)."""
     if _pid() is None:
         return
     with _lock:
         tid = targets().get(iqn(volume_id))
         if tid is not None:
+            users = _accounts_of(tid)
             _tgtadm("--op", "delete", "--force", "--mode", "target", "--tid", str(tid))
+            for user in users:
+                _tgtadm("--op", "delete", "--mode", "account", "--user", user, check=False)
 
 
-def connection_info(volume_id: str, path: str, mode: str) -> dict:
-    """cinder's iSCSI connection_info (driver_volume_type iscsi), exporting first."""
-    export(volume_id, path)
+def refresh_size(volume_id: str, path: str) -> bool:
+    """Make an exported LUN report its backing store's new size (after an extend); False
+    when the volume is not exported. tgt reads the size when it opens the backing store,
+    so the LUN goes offline, reopens ``path`` and comes back: the initiator's session
+    stays, a command in those few ms gets NOT READY (cinder's extend_target recreates the
+    whole target instead)."""
+    if _pid() is None:
+        return False
+    with _lock:
+        tid = targets().get(iqn(volume_id))
+        if tid is None:
+            return False
+
+        def update(params: str) -> None:
+            _tgtadm("--op", "update", "--mode", "logicalunit", "--tid", str(tid), "--lun",
+                    "1", "--params", params)
+        update("online=0")
+        try:
+            update(f"path={path}")
+        finally:
+            update("online=1")
+    return True
+
+
+def connection_info(volume_id: str, path: str, mode: str,
+                    chap: tuple[str, str] | None = None) -> dict:
+    """cinder's iSCSI connection_info (driver_volume_type iscsi), exporting first; with
+    ``chap`` the credentials as cinder's _get_iscsi_properties gives them."""
+    export(volume_id, path, chap)
     conf = config.CONF.volume
-    return {"driver_volume_type": "iscsi", "data": {
-        "target_discovered": False, "target_portal": f"{conf.target_ip_address}:{_port()}",
-        "target_iqn": iqn(volume_id), "target_lun": 1, "volume_id": volume_id,
-        "discard": False, "access_mode": mode, "encrypted": False, "qos_specs": None}}
+    data = {"target_discovered": False,
+            "target_portal": f"{conf.target_ip_address}:{_port()}",
+            "target_iqn": iqn(volume_id), "target_lun": 1, "volume_id": volume_id,
+            "discard": False, "access_mode": mode, "encrypted": False, "qos_specs": None}
+    if chap is not None:
+        data.update(auth_method="CHAP", auth_username=chap[0], auth_password=chap[1])
+    return {"driver_volume_type": "iscsi", "data": data}
 
 
-def reconcile(attached: dict[str, str]) -> None:
-    """Export every ``{volume id: path}`` that is attached, drop our other targets (after
-    a restart of tgtd or of the volume service)."""
+def reconcile(attached: dict[str, tuple[str, tuple[str, str] | None]]) -> None:
+    """Export every ``{volume id: (path, chap)}`` that is attached, drop our other targets
+    (after a restart of tgtd or of the volume service)."""
     ensure_daemon()
-    for volume_id, path in attached.items():
-        export(volume_id, path)
+    for volume_id, (path, chap) in attached.items():
+        export(volume_id, path, chap)
     prefix = iqn("")
     for name in targets():
         if name.startswith(prefix) and name[len(prefix):] not in attached:

@@ -224,7 +224,9 @@ class VolumeManager:
                        if a.instance_uuid and a.attach_status == "attached"]
             attached = volume.attach_status == "attached"
         try:
-            _backend(volume).extend(volume.id, new_size)
+            backend = _backend(volume)
+            backend.extend(volume.id, new_size)
+            backend.refresh_export(volume.id)
         except Exception as error:  # noqa: BLE001
             _set(volume.id, status="error_extending", error_reason=_reason(error))
             return

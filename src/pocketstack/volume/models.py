@@ -154,6 +154,8 @@ class Volume(Base):
     # Why the volume is in an error status, for people (shown as a user message).
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
     group_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    # "CHAP <user> <password>" of its iSCSI export (cinder's provider_auth); never shown
+    provider_auth: Mapped[str | None] = mapped_column(sa.String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime | None] = mapped_column()
     launched_at: Mapped[dt.datetime | None] = mapped_column()

@@ -158,14 +158,17 @@ def reexport() -> None:
         return
     attached = {}
     with db.reader() as s:
-        rows = s.execute(sa.select(Volume.id, Volume.host, VolumeAttachment.connection_info)
+        rows = s.execute(sa.select(Volume.id, Volume.host, Volume.provider_auth,
+                                   VolumeAttachment.connection_info)
                          .join(VolumeAttachment)).all()
-    for volume_id, host, connection in rows:
+    for volume_id, host, auth, connection in rows:
         if not connection:
             continue
         name = scheduler.backend_of(host)
         if name in ("file", "lvm") and name in backends.enabled():
-            attached[volume_id] = backends.get(name).path(volume_id)
+            # CHAP as before (an export made before CHAP existed stays open as it was)
+            attached[volume_id] = (backends.get(name).path(volume_id),
+                                   iscsi_target.parse_provider_auth(auth))
     iscsi_target.reconcile(attached)
 
 

@@ -240,6 +240,14 @@ def describe_connection(connection_info: dict) -> str:
     if kind == "rbd" and data.get("name") and data.get("hosts"):
         return f"rbd {data['name']} via {','.join(data['hosts'])}"
     if kind == "iscsi" and data.get("target_iqn") and data.get("target_portal"):
-        return f"iscsi {data['target_portal']} {data['target_iqn']} " \
-               f"lun {data.get('target_lun') or 0}"
+        where = f"iscsi {data['target_portal']} {data['target_iqn']} " \
+                f"lun {data.get('target_lun') or 0}"
+        if data.get("auth_method") is None:
+            return where
+        # a real host logs in with them: without both, the target would refuse it
+        if data["auth_method"] != "CHAP" or not (data.get("auth_username")
+                                                 and data.get("auth_password")):
+            raise BadRequest(f"iscsi auth_method {data['auth_method']!r} needs CHAP with "
+                             "auth_username and auth_password.")
+        return f"{where} as CHAP user {data['auth_username']}"
     raise BadRequest(f"Unsupported volume connection {kind!r} (or its data is incomplete).")

@@ -101,15 +101,31 @@ class Backend:
         """(total GiB, free GiB as the backend sees it, or None: count allocations)."""
         raise NotImplementedError
 
-    def connection_info(self, volume_id: str, *, mode: str = "rw") -> dict:
+    def exports_iscsi(self) -> bool:
+        """Whether hosts open this backend's volumes through its iSCSI export."""
         from pocketstack.volume import iscsi_target
 
-        if iscsi_target.enabled():
-            return iscsi_target.connection_info(volume_id, self.path(volume_id), mode)
+        return iscsi_target.enabled()
+
+    def connection_info(self, volume_id: str, *, mode: str = "rw",
+                        chap: tuple[str, str] | None = None) -> dict:
+        """``chap``: the (user, password) its iSCSI export requires."""
+        from pocketstack.volume import iscsi_target
+
+        if self.exports_iscsi():
+            return iscsi_target.connection_info(volume_id, self.path(volume_id), mode, chap)
         return {"driver_volume_type": "local",
                 "data": {"device_path": self.path(volume_id), "volume_id": volume_id,
                          "access_mode": mode, "encrypted": False,
                          "disk_type": self.volume_type}}
+
+    def refresh_export(self, volume_id: str) -> None:
+        """After an extend: an exported LUN reports the new size (cinder's extend_target),
+        so an attached server's block_resize sees it."""
+        from pocketstack.volume import iscsi_target
+
+        if self.exports_iscsi():
+            iscsi_target.refresh_size(volume_id, self.path(volume_id))
 
     def unexport(self, volume_id: str) -> None:
         """The volume has no attachment left: stop exporting it (its iSCSI target)."""

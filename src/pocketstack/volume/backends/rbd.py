@@ -326,11 +326,15 @@ class RBDBackend(Backend):
         volume's size and flatten it when its chain of parents gets too long."""
         _, rbd = ceph.bindings()
         name = self.vol_name(volume_id)
+        # The clone has the snapshot's size and one parent more than it: one read-only open
+        # of the snapshot (no watch, no lock) tells both, where opening the clone would open
+        # it and its parents again (cinder's _clone also measures the source's depth first).
+        with self.open_image(src_image, pool=src_pool, snapshot=src_snap,
+                             read_only=True) as source:
+            grow = source.size() < size_gb * GiB
+            depth = 1 + self._depth(source)
+        flatten = depth > max(config.CONF.volume.rbd_max_clone_depth, 0)
         rbd.RBD().clone(self.ioctx(src_pool), src_image, src_snap, self.ioctx(), name)
-        # Read-only first: no watch, no lock; most clones need neither resize nor flatten.
-        with self.open_image(name, read_only=True) as image:
-            grow = image.size() < size_gb * GiB
-            flatten = self._depth(image) > max(config.CONF.volume.rbd_max_clone_depth, 0)
         if grow or flatten:
             with self.open_image(name) as image:
                 if grow:
@@ -530,7 +534,11 @@ class RBDBackend(Backend):
     def unexport(self, volume_id: str) -> None:
         """Nothing to stop: clients open RBD images themselves."""
 
-    def connection_info(self, volume_id: str, *, mode: str = "rw") -> dict:
+    def exports_iscsi(self) -> bool:
+        return False  # clients open RBD images themselves
+
+    def connection_info(self, volume_id: str, *, mode: str = "rw",
+                        chap: tuple[str, str] | None = None) -> dict:
         """cinder's initialize_connection, with what its manager adds (qos_specs,
         access_mode, encrypted, cacheable)."""
         hosts, ports = ceph.monitors()

@@ -151,7 +151,14 @@ class GuestDisks:
         if kind in ("rbd", "iscsi"):
             from pocketstack.compute.virt.libvirt.rbd import volume_disk
 
-            disk = volume_disk(connection_info, target)
+            chap_secret = None
+            if kind == "iscsi" and data.get("auth_method") == "CHAP" \
+                    and data.get("auth_password") and data.get("target_iqn"):
+                from pocketstack.compute.virt.libvirt import iscsi_auth
+
+                chap_secret = iscsi_auth.ensure_secret(
+                    self.host, iscsi_auth.usage_name(data), data["auth_password"])
+            disk = volume_disk(connection_info, target, chap_secret)
             if kind == "rbd" and disk.network.auth_username:
                 self._secrets().ensure(disk.network.secret_uuid, disk.network.auth_username)
             return disk

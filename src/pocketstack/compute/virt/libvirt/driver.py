@@ -21,7 +21,7 @@ from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import states
 from pocketstack.compute.virt.driver import ComputeDriver
-from pocketstack.compute.virt.libvirt import imagecache
+from pocketstack.compute.virt.libvirt import imagecache, iscsi_auth
 from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
@@ -219,7 +219,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         uuid = instance["uuid"]
         dom = self.host.lookup(uuid)
         if dom is not None and self._owned(dom):
+            chap_secrets = iscsi_auth.secrets_of(ET.fromstring(dom.XMLDesc(0)))
             self._remove_domain(dom)
+            iscsi_auth.release_unused(self.host, chap_secrets)
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         if not instance.get("keep_resize_source"):  # a revert still needs it
             shutil.rmtree(self._kept(uuid), ignore_errors=True)
@@ -362,6 +364,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         self._call("Detaching the volume", dom.detachDeviceFlags, element,
                    self._live_flags(dom))
         self._wait_detached(dom, "disk", target)
+        iscsi_auth.release_unused(self.host, iscsi_auth.secrets_of(ET.fromstring(element)))
 
     def extend_volume(self, instance, connection_info, mountpoint, new_size):
         """QEMU re-reads the disk's size (a running guest's kernel sees vdX grow)."""

@@ -103,8 +103,9 @@ class Secrets:
             return conn.secretDefineXML(xml(f"{usage} {secret_uuid}"))
 
 
-def volume_disk(connection_info: dict, target: str) -> Disk:
-    """The disk of an ``rbd`` (cinder's RBD driver) or ``iscsi`` connection_info."""
+def volume_disk(connection_info: dict, target: str, chap_secret: str | None = None) -> Disk:
+    """The disk of an ``rbd`` (cinder's RBD driver) or ``iscsi`` connection_info;
+    ``chap_secret``: uuid of the libvirt secret holding an iscsi target's CHAP password."""
     kind = connection_info.get("driver_volume_type")
     data = connection_info.get("data") or {}
     if kind == "rbd":
@@ -125,11 +126,14 @@ def volume_disk(connection_info: dict, target: str) -> Disk:
     host, _, port = portal.rpartition(":")
     if not (data.get("target_iqn") and host):
         raise exceptions.BadRequest("iscsi connection_info without target_iqn/portal.")
+    chap = data.get("auth_method") == "CHAP"
+    if chap and not (data.get("auth_username") and (chap_secret or data.get("secret_uuid"))):
+        raise exceptions.BadRequest("iscsi connection_info with auth_method CHAP needs "
+                                    "auth_username and auth_password.")
     net = NetworkSource("iscsi", f"{data['target_iqn']}/{int(data.get('target_lun') or 0)}",
                         [(host.strip("[]"), port or "3260")],
-                        auth_username=data.get("auth_username")
-                        if data.get("auth_method") == "CHAP" else None,
-                        secret_type="iscsi", secret_uuid=data.get("secret_uuid"))
+                        auth_username=data["auth_username"] if chap else None,
+                        secret_type="iscsi", secret_uuid=chap_secret or data.get("secret_uuid"))
     return Disk(target, net.name, source_type="network", driver_type="raw", network=net,
                 serial=data.get("volume_id"), readonly=data.get("access_mode") == "ro")
 
