@@ -122,14 +122,15 @@ def port_bound(network_id: str, host_name: str) -> None:
         _refresh(host_name)
 
 
-def changed() -> None:
+def changed(also=(), skip=()) -> None:
     """Ports, DHCP files or security groups changed: every agent reconciles soon (in the
-    background)."""
-    hosts = set(agent_hosts())
+    background); ``also``: hosts to tell that may not be listed yet (a first heartbeat),
+    ``skip``: hosts that are up to date already."""
+    hosts = set(agent_hosts()) | set(also)
     in_process = running()
     if in_process is not None:
         hosts.update(in_process.hosts)  # the names it listens under
-    for host_name in sorted(hosts):
+    for host_name in sorted(hosts - set(skip)):
         _refresh(host_name)
 
 
