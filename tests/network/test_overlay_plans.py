@@ -73,11 +73,23 @@ def test_flood_list_and_forwarding_entries_follow_bindings(admin_conn):
         dhcp_port, = admin_conn.network.ports(network_id=net.id, device_owner="network:dhcp")
         router_port, = admin_conn.network.ports(network_id=net.id,
                                                 device_owner="network:router_interface")
-        _report(node, "192.0.2.9")  # the network node gets a VTEP: it has the network
+        assert host_plans.host_state([node])["networks"] == []  # no VTEP, no overlay
+        assert _overlay(net.id, a) == ([vteps[c]], [(port_b.mac_address, vteps[c])])
+        _report(node, "192.0.2.9")  # the network node gets a VTEP: it serves the network
         try:
             assert _overlay(net.id, a) == (sorted([vteps[c], "192.0.2.9"]), sorted([
                 (port_b.mac_address, vteps[c]), (dhcp_port.mac_address, "192.0.2.9"),
                 (router_port.mac_address, "192.0.2.9")]))
+            # ... with no guest of its own there: DHCP and the router for A's and C's
+            state = host_plans.host_state([node])
+            plan, = (p for p in state["networks"] if p["network_id"] == net.id)
+            assert plan["dhcp_port_id"] == dhcp_port.id
+            assert plan["flood"] == sorted([vteps[a], vteps[c]])
+            assert sorted(tuple(x) for x in plan["fdb"]) == sorted([
+                (port_a.mac_address, vteps[a]), (port_b.mac_address, vteps[c])])
+            assert router.id in {r["router_id"] for r in state["routers"]}
+            taps = host_plans.firewall_state([node])["dhcp_taps"]
+            assert "tap" + dhcp_port.id[:11] in taps and "tap" + router_port.id[:11] in taps
         finally:
             _forget_agents({node})
         admin_conn.network.remove_interface_from_router(router, subnet_id=subnet.id)

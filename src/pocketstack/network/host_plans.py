@@ -76,9 +76,14 @@ def _network_plan(s, network_id: str, hosts, endpoints: l2pop.Endpoints | None
     return plan
 
 
-def _wanted(s, hosts) -> tuple[set[str], dict[str, RouterPlan]]:
-    """The networks the hosts plumb (their guests' and their routers') and the routers."""
+def _wanted(s, hosts, endpoints: l2pop.Endpoints | None
+            ) -> tuple[set[str], dict[str, RouterPlan]]:
+    """The networks the hosts plumb (their guests' and their routers') and the routers;
+    the network node on the overlay also the vxlan networks it serves (DHCP, routers)
+    to guests on other hosts."""
     guest_networks = {p.network_id for p in _guest_ports(s, hosts)}
+    if endpoints is not None and is_network_node(hosts):
+        guest_networks |= l2pop.served_networks(s, endpoints)
     routers = routers_for(s, guest_networks) if is_network_node(hosts) else {}
     return guest_networks | {p.network_id for r in routers.values() for p in r.ports}, routers
 
@@ -100,8 +105,8 @@ def network_plan(network_id: str, hosts) -> dict | None:
 def host_state(hosts) -> dict:
     """Every network and router the hosts' agent should have (a full reconcile)."""
     with db.reader() as s:
-        networks, routers = _wanted(s, hosts)
         endpoints = _endpoints(s, hosts)
+        networks, routers = _wanted(s, hosts, endpoints)
         plans = [_network_plan(s, network_id, hosts, endpoints)
                  for network_id in sorted(networks)]
     return {"network_node": is_network_node(hosts),
@@ -145,9 +150,7 @@ def _firewall_state(s, hosts) -> dict:
         members.setdefault(group_id, []).append(address)
     dhcp_taps: list[str] = []
     if is_network_node(hosts):
-        routers = routers_for(s, {p.network_id for p in guest_ports})
-        networks = ({p.network_id for p in guest_ports}
-                    | {p.network_id for r in routers.values() for p in r.ports})
+        networks, routers = _wanted(s, hosts, _endpoints(s, hosts))
         # DHCP and router veths, like guests' taps, are kept from the host
         dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
             sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,

@@ -6,8 +6,8 @@ one host's VXLAN device should forward where (agent/overlay.py makes it so).
 * fdb: (MAC, VTEP) of each port of the network whose host is another of those.
 
 A host has a network's bridge when a guest port of the network is bound to it; the
-network node (host_plans.network_node_hosts) also when a router has a port on it, and
-its DHCP and router ports live there. A host's VTEP is the ``tunneling_ip`` its Linux
+network node (host_plans.network_node_hosts), where its DHCP and router ports live, also
+when it serves guests on overlay hosts (served_networks). A host's VTEP is the ``tunneling_ip`` its Linux
 bridge agent reports in its heartbeat; hosts without one (no ``[network] local_ip``) are
 not reached over the overlay.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.network.agent_hosts import tunnel_endpoints
-from pocketstack.network.models import Port
+from pocketstack.network.models import Network, Port
 
 DHCP_OWNER = "network:dhcp"
 NETWORK_NODE_OWNERS = (DHCP_OWNER, "network:router_interface", "network:router_gateway")
@@ -47,18 +47,33 @@ def entries(s, network_id: str, hosts, endpoints: Endpoints
     rows = s.execute(sa.select(Port.mac_address, Port.host_id, Port.device_owner).where(
         Port.network_id == network_id)).all()
     where: list[tuple[str, str]] = []  # (MAC, VTEP) of every port placed on a VTEP
-    node_has_it = False
+    guests = False  # on an overlay host: then the network node serves the network
     for mac, host_id, owner in rows:
         if owner.startswith("network:"):
             if owner in NETWORK_NODE_OWNERS and endpoints.network_node:
                 where.append((mac, endpoints.network_node))
-                node_has_it = node_has_it or owner != DHCP_OWNER
             continue
         vtep = endpoints.by_host.get(host_id) if host_id else None
         if vtep is not None:
             where.append((mac, vtep))
-            node_has_it = node_has_it or vtep == endpoints.network_node
-    having = {vtep for mac, vtep in where if vtep != endpoints.network_node or node_has_it}
+            guests = True
+    having = {vtep for mac, vtep in where if vtep != endpoints.network_node or guests}
     flood = sorted(having - mine)
     fdb = sorted({(mac.lower(), vtep) for mac, vtep in where if vtep in flood})
     return flood, fdb
+
+
+def served_networks(s, endpoints: Endpoints) -> set[str]:
+    """The vxlan networks the network node plumbs for guests on other hosts: those with a
+    guest port bound to an overlay host, and a DHCP or router port (served from the
+    network node)."""
+    remote = sorted(h for h, vtep in endpoints.by_host.items()
+                    if vtep != endpoints.network_node)
+    if endpoints.network_node is None or not remote:
+        return set()
+    served = sa.select(Port.network_id).where(Port.device_owner.in_(NETWORK_NODE_OWNERS))
+    return set(s.scalars(sa.select(Port.network_id).join(
+        Network, Network.id == Port.network_id).where(
+        Network.network_type == "vxlan", Port.host_id.in_(remote),
+        sa.not_(Port.device_owner.startswith("network:")),
+        Port.network_id.in_(served)).distinct()))
