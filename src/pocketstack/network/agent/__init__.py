@@ -126,11 +126,13 @@ def changed(also=(), skip=()) -> None:
     """Ports, DHCP files or security groups changed: every agent reconciles soon (in the
     background); ``also``: hosts to tell that may not be listed yet (a first heartbeat),
     ``skip``: hosts that are up to date already."""
-    hosts = set(agent_hosts()) | set(also)
+    hosts, skip = set(agent_hosts()) | set(also), set(skip)
     in_process = running()
     if in_process is not None:
         hosts.update(in_process.hosts)  # the names it listens under
-    for host_name in sorted(hosts - set(skip)):
+        if skip & set(in_process.hosts):
+            skip.update(in_process.hosts)  # one agent: up to date under all its names
+    for host_name in sorted(hosts - skip):
         _refresh(host_name)
 
 
