@@ -41,6 +41,7 @@ class HostAgentEndpoint:
         self.host_agent.ensure(network_id)
 
     def refresh(self, ctx) -> None:
+        LOG.debug("Refresh asked")
         self.host_agent.mark()
 
 
@@ -70,6 +71,7 @@ class HostAgent:
         self.devices = 0  # guest ports in the last firewall pass (heartbeats)
         self.network_node = False  # DHCP, metadata and routers are plumbed here too
         self.reporter = None  # its heartbeats (agent_rpc.StateReporter) once started
+        self.overlay_checked = False  # stale VXLAN devices looked for since start
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
@@ -79,6 +81,9 @@ class HostAgent:
             server = rpc.get_server(TOPIC, [HostAgentEndpoint(self)], server=name, workers=4)
             server.start()
             self.servers.append(server)
+        # a change notice sent between the first pass and now found no one listening
+        # (lost, not queued): one more pass covers it
+        self.mark()
         return self
 
     @staticmethod
@@ -151,10 +156,13 @@ class HostAgent:
             networks = {plan.network_id for plan in plans}
             for plan in plans:
                 self._plug(plan)
-            # what a crash or an earlier config left: VXLAN devices no plan wants
-            overlay.remove_stale({overlay.device_name(plan.segmentation_id)
-                                  for plan in plans if overlay.wanted(plan)},
-                                 {agent.bridge_name(n) for n in self._plumbed()})
+            if overlay.local_ip() or not self.overlay_checked:
+                # what a crash or an earlier config left: VXLAN devices no plan wants
+                # (without an overlay only at start: no `ip` process per pass)
+                overlay.remove_stale({overlay.device_name(plan.segmentation_id)
+                                      for plan in plans if overlay.wanted(plan)},
+                                     {agent.bridge_name(n) for n in self._plumbed()})
+                self.overlay_checked = True
             self._firewall()
             # routers after their networks' bridges exist, and gone before them
             for router_id in sorted(l3.managed() - set(routers)):
