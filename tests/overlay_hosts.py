@@ -64,7 +64,7 @@ class Host:
         os.makedirs(self.data_dir, mode=0o700)
         self.conf = os.path.join(self.data_dir, "agent.conf")
         with open(self.conf, "w") as f:
-            f.write(f"[DEFAULT]\ntransport_url = {fabric.transport_url}\n"
+            f.write(f"[DEFAULT]\ntransport_url = {fabric.transport_url}\ndebug = true\n"
                     # no database for this process: any use of one would fail loudly
                     "[database]\nconnection = postgresql+psycopg://nobody@127.0.0.1:9/none\n"
                     f"[network]\nreport_interval = 0.5\nlocal_ip = {self.address}\n"
@@ -156,6 +156,9 @@ class Fabric:
         return host
 
     def close(self) -> None:
+        for host in self.hosts:  # shown with a failing test's output
+            if os.path.exists(host.log):
+                print(f"--- agent log of {host.name} (tail) ---\n{host.log_text()}")
         for host in self.hosts:
             try:
                 host.stop()

@@ -113,6 +113,8 @@ def sync_fdb(dev: str, wanted_entries: set[tuple[str, str]]) -> None:
         verb = "append" if mac == FLOOD_MAC else "replace"
         commands.append(f"fdb {verb} {mac} dev {dev} dst {vtep} self permanent")
     if commands:
+        LOG.debug("FDB of %s: removing %s, adding %s", dev, sorted(have - wanted_entries),
+                  sorted(wanted_entries - have))
         # -force: one entry gone meanwhile does not stop the others
         host.run("bridge", "-force", "-batch", "-", stdin="\n".join(commands) + "\n")
 
