@@ -130,7 +130,7 @@ def main() -> None:
         finally:
             if veth is not None:
                 veth.close()
-            fabric.close()
+            fabric.close(show_logs=False)
 
 
 if __name__ == "__main__":

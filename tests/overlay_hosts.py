@@ -155,8 +155,8 @@ class Fabric:
         self.hosts.append(host)
         return host
 
-    def close(self) -> None:
-        for host in self.hosts:  # shown with a failing test's output
+    def close(self, show_logs: bool = True) -> None:
+        for host in self.hosts if show_logs else ():  # shown with a failing test's output
             if os.path.exists(host.log):
                 print(f"--- agent log of {host.name} (tail) ---\n{host.log_text()}")
         for host in self.hosts:
