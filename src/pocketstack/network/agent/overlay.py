@@ -124,9 +124,9 @@ def sync_fdb(dev: str, wanted_entries: set[tuple[str, str]]) -> None:
 def release(bridge: str) -> None:
     """Delete the VXLAN devices on ``bridge`` (before the bridge goes: deleting a bridge
     leaves its ports)."""
-    for link in _links("master", bridge) if host.link_exists(bridge) else []:
-        if link.get("linkinfo", {}).get("info_kind") == "vxlan":
-            host.ip("link", "del", link["ifname"], check=False)
+    for name in host.bridge_ports(bridge):
+        if name.startswith(PREFIX):
+            host.ip("link", "del", name, check=False)
 
 
 def remove_stale(keep: set[str], bridges: set[str]) -> None:

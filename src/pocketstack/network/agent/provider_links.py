@@ -7,7 +7,6 @@ meet on this host), as before; the heartbeat shows the mappings (interface_mappi
 """
 from __future__ import annotations
 
-import json
 import logging
 
 from pocketstack.common import config
@@ -32,7 +31,11 @@ def uplink(plan) -> str | None:
         return None
     if plan.network_type == "flat":
         return iface
-    suffix = f".{plan.segmentation_id}"
+    return vlan_name(iface, plan.segmentation_id)
+
+
+def vlan_name(iface: str, vlan_id: int) -> str:
+    suffix = f".{vlan_id}"
     return iface[:15 - len(suffix)] + suffix  # interface names have 15 characters at most
 
 
@@ -62,13 +65,11 @@ def plug(plan) -> None:
 def release(bridge: str) -> None:
     """Before the bridge goes: delete the VLAN subinterfaces on it and take the mapped
     interfaces (flat) off it; the interfaces themselves stay."""
-    if not host.link_exists(bridge):
-        return
     mapped = set(mappings().values())
-    for link in json.loads(host.ip("-d", "-j", "link", "show", "master", bridge,
-                                   check=False) or "[]"):
-        kind = link.get("linkinfo", {}).get("info_kind")
-        if kind == "vlan" and link.get("link") in mapped:
-            host.ip("link", "del", link["ifname"], check=False)
-        elif link["ifname"] in mapped:
-            host.ip("link", "set", link["ifname"], "nomaster", check=False)
+    for name in host.bridge_ports(bridge) if mapped else ():
+        if name in mapped:
+            host.ip("link", "set", name, "nomaster", check=False)
+            continue
+        vlan_id = name.rpartition(".")[2]
+        if vlan_id.isdigit() and name in {vlan_name(i, int(vlan_id)) for i in mapped}:
+            host.ip("link", "del", name, check=False)  # ours: <interface>.<vlan id>
