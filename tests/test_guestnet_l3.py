@@ -336,14 +336,16 @@ def test_port_forwardings_reach_a_guest_port(site, guests):
     site.agent.reconcile()
     servers = [echo_server(guest.ns), echo_server(guest.ns, 8082)]
     try:
-        answer = None
-        for _ in range(30):  # the echo server may still be starting
-            answer = site.outside.fetch(fip.floating_ip_address, 8081)
-            if answer:
-                break
-            time.sleep(0.1)
-        assert answer == OUTSIDE_IP  # the guest sees who called: no SNAT inbound
-        assert site.outside.fetch(fip.floating_ip_address, 9001) == OUTSIDE_IP
+        def answer(port: int) -> str | None:
+            for _ in range(30):  # its echo server may still be starting
+                got = site.outside.fetch(fip.floating_ip_address, port)
+                if got:
+                    return got
+                time.sleep(0.1)
+            return None
+
+        assert answer(8081) == OUTSIDE_IP  # the guest sees who called: no SNAT inbound
+        assert answer(9001) == OUTSIDE_IP  # (8082's server started after 8080's)
         assert site.outside.fetch(fip.floating_ip_address, 9000) is None  # 8081: nobody
         site.conn.network.delete_floating_ip_port_forwarding(fip, one)
         site.conn.network.delete_floating_ip_port_forwarding(fip, ranged)

@@ -34,8 +34,28 @@ def bridge_agent_hosts(session=None) -> set[str]:
     return set(cache.hosts)
 
 
+def forget() -> None:
+    """An agent came (or came back): the next question reads the table again, so a port
+    bound to its host at once is plugged there."""
+    runtime.current().slot(__name__ + ".hosts", _HostsCache).at = -1.0
+
+
 def _bridge_agent_hosts(s) -> set[str]:
     since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
     return set(s.scalars(sa.select(NetworkAgent.host).where(
         NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
         NetworkAgent.heartbeat_timestamp >= since)))
+
+
+def tunnel_endpoints(s) -> dict[str, str]:
+    """host -> its VTEP (the ``tunneling_ip`` its live Linux bridge agent reports)."""
+    since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
+    found = {}
+    for host, configurations in s.execute(sa.select(
+            NetworkAgent.host, NetworkAgent.configurations).where(
+            NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
+            NetworkAgent.heartbeat_timestamp >= since)):
+        address = (configurations or {}).get("tunneling_ip")
+        if isinstance(address, str) and address:
+            found[host] = address
+    return found

@@ -112,8 +112,9 @@ class NetworkServiceClient:
 def _network_plan(plan: dict):
     from pocketstack.network.agent import plumbing  # noqa: PLC0415
 
-    return plumbing.NetworkPlan(**{**plan, "dhcp_subnets": [
-        tuple(pair) for pair in plan["dhcp_subnets"]]})
+    return plumbing.NetworkPlan(**{**plan, **{key: [tuple(pair) for pair in plan[key]]
+                                              for key in ("dhcp_subnets", "fdb")
+                                              if key in plan}})
 
 
 def _router_port(port: dict | None):

@@ -17,6 +17,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
+from pocketstack.network import agent as host_agent
+from pocketstack.network import agent_hosts
 from pocketstack.network import base
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -77,6 +79,9 @@ def report_state(state: dict) -> dict:
             s.add(row)
         status = ("new" if row.heartbeat_timestamp is None
                   else "alive" if is_alive(row, now) else "revived")
+        vtep = _tunneling_ip(configurations)
+        moved = vtep is not None and (status != "alive" or vtep != _tunneling_ip(
+            row.configurations))
         row.agent_type, row.binary, row.topic, row.host = state["agent_type"], binary, topic, host
         row.availability_zone = AVAILABILITY_ZONE if zoned else None
         row.configurations = configurations
@@ -86,7 +91,19 @@ def report_state(state: dict) -> dict:
         if state.get("start_flag") or row.started_at is None:
             row.started_at = now
         row.heartbeat_timestamp = now
-        return {"id": this_id, "admin_state_up": row.admin_state_up, "status": status}
+        answer = {"id": this_id, "admin_state_up": row.admin_state_up, "status": status}
+    if status != "alive":
+        agent_hosts.forget()
+    if moved:
+        # a VTEP came (or came back, or moved): every agent's overlay entries follow,
+        # the reporting agent's own included (it planned before the service knew it)
+        host_agent.changed(also=(host,))
+    return answer
+
+
+def _tunneling_ip(configurations) -> str | None:
+    value = (configurations or {}).get("tunneling_ip")
+    return value if isinstance(value, str) and value else None
 
 
 def network_node_states(host: str) -> list[dict]:

@@ -1,5 +1,5 @@
 """Network service options ([network] and [network_quotas])."""
-from oslo_config import cfg
+from oslo_config import cfg, types
 
 OPTS = {
     "network": [
@@ -79,6 +79,19 @@ OPTS = {
         cfg.FloatOpt("agent_down_time", default=75.0, min=0.1,
                      help="An agent whose last heartbeat is older than this many seconds "
                           "is shown dead (alive: false), and only then may be deleted."),
+        # The overlay between hosts (agent/overlay.py) and provider networks on host NICs.
+        cfg.IPOpt("local_ip", version=4,
+                  help="This host's tunnel (underlay) address: networks of type vxlan get "
+                       "a VXLAN device on their bridge sourced from it, with forwarding "
+                       "entries for the other hosts' ports (neutron's [vxlan] local_ip and "
+                       "l2_population). Unset: no overlay, guests of vxlan networks meet "
+                       "on this host only."),
+        cfg.ListOpt("physical_interface_mappings", default=[],
+                    item_type=types.String(regex=r"^[^:\s]+:[^:\s/]{1,15}$"),
+                    help="<physical_network>:<interface> pairs: a flat network on "
+                         "physical_network gets the interface itself on its bridge, a vlan "
+                         "network the subinterface <interface>.<vlan id> (neutron's "
+                         "[linux_bridge] physical_interface_mappings)."),
         cfg.StrOpt("nft_table", default="pocketstack",
                    help="Name of the nftables table (family inet) holding the security "
                         "group rules of this host's guests."),

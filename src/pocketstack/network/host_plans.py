@@ -17,7 +17,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent
+from pocketstack.network import agent, l2pop
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent.l3 import GATEWAY, INTERFACE, RouterPlan, RouterPort
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -47,12 +47,18 @@ def _guest_ports(s, hosts, network_id: str | None = None):
     return s.scalars(query).all()
 
 
-def _network_plan(s, network_id: str, with_dhcp: bool) -> plumbing.NetworkPlan | None:
+def _network_plan(s, network_id: str, hosts, endpoints: l2pop.Endpoints | None
+                  ) -> plumbing.NetworkPlan | None:
     network = s.get(Network, network_id)
     if network is None:
         return None
-    plan = plumbing.NetworkPlan(network_id=network_id, mtu=network.mtu or 1500)
-    if not with_dhcp:
+    plan = plumbing.NetworkPlan(
+        network_id=network_id, mtu=network.mtu or 1500,
+        network_type=network.network_type or "local",
+        segmentation_id=network.segmentation_id, physical_network=network.physical_network)
+    if plan.network_type == "vxlan" and endpoints is not None:
+        plan.flood, plan.fdb = l2pop.entries(s, network_id, hosts, endpoints)
+    if not is_network_node(hosts):
         return plan  # a compute host: the bridge only
     subnets = {x.id: x for x in s.scalars(sa.select(Subnet).where(
         Subnet.network_id == network_id))}
@@ -70,28 +76,40 @@ def _network_plan(s, network_id: str, with_dhcp: bool) -> plumbing.NetworkPlan |
     return plan
 
 
-def _wanted(s, hosts) -> tuple[set[str], dict[str, RouterPlan]]:
-    """The networks the hosts plumb (their guests' and their routers') and the routers."""
+def _wanted(s, hosts, endpoints: l2pop.Endpoints | None
+            ) -> tuple[set[str], dict[str, RouterPlan]]:
+    """The networks the hosts plumb (their guests' and their routers') and the routers;
+    the network node on the overlay also the vxlan networks it serves (DHCP, routers)
+    to guests on other hosts."""
     guest_networks = {p.network_id for p in _guest_ports(s, hosts)}
+    if endpoints is not None and is_network_node(hosts):
+        guest_networks |= l2pop.served_networks(s, endpoints)
     routers = routers_for(s, guest_networks) if is_network_node(hosts) else {}
     return guest_networks | {p.network_id for r in routers.values() for p in r.ports}, routers
 
 
 # --- the RPC answers (agent_rpc.NetworkRpcEndpoint) ------------------------------------
 
+def _endpoints(s, hosts) -> l2pop.Endpoints | None:
+    """The overlay's VTEPs, if the asking host has one (else it carries no overlay)."""
+    endpoints = l2pop.Endpoints(s, network_node_hosts())
+    return endpoints if endpoints.of(hosts) else None
+
+
 def network_plan(network_id: str, hosts) -> dict | None:
     with db.reader() as s:
-        plan = _network_plan(s, network_id, is_network_node(hosts))
+        plan = _network_plan(s, network_id, hosts, _endpoints(s, hosts))
     return dataclasses.asdict(plan) if plan is not None else None
 
 
 def host_state(hosts) -> dict:
     """Every network and router the hosts' agent should have (a full reconcile)."""
-    with_dhcp = is_network_node(hosts)
     with db.reader() as s:
-        networks, routers = _wanted(s, hosts)
-        plans = [_network_plan(s, network_id, with_dhcp) for network_id in sorted(networks)]
-    return {"network_node": with_dhcp,
+        endpoints = _endpoints(s, hosts)
+        networks, routers = _wanted(s, hosts, endpoints)
+        plans = [_network_plan(s, network_id, hosts, endpoints)
+                 for network_id in sorted(networks)]
+    return {"network_node": is_network_node(hosts),
             "networks": [dataclasses.asdict(p) for p in plans if p is not None],
             "routers": [dataclasses.asdict(r) for r in routers.values()]}
 
@@ -132,9 +150,7 @@ def _firewall_state(s, hosts) -> dict:
         members.setdefault(group_id, []).append(address)
     dhcp_taps: list[str] = []
     if is_network_node(hosts):
-        routers = routers_for(s, {p.network_id for p in guest_ports})
-        networks = ({p.network_id for p in guest_ports}
-                    | {p.network_id for r in routers.values() for p in r.ports})
+        networks, routers = _wanted(s, hosts, _endpoints(s, hosts))
         # DHCP and router veths, like guests' taps, are kept from the host
         dhcp_taps = [agent.tap_name(port_id) for port_id in s.scalars(
             sa.select(Port.id).where(Port.device_owner == DHCP_OWNER,

@@ -185,7 +185,7 @@ def create_port(ctx, body: dict) -> dict:
             port = create_in(s, ctx, values, effects)
     except sa.exc.IntegrityError as error:
         _explain_vanished(error, values)
-    _plug_bridge_ports([port])
+    _tell_other_hosts(_plug_bridge_ports([port]))
     effects.run()
     # Rendered after the commit: on SQLite the write lock is held no longer than needed.
     return {"port": view(port, values.get("tags"), _show_binding(ctx))}
@@ -206,7 +206,7 @@ def create_ports(ctx, items) -> list[dict]:
     except sa.exc.IntegrityError as error:
         for values in parsed:
             _explain_vanished(error, values)
-    _plug_bridge_ports([port for port, _ in rows])
+    _tell_other_hosts(_plug_bridge_ports([port for port, _ in rows]))
     effects.run()
     return out
 
@@ -435,12 +435,21 @@ def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -
     return {"port": out}
 
 
-def _plug_bridge_ports(ports: list) -> None:
+def _plug_bridge_ports(ports: list) -> set[str]:
     """Ports bound to a real host: their network's bridge and DHCP namespace exist
-    before the ports' events go out (compute plugs the taps when it hears them)."""
-    for network_id, host_name in sorted({(p.network_id, p.host_id) for p in ports
-                                         if p.vif_type == "bridge"}):
+    before the ports' events go out (compute plugs the taps when it hears them).
+    Returns the hosts so plumbed."""
+    bound = sorted({(p.network_id, p.host_id) for p in ports if p.vif_type == "bridge"})
+    for network_id, host_name in bound:
         host_agent.port_bound(network_id, host_name)
+    return {host_name for _, host_name in bound}
+
+
+def _tell_other_hosts(bound: set[str]) -> None:
+    """New bound ports: the other hosts' agents learn them in the background (the
+    overlay's forwarding entries, remote security group members)."""
+    if bound:
+        host_agent.changed(skip=bound)
 
 
 def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,

@@ -122,14 +122,17 @@ def port_bound(network_id: str, host_name: str) -> None:
         _refresh(host_name)
 
 
-def changed() -> None:
+def changed(also=(), skip=()) -> None:
     """Ports, DHCP files or security groups changed: every agent reconciles soon (in the
-    background)."""
-    hosts = set(agent_hosts())
+    background); ``also``: hosts to tell that may not be listed yet (a first heartbeat),
+    ``skip``: hosts that are up to date already."""
+    hosts, skip = set(agent_hosts()) | set(also), set(skip)
     in_process = running()
     if in_process is not None:
         hosts.update(in_process.hosts)  # the names it listens under
-    for host_name in sorted(hosts):
+        if skip & set(in_process.hosts):
+            skip.update(in_process.hosts)  # one agent: up to date under all its names
+    for host_name in sorted(hosts - skip):
         _refresh(host_name)
 
 

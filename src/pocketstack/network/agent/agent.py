@@ -21,7 +21,7 @@ import threading
 
 from pocketstack.common import config, rpc, runtime
 from pocketstack.network import agent, agent_rpc, dhcp
-from pocketstack.network.agent import firewall, l3, plumbing
+from pocketstack.network.agent import firewall, l3, overlay, plumbing, provider_links
 from pocketstack.network.agent.metadata_proxy import MetadataProxy
 from pocketstack.network.agent import ip as host
 
@@ -41,6 +41,7 @@ class HostAgentEndpoint:
         self.host_agent.ensure(network_id)
 
     def refresh(self, ctx) -> None:
+        LOG.debug("Refresh asked")
         self.host_agent.mark()
 
 
@@ -70,6 +71,7 @@ class HostAgent:
         self.devices = 0  # guest ports in the last firewall pass (heartbeats)
         self.network_node = False  # DHCP, metadata and routers are plumbed here too
         self.reporter = None  # its heartbeats (agent_rpc.StateReporter) once started
+        self.overlay_checked = False  # stale VXLAN devices looked for since start
 
     def start(self) -> "HostAgent":
         os.makedirs(self._root(), exist_ok=True)
@@ -79,6 +81,9 @@ class HostAgent:
             server = rpc.get_server(TOPIC, [HostAgentEndpoint(self)], server=name, workers=4)
             server.start()
             self.servers.append(server)
+        # a change notice sent between the first pass and now found no one listening
+        # (lost, not queued): one more pass covers it
+        self.mark()
         return self
 
     @staticmethod
@@ -90,11 +95,16 @@ class HostAgent:
         groups) and on the network node the Metadata agent (the proxies in the DHCP
         namespaces)."""
         me = agent.host()
+        tunnel = overlay.local_ip()
+        # as neutron's linuxbridge agent: the network service learns this host's VTEP
+        # (tunneling_ip) from here, for every other host's forwarding entries
         bridge = [
             {"agent_type": "Linux bridge agent", "host": me, "configurations": {
-                "bridge_mappings": {}, "interface_mappings": {}, "devices": self.devices,
-                "networks": len(self.plans), "extensions": [], "l2_population": False,
-                "tunnel_types": [], "log_agent_heartbeats": False}}]
+                "bridge_mappings": {}, "interface_mappings": provider_links.mappings(),
+                "devices": self.devices, "networks": len(self.plans), "extensions": [],
+                "l2_population": bool(tunnel), "tunnel_types": ["vxlan"] if tunnel else [],
+                **({"tunneling_ip": tunnel} if tunnel else {}),
+                "log_agent_heartbeats": False}}]
         if not self.network_node:
             return bridge
         return bridge + [
@@ -146,6 +156,13 @@ class HostAgent:
             networks = {plan.network_id for plan in plans}
             for plan in plans:
                 self._plug(plan)
+            if overlay.local_ip() or not self.overlay_checked:
+                # what a crash or an earlier config left: VXLAN devices no plan wants
+                # (without an overlay only at start: no `ip` process per pass)
+                overlay.remove_stale({overlay.device_name(plan.segmentation_id)
+                                      for plan in plans if overlay.wanted(plan)},
+                                     {agent.bridge_name(n) for n in self._plumbed()})
+                self.overlay_checked = True
             self._firewall()
             # routers after their networks' bridges exist, and gone before them
             for router_id in sorted(l3.managed() - set(routers)):
@@ -180,14 +197,25 @@ class HostAgent:
 
     def _plug(self, plan: plumbing.NetworkPlan) -> None:
         if self.plans.get(plan.network_id) == plan and plumbing.intact(plan) and (
-                plan.network_id in self.metadata or not plan.dhcp_subnets):
+                plan.network_id in self.metadata or not plan.dhcp_subnets) and \
+                overlay.intact(plan) and provider_links.intact(plan):
             return  # as plumbed before (the usual case: another port on the network)
         plumbing.plug(plan)
-        self.plans[plan.network_id] = plan
         if plan.dhcp_port_id and plan.dhcp_subnets:
             self._serve_metadata(plan.network_id)
         else:
             self._stop_metadata(plan.network_id)
+        try:  # the bridge reaches the network's other hosts
+            if overlay.wanted(plan):
+                overlay.plug(plan)
+            provider_links.plug(plan)
+        except host.CommandFailed:
+            # the guests still meet on this host; the plan is not recorded, so the next
+            # pass tries again, and the other networks are plumbed meanwhile
+            LOG.exception("Network %s gets no uplink on this host", plan.network_id)
+            self.plans.pop(plan.network_id, None)
+            return
+        self.plans[plan.network_id] = plan
 
     def _unplug(self, network_id: str) -> None:
         self.plans.pop(network_id, None)

@@ -39,6 +39,12 @@ def link_exists(name: str) -> bool:
     return os.path.exists(f"/sys/class/net/{name}")
 
 
+def bridge_ports(bridge: str) -> list[str]:
+    """The devices on ``bridge`` (in the root namespace; no process started)."""
+    path = f"/sys/class/net/{bridge}/brif"
+    return sorted(os.listdir(path)) if os.path.isdir(path) else []
+
+
 def addresses(dev: str, ns: str | None = None) -> set[str]:
     """'address/prefixlen' of the device (IPv4 and global IPv6)."""
     out = ip("-j", "addr", "show", "dev", dev, ns=ns, check=False)

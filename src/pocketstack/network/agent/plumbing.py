@@ -17,6 +17,7 @@ import time
 from pocketstack.common import config
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import ip as host
+from pocketstack.network.agent import overlay, provider_links
 
 LOG = logging.getLogger(__name__)
 METADATA_ADDRESS = "169.254.169.254"
@@ -31,6 +32,12 @@ class NetworkPlan:
     dhcp_mac: str | None = None
     dhcp_addresses: list[str] = dataclasses.field(default_factory=list)  # ip/prefixlen
     dhcp_subnets: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (id, cidr)
+    # How the bridge reaches other hosts (overlay.py, provider_links.py)
+    network_type: str = "local"
+    segmentation_id: int | None = None
+    physical_network: str | None = None
+    flood: list[str] = dataclasses.field(default_factory=list)  # VTEPs of hosts with it
+    fdb: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (mac, VTEP)
 
 
 def veth_names(dhcp_port_id: str) -> tuple[str, str]:
@@ -206,6 +213,9 @@ def unplug(network_id: str) -> None:
     """Remove everything this host has for the network."""
     _remove_namespace(network_id)
     bridge = agent.bridge_name(network_id)
+    # a bridge's deletion leaves the devices on it: the ones made for it go first
+    overlay.release(bridge)
+    provider_links.release(bridge)
     if host.link_exists(bridge):  # the namespace took its veth pair with it
         host.ip("link", "del", bridge)
     shutil.rmtree(state_dir(network_id), ignore_errors=True)

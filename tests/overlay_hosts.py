@@ -1,0 +1,169 @@
+"""Several "hosts" on one machine for the overlay tests and bench (issue 24): each host is a
+network namespace with an underlay address on a shared test switch (a bridge in a
+namespace of its own), running `pocketstack service network-agent` inside it; guests
+are stand-ins, a namespace each joined by a veth named as libvirt's tap would be.
+
+Everything lives in namespaces named ``<tag>…`` made here: ``Fabric.close()`` stops the
+agents and deletes the namespaces, which takes every bridge, VXLAN device, veth and
+nftables table inside with them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+UNDERLAY = "10.99.0.{}/24"
+PHYSNET, PHYSNET_IFACE = "physnet1", "ph0"
+
+
+def sh(*args, check=True, timeout=60):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=check)
+
+
+def wait(predicate, timeout: float, what: str, interval: float = 0.1):
+    """predicate()'s first true value, within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Host:
+    """A compute host: its namespace, underlay address and agent process."""
+
+    def __init__(self, fabric: "Fabric", name: str, index: int):
+        self.fabric, self.name, self.index = fabric, name, index
+        self.ns = f"{fabric.tag}h{index}"
+        self.address = UNDERLAY.format(index).split("/")[0]
+        self.data_dir = os.path.join(fabric.tmp, self.ns)
+        self.log = os.path.join(fabric.tmp, f"{self.ns}.log")
+        self.proc = None
+        fabric.made.append(self.ns)
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "-n", fabric.switch, "link", "add", f"p{index}", "type", "veth", "peer",
+           "name", "up0", "netns", self.ns)
+        sh("ip", "-n", fabric.switch, "link", "set", f"p{index}", "master", "sw", "up")
+        # a second link to the switch, with no address: physnet1 for flat/vlan networks
+        sh("ip", "-n", fabric.switch, "link", "add", f"q{index}", "type", "veth", "peer",
+           "name", PHYSNET_IFACE, "netns", self.ns)
+        sh("ip", "-n", fabric.switch, "link", "set", f"q{index}", "master", "sw", "up")
+        for command in ("link set lo up", f"addr add {UNDERLAY.format(index)} dev up0",
+                        "link set up0 up"):
+            sh("ip", "-n", self.ns, *command.split())
+        os.makedirs(self.data_dir, mode=0o700)
+        self.conf = os.path.join(self.data_dir, "agent.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"[DEFAULT]\ntransport_url = {fabric.transport_url}\ndebug = true\n"
+                    # no database for this process: any use of one would fail loudly
+                    "[database]\nconnection = postgresql+psycopg://nobody@127.0.0.1:9/none\n"
+                    f"[network]\nreport_interval = 0.5\nlocal_ip = {self.address}\n"
+                    f"physical_interface_mappings = {PHYSNET}:{PHYSNET_IFACE}\n")
+
+    def start(self) -> None:
+        log = open(self.log, "ab")
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, EXE, "service", "network-agent", "--host",
+             self.name, "--data-dir", self.data_dir, "--config-file", self.conf],
+            stdout=log, stderr=subprocess.STDOUT)  # `ip netns exec` execs the agent itself
+        log.close()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc = None
+
+    def alive(self) -> bool:
+        if self.proc is None or self.proc.poll() is not None:
+            raise AssertionError(f"agent on {self.name} exited:\n{self.log_text()}")
+        return True
+
+    def log_text(self) -> str:
+        with open(self.log, errors="replace") as f:
+            return f.read()[-4000:]
+
+    # --- what the host has -----------------------------------------------------------
+
+    def run(self, *args, check=True):
+        return sh("ip", "netns", "exec", self.ns, *args, check=check)
+
+    def links(self) -> dict[str, dict]:
+        out = sh("ip", "-n", self.ns, "-d", "-j", "link", "show").stdout
+        return {link["ifname"]: link for link in json.loads(out)}
+
+    def fdb(self, dev: str) -> set[tuple[str, str]]:
+        out = self.run("bridge", "-j", "fdb", "show", "dev", dev, check=False).stdout
+        return {(e["mac"], e["dst"]) for e in json.loads(out or "[]") if e.get("dst")}
+
+
+class Guest:
+    """A stand-in guest on a host: namespace, eth0 with the port's MAC and address, its
+    peer ``tap<port id[:11]>`` on the network's bridge in the host's namespace."""
+
+    def __init__(self, host: Host, port, prefix: int, mtu: int):
+        self.host = host
+        self.ns = f"{host.fabric.tag}g{uuid.uuid4().hex[:6]}"
+        self.address = port.fixed_ips[0]["ip_address"]
+        tap = "tap" + port.id[:11]
+        host.fabric.made.append(self.ns)
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "-n", host.ns, "link", "add", tap, "mtu", str(mtu), "type", "veth", "peer",
+           "name", "eth0", "netns", self.ns)
+        sh("ip", "-n", host.ns, "link", "set", tap, "master", "brq" + port.network_id[:11],
+           "up")
+        for command in ("link set lo up", f"link set eth0 address {port.mac_address} "
+                        f"mtu {mtu}", f"addr add {self.address}/{prefix} dev eth0",
+                        "link set eth0 up"):
+            sh("ip", "-n", self.ns, *command.split())
+
+    def ping(self, address: str, count: int = 1, interval: float = 1.0):
+        args = ["busybox", "ping", "-c", str(count), "-i", str(interval), "-W", "2"]
+        return sh("ip", "netns", "exec", self.ns, *args, address, check=False,
+                  timeout=30 + count * interval)
+
+
+class Fabric:
+    """The switch namespace and the hosts on it; close() removes all of it."""
+
+    def __init__(self, tmp: str, transport_url: str):
+        self.tag = "ov" + uuid.uuid4().hex[:6]
+        self.tmp, self.transport_url = tmp, transport_url
+        self.switch = f"{self.tag}sw"
+        self.made: list[str] = [self.switch]
+        self.hosts: list[Host] = []
+        sh("ip", "netns", "add", self.switch)
+        sh("ip", "-n", self.switch, "link", "add", "sw", "type", "bridge")
+        sh("ip", "-n", self.switch, "link", "set", "sw", "up")
+
+    def add_host(self, name: str) -> Host:
+        host = Host(self, name, len(self.hosts) + 1)
+        self.hosts.append(host)
+        return host
+
+    def close(self, show_logs: bool = True) -> None:
+        for host in self.hosts if show_logs else ():  # shown with a failing test's output
+            if os.path.exists(host.log):
+                print(f"--- agent log of {host.name} (tail) ---\n{host.log_text()}")
+        for host in self.hosts:
+            try:
+                host.stop()
+            except Exception:  # noqa: BLE001 - the namespaces go whatever happened
+                pass
+        for ns in reversed(self.made):
+            sh("ip", "netns", "del", ns, check=False)
+        shutil.rmtree(self.tmp, ignore_errors=True)
