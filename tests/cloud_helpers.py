@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 import cli_zygote
@@ -153,3 +154,15 @@ def free_tgt_port() -> int:
                 continue
         return port
     raise RuntimeError("no free port for tgtd between 10000 and 32000")
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
+    """predicate()'s first true value, polled every ``interval`` s for ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)

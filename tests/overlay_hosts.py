@@ -15,8 +15,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
+
+from cloud_helpers import wait_for
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 UNDERLAY = "10.99.0.{}/24"
@@ -29,14 +30,7 @@ def sh(*args, check=True, timeout=60):
 
 def wait(predicate, timeout: float, what: str, interval: float = 0.1):
     """predicate()'s first true value, within ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
+    return wait_for(predicate, timeout, what, interval)
 
 
 class Host:

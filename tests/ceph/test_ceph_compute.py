@@ -14,27 +14,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
 
 import cloud_helpers as root
+from cloud_helpers import wait_for
 
 BOOT_TIMEOUT = 150.0  # QEMU's software emulation on a loaded 2-core machine
 MiB = 1 << 20
 
-
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
 
 
 # --- no cluster needed -----------------------------------------------------------------

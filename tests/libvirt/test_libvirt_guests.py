@@ -16,12 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
-from cloud_helpers import free_tgt_port
+from cloud_helpers import free_tgt_port, wait_for
 from libvirt_helpers import real_libvirt_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
@@ -42,16 +41,6 @@ pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 BOOT_TIMEOUT = 120.0  # QEMU's software emulation on a loaded 2-core machine
 
-
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
 
 
 class RealHost:
