@@ -40,22 +40,26 @@ def forget() -> None:
     runtime.current().slot(__name__ + ".hosts", _HostsCache).at = -1.0
 
 
-def _bridge_agent_hosts(s) -> set[str]:
+def _live_bridge_agents():
+    """The live Linux bridge agents' rows (a heartbeat within agent_down_time)."""
     since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
-    return set(s.scalars(sa.select(NetworkAgent.host).where(
-        NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
-        NetworkAgent.heartbeat_timestamp >= since)))
+    return (NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
+            NetworkAgent.heartbeat_timestamp >= since)
+
+
+def _bridge_agent_hosts(s) -> set[str]:
+    return set(s.scalars(sa.select(NetworkAgent.host).where(*_live_bridge_agents())))
+
+
+def tunneling_ip(configurations) -> str | None:
+    """The VTEP an agent reports in its ``configurations``, if any."""
+    value = (configurations or {}).get("tunneling_ip")
+    return value if isinstance(value, str) and value else None
 
 
 def tunnel_endpoints(s) -> dict[str, str]:
     """host -> its VTEP (the ``tunneling_ip`` its live Linux bridge agent reports)."""
-    since = utcnow() - dt.timedelta(seconds=config.CONF.network.agent_down_time)
-    found = {}
-    for host, configurations in s.execute(sa.select(
-            NetworkAgent.host, NetworkAgent.configurations).where(
-            NetworkAgent.agent_type == LINUXBRIDGE_AGENT,
-            NetworkAgent.heartbeat_timestamp >= since)):
-        address = (configurations or {}).get("tunneling_ip")
-        if isinstance(address, str) and address:
-            found[host] = address
-    return found
+    rows = s.execute(sa.select(NetworkAgent.host, NetworkAgent.configurations)
+                     .where(*_live_bridge_agents()))
+    return {host: address for host, configurations in rows
+            if (address := tunneling_ip(configurations)) is not None}

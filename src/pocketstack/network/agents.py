@@ -79,8 +79,8 @@ def report_state(state: dict) -> dict:
             s.add(row)
         status = ("new" if row.heartbeat_timestamp is None
                   else "alive" if is_alive(row, now) else "revived")
-        vtep = _tunneling_ip(configurations)
-        moved = vtep is not None and (status != "alive" or vtep != _tunneling_ip(
+        vtep = agent_hosts.tunneling_ip(configurations)
+        moved = vtep is not None and (status != "alive" or vtep != agent_hosts.tunneling_ip(
             row.configurations))
         row.agent_type, row.binary, row.topic, row.host = state["agent_type"], binary, topic, host
         row.availability_zone = AVAILABILITY_ZONE if zoned else None
@@ -99,11 +99,6 @@ def report_state(state: dict) -> dict:
         # the reporting agent's own included (it planned before the service knew it)
         host_agent.changed(also=(host,))
     return answer
-
-
-def _tunneling_ip(configurations) -> str | None:
-    value = (configurations or {}).get("tunneling_ip")
-    return value if isinstance(value, str) and value else None
 
 
 def network_node_states(host: str) -> list[dict]:

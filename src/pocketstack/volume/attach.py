@@ -36,9 +36,10 @@ def connection_info(volume: Volume, mode: str | None) -> dict:
     if driver.exports_iscsi():  # cinder's create_export: CHAP made once, kept with the volume
         from pocketstack.volume import iscsi_target
 
-        if iscsi_target.parse_provider_auth(volume.provider_auth) is None:
-            volume.provider_auth = iscsi_target.new_provider_auth()
         chap = iscsi_target.parse_provider_auth(volume.provider_auth)
+        if chap is None:
+            volume.provider_auth = iscsi_target.new_provider_auth()
+            chap = iscsi_target.parse_provider_auth(volume.provider_auth)
     return driver.connection_info(volume.id, mode="ro" if volume.readonly or mode == "ro"
                                   else "rw", chap=chap)
 

@@ -42,7 +42,7 @@ def release_unused(host, uuids: set[str]) -> None:
         return
     lv, conn = host.libvirt, host.conn()
     used = "".join(dom.XMLDesc(0) for dom in conn.listAllDomains())
-    for uuid in uuids - {u for u in uuids if u in used}:
+    for uuid in (u for u in uuids if u not in used):
         try:
             conn.secretLookupByUUIDString(uuid).undefine()
         except lv.libvirtError:
