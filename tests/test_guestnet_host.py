@@ -263,3 +263,29 @@ def test_port_created_bound_is_plumbed_before_the_answer(project, host_agent):
         assert "brq" + net.id[:11] in links() and f"qdhcp-{net.id}" in namespaces()
     finally:
         project.admin.network.delete_port(port)
+
+
+def test_a_port_or_network_set_down_passes_no_frame(project, host_agent, guests):
+    """admin_state_up false, as neutron's agent takes the tap down: nothing in or out,
+    port security or not; set up again, the guest is back."""
+    net, _ = project.network("10.40.13.0/24")
+    one = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    two = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    ip_one, ip_two = one.dhcp()["ip"], two.dhcp()["ip"]
+    assert one.ping(ip_two)
+    admin = project.admin.network
+    admin.update_port(two.port.id, admin_state_up=False, port_security_enabled=False,
+                      security_group_ids=[])
+    host_agent.reconcile()
+    assert admin.get_port(two.port.id).status == "DOWN"
+    assert not one.ping(ip_two) and not two.ping(ip_one)
+    admin.update_port(two.port.id, admin_state_up=True)
+    host_agent.reconcile()
+    # (two is in no group now: one's default group still keeps two's own pings out)
+    assert one.ping(ip_two) and not two.ping(ip_one)
+    admin.update_network(net.id, admin_state_up=False)
+    host_agent.reconcile()
+    assert not one.ping(ip_two) and not two.ping(ip_one)
+    admin.update_network(net.id, admin_state_up=True)
+    host_agent.reconcile()
+    assert one.ping(ip_two)

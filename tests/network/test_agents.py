@@ -156,7 +156,7 @@ def test_what_an_agent_is_told_to_plumb(admin_conn):
         assert plans[0].dhcp_port_id is None  # DHCP is the network node's
         assert service.network_plan(network.id, [host]) == plans[0]
         assert service.network_plan("no-such-network", [host]) is None
-        ports, rules, members, host_taps, _ = service.firewall_state([host])
+        ports, rules, members, host_taps, _, _ = service.firewall_state([host])
         assert [p.network_id for p in ports] == [network.id] and rules and host_taps == []
         for kwargs in ({"hosts": "cmp"}, {"hosts": [""]}, {"hosts": [3]}):
             with pytest.raises(Exception) as error:

@@ -100,13 +100,14 @@ class NetworkServiceClient:
         return _network_plan(plan) if plan is not None else None
 
     def firewall_state(self, hosts: list[str]):
-        """(ports, rules, members, dhcp_taps, address_groups) for firewall.layout."""
+        """(ports, rules, members, dhcp_taps, address_groups, down_taps) for
+        firewall.layout."""
         from pocketstack.network.agent import firewall  # noqa: PLC0415
 
         state = self.client.call(RequestContext.admin(), "firewall_state", hosts=hosts)
         return ([firewall.GuestPort(**p) for p in state["ports"]],
                 [firewall.Rule(**r) for r in state["rules"]], state["members"],
-                state["dhcp_taps"], state["address_groups"])
+                state["dhcp_taps"], state["address_groups"], state.get("down_taps", []))
 
 
 def _network_plan(plan: dict):

@@ -158,9 +158,15 @@ def _firewall_state(s, hosts) -> dict:
             p.tap for r in routers.values() for p in r.ports)
     address_groups = agroups.addresses_of(s, {r.remote_address_group_id for r in rules
                                               if r.remote_address_group_id})
+    down_networks = set(s.scalars(sa.select(Network.id).where(
+        Network.id.in_(sorted({p.network_id for p in guest_ports})),
+        Network.admin_state_up.is_(False))))
+    down_taps = sorted(agent.tap_name(p.id) for p in guest_ports
+                       if not p.admin_state_up or p.network_id in down_networks)
     return {"ports": [dataclasses.asdict(p) for p in ports],
             "rules": [dataclasses.asdict(r) for r in rules], "members": members,
-            "dhcp_taps": dhcp_taps, "address_groups": address_groups}
+            "dhcp_taps": dhcp_taps, "address_groups": address_groups,
+            "down_taps": down_taps}
 
 
 # --- routers -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import base, listing, qos, quotas, rbac, security_groups
+from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port, RbacPolicy,
@@ -395,6 +396,8 @@ def update_network(ctx, network_id: str, body: dict, if_revision: int | None = N
         base.touch(network)
         s.flush()
         out = view(network, base.tags_of(s, network.id), _show_provider(ctx), granted)
+    if "admin_state_up" in values:
+        host_agent.changed()  # a network set down passes no frame on any host
     return out
 
 

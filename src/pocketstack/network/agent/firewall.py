@@ -124,6 +124,7 @@ class Layout:
     l2_chains: dict[str, tuple[str, ...]]              # bridge: spoof_ chain -> rules
     spoof: dict[str, str]                              # bridge: tap -> spoof_ chain
     taps: tuple[str, ...]                              # bridge: taps kept from the host
+    down: tuple[str, ...] = ()                         # bridge: taps of admin-down ports
 
 
 # (map, type, key expression): a port's address on its bridge -> its chain
@@ -135,10 +136,13 @@ MAPS = (("egress4", "ifname . ipv4_addr", "iifname . ip saddr"),
 
 def layout(ports: list[GuestPort], rules: list[Rule], members: dict[str, list[str]],
            host_taps: list[str] = (),
-           address_groups: dict[str, list[str]] | None = None) -> Layout:
+           address_groups: dict[str, list[str]] | None = None,
+           down_taps: list[str] = ()) -> Layout:
     """``members``: group id -> fixed IPs of every port in it; ``host_taps``: the DHCP
     veths, kept from the host like guests' taps; ``address_groups``: address group id ->
-    its CIDRs (interval sets: an nft set of prefixes)."""
+    its CIDRs (interval sets: an nft set of prefixes); ``down_taps``: the taps of ports
+    that are administratively down (or on a network that is), which pass no frame either
+    way, port security or not (as neutron's agent sets their tap down)."""
     by_group: dict[str, list[Rule]] = {}
     for rule in rules:
         by_group.setdefault(rule.group_id, []).append(rule)
@@ -179,7 +183,7 @@ def layout(ports: list[GuestPort], rules: list[Rule], members: dict[str, list[st
             l2_chains[f"spoof_{_hex(port.id)}"] = _spoof_rules(port)
             spoof[agent.tap_name(port.id)] = f"spoof_{_hex(port.id)}"
     taps = tuple(sorted({agent.tap_name(p.id) for p in ports} | set(host_taps)))
-    return Layout(sets, chains, maps, l2_chains, spoof, taps)
+    return Layout(sets, chains, maps, l2_chains, spoof, taps, tuple(sorted(set(down_taps))))
 
 
 def _elements(values) -> str:
@@ -241,12 +245,20 @@ def _render_bridge(table: str, plan: Layout) -> str:
     spoof = f" elements = {_elements(entries)};" if entries else ""
     names = [f'"{tap}"' for tap in plan.taps]
     taps = f" elements = {_elements(names)};" if names else ""
+    down = [f'"{tap}"' for tap in plan.down]
+    down = f" elements = {_elements(down)};" if down else ""
     lines = [f"table bridge {table} {{",
              f"  set guest_taps {{ type ifname;{taps} }}",
+             f"  set down_taps {{ type ifname;{down} }}",
              f"  map spoof {{ type ifname : verdict;{spoof} }}",
              "  chain ports {",
              "    type filter hook prerouting priority -300; policy accept;",
+             "    iifname @down_taps drop",
              "    iifname vmap @spoof",
+             "  }",
+             "  chain to_ports {",
+             "    type filter hook forward priority 0; policy accept;",
+             "    oifname @down_taps drop",
              "  }",
              "  chain host {",
              "    type filter hook input priority 0; policy accept;",
@@ -294,12 +306,14 @@ def render_changes(table: str, old: Layout, new: Layout) -> str:
         out.append(f"delete element {bridge} spoof {_elements(gone)}")
     if added:
         out.append(f"add element {bridge} spoof {_elements(added)}")
-    gone = [f'"{t}"' for t in old.taps if t not in new.taps]
-    added = [f'"{t}"' for t in new.taps if t not in old.taps]
-    if gone:
-        out.append(f"delete element {bridge} guest_taps {_elements(gone)}")
-    if added:
-        out.append(f"add element {bridge} guest_taps {_elements(added)}")
+    for name, before, after in (("guest_taps", old.taps, new.taps),
+                                ("down_taps", old.down, new.down)):
+        gone = [f'"{t}"' for t in before if t not in after]
+        added = [f'"{t}"' for t in after if t not in before]
+        if gone:
+            out.append(f"delete element {bridge} {name} {_elements(gone)}")
+        if added:
+            out.append(f"add element {bridge} {name} {_elements(added)}")
     out += [f"delete chain {inet} {n}" for n in old.chains if n not in new.chains]
     out += [f"delete chain {bridge} {n}" for n in old.l2_chains if n not in new.l2_chains]
     out += [f"delete set {inet} {n}" for n in old.sets if n not in new.sets]
