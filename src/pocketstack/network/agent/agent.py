@@ -63,6 +63,12 @@ class HostAgent:
         self.tickets = 0
         self.rules_cover = 0
         self.ticket_lock = threading.Lock()
+        # A bind on a network this host already has does not wait for a plumbing pass
+        # (seconds while ten guests boot): it runs its own firewall pass beside it. The
+        # pass that read the host's state before that bind must then not unplug its
+        # network: each network's latest bind ticket says so.
+        self.fw_lock = threading.Lock()  # one firewall pass at a time
+        self.bound: dict[str, int] = {}  # network id -> ticket of its latest bind
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="network-host-agent", daemon=True)
         self.hosts = sorted(agent.bridge_hosts())  # the names its ports are bound under
@@ -135,23 +141,24 @@ class HostAgent:
 
     # --- work ---------------------------------------------------------------------
 
-    def _ticket(self) -> int:
-        with self.ticket_lock:
-            self.tickets += 1
-            return self.tickets
-
     def ensure(self, network_id: str) -> None:
         """Plumb one network now (bridge, namespace, dnsmasq, metadata) and its rules."""
-        ticket = self._ticket()
+        with self.ticket_lock:
+            self.tickets += 1
+            ticket = self.bound[network_id] = self.tickets
+            plumbed = network_id in self.plans
+        if plumbed and os.path.isdir(f"/sys/class/net/{agent.bridge_name(network_id)}"):
+            self._firewall(ticket)  # the usual bind: another port on a plumbed network
+            return
         with self.lock:
             plan = self.service.network_plan(network_id, self.hosts)
             if plan is not None:
                 self._plug(plan)
-            if self.rules_cover < ticket:  # else a pass since our bind has our port
-                self._firewall()
+            self._firewall(ticket)
 
     def reconcile(self) -> None:
         with self.lock:
+            asked_at = self.tickets  # binds after this may be missing from the answer
             plans, routers, self.network_node = self.service.host_state(self.hosts)
             networks = {plan.network_id for plan in plans}
             for plan in plans:
@@ -170,7 +177,18 @@ class HostAgent:
             for plan in routers.values():
                 self._plug_router(plan)
             for network_id in sorted(self._plumbed() - networks):
-                self._unplug(network_id)
+                if self._may_unplug(network_id, asked_at):
+                    self._unplug(network_id)
+
+    def _may_unplug(self, network_id: str, asked_at: int) -> bool:
+        """No bind since the state was read wants the network; from here on a bind
+        takes the slow path (it waits for the lock and plumbs the network again)."""
+        with self.ticket_lock:
+            if self.bound.get(network_id, 0) > asked_at:
+                return False
+            self.bound.pop(network_id, None)
+            self.plans.pop(network_id, None)
+            return True
 
     def _plug_router(self, plan: l3.RouterPlan) -> None:
         old = self.routers.get(plan.router_id)
@@ -234,13 +252,20 @@ class HostAgent:
         if server is not None:
             server.stop()
 
-    def _firewall(self) -> None:
+    def _firewall(self, ticket: int | None = None) -> None:
+        with self.fw_lock:
+            # a pass since bind ``ticket`` was taken has its port: nothing to do
+            if ticket is None or self.rules_cover < ticket:
+                self._firewall_pass()
+
+    def _firewall_pass(self) -> None:
         covers = self.tickets  # binds committed before this question are in the answer
-        ports, rules, members, dhcp_taps, address_groups = self.service.firewall_state(
-            self.hosts)
+        ports, rules, members, dhcp_taps, address_groups, down_taps = \
+            self.service.firewall_state(self.hosts)
         self.devices = len(ports)
-        wanted = (firewall.layout(ports, rules, members, dhcp_taps, address_groups)
-                  if ports or dhcp_taps else None)
+        wanted = (firewall.layout(ports, rules, members, dhcp_taps, address_groups,
+                                  down_taps)
+                  if ports or dhcp_taps or down_taps else None)
         if self.rules_applied is _NOTHING_YET:  # first run: whatever a crash left goes
             firewall.apply_layout(None, wanted)
         elif wanted != self.rules_applied:
