@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh,
+from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh, unique,
                               unique_table)
 
 BRIDGE_HOST = "gn-realhost"
@@ -289,3 +289,41 @@ def test_a_port_or_network_set_down_passes_no_frame(project, host_agent, guests)
     admin.update_network(net.id, admin_state_up=True)
     host_agent.reconcile()
     assert one.ping(ip_two)
+
+
+def test_a_flat_network_no_interface_maps_fails_the_binding_and_the_boot(project,
+                                                                         host_agent):
+    """As ML2 with the Linux bridge agent: a port of a flat network whose physical
+    network the host's agent maps to no interface ([network] physical_interface_mappings)
+    is bound as binding_failed, nothing is plumbed for it, and a boot there fails with
+    nova's "Binding failed for port" instead of a guest on an island."""
+    from pocketstack.common import config
+
+    admin = project.admin.network
+    net = admin.create_network(name=unique("gn-flat"), provider_network_type="flat",
+                               provider_physical_network="gn-nowhere", shared=True)
+    try:
+        admin.create_subnet(network_id=net.id, ip_version=4, cidr="10.40.14.0/24")
+        port = admin.create_port(
+            network_id=net.id, device_owner="compute:nova", device_id=str(uuid.uuid4()),
+            binding_host_id=BRIDGE_HOST)
+        assert port.binding_vif_type == "binding_failed" and port.status == "DOWN"
+        assert port.binding_vif_details == {}
+        assert "brq" + net.id[:11] not in links()
+        admin.delete_port(port)
+        # a compute host whose ports go to bridges: the build fails on the binding
+        host = "cmp-1"
+        config.CONF.set_override("bridge_hosts", [BRIDGE_HOST, host], group="network")
+        try:
+            server = project.admin.compute.create_server(
+                name=unique("gn-vm"), image_id=project.image_id, flavor_id="42",
+                networks=[{"uuid": net.id}], availability_zone=f"nova:{host}")
+            server = project.admin.compute.wait_for_server(server, status="ERROR",
+                                                           interval=0.05, wait=60)
+        finally:
+            config.CONF.set_override("bridge_hosts", [BRIDGE_HOST], group="network")
+        assert "Binding failed for port" in server.fault["message"], server.fault
+        project.admin.compute.delete_server(server)
+        project.admin.compute.wait_for_delete(server, interval=0.05, wait=60)
+    finally:
+        admin.delete_network(net)

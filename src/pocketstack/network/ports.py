@@ -102,7 +102,12 @@ def _session_of(port):
 
 def binding_state(port: Port) -> None:
     """Status and VIF from the binding: bound to a host and up means ACTIVE."""
-    if port.host_id and host_agent.is_bridge_host(port.host_id, _session_of(port)):
+    session = _session_of(port)
+    if port.host_id and host_agent.is_bridge_host(port.host_id, session):
+        if _is_compute(port) and not _host_reaches(port, session):
+            # as ML2: no mechanism driver could bind it (nova fails the boot on it)
+            port.vif_type, port.vif_details, port.status = "binding_failed", {}, "DOWN"
+            return
         # a real host: the port is a tap on the network's Linux bridge (network/agent)
         port.vif_type, port.vif_details = "bridge", host_agent.vif_details(port.network_id)
     elif port.host_id:
@@ -112,6 +117,23 @@ def binding_state(port: Port) -> None:
     else:
         port.vif_type, port.vif_details = "unbound", {}
     port.status = "ACTIVE" if port.host_id and port.admin_state_up else "DOWN"
+
+
+def _host_reaches(port: Port, session) -> bool:
+    """A flat or VLAN network reaches a host only through an interface its agent maps
+    to the network's physical network ([network] physical_interface_mappings)."""
+    def physnet_of(s):
+        network = s.get(Network, port.network_id)
+        if network is None or network.network_type not in ("flat", "vlan"):
+            return None
+        return network.physical_network
+
+    if session is not None:
+        physnet = physnet_of(session)
+    else:
+        with db.reader() as s:
+            physnet = physnet_of(s)
+    return not physnet or host_agent.maps_physnet(port.host_id, physnet, session)
 
 
 def _is_compute(port: Port) -> bool:

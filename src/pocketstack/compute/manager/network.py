@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from pocketstack.clients.network import NetworkClient
-from pocketstack.compute.manager.errors import Superseded
+from pocketstack.compute.manager.errors import PortBindingFailed, Superseded
 
 LOG = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
             _stop_if_deleted(instance.uuid)
             port = admin.update_port(req["port_id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
+            _check_bound(port)
             continue
         body = {"network_id": req["network_id"], "admin_state_up": True,
                 "device_id": instance.uuid,
@@ -56,8 +57,17 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
         _stop_if_deleted(instance.uuid)  # never bind a port of a server already deleted
         port = admin.update_port(port["id"], {"binding:host_id": host})
         vifs[-1] = _vif(port, req.get("network_name") or "", True, req.get("tag"))
+        _check_bound(port)
     if vifs:
         _stop_if_deleted(instance.uuid)
+
+
+def _check_bound(port: dict) -> None:
+    """The network service could not bind the port on this host (nova's
+    PortBindingFailed): the build fails here and is rescheduled."""
+    if port.get("binding:vif_type") == "binding_failed":
+        raise PortBindingFailed(f"Binding failed for port {port['id']}, please check "
+                                "neutron logs for more information.")
 
 
 def _stop_if_deleted(instance_uuid: str) -> None:

@@ -76,6 +76,18 @@ def is_bridge_host(host: str | None, session=None) -> bool:
     return host in agent_hosts(session)
 
 
+def maps_physnet(host: str, physnet: str, session=None) -> bool:
+    """``host``'s agent has an interface for physical network ``physnet``: this
+    process's from its configuration, another host's from its heartbeats."""
+    if enabled() and host in bridge_hosts():
+        from pocketstack.network.agent import provider_links  # noqa: PLC0415
+
+        return physnet in provider_links.mappings()
+    from pocketstack.network import agent_hosts  # noqa: PLC0415 (the database models)
+
+    return physnet in agent_hosts.interface_mappings(host, session)
+
+
 def agent_hosts(session=None) -> set[str]:
     """The hosts whose networking agent is alive (from its heartbeats)."""
     from pocketstack.network import agent_hosts  # noqa: PLC0415 (the database models)
