@@ -37,8 +37,12 @@ down:
 # them in one process. A worker that crashes ends the run, naming its test: pytest-xdist
 # 3.8 can wait forever for the replacement of a crashed worker under --dist loadfile.
 TEST_WORKERS ?= 3
+# A worker that died in a Ceph test left what librados printed (tests/ceph/conftest.py).
 test: $(VENV)/.installed-test
-	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS)
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS) || { \
+	  status=$$?; for f in $${TMPDIR:-/tmp}/pocketstack-test-stderr-*.log; do \
+	    [ -f "$$f" ] && { echo "== stderr of the worker that died in $$(head -n 1 "$$f")"; tail -n 60 "$$f"; rm -f "$$f"; }; \
+	  done; exit $$status; }
 
 bench: $(VENV)/.installed-test
 	$(PY) bench/identity_bench.py

@@ -8,6 +8,7 @@ CI does).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -16,6 +17,53 @@ import uuid
 
 import pytest
 from ceph_helpers import Ceph, _skip_reason
+
+# What librados/librbd print before an abort (a failed ceph_assert, glibc's heap checks)
+# goes to file descriptor 2, which pytest captures into a temporary file that dies with
+# the worker: the crash report would name the test but not the cause. During each phase
+# of a Ceph test, descriptor 2 is a file of this worker's in STDERR_DIR instead; after the
+# phase its content goes back to pytest's capture (shown with a failure as usual) and the
+# file is removed. A worker that dies leaves it, and `make test` prints it.
+STDERR_DIR = os.environ.get("POCKETSTACK_TEST_STDERR_DIR", tempfile.gettempdir())
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)  # inside pytest's own capture
+def pytest_runtest_setup(item):
+    with _stderr_kept(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item):
+    with _stderr_kept(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item):
+    with _stderr_kept(item):
+        yield
+
+
+@contextlib.contextmanager
+def _stderr_kept(item):
+    path = os.path.join(STDERR_DIR, f"pocketstack-test-stderr-{os.getpid()}.log")
+    header = f"{item.nodeid}\n".encode()
+    with open(path, "w+b") as kept:
+        kept.write(header)
+        kept.flush()
+        saved = os.dup(2)
+        os.dup2(kept.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            kept.seek(len(header))
+            said = kept.read()
+    if said:
+        os.write(2, said)
+    os.unlink(path)
 
 
 @pytest.fixture(scope="session")
