@@ -18,6 +18,7 @@ import sys
 import uuid
 
 from cloud_helpers import wait_for
+from guestnet_helpers import UDHCPC_SCRIPT, echo_server
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 UNDERLAY = "10.99.0.{}/24"
@@ -89,12 +90,19 @@ class Host:
 
     def log_text(self) -> str:
         with open(self.log, errors="replace") as f:
-            return f.read()[-4000:]
+            return f.read()[-int(os.environ.get("OVERLAY_LOG_TAIL", "4000")):]
 
     # --- what the host has -----------------------------------------------------------
 
     def run(self, *args, check=True):
         return sh("ip", "netns", "exec", self.ns, *args, check=check)
+
+    def run_in(self, ns: str, *args, check=False):
+        """A command in a namespace the agent made (qdhcp-, qrouter-): its name is
+        mounted in the agent's own mount namespace (`ip netns exec` gave it one), so
+        enter that first."""
+        return sh("nsenter", "-m", "-t", str(self.proc.pid), "ip", "netns", "exec", ns,
+                  *args, check=check)
 
     def links(self) -> dict[str, dict]:
         out = sh("ip", "-n", self.ns, "-d", "-j", "link", "show").stdout
@@ -106,10 +114,11 @@ class Host:
 
 
 class Guest:
-    """A stand-in guest on a host: namespace, eth0 with the port's MAC and address, its
-    peer ``tap<port id[:11]>`` on the network's bridge in the host's namespace."""
+    """A stand-in guest on a host: namespace, eth0 with the port's MAC and address (or
+    none, for dhcp()), its peer ``tap<port id[:11]>`` on the network's bridge in the
+    host's namespace."""
 
-    def __init__(self, host: Host, port, prefix: int, mtu: int):
+    def __init__(self, host: Host, port, prefix: int, mtu: int, static: bool = True):
         self.host = host
         self.ns = f"{host.fabric.tag}g{uuid.uuid4().hex[:6]}"
         self.address = port.fixed_ips[0]["ip_address"]
@@ -120,15 +129,57 @@ class Guest:
            "name", "eth0", "netns", self.ns)
         sh("ip", "-n", host.ns, "link", "set", tap, "master", "brq" + port.network_id[:11],
            "up")
+        address = [f"addr add {self.address}/{prefix} dev eth0"] if static else []
         for command in ("link set lo up", f"link set eth0 address {port.mac_address} "
-                        f"mtu {mtu}", f"addr add {self.address}/{prefix} dev eth0",
-                        "link set eth0 up"):
+                        f"mtu {mtu}", *address, "link set eth0 up"):
             sh("ip", "-n", self.ns, *command.split())
+
+    def dhcp(self) -> dict:
+        """Lease an address with busybox udhcpc: what the DHCP server said."""
+        script = os.path.join(self.host.fabric.tmp, f"{self.ns}.sh")
+        lease_file = os.path.join(self.host.fabric.tmp, f"{self.ns}.lease")
+        with open(script, "w") as f:
+            f.write(UDHCPC_SCRIPT)
+        os.chmod(script, 0o755)
+        proc = subprocess.run(
+            ["ip", "netns", "exec", self.ns, "busybox", "udhcpc", "-i", "eth0", "-n", "-q",
+             "-f", "-t", "20", "-T", "1", "-O", "staticroutes", "-s", script],
+            env=dict(os.environ, LEASE_FILE=lease_file), capture_output=True, text=True,
+            timeout=60)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        with open(lease_file) as f:
+            return dict(line.split("=", 1) for line in f.read().splitlines())
+
+    def fetch(self, url: str):
+        return sh("ip", "netns", "exec", self.ns, "timeout", "3", "busybox", "wget", "-q",
+                  "-O", "-", url, check=False)
 
     def ping(self, address: str, count: int = 1, interval: float = 1.0):
         args = ["busybox", "ping", "-c", str(count), "-i", str(interval), "-W", "2"]
         return sh("ip", "netns", "exec", self.ns, *args, address, check=False,
                   timeout=30 + count * interval)
+
+
+class Outside:
+    """The world beyond a router: a namespace on the external network's bridge on the
+    network node, holding the external subnet's gateway address and an echo server that
+    answers with the address it sees the client as."""
+
+    def __init__(self, node: Host, external_network_id: str, address: str):
+        self.ns = f"{node.fabric.tag}out"
+        node.fabric.made.append(self.ns)
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "-n", node.ns, "link", "add", "outside", "type", "veth", "peer", "name",
+           "eth0", "netns", self.ns)
+        sh("ip", "-n", node.ns, "link", "set", "outside", "master",
+           "brq" + external_network_id[:11], "up")
+        for command in ("link set lo up", f"addr add {address} dev eth0", "link set eth0 up"):
+            sh("ip", "-n", self.ns, *command.split())
+        self.server = echo_server(self.ns)
+        node.fabric.servers.append(self.server)
+
+    def run(self, *args, check=False):
+        return sh("ip", "netns", "exec", self.ns, *args, check=check)
 
 
 class Fabric:
@@ -140,6 +191,7 @@ class Fabric:
         self.switch = f"{self.tag}sw"
         self.made: list[str] = [self.switch]
         self.hosts: list[Host] = []
+        self.servers: list[subprocess.Popen] = []
         sh("ip", "netns", "add", self.switch)
         sh("ip", "-n", self.switch, "link", "add", "sw", "type", "bridge")
         sh("ip", "-n", self.switch, "link", "set", "sw", "up")
@@ -158,6 +210,9 @@ class Fabric:
                 host.stop()
             except Exception:  # noqa: BLE001 - the namespaces go whatever happened
                 pass
+        for server in self.servers:
+            server.kill()
+            server.wait(timeout=10)
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.tmp, ignore_errors=True)

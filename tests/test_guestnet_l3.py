@@ -12,15 +12,13 @@ import ipaddress
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 import uuid
 
 import pytest
 
-from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh, unique,
-                              unique_table)
+from guestnet_helpers import (Guest, Project, echo_server, links, namespaces, running_agent,
+                              sh, unique, unique_table)
 
 BRIDGE_HOST = "gn-l3host"
 EXTERNAL_CIDR, OUTSIDE_IP = "198.51.100.0/24", "198.51.100.1"  # documentation range
@@ -30,27 +28,6 @@ pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(missing),
     reason=f"real routers need root and {', '.join(TOOLS)} "
            f"(missing: {', '.join(missing) or 'root'})")
-
-# Answers every GET with the client's address as the server sees it (SNAT shows here).
-ECHO_SERVER = """
-import http.server, sys
-class Echo(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = self.client_address[0].encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Echo).serve_forever()
-"""
-
-
-def echo_server(ns: str, port: int = 8080) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", ECHO_SERVER,
-                             str(port)])
-
 
 class Outside:
     """A namespace on the external network's bridge, playing the world beyond the

@@ -22,7 +22,7 @@ import uuid
 import pytest
 
 from cloud_helpers import own_cloud
-from overlay_hosts import PHYSNET, PHYSNET_IFACE, Fabric, Guest, sh, wait
+from overlay_hosts import PHYSNET, PHYSNET_IFACE, Fabric, Guest, Outside, sh, wait
 
 FLOOD = "00:00:00:00:00:00"
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
@@ -135,6 +135,89 @@ def test_vxlan_overlay_between_hosts(fabric):
          "every host to remove the network's device")
     for host in (host_a, host_b, host_c):
         host.alive()
+
+
+def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
+    """The network node is a host of its own (``[network] dhcp_agent_host``): its agent,
+    another process without the database, gets the DHCP files over RPC and runs dnsmasq
+    and the router there. Guests on two compute hosts lease their addresses from it over
+    VXLAN, reach each other and their router, reach the outside through SNAT, and are
+    reached on a floating IP once their security group allows it."""
+    from pocketstack.common import config
+
+    cloud, hosts = fabric
+    admin = cloud.sdk()
+    tag = hosts.tag
+    host_a, host_b, node = (hosts.add_host(f"{tag}-{x}") for x in ("a", "b", "net"))
+    config.CONF.set_override("dhcp_agent_host", node.name, group="network")
+    try:
+        for host in (host_a, host_b, node):
+            host.start()
+        names = {h.name for h in (host_a, host_b, node)}
+        wait(lambda: all(h.alive() for h in (host_a, host_b, node)) and
+             len(_vteps(admin, names)) == 3, 60, "the three agents")
+        external = admin.network.create_network(name=f"{tag}-ext", is_router_external=True)
+        admin.network.create_subnet(network_id=external.id, ip_version=4,
+                                    cidr="198.51.100.0/24", gateway_ip="198.51.100.1",
+                                    enable_dhcp=False)
+        net = admin.network.create_network(name=f"{tag}-net", provider_network_type="vxlan")
+        subnet = admin.network.create_subnet(network_id=net.id, ip_version=4,
+                                             cidr="10.97.0.0/24")
+        router = admin.network.create_router(
+            name=f"{tag}-r", external_gateway_info={"network_id": external.id})
+        admin.network.add_interface_to_router(router, subnet_id=subnet.id)
+        port_a, port_b = (admin.network.create_port(network_id=net.id,
+                                                    binding_host_id=h.name)
+                          for h in (host_a, host_b))
+        # DHCP: dnsmasq on the network node, the files fetched over RPC after each bind
+        wait(lambda: any(f"qdhcp-{net.id}" == n for n in sh(
+            "ip", "netns", "list").stdout.split()), 30, "the network node's DHCP namespace")
+        guest_a = Guest(host_a, port_a, 24, net.mtu, static=False)
+        guest_b = Guest(host_b, port_b, 24, net.mtu, static=False)
+        for guest, port in ((guest_a, port_a), (guest_b, port_b)):
+            lease = guest.dhcp()
+            assert lease["ip"] == port.fixed_ips[0]["ip_address"], lease
+            assert lease["router"] == subnet.gateway_ip
+        wait(lambda: guest_a.ping(guest_b.address).returncode == 0, 30, "A to ping B")
+        # the router on the network node, reached over VXLAN from both compute hosts
+        for guest in (guest_a, guest_b):
+            wait(lambda: guest.ping(subnet.gateway_ip).returncode == 0, 30,
+                 "a guest to ping its router")
+        wait(lambda: _router_plugged(node, router.id, external.id), 30,
+             "the router's gateway on the network node")
+        outside = Outside(node, external.id, "198.51.100.1/24")
+        gateway_ip = admin.network.get_router(router.id).external_gateway_info[
+            "external_fixed_ips"][0]["ip_address"]
+        seen = wait(lambda: guest_a.fetch("http://198.51.100.1:8080/").stdout.strip(), 30,
+                    "guest A to reach the outside")
+        assert seen == gateway_ip  # SNAT to the router's gateway address
+
+        fip = admin.network.create_ip(floating_network_id=external.id, port_id=port_b.id)
+        address = fip.floating_ip_address
+        # associated, but the default group lets in only its members: still closed
+        wait(lambda: address in node.run_in(f"qrouter-{router.id}", "nft", "list",
+                                            "ruleset").stdout, 30,
+             "the floating IP's rules on the network node")
+        assert outside.run("busybox", "ping", "-c", "1", "-W", "1", address).returncode != 0
+        group = port_b.security_group_ids[0]
+        admin.network.create_security_group_rule(security_group_id=group,
+                                                 direction="ingress", protocol="icmp",
+                                                 remote_ip_prefix="0.0.0.0/0")
+        wait(lambda: outside.run("busybox", "ping", "-c", "1", "-W", "1",
+                                 address).returncode == 0, 30,
+             "the outside to ping guest B on its floating IP")
+        admin.network.delete_ip(fip)
+        admin.network.remove_interface_from_router(router, subnet_id=subnet.id)
+        admin.network.delete_router(router)
+        wait(lambda: f"qrouter-{router.id}" not in sh("ip", "netns", "list").stdout, 30,
+             "the router's namespace to go")
+    finally:
+        config.CONF.clear_override("dhcp_agent_host", group="network")
+
+
+def _router_plugged(node, router_id: str, external_id: str) -> bool:
+    listing = sh("ip", "netns", "list").stdout
+    return f"qrouter-{router_id}" in listing and "brq" + external_id[:11] in node.links()
 
 
 def _vlan_devices_work() -> bool:

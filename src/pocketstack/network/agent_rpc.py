@@ -36,6 +36,16 @@ class NetworkRpcEndpoint:
 
         return host_plans.host_state(_host_names(hosts))
 
+    def dhcp_files(self, ctx, network_ids: list) -> dict:
+        """network id -> its DHCP files' text (None: no DHCP), for a network node's agent
+        in another process."""
+        from pocketstack.network import dhcp  # noqa: PLC0415
+
+        if not isinstance(network_ids, list) or not all(
+                isinstance(n, str) for n in network_ids):
+            raise exceptions.BadRequest("network_ids must be a list of network ids")
+        return {network_id: dhcp.contents(network_id) for network_id in network_ids}
+
     def network_plan(self, ctx, network_id: str, hosts: list) -> dict | None:
         from pocketstack.network import host_plans  # noqa: PLC0415
 
@@ -98,6 +108,9 @@ class NetworkServiceClient:
         plan = self.client.call(RequestContext.admin(), "network_plan",
                                 network_id=network_id, hosts=hosts)
         return _network_plan(plan) if plan is not None else None
+
+    def dhcp_files(self, network_ids: list[str]) -> dict:
+        return self.client.call(RequestContext.admin(), "dhcp_files", network_ids=network_ids)
 
     def firewall_state(self, hosts: list[str]):
         """(ports, rules, members, dhcp_taps, address_groups, down_taps) for

@@ -322,6 +322,38 @@ def write(network_id: str) -> None:
             listener(network_id)
         except Exception:  # noqa: BLE001 - the files are written; a listener's failure is its own
             LOG.exception("DHCP files listener %r failed for network %s", listener, network_id)
+    host_agent.dhcp_changed(network_id)  # a network node in another process reads them
+
+
+def contents(network_id: str) -> dict[str, str] | None:
+    """The network's four files as text (None: no DHCP on it), for a network node whose
+    agent runs in another process, without the database (agent_rpc.py)."""
+    exists, subnets, allocations = _load(network_id)
+    if not exists or not any(s.enable_dhcp for s in subnets):
+        return None
+    return render(subnets, allocations)
+
+
+def write_received(network_id: str, texts: dict[str, str]) -> bool:
+    """Write files received over RPC (a remote network node's agent); True if the host,
+    addn_hosts or opts file changed (dnsmasq must re-read them). The leases file only
+    seeds a dnsmasq that starts, and is written once."""
+    directory = network_dir(network_id)
+    os.makedirs(directory, exist_ok=True)
+    changed = False
+    for name in FILES:
+        path = os.path.join(directory, name)
+        if name == "leases" and os.path.exists(path):
+            continue
+        try:
+            with open(path) as f:
+                if f.read() == texts[name]:
+                    continue
+        except FileNotFoundError:
+            pass
+        _write_atomic(path, texts[name])
+        changed |= name != "leases"
+    return changed
 
 
 def _write(network_id: str) -> None:

@@ -148,6 +148,23 @@ def changed(also=(), skip=()) -> None:
         _refresh(host_name)
 
 
+def dhcp_changed(network_id: str) -> None:
+    """The network service rewrote a network's DHCP files: a network node whose agent
+    runs in another process (``[network] dhcp_agent_host`` not served here) fetches them
+    over RPC and has its dnsmasq re-read them."""
+    node = config.CONF.network.dhcp_agent_host
+    in_process = running()
+    if not node or (in_process is not None and node in in_process.hosts):
+        return
+    from pocketstack.common.context import RequestContext  # noqa: PLC0415
+
+    try:
+        _agent_client(node).cast(RequestContext.admin(), "dhcp_changed",
+                                 network_id=network_id)
+    except Exception as error:  # noqa: BLE001 - its next reconcile fetches them
+        LOG.debug("No DHCP notice for the agent on %s: %s", node, error)
+
+
 def _refresh(host_name: str) -> None:
     from pocketstack.common.context import RequestContext  # noqa: PLC0415
 

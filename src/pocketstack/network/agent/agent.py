@@ -44,12 +44,19 @@ class HostAgentEndpoint:
         LOG.debug("Refresh asked")
         self.host_agent.mark()
 
+    def dhcp_changed(self, ctx, network_id: str) -> None:
+        self.host_agent.fetch_dhcp([network_id])
+
 
 # --- the agent -----------------------------------------------------------------------
 
 class HostAgent:
-    def __init__(self):
+    def __init__(self, files_over_rpc: bool = False):
         self.lock = threading.RLock()  # one change to the host at a time
+        # A network node in a process of its own (no database) gets the DHCP files from
+        # the network service over RPC; in its process they are on this disk already.
+        self.files_over_rpc = files_over_rpc
+        self.dhcp_lock = threading.Lock()  # one writer of the received files
         self.cond = threading.Condition()
         self.dirty = False
         self.stopping = False
@@ -163,6 +170,8 @@ class HostAgent:
             networks = {plan.network_id for plan in plans}
             for plan in plans:
                 self._plug(plan)
+            # catches a lost notice (dhcp_changed is a cast)
+            self.fetch_dhcp([p.network_id for p in plans if p.dhcp_subnets])
             if overlay.local_ip() or not self.overlay_checked:
                 # what a crash or an earlier config left: VXLAN devices no plan wants
                 # (without an overlay only at start: no `ip` process per pass)
@@ -218,6 +227,8 @@ class HostAgent:
                 plan.network_id in self.metadata or not plan.dhcp_subnets) and \
                 overlay.intact(plan) and provider_links.intact(plan):
             return  # as plumbed before (the usual case: another port on the network)
+        if plan.dhcp_subnets:
+            self.fetch_dhcp([plan.network_id], reload=False)  # dnsmasq starts with them
         plumbing.plug(plan)
         if plan.dhcp_port_id and plan.dhcp_subnets:
             self._serve_metadata(plan.network_id)
@@ -239,6 +250,20 @@ class HostAgent:
         self.plans.pop(network_id, None)
         self._stop_metadata(network_id)
         plumbing.unplug(network_id)
+        if self.files_over_rpc:
+            shutil.rmtree(dhcp.network_dir(network_id), ignore_errors=True)
+
+    def fetch_dhcp(self, network_ids: list[str], reload: bool = True) -> None:
+        """Write the networks' DHCP files as the network service renders them, and have
+        each network's dnsmasq re-read what changed (files_over_rpc only)."""
+        if not self.files_over_rpc or not network_ids:
+            return
+        with self.dhcp_lock:
+            for network_id, texts in self.service.dhcp_files(network_ids).items():
+                if texts is None:  # gone, or no DHCP any more
+                    shutil.rmtree(dhcp.network_dir(network_id), ignore_errors=True)
+                elif dhcp.write_received(network_id, texts) and reload:
+                    plumbing.reload(network_id)
 
     def _serve_metadata(self, network_id: str) -> None:
         if network_id in self.metadata:
@@ -321,9 +346,11 @@ def preflight() -> None:
             f"{' '.join(PACKAGES[t] for t in missing)}")
 
 
-def start() -> HostAgent:
+def start(files_over_rpc: bool = False) -> HostAgent:
+    """``files_over_rpc``: this process has no database (`pocketstack service
+    network-agent`): a network node's DHCP files come from the network service."""
     preflight()
-    running = HostAgent()
+    running = HostAgent(files_over_rpc)
     agent._slot().agent = running
     dhcp.add_listener(running.files_written)
     try:

@@ -6,6 +6,7 @@ second port, a new subnet) and only changes what differs.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
 import logging
@@ -75,6 +76,7 @@ def plug(plan: NetworkPlan) -> None:
     commands = _bridge_commands(bridge, plan.mtu)
     if new_ns:
         commands.append(f"netns add {ns}")
+        _touch(os.path.join(state_dir(plan.network_id), "namespace"))
     if fresh:
         commands.append(f"link add {root_end} mtu {plan.mtu} type veth peer name {ns_end} "
                         f"netns {ns}")
@@ -200,13 +202,26 @@ def _stop(pid: int) -> None:
 
 # --- unplug ----------------------------------------------------------------------------
 
+def _touch(path: str) -> None:
+    with open(path, "a"):
+        pass
+
+
 def _remove_namespace(network_id: str) -> None:
+    """The network's DHCP namespace, if this agent made it: namespace names are the
+    machine's, and another agent on it (a network node beside compute hosts in their
+    own network namespaces) may serve the network."""
     pid = dnsmasq_pid(network_id)
     if pid is not None:
         _stop(pid)
+    state = state_dir(network_id)
+    marks = [os.path.join(state, name) for name in ("namespace", "dnsmasq.args")]
     ns = agent.namespace(network_id)
-    if ns in host.namespaces():
+    if any(os.path.exists(m) for m in marks) and ns in host.namespaces():
         host.ip("netns", "del", ns)  # takes the veth pair with it
+    for mark in marks:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(mark)
 
 
 def unplug(network_id: str) -> None:

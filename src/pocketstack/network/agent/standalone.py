@@ -61,7 +61,7 @@ class NetworkAgentProcess:
         deadline, said = time.monotonic() + timeout, None
         while True:
             try:
-                self.running = agent.start()
+                self.running = agent.start(files_over_rpc=True)
                 return
             except (rpc.MessagingTimeout, rpc.MessagingUnavailable) as error:
                 if time.monotonic() > deadline or self.stopping.is_set():
