@@ -99,15 +99,23 @@ def time_steps() -> None:
         def __init__(self, lock):
             self.lock = lock
 
-        def __enter__(self):
+        def acquire(self, blocking=True, timeout=-1):
             t0 = time.monotonic()
-            self.lock.acquire()
-            with _STEPS_LOCK:
-                STEPS["agent lock: wait to acquire"].append(time.monotonic() - t0)
+            got = self.lock.acquire(blocking, timeout)
+            if got:
+                with _STEPS_LOCK:
+                    STEPS["agent lock: wait to acquire"].append(time.monotonic() - t0)
+            return got
+
+        def release(self):
+            self.lock.release()
+
+        def __enter__(self):
+            self.acquire()
             return self
 
         def __exit__(self, *exc):
-            self.lock.release()
+            self.release()
 
     init = agent.HostAgent.__init__
 
@@ -116,12 +124,11 @@ def time_steps() -> None:
         self.lock = TimedLock(self.lock)
     agent.HostAgent.__init__ = timed_init
 
-    wrap(agent, "_plan", "agent: read the network's plan")
     wrap(agent.HostAgent, "_plug", "agent: plug check/plug")
     wrap(agent.HostAgent, "ensure", "agent ensure (port bind)")
     wrap(agent.HostAgent, "reconcile", "agent reconcile (background)")
     wrap(agent.HostAgent, "_firewall", "agent firewall (read, render, apply)")
-    wrap(agent, "_firewall_state", "agent firewall: database reads")
+    wrap(agent.HostAgent, "_firewall_pass", "agent firewall pass (RPC, render, apply)")
     wrap(plumbing, "intact", "agent: is the network still plumbed")
     wrap(driver.LibvirtDriver, "_call", lambda self, what, *rest: f"libvirt: {what}")
 

@@ -153,15 +153,22 @@ class HostAgent:
         with self.ticket_lock:
             self.tickets += 1
             ticket = self.bound[network_id] = self.tickets
-            plumbed = network_id in self.plans
-        if plumbed and os.path.isdir(f"/sys/class/net/{agent.bridge_name(network_id)}"):
-            self._firewall(ticket)  # the usual bind: another port on a plumbed network
-            return
-        with self.lock:
-            plan = self.service.network_plan(network_id, self.hosts)
-            if plan is not None:
-                self._plug(plan)
-            self._firewall(ticket)
+        # The usual bind: another port on a network plumbed here, maybe by the pass that
+        # holds the lock now (the first boots of a burst on a network new to the host).
+        while not self._plumbed_here(network_id):
+            if self.lock.acquire(timeout=0.02):
+                try:
+                    plan = self.service.network_plan(network_id, self.hosts)
+                    if plan is not None:
+                        self._plug(plan)
+                finally:
+                    self.lock.release()
+                break
+        self._firewall(ticket)
+
+    def _plumbed_here(self, network_id: str) -> bool:
+        return network_id in self.plans and os.path.isdir(
+            f"/sys/class/net/{agent.bridge_name(network_id)}")
 
     def reconcile(self) -> None:
         with self.lock:
