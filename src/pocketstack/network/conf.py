@@ -68,10 +68,11 @@ OPTS = {
                         "(<public_url>/metadata)."),
         cfg.StrOpt("dhcp_agent_host",
                    help="The host whose networking agent serves DHCP, metadata and routers "
-                        "(the network node; it must be where the network service writes "
-                        "the DHCP files). Other hosts' agents (`pocketstack service "
-                        "network-agent`) plumb bridges and security groups for their own "
-                        "ports only. Default: the network service's host (bridge_hosts)."),
+                        "(the network node: the network service's own agent, or `pocketstack "
+                        "service network-agent` on another host, which gets the DHCP files "
+                        "over RPC). Other hosts' agents plumb bridges and security groups "
+                        "for their own ports only. Default: the network service's host "
+                        "(bridge_hosts)."),
         # Agents (GET /v2.0/agents): heartbeats over RPC to the network service.
         cfg.FloatOpt("report_interval", default=30.0, min=0.05,
                      help="Seconds between an agent's heartbeats (neutron's [agent] "
