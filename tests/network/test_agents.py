@@ -165,6 +165,17 @@ def test_what_an_agent_is_told_to_plumb(admin_conn):
         with pytest.raises(Exception):
             service.client.call(RequestContext.admin(), "network_plan", network_id=5,
                                 hosts=[host])
+        # a network node in another process reads the DHCP files over RPC
+        port = next(admin_conn.network.ports(network_id=network.id,
+                                             device_owner=""))
+        files = service.dhcp_files([network.id, "no-such-network"])
+        assert files["no-such-network"] is None
+        assert port.mac_address in files[network.id]["host"]
+        assert set(files[network.id]) == {"host", "addn_hosts", "opts", "leases"}
+        for bad in ("x", [1], None):
+            with pytest.raises(Exception) as error:
+                service.client.call(RequestContext.admin(), "dhcp_files", network_ids=bad)
+            assert "network_ids must be a list" in str(error.value)
     finally:
         for port in admin_conn.network.ports(network_id=network.id):
             admin_conn.network.delete_port(port)
