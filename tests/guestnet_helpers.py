@@ -42,6 +42,8 @@ class Project:
         self.user = cloud.make_user(roles=("member",))
         self.conn = cloud.user_sdk(self.user)
         self.admin = cloud.sdk()
+        # a module's tests boot more servers than the default quota of 10 holds
+        self.admin.set_compute_quotas(self.user["project_id"], instances=50, cores=100)
         self.key = self.conn.compute.create_keypair(name=unique("key"), public_key=PUBLIC_KEY)
         image = self.admin.image.create_image(
             name=unique("tiny"), disk_format="raw", container_format="bare",

@@ -17,6 +17,7 @@ import uuid
 
 import pytest
 
+from cloud_helpers import wait_for
 from guestnet_helpers import (Guest, Project, echo_server, links, namespaces, running_agent,
                               sh, unique, unique_table)
 
@@ -383,6 +384,9 @@ def test_restart_removes_routers_deleted_meanwhile(site, guests):
         assert f"qrouter-{router.id}" in namespaces()  # nobody was there to remove it
     finally:
         site.agent.start()
-    assert f"qrouter-{router.id}" not in namespaces() and not names & links()
+    assert f"qrouter-{router.id}" not in namespaces()
+    # the router's veths go with its namespace, which the kernel tears down in the
+    # background
+    wait_for(lambda: not names & links(), 10, "the deleted router's veths to go")
     # the site's own router is plugged again, as it was
     assert f"qrouter-{site.router.id}" in namespaces()

@@ -263,10 +263,15 @@ def test_in_use_extend_grows_the_lun_under_an_open_session(cloud, conn, server, 
                       "password-secret=chap,node-name=lun"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(sock) and qemu.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # QEMU answers on QMP once it has logged in to the target (seconds under load); a
+        # QEMU that gave up says why on its output
+        deadline = time.monotonic() + 120
+        while qemu.poll() is None and time.monotonic() < deadline:
+            try:
+                _qmp(sock)
+                break
+            except OSError:
+                time.sleep(0.1)
         assert qemu.poll() is None, qemu.communicate()[0]
 
         def size() -> int:
