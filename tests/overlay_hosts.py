@@ -201,6 +201,28 @@ class Fabric:
         self.hosts.append(host)
         return host
 
+    def _remove_agents_leftovers(self) -> None:
+        """A stopped agent leaves what it plumbed for its guests; a network node's
+        dnsmasq and its qdhcp-/qrouter- namespace names are the machine's, not its host
+        namespace's: kill the processes started from this fabric's directories and
+        remove the names its agents' state dirs record."""
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read().decode(errors="replace")
+            except OSError:
+                continue
+            if self.tmp in cmdline and "dnsmasq" in cmdline:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for host in self.hosts:
+            for kind, prefix in (("agent", "qdhcp-"), ("l3", "qrouter-")):
+                state = os.path.join(host.data_dir, "network", kind)
+                for name in (os.listdir(state) if os.path.isdir(state) else ()):
+                    sh("ip", "netns", "del", prefix + name, check=False)
+
     def close(self, show_logs: bool = True) -> None:
         for host in self.hosts if show_logs else ():  # shown with a failing test's output
             if os.path.exists(host.log):
@@ -213,6 +235,7 @@ class Fabric:
         for server in self.servers:
             server.kill()
             server.wait(timeout=10)
+        self._remove_agents_leftovers()
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.tmp, ignore_errors=True)
