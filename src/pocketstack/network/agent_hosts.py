@@ -51,17 +51,10 @@ def _bridge_agent_hosts(s) -> set[str]:
     return set(s.scalars(sa.select(NetworkAgent.host).where(*_live_bridge_agents())))
 
 
-def interface_mappings(host: str, session=None) -> dict:
+def interface_mappings(host: str, session) -> dict:
     """physical network -> interface, as ``host``'s live Linux bridge agent reports."""
-    def read(s):
-        return s.scalar(sa.select(NetworkAgent.configurations).where(
-            *_live_bridge_agents(), NetworkAgent.host == host))
-
-    if session is not None:
-        configurations = read(session)
-    else:
-        with db.reader() as s:
-            configurations = read(s)
+    configurations = session.scalar(sa.select(NetworkAgent.configurations).where(
+        *_live_bridge_agents(), NetworkAgent.host == host))
     mappings = (configurations or {}).get("interface_mappings")
     return mappings if isinstance(mappings, dict) else {}
 

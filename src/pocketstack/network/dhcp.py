@@ -325,13 +325,14 @@ def write(network_id: str) -> None:
     host_agent.dhcp_changed(network_id)  # a network node in another process reads them
 
 
-def contents(network_id: str) -> dict[str, str] | None:
-    """The network's four files as text (None: no DHCP on it), for a network node whose
-    agent runs in another process, without the database (agent_rpc.py)."""
+def contents(network_id: str, cache: dict | None = None) -> dict[str, str] | None:
+    """The network's four files as text (None: no DHCP on it); what this process writes,
+    and what a network node whose agent runs in another process, without the database,
+    gets over RPC (agent_rpc.py)."""
     exists, subnets, allocations = _load(network_id)
     if not exists or not any(s.enable_dhcp for s in subnets):
         return None
-    return render(subnets, allocations)
+    return render(subnets, allocations, cache=cache)
 
 
 def write_received(network_id: str, texts: dict[str, str]) -> bool:
@@ -362,16 +363,15 @@ def _write(network_id: str) -> None:
     # Another API process may write the same directory: one writer at a time.
     with open(os.path.join(directory, ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        exists, subnets, allocations = _load(network_id)
-        if not exists or not any(s.enable_dhcp for s in subnets):
+        lines, files = _written().setdefault(network_id, ({}, {}))
+        texts = contents(network_id, cache=lines)
+        if texts is None:
             _written().pop(network_id, None)
             shutil.rmtree(directory, ignore_errors=True)
             return
-        lines, files = _written().setdefault(network_id, ({}, {}))
-        contents = render(subnets, allocations, cache=lines)
         for name in FILES:
             path = os.path.join(directory, name)
-            text = contents[name]
+            text = texts[name]
             before = files.get(name)
             if before is not None and before[0] == text and before[1] == _identity(path):
                 continue

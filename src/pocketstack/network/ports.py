@@ -122,18 +122,14 @@ def binding_state(port: Port) -> None:
 def _host_reaches(port: Port, session) -> bool:
     """A flat or VLAN network reaches a host only through an interface its agent maps
     to the network's physical network ([network] physical_interface_mappings)."""
-    def physnet_of(s):
-        network = s.get(Network, port.network_id)
-        if network is None or network.network_type not in ("flat", "vlan"):
-            return None
-        return network.physical_network
-
-    if session is not None:
-        physnet = physnet_of(session)
-    else:
+    if session is None:
         with db.reader() as s:
-            physnet = physnet_of(s)
-    return not physnet or host_agent.maps_physnet(port.host_id, physnet, session)
+            return _host_reaches(port, s)
+    network = session.get(Network, port.network_id)
+    if network is None or network.network_type not in ("flat", "vlan") or \
+            not network.physical_network:
+        return True
+    return host_agent.maps_physnet(port.host_id, network.physical_network, session)
 
 
 def _is_compute(port: Port) -> bool:

@@ -71,15 +71,18 @@ def is_bridge_host(host: str | None, session=None) -> bool:
     caller's database session, if it holds one)."""
     if not host:
         return False
-    if enabled() and host in bridge_hosts():
-        return True
-    return host in agent_hosts(session)
+    return _served_here(host) or host in agent_hosts(session)
 
 
-def maps_physnet(host: str, physnet: str, session=None) -> bool:
+def _served_here(host: str) -> bool:
+    """Ports bound to ``host`` are this process's agent's."""
+    return enabled() and host in bridge_hosts()
+
+
+def maps_physnet(host: str, physnet: str, session) -> bool:
     """``host``'s agent has an interface for physical network ``physnet``: this
     process's from its configuration, another host's from its heartbeats."""
-    if enabled() and host in bridge_hosts():
+    if _served_here(host):
         from pocketstack.network.agent import provider_links  # noqa: PLC0415
 
         return physnet in provider_links.mappings()
