@@ -12,7 +12,8 @@ from cloud_helpers import own_cloud
 # than idle): their per-test limit is 900 s instead of pyproject's 300 s. The limit is for
 # hangs; what they wait on inside is a condition, not a wall-clock guess.
 SLOW_END_TO_END = ("tests/libvirt/test_libvirt_guests.py", "tests/test_dashboard_browser.py",
-                   "tests/test_ansible_project.py", "tests/ceph/test_ceph_compute.py")
+                   "tests/test_ansible_project.py", "tests/ceph/test_ceph_compute.py",
+                   "tests/libvirt/test_libvirt_multihost.py")
 
 
 # The longest files (a minute or more each) go first: `make test` spreads files over two

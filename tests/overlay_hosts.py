@@ -1,7 +1,10 @@
 """Several "hosts" on one machine for the overlay tests and bench (issue 24): each host is a
 network namespace with an underlay address on a shared test switch (a bridge in a
-namespace of its own), running `pocketstack service network-agent` inside it; guests
-are stand-ins, a namespace each joined by a veth named as libvirt's tap would be.
+namespace of its own), running `pocketstack service network-agent` inside it. Guests
+are stand-ins (``Guest``: a namespace each joined by a veth named as libvirt's tap
+would be) or real QEMU guests booted by a compute agent of the host's own
+(``Host.start_compute``: `pocketstack service compute` on the libvirt driver, with
+``[libvirt] host_netns`` naming the host's namespace).
 
 Everything lives in namespaces named ``<tag>…`` made here: ``Fabric.close()`` stops the
 agents and deletes the namespaces, which takes every bridge, VXLAN device, veth and
@@ -9,15 +12,17 @@ nftables table inside with them.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 
-from cloud_helpers import wait_for
+from cloud_helpers import own_cloud, wait_for
 from guestnet_helpers import UDHCPC_SCRIPT, echo_server
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
@@ -34,6 +39,20 @@ def wait(predicate, timeout: float, what: str, interval: float = 0.1):
     return wait_for(predicate, timeout, what, interval)
 
 
+def vteps(admin, hosts) -> dict[str, str]:
+    """{host: tunnel address} of the live Linux bridge agents of ``hosts``."""
+    found = {}
+    for agent in admin.network.agents(agent_type="Linux bridge agent"):
+        if agent.host in hosts and agent.is_alive:
+            found[agent.host] = agent.configuration.get("tunneling_ip")
+    return found
+
+
+def router_plugged(node, router_id: str, external_id: str) -> bool:
+    listing = sh("ip", "netns", "list").stdout
+    return f"qrouter-{router_id}" in listing and "brq" + external_id[:11] in node.links()
+
+
 class Host:
     """A compute host: its namespace, underlay address and agent process."""
 
@@ -43,7 +62,7 @@ class Host:
         self.address = UNDERLAY.format(index).split("/")[0]
         self.data_dir = os.path.join(fabric.tmp, self.ns)
         self.log = os.path.join(fabric.tmp, f"{self.ns}.log")
-        self.proc = None
+        self.proc = self.compute = None
         fabric.made.append(self.ns)
         sh("ip", "netns", "add", self.ns)
         sh("ip", "-n", fabric.switch, "link", "add", f"p{index}", "type", "veth", "peer",
@@ -73,23 +92,45 @@ class Host:
             stdout=log, stderr=subprocess.STDOUT)  # `ip netns exec` execs the agent itself
         log.close()
 
+    def start_compute(self, cloud) -> None:
+        """`pocketstack service compute --host <name>` on the libvirt driver, on the
+        machine's libvirtd, sharing the controller cloud's data dir and database; it
+        runs outside the host's namespace (it calls the APIs on 127.0.0.1) and moves
+        its guests' taps in ([libvirt] host_netns)."""
+        from pocketstack.common import config
+
+        conf = os.path.join(self.data_dir, "compute.conf")
+        with open(conf, "w") as f:
+            f.write(f"[DEFAULT]\ntransport_url = {self.fabric.transport_url}\ndebug = true\n"
+                    f"compute_driver = libvirt\npublic_url = {config.public_url()}\n"
+                    f"[database]\nconnection = {config.CONF.database.connection}\n"
+                    "[compute]\nperiodic_interval = 1.0\n"
+                    f"[libvirt]\nhost_netns = {self.ns}\n")
+        log = open(self.log + ".compute", "ab")
+        self.compute = subprocess.Popen(
+            [EXE, "service", "compute", "--host", self.name, "--data-dir", cloud.data_dir,
+             "--config-file", conf], stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc = None
+        for proc in (self.compute, self.proc):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+        self.proc = self.compute = None
 
     def alive(self) -> bool:
         if self.proc is None or self.proc.poll() is not None:
             raise AssertionError(f"agent on {self.name} exited:\n{self.log_text()}")
         return True
 
-    def log_text(self) -> str:
-        with open(self.log, errors="replace") as f:
+    def log_text(self, which: str = "") -> str:
+        """The tail of the host's agent log (``which="compute"``: its compute's)."""
+        with open(self.log + (f".{which}" if which else ""), errors="replace") as f:
             return f.read()[-int(os.environ.get("OVERLAY_LOG_TAIL", "4000")):]
 
     # --- what the host has -----------------------------------------------------------
@@ -227,6 +268,9 @@ class Fabric:
         for host in self.hosts if show_logs else ():  # shown with a failing test's output
             if os.path.exists(host.log):
                 print(f"--- agent log of {host.name} (tail) ---\n{host.log_text()}")
+            if os.path.exists(host.log + ".compute"):
+                print(f"--- compute log of {host.name} (tail) ---\n"
+                      f"{host.log_text('compute')}")
         for host in self.hosts:
             try:
                 host.stop()
@@ -239,3 +283,19 @@ class Fabric:
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def fabric_cloud():
+    """(a controller cloud whose RPC goes over unix sockets, a Fabric on it); both are
+    removed afterwards."""
+    tmp = tempfile.mkdtemp(prefix="pocketstack-overlay-")
+    url = "unix://" + os.path.join(tmp, "rpc")
+    with own_cloud("overlay", transport_url=url,
+                   **{"network.agent_down_time": 10.0}) as cloud:
+        made = Fabric(os.path.join(tmp, "hosts"), url)
+        try:
+            yield cloud, made
+        finally:
+            made.close()
+    shutil.rmtree(tmp, ignore_errors=True)

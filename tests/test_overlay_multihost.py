@@ -16,13 +16,12 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import tempfile
 import uuid
 
 import pytest
 
-from cloud_helpers import own_cloud
-from overlay_hosts import PHYSNET, PHYSNET_IFACE, Fabric, Guest, Outside, sh, wait
+from overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud, router_plugged,
+                           sh, vteps, wait)
 
 FLOOD = "00:00:00:00:00:00"
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
@@ -33,24 +32,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def fabric():
-    tmp = tempfile.mkdtemp(prefix="pocketstack-overlay-")
-    url = "unix://" + os.path.join(tmp, "rpc")
-    with own_cloud("overlay", transport_url=url,
-                   **{"network.agent_down_time": 10.0}) as cloud:
-        made = Fabric(os.path.join(tmp, "hosts"), url)
-        try:
-            yield cloud, made
-        finally:
-            made.close()
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _vteps(admin, hosts) -> dict[str, str]:
-    found = {}
-    for agent in admin.network.agents(agent_type="Linux bridge agent"):
-        if agent.host in hosts and agent.is_alive:
-            found[agent.host] = agent.configuration.get("tunneling_ip")
-    return found
+    with fabric_cloud() as made:
+        yield made
 
 
 def test_vxlan_overlay_between_hosts(fabric):
@@ -62,7 +45,7 @@ def test_vxlan_overlay_between_hosts(fabric):
         host.start()
     names = {h.name: h for h in (host_a, host_b, host_c)}
     wait(lambda: all(h.alive() for h in names.values()) and
-         _vteps(admin, names) == {n: h.address for n, h in names.items()}, 60,
+         vteps(admin, names) == {n: h.address for n, h in names.items()}, 60,
          "the three agents to report their VTEPs")
     agent = next(iter(admin.network.agents(host=host_a.name)))
     assert agent.configuration["l2_population"] is True
@@ -155,7 +138,7 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
             host.start()
         names = {h.name for h in (host_a, host_b, node)}
         wait(lambda: all(h.alive() for h in (host_a, host_b, node)) and
-             len(_vteps(admin, names)) == 3, 60, "the three agents")
+             len(vteps(admin, names)) == 3, 60, "the three agents")
         external = admin.network.create_network(name=f"{tag}-ext", is_router_external=True)
         admin.network.create_subnet(network_id=external.id, ip_version=4,
                                     cidr="198.51.100.0/24", gateway_ip="198.51.100.1",
@@ -183,7 +166,7 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
         for guest in (guest_a, guest_b):
             wait(lambda: guest.ping(subnet.gateway_ip).returncode == 0, 30,
                  "a guest to ping its router")
-        wait(lambda: _router_plugged(node, router.id, external.id), 30,
+        wait(lambda: router_plugged(node, router.id, external.id), 30,
              "the router's gateway on the network node")
         outside = Outside(node, external.id, "198.51.100.1/24")
         gateway_ip = admin.network.get_router(router.id).external_gateway_info[
@@ -215,11 +198,6 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
         config.CONF.clear_override("dhcp_agent_host", group="network")
 
 
-def _router_plugged(node, router_id: str, external_id: str) -> bool:
-    listing = sh("ip", "netns", "list").stdout
-    return f"qrouter-{router_id}" in listing and "brq" + external_id[:11] in node.links()
-
-
 def _vlan_devices_work() -> bool:
     """Can this kernel make VLAN subinterfaces (8021q)? Tried in a namespace of its own."""
     ns = "ovprobe" + uuid.uuid4().hex[:6]
@@ -245,7 +223,7 @@ def test_provider_network_on_a_mapped_interface(fabric, kind):
     host_a, host_b = (hosts.add_host(f"{hosts.tag}-{x}") for x in "ab")
     for host in (host_a, host_b):
         host.start()
-    wait(lambda: host_a.alive() and host_b.alive() and len(_vteps(admin, {
+    wait(lambda: host_a.alive() and host_b.alive() and len(vteps(admin, {
         host_a.name, host_b.name})) == 2, 60, "both agents")
     agent = next(iter(admin.network.agents(host=host_a.name)))
     assert agent.configuration["interface_mappings"] == {PHYSNET: PHYSNET_IFACE}

@@ -179,6 +179,13 @@ OPTS = {
                           "is destroyed."),
         cfg.FloatOpt("boot_timeout", default=60.0, min=1.0,
                      help="Seconds spawn waits for libvirt to report the guest running."),
+        cfg.StrOpt("host_netns", default="",
+                   help="For a compute host that is a network namespace on a shared machine "
+                        "(a lab of several hosts on one machine): the namespace's name "
+                        "(`ip netns`), where this host's network agent runs. The machine's "
+                        "libvirtd makes each guest's tap outside it; the driver moves the "
+                        "tap in and onto its bridge before the guest runs. Empty: libvirt "
+                        "plugs taps onto the bridges itself."),
         cfg.IntOpt("console_log_bytes", default=100 * 1024, min=1024,
                    help="Most bytes of the serial console log the console-log API returns "
                         "(the end of it)."),

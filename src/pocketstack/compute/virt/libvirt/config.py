@@ -84,12 +84,14 @@ class Interface:
     target_dev: str                  # tap + port id[:11], as nova and neutron name it
     mtu: int | None = None
     model: str = "virtio"
+    bare_tap: bool = False           # type='ethernet': the driver plugs it ([libvirt] host_netns)
 
     def element(self) -> ET.Element:
-        iface = ET.Element("interface", type="bridge")
+        iface = ET.Element("interface", type="ethernet" if self.bare_tap else "bridge")
         ET.SubElement(iface, "mac", address=self.mac)
         ET.SubElement(iface, "model", type=self.model)
-        ET.SubElement(iface, "source", bridge=self.bridge)
+        if not self.bare_tap:
+            ET.SubElement(iface, "source", bridge=self.bridge)
         ET.SubElement(iface, "target", dev=self.target_dev)
         if self.mtu:
             ET.SubElement(iface, "mtu", size=str(self.mtu))

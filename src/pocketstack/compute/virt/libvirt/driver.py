@@ -21,7 +21,7 @@ from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import states
 from pocketstack.compute.virt.driver import ComputeDriver
-from pocketstack.compute.virt.libvirt import imagecache, iscsi_auth
+from pocketstack.compute.virt.libvirt import host_netns, imagecache, iscsi_auth
 from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
@@ -132,10 +132,15 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         xml = guest.to_xml()
         with open(os.path.join(inst_dir, "libvirt.xml"), "w") as f:
             f.write(xml)
+        if config.CONF.libvirt.host_netns:
+            host_netns.remember(inst_dir, {i.target_dev: i.bridge for i in guest.interfaces})
         conn = self.host.conn()
         dom = self._call("Defining the guest", conn.defineXML, xml)
-        # Started paused, resumed once its taps exist on the bridges (nova starts paused
-        # until network-vif-plugged; the manager has waited for that before spawn).
+        self._start(dom)
+
+    def _start(self, dom) -> None:
+        """Started paused, resumed once its taps are on their bridges (nova starts paused
+        until network-vif-plugged; the manager has waited for that before spawn)."""
         paused = True
         try:
             dom.createWithFlags(self.lv.VIR_DOMAIN_START_PAUSED)
@@ -146,6 +151,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                                  f"{error.get_error_message()}") from None
             paused = False  # a driver without paused starts (libvirt's test driver)
             self._call("Starting the guest", dom.create)
+        netns = config.CONF.libvirt.host_netns
+        if netns:
+            host_netns.bring_home(netns, host_netns.remembered(self._dir(dom.UUIDString())))
         if paused:
             self._call("Resuming the guest", dom.resume)
         if not self._wait(dom, (self.lv.VIR_DOMAIN_RUNNING,), config.CONF.libvirt.boot_timeout):
@@ -257,11 +265,6 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
             return False
         return self._wait(dom, (self.lv.VIR_DOMAIN_SHUTOFF,),
                           config.CONF.libvirt.shutdown_timeout)
-
-    def _start(self, dom) -> None:
-        self._call("Starting the guest", dom.create)
-        if not self._wait(dom, (self.lv.VIR_DOMAIN_RUNNING,), config.CONF.libvirt.boot_timeout):
-            raise GuestError("The guest did not reach RUNNING.")
 
     def power_off(self, instance):
         dom = self._dom(instance["uuid"])
@@ -377,8 +380,16 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
 
     def attach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
-        self._call("Attaching the interface", dom.attachDeviceFlags,
-                   device_xml(vif_interface(vif)), self._live_flags(dom))
+        iface = vif_interface(vif)
+        netns = config.CONF.libvirt.host_netns
+        if netns:
+            inst_dir = self._dir(instance["uuid"])
+            host_netns.remember(inst_dir, {**host_netns.remembered(inst_dir),
+                                           iface.target_dev: iface.bridge})
+        self._call("Attaching the interface", dom.attachDeviceFlags, device_xml(iface),
+                   self._live_flags(dom))
+        if netns and self._active(dom):
+            host_netns.bring_home(netns, {iface.target_dev: iface.bridge})
 
     def detach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
@@ -393,6 +404,11 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         self._call("Detaching the interface", dom.detachDeviceFlags, element,
                    self._live_flags(dom))
         self._wait_detached(dom, "interface", mac)
+        if config.CONF.libvirt.host_netns:
+            inst_dir = self._dir(instance["uuid"])
+            taps = host_netns.remembered(inst_dir)
+            taps.pop(tap, None)
+            host_netns.remember(inst_dir, taps)
 
     def _wait_detached(self, dom, kind: str, key: str) -> None:
         """A live unplug completes when the guest lets the device go (ACPI hot-unplug);
@@ -430,7 +446,8 @@ def bridge_name(vif: dict) -> str:
 
 def vif_interface(vif: dict) -> Interface:
     return Interface(mac=vif["mac_address"], bridge=bridge_name(vif),
-                     target_dev=tap_name(vif["port_id"]), mtu=vif.get("mtu"))
+                     target_dev=tap_name(vif["port_id"]), mtu=vif.get("mtu"),
+                     bare_tap=bool(config.CONF.libvirt.host_netns))
 
 
 def _wants_config_drive(instance: dict) -> bool:

@@ -56,7 +56,8 @@ class ColdResize:
         inst_dir = self._dir(uuid)
         shutil.rmtree(inst_dir, ignore_errors=True)
         os.makedirs(inst_dir)
-        for name in ("disk", "disk.eph0", "disk.swap", "disk.config", "console.log"):
+        for name in ("disk", "disk.eph0", "disk.swap", "disk.config", "console.log",
+                     "taps.json"):
             if os.path.exists(os.path.join(kept, name)):
                 # a qcow2 overlay copies in no time; raw disks stay sparse
                 subprocess.run(["cp", "--sparse=always", os.path.join(kept, name),
