@@ -279,3 +279,21 @@ def test_unix_socket_of_a_live_server_is_not_taken_over_and_a_stale_one_is(tmp_p
         third.stop()
         third.wait()
         rpc.cleanup()
+
+
+def test_a_kept_client_follows_the_transport_of_the_cloud_that_uses_it(cloud, tmp_path):
+    """The compute API keeps one RPC client for the process (external events, actions):
+    a second cloud in the process (the pytest plugin, tests) must reach its own hosts, not
+    the sockets of the first cloud's transport."""
+    from pocketstack.compute.conductor.rpcapi import ConductorAPI
+    from pocketstack.compute.rest import external_events
+    from pocketstack.compute.scheduler.rpcapi import SchedulerAPI
+
+    kept = [external_events._compute, ConductorAPI(), SchedulerAPI()]
+    first, second = (f"unix://{tmp_path}/{name}" for name in ("first", "second"))
+    try:
+        for url in (first, second):
+            config.CONF.set_override("transport_url", url)
+            assert [api.client.transport_url for api in kept] == [url] * 3
+    finally:
+        config.CONF.clear_override("transport_url")

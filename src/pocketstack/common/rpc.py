@@ -282,6 +282,16 @@ class RPCClient:
         self._impl.cast(ctx, method, **kwargs)
 
 
+def current_client(client: "RPCClient | None", topic: str, timeout: float = 60) -> "RPCClient":
+    """``client`` if it uses this cloud's transport, else a new client for ``topic``: a
+    client kept across calls is made on first use (the transport is configured only once
+    the cloud starts) and made again for another cloud in this process (the pytest plugin,
+    tests), whose casts would otherwise go to the first cloud's sockets."""
+    if client is None or client.transport_url != config.CONF.transport_url:
+        return RPCClient(topic, timeout=timeout)
+    return client
+
+
 def get_server(topic: str, endpoints: list, server: str | None = None, workers: int = 8,
                transport_url: str | None = None, pool=None):
     """An RPC server for ``topic`` (and ``server`` for per-host topics); call start(), and

@@ -15,9 +15,7 @@ class ComputeAPI:
 
     @property
     def client(self):
-        """Built on first use: the transport is configured only once the cloud starts."""
-        if self._client is None:
-            self._client = rpc.RPCClient("compute", timeout=60)
+        self._client = rpc.current_client(self._client, "compute")
         return self._client
 
     def _host(self, host: str, timeout: float | None = None):

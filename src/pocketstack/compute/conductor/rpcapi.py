@@ -13,9 +13,7 @@ class ConductorAPI:
 
     @property
     def client(self):
-        """Built on first use: the transport is configured only once the cloud starts."""
-        if self._client is None:
-            self._client = rpc.RPCClient("conductor", timeout=60)
+        self._client = rpc.current_client(self._client, "conductor")
         return self._client
 
     def schedule_and_build_instances(self, ctx, instance_uuids: list[str]) -> None:

@@ -10,9 +10,7 @@ class SchedulerAPI:
 
     @property
     def client(self):
-        """Built on first use: the transport is configured only once the cloud starts."""
-        if self._client is None:
-            self._client = rpc.RPCClient("scheduler", timeout=60)
+        self._client = rpc.current_client(self._client, "scheduler")
         return self._client
 
     def select_destinations(self, ctx, spec: dict, instance_uuids: list[str]) -> list[dict]:
