@@ -53,6 +53,41 @@ def router_plugged(node, router_id: str, external_id: str) -> bool:
     return f"qrouter-{router_id}" in listing and "brq" + external_id[:11] in node.links()
 
 
+def routed_network(admin, tag: str, cidr: str):
+    """(external network, vxlan network, its subnet, router): an external network
+    198.51.100.0/24 (gateway .1, the Outside), a vxlan project network on ``cidr`` and a
+    router between them."""
+    external = admin.network.create_network(name=f"{tag}-ext", is_router_external=True)
+    admin.network.create_subnet(network_id=external.id, ip_version=4,
+                                cidr="198.51.100.0/24", gateway_ip="198.51.100.1",
+                                enable_dhcp=False)
+    net = admin.network.create_network(name=f"{tag}-net", provider_network_type="vxlan")
+    subnet = admin.network.create_subnet(network_id=net.id, ip_version=4, cidr=cidr)
+    router = admin.network.create_router(
+        name=f"{tag}-r", external_gateway_info={"network_id": external.id})
+    admin.network.add_interface_to_router(router, subnet_id=subnet.id)
+    return external, net, subnet, router
+
+
+def floating_ip_opened_by_its_group(admin, node, outside, router_id: str, external_id: str,
+                                    port):
+    """A floating IP for ``port``, checked from the outside: closed while the port's
+    default group lets in only its members, answering once the group admits ICMP."""
+    fip = admin.network.create_ip(floating_network_id=external_id, port_id=port.id)
+    address = fip.floating_ip_address
+    wait(lambda: address in node.run_in(f"qrouter-{router_id}", "nft", "list",
+                                        "ruleset").stdout, 30,
+         "the floating IP's rules on the network node")
+    assert outside.run("busybox", "ping", "-c", "1", "-W", "1", address).returncode != 0
+    admin.network.create_security_group_rule(
+        security_group_id=port.security_group_ids[0], direction="ingress", protocol="icmp",
+        remote_ip_prefix="0.0.0.0/0")
+    wait(lambda: outside.run("busybox", "ping", "-c", "1", "-W", "1",
+                             address).returncode == 0, 30,
+         "the outside to ping the guest on its floating IP")
+    return fip
+
+
 class Host:
     """A compute host: its namespace, underlay address and agent process."""
 

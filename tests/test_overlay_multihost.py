@@ -20,8 +20,9 @@ import uuid
 
 import pytest
 
-from overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud, router_plugged,
-                           sh, vteps, wait)
+from overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud,
+                           floating_ip_opened_by_its_group, routed_network, router_plugged, sh,
+                           vteps, wait)
 
 FLOOD = "00:00:00:00:00:00"
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
@@ -139,16 +140,7 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
         names = {h.name for h in (host_a, host_b, node)}
         wait(lambda: all(h.alive() for h in (host_a, host_b, node)) and
              len(vteps(admin, names)) == 3, 60, "the three agents")
-        external = admin.network.create_network(name=f"{tag}-ext", is_router_external=True)
-        admin.network.create_subnet(network_id=external.id, ip_version=4,
-                                    cidr="198.51.100.0/24", gateway_ip="198.51.100.1",
-                                    enable_dhcp=False)
-        net = admin.network.create_network(name=f"{tag}-net", provider_network_type="vxlan")
-        subnet = admin.network.create_subnet(network_id=net.id, ip_version=4,
-                                             cidr="10.97.0.0/24")
-        router = admin.network.create_router(
-            name=f"{tag}-r", external_gateway_info={"network_id": external.id})
-        admin.network.add_interface_to_router(router, subnet_id=subnet.id)
+        external, net, subnet, router = routed_network(admin, tag, "10.97.0.0/24")
         port_a, port_b = (admin.network.create_port(network_id=net.id,
                                                     binding_host_id=h.name)
                           for h in (host_a, host_b))
@@ -175,20 +167,8 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
                     "guest A to reach the outside")
         assert seen == gateway_ip  # SNAT to the router's gateway address
 
-        fip = admin.network.create_ip(floating_network_id=external.id, port_id=port_b.id)
-        address = fip.floating_ip_address
-        # associated, but the default group lets in only its members: still closed
-        wait(lambda: address in node.run_in(f"qrouter-{router.id}", "nft", "list",
-                                            "ruleset").stdout, 30,
-             "the floating IP's rules on the network node")
-        assert outside.run("busybox", "ping", "-c", "1", "-W", "1", address).returncode != 0
-        group = port_b.security_group_ids[0]
-        admin.network.create_security_group_rule(security_group_id=group,
-                                                 direction="ingress", protocol="icmp",
-                                                 remote_ip_prefix="0.0.0.0/0")
-        wait(lambda: outside.run("busybox", "ping", "-c", "1", "-W", "1",
-                                 address).returncode == 0, 30,
-             "the outside to ping guest B on its floating IP")
+        fip = floating_ip_opened_by_its_group(admin, node, outside, router.id, external.id,
+                                              port_b)
         admin.network.delete_ip(fip)
         admin.network.remove_interface_from_router(router, subnet_id=subnet.id)
         admin.network.delete_router(router)

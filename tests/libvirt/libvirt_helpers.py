@@ -2,6 +2,7 @@
 its own: ``from conftest import`` can resolve to another test directory's conftest.)"""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -31,6 +32,16 @@ def real_libvirt_missing() -> str | None:
     except libvirt.libvirtError as error:
         return f"libvirtd is not reachable at qemu:///system ({error}); run make libvirt"
     return None
+
+
+def real_guests_missing(tools: tuple[str, ...]) -> str | None:
+    """Why real guests with host networking (root, ``tools``, libvirt) cannot run here."""
+    if os.geteuid() != 0:
+        return "real guests need root (bridges, namespaces, QEMU as root)"
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        return f"real guest networking needs {', '.join(missing)}"
+    return real_libvirt_missing()
 
 
 def make_qcow2(path: str, size: str = "64M") -> None:

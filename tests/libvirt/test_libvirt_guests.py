@@ -21,22 +21,13 @@ import uuid
 import pytest
 
 from cloud_helpers import free_tgt_port, wait_for
-from libvirt_helpers import real_libvirt_missing
+from libvirt_helpers import real_guests_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
 NFT_TABLE = f"lvt_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "real guests need root (bridges, namespaces, QEMU as root)"
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if missing:
-        return f"real guest networking needs {', '.join(missing)}"
-    return real_libvirt_missing()
-
-
-SKIP = _skip_reason()
+SKIP = real_guests_missing(TOOLS)
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 BOOT_TIMEOUT = 120.0  # QEMU's software emulation on a loaded 2-core machine

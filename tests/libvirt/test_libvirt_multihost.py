@@ -16,30 +16,21 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shutil
 import subprocess
 import sys
 import uuid
 
 import pytest
 
-from libvirt_helpers import real_libvirt_missing
-from overlay_hosts import Outside, fabric_cloud, router_plugged, vteps, wait
+from libvirt_helpers import real_guests_missing
+from overlay_hosts import (Outside, fabric_cloud, floating_ip_opened_by_its_group, routed_network,
+                           router_plugged, vteps, wait)
 
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
 BOOT_TIMEOUT = 180.0  # two guests under QEMU's software emulation on a loaded machine
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "real guests on namespaced hosts need root"
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if missing:
-        return f"needs {', '.join(missing)}"
-    return real_libvirt_missing()
-
-
-SKIP = _skip_reason()
+SKIP = real_guests_missing(TOOLS)
 pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 
@@ -83,16 +74,7 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
     wait(lambda: {h.name for h in admin.compute.hypervisors()} >=
          {host_a.name, host_b.name}, 60, "the two libvirt compute hosts")
 
-    external = admin.network.create_network(name=f"{tag}-ext", is_router_external=True)
-    admin.network.create_subnet(network_id=external.id, ip_version=4,
-                                cidr="198.51.100.0/24", gateway_ip="198.51.100.1",
-                                enable_dhcp=False)
-    net = admin.network.create_network(name=f"{tag}-net", provider_network_type="vxlan")
-    subnet = admin.network.create_subnet(network_id=net.id, ip_version=4,
-                                         cidr="10.95.0.0/24")
-    router = admin.network.create_router(
-        name=f"{tag}-r", external_gateway_info={"network_id": external.id})
-    admin.network.add_interface_to_router(router, subnet_id=subnet.id)
+    external, net, subnet, router = routed_network(admin, tag, "10.95.0.0/24")
     port_a, port_b = (admin.network.create_port(network_id=net.id) for _ in "ab")
     address_a, address_b = (p.fixed_ips[0]["ip_address"] for p in (port_a, port_b))
 
@@ -123,10 +105,10 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
         outside = Outside(node, external.id, "198.51.100.1/24")
         gateway_ip = admin.network.get_router(router.id).external_gateway_info[
             "external_fixed_ips"][0]["ip_address"]
-        for server, host in ((server_a, host_a), (server_b, host_b)):
-            server = admin.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT)
-            assert server.hypervisor_hostname == host.name
-            tap = "tap" + (port_a if server is server_a else port_b).id[:11]
+        for server, host, port in ((server_a, host_a, port_a), (server_b, host_b, port_b)):
+            active = admin.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT)
+            assert active.hypervisor_hostname == host.name
+            tap = "tap" + port.id[:11]
             links = host.links()  # the tap is on its bridge in the host's namespace
             assert links[tap]["master"] == "brq" + net.id[:11], links[tap]
             assert not os.path.exists(f"/sys/class/net/{tap}")  # not the machine's
@@ -142,18 +124,7 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
         rtt = re.search(r"round-trip min/avg/max = [\d.]+/([\d.]+)/", log_a)
         print(f"cross-host guest ping, avg rtt {rtt and rtt.group(1)} ms")
 
-        fip = admin.network.create_ip(floating_network_id=external.id, port_id=port_b.id)
-        address = fip.floating_ip_address
-        wait(lambda: address in node.run_in(f"qrouter-{router.id}", "nft", "list",
-                                            "ruleset").stdout, 30,
-             "the floating IP's rules on the network node")
-        assert outside.run("busybox", "ping", "-c", "1", "-W", "1", address).returncode != 0
-        admin.network.create_security_group_rule(
-            security_group_id=port_b.security_group_ids[0], direction="ingress",
-            protocol="icmp", remote_ip_prefix="0.0.0.0/0")
-        wait(lambda: outside.run("busybox", "ping", "-c", "1", "-W", "1",
-                                 address).returncode == 0, 30,
-             "the outside to ping guest B on its floating IP")
+        floating_ip_opened_by_its_group(admin, node, outside, router.id, external.id, port_b)
     finally:
         for server in servers:
             admin.compute.delete_server(server, ignore_missing=True)
