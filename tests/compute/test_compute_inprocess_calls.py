@@ -101,7 +101,9 @@ def test_what_needs_the_event_loop_or_its_own_transaction_is_left_to_http(cloud,
         # the handler's transaction would join this one: over HTTP it is its own
         assert inprocess.call("GET", "/network/v2.0/networks",
                               headers={"X-Auth-Token": token}) is None
-    assert inline_calls == []
+    # (the session cloud's event notifier may run inline meanwhile: another test's server)
+    asked = {"/network/v2.0", f"/image/v2/images/{image_id}/file", "/network/v2.0/networks"}
+    assert [call for call in inline_calls if call[1] in asked] == []
 
 
 def test_a_child_forked_from_the_serving_process_goes_over_http(cloud, member, monkeypatch,
@@ -114,4 +116,5 @@ def test_a_child_forked_from_the_serving_process_goes_over_http(cloud, member, m
         # What a forked child sees: the app was built by another pid (its parent).
         monkeypatch.setattr(served, "pid", served.pid + 1)
         assert inprocess.call("GET", "/network/v2.0/networks", headers=headers) is None
-    assert len(inline_calls) == 1
+    assert [c for c in inline_calls if c[1] == "/network/v2.0/networks"] == [
+        ("GET", "/network/v2.0/networks")]
