@@ -86,8 +86,10 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
         "grep round-trip /tmp/p\n"
         f"ping -c 1 -W 2 {subnet.gateway_ip} >/dev/null && echo PING-ROUTER-OK "
         "|| echo PING-ROUTER-FAILED\n"
-        "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 198.51.100.1 8080 | tail -n 1 "
-        "| sed 's/^/OUTSIDE-SAW /'\n")
+        # the outside and the router's SNAT may still be coming up: ask until it answers
+        "for i in $(seq 60); do seen=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' "
+        "| nc -w 2 198.51.100.1 8080 | tail -n 1); [ -n \"$seen\" ] && break; sleep 1; done\n"
+        "echo \"OUTSIDE-SAW $seen\"\n")
     servers = []
     try:
         for host, port, user_data in ((host_b, port_b, None), (host_a, port_a, script)):
