@@ -87,6 +87,19 @@ def _beats(many) -> dict[str, dt.datetime | None]:
             for s in services}
 
 
+def _others_beat_after(many, before: dict) -> dict:
+    """The beats once every host but cmp-7 has beaten since ``before`` (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while True:
+        now = _beats(many)
+        late = [h for h in now if h != "cmp-7" and (now[h] is None or before[h] is not None
+                                                     and now[h] <= before[h])]
+        if not late:
+            return now
+        assert time.monotonic() < deadline, f"no new beat from {late}"
+        time.sleep(0.2)
+
+
 def test_every_host_beats_except_one_held_down(many):
     faults = many.session()
     base = many.url + "/pocketstack/v1/faults"
@@ -94,16 +107,12 @@ def test_every_host_beats_except_one_held_down(many):
                                           "action": "down"}}, raise_exc=False)
     assert r.status_code == 201, r.text
     try:
-        time.sleep(0.5)  # a beat that was under way when the rule came
         first = _beats(many)
         assert len(first) == HOSTS
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            now = _beats(many)
-            if all(now[h] > first[h] for h in now if h != "cmp-7"):
-                break
-            time.sleep(0.2)
-        assert [h for h in now if h != "cmp-7" and now[h] <= first[h]] == []
-        assert now["cmp-7"] is None  # a host held down stays silent
+        # Every other host beats twice more: a beat of cmp-7 that was under way when the
+        # rule came (it may write once, late, on a loaded machine) has ended by then.
+        second = _others_beat_after(many, first)
+        third = _others_beat_after(many, second)
+        assert third["cmp-7"] == second["cmp-7"]  # a host held down stays silent
     finally:
         faults.delete(base, raise_exc=False)
