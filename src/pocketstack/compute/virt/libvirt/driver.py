@@ -383,9 +383,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         iface = vif_interface(vif)
         netns = config.CONF.libvirt.host_netns
         if netns:
-            inst_dir = self._dir(instance["uuid"])
-            host_netns.remember(inst_dir, {**host_netns.remembered(inst_dir),
-                                           iface.target_dev: iface.bridge})
+            host_netns.add(self._dir(instance["uuid"]), iface.target_dev, iface.bridge)
         self._call("Attaching the interface", dom.attachDeviceFlags, device_xml(iface),
                    self._live_flags(dom))
         if netns and self._active(dom):
@@ -405,10 +403,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                    self._live_flags(dom))
         self._wait_detached(dom, "interface", mac)
         if config.CONF.libvirt.host_netns:
-            inst_dir = self._dir(instance["uuid"])
-            taps = host_netns.remembered(inst_dir)
-            taps.pop(tap, None)
-            host_netns.remember(inst_dir, taps)
+            host_netns.forget(self._dir(instance["uuid"]), tap)
 
     def _wait_detached(self, dom, kind: str, key: str) -> None:
         """A live unplug completes when the guest lets the device go (ACPI hot-unplug);

@@ -45,6 +45,16 @@ def remembered(inst_dir: str) -> dict[str, str]:
         return {}
 
 
+def add(inst_dir: str, tap: str, bridge: str) -> None:
+    remember(inst_dir, {**remembered(inst_dir), tap: bridge})
+
+
+def forget(inst_dir: str, tap: str) -> None:
+    taps = remembered(inst_dir)
+    if taps.pop(tap, None) is not None:
+        remember(inst_dir, taps)
+
+
 def bring_home(netns: str, taps: dict[str, str]) -> None:
     """Each tap from the machine's namespace into ``netns``, up on its bridge there. A tap
     already there (moved before) is only put on its bridge."""
