@@ -88,9 +88,11 @@ OPTS = {
                     help="URL schemes web-download refuses (ignored if allowed_schemes)."),
         cfg.ListOpt("allowed_hosts", default=[],
                     help="Hosts (names or IP addresses) web-download may fetch from; empty: "
-                         "any host not disallowed, except that loopback, link-local, "
-                         "multicast and unspecified addresses are then refused (name them "
-                         "here to allow them, e.g. 127.0.0.1 in tests)."),
+                         "any host not disallowed. Either way a host that resolves to a "
+                         "loopback, link-local, multicast, broadcast, reserved or "
+                         "unspecified address (IPv6 forms that carry an IPv4 address "
+                         "counted as that address) is refused unless that address itself "
+                         "is listed here (e.g. 127.0.0.1 in tests)."),
         cfg.ListOpt("disallowed_hosts", default=[],
                     help="Hosts web-download refuses (ignored if allowed_hosts)."),
         cfg.ListOpt("allowed_ports", default=[80, 443], item_type=cfg.types.Integer(),

@@ -2,11 +2,14 @@
 SafeRedirectHandler, with the addresses actually connected to checked too.
 
 ``allowed(url)`` is glance's validate_import_uri (scheme, host, port lists; an allowed list
-wins over its disallowed one; IP addresses in their standard form only). Beyond glance:
-with no ``allowed_hosts`` configured, names that resolve to loopback, link-local,
-multicast or unspecified addresses are refused, and the connection goes to the address
-that was checked (no second lookup a DNS answer could change). Every redirect hop is
-checked the same way before it is followed.
+wins over its disallowed one; IP addresses in their standard form only, an IPv6 address
+that carries an IPv4 one compared as that IPv4 address). Beyond glance: every address the
+host resolves to is checked, IPv6 forms that reach an IPv4 address (mapped, NAT64,
+IPv4-compatible, 6to4) as that address, and a host with any loopback, link-local,
+multicast, unspecified, reserved or broadcast address is refused unless the operator
+lists that address in ``allowed_hosts``. The connection goes to the address that was
+checked (no second lookup a DNS answer could change). Every redirect hop is checked the
+same way before it is followed.
 """
 from __future__ import annotations
 
@@ -31,19 +34,57 @@ def _opts():
     return config.CONF.import_filtering_opts
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+
+
+def as_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address):
+    """The IPv4 address an IPv6 form reaches (the kernel or a translator connects
+    ``::ffff:127.0.0.1`` to 127.0.0.1), else ``ip`` itself."""
+    if ip.version == 4:
+        return ip
+    if ip.ipv4_mapped:
+        return ip.ipv4_mapped
+    if ip in _NAT64 or (ip in _IPV4_COMPATIBLE and int(ip) > 1):  # not :: nor ::1
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour or ip
+
+
+def _local_only(ip) -> bool:
+    """Addresses a fetch for a user must never reach: the host itself, its link, the
+    metadata service (169.254.169.254), multicast, broadcast and unassigned space."""
+    return (ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_unspecified
+            or ip.is_reserved or (ip.version == 4 and ip in _THIS_NETWORK)
+            or (ip.version == 6 and ip.is_site_local))
+
+
 def normalize_host(host: str | None) -> str | None:
-    """An IP address in its standard form, or a host name; None for encoded numeric
-    forms (decimal, hex, octal) that glance refuses too."""
+    """An IP address in its standard form (IPv4 for an IPv6 form that carries one), or a
+    host name; None for encoded numeric forms (decimal, hex, octal) that glance refuses
+    too."""
     if not host:
         return None
-    for kind in (ipaddress.IPv4Address, ipaddress.IPv6Address):
-        try:
-            return str(kind(host))
-        except ValueError:
-            pass
+    try:
+        return str(as_ipv4(ipaddress.ip_address(host)))
+    except ValueError:
+        pass
     if host.replace(".", "").isdigit() or host.lower().startswith("0x"):
         return None
     return host.lower()
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _listed() -> set:
+    """The operator's allowed_hosts, in the form normalize_host gives."""
+    return {normalize_host(h) for h in _opts().allowed_hosts}
 
 
 def _pick(allowed: list, disallowed: list, value) -> bool:
@@ -65,25 +106,46 @@ def allowed(url: str | None) -> bool:
             not _pick(opts.allowed_schemes, opts.disallowed_schemes, parsed.scheme):
         return False
     host = normalize_host(parsed.hostname)
-    if not host or not _pick(opts.allowed_hosts, opts.disallowed_hosts, host):
+    listed = _listed()
+    if not host or not _pick(listed, {normalize_host(h) for h in opts.disallowed_hosts},
+                             host):
+        return False
+    if _is_address(host) and _local_only(ipaddress.ip_address(host)) and host not in listed:
         return False
     if port and not _pick(opts.allowed_ports, opts.disallowed_ports, port):
         return False
     return True
 
 
-def _address(host: str, port: int) -> str:
-    """The address to connect to, checked when no allowed_hosts list vouches for it."""
+def _address(host: str, port: int) -> tuple:
+    """The address to connect to (getaddrinfo's family and sockaddr), once every address
+    the host resolves to passed: a local-only one only if allowed_hosts names it."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as error:
+    except (socket.gaierror, UnicodeError) as error:
         raise FetchError(f"Cannot resolve {host}: {error}") from None
+    listed = _listed()
     for *_, sockaddr in infos:
-        ip = ipaddress.ip_address(sockaddr[0].split("%")[0])
-        if _opts().allowed_hosts or not (ip.is_loopback or ip.is_link_local or
-                                         ip.is_multicast or ip.is_unspecified):
-            return sockaddr[0]
-    raise FetchError(f"Host {host} resolves only to addresses web-download may not use.")
+        ip = as_ipv4(ipaddress.ip_address(sockaddr[0].split("%")[0]))
+        if _local_only(ip) and str(ip) not in listed:
+            raise FetchError(f"Host {host} resolves to {ip}, an address web-download "
+                             f"may not use.")
+    if not infos:
+        raise FetchError(f"Cannot resolve {host}")
+    family, *_, sockaddr = infos[0]
+    return family, sockaddr
+
+
+def _connect(address: tuple, timeout: float) -> socket.socket:
+    family, sockaddr = address
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(sockaddr)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class _Pinned(http.client.HTTPConnection):
@@ -92,7 +154,7 @@ class _Pinned(http.client.HTTPConnection):
         self._address = address
 
     def connect(self):
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = _connect(self._address, self.timeout)
 
 
 class _PinnedTLS(http.client.HTTPSConnection):
@@ -101,7 +163,7 @@ class _PinnedTLS(http.client.HTTPSConnection):
         self._address = address
 
     def connect(self):
-        sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock = _connect(self._address, self.timeout)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
