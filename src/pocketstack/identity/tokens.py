@@ -21,7 +21,7 @@ from cryptography.fernet import InvalidToken
 from pocketstack.common import config, db, exceptions, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
-from pocketstack.identity import fernet
+from pocketstack.identity import access_rules, fernet
 from pocketstack.identity.models import RevocationEvent
 
 PAYLOAD_VERSION = 1
@@ -126,13 +126,18 @@ def to_context(data: TokenData, token: str | None = None) -> RequestContext:
         auth_token=token, audit_ids=list(data.audit_ids))
 
 
-def validate_to_context(token: str, service_token: str | None = None) -> RequestContext:
+def validate_to_context(token: str, service_token: str | None = None,
+                        request: tuple | None = None) -> RequestContext:
     """What the auth middleware calls for every request carrying X-Auth-Token (and, from
     another service acting for a user, X-Service-Token: then the user's token may have
     expired, as keystonemiddleware accepts it; the service token must be valid and hold
-    the service role)."""
+    the service role). ``request``: (the service's catalog types, method, path below the
+    service's prefix), which an application credential's access rules must allow when no
+    service token comes with it."""
     if not service_token:
-        return to_context(validate(token), token)
+        data = validate(token)
+        access_rules.check(data.app_cred_id, request)
+        return to_context(data, token)
     service = validate(service_token)
     if "service" not in service.roles:
         raise exceptions.Unauthorized(INVALID)

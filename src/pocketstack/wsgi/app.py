@@ -25,17 +25,20 @@ class Service:
     prefix: str        # URL path prefix on the one port
     formatter: Callable  # the service's error body
     listed: bool = True  # in the root's map of what is mounted where (an API for clients)
+    # its types in the catalog: what application credential access rules name it by
+    types: tuple[str, ...] = ()
 
 
 SERVICES = (
-    Service("identity", "/identity", faults.keystone),
-    Service("compute", "/compute", faults.nova),
+    Service("identity", "/identity", faults.keystone, types=("identity",)),
+    Service("compute", "/compute", faults.nova, types=("compute",)),
     # nova-api-metadata: for the network agent's metadata proxy, not in the catalog
     Service("compute.metadata", "/metadata", faults.plain, listed=False),
-    Service("image", "/image", faults.glance),
-    Service("network", "/network", faults.neutron),
-    Service("volume", "/volume", faults.nova),  # cinder uses nova's fault bodies
-    Service("placement", "/placement", faults.placement),
+    Service("image", "/image", faults.glance, types=("image",)),
+    Service("network", "/network", faults.neutron, types=("network",)),
+    # cinder uses nova's fault bodies; the catalog lists it under both types
+    Service("volume", "/volume", faults.nova, types=("block-storage", "volumev3")),
+    Service("placement", "/placement", faults.placement, types=("placement",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 
@@ -44,17 +47,18 @@ def auth_uri() -> str:
     return config.public_url() + "/identity"
 
 
-def _validate_token(token: str, service_token: str | None = None):
+def _validate_token(token: str, service_token: str | None = None,
+                    request: tuple | None = None):
     from pocketstack.identity import tokens
 
-    return tokens.validate_to_context(token, service_token)
+    return tokens.validate_to_context(token, service_token, request)
 
 
 def pipeline(service: Service, router, exempt, wrap: Callable | None = None) -> Callable:
     """The middleware stack, innermost last; the order is explained in middleware.py.
     ``wrap``: a service's own layer around its faults (placement's microversion header,
     which its error responses carry too)."""
-    app = middleware.TokenAuth(router, _validate_token)
+    app = middleware.TokenAuth(router, _validate_token, service.types)
     app = middleware.BodySizeLimit(app, exempt)
     app = middleware.FaultWrapper(app, service.formatter, auth_uri)
     if wrap is not None:

@@ -11,9 +11,10 @@ allocation beyond what each step needs). Order, outermost first — see ``app.pi
 4. BodySizeLimit — 413 for a declared Content-Length over the limit before reading it;
                    the router enforces the same limit on chunked bodies as it reads them.
 5. TokenAuth     — validates X-Auth-Token locally (Fernet keys + revocation events) into a
-                   RequestContext; an invalid token is remembered and turned into a 401 only
-                   if the route needs authentication (public routes such as version
-                   discovery and POST /v3/auth/tokens do not).
+                   RequestContext; an invalid token — or an application credential's whose
+                   access rules do not allow this request — is remembered and turned into
+                   a 401 only if the route needs authentication (public routes such as
+                   version discovery and POST /v3/auth/tokens do not).
 """
 from __future__ import annotations
 
@@ -164,14 +165,20 @@ class BodySizeLimit:
 
 
 class TokenAuth:
-    def __init__(self, app, validate: Callable):
-        self.app, self.validate = app, validate
+    """``service_types``: the service's types in the catalog, which an application
+    credential's access rules name (none: such a token is good for nothing here)."""
+
+    def __init__(self, app, validate: Callable, service_types: tuple[str, ...] = ()):
+        self.app, self.validate, self.service_types = app, validate, service_types
 
     async def __call__(self, scope, receive, send):
         token = _header(scope, b"x-auth-token")
         if token:
+            # the path the service's router dispatches on (wsgi/routing.py)
+            path = scope["path"][len(scope.get("root_path", "")):] or "/"
+            request = (self.service_types, scope["method"], path)
             try:
-                context = self.validate(token, _header(scope, b"x-service-token"))
+                context = self.validate(token, _header(scope, b"x-service-token"), request)
                 context.request_id = scope[REQUEST_ID_KEY]
                 scope[CONTEXT_KEY] = context
             except exceptions.Unauthorized as error:
