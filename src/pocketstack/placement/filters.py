@@ -43,13 +43,16 @@ def parse_resources(text: str, param: str = "resources") -> dict[str, int]:
                 f"Badly formed {param} parameter. Expected {param} query string parameter "
                 f"in form: ?{param}=VCPU:2,MEMORY_MB:1024. Got: {text}.",
                 errors.QUERYPARAM_BAD_VALUE)
-        rc, amount = m.group(1), int(m.group(2))
+        rc, digits = m.group(1), m.group(2)
         if rc in resources:
             raise errors.bad_request(f"Resource class {rc} appears more than once in "
                                      f"{param}.", errors.QUERYPARAM_BAD_VALUE)
-        if amount < 1 or amount > 2 ** 31 - 1:
+        # more than 10 digits is out of range anyway (and int() refuses 4,300)
+        amount = int(digits) if len(digits) <= 10 else None
+        if amount is None or amount < 1 or amount > 2 ** 31 - 1:
+            shown = digits if len(digits) <= 20 else digits[:20] + "..."
             raise errors.bad_request(f"Requested resource {rc} expected positive integer "
-                                     f"amount. Got: {amount}.", errors.QUERYPARAM_BAD_VALUE)
+                                     f"amount. Got: {shown}.", errors.QUERYPARAM_BAD_VALUE)
         resources[rc] = amount
     return resources
 

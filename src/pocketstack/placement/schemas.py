@@ -62,7 +62,9 @@ PUT_RP_1_14["properties"].pop("uuid")
 _INVENTORY = {"type": "object", "properties": {
     "resource_provider_generation": {"type": "integer"}, "total": _int(1),
     "reserved": _int(0), "min_unit": _int(1), "max_unit": _int(1), "step_size": _int(1),
-    "allocation_ratio": {"type": "number", "maximum": FLOAT_MAX}},
+    # upstream sets no minimum; a negative ratio would make a negative capacity, so it is
+    # refused like the other out-of-range fields (0 stays: no capacity at all)
+    "allocation_ratio": {"type": "number", "minimum": 0, "maximum": FLOAT_MAX}},
     "required": ["total", "resource_provider_generation"], "additionalProperties": False}
 POST_INVENTORY = copy.deepcopy(_INVENTORY)
 POST_INVENTORY["properties"]["resource_class"] = {"type": "string", "pattern": RC}

@@ -75,8 +75,10 @@ def _query(req, version) -> candidates.Query:
         query.groups = list(groups.values())
     limit = util.single(params, "limit")
     if limit is not None:
-        if not _NUMBER.match(limit) or int(limit) > 2 ** 31:
-            raise errors.bad_request(f"Invalid query string parameters: '{limit}' does not "
+        # a limit of more than 10 digits is over 2**31 (and int() refuses 4,300)
+        if not _NUMBER.match(limit) or len(limit) > 10 or int(limit) > 2 ** 31:
+            shown = limit if len(limit) <= 20 else limit[:20] + "..."
+            raise errors.bad_request(f"Invalid query string parameters: '{shown}' does not "
                                      "match '^[1-9][0-9]*$'", errors.QUERYPARAM_BAD_VALUE)
         query.limit = int(limit)
     policy = util.single(params, "group_policy")
