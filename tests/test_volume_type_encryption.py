@@ -88,6 +88,9 @@ def test_type_encryption_errors_and_policy(cloud, admin_raw):
                 {"encryption": dict(SPEC, control_location="middle")},
                 {"encryption": dict(SPEC, key_size=-1)},
                 {"encryption": dict(SPEC, key_size="big")},
+                # digits int() refuses: a superscript, and more than its 4,300
+                {"encryption": dict(SPEC, key_size="\u00b2")},
+                {"encryption": dict(SPEC, key_size="9" * 5000)},
                 {"encryption": dict(SPEC, provider=5)}, {"other": SPEC}, []):
         status, body, _ = admin_raw("POST", base, bad)
         assert status == 400 and body["badRequest"]["code"] == 400, (bad, body)

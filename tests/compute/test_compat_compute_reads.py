@@ -128,6 +128,9 @@ def test_flavor_create_with_integer_id(admin_api):
     ("PUT", "/os-quota-class-sets/default", {"quota_class_set": {"cores": "-5"}}),
     ("PUT", "/os-quota-class-sets/default", {"quota_class_set": {"nope": 1}}),
     ("PUT", "/os-quota-class-sets/default", [1]),
+    # more digits than int() converts (4,300)
+    ("PUT", "/os-quota-class-sets/default", {"quota_class_set": {"cores": "9" * 5000}}),
+    ("PUT", "/os-quota-sets/{project}", {"quota_set": {"cores": "-" + "9" * 5000}}),
     ("POST", "/servers/{sid}/remote-consoles", {"remote_console": {"protocol": "vnc"}}),
     ("POST", "/servers/{sid}/remote-consoles", "x"),
     ("POST", "/servers/{sid}/action", {"addSecurityGroup": None}),
@@ -141,7 +144,8 @@ def test_flavor_create_with_integer_id(admin_api):
     ("GET", "/servers/{sid}/migrations/abc", None),
 ])
 def test_bad_input_is_a_clean_4xx(admin_api, server, method, path, body):
-    r = admin_api.req(method, path.format(sid=server), json=body,
+    r = admin_api.req(method, path.format(sid=server, project=admin_api.s.get_project_id()),
+                      json=body,
                       headers={"OpenStack-API-Version": "compute 2.79"})
     assert 400 <= r.status_code < 500, (r.status_code, r.text)
     assert r.headers["content-type"].startswith("application/json")

@@ -69,6 +69,11 @@ def test_ranges(admin_conn, raw, setup):
     ({"internal_port_range": "0:1", "external_port_range": "1:2"},
      "Invalid port: 0, the port must be in the range [1, 65535]"),
     ({"internal_port": 22}, "Required attribute 'external_port' not specified"),
+    # digits int() refuses: a superscript, and more than its 4,300
+    ({"internal_port_range": "\u00b2", "external_port_range": "1"},
+     "Invalid port: \u00b2, the port must be in the range [1, 65535]"),
+    ({"internal_port_range": "1", "external_port_range": "9" * 5000},
+     "the port must be in the range [1, 65535]"),
 ])
 def test_bad_ranges(raw, setup, ports, message):
     fip, port, address = setup

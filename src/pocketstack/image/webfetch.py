@@ -19,7 +19,7 @@ import socket
 import ssl
 import urllib.parse
 
-from pocketstack.common import config
+from pocketstack.common import config, numbers
 
 MAX_REDIRECTS = 5
 TIMEOUT = 30.0
@@ -197,5 +197,5 @@ def open_url(url: str) -> tuple[http.client.HTTPResponse, int | None]:
             raise FetchError(f"Fetching {url} failed: HTTP {response.status} "
                              f"{response.reason}")
         length = response.getheader("content-length")
-        return response, int(length) if length and length.isdigit() else None
+        return response, int(length) if numbers.is_int_text(length) else None
     raise FetchError(f"Too many redirects fetching {url}")

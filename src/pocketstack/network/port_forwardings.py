@@ -27,7 +27,7 @@ def _port_range(value, name) -> tuple[int, int] | None:
     if len(parts) > 2 or any(not p for p in parts):
         raise v.invalid(name, "Port range must be two integers separated by a colon")
     for part in parts:
-        if not part.isdigit() or not 1 <= int(part) <= 65535:
+        if not numbers.is_int_text(part) or not 1 <= int(part) <= 65535:  # ASCII digits
             raise v.invalid(name, f"Invalid port: {part}, the port must be in the range "
                                   "[1, 65535]")
     first, last = int(parts[0]), int(parts[-1])

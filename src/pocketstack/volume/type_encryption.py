@@ -7,7 +7,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions, policy
+from pocketstack.common import db, exceptions, numbers, policy
 from pocketstack.common.timeutils import isotime_naive, utcnow
 from pocketstack.volume import validation
 from pocketstack.volume.models import Volume, VolumeType, VolumeTypeEncryption
@@ -59,7 +59,7 @@ def _validate(body, required: bool) -> dict:
         size = spec["key_size"]
         text = size.strip() if isinstance(size, str) else size
         if isinstance(size, bool) or not (isinstance(size, int) or (
-                isinstance(text, str) and text.isdigit())) or int(text) < 0:
+                numbers.is_int_text(text))) or int(text) < 0:  # ASCII, within int64
             raise validation.bad(f"Invalid input for field/attribute key_size. Value: "
                                  f"{size!r}. key_size must be non-negative")
         spec["key_size"] = int(text)
