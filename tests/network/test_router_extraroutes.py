@@ -71,3 +71,50 @@ def test_errors(member_conn, member_raw, router, cloud):
     response = member_raw("PUT", path, _body(("10.1.0.0/16", "10.80.0.5")),
                           headers={"If-Match": "revision_number=999"})
     assert response.status_code == 412
+
+
+def _many(count: int, first: int = 0) -> dict:
+    """``count`` distinct routes through one connected nexthop."""
+    return _body(*((f"172.{16 + (i >> 8)}.{i & 255}.0/24", "10.80.0.5")
+                   for i in range(first, first + count)))
+
+
+def test_routes_are_limited_to_max_routes(member_conn, member_raw, router):
+    net = member_conn.network
+    add = f"/routers/{router.id}/add_extraroutes"
+    message = (f"Unable to complete operation for {router.id}. The number of routes "
+               "exceeds the maximum 30.")
+    # 1,500 in one call, and 31: neutron's RoutesExhausted, nothing stored
+    for count in (1500, 31):
+        status, fault = member_raw.error("PUT", add, _many(count))
+        assert (status, fault["type"], fault["message"]) == (400, "RoutesExhausted",
+                                                             message)
+    status, fault = member_raw.error("PUT", f"/routers/{router.id}", _many(31))
+    assert (status, fault["type"]) == (400, "RoutesExhausted")
+    assert net.get_router(router.id).routes == []
+    # up to the limit is fine, one more is not: the resulting set counts
+    assert len(net.add_extra_routes_to_router(router, _many(20)).routes) == 20
+    assert len(net.add_extra_routes_to_router(router, _many(10, first=20)).routes) == 30
+    status, fault = member_raw.error("PUT", add, _many(1, first=30))
+    assert fault["type"] == "RoutesExhausted"
+    # a route already there is no new one
+    assert len(net.add_extra_routes_to_router(router, _many(5)).routes) == 30
+    assert len(net.get_router(router.id).routes) == 30
+
+
+def test_a_router_above_a_lowered_limit_may_shed_routes(member_conn, member_raw, router):
+    from pocketstack.common import config
+
+    net = member_conn.network
+    net.add_extra_routes_to_router(router, _many(10))
+    config.CONF.set_override("max_routes", 5, group="network")
+    try:
+        status, fault = member_raw.error("PUT", f"/routers/{router.id}/add_extraroutes",
+                                         _many(1, first=10))
+        assert fault["message"].endswith("exceeds the maximum 5.")
+        shed = net.remove_extra_routes_from_router(router, _many(3))
+        assert len(shed.routes) == 7
+        assert len(net.update_router(router, routes=_many(6)["router"]["routes"])
+                   .routes) == 6
+    finally:
+        config.CONF.clear_override("max_routes", group="network")

@@ -34,6 +34,9 @@ OPTS = {
                    help="binding:vif_type reported for ports bound to a host."),
         cfg.IntOpt("max_dns_nameservers", default=5, help="DNS servers per subnet."),
         cfg.IntOpt("max_subnet_host_routes", default=20, help="Host routes per subnet."),
+        cfg.IntOpt("max_routes", default=30, min=0,
+                   help="Extra routes per router (neutron's max_routes): an update of "
+                        "routes or add_extraroutes that would leave more is refused."),
         cfg.IntOpt("max_fixed_ips_per_port", default=5, help="Fixed IPs per port."),
         cfg.IntOpt("max_allowed_address_pair", default=10,
                    help="Allowed address pairs per port."),

@@ -309,6 +309,12 @@ class HostRoutesExhausted(base.BadRequest):
                          f"routes exceeds the limit {quota}.")
 
 
+class RoutesExhausted(base.BadRequest):
+    def __init__(self, router_id: str, quota: int):
+        super().__init__(f"Unable to complete operation for {router_id}. The number of routes "
+                         f"exceeds the maximum {quota}.")
+
+
 class DNSNameServersExhausted(base.BadRequest):
     def __init__(self, subnet_id: str, quota: int):
         super().__init__(f"Unable to complete operation for {subnet_id}. The number of DNS "

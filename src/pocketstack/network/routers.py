@@ -96,6 +96,11 @@ def _interfaces(s, router_id: str) -> list[Port]:
 
 
 def _check_routes(s, router: Router, routes: list[dict]) -> None:
+    # neutron's max_routes, checked first as there; a router left above it by a lowered
+    # limit may still shed routes
+    limit = config.CONF.network.max_routes
+    if len(routes) > limit and len(routes) >= len(router.routes or []):
+        raise exc.RoutesExhausted(router.id, limit)
     connected, own = [], set()
     ports_of_router = _interfaces(s, router.id) + router_gateways.ports_of(s, router)
     for port in ports_of_router:
