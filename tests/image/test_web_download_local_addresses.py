@@ -5,6 +5,7 @@ lists in [import_filtering_opts] allowed_hosts is let through."""
 from __future__ import annotations
 
 import http.server
+import ipaddress
 import socket
 import threading
 import time
@@ -46,14 +47,16 @@ def _serve(address, handler):
 
 
 def _outside_address() -> str | None:
-    """This host's own address on its default route (not loopback), if it has one."""
+    """This host's own address on its default route, if it has one web-download may
+    reach (not loopback, not link-local)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("192.0.2.1", 9))  # no packet is sent for a UDP connect
         except OSError:
             return None
         address = probe.getsockname()[0]
-    return None if address.startswith("127.") else address
+    ip = ipaddress.ip_address(address)
+    return None if ip.is_loopback or ip.is_link_local else address
 
 
 @pytest.fixture(scope="module")
