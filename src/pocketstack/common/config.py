@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import textwrap
+import uuid
 
 from pocketstack.common import deferred
 
@@ -33,6 +34,7 @@ class _CloudConfig:
     def __init__(self):
         self.opts = cfg.ConfigOpts()
         self.data_dir: str | None = None
+        self.cloud_id: str | None = None  # read from the data dir at first use
         for group, opts in service_opts().items():
             self.opts.register_opts(opts, group=None if group == "DEFAULT" else group)
 
@@ -146,9 +148,11 @@ CEPH_OPTS = [
                help="Pool of instance disks with [libvirt] images_type = rbd."),
     cfg.StrOpt("backup_user", default="cinder-backup", help="cephx user of volume backups."),
     cfg.StrOpt("backup_pool", default="backups", help="Pool of volume backups on rbd."),
-    cfg.StrOpt("secret_uuid", default="2f3a6e3b-5d41-4c57-9d5b-6d8f1c2b7a10",
+    cfg.StrOpt("secret_uuid",
                help="UUID of the libvirt secret holding volume_user's key (cinder's and "
-                    "nova's rbd_secret_uuid)."),
+                    "nova's rbd_secret_uuid). Default: derived from the cloud's id "
+                    "(<data dir>/cloud-id), so each cloud on a machine has its own secret "
+                    "in the machine's libvirtd."),
     cfg.FloatOpt("connect_timeout", default=10.0, min=1.0,
                  help="Seconds to wait for the cluster's monitors."),
     cfg.FloatOpt("op_timeout", default=0.0, min=0.0,
@@ -216,6 +220,7 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
     except cfg.Error as error:  # unreadable file, INI syntax error
         raise ConfigError(str(error)) from None
     state.data_dir = os.path.abspath(data_dir)
+    state.cloud_id = None
     CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
                      group="database")
     for key, value in (overrides or {}).items():
@@ -225,6 +230,34 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
         except (cfg.Error, ValueError) as error:
             raise ConfigError(f"{key} = {value!r}: {error}") from None
     return CONF
+
+
+CLOUD_ID_FILE = "cloud-id"
+
+
+def cloud_id() -> str:
+    """This cloud's id (32 hex digits), made at its first use and kept in <data dir>/cloud-id.
+    What the cloud makes on the machine outside its data dir (its nftables tables, its
+    libvirt secrets) is named after it, so that two clouds on one machine never make,
+    change or remove each other's (docs/architecture.md, "Per-cloud names")."""
+    state = _cloud_config()
+    if state.cloud_id is None:
+        path = os.path.join(data_dir(), CLOUD_ID_FILE)
+        if not os.path.exists(path):
+            # written whole, then linked in: a process of the same cloud starting at the
+            # same moment reads one id or the other, never half of one
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(uuid.uuid4().hex + "\n")
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        with open(path) as f:
+            state.cloud_id = f.read().strip()
+    return state.cloud_id
 
 
 class ConfigError(Exception):
