@@ -1,6 +1,8 @@
 """Two clouds with real guest networking on one machine: each keeps its own nftables
 tables (named after its cloud id, with [network] nft_table unset as an operator leaves it),
-so one's start or change never removes or rewrites the other's rules.
+so one's start or change never removes or rewrites the other's rules. Also what a cloud
+with host networking shows from outside: `pocketstack audit` reads the settings the cloud
+was started with.
 
 Needs root, iproute2, dnsmasq and nftables. Each cloud's agent removes what it made
 (bridges, namespaces, dnsmasq, tables) before the cloud stops.
@@ -11,6 +13,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 
 import pytest
@@ -24,6 +27,9 @@ pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or bool(missing),
     reason=f"real guest networking needs root and {', '.join(TOOLS)} "
            f"(missing: {', '.join(missing) or 'root'})")
+
+EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
+
 
 @contextlib.contextmanager
 def networked_cloud(prefix: str):
@@ -123,3 +129,19 @@ def test_two_clouds_keep_their_own_guest_firewalls(cloud_a):
         assert listing(table_b) == ""
         assert has_rules_of(table_a, port_a) and has_rules_of(table_a, port_a2)
 
+
+def test_audit_reads_the_settings_the_cloud_started_with(cloud_a):
+    """The cloud runs with host networking from its start's settings, not from its config
+    file: the DHCP files of a network without a router route 169.254.169.254 to the DHCP
+    port, and audit expects just that."""
+    a, _ = cloud_a
+    from pocketstack.network import dhcp
+
+    with network(a, "10.63.0.0/24") as net:
+        with a.cloud.runtime.activated():
+            dhcp.wait()
+            with open(os.path.join(dhcp.network_dir(net.id), "opts")) as f:
+                assert "169.254.169.254/32" in f.read()
+        proc = subprocess.run([EXE, "audit", "--data-dir", a.data_dir],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -7,6 +7,7 @@ file written on first start lists every option.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import textwrap
 import uuid
@@ -258,6 +259,40 @@ def cloud_id() -> str:
         with open(path) as f:
             state.cloud_id = f.read().strip()
     return state.cloud_id
+
+
+STARTED_WITH_FILE = "started-with.json"
+
+
+def record_start(data_dir: str, config_file: str, overrides: dict) -> None:
+    """Keep what the cloud was started with beyond its data dir's config file (another
+    --config-file, the command line's flags such as --compute-driver, a library caller's
+    overrides) for the tools that read the cloud from outside (`pocketstack audit`): the
+    file alone is not what the cloud runs with."""
+    kept = {}
+    for key, value in overrides.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue  # a library caller's Python object: no tool can read it back
+        kept[key] = value
+    path = os.path.join(data_dir, STARTED_WITH_FILE)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"config_file": os.path.abspath(config_file), "overrides": kept}, f)
+    os.replace(tmp, path)
+
+
+def started_with(data_dir: str) -> tuple[str | None, dict]:
+    """(config file, overrides) of the cloud's last start (record_start); (None, {}) for a
+    data dir that has no record (a cloud never started, or one of an older version)."""
+    try:
+        with open(os.path.join(data_dir, STARTED_WITH_FILE)) as f:
+            record = json.load(f)
+    except (FileNotFoundError, ValueError):
+        return None, {}
+    return record.get("config_file"), dict(record.get("overrides") or {})
 
 
 class ConfigError(Exception):
