@@ -1,8 +1,8 @@
 """Two clouds with real guest networking on one machine: each keeps its own nftables
 tables (named after its cloud id, with [network] nft_table unset as an operator leaves it),
 so one's start or change never removes or rewrites the other's rules. Also what a cloud
-with host networking shows from outside: `pocketstack audit` reads the settings the cloud
-was started with.
+with host networking shows from outside: one host name for its network node's agents,
+and `pocketstack audit` reading the settings the cloud was started with.
 
 Needs root, iproute2, dnsmasq and nftables. Each cloud's agent removes what it made
 (bridges, namespaces, dnsmasq, tables) before the cloud stops.
@@ -128,6 +128,15 @@ def test_two_clouds_keep_their_own_guest_firewalls(cloud_a):
         # B stopped and removed its tables; A's are untouched
         assert listing(table_b) == ""
         assert has_rules_of(table_a, port_a) and has_rules_of(table_a, port_a2)
+
+
+def test_network_node_agents_report_one_host_name(cloud_a):
+    a, _ = cloud_a
+    agents = list(a.sdk().network.agents())
+    kinds = {agent.agent_type for agent in agents}
+    assert {"DHCP agent", "L3 agent", "Linux bridge agent", "Metadata agent"} <= kinds, kinds
+    assert len({agent.host for agent in agents}) == 1, \
+        sorted((agent.agent_type, agent.host) for agent in agents)
 
 
 def test_audit_reads_the_settings_the_cloud_started_with(cloud_a):
