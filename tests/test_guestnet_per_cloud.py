@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from cloud_helpers import own_cloud
-from guestnet_helpers import unique
+from guestnet_helpers import unique, unique_table
 
 TOOLS = ("ip", "dnsmasq", "nft")
 missing = [t for t in TOOLS if shutil.which(t) is None]
@@ -32,12 +32,12 @@ EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 
 
 @contextlib.contextmanager
-def networked_cloud(prefix: str):
+def networked_cloud(prefix: str, **overrides):
     """A cloud of its own started with host networking on, as `pocketstack up` on a
     libvirt host has it; ports bound to its bridge host get a bridge and rules."""
     bridge_host = unique("pc-host")
     with own_cloud(prefix, **{"network.host_networking": True,
-                              "network.bridge_hosts": [bridge_host]}) as cloud:
+                              "network.bridge_hosts": [bridge_host], **overrides}) as cloud:
         try:
             yield cloud, bridge_host
         finally:
@@ -128,6 +128,27 @@ def test_two_clouds_keep_their_own_guest_firewalls(cloud_a):
         # B stopped and removed its tables; A's are untouched
         assert listing(table_b) == ""
         assert has_rules_of(table_a, port_a) and has_rules_of(table_a, port_a2)
+
+
+def test_a_cloud_whose_table_was_renamed_removes_its_old_one():
+    """An operator renames [network] nft_table (or the cloud moves from the shared name of
+    before to its own): the restarted agent removes the tables under the old name, which
+    would otherwise keep filtering with rules nobody updates."""
+    from pocketstack.common import config
+    from pocketstack.network import agent
+    from pocketstack.network.agent import agent as host_agent
+
+    old, new = unique_table("pc_old"), unique_table("pc_new")
+    with networked_cloud("pcr", **{"network.nft_table": old}) as (c, bridge_host), \
+            network(c, "10.64.0.0/24") as net:
+        port = bound_port(c, bridge_host, net.id)
+        assert has_rules_of(old, port), listing(old)
+        with c.cloud.runtime.activated():
+            host_agent.stop(agent.running())  # as the cloud's stop: bridges and rules stay
+            config.CONF.set_override("nft_table", new, group="network")
+            host_agent.start()
+        assert has_rules_of(new, port), listing(new)
+        assert listing(old) == ""
 
 
 def test_network_node_agents_report_one_host_name(cloud_a):
