@@ -248,7 +248,8 @@ def cloud_id() -> str:
             # written whole, then linked in: a process of the same cloud starting at the
             # same moment reads one id or the other, never half of one
             tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                           "w") as f:
                 f.write(uuid.uuid4().hex + "\n")
             try:
                 os.link(tmp, path)

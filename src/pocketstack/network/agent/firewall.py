@@ -386,7 +386,8 @@ def forget_previous_table(made_before: bool) -> None:
             host.run("nft", "delete", "table", family, previous, check=False)
     if previous != table:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                       "w") as f:
             f.write(table + "\n")
 
 
