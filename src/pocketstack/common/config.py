@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import textwrap
+import threading
 import uuid
 
 from pocketstack.common import deferred
@@ -240,14 +241,15 @@ def cloud_id() -> str:
     """This cloud's id (32 hex digits), made at its first use and kept in <data dir>/cloud-id.
     What the cloud makes on the machine outside its data dir (its nftables tables, its
     libvirt secrets) is named after it, so that two clouds on one machine never make,
-    change or remove each other's (docs/architecture.md, "Per-cloud names")."""
+    change or remove each other's (docs/architecture.md, "Several clouds on one
+    machine")."""
     state = _cloud_config()
     if state.cloud_id is None:
         path = os.path.join(data_dir(), CLOUD_ID_FILE)
         if not os.path.exists(path):
-            # written whole, then linked in: a process of the same cloud starting at the
-            # same moment reads one id or the other, never half of one
-            tmp = f"{path}.{os.getpid()}.tmp"
+            # written whole, then linked in: a process or thread of the same cloud asking
+            # at the same moment reads the one id linked first, never half of one
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
             with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
                            "w") as f:
                 f.write(uuid.uuid4().hex + "\n")
