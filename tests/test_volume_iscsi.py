@@ -305,3 +305,29 @@ def test_in_use_extend_grows_the_lun_under_an_open_session(cloud, conn, server, 
         conn.compute.delete_volume_attachment(server, volume.id)
         conn.block_storage.wait_for_status(volume, "available", **WAIT)
         conn.block_storage.delete_volume(volume)
+
+
+def test_a_stale_pid_file_never_makes_another_tgtd_ours():
+    """After a reboot the pid in <data dir>/volumes/tgt/tgtd.pid may be another cloud's
+    tgtd: this cloud neither stops it nor takes it for its own, and starts its own."""
+    with own_cloud("iscsi-pid", **{"volume.target_helper": "tgtadm",
+                                   "volume.target_port": free_tgt_port()}) as c:
+        from pocketstack.volume import iscsi_target
+
+        stranger = subprocess.Popen(["bash", "-c", "exec -a tgtd sleep 300"])
+        try:
+            with c.cloud.runtime.activated():
+                iscsi_target.stop_daemon()  # this cloud's, started with it
+                pid_file = os.path.join(c.data_dir, "volumes", "tgt", "tgtd.pid")
+                with open(pid_file, "w") as f:
+                    f.write(f"{stranger.pid}\n")
+                iscsi_target.stop_daemon()
+                assert stranger.poll() is None  # not stopped: not ours
+                iscsi_target.ensure_daemon()
+                assert iscsi_target.targets() == {}  # its own tgtd answers
+                ours = int(open(pid_file).read())
+                assert ours != stranger.pid
+                iscsi_target.stop_daemon()
+        finally:
+            stranger.kill()
+            stranger.wait()

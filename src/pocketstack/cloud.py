@@ -306,6 +306,7 @@ class Cloud:
         runtime.started(self.runtime)
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
+        config.record_start(self.data_dir, self.config_file, self.overrides)
         if self.roles is not None:
             require_message_bus(self.config_file)
         rpc.preload()  # on this (main) thread: see rpc.preload

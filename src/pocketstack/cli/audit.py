@@ -2,7 +2,9 @@
 and print what is wrong (issue 11). Exit status 1 when anything is.
 
 It reads the state of a running or a stopped cloud (the data dir is the owner's only, so
-whoever can run it is the cloud's admin). What it checks:
+whoever can run it is the cloud's admin), with the settings of the cloud's last start
+(``<data dir>/started-with.json``: its config file and its command line's flags, e.g.
+``--compute-driver libvirt``, which turns host networking on). What it checks:
 
 * ports and fixed IPs: a port owned by a server (``compute:*``) whose server is gone; an
   IP whose port is gone;
@@ -269,11 +271,14 @@ def _load(data_dir: str | None, config_file: str | None) -> None:
     data_dir = os.path.abspath(data_dir or default_data_dir())
     if config_file and not os.path.isfile(config_file):
         raise click.ClickException(f"Config file {config_file} does not exist.")
-    config_file = config_file or os.path.join(data_dir, "pocketstack.conf")
+    # the settings of the cloud's last start: its flags (--compute-driver libvirt turns
+    # host networking on, which changes what the DHCP files hold) are not in the file
+    started_file, overrides = config.started_with(data_dir)
+    config_file = config_file or started_file or os.path.join(data_dir, "pocketstack.conf")
     if not os.path.isfile(config_file):
         raise click.ClickException(f"No cloud in {data_dir}: has `pocketstack up` run there?")
     try:
-        config.load(data_dir, config_file)
+        config.load(data_dir, config_file, overrides)
     except config.ConfigError as error:
         raise click.ClickException(str(error)) from None
     db.configure(config.CONF.database.connection)

@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import threading
+import uuid
 
 from pocketstack.common import config, exceptions, runtime
 
@@ -34,6 +35,19 @@ def bindings():
 
 def conf_file() -> str:
     return config.CONF.ceph.conf or os.path.join(config.data_dir(), "ceph", "ceph.conf")
+
+
+# What the default libvirt secret uuids are derived in: the one uuid every cloud used
+# before each had its own.
+SECRET_NAMESPACE = uuid.UUID("2f3a6e3b-5d41-4c57-9d5b-6d8f1c2b7a10")
+
+
+def secret_uuid() -> str:
+    """The uuid of the libvirt secret holding [ceph] volume_user's key: [ceph] secret_uuid,
+    else this cloud's own (clouds on one machine share its libvirtd: with one uuid, each
+    cloud's guests would rewrite the key the other's QEMU authenticates with)."""
+    return config.CONF.ceph.secret_uuid or str(uuid.uuid5(SECRET_NAMESPACE,
+                                                          config.cloud_id()))
 
 
 def configured() -> bool:

@@ -7,8 +7,11 @@ file written on first start lists every option.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import textwrap
+import threading
+import uuid
 
 from pocketstack.common import deferred
 
@@ -33,6 +36,7 @@ class _CloudConfig:
     def __init__(self):
         self.opts = cfg.ConfigOpts()
         self.data_dir: str | None = None
+        self.cloud_id: str | None = None  # read from the data dir at first use
         for group, opts in service_opts().items():
             self.opts.register_opts(opts, group=None if group == "DEFAULT" else group)
 
@@ -146,9 +150,11 @@ CEPH_OPTS = [
                help="Pool of instance disks with [libvirt] images_type = rbd."),
     cfg.StrOpt("backup_user", default="cinder-backup", help="cephx user of volume backups."),
     cfg.StrOpt("backup_pool", default="backups", help="Pool of volume backups on rbd."),
-    cfg.StrOpt("secret_uuid", default="2f3a6e3b-5d41-4c57-9d5b-6d8f1c2b7a10",
+    cfg.StrOpt("secret_uuid",
                help="UUID of the libvirt secret holding volume_user's key (cinder's and "
-                    "nova's rbd_secret_uuid)."),
+                    "nova's rbd_secret_uuid). Default: derived from the cloud's id "
+                    "(<data dir>/cloud-id), so each cloud on a machine has its own secret "
+                    "in the machine's libvirtd."),
     cfg.FloatOpt("connect_timeout", default=10.0, min=1.0,
                  help="Seconds to wait for the cluster's monitors."),
     cfg.FloatOpt("op_timeout", default=0.0, min=0.0,
@@ -216,6 +222,7 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
     except cfg.Error as error:  # unreadable file, INI syntax error
         raise ConfigError(str(error)) from None
     state.data_dir = os.path.abspath(data_dir)
+    state.cloud_id = None
     CONF.set_default("connection", f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}",
                      group="database")
     for key, value in (overrides or {}).items():
@@ -225,6 +232,70 @@ def load(data_dir: str, config_file: str | None = None, overrides: dict | None =
         except (cfg.Error, ValueError) as error:
             raise ConfigError(f"{key} = {value!r}: {error}") from None
     return CONF
+
+
+CLOUD_ID_FILE = "cloud-id"
+
+
+def cloud_id() -> str:
+    """This cloud's id (32 hex digits), made at its first use and kept in <data dir>/cloud-id.
+    What the cloud makes on the machine outside its data dir (its nftables tables, its
+    libvirt secrets) is named after it, so that two clouds on one machine never make,
+    change or remove each other's (docs/architecture.md, "Several clouds on one
+    machine")."""
+    state = _cloud_config()
+    if state.cloud_id is None:
+        path = os.path.join(data_dir(), CLOUD_ID_FILE)
+        if not os.path.exists(path):
+            # written whole, then linked in: a process or thread of the same cloud asking
+            # at the same moment reads the one id linked first, never half of one
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                           "w") as f:
+                f.write(uuid.uuid4().hex + "\n")
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        with open(path) as f:
+            state.cloud_id = f.read().strip()
+    return state.cloud_id
+
+
+STARTED_WITH_FILE = "started-with.json"
+
+
+def record_start(data_dir: str, config_file: str, overrides: dict) -> None:
+    """Keep what the cloud was started with beyond its data dir's config file (another
+    --config-file, the command line's flags such as --compute-driver, a library caller's
+    overrides) for the tools that read the cloud from outside (`pocketstack audit`): the
+    file alone is not what the cloud runs with."""
+    kept = {}
+    for key, value in overrides.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue  # a library caller's Python object: no tool can read it back
+        kept[key] = value
+    path = os.path.join(data_dir, STARTED_WITH_FILE)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"config_file": os.path.abspath(config_file), "overrides": kept}, f)
+    os.replace(tmp, path)
+
+
+def started_with(data_dir: str) -> tuple[str | None, dict]:
+    """(config file, overrides) of the cloud's last start (record_start); (None, {}) for a
+    data dir that has no record (a cloud never started, or one of an older version)."""
+    try:
+        with open(os.path.join(data_dir, STARTED_WITH_FILE)) as f:
+            record = json.load(f)
+    except (FileNotFoundError, ValueError):
+        return None, {}
+    return record.get("config_file"), dict(record.get("overrides") or {})
 
 
 class ConfigError(Exception):

@@ -96,9 +96,11 @@ OPTS = {
                          "physical_network gets the interface itself on its bridge, a vlan "
                          "network the subinterface <interface>.<vlan id> (neutron's "
                          "[linux_bridge] physical_interface_mappings)."),
-        cfg.StrOpt("nft_table", default="pocketstack",
-                   help="Name of the nftables table (family inet) holding the security "
-                        "group rules of this host's guests."),
+        cfg.StrOpt("nft_table",
+                   help="Name of the nftables tables (families inet and bridge) holding the "
+                        "security group rules of this host's guests. Default: "
+                        "pocketstack_<the first 12 digits of the cloud's id, <data "
+                        "dir>/cloud-id>, so that each cloud on a machine has its own."),
     ],
     "network_quotas": [
         cfg.IntOpt("quota_network", default=100, min=-1, help="Networks per project (-1: "

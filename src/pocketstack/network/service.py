@@ -42,10 +42,13 @@ def start(cloud) -> list:
 
     # Agents talk to this service over RPC only (heartbeats, what to plumb): agent_rpc.py.
     handles.append(agent_rpc.start_server())
-    host = conf.host
+    from pocketstack.network import agent
+
+    # the host name this machine's Linux bridge and Metadata agents report (compute's
+    # name for it on a libvirt host), so that the network node shows as one host
+    host = agent.host()
     handles.append(agent_rpc.StateReporter(
         "network-node", lambda: agents.network_node_states(host)).start())
-    from pocketstack.network import agent
 
     if agent.enabled():  # real guest networking on this host (needs root)
         from pocketstack.network.agent import agent as host_agent

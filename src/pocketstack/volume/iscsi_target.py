@@ -71,13 +71,18 @@ def _tgtadm(*args: str, check: bool = True) -> str:
 
 
 def _pid() -> int | None:
+    """Our tgtd's pid: the pid file's process, if it is the tgtd started with that pid
+    file (after a reboot the pid may be another cloud's tgtd, which stop_daemon would
+    kill)."""
+    path = os.path.join(_state_dir(), "tgtd.pid")
     try:
-        with open(os.path.join(_state_dir(), "tgtd.pid")) as f:
+        with open(path) as f:
             pid = int(f.read().strip() or 0)
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return pid if b"tgtd" in f.read() else None
+            args = f.read().split(b"\0")
     except (OSError, ValueError):
         return None
+    return pid if os.path.basename(args[0]) == b"tgtd" and os.fsencode(path) in args else None
 
 
 def ensure_daemon() -> None:

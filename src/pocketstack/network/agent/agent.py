@@ -87,6 +87,8 @@ class HostAgent:
         self.overlay_checked = False  # stale VXLAN devices looked for since start
 
     def start(self) -> "HostAgent":
+        # what this data dir's agent plumbed before: its tables may carry another name
+        firewall.forget_previous_table(made_before=bool(self._plumbed() or l3.managed()))
         os.makedirs(self._root(), exist_ok=True)
         self.reconcile()
         self.thread.start()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import logging
+import os
 
 from pocketstack.common import config
 from pocketstack.network import agent
@@ -356,8 +357,38 @@ def _one_or_set(values: list[str]) -> str:
     return values[0] if len(values) == 1 else "{ " + ", ".join(values) + " }"
 
 
+LEGACY_TABLE = "pocketstack"  # every cloud's tables were named so before each had its own
+
+
 def table_name() -> str:
-    return config.CONF.network.nft_table
+    """[network] nft_table, else this cloud's own: tables are the machine's, and another
+    cloud's agent replaces its tables whole at its start."""
+    return config.CONF.network.nft_table or f"pocketstack_{config.cloud_id()[:12]}"
+
+
+def _record_path() -> str:
+    return os.path.join(config.data_dir(), "network", "nft-table")
+
+
+def forget_previous_table(made_before: bool) -> None:
+    """At the agent's start: remove the tables this cloud used under another name (the
+    name [network] nft_table gave before, or the shared name of before when this data dir
+    has an agent of its own from then, ``made_before``), and record the one it uses now."""
+    table, path = table_name(), _record_path()
+    try:
+        with open(path) as f:
+            previous = f.read().strip()
+    except FileNotFoundError:
+        previous = LEGACY_TABLE if made_before else None
+    if previous and previous != table:
+        LOG.info("Removing this cloud's nftables tables %s (now %s)", previous, table)
+        for family in ("inet", "bridge"):
+            host.run("nft", "delete", "table", family, previous, check=False)
+    if previous != table:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                       "w") as f:
+            f.write(table + "\n")
 
 
 def apply_layout(old: Layout | None, new: Layout | None) -> None:

@@ -546,6 +546,6 @@ class RBDBackend(Backend):
             "name": f"{self.pool}/{self.vol_name(volume_id)}", "hosts": hosts,
             "ports": ports, "cluster_name": "ceph", "auth_enabled": True,
             "auth_username": self.user, "secret_type": "ceph",
-            "secret_uuid": config.CONF.ceph.secret_uuid, "volume_id": volume_id,
+            "secret_uuid": ceph.secret_uuid(), "volume_id": volume_id,
             "discard": True, "qos_specs": None, "access_mode": mode, "encrypted": False,
             "cacheable": False}}

@@ -46,12 +46,12 @@ def image_urls(meta: dict) -> list[str]:
 
 
 def secret_uuid_for(user: str) -> str:
-    """The libvirt secret of ``user``: [ceph] secret_uuid for the volume user (cinder's
-    rbd_secret_uuid), a uuid derived from it for a compute user of its own."""
-    conf = config.CONF.ceph
-    if user == conf.volume_user:
-        return conf.secret_uuid
-    return str(uuidlib.uuid5(uuidlib.UUID(conf.secret_uuid), f"client.{user}"))
+    """The libvirt secret of ``user``: the volume user's (cinder's rbd_secret_uuid,
+    common/ceph.py), a uuid derived from it for a compute user of its own."""
+    volume_secret = ceph.secret_uuid()
+    if user == config.CONF.ceph.volume_user:
+        return volume_secret
+    return str(uuidlib.uuid5(uuidlib.UUID(volume_secret), f"client.{user}"))
 
 
 class Secrets:
