@@ -112,6 +112,17 @@ def test_waits_for_a_volume(slow_cloud):
     assert conn.block_storage.find_volume(name).status == "available"
 
 
+def test_waits_for_a_volume_to_be_gone(slow_cloud):
+    conn = slow_cloud.sdk()
+    name = f"gone-{uuid.uuid4().hex[:6]}"
+    volume = conn.block_storage.create_volume(name=name, size=1)
+    assert _wait(slow_cloud, "volume", name).returncode == 0
+    conn.block_storage.delete_volume(volume)
+    proc = _wait(slow_cloud, "volume", name, "--status", "deleted")
+    assert proc.returncode == 0, proc.stderr
+    assert conn.block_storage.find_volume(name) is None
+
+
 def test_bare_wait_still_waits_for_the_cloud(slow_cloud):
     proc = _wait(slow_cloud, "--url", slow_cloud.url, "--timeout", "10")
     assert proc.returncode == 0, proc.stderr

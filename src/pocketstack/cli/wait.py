@@ -21,6 +21,11 @@ FAILED = {"server": {"ERROR"}, "volume": {"ERROR", "ERROR_DELETING", "ERROR_EXTE
           "image": {"KILLED"}}
 
 
+# `--status deleted`: wait until no resource of that name or id is left (a delete the CLI
+# does not wait for, before a script makes one of the same name again).
+DELETED = "DELETED"
+
+
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(1)
@@ -85,7 +90,10 @@ def _wait_for(kind: str, name: str, status: str, timeout: float, interval: float
         conn = openstack.connect()
         find = _finder(conn, kind)
         while True:
-            resource = find(name, ignore_missing=False)
+            resource = find(name, ignore_missing=want == DELETED)
+            if resource is None:  # only when waiting for it to be gone
+                click.echo(f"{kind} {name}: deleted after {time.monotonic() - started:.1f} s")
+                return
             now = _status(kind, resource)
             if now == want:
                 click.echo(f"{kind} {name}: {now} after {time.monotonic() - started:.1f} s")
@@ -102,7 +110,8 @@ def _wait_for(kind: str, name: str, status: str, timeout: float, interval: float
 def _resource_command(kind: str, default_status: str):
     @click.argument("name")
     @click.option("--status", default=default_status, show_default=True,
-                  help=f"The {kind} status to wait for (case does not matter).")
+                  help=f"The {kind} status to wait for (case does not matter); "
+                       f"'deleted': until it is gone.")
     @click.option("--timeout", default=300.0, type=click.FloatRange(0), show_default=True,
                   help="Seconds to wait before giving up (exit 1).")
     @click.option("--interval", default=0.5, type=click.FloatRange(0.05), show_default=True,
