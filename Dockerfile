@@ -7,6 +7,10 @@
 # port? Set public_url to it: -e POCKETSTACK_PUBLIC_URL=http://HOST:PORT.
 FROM python:3.12-slim
 
+# qemu-img: volumes from qcow2 images, and images from volumes in other formats.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-utils \
+    && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY src ./src

@@ -8,6 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: up down test bench clean libvirt ceph
 
 $(VENV)/bin/python:
+	@echo "== creating $(VENV) (a Python virtual environment for pocketstack and its clients)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 
@@ -15,16 +16,19 @@ $(VENV)/bin/python:
 # Byte-compiled now: with PYTHONDONTWRITEBYTECODE set (common in containers and CI) an
 # editable install would otherwise compile every module at every start (~0.2 s).
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml
+	@echo "== installing pocketstack and the openstack CLI into $(VENV) (1-2 min the first time, quiet)"
 	$(VENV)/bin/pip install -q -e '.[cli]'
 	$(PY) -m compileall -q src
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/bin/python pyproject.toml
+	@echo "== installing pocketstack with its test dependencies into $(VENV) (2-3 min the first time, quiet)"
 	$(VENV)/bin/pip install -q -e '.[test,cli]'
 	$(PY) -m compileall -q src
 	touch $@ $(VENV)/.installed
 
 up: $(VENV)/.installed
+	@echo "== starting the cloud in the background (a few seconds)"
 	$(VENV)/bin/pocketstack up --detach $(ARGS)
 	@echo "Next: source $(VENV)/bin/activate   # puts pocketstack and openstack on your PATH"
 
@@ -51,6 +55,7 @@ bench: $(VENV)/.installed-test
 # virtlogd + libvirtd started (root; idempotent), libvirt-python in the venv.
 libvirt: $(VENV)/bin/python
 	tools/setup_libvirt.sh
+	@echo "== installing libvirt-python into $(VENV)"
 	$(VENV)/bin/pip install -q -e '.[libvirt]'
 
 # Storage every host shares (issue 23): Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
@@ -58,6 +63,7 @@ libvirt: $(VENV)/bin/python
 # to keep images, volumes and instance disks there (restart it if it is running).
 ceph: $(VENV)/.installed
 	tools/setup_ceph.sh $(VENV)
+	@echo "== starting the data dir's one-node Ceph cluster (about a minute)"
 	$(VENV)/bin/pocketstack ceph start --use
 
 clean:

@@ -17,6 +17,7 @@ for p in "${PACKAGES[@]}"; do
     || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${#missing[@]} Debian packages for Ceph (a few minutes the first time): ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \

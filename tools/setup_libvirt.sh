@@ -19,6 +19,7 @@ for p in "${PACKAGES[@]}"; do
     || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${#missing[@]} Debian packages for real guests (a few minutes the first time): ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   # Another install may hold the dpkg lock: wait for it rather than fail.
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
@@ -43,6 +44,7 @@ for key in user group; do
   fi
 done
 
+echo "== starting virtlogd and libvirtd (if they are not running)"
 pgrep -x virtlogd >/dev/null || $SUDO virtlogd -d
 if ! pgrep -x libvirtd >/dev/null; then
   $SUDO libvirtd -d

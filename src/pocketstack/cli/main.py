@@ -19,7 +19,7 @@ class _LazyGroup(click.Group):
     LAZY = {"audit": "pocketstack.cli.audit:audit", "ceph": "pocketstack.cli.ceph:ceph",
             "demo": "pocketstack.cli.demo:demo",
             "image": "pocketstack.cli.image:image", "service": "pocketstack.cli.service:service",
-            "trace": "pocketstack.cli.trace:trace"}
+            "trace": "pocketstack.cli.trace:trace", "wait": "pocketstack.cli.wait:wait"}
 
     def list_commands(self, ctx):
         return sorted({*super().list_commands(ctx), *self.LAZY})
@@ -285,28 +285,6 @@ def down(data_dir, timeout):
         stopped = ceph_cluster.stop(ceph_dir, timeout)
         if stopped:
             click.echo(f"Ceph ({', '.join(stopped)}) stopped.")
-
-
-@main.command()
-@click.option("--data-dir", envvar="POCKETSTACK_HOME", default=None,
-              help="State directory of the cloud (its clouds.yaml says where it listens).")
-@click.option("--url", default=None, help="The cloud's URL (default: from the data dir).")
-@click.option("--timeout", default=120.0, type=click.FloatRange(0), show_default=True,
-              help="Seconds to wait.")
-def wait(data_dir, url, timeout):
-    """Block until every service of the cloud answers (exit 1 if not within --timeout)."""
-    from pocketstack.cli import daemon
-    from pocketstack.cloud import default_data_dir
-
-    data_dir = os.path.abspath(data_dir or default_data_dir())
-    url = url or daemon.cloud_url(data_dir)
-    if url is None:
-        _fail(f"no clouds.yaml in {data_dir}: pass --url, or --data-dir of a cloud that "
-              "has started once")
-    problem = daemon.wait_ready(url.rstrip("/"), timeout)
-    if problem:
-        _fail(f"{url}: {problem}")
-    click.echo(f"pocketstack at {url} is ready.")
 
 
 if __name__ == "__main__":

@@ -263,7 +263,36 @@ def start(cloud) -> list:
     roles = getattr(cloud, "roles", None)
     if roles is None:
         roles = ROLES
-    return start_roles(roles, cloud.data_dir, all_in_one_hosts())
+    services = start_roles(roles, cloud.data_dir, all_in_one_hosts())
+    if "compute" in roles and not getattr(cloud, "api_worker", False):
+        retire_simulated_hosts({host for host, _ in all_in_one_hosts()})
+    return services
+
+
+# Why a simulated host of an earlier start is out of service: the reason shows in
+# `openstack compute service list --long`, and a later start that runs it again clears it.
+NOT_RUN_REASON = "simulated host not run by this start of the cloud (compute_driver)"
+
+
+def retire_simulated_hosts(running: set[str]) -> None:
+    """The simulated hosts an earlier start of this data dir ran but this one does not
+    (restarted with compute_driver = libvirt) are forced down and disabled at once, instead
+    of reading `up` until their last heartbeat ages out and staying schedulable-looking in
+    `hypervisor list`; hosts this start runs again are put back."""
+    from pocketstack.compute.models import ComputeNode, Service
+
+    with db.transaction() as s:
+        fake = {host for (host,) in s.query(ComputeNode.host)
+                .filter(ComputeNode.hypervisor_type == "fake")}
+        for service in s.query(Service).filter(Service.binary == "nova-compute",
+                                               Service.host.in_(fake)):
+            if service.host not in running:
+                if not service.forced_down:
+                    service.forced_down, service.disabled = True, True
+                    service.disabled_reason = NOT_RUN_REASON
+            elif service.disabled_reason == NOT_RUN_REASON:
+                service.forced_down, service.disabled = False, False
+                service.disabled_reason = None
 
 
 def admin_context() -> RequestContext:

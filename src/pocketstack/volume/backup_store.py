@@ -58,6 +58,16 @@ def _zero(chunk: bytes) -> bool:
     return backends.all_zero(chunk)
 
 
+# librbd's write_zeroes fails on 2 GiB or more at once ("error zeroing region 0~2147483648":
+# the length goes through a 32-bit int), so a volume of 2 GiB or more is zeroed in pieces.
+ZERO_PIECE = 1 << 30
+
+
+def zero_in_pieces(zero, offset: int, length: int) -> None:
+    for pos in range(offset, offset + length, ZERO_PIECE):
+        zero(pos, min(ZERO_PIECE, offset + length - pos))
+
+
 def copy_extents(src, write, zero, from_snap: str | None = None,
                  length: int | None = None) -> int:
     """Copy what ``src`` (an open rbd.Image) holds — or, with ``from_snap``, what changed
@@ -70,10 +80,10 @@ def copy_extents(src, write, zero, from_snap: str | None = None,
     written, covered = 0, 0
     for offset, size, exists in sorted(extents):
         if from_snap is None and offset > covered:
-            zero(covered, offset - covered)  # a full copy: the gaps read as zeros
+            zero_in_pieces(zero, covered, offset - covered)  # a full copy: the gaps read as zeros
         covered = max(covered, offset + size)
         if not exists:
-            zero(offset, size)
+            zero_in_pieces(zero, offset, size)
             continue
         for pos in range(offset, offset + size, CHUNK):
             data = src.read(pos, min(CHUNK, offset + size - pos))
@@ -83,7 +93,7 @@ def copy_extents(src, write, zero, from_snap: str | None = None,
                 write(data, pos)
                 written += len(data)
     if from_snap is None and covered < length:
-        zero(covered, length - covered)
+        zero_in_pieces(zero, covered, length - covered)
     return written
 
 
@@ -203,7 +213,7 @@ def restore(backup_id: str, backend: backends.Backend, volume_id: str) -> None:
             with backend.open_image(backend.vol_name(volume_id)) as dst:
                 copy_extents(src, dst.write, dst.write_zeroes, None, dst.size())
                 if dst.size() > src.size():
-                    dst.write_zeroes(src.size(), dst.size() - src.size())
+                    zero_in_pieces(dst.write_zeroes, src.size(), dst.size() - src.size())
                 dst.flush()
             return
         _restore_to_path(src, backend.path(volume_id))
