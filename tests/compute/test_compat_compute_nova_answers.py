@@ -52,3 +52,21 @@ def test_hypervisor_lists_with_servers(cloud, admin_conn, server, api):
             "Invalid input for query parameters with_servers. Value: maybe.")
     r = admin.get(f"/os-hypervisors/{mine.id}?with_servers=yes")
     assert {"name": host["name"], "uuid": server} in r.json()["hypervisor"]["servers"]
+
+
+def test_quota_defaults_follow_the_default_quota_class(admin_conn, member):
+    before = admin_conn.compute.get_quota_set_defaults(member["project_id"])
+    try:
+        admin_conn.compute.update_quota_class_set("default", key_pairs=before.key_pairs + 7)
+        defaults = admin_conn.compute.get_quota_set_defaults(member["project_id"])
+        assert defaults.key_pairs == before.key_pairs + 7
+        assert defaults.instances == before.instances
+        # the project itself, which has no limit of its own, gets the same
+        shown = admin_conn.compute.get_quota_set(member["project_id"])
+        assert shown.key_pairs == before.key_pairs + 7
+        assert admin_conn.compute.get_quota_class_set("default").key_pairs == \
+            before.key_pairs + 7
+    finally:
+        admin_conn.compute.update_quota_class_set("default", key_pairs=before.key_pairs)
+    assert admin_conn.compute.get_quota_set_defaults(
+        member["project_id"]).key_pairs == before.key_pairs
