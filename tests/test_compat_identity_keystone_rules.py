@@ -45,3 +45,28 @@ def test_endpoint_group_update_may_empty_the_filters(keystone):
     keystone.endpoint_groups.delete(group)
     keystone.services.delete(service)
 
+
+def test_deleting_a_service_keeps_its_limits(cloud, keystone):
+    conn = cloud.sdk()
+    project = keystone.projects.create(name=_name("limits"), domain="default")
+    service = keystone.services.create(name=_name("svc"), type=_name("type"))
+    registered = conn.identity.create_registered_limit(
+        service_id=service.id, resource_name="widgets", default_limit=5)
+    limit = conn.identity.create_limit(service_id=service.id, project_id=project.id,
+                                       resource_name="widgets", resource_limit=7)
+    keystone.services.delete(service)
+    with pytest.raises(exceptions.NotFound):
+        keystone.services.get(service.id)
+    # keystone keeps both, still naming the gone service
+    kept = conn.identity.get_registered_limit(registered.id)
+    assert (kept.service_id, kept.default_limit) == (service.id, 5)
+    assert conn.identity.get_limit(limit.id).resource_limit == 7
+    assert limit.id in {x.id for x in conn.identity.limits(project_id=project.id)}
+    # no new ones for the gone service
+    with pytest.raises(Exception) as caught:
+        conn.identity.create_registered_limit(service_id=service.id,
+                                              resource_name="gadgets", default_limit=1)
+    assert getattr(caught.value, "status_code", None) == 400
+    conn.identity.delete_limit(limit)
+    conn.identity.delete_registered_limit(registered)
+    keystone.projects.delete(project)

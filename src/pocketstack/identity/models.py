@@ -179,8 +179,9 @@ class RegisteredLimit(Base):
     __table_args__ = (sa.UniqueConstraint("service_id", "region_id", "resource_name",
                                           name="uq_registered_limit"),)
     id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    service_id: Mapped[str] = mapped_column(
-        sa.ForeignKey("identity_services.id", ondelete="CASCADE"))
+    # No foreign key, as keystone's table: deleting a service leaves its registered limits
+    # (and the projects' limits of them) in place (foreign key dropped in 0007).
+    service_id: Mapped[str] = mapped_column(sa.String(64))
     region_id: Mapped[str | None] = mapped_column(sa.String(255))
     resource_name: Mapped[str] = mapped_column(sa.String(255))
     default_limit: Mapped[int] = mapped_column()
