@@ -157,6 +157,14 @@ def test_oauth1_refusals(cloud, keystone, owner):
         "id": access.key, "key": access.key, "secret": "0" * 32}))
     with pytest.raises(ks_exc.Unauthorized):
         forged.get_token()
+    # another consumer may not use it, even signing with its own secret
+    stranger = keystone.oauth1.consumers.create(description="stranger")
+    with pytest.raises(ks_exc.Unauthorized):
+        session.Session(auth=ks_oauth1.OAuth1(
+            cloud.auth_url + "/v3", consumer_key=stranger.id,
+            consumer_secret=stranger.secret, access_key=access.key,
+            access_secret=access.secret)).get_token()
+    keystone.oauth1.consumers.delete(stranger)
     ref = _oauth_session(cloud, consumer, access)
     assert ref.auth.get_access(ref).role_names == ["reader"]
     # deleting the consumer ends its access tokens
