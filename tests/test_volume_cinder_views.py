@@ -166,3 +166,23 @@ def test_bootable_where_cinder_takes_or_refuses_it(cloud, operator):
     conn.block_storage.delete_volume(adopted)
     wait_gone(raw, adopted.id)
     wait_gone(raw, made["id"])
+
+
+def test_snapshot_manage_answers_cinders_plain_view(cloud, operator):
+    """cinder's snapshot manage uses the v2 view builder: the summary fields at any
+    microversion (openstacksdk's manage_snapshot asks for its highest)."""
+    conn, raw = cloud.user_sdk(operator), Raw(cloud.user_session(operator))
+    volume = conn.block_storage.wait_for_status(conn.block_storage.create_volume(size=1),
+                                                "available", **WAIT)
+    name = "legacy-snap-view"
+    with open(os.path.join(cloud.data_dir, "volumes", name), "wb") as f:
+        f.truncate(1 << 30)
+    status, body, _ = raw("POST", "/manageable_snapshots", {"snapshot": {
+        "volume_id": volume.id, "ref": {"source-name": name}}}, version="3.65")
+    assert status == 202 and set(body["snapshot"]) == SUMMARY, body
+    snap = conn.block_storage.wait_for_status(conn.block_storage.get_snapshot(
+        body["snapshot"]["id"]), "available", **WAIT)
+    conn.block_storage.delete_snapshot(snap)
+    conn.block_storage.wait_for_delete(snap, **WAIT)
+    conn.block_storage.delete_volume(volume)
+    wait_gone(raw, volume.id)
