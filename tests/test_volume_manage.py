@@ -1,7 +1,7 @@
 """Manage / unmanage on the file backend, as cinder's os-volume-manage, /manageable_volumes
 and os-unmanage: a plain file in the backend's directory becomes a volume (renamed, sized
-to whole GiB, counted in quota) and an unmanaged volume's data stays on disk under a name
-the next start does not remove. Through openstacksdk and keystoneauth."""
+to whole GiB, counted in quota) and an unmanaged volume's data stays on disk under its
+name, which the next start does not remove. Through openstacksdk and keystoneauth."""
 from __future__ import annotations
 
 import os
@@ -63,7 +63,7 @@ def test_manage_and_unmanage_a_file(cloud, operator):
     # unmanage: the volume is gone, its data is kept and can be managed again
     conn.block_storage.unmanage_volume(volume)
     wait_gone(raw, volume.id)
-    kept = f"unmanaged-volume-{volume.id}"
+    kept = f"volume-{volume.id}"
     with open(os.path.join(cloud.data_dir, "volumes", kept), "rb") as f:
         assert f.read(11) == b"legacy data"
     assert kept in {v.reference["source-name"]
@@ -150,7 +150,8 @@ def test_unmanage_refusals(cloud, operator):
         conn.block_storage.get_snapshot(snap.id)
     conn.block_storage.unmanage_volume(volume)
     wait_gone(raw, volume.id)
-    os.unlink(os.path.join(cloud.data_dir, "volumes", f"unmanaged-volume-{volume.id}"))
+    for left in (f"volume-{volume.id}", f".unmanaged-volume-{volume.id}"):
+        os.unlink(os.path.join(cloud.data_dir, "volumes", left))
 
 
 def test_manage_and_unmanage_a_snapshot(cloud, operator):

@@ -54,6 +54,12 @@ def limits(project_id: str, session=None) -> dict[str, int]:
     return _run(session, run)
 
 
+def class_defaults(session=None) -> dict[str, int]:
+    """What a project without limits of its own gets: the configured defaults under the
+    quota class "default" (nova's quota_class_get_default)."""
+    return limits(DEFAULT_CLASS, session)
+
+
 def usage(project_id: str, session=None) -> dict[str, int]:
     def run(s):
         count, cores, ram = s.connection().execute(_USAGE, {"project_id": project_id}).one()

@@ -8,7 +8,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import cache, config, db, exceptions, runtime
 from pocketstack.common.timeutils import isotime_us, utcnow
-from pocketstack.identity import access_rules, assignment, catalog, passwords, tokens, trusts
+from pocketstack.identity import (access_rules, assignment, catalog, oauth1, passwords,
+                                  tokens, trusts)
 from pocketstack.identity.assignment import effective_role_ids
 from pocketstack.identity.models import ApplicationCredential, Domain, Project, Role, User
 
@@ -71,7 +72,7 @@ def _check_user_usable(s, user: User | None) -> User:
     return user
 
 
-def _password_method(s, body: dict) -> tuple[User, dict]:
+def _password_method(s, body: dict, http=None) -> tuple[User, dict]:
     pw = body.get("password")
     if not isinstance(pw, dict) or not isinstance(pw.get("user"), dict):
         raise exceptions.ValidationError("Expecting to find user in password.")
@@ -88,7 +89,7 @@ def _password_method(s, body: dict) -> tuple[User, dict]:
     return _check_user_usable(s, user), {}
 
 
-def _token_method(s, body: dict) -> tuple[User, dict]:
+def _token_method(s, body: dict, http=None) -> tuple[User, dict]:
     ref = body.get("token")
     if not isinstance(ref, dict) or not isinstance(ref.get("id"), str) or not ref["id"]:
         raise exceptions.ValidationError("Expecting to find id in token.")
@@ -97,12 +98,16 @@ def _token_method(s, body: dict) -> tuple[User, dict]:
         raise exceptions.Forbidden("Application credential tokens cannot be rescoped.")
     if data.trust:
         raise exceptions.Forbidden("Trust-scoped tokens cannot be rescoped.")
+    if data.oauth:
+        raise exceptions.Forbidden(
+            "You are not authorized to perform the requested action: Using OAuth-scoped "
+            "token to create another token. Create a new OAuth-scoped token instead.")
     user = _check_user_usable(s, s.get(User, data.user_id))
     return user, {"expires_at": data.expires_at, "parent_audit_id": data.audit_ids[0],
                   "methods": data.methods}
 
 
-def _app_cred_method(s, body: dict) -> tuple[User, dict]:
+def _app_cred_method(s, body: dict, http=None) -> tuple[User, dict]:
     ref = body.get("application_credential")
     if not isinstance(ref, dict) or not isinstance(ref.get("secret"), str):
         raise exceptions.ValidationError("Expecting to find secret in application_credential.")
@@ -123,8 +128,19 @@ def _app_cred_method(s, body: dict) -> tuple[User, dict]:
     return user, {"app_cred": cred}
 
 
+def _oauth1_method(s, body: dict, http=None) -> tuple[User, dict]:
+    """A request signed with an OAuth1 access token (its body names only the method)."""
+    if http is None:
+        raise _unauthorized()
+    access, role_ids = oauth1.authenticate(s, *http)
+    user = _check_user_usable(s, s.get(User, access.authorizing_user_id))
+    return user, {"oauth": (access, role_ids)}
+
+
 METHODS = {"password": _password_method, "token": _token_method,
-           "application_credential": _app_cred_method}
+           "application_credential": _app_cred_method, "oauth1": _oauth1_method}
+# Methods whose data is the signed request, not a member of the body's identity.
+_FROM_REQUEST = ("oauth1",)
 
 
 def _scope_project_id(scope) -> str | None:
@@ -192,8 +208,10 @@ def _scope_role_ids(s, user: User, project, domain, system) -> set[str]:
     return role_ids
 
 
-def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
-    """Authenticate a POST /v3/auth/tokens body; return (token id, token body)."""
+def authenticate(body: dict, *, nocatalog: bool = False,
+                 http: tuple[str, object] | None = None) -> tuple[str, dict]:
+    """Authenticate a POST /v3/auth/tokens body; return (token id, token body).
+    ``http``: the request's URL (as the client signed it) and headers, for oauth1."""
     auth = body.get("auth") if isinstance(body, dict) else None
     if not isinstance(auth, dict) or not isinstance(auth.get("identity"), dict):
         raise exceptions.ValidationError("Expecting to find identity in auth.")
@@ -207,9 +225,9 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
     with db.reader() as s:
         user, extra = None, {}
         for method in methods:
-            if method not in identity:
+            if method not in identity and method not in _FROM_REQUEST:
                 raise exceptions.ValidationError(f"Expecting to find {method} in identity.")
-            found, info = METHODS[method](s, identity)
+            found, info = METHODS[method](s, identity, http)
             if user is not None and found.id != user.id:
                 raise _unauthorized()
             user = found
@@ -227,8 +245,21 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
             if (default is not None and default.enabled
                     and effective_role_ids(s, user.id, project_id=default.id)):
                 scope = {"project": {"id": default.id}}
+        access = None
+        if "oauth" in extra:
+            # keystone: an access token is always scoped to its project, whatever the
+            # request names
+            access, role_ids = extra["oauth"]
+            scope = {"project": {"id": access.project_id}}
         trust = None
-        if isinstance(scope, dict) and "OS-TRUST:trust" in scope:
+        if access is not None:
+            project, domain, system = _resolve_scope(s, scope, user)
+            pdom = s.get(Domain, project.domain_id)
+            if not project.enabled or pdom is None or not pdom.enabled:
+                raise _unauthorized(f"Project {project.id} is disabled.")
+            if not role_ids:
+                raise _unauthorized("User has no access to the requested scope.")
+        elif isinstance(scope, dict) and "OS-TRUST:trust" in scope:
             if cred is not None:
                 raise _unauthorized("Application credentials cannot request a scope.")
             trust, user, role_ids = trusts.scope(s, scope["OS-TRUST:trust"], user)
@@ -266,7 +297,8 @@ def authenticate(body: dict, *, nocatalog: bool = False) -> tuple[str, dict]:
             parent_audit_id=extra.get("parent_audit_id"),
             app_cred_id=cred.id if cred else None,
             trust=[trust.id, trust.trustor_user_id, trust.trustee_user_id,
-                   trust.impersonation] if trust else None)
+                   trust.impersonation] if trust else None,
+            oauth=[access.id, access.consumer_id] if access else None)
         return token_id, render(s, data, nocatalog=nocatalog, roles=roles)
 
 
@@ -338,6 +370,8 @@ def render(s, data: tokens.TokenData, *, nocatalog: bool = False,
         body["OS-TRUST:trust"] = {"id": trust_id, "impersonation": impersonation,
                                   "trustor_user": {"id": trustor_id},
                                   "trustee_user": {"id": trustee_id}}
+    if data.oauth:
+        body["OS-OAUTH1"] = {"access_token_id": data.oauth[0], "consumer_id": data.oauth[1]}
     if data.app_cred_id:
         cred = s.get(ApplicationCredential, data.app_cred_id)
         body["application_credential"] = {

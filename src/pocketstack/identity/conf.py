@@ -20,6 +20,14 @@ OPTS = {
                           "this process apply at once; those made by another process apply "
                           "within this time."),
     ],
+    "oauth1": [
+        cfg.IntOpt("request_token_duration", default=28800, min=0,
+                   help="Seconds an OAuth1 request token stays valid (0: no expiry), as "
+                        "keystone's option."),
+        cfg.IntOpt("access_token_duration", default=86400, min=0,
+                   help="Seconds an OAuth1 access token stays valid (0: no expiry), as "
+                        "keystone's option."),
+    ],
     "fernet_tokens": [
         cfg.StrOpt("key_repository",
                    help="Directory of Fernet keys. Default: <data dir>/fernet-keys."),

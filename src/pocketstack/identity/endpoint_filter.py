@@ -24,9 +24,10 @@ def _group(s, group_id: str) -> EndpointGroup:
     return base.get_or_404(s, EndpointGroup, group_id, "endpoint group")
 
 
-def check_filters(filters) -> None:
-    """Keystone's _require_valid_filter: only the three endpoint attributes."""
-    if not filters:
+def check_filters(filters, *, create: bool = False) -> None:
+    """Keystone's _require_valid_filter: only the three endpoint attributes; and on create
+    (only there: an update may empty them, then the group holds every endpoint) some."""
+    if create and not filters:
         raise exceptions.ValidationError("filters field is required and cannot be empty")
     if any(key not in FILTER_KEYS for key in filters):
         raise exceptions.ValidationError(
@@ -97,7 +98,7 @@ def _matching(s, filters: dict) -> list[Endpoint]:
 # --- endpoint groups -----------------------------------------------------------------------
 
 def create_group(ref: dict) -> EndpointGroup:
-    check_filters(ref.get("filters"))
+    check_filters(ref.get("filters"), create=True)
     group = EndpointGroup(id=base.new_id(), name=ref["name"],
                           description=ref.get("description"), filters=ref["filters"])
     with db.transaction() as s:

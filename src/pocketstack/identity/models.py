@@ -155,6 +155,7 @@ class RevocationEvent(Base):
     audit_id: Mapped[str | None] = mapped_column(sa.String(32))
     app_cred_id: Mapped[str | None] = mapped_column(sa.String(64))
     trust_id: Mapped[str | None] = mapped_column(sa.String(64))  # added in 0004
+    access_token_id: Mapped[str | None] = mapped_column(sa.String(64))  # added in 0006
     issued_before: Mapped[dt.datetime] = mapped_column()
     revoked_at: Mapped[dt.datetime] = mapped_column(default=utcnow, index=True)
 
@@ -178,8 +179,9 @@ class RegisteredLimit(Base):
     __table_args__ = (sa.UniqueConstraint("service_id", "region_id", "resource_name",
                                           name="uq_registered_limit"),)
     id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    service_id: Mapped[str] = mapped_column(
-        sa.ForeignKey("identity_services.id", ondelete="CASCADE"))
+    # No foreign key, as keystone's table: deleting a service leaves its registered limits
+    # (and the projects' limits of them) in place (foreign key dropped in 0007).
+    service_id: Mapped[str] = mapped_column(sa.String(64))
     region_id: Mapped[str | None] = mapped_column(sa.String(255))
     resource_name: Mapped[str] = mapped_column(sa.String(255))
     default_limit: Mapped[int] = mapped_column()
@@ -315,12 +317,45 @@ class ServiceProvider(Base):
 
 
 class OAuth1Consumer(Base):
-    """OS-OAUTH1 consumers (the secret is shown once, at creation, as in Keystone)."""
+    """OS-OAUTH1 consumers (the secret is shown once, at creation, as in Keystone).
+    HMAC-SHA1 signatures are checked with the secret itself, so it is kept as Keystone
+    keeps it; consumers made before it was kept (``secret`` null) cannot sign."""
     __tablename__ = "identity_oauth1_consumers"
     id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     description: Mapped[str | None] = mapped_column(sa.Text)
     secret_hash: Mapped[str] = mapped_column(sa.String(128))
+    secret: Mapped[str | None] = mapped_column(sa.String(64))  # added in 0006
     extra: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+
+
+class OAuth1RequestToken(Base):
+    """A consumer's request for delegation on a project; a user authorizes it with some
+    of its roles there (then ``verifier`` is set), the consumer trades it for an access
+    token (and it is deleted)."""
+    __tablename__ = "identity_oauth1_request_tokens"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    request_secret: Mapped[str] = mapped_column(sa.String(64))
+    verifier: Mapped[str | None] = mapped_column(sa.String(64))
+    authorizing_user_id: Mapped[str | None] = mapped_column(sa.String(64))
+    requested_project_id: Mapped[str] = mapped_column(sa.String(64))
+    role_ids: Mapped[list | None] = mapped_column(sa.JSON)
+    consumer_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_oauth1_consumers.id", ondelete="CASCADE"), index=True)
+    expires_at: Mapped[dt.datetime | None] = mapped_column()
+
+
+class OAuth1AccessToken(Base):
+    """The delegation itself: its holder (the consumer, with the secret) gets tokens of
+    the authorizing user on the project with the authorized roles."""
+    __tablename__ = "identity_oauth1_access_tokens"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    access_secret: Mapped[str] = mapped_column(sa.String(64))
+    authorizing_user_id: Mapped[str] = mapped_column(sa.String(64), index=True)
+    project_id: Mapped[str] = mapped_column(sa.String(64))
+    role_ids: Mapped[list] = mapped_column(sa.JSON)
+    consumer_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("identity_oauth1_consumers.id", ondelete="CASCADE"), index=True)
+    expires_at: Mapped[dt.datetime | None] = mapped_column()
 
 
 class DomainConfig(Base):

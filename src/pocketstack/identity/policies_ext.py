@@ -57,12 +57,29 @@ def _domain_config() -> list:
             ("get_domain_config_default", "GET", "/v3/domains/config/default")]
 
 
+def _oauth1_tokens() -> list:
+    """keystone/common/policies/access_token.py: all admin-only."""
+    tokens = "/v3/users/{user_id}/OS-OAUTH1/access_tokens"
+    return [base._rule(name, base.ADMIN, f"{name.replace('_', ' ').capitalize()}.",
+                       [(method, path)])
+            for name, method, path in (
+                ("authorize_request_token", "PUT",
+                 "/v3/OS-OAUTH1/authorize/{request_token_id}"),
+                ("list_access_tokens", "GET", tokens),
+                ("get_access_token", "GET", tokens + "/{access_token_id}"),
+                ("delete_access_token", "DELETE", tokens + "/{access_token_id}"),
+                ("list_access_token_roles", "GET", tokens + "/{access_token_id}/roles"),
+                ("get_access_token_role", "GET",
+                 tokens + "/{access_token_id}/roles/{role_id}"))]
+
+
 def list_rules() -> list:
     own = f"{base.ADMIN_OR_SYSTEM_READER} or {base.OWNER}"
     rules_path = "/v3/users/{user_id}/access_rules"
     return [
         *_admin_crud(_endpoint_filter()), *_admin_crud(_federation()),
         *_admin_crud(_crud("consumer", "consumers", "/v3/OS-OAUTH1/consumers")),
+        *_oauth1_tokens(),
         *_admin_crud(_domain_config()),
         # Keystone: any user may read the password rules its domain enforces.
         base._rule("get_security_compliance_domain_config", "",

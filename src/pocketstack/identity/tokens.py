@@ -48,6 +48,15 @@ class TokenData(dict):
     # A trust-scoped token: [trust id, trustor id, trustee id, impersonation].
     trust = property(lambda self: self.get("t"))
     trust_id = property(lambda self: self["t"][0] if self.get("t") else None)
+    # An OAuth1 token: [access token id, consumer id].
+    oauth = property(lambda self: self.get("o"))
+    access_token_id = property(lambda self: self["o"][0] if self.get("o") else None)
+
+    @property
+    def delegated(self) -> bool:
+        """Issued through a delegation (trust, application credential, OAuth1), which
+        may not delegate further."""
+        return bool(self.get("t") or self.get("ac") or self.get("o"))
 
     @property
     def user_ids(self) -> set[str]:
@@ -67,7 +76,8 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
           project_id: str | None = None, project_domain_id: str | None = None,
           domain_id: str | None = None, system: str | None = None,
           expires_at: dt.datetime | None = None, parent_audit_id: str | None = None,
-          app_cred_id: str | None = None, trust: list | None = None) -> tuple[str, TokenData]:
+          app_cred_id: str | None = None, trust: list | None = None,
+          oauth: list | None = None) -> tuple[str, TokenData]:
     now = time.time()
     expires = (expires_at.replace(tzinfo=dt.timezone.utc).timestamp() if expires_at
                else now + config.CONF.token.expiration)
@@ -75,7 +85,7 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
                "r": roles, "e": round(expires, 6), "i": round(now, 6),
                "a": [new_audit_id()] + ([parent_audit_id] if parent_audit_id else [])}
     for key, value in (("p", project_id), ("pd", project_domain_id), ("d", domain_id),
-                       ("s", system), ("ac", app_cred_id), ("t", trust)):
+                       ("s", system), ("ac", app_cred_id), ("t", trust), ("o", oauth)):
         if value:
             payload[key] = value
     token = fernet.crypto().encrypt(json.dumps(payload, separators=(",", ":")).encode())
@@ -167,6 +177,7 @@ class RevocationCache:
         self.by_app_cred: dict[str, list] = {}
         self.by_domain: dict[str, list] = {}
         self.by_trust: dict[str, list] = {}
+        self.by_access_token: dict[str, list] = {}
 
     def invalidate(self):
         self.loaded_at = -1e9
@@ -193,13 +204,14 @@ class RevocationCache:
 
     def _index(self, events):
         indexes = {"user_id": {}, "project_id": {}, "audit_id": {}, "app_cred_id": {},
-                   "domain_id": {}, "trust_id": {}}
+                   "domain_id": {}, "trust_id": {}, "access_token_id": {}}
         for e in events:
             event = (e.user_id, e.project_id, e.audit_id, e.app_cred_id, e.domain_id,
-                     e.trust_id, e.issued_before.replace(tzinfo=dt.timezone.utc).timestamp())
+                     e.trust_id, e.access_token_id,
+                     e.issued_before.replace(tzinfo=dt.timezone.utc).timestamp())
             # Index each event under its most selective field.
-            for field in ("audit_id", "trust_id", "user_id", "app_cred_id", "project_id",
-                          "domain_id"):
+            for field in ("audit_id", "trust_id", "access_token_id", "user_id",
+                          "app_cred_id", "project_id", "domain_id"):
                 value = getattr(e, field)
                 if value:
                     indexes[field].setdefault(value, []).append(event)
@@ -207,6 +219,7 @@ class RevocationCache:
         self.by_audit, self.by_user = indexes["audit_id"], indexes["user_id"]
         self.by_project, self.by_app_cred = indexes["project_id"], indexes["app_cred_id"]
         self.by_domain, self.by_trust = indexes["domain_id"], indexes["trust_id"]
+        self.by_access_token = indexes["access_token_id"]
 
     def is_revoked(self, data: TokenData) -> bool:
         self._refresh()
@@ -218,6 +231,8 @@ class RevocationCache:
             candidates += self.by_user.get(user_id, ())
         if data.trust_id:
             candidates += self.by_trust.get(data.trust_id, ())
+        if data.access_token_id:
+            candidates += self.by_access_token.get(data.access_token_id, ())
         if data.project_id:
             candidates += self.by_project.get(data.project_id, ())
         if data.app_cred_id:
@@ -225,9 +240,11 @@ class RevocationCache:
         for domain in {data.domain_id, data.user_domain_id, data.project_domain_id} - {None}:
             candidates += self.by_domain.get(domain, ())
         issued = data["i"]
-        for user_id, project_id, audit_id, app_cred_id, domain_id, trust_id, before \
-                in candidates:
+        for user_id, project_id, audit_id, app_cred_id, domain_id, trust_id, access_token_id, \
+                before in candidates:
             if issued > before:
+                continue
+            if access_token_id and access_token_id != data.access_token_id:
                 continue
             if user_id and user_id not in user_ids:
                 continue
@@ -250,10 +267,11 @@ REVOCATIONS = RevocationCache()
 
 
 def revoke(session=None, *, user_id=None, project_id=None, domain_id=None, audit_id=None,
-           app_cred_id=None, trust_id=None) -> None:
+           app_cred_id=None, trust_id=None, access_token_id=None) -> None:
     """Record a revocation event; tokens issued until now that match it stop validating."""
     event = RevocationEvent(user_id=user_id, project_id=project_id, domain_id=domain_id,
                             audit_id=audit_id, app_cred_id=app_cred_id, trust_id=trust_id,
+                            access_token_id=access_token_id,
                             issued_before=utcnow() + dt.timedelta(microseconds=1))
     if session is not None:
         session.add(event)

@@ -188,8 +188,11 @@ def provider_aggregates(s, rp_id: int) -> list[str]:
 def set_provider_aggregates(s, rp, aggregates: list[str], generation: int | None,
                             increment: bool = True) -> None:
     """Generations count aggregate changes from 1.19 on (``increment``)."""
-    if generation is not None:
-        providers.check_generation(rp, generation)
+    if generation is not None and rp.generation != generation:
+        # placement's own words for this one (handlers/aggregate.py)
+        raise errors.conflict("Resource provider's generation already changed. Please "
+                              "update the generation and try again.",
+                              errors.CONCURRENT_UPDATE)
     s.execute(sa.delete(ProviderAggregate)
               .where(ProviderAggregate.resource_provider_id == rp.id))
     for agg in sorted(set(aggregates)):

@@ -64,10 +64,13 @@ def manager(host: str | None = None) -> rpc.RPCClient:
 # --- create -----------------------------------------------------------------------------
 
 
-def create_volume(ctx, body) -> Volume:
+def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
     policy.authorize(ctx, "volume:create")
     data = validation.obj(body, "volume")
-    validation.only(data, CREATE_KEYS, "volume")
+    if version >= (3, 53):
+        validation.only(data, CREATE_KEYS, "volume")
+    else:  # cinder's schema before 3.53 lets other keys (e.g. bootable) through, unread
+        data = {k: v for k, v in data.items() if k in CREATE_KEYS}
     name = validation.text(data.get("name", data.get("display_name")), "name")
     description = validation.text(data.get("description", data.get("display_description")),
                                   "description")

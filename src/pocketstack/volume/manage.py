@@ -1,8 +1,9 @@
 """Manage and unmanage, as cinder's (os-volume-manage, /manageable_volumes 3.8+, the
 os-unmanage action): an admin adopts storage of a backend that no volume owns as a new
 volume, or gives a volume's storage up without deleting it. Only the file backend can
-(a plain file in its directory is a manageable volume; unmanage renames the volume's
-file to ``unmanaged-volume-<id>``); the other backends answer 400.
+(a plain file in its directory is a manageable volume; unmanage leaves the volume's file
+``volume-<id>`` where it is, marked as no volume's, so that name manages it again); the
+other backends answer 400.
 
 The new volume is ``managing`` (shown as ``creating``, as cinder) until the volume
 manager has checked the file, its size against the project's quota and renamed it.

@@ -58,6 +58,9 @@ def boolean(value: Any, name: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in TRUE + FALSE:
         return value.strip().lower() in TRUE
+    if not isinstance(value, str):  # cinder's schema: {'type': ['boolean', 'string'], ...}
+        raise bad(f"Invalid input for field/attribute {name}. Value: {value!r}. "
+                  f"{value!r} is not of type 'boolean', 'string'")
     raise bad(f"Invalid input for field/attribute {name}. Value: {value!r}. "
               f"{value!r} is not a valid boolean.")
 

@@ -105,21 +105,31 @@ def attachment_detail(a: VolumeAttachment) -> dict:
     return out
 
 
-def snapshot(snap: Snapshot, ctx, version: tuple[int, int]) -> dict:
-    out = {"id": snap.id, "created_at": isotime_naive(snap.created_at),
-           "updated_at": isotime_naive(snap.updated_at), "name": snap.name,
-           "description": snap.description, "volume_id": snap.volume_id,
-           "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {}),
-           # cinder's extended_snapshot_attributes policy is admin-or-owner, and its
-           # response schema requires both on every GET: members see them too.
-           "os-extended-snapshot-attributes:project_id": snap.project_id,
-           "os-extended-snapshot-attributes:progress": snap.progress or "0%"}
+def snapshot_summary(snap: Snapshot) -> dict:
+    """cinder's summary view: the entries of GET /snapshots."""
+    return {"id": snap.id, "created_at": isotime_naive(snap.created_at),
+            "updated_at": isotime_naive(snap.updated_at), "name": snap.name,
+            "description": snap.description, "volume_id": snap.volume_id,
+            "status": snap.status, "size": snap.size, "metadata": dict(snap.meta or {})}
+
+
+def snapshot(snap: Snapshot, ctx, version: tuple[int, int], *,
+             extended: bool = False) -> dict:
+    """cinder's detail view (create, update, manage); `extended` adds the
+    os-extended-snapshot-attributes that cinder's extension puts on show and detail
+    list only -- strict response schemas refuse them on create and update."""
+    out = snapshot_summary(snap)
     if version >= (3, 14):
         out["group_snapshot_id"] = snap.group_snapshot_id
     if version >= (3, 41):
         out["user_id"] = snap.user_id
     if version >= (3, 65):
         out["consumes_quota"] = True
+    if extended:
+        # cinder's extended_snapshot_attributes policy is admin-or-owner, and its
+        # response schema requires both on show and detail: members see them too.
+        out["os-extended-snapshot-attributes:project_id"] = snap.project_id
+        out["os-extended-snapshot-attributes:progress"] = snap.progress or "0%"
     return out
 
 

@@ -85,6 +85,43 @@ class _Views:
         return out
 
 
+# nova's query schema for with_servers: parameter_types.boolean (True/False stand for
+# the JSON booleans a query cannot carry, and appear in its message as nova's do)
+_BOOLEAN = [True, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes",
+            False, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no"]
+
+
+def _with_servers(req) -> bool:
+    """The with_servers query parameter, from 2.53 (ignored before, as nova)."""
+    if not at_least(req, "2.53") or "with_servers" not in req.query:
+        return False
+    value = req.query["with_servers"]
+    if value not in _BOOLEAN:
+        raise exceptions.BadRequest(f"Invalid input for query parameters with_servers. "
+                                    f"Value: {value}. {value!r} is not one of {_BOOLEAN!r}")
+    return value.lower() in ("true", "1", "on", "yes")
+
+
+def _servers_by_host(s, hosts) -> dict[str, list[dict]]:
+    """Each host's servers, as nova's instance_get_all_by_host (not deleted), in one
+    query for the page."""
+    out: dict[str, list[dict]] = {h: [] for h in hosts}
+    if hosts:
+        for host, uuid, name in s.execute(
+                sa.select(Instance.host, Instance.uuid, Instance.display_name)
+                .where(Instance.host.in_(list(hosts)), Instance.deleted.is_(False))
+                .order_by(Instance.created_at, Instance.uuid)):
+            out[host].append({"name": name, "uuid": uuid})
+    return out
+
+
+def _add_servers(req, out: dict, servers: list[dict]) -> dict:
+    """nova lists them when there are some, and from 2.75 an empty list too."""
+    if servers or at_least(req, "2.75"):
+        out["servers"] = servers
+    return out
+
+
 def _basic(req, node, svc) -> dict:
     return _Views(req).basic(node, svc)
 
@@ -121,13 +158,17 @@ def _list(req, detail: bool):
                                         "hypervisor_hostname_pattern query parameter is "
                                         "not supported.")
         limit, marker = limit_marker(req)
+    with_servers = _with_servers(req)
     with db.reader() as s:
         if limit is not None and marker is not None:
             after = _marker_id(s, req, marker)
         rows = _load(s, where, after, limit)
+        servers = _servers_by_host(s, {n.host for n, _ in rows}) if with_servers else None
     views = _Views(req)
     view = views.detail if detail else views.basic
-    out = {"hypervisors": [view(n, sv) for n, sv in rows]}
+    out = {"hypervisors": [
+        _add_servers(req, view(n, sv), servers[n.host]) if with_servers else view(n, sv)
+        for n, sv in rows]}
     if limit is not None:
         more = next_link(req, "os-hypervisors" + ("/detail" if detail else ""),
                          out["hypervisors"], limit)
@@ -154,6 +195,7 @@ def _marker_id(s, req, marker: str) -> int:
 def show_hypervisor(req):
     authorize(req, "os_compute_api:os-hypervisors:show")
     ident = req.params["hypervisor_id"]
+    with_servers = _with_servers(req)
     with db.reader() as s:
         cond = ComputeNode.uuid == ident if at_least(req, "2.53") else (
             ComputeNode.id == int(ident) if numbers.is_int_text(ident) else sa.false())
@@ -162,10 +204,8 @@ def show_hypervisor(req):
             raise exceptions.NotFound(f"Hypervisor with ID '{ident}' could not be found.")
         node, svc = rows[0]
         out = _detail(req, node, svc)
-        if at_least(req, "2.53") and req.query.get("with_servers", "").lower() in ("true", "1"):
-            out["servers"] = [{"uuid": u, "name": n} for u, n in s.execute(
-                sa.select(Instance.uuid, Instance.display_name).where(
-                    Instance.host == node.host, Instance.deleted.is_(False)))]
+        if with_servers:
+            _add_servers(req, out, _servers_by_host(s, {node.host})[node.host])
     return respond(req, {"hypervisor": out})
 
 

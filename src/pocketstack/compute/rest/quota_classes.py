@@ -2,8 +2,6 @@
 class "default"; any other name shows the defaults and stores nothing, as nova)."""
 from __future__ import annotations
 
-import sqlalchemy as sa
-
 from pocketstack.common import db, exceptions
 from pocketstack.compute import quotas
 from pocketstack.compute.models import Quota
@@ -11,18 +9,10 @@ from pocketstack.compute.rest.common import authorize, body, respond
 from pocketstack.compute.rest.quota_sets import _NETWORK, MAX_LIMIT, _shown, _values
 
 
-def _class_limits() -> dict:
-    out = quotas.defaults()
-    with db.reader() as s:
-        out.update(dict(s.execute(sa.select(Quota.resource, Quota.hard_limit)
-                                  .where(Quota.project_id == quotas.DEFAULT_CLASS)).all()))
-    return out
-
-
 def show(req):
     authorize(req, "os_compute_api:os-quota-class-sets:show")
     name = req.params["class_name"]
-    return respond(req, {"quota_class_set": dict(_values(req, _class_limits()), id=name)})
+    return respond(req, {"quota_class_set": dict(_values(req, quotas.class_defaults()), id=name)})
 
 
 def update(req):
@@ -53,4 +43,4 @@ def update(req):
                 else:
                     row.hard_limit = int(value)
     # nova answers the class's values without an id
-    return respond(req, {"quota_class_set": _values(req, _class_limits())})
+    return respond(req, {"quota_class_set": _values(req, quotas.class_defaults())})

@@ -37,7 +37,7 @@ def show(req):
 
 def defaults(req):
     authorize(req, "os_compute_api:os-quota-sets:defaults")
-    return respond(req, {"quota_set": dict(_values(req, quotas.defaults()),
+    return respond(req, {"quota_set": dict(_values(req, quotas.class_defaults()),
                                            id=req.params["project_id"])})
 
 

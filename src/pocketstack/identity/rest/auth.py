@@ -15,7 +15,10 @@ def _nocatalog(req) -> bool:
 
 @routing.public
 def issue_token(req):
-    token_id, body = auth.authenticate(common.json_body(req), nocatalog=_nocatalog(req))
+    # the URL an OAuth1 client signed: the path, without the query (as keystone)
+    token_id, body = auth.authenticate(common.json_body(req), nocatalog=_nocatalog(req),
+                                       http=(common.request_url(req, query=False),
+                                             req.headers))
     return routing.json_response(body, status=201, headers={"X-Subject-Token": token_id})
 
 

@@ -86,6 +86,12 @@ def self_url(req, path: str) -> str:
     return f"{req.service_url}{path}"
 
 
+def request_url(req, query: bool = True) -> str:
+    """This request's URL as the client sent it (what an OAuth1 client signs)."""
+    url = f"{req.service_url}{req.raw.url.path[len(req.raw.scope.get('root_path', '')):]}"
+    return url + (f"?{req.raw.url.query}" if query and req.raw.url.query else "")
+
+
 def collection(req, key: str, items: list, view) -> routing.Response:
     url = f"{req.service_url}{req.raw.url.path[len(req.raw.scope.get('root_path', '')):]}"
     if req.raw.url.query:

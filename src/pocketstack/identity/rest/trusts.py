@@ -46,11 +46,11 @@ def create_trust(req):
     common.authorize(req, "identity:create_trust",
                      _target(ref["trustor_user_id"], ref["trustee_user_id"]))
     token = tokens.validate(req.context.auth_token) if req.context.auth_token else None
-    if token is not None and (token.trust or token.app_cred_id):
+    if token is not None and token.delegated:
         raise exceptions.Forbidden(
             "You are not authorized to perform the requested action: a trust cannot be "
-            "created with a trust-scoped or application credential token (redelegation is "
-            "not supported).")
+            "created with a trust-scoped, application credential or OAuth1 token "
+            "(redelegation is not supported).")
     return common.member(req, "trust", trusts.create(req.context, ref), view, 201)
 
 

@@ -56,7 +56,8 @@ class FileBackend(Backend):
         return {n[len(prefix):] for n in os.listdir(self.directory) if n.startswith(prefix)}
 
     def volume_ids(self) -> set[str]:
-        return self._ids("volume-")
+        """The volumes' files: an unmanaged volume's file is no volume's any more."""
+        return self._ids("volume-") - self._ids(self.UNMANAGED_MARKER)
 
     def snapshot_ids(self) -> set[str]:
         return self._ids("snapshot-")
@@ -77,21 +78,34 @@ class FileBackend(Backend):
     # --- manage / unmanage: plain files in the directory are what can be managed --------
 
     can_manage = True
-    UNMANAGED_PREFIX = "unmanaged-volume-"
+    # An unmanaged volume's file keeps its name (as cinder's LVM driver leaves the LV
+    # volume-<id>), so it can be managed again by that name; an empty marker file beside
+    # it says no volume owns it, which keeps the next start from removing it as an orphan.
+    UNMANAGED_MARKER = ".unmanaged-volume-"
     UNMANAGED_SNAPSHOT_PREFIX = "unmanaged-snapshot-"
+
+    def _marker(self, volume_id: str) -> str:
+        return os.path.join(self.directory, f"{self.UNMANAGED_MARKER}{volume_id}")
+
+    def _is_unmanaged_volume_file(self, name: str) -> bool:
+        return (name.startswith("volume-") and "/" not in name
+                and os.path.exists(self._marker(name[len("volume-"):])))
 
     def manageable(self) -> list[tuple[str, int]]:
         out = []
         for entry in os.scandir(self.directory):
-            if entry.name.startswith(("volume-", "snapshot-", ".",
-                                      self.UNMANAGED_SNAPSHOT_PREFIX)) or \
-                    not entry.is_file(follow_symlinks=False):
+            if not entry.is_file(follow_symlinks=False) or entry.name.startswith(
+                    ("snapshot-", ".", self.UNMANAGED_SNAPSHOT_PREFIX)) or (
+                    entry.name.startswith("volume-")
+                    and not self._is_unmanaged_volume_file(entry.name)):
                 continue
             out.append((entry.name, entry.stat(follow_symlinks=False).st_size))
         return out
 
     def _unmanaged_path(self, name: str) -> str:
-        if not name or "/" in name or name.startswith(("volume-", "snapshot-", ".")):
+        if not name or "/" in name or name in (".", "..") or (
+                name.startswith(("volume-", "snapshot-", "."))
+                and not self._is_unmanaged_volume_file(name)):
             raise BackendError(f"Manage existing volume failed due to invalid backend "
                                f"reference {{'source-name': {name!r}}}: it is not a file "
                                "this backend can manage.")
@@ -109,18 +123,17 @@ class FileBackend(Backend):
         rounds an LV up)."""
         source = self._unmanaged_path(name)
         os.rename(source, self.path(volume_id))
+        if name.startswith("volume-"):
+            _remove(self._marker(name[len("volume-"):]))
         if os.path.getsize(self.path(volume_id)) < size_gb * GiB:
             os.truncate(self.path(volume_id), size_gb * GiB)
 
     def unmanage(self, volume_id: str) -> str:
-        """Keep the data under a name that is no volume's (a volume-* file without a row
-        is an orphan the next start removes); the name, to manage it again."""
-        name = f"{self.UNMANAGED_PREFIX}{volume_id}"
-        try:
-            os.rename(self.path(volume_id), os.path.join(self.directory, name))
-        except FileNotFoundError:
-            pass  # renamed by an unmanage the service did not finish recording
-        return name
+        """Keep the data where it is, marked as no volume's; the name, to manage it
+        again. Marking again (an unmanage the service did not finish recording) is
+        harmless."""
+        open(self._marker(volume_id), "ab").close()
+        return f"volume-{volume_id}"
 
     def manageable_snapshots(self) -> list[tuple[str, int]]:
         """Unmanaged snapshots only: any other file is listed as a volume."""

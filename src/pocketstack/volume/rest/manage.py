@@ -41,8 +41,8 @@ def list_manageable_detail(req):
 
 def create_snapshot(req):
     snap = snapshot_manage.manage_snapshot(req.context, body(req))
-    return respond(req, {"snapshot": views.snapshot(snap, req.context,
-                                                    microversion.version(req))}, 202)
+    # cinder's snapshot manage answers with the plain (v2) view builder at any version
+    return respond(req, {"snapshot": views.snapshot_summary(snap)}, 202)
 
 
 def create_snapshot_v3(req):

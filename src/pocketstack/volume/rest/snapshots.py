@@ -7,18 +7,17 @@ from pocketstack.volume.rest import microversion
 from pocketstack.volume.rest.common import body, check_project, collection_links, respond
 
 
-def _view(req, snap) -> dict:
-    return views.snapshot(snap, req.context, microversion.version(req))
+def _view(req, snap, extended: bool = False) -> dict:
+    return views.snapshot(snap, req.context, microversion.version(req), extended=extended)
 
 
 def _list(req, detailed: bool):
     check_project(req)
     found = snapshots.list_snapshots(req.context, req.query, microversion.version(req))
     if detailed:
-        items = [_view(req, s) for s in found]
+        items = [_view(req, s, extended=True) for s in found]
     else:
-        items = [{k: v for k, v in _view(req, s).items() if not k.startswith("os-")}
-                 for s in found]
+        items = [views.snapshot_summary(s) for s in found]
     out = {"snapshots": items}
     from pocketstack.volume import api
 
@@ -45,7 +44,7 @@ def create(req):
 def show(req):
     check_project(req)
     return respond(req, {"snapshot": _view(req, snapshots.get_snapshot(
-        req.context, req.params["snapshot_id"]))})
+        req.context, req.params["snapshot_id"]), extended=True)})
 
 
 def update(req):

@@ -54,7 +54,7 @@ def list_detail(req):
 
 
 def create(req):
-    volume = api.create_volume(req.context, body(req))
+    volume = api.create_volume(req.context, body(req), microversion.version(req))
     return respond(req, {"volume": _detail(req, volume)}, 202)
 
 
