@@ -17,7 +17,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent, l2pop
+from pocketstack.network import agent, l2pop, l3_scheduling
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent.l3 import GATEWAY, INTERFACE, RouterPlan, RouterPort
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -184,6 +184,7 @@ def routers_for(s, networks: set[str]) -> dict[str, RouterPlan]:
         Port.device_owner == GATEWAY, Port.device_id.in_(sorted(on_networks)))))
     router_ids = on_networks | set(s.scalars(sa.select(Port.device_id).where(
         Port.device_owner == GATEWAY, Port.network_id.in_(sorted(external)))))
+    router_ids -= l3_scheduling.not_hosted_here(s)  # an admin moved them or took them off
     routers = s.scalars(sa.select(Router).where(Router.id.in_(sorted(router_ids)),
                                                 Router.admin_state_up.is_(True))).all()
     if not routers:

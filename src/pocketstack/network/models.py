@@ -421,3 +421,14 @@ class FlavorServiceProfile(Base):
     service_profile_id: Mapped[str] = mapped_column(
         sa.ForeignKey("network_service_profiles.id", ondelete="CASCADE"), primary_key=True,
         index=True)
+
+
+class RouterL3AgentBinding(Base):
+    """Where an admin put a router (l3_agent_scheduler, network/l3_scheduling.py). A router
+    without a row is on the network service's own L3 agent, where every router is
+    scheduled when made; a row without an agent is a router taken off its agent and not
+    yet scheduled again (neutron's unhosted router)."""
+    __tablename__ = "network_router_l3_agent_bindings"
+    router_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_routers.id", ondelete="CASCADE"), primary_key=True)
+    l3_agent_id: Mapped[str | None] = mapped_column(ID, index=True)

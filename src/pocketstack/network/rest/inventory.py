@@ -1,6 +1,6 @@
 """/v2.0/agents (network/agents.py), /v2.0/availability_zones, /v2.0/service-providers,
 /v2.0/network-ip-availabilities and /v2.0/segments (see network/inventory.py)."""
-from pocketstack.network import agents, inventory
+from pocketstack.network import agents, inventory, l3_scheduling
 from pocketstack.network.rest import common
 
 
@@ -43,24 +43,24 @@ def list_network_agents(req):
 
 
 def list_agent_routers(req):
-    return _listed(req, "routers", agents.routers_on_agent(req.context,
-                                                              req.params["agent_id"]))
+    return _listed(req, "routers", l3_scheduling.routers_on_agent(
+        req.context, req.params["agent_id"]))
 
 
 def add_agent_router(req):
-    agents.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
+    l3_scheduling.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
     return common.created({})
 
 
 def remove_agent_router(req):
-    agents.remove_router_from_agent(req.context, req.params["agent_id"],
-                                       req.params["router_id"])
+    l3_scheduling.remove_router_from_agent(req.context, req.params["agent_id"],
+                                           req.params["router_id"])
     return common.deleted()
 
 
 def list_router_agents(req):
-    return _listed(req, "agents", agents.agents_hosting_router(req.context,
-                                                                  req.params["router_id"]))
+    return _listed(req, "agents", l3_scheduling.agents_hosting_router(
+        req.context, req.params["router_id"]))
 
 
 def list_availability_zones(req):
