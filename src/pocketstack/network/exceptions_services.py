@@ -23,6 +23,11 @@ class RouterReschedulingFailed(base.Conflict):
                          "found.")
 
 
+class DefaultExternalNetworkExists(base.Conflict):
+    def __init__(self, network_id: str):
+        super().__init__(f"A default external network already exists: {network_id}.")
+
+
 class AddressGroupNotFound(base.NotFound):
     def __init__(self, group_id: str):
         super().__init__(f"Address group {group_id} could not be found.")

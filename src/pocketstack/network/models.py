@@ -29,6 +29,7 @@ class StandardAttrs:
 
 class Network(StandardAttrs, Base):
     __tablename__ = "network_networks"
+    __table_args__ = (sa.UniqueConstraint("is_default", name="uq_network_networks_is_default"),)
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     project_id: Mapped[str] = mapped_column(PROJECT, index=True)
     name: Mapped[str] = mapped_column(sa.String(255), default="")
@@ -52,6 +53,9 @@ class Network(StandardAttrs, Base):
     segment_name: Mapped[str | None] = mapped_column(sa.String(255))
     segment_description: Mapped[str] = mapped_column(sa.String(255), default="",
                                                      server_default="")
+    # added in 0008: the default external network (auto-allocated-topology's is_default),
+    # True or NULL: the unique constraint lets one network at most be the default
+    is_default: Mapped[bool | None] = mapped_column()
 
     subnets: Mapped[list["Subnet"]] = relationship(
         lambda: Subnet, back_populates="network", order_by=lambda: Subnet.created_at,

@@ -39,6 +39,7 @@ ATTRS = {
     "provider:segmentation_id": v.Attr(v.integer(1, nullable=True), put=False),
     "tags": v.Attr(v.tags, put=False),
     "qos_policy_id": v.Attr(v.nullable_uuid),
+    "is_default": v.Attr(v.boolean),
 }
 
 COLLECTION = listing.Collection(
@@ -56,8 +57,16 @@ COLLECTION = listing.Collection(
              "provider:segmentation_id": Network.segmentation_id,
              "qos_policy_id": Network.qos_policy_id},
     special={"subnets": lambda ids: Network.id.in_(
-        sa.select(Subnet.network_id).where(Subnet.id.in_(ids)))},
+        sa.select(Subnet.network_id).where(Subnet.id.in_(ids))),
+        "is_default": lambda values: _is_default_filter(values)},
 )
+
+
+def _is_default_filter(values: list[str]):
+    """is_default is stored as True or NULL (the unique constraint keeps one default)."""
+    wanted = {v.boolean(value, "is_default") for value in values}
+    return sa.or_(*([Network.is_default.is_(True)] if True in wanted else []),
+                  *([Network.is_default.is_(None)] if False in wanted else []))
 
 
 def visible(ctx):
@@ -148,6 +157,8 @@ def view(network: Network, tags: list[str], show_provider: bool,
            "port_security_enabled": network.port_security_enabled,
            "vlan_transparent": network.vlan_transparent,
            "dns_domain": network.dns_domain, **base.standard_view(network, tags)}
+    if network.external:  # neutron shows it on external networks only
+        out["is_default"] = bool(network.is_default)
     if show_provider:
         out.update({"provider:network_type": network.network_type,
                     "provider:physical_network": network.physical_network,
@@ -252,6 +263,22 @@ def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> N
                                   network.physical_network)
 
 
+def _make_default(s, network: Network) -> None:
+    """Only one default external network (neutron's auto_allocate callback)."""
+    other = s.scalar(sa.select(Network.id).where(Network.is_default.is_(True),
+                                                 Network.id != network.id))
+    if other is not None:
+        raise exc.DefaultExternalNetworkExists(other)
+    network.is_default = True
+    try:
+        with s.begin_nested():
+            s.flush()
+    except sa.exc.IntegrityError as error:  # another request made one meanwhile
+        if not db.is_duplicate(error):
+            raise
+        raise exc.DefaultExternalNetworkExists("(made concurrently)") from None
+
+
 # --- API --------------------------------------------------------------------------------
 
 @base.retry_on_deadlock
@@ -275,6 +302,8 @@ def create_in(s, ctx, values: dict) -> Network:
         base.authorize(ctx, "create_network:router:external", target)
     if any(k in values for k in PROVIDER):
         base.authorize(ctx, "create_network:provider", target)
+    if values.get("is_default"):
+        base.authorize(ctx, "create_network:is_default", target)
     network_type, physnet, seg_id = _segment(s, values)
     mtu = values.get("mtu", _max_mtu(network_type))
     if mtu > _max_mtu(network_type):
@@ -299,6 +328,8 @@ def create_in(s, ctx, values: dict) -> Network:
                       physical_network=physnet, status="ACTIVE", qos_policy_id=qos_policy_id)
     base.init_standard(network)
     _insert_with_segment(s, network, seg_id)
+    if values.get("is_default") and network.external:
+        _make_default(s, network)
     for action, on in ((rbac.SHARED, network.shared), (rbac.EXTERNAL, network.external)):
         if on:  # as neutron, a '*' policy says so
             rbac.set_wildcard(s, "network", network, action, True)
@@ -389,8 +420,15 @@ def update_network(ctx, network_id: str, body: dict, if_revision: int | None = N
                                    f"{_max_mtu(network.network_type)}")
         if values.get("qos_policy_id"):
             qos.check_usable(s, ctx, values["qos_policy_id"], network.project_id)
+        if "is_default" in values:
+            base.authorize(ctx, "update_network:is_default", target)
+        is_default = values.pop("is_default", bool(network.is_default))
         for key, value in values.items():
             setattr(network, {"router:external": "external"}.get(key, key), value)
+        if not (is_default and network.external):
+            network.is_default = None  # an internal network is no default
+        elif not network.is_default:
+            _make_default(s, network)
         rbac.set_wildcard(s, "network", network, rbac.SHARED, network.shared)
         rbac.set_wildcard(s, "network", network, rbac.EXTERNAL, network.external)
         base.touch(network)

@@ -36,6 +36,8 @@ def list_rules():
         ("create_network:provider", "Set provider attributes on create."),
         ("update_network:provider", "Change provider attributes."),
         ("get_network:provider", "See provider attributes."),
+        ("create_network:is_default", "Create the default external network."),
+        ("update_network:is_default", "Make an external network the default or not."),
         ("create_port:binding", "Set binding:host_id/binding:profile on create."),
         ("update_port:binding", "Bind a port to a host or change its binding."),
         ("get_port:binding", "See binding:host_id, binding:vif_type, binding:vif_details, "
