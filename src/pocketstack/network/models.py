@@ -337,8 +337,9 @@ class QosBandwidthLimitRule(Base):
 
 class QosRule(Base):
     """A QoS rule other than bandwidth_limit: dscp_marking (``value`` is dscp_mark),
-    minimum_bandwidth (min_kbps) or minimum_packet_rate (min_kpps). One rule per type
-    and direction in a policy ('' for DSCP, which has none), as neutron's duplicates()."""
+    minimum_bandwidth (min_kbps), minimum_packet_rate (min_kpps) or packet_rate_limit
+    (max_kpps, ``burst`` max_burst_kpps). One rule per type and direction in a policy ('' for
+    DSCP, which has none), as neutron's duplicates()."""
     __tablename__ = "network_qos_rules"
     __table_args__ = (sa.UniqueConstraint("qos_policy_id", "rule_type", "direction",
                                           name="uq_network_qos_rules_type_direction"),)
@@ -348,6 +349,8 @@ class QosRule(Base):
     rule_type: Mapped[str] = mapped_column(sa.String(32))
     direction: Mapped[str] = mapped_column(sa.String(16), default="")
     value: Mapped[int] = mapped_column()
+    # added in 0008: packet_rate_limit's max_burst_kpps
+    burst: Mapped[int | None] = mapped_column()
 
 
 class RbacPolicy(Base):

@@ -128,7 +128,7 @@ def list_rules():
         policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
     for rule_type in ("bandwidth_limit", "dscp_marking", "minimum_bandwidth",
-                      "minimum_packet_rate"):
+                      "minimum_packet_rate", "packet_rate_limit"):
         rules += [policy.RuleDefault(f"{action}_policy_{rule_type}_rule", ADMIN,
                                      f"{action.title()} a {rule_type} rule of a QoS policy.")
                   for action in ("create", "update", "delete")]

@@ -114,6 +114,8 @@ EXTENSIONS = {
     "qos-bw-minimum-ingress": ("Ingress direction for QoS minimum bandwidth rule",
                                "Allow to configure QoS minumum bandwidth rule with ingress "
                                "direction."),
+    "qos-pps": ("QoS Rule Type Packet per Second Extension",
+                "Add QoS Rule Type Packet per Second"),
     "qos-pps-minimum": ("QoS minimum packet rate rule",
                         "Allow to configure QoS minimum packet rate rule."),
     "qos-rules-alias": ("Quality of Service rules alias API",

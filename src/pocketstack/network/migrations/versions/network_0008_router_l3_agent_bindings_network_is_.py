@@ -1,8 +1,8 @@
-"""router L3 agent bindings, network is_default
+"""router L3 agent bindings, network is_default, packet rate limit burst
 
 Revision ID: network_0008
 Revises: network_0007
-Create Date: 2026-12-06 17:17:08.024255
+Create Date: 2026-12-06 17:19:12.752976
 """
 from alembic import op
 import sqlalchemy as sa
@@ -28,9 +28,15 @@ def upgrade():
         batch_op.add_column(sa.Column('is_default', sa.Boolean(), nullable=True))
         batch_op.create_unique_constraint('uq_network_networks_is_default', ['is_default'])
 
+    with op.batch_alter_table('network_qos_rules', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('burst', sa.Integer(), nullable=True))
+
 
 
 def downgrade():
+    with op.batch_alter_table('network_qos_rules', schema=None) as batch_op:
+        batch_op.drop_column('burst')
+
     with op.batch_alter_table('network_networks', schema=None) as batch_op:
         batch_op.drop_constraint('uq_network_networks_is_default', type_='unique')
         batch_op.drop_column('is_default')
