@@ -439,3 +439,23 @@ class RouterL3AgentBinding(Base):
     router_id: Mapped[str] = mapped_column(
         sa.ForeignKey("network_routers.id", ondelete="CASCADE"), primary_key=True)
     l3_agent_id: Mapped[str | None] = mapped_column(ID, index=True)
+
+
+class NetworkSegment(StandardAttrs, Base):
+    """A network's second and further segments (neutron's segment and multi-provider
+    extensions, network/segments.py); its first stays in its own row (network_type,
+    physical_network, segmentation_id, segment_key). Ports bind to the first."""
+    __tablename__ = "network_segments"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    network_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_networks.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    network_type: Mapped[str] = mapped_column(sa.String(32))
+    physical_network: Mapped[str | None] = mapped_column(sa.String(64))
+    segmentation_id: Mapped[int | None] = mapped_column()
+    # as Network.segment_key; a network's first segment and these are checked together
+    segment_key: Mapped[str | None] = mapped_column(sa.String(128), unique=True)
+
+
+Network.extra_segments = relationship(
+    NetworkSegment, order_by=(NetworkSegment.created_at, NetworkSegment.id), viewonly=True)

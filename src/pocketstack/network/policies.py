@@ -34,6 +34,7 @@ def list_rules():
         ("create_network:router:external", "Create an external network."),
         ("update_network:router:external", "Make a network external or internal."),
         ("create_network:provider", "Set provider attributes on create."),
+        ("create_network:segments", "Create a network of several segments (multi-provider)."),
         ("update_network:provider", "Change provider attributes."),
         ("get_network:provider", "See provider attributes."),
         ("create_network:is_default", "Create the default external network."),

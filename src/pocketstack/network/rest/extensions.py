@@ -79,6 +79,8 @@ EXTENSIONS = {
                                                "field is enabled."),
     "provider": ("Provider Network", "Expose mapping of virtual networks to physical "
                                      "networks"),
+    "multi-provider": ("Multi Provider Network", "Expose mapping of virtual networks to "
+                                                 "multiple physical networks"),
     "quotas": ("Quota management support", "Expose functions for quotas management per "
                                            "project"),
     "quota_details": ("Quota details management support",

@@ -1,6 +1,7 @@
 """/v2.0/agents (network/agents.py), /v2.0/availability_zones, /v2.0/service-providers,
-/v2.0/network-ip-availabilities and /v2.0/segments (see network/inventory.py)."""
-from pocketstack.network import agents, inventory, l3_scheduling
+/v2.0/network-ip-availabilities (network/inventory.py) and /v2.0/segments
+(network/segments.py)."""
+from pocketstack.network import agents, inventory, l3_scheduling, segments
 from pocketstack.network.rest import common
 
 
@@ -84,23 +85,23 @@ def show_ip_availability(req):
 
 
 def list_segments(req):
-    return _listed(req, "segments", inventory.list_segments(req.context, _filters(req)))
+    return _listed(req, "segments", segments.list_segments(req.context, _filters(req)))
 
 
 def show_segment(req):
     return common.ok({"segment": common.select(
-        inventory.get_segment(req.context, req.params["segment_id"]), req)})
+        segments.get_segment(req.context, req.params["segment_id"]), req)})
 
 
 def create_segment(req):
-    return common.created({"segment": inventory.create_segment(req.context, common.body(req))})
+    return common.created({"segment": segments.create_segment(req.context, common.body(req))})
 
 
 def update_segment(req):
-    return common.ok({"segment": inventory.update_segment(
+    return common.ok({"segment": segments.update_segment(
         req.context, req.params["segment_id"], common.body(req))})
 
 
 def delete_segment(req):
-    inventory.delete_segment(req.context, req.params["segment_id"])
+    segments.delete_segment(req.context, req.params["segment_id"])
     return common.deleted()
