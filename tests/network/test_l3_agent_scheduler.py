@@ -20,16 +20,21 @@ def _own_l3(conn):
                 if a.agent_type == "L3 agent")
 
 
+def _delete_agent(conn, agent_id: str) -> None:
+    """As an admin does with an agent that stopped reporting for good."""
+    with db.transaction() as s:
+        s.execute(sa.update(NetworkAgent).where(NetworkAgent.id == agent_id).values(
+            heartbeat_timestamp=utcnow() - dt.timedelta(hours=1)))
+    conn.network.delete_agent(agent_id, ignore_missing=True)
+
+
 @pytest.fixture
 def other_l3(admin_conn):
     """A second L3 agent, from its heartbeat; gone (dead, then deleted) afterwards."""
     answer = agent_rpc.NetworkServiceClient().report_state(
         {"agent_type": "L3 agent", "host": unique("net"), "configurations": {}})
     yield admin_conn.network.get_agent(answer["id"])
-    with db.transaction() as s:
-        s.execute(sa.update(NetworkAgent).where(NetworkAgent.id == answer["id"]).values(
-            heartbeat_timestamp=utcnow() - dt.timedelta(hours=1)))
-    admin_conn.network.delete_agent(answer["id"])
+    _delete_agent(admin_conn, answer["id"])
 
 
 def _hosting(conn, router) -> list[str]:
@@ -70,6 +75,19 @@ def test_move_a_router_between_l3_agents(admin_conn, member_conn, other_l3, raw)
     net.add_router_to_agent(own, router)
     assert _hosting(admin_conn, router) == [own.id]
     member_conn.network.delete_router(router)
+
+
+def test_routers_of_a_deleted_agent_are_hosted_nowhere(admin_conn, other_l3):
+    net = admin_conn.network
+    router = net.create_router(name=unique("r"))
+    own = _own_l3(admin_conn)
+    net.remove_router_from_agent(own, router)
+    net.add_router_to_agent(other_l3, router)
+    _delete_agent(admin_conn, other_l3.id)
+    assert _hosting(admin_conn, router) == []
+    net.add_router_to_agent(own, router)
+    assert _hosting(admin_conn, router) == [own.id]
+    net.delete_router(router)
 
 
 def test_scheduling_errors(admin_conn, member_conn, raw, member_raw):

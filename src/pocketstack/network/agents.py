@@ -203,6 +203,9 @@ def delete_agent(ctx, agent_id_: str) -> None:
         raise exc.AgentAlive(agent_id_)
     with db.transaction() as s:
         s.execute(sa.delete(NetworkAgent).where(NetworkAgent.id == agent_id_))
+        # its routers are hosted nowhere now (neutron's bindings go with the agent)
+        s.execute(sa.update(RouterL3AgentBinding).where(
+            RouterL3AgentBinding.l3_agent_id == agent_id_).values(l3_agent_id=None))
 
 
 # --- which agent hosts what: every DHCP agent serves every network with a DHCP port

@@ -18,7 +18,7 @@ from pocketstack.common import config, db
 from pocketstack.network import agent as host_agent
 from pocketstack.network import agents, base, routers
 from pocketstack.network import exceptions as exc
-from pocketstack.network.models import Router, RouterL3AgentBinding
+from pocketstack.network.models import RouterL3AgentBinding
 
 
 def own_agent_id() -> str:
@@ -51,14 +51,12 @@ def routers_on_agent(ctx, agent_id: str) -> list[dict]:
     agents.get_agent(ctx, agent_id)  # 404 for a missing agent, as neutron
     base.authorize(ctx, "get_l3-routers", {"project_id": ctx.project_id})
     with db.reader() as s:
-        if agent_id == own_agent_id():
-            ids = set(s.scalars(sa.select(Router.id))) - not_hosted_here(s)
-        else:
-            ids = set(s.scalars(sa.select(RouterL3AgentBinding.router_id).where(
-                RouterL3AgentBinding.l3_agent_id == agent_id)))
-    if not ids:
-        return []
-    return routers.list_routers(ctx, {"id": sorted(ids)})[0]
+        if agent_id == own_agent_id():  # every router but those moved or taken off
+            elsewhere = not_hosted_here(s)
+            return [r for r in routers.list_routers(ctx, {})[0] if r["id"] not in elsewhere]
+        ids = sorted(s.scalars(sa.select(RouterL3AgentBinding.router_id).where(
+            RouterL3AgentBinding.l3_agent_id == agent_id)))
+    return routers.list_routers(ctx, {"id": ids})[0] if ids else []
 
 
 def agents_hosting_router(ctx, router_id: str) -> list[dict]:
