@@ -51,7 +51,8 @@ def test_segment_added_to_a_network(admin_conn, member_conn, raw, member_raw):
         net.create_network(name=unique("n"), provider_network_type="vlan",
                            provider_physical_network="physnet-seg",
                            provider_segmentation_id=vlan)
-    third = net.create_segment(network_id=network.id, network_type="vxlan")
+    third = net.create_segment(network_id=network.id, network_type="vxlan",
+                               project_id=network.project_id)
     assert third.segmentation_id not in (None, vni)
     assert net.update_segment(third, name="third").name == "third"
     # further segments go; the first one stays with the network

@@ -26,6 +26,9 @@ CREATE_ATTRS = {
     "network_type": v.Attr(v.one_of(*networks.NETWORK_TYPES)),
     "physical_network": v.Attr(v.string(64, nullable=True)),
     "segmentation_id": v.Attr(v.integer(1, nullable=True)),
+    # accepted and not shown, as neutron's segment (a segment belongs to no project)
+    "project_id": v.Attr(v.project_id),
+    "tenant_id": v.Attr(v.project_id),
 }
 
 
