@@ -77,6 +77,30 @@ def test_move_a_router_between_l3_agents(admin_conn, member_conn, other_l3, raw)
     member_conn.network.delete_router(router)
 
 
+def test_an_unhosted_router_is_scheduled_at_its_next_change(admin_conn, member_conn,
+                                                           other_l3):
+    """As neutron's schedule_routers on a router's notification: to a live, enabled L3
+    agent; a router hosted somewhere stays where it is."""
+    router = member_conn.network.create_router(name=unique("r"))
+    own = _own_l3(admin_conn)
+    admin_conn.network.remove_router_from_agent(own, router)
+    assert _hosting(admin_conn, router) == []
+    member_conn.network.update_router(router, name=unique("r"))
+    assert _hosting(admin_conn, router) == [own.id]
+    # on the other agent it stays through changes; taken off while the service's own
+    # agent is disabled, its next change puts it on the other one
+    admin_conn.network.remove_router_from_agent(own, router)
+    admin_conn.network.update_agent(own, is_admin_state_up=False)
+    try:
+        member_conn.network.update_router(router, description="moved")
+        assert _hosting(admin_conn, router) == [other_l3.id]
+    finally:
+        admin_conn.network.update_agent(own, is_admin_state_up=True)
+    member_conn.network.update_router(router, description="stays")
+    assert _hosting(admin_conn, router) == [other_l3.id]
+    member_conn.network.delete_router(router)
+
+
 def test_routers_of_a_deleted_agent_are_hosted_nowhere(admin_conn, other_l3):
     net = admin_conn.network
     router = net.create_router(name=unique("r"))

@@ -17,7 +17,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent, l2pop, l3_scheduling
+from pocketstack.network import agent, l2pop, l3_hosting
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent.l3 import GATEWAY, INTERFACE, RouterPlan, RouterPort
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -178,7 +178,7 @@ def routers_for(s) -> dict[str, RouterPlan]:
     owners = (INTERFACE, GATEWAY)
     router_ids = set(s.scalars(sa.select(Port.device_id).where(
         Port.device_owner.in_(owners)).distinct()))
-    router_ids -= l3_scheduling.not_hosted_here(s)  # an admin moved them or took them off
+    router_ids -= l3_hosting.not_hosted_here(s)  # an admin moved them or took them off
     routers = s.scalars(sa.select(Router).where(Router.id.in_(sorted(router_ids)),
                                                 Router.admin_state_up.is_(True))).all()
     if not routers:

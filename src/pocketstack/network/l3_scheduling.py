@@ -5,46 +5,23 @@ GET /v2.0/agents/{id}/l3-routers, POST there with {"router_id": ...}, DELETE
 Every router is scheduled, when made, to the network service's own L3 agent (the one
 network node plumbs routers: host_plans.routers_for). An admin may take a router off its
 agent, leaving it unhosted (the network node tears its namespace down), and put it on an
-L3 agent again, this one or another. As neutron's legacy (non-HA) routers: a router has at
-most one agent, adding it to the agent that hosts it is no change, adding it to another
-while it is hosted is RouterHostedByL3Agent, and removing it from an agent that does not
-host it is no error.
+L3 agent again, this one or another; the router's next change schedules an unhosted one
+again, as neutron's (l3_hosting.schedule_if_unhosted). As neutron's legacy (non-HA)
+routers: a router has at most one agent, adding it to the agent that hosts it is no
+change, adding it to another while it is hosted is RouterHostedByL3Agent, and removing it
+from an agent that does not host it is no error.
 """
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import db
 from pocketstack.network import agent as host_agent
 from pocketstack.network import agents, base, routers
 from pocketstack.network import exceptions as exc
+from pocketstack.network.l3_hosting import (bind, hosting_agent_id, not_hosted_here,
+                                            own_agent_id)
 from pocketstack.network.models import RouterL3AgentBinding
-
-
-def own_agent_id() -> str:
-    """The network service's own L3 agent (agents.network_node_states reports it)."""
-    return agents.agent_id(config.CONF.host, agents.KINDS[agents.L3_AGENT][0])
-
-
-def hosting_agent_id(s, router_id: str) -> str | None:
-    row = s.get(RouterL3AgentBinding, router_id)
-    return own_agent_id() if row is None else row.l3_agent_id
-
-
-def not_hosted_here(s) -> set[str]:
-    """Routers the network service's own L3 agent does not host (moved or unhosted)."""
-    own = own_agent_id()
-    return set(s.scalars(sa.select(RouterL3AgentBinding.router_id).where(sa.or_(
-        RouterL3AgentBinding.l3_agent_id.is_(None),
-        RouterL3AgentBinding.l3_agent_id != own))))
-
-
-def _bind(s, router_id: str, agent_id: str | None) -> None:
-    row = s.get(RouterL3AgentBinding, router_id)
-    if row is None:
-        s.add(RouterL3AgentBinding(router_id=router_id, l3_agent_id=agent_id))
-    else:
-        row.l3_agent_id = agent_id
 
 
 def routers_on_agent(ctx, agent_id: str) -> list[dict]:
@@ -89,7 +66,7 @@ def add_router_to_agent(ctx, agent_id: str, body) -> None:
             return  # already there: nothing to schedule
         if current is not None:
             raise exc.RouterHostedByL3Agent(router_id, current)
-        _bind(s, router_id, agent_id)
+        bind(s, router_id, agent_id)
     host_agent.changed()  # the network node plumbs it, if it is its agent
 
 
@@ -100,5 +77,5 @@ def remove_router_from_agent(ctx, agent_id: str, router_id: str) -> None:
         routers.get_row(s, ctx, router_id, lock=True)
         if hosting_agent_id(s, router_id) != agent_id:
             return  # neutron unbinds what is bound: nothing
-        _bind(s, router_id, None)
+        bind(s, router_id, None)
     host_agent.changed()  # the network node tears it down
