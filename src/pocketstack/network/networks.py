@@ -23,6 +23,17 @@ OVERHEAD = {"geneve": 58, "vxlan": 50}
 PROVIDER = ("provider:network_type", "provider:physical_network", "provider:segmentation_id")
 NETWORK_OWNED = ("network:dhcp",)  # ports deleted along with their network
 
+_PROVIDER_SEGMENT = v.dict_of({
+    "provider:network_type": v.one_of(*NETWORK_TYPES),
+    "provider:physical_network": v.string(64, nullable=True),
+    "provider:segmentation_id": v.integer(1, nullable=True)})
+
+
+def _segments_list(value, name) -> list[dict]:
+    """multi-provider's ``segments``: provider attribute dictionaries."""
+    return v.list_of(_PROVIDER_SEGMENT)(value, name)
+
+
 ATTRS = {
     "name": v.Attr(v.string()),
     "description": v.Attr(v.string()),
@@ -41,7 +52,7 @@ ATTRS = {
     "tags": v.Attr(v.tags, put=False),
     "qos_policy_id": v.Attr(v.nullable_uuid),
     "is_default": v.Attr(v.boolean),
-    "segments": v.Attr(lambda value, name: _segments_list(value, name), put=False),
+    "segments": v.Attr(_segments_list, put=False),
 }
 
 COLLECTION = listing.Collection(
@@ -208,17 +219,6 @@ def validate_segment(s, values: dict) -> tuple[str, str | None, int | None]:
             raise exc.InvalidInput(f"provider:segmentation_id out of range ({low} through "
                                    f"{high})")
     return network_type, physnet, seg_id
-
-
-_PROVIDER_SEGMENT = v.dict_of({
-    "provider:network_type": v.one_of(*NETWORK_TYPES),
-    "provider:physical_network": v.string(64, nullable=True),
-    "provider:segmentation_id": v.integer(1, nullable=True)})
-
-
-def _segments_list(value, name) -> list[dict]:
-    """multi-provider's ``segments``: provider attribute dictionaries."""
-    return v.list_of(_PROVIDER_SEGMENT)(value, name)
 
 
 def _segment_key(network_type, physnet, seg_id) -> str | None:
