@@ -402,7 +402,8 @@ def test_qos_policies_and_bandwidth_limit_rules(cloud, member):
     updated = conn.network.update_qos_bandwidth_limit_rule(rule, policy, max_kbps=20000)
     assert updated.max_kbps == 20000
     assert [t.type for t in conn.network.qos_rule_types()] == [
-        "bandwidth_limit", "dscp_marking", "minimum_bandwidth", "minimum_packet_rate"]
+        "bandwidth_limit", "dscp_marking", "minimum_bandwidth", "minimum_packet_rate",
+        "packet_rate_limit"]
     # the member sees its project's policy; writing policies is for admins, as in neutron
     member_conn = cloud.user_sdk(member)
     assert policy.id in [p.id for p in member_conn.network.qos_policies()]

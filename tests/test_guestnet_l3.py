@@ -216,6 +216,41 @@ def test_guest_reaches_its_router_and_the_outside_through_snat(site, guests):
     assert f"via {OUTSIDE_IP} dev qg-{gw_port.id[:11]}" in routes
 
 
+def test_a_router_is_plumbed_before_any_guest(site):
+    """As neutron's L3 agent: a router with a gateway answers from outside at once, and
+    one with only an interface has its namespace, with no guest bound anywhere; a router
+    an admin takes off the L3 agent is unplugged."""
+    from pocketstack.common import config
+
+    router = site.conn.network.create_router(
+        name=unique("gn-r"), external_gateway_info={"network_id": site.external.id})
+    net, subnet = site.project.network("10.41.4.0/24")
+    inner = site.conn.network.create_router(name=unique("gn-r"))
+    site.conn.network.add_interface_to_router(inner, subnet=subnet.id)
+    try:
+        site.agent.reconcile()
+        assert {f"qrouter-{router.id}", f"qrouter-{inner.id}"} <= namespaces()
+        interface = next(site.admin.network.ports(device_id=inner.id))
+        assert "qr-" + interface.id[:11] in router_links(inner.id)
+        if site.outside is None:
+            site.outside = Outside(site.external.id)
+        site.outside.attach()
+        assert wait_until(lambda: site.outside.ping(site.gateway_ip(router)), 5) is not None
+        # taken off its L3 agent, the router goes from the network node; put back, it comes
+        l3 = next(site.admin.network.agents(agent_type="L3 agent", host=config.CONF.host))
+        site.admin.network.remove_router_from_agent(l3, router)
+        site.agent.reconcile()
+        assert f"qrouter-{router.id}" not in namespaces()
+        site.admin.network.add_router_to_agent(l3, router)
+        site.agent.reconcile()
+        assert f"qrouter-{router.id}" in namespaces()
+    finally:
+        site.drop_router(router)
+        site.drop_router(inner)
+    site.agent.reconcile()
+    assert not {f"qrouter-{router.id}", f"qrouter-{inner.id}"} & namespaces()
+
+
 def test_static_routes_follow_the_router(site, guests):
     site.guest(guests, site.net.id)
     ns = f"qrouter-{site.router.id}"

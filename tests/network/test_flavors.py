@@ -46,9 +46,18 @@ def test_flavors_profiles_and_association(admin_conn, member_conn, raw, member_r
     assert admin_conn.network.find_extension("flavors") is not None
 
 
+@pytest.mark.parametrize("service_type", ["FLAVORS", "QOS", "trunk", "segments"])
+def test_every_loaded_service_type(admin_conn, service_type):
+    """neutron's type:service_plugin_type: any loaded plugin, the flavors plugin too."""
+    flavor = admin_conn.network.create_flavor(name=unique("fl"), service_type=service_type)
+    assert admin_conn.network.get_flavor(flavor.id).service_type == service_type
+    admin_conn.network.delete_flavor(flavor)
+
+
 @pytest.mark.parametrize("path, body, status, kind", [
     ("/flavors", {"flavor": {"name": "x"}}, 400, "HTTPBadRequest"),
     ("/flavors", {"flavor": {"service_type": "NOPE"}}, 400, "InvalidServiceType"),
+    ("/flavors", {"flavor": {"service_type": "VPN"}}, 400, "InvalidServiceType"),
     ("/service_profiles", {"service_profile": {"description": "empty"}}, 400,
      "ServiceProfileEmpty"),
     ("/service_profiles", {"service_profile": {"driver": "some.Driver"}}, 404,

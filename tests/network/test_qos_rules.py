@@ -1,5 +1,5 @@
 """QoS rules of every type (bandwidth_limit, dscp_marking, minimum_bandwidth,
-minimum_packet_rate) through openstacksdk, their alias API by rule id alone and the rule
+minimum_packet_rate, packet_rate_limit) through openstacksdk, their alias API by rule id alone and the rule
 types through keystoneauth, and tags on QoS policies."""
 from __future__ import annotations
 
@@ -53,6 +53,33 @@ def _error(raw, method, path, body=None):
     fault = response.json()["NeutronError"]
     assert set(fault) == {"type", "message", "detail"}
     return response.status_code, fault
+
+
+def test_packet_rate_limit_rules(admin_conn, raw, policy):
+    """qos-pps: a packet rate limit per direction, listed among the policy's rules."""
+    net = admin_conn.network
+    egress = net.create_qos_packet_rate_limit_rule(policy, max_kpps=1000)
+    assert (egress.max_kpps, egress.max_burst_kpps, egress.direction) == (1000, 0, "egress")
+    ingress = net.create_qos_packet_rate_limit_rule(policy, max_kpps=300, max_burst_kpps=50,
+                                                    direction="ingress")
+    shown = net.get_qos_policy(policy)
+    assert sorted((r["type"], r["direction"], r["max_kpps"], r["max_burst_kpps"])
+                  for r in shown.rules) == [
+        ("packet_rate_limit", "egress", 1000, 0), ("packet_rate_limit", "ingress", 300, 50)]
+    assert {r.id for r in net.qos_packet_rate_limit_rules(policy)} == {egress.id, ingress.id}
+    updated = net.update_qos_packet_rate_limit_rule(egress, policy, max_burst_kpps=200)
+    assert (updated.max_kpps, updated.max_burst_kpps) == (1000, 200)
+    assert net.get_qos_packet_rate_limit_rule(egress, policy).max_burst_kpps == 200
+    # one per direction; max_kpps required; no 'any' direction; no alias collection
+    path = f"/qos/policies/{policy.id}/packet_rate_limit_rules"
+    status, fault = _error(raw, "POST", path, {"packet_rate_limit_rule": {"max_kpps": 5}})
+    assert (status, fault["type"]) == (409, "QoSRulesConflict")
+    for body in ({"max_burst_kpps": 5}, {"max_kpps": -1}, {"max_kpps": 5, "direction": "any"},
+                 {"max_kpps": "x"}):
+        assert raw("POST", path, {"packet_rate_limit_rule": body}).status_code == 400, body
+    assert raw("GET", f"/qos/alias_packet_rate_limit_rules/{egress.id}").status_code == 404
+    net.delete_qos_packet_rate_limit_rule(ingress, policy)
+    assert [r["direction"] for r in net.get_qos_policy(policy).rules] == ["egress"]
 
 
 def test_conflicts_and_bad_values(admin_conn, raw, policy):
@@ -136,14 +163,14 @@ def test_alias_rules(admin_conn, raw, member_raw, policy):
 def test_rule_types(admin_conn, member_conn, member_raw):
     types = {t.type for t in admin_conn.network.qos_rule_types()}
     assert types == {"bandwidth_limit", "dscp_marking", "minimum_bandwidth",
-                     "minimum_packet_rate"}
+                     "minimum_packet_rate", "packet_rate_limit"}
     assert {t.type for t in member_conn.network.qos_rule_types(all_rules=True)} == types
     shown = admin_conn.network.get_qos_rule_type("dscp_marking")
     assert shown.type == "dscp_marking" and shown.drivers == []
     status, fault = _error(member_raw, "GET", "/qos/rule-types/dscp_marking")
     assert (status, fault["type"]) == (403, "NotAuthorized")
     for name in ("qos-rules-alias", "qos-bw-minimum-ingress",
-                 "qos-pps-minimum", "qos-rule-type-details"):
+                 "qos-pps-minimum", "qos-pps", "qos-rule-type-details"):
         assert admin_conn.network.find_extension(name) is not None, name
 
 

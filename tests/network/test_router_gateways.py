@@ -35,7 +35,7 @@ def _gateway_port(conn, router):
     return ports[0]
 
 
-def test_second_address_by_subnet_keeps_the_port(admin_conn, publics):
+def test_second_address_keeps_the_port(admin_conn, publics):
     (network, subnet), _ = publics
     net = admin_conn.network
     router = net.create_router(name=unique("r"), external_gateway_info={
@@ -48,12 +48,12 @@ def test_second_address_by_subnet_keeps_the_port(admin_conn, publics):
     net.add_interface_to_router(router, subnet_id=inner.id)
     server_port = net.create_port(network_id=internal.id)
     fip = net.create_ip(floating_network_id=network.id, port_id=server_port.id)
+    second = "172.25.1.12"
     router = net.update_router(router, external_gateway_info={
         "network_id": network.id,
-        "external_fixed_ips": first + [{"subnet_id": subnet.id}]})
+        "external_fixed_ips": first + [{"subnet_id": subnet.id, "ip_address": second}]})
     ips = router.external_gateway_info["external_fixed_ips"]
-    assert len(ips) == 2 and ips[0] == first[0]
-    assert ips[1]["subnet_id"] == subnet.id and ips[1]["ip_address"] != first[0]["ip_address"]
+    assert ips == first + [{"subnet_id": subnet.id, "ip_address": second}]
     assert _gateway_port(admin_conn, router).id == port.id
     # and back to one address
     router = net.update_router(router, external_gateway_info={
@@ -65,6 +65,33 @@ def test_second_address_by_subnet_keeps_the_port(admin_conn, publics):
     net.update_router(router, external_gateway_info=None)
     net.delete_router(router)
     net.delete_network(internal)
+
+
+def test_repeating_the_gateway_is_no_change(admin_conn, publics, raw):
+    """The same subnets and explicit addresses again leave the gateway as it is, as
+    neutron's _check_for_external_ip_change: a subnet named again without an address
+    asks for no second address."""
+    (network, subnet), _ = publics
+    net = admin_conn.network
+    router = net.create_router(name=unique("r"), external_gateway_info={
+        "network_id": network.id})
+    shown = router.external_gateway_info
+    for repeated in (shown,
+                     {"network_id": network.id, "external_fixed_ips": [
+                         {"subnet_id": subnet.id}]},
+                     {"network_id": network.id, "external_fixed_ips": [
+                         *shown["external_fixed_ips"], {"subnet_id": subnet.id}]}):
+        router = net.update_router(router, external_gateway_info=repeated)
+        assert router.external_gateway_info["external_fixed_ips"] == \
+            shown["external_fixed_ips"], repeated
+    assert len(list(net.ports(network_id=network.id, device_id=router.id))) == 1
+    # the subnet's own gateway address is neutron's 400
+    status, fault = raw.error("PUT", f"/routers/{router.id}", {"router": {
+        "external_gateway_info": {"network_id": network.id, "external_fixed_ips": [
+            {"subnet_id": subnet.id, "ip_address": subnet.gateway_ip}]}}})
+    assert status == 400 and "is the same as the gateway IP" in fault["message"]
+    net.update_router(router, external_gateway_info=None)
+    net.delete_router(router)
 
 
 def test_gateway_qos_policy(admin_conn, member_conn, publics, raw):

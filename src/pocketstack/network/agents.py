@@ -24,7 +24,8 @@ from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.inventory import AVAILABILITY_ZONE, matches
 from pocketstack.network.agent_hosts import LINUXBRIDGE_AGENT
-from pocketstack.network.models import FloatingIP, NetworkAgent, Port, Router, Subnet
+from pocketstack.network.models import (FloatingIP, NetworkAgent, Port, Router,
+                                        RouterL3AgentBinding, Subnet)
 
 DHCP_AGENT, L3_AGENT = "DHCP agent", "L3 agent"
 METADATA_AGENT = "Metadata agent"
@@ -111,7 +112,10 @@ def network_node_states(host: str) -> list[dict]:
         networks = len(_dhcp_network_ids(s))
         subnets = count(sa.select(Subnet.id).where(Subnet.enable_dhcp.is_(True)))
         ports = count(sa.select(Port.id))
-        routers = count(sa.select(Router.id))
+        routers = count(sa.select(Router.id).where(~sa.exists().where(  # its own
+            RouterL3AgentBinding.router_id == Router.id,
+            sa.or_(RouterL3AgentBinding.l3_agent_id.is_(None),
+                   RouterL3AgentBinding.l3_agent_id != agent_id(host, KINDS[L3_AGENT][0])))))
         gateways = count(sa.select(Router.id).where(Router.gw_port_id.is_not(None)))
         interfaces = count(sa.select(Port.id).where(
             Port.device_owner == "network:router_interface"))
@@ -199,10 +203,13 @@ def delete_agent(ctx, agent_id_: str) -> None:
         raise exc.AgentAlive(agent_id_)
     with db.transaction() as s:
         s.execute(sa.delete(NetworkAgent).where(NetworkAgent.id == agent_id_))
+        # its routers are hosted nowhere now (neutron's bindings go with the agent)
+        s.execute(sa.update(RouterL3AgentBinding).where(
+            RouterL3AgentBinding.l3_agent_id == agent_id_).values(l3_agent_id=None))
 
 
-# --- which agent hosts what: every DHCP agent serves every network with a DHCP port,
-# every L3 agent every router (one network node; scheduling among several is not done).
+# --- which agent hosts what: every DHCP agent serves every network with a DHCP port
+# (one network node); which L3 agent hosts a router is l3_scheduling.py.
 
 def _dhcp_network_ids(s) -> set[str]:
     return set(s.scalars(sa.select(Port.network_id).where(
@@ -229,49 +236,3 @@ def dhcp_agents_hosting_network(ctx, network_id: str) -> list[dict]:
     with db.reader() as s:
         hosted = network_id in _dhcp_network_ids(s)
     return _all(DHCP_AGENT) if hosted else []
-
-
-def _l3_agent(ctx, agent_id_: str) -> dict:
-    agent = get_agent(ctx, agent_id_)
-    if agent["agent_type"] != L3_AGENT:
-        raise exc.InvalidL3Agent(agent_id_)
-    return agent
-
-
-def routers_on_agent(ctx, agent_id_: str) -> list[dict]:
-    from pocketstack.network import routers  # noqa: PLC0415 (routers imports much)
-
-    _l3_agent(ctx, agent_id_)
-    base.authorize(ctx, "get_l3-routers", {"project_id": ctx.project_id})
-    return routers.list_routers(ctx, {})[0]
-
-
-def agents_hosting_router(ctx, router_id: str) -> list[dict]:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    routers.get_router(ctx, router_id)
-    base.authorize(ctx, "get_l3-agents", {"project_id": ctx.project_id})
-    return _all(L3_AGENT)
-
-
-def add_router_to_agent(ctx, agent_id_: str, body) -> None:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    agent = _l3_agent(ctx, agent_id_)
-    base.authorize(ctx, "create_l3-router", {"project_id": ctx.project_id})
-    router_id = body.get("router_id") if isinstance(body, dict) else None
-    if not isinstance(router_id, str):
-        raise exc.HTTPBadRequest("Failed to parse request. Required attribute 'router_id' "
-                                 "not specified")
-    routers.get_router(ctx, router_id)
-    raise exc.RouterHostedByL3Agent(router_id, agent["id"])
-
-
-def remove_router_from_agent(ctx, agent_id_: str, router_id: str) -> None:
-    from pocketstack.network import routers  # noqa: PLC0415
-
-    _l3_agent(ctx, agent_id_)
-    base.authorize(ctx, "delete_l3-router", {"project_id": ctx.project_id})
-    routers.get_router(ctx, router_id)
-    # every L3 agent hosts every router: there is nowhere else for it to go
-    raise exc.RouterReschedulingFailed(router_id)

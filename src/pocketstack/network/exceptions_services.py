@@ -23,6 +23,21 @@ class RouterReschedulingFailed(base.Conflict):
                          "found.")
 
 
+class DefaultExternalNetworkExists(base.Conflict):
+    def __init__(self, network_id: str):
+        super().__init__(f"A default external network already exists: {network_id}.")
+
+
+class SegmentsSetInConjunctionWithProviders(base.BadRequest):
+    def __init__(self):
+        super().__init__("Segments and provider values cannot both be set.")
+
+
+class SegmentsContainDuplicateEntry(base.BadRequest):
+    def __init__(self):
+        super().__init__("Duplicate segment entry in request.")
+
+
 class AddressGroupNotFound(base.NotFound):
     def __init__(self, group_id: str):
         super().__init__(f"Address group {group_id} could not be found.")

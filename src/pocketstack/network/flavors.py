@@ -14,8 +14,10 @@ from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import Flavor, FlavorServiceProfile, ServiceProfile
 
-# the service plugins loaded here (neutron's type:service_plugin_type)
-SERVICE_TYPES = ("L3_ROUTER_NAT", "QOS", "TRUNK", "PORTFORWARDING", "SEGMENTS")
+# neutron's type:service_plugin_type: the plugin type of every plugin loaded (spelled as
+# each plugin's get_plugin_type() answers), the core plugin and this one included
+SERVICE_TYPES = ("CORE", "L3_ROUTER_NAT", "FLAVORS", "QOS", "PORTFORWARDING", "TAG", "trunk",
+                 "segments", "network-ip-availability", "revision_plugin", "timestamp")
 
 FLAVOR_ATTRS = {
     "name": v.Attr(v.string()),

@@ -6,7 +6,7 @@ agent rebuilds them: agent_rpc.NetworkServiceClient).
 Two kinds of host: a compute host's agent plumbs a bridge per network that has a port
 bound to it and the security groups of those ports; the DHCP/L3 host (``[network]
 dhcp_agent_host``, default the network service's own host, where the DHCP files are
-written) also gets each network's DHCP namespace and the routers of its networks.
+written) also gets each network's DHCP namespace and every router its L3 agent hosts.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sqlalchemy import orm
 
 from pocketstack.common import config, db
 from pocketstack.network import address_groups as agroups
-from pocketstack.network import agent, l2pop
+from pocketstack.network import agent, l2pop, l3_hosting
 from pocketstack.network.agent import firewall, plumbing
 from pocketstack.network.agent.l3 import GATEWAY, INTERFACE, RouterPlan, RouterPort
 from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port,
@@ -84,7 +84,7 @@ def _wanted(s, hosts, endpoints: l2pop.Endpoints | None
     guest_networks = {p.network_id for p in _guest_ports(s, hosts)}
     if endpoints is not None and is_network_node(hosts):
         guest_networks |= l2pop.served_networks(s, endpoints)
-    routers = routers_for(s, guest_networks) if is_network_node(hosts) else {}
+    routers = routers_for(s) if is_network_node(hosts) else {}
     return guest_networks | {p.network_id for r in routers.values() for p in r.ports}, routers
 
 
@@ -171,19 +171,14 @@ def _firewall_state(s, hosts) -> dict:
 
 # --- routers -------------------------------------------------------------------------
 
-def routers_for(s, networks: set[str]) -> dict[str, RouterPlan]:
-    """The routers an L3 host hosts, given the networks it plumbs for guests: those with a
-    port on one of them, and those with a gateway on the external network of one of
-    these (the external network gets a bridge for them)."""
-    if not networks:
-        return {}
+def routers_for(s) -> dict[str, RouterPlan]:
+    """The routers the network node hosts: every router of its L3 agent with a gateway or
+    an interface, plumbed at once as neutron's L3 agent does (its gateway answers from
+    outside before any guest is bound on its networks); their networks get bridges."""
     owners = (INTERFACE, GATEWAY)
-    on_networks = set(s.scalars(sa.select(Port.device_id).where(
-        Port.device_owner.in_(owners), Port.network_id.in_(sorted(networks)))))
-    external = set(s.scalars(sa.select(Port.network_id).where(
-        Port.device_owner == GATEWAY, Port.device_id.in_(sorted(on_networks)))))
-    router_ids = on_networks | set(s.scalars(sa.select(Port.device_id).where(
-        Port.device_owner == GATEWAY, Port.network_id.in_(sorted(external)))))
+    router_ids = set(s.scalars(sa.select(Port.device_id).where(
+        Port.device_owner.in_(owners)).distinct()))
+    router_ids -= l3_hosting.not_hosted_here(s)  # an admin moved them or took them off
     routers = s.scalars(sa.select(Router).where(Router.id.in_(sorted(router_ids)),
                                                 Router.admin_state_up.is_(True))).all()
     if not routers:

@@ -1,18 +1,15 @@
 """Views of what serves the network API, as neutron reports it: availability zones,
-service providers, IP availability per network, and each network's segment (the agents
-are agents.py, from their heartbeats).
+service providers and IP availability per network (the agents are agents.py, from their
+heartbeats; segments segments.py).
 """
 from __future__ import annotations
 
 import ipaddress
-import uuid
 
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.common.timeutils import isotime
 from pocketstack.network import base
-from pocketstack.network import validate as v
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Network, Subnet
 
@@ -91,81 +88,3 @@ def get_ip_availability(ctx, network_id: str) -> dict:
         if network is None or not base.sees_all(ctx):
             raise exc.NetworkNotFound(network_id)
         return _availability(network, _used(s, [network_id]))
-
-
-# --- segments ------------------------------------------------------------------------
-# One segment per network, from its provider attributes (neutron's segments extension
-# with a single segment per network). Admin-only as in neutron. Its name and description
-# can be changed; a second segment cannot be added (networks hold one, in their own row,
-# where its uniqueness is enforced) and the only one cannot be removed.
-
-SEGMENT_ATTRS = {"name": v.Attr(v.string(nullable=True)), "description": v.Attr(v.string())}
-
-
-def _segment_id(network_id: str) -> str:
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pocketstack:segment:{network_id}"))
-
-
-def _segment(network: Network) -> dict:
-    return {"id": _segment_id(network.id),
-            "network_id": network.id, "name": network.segment_name,
-            "description": network.segment_description or "",
-            "network_type": network.network_type,
-            "physical_network": network.physical_network,
-            "segmentation_id": network.segmentation_id,
-            "revision_number": network.revision_number,
-            "created_at": isotime(network.created_at),
-            "updated_at": isotime(network.updated_at)}
-
-
-def list_segments(ctx, params) -> list[dict]:
-    if not base.sees_all(ctx):
-        return []
-    query = sa.select(Network).order_by(Network.created_at)
-    if params.get("network_id"):
-        query = query.where(Network.id.in_(params["network_id"]))
-    with db.reader() as s:
-        segments = [_segment(n) for n in s.scalars(query)]
-    return [seg for seg in segments if matches(seg, params)]
-
-
-def _segment_network(s, ctx, segment_id: str) -> Network:
-    if base.sees_all(ctx):
-        for network in s.scalars(sa.select(Network)):
-            if _segment_id(network.id) == segment_id:
-                return network
-    raise exc.SegmentNotFound(segment_id)
-
-
-def get_segment(ctx, segment_id: str) -> dict:
-    with db.reader() as s:
-        return _segment(_segment_network(s, ctx, segment_id))
-
-
-def update_segment(ctx, segment_id: str, body: dict) -> dict:
-    values = v.parse(v.resource_body(body, "segment"), SEGMENT_ATTRS, update=True)
-    base.authorize(ctx, "update_segment", {"project_id": ctx.project_id})
-    with db.transaction() as s:
-        network = _segment_network(s, ctx, segment_id)
-        if "name" in values:
-            network.segment_name = values["name"]
-        if "description" in values:
-            network.segment_description = values["description"]
-        base.touch(network)
-        s.flush()
-        return _segment(network)
-
-
-def create_segment(ctx, body: dict) -> dict:
-    v.resource_body(body, "segment")
-    base.authorize(ctx, "create_segment", {"project_id": ctx.project_id})
-    raise exc.InvalidInput("a network has exactly one segment here, set by its provider "
-                           "attributes at create; multi-segment networks are not supported")
-
-
-def delete_segment(ctx, segment_id: str) -> None:
-    base.authorize(ctx, "delete_segment", {"project_id": ctx.project_id})
-    with db.reader() as s:
-        network = _segment_network(s, ctx, segment_id)
-    raise exc.SegmentInUse(segment_id, f"it is the only segment of network {network.id}; "
-                                       "delete the network instead")

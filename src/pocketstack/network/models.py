@@ -29,6 +29,7 @@ class StandardAttrs:
 
 class Network(StandardAttrs, Base):
     __tablename__ = "network_networks"
+    __table_args__ = (sa.UniqueConstraint("is_default", name="uq_network_networks_is_default"),)
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     project_id: Mapped[str] = mapped_column(PROJECT, index=True)
     name: Mapped[str] = mapped_column(sa.String(255), default="")
@@ -52,6 +53,9 @@ class Network(StandardAttrs, Base):
     segment_name: Mapped[str | None] = mapped_column(sa.String(255))
     segment_description: Mapped[str] = mapped_column(sa.String(255), default="",
                                                      server_default="")
+    # added in 0008: the default external network (auto-allocated-topology's is_default),
+    # True or NULL: the unique constraint lets one network at most be the default
+    is_default: Mapped[bool | None] = mapped_column()
 
     subnets: Mapped[list["Subnet"]] = relationship(
         lambda: Subnet, back_populates="network", order_by=lambda: Subnet.created_at,
@@ -333,8 +337,9 @@ class QosBandwidthLimitRule(Base):
 
 class QosRule(Base):
     """A QoS rule other than bandwidth_limit: dscp_marking (``value`` is dscp_mark),
-    minimum_bandwidth (min_kbps) or minimum_packet_rate (min_kpps). One rule per type
-    and direction in a policy ('' for DSCP, which has none), as neutron's duplicates()."""
+    minimum_bandwidth (min_kbps), minimum_packet_rate (min_kpps) or packet_rate_limit
+    (max_kpps, ``burst`` max_burst_kpps). One rule per type and direction in a policy ('' for
+    DSCP, which has none), as neutron's duplicates()."""
     __tablename__ = "network_qos_rules"
     __table_args__ = (sa.UniqueConstraint("qos_policy_id", "rule_type", "direction",
                                           name="uq_network_qos_rules_type_direction"),)
@@ -344,6 +349,8 @@ class QosRule(Base):
     rule_type: Mapped[str] = mapped_column(sa.String(32))
     direction: Mapped[str] = mapped_column(sa.String(16), default="")
     value: Mapped[int] = mapped_column()
+    # added in 0008: packet_rate_limit's max_burst_kpps
+    burst: Mapped[int | None] = mapped_column()
 
 
 class RbacPolicy(Base):
@@ -421,3 +428,34 @@ class FlavorServiceProfile(Base):
     service_profile_id: Mapped[str] = mapped_column(
         sa.ForeignKey("network_service_profiles.id", ondelete="CASCADE"), primary_key=True,
         index=True)
+
+
+class RouterL3AgentBinding(Base):
+    """Where an admin put a router (l3_agent_scheduler, network/l3_scheduling.py). A router
+    without a row is on the network service's own L3 agent, where every router is
+    scheduled when made; a row without an agent is a router taken off its agent and not
+    yet scheduled again (neutron's unhosted router)."""
+    __tablename__ = "network_router_l3_agent_bindings"
+    router_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_routers.id", ondelete="CASCADE"), primary_key=True)
+    l3_agent_id: Mapped[str | None] = mapped_column(ID, index=True)
+
+
+class NetworkSegment(StandardAttrs, Base):
+    """A network's second and further segments (neutron's segment and multi-provider
+    extensions, network/segments.py); its first stays in its own row (network_type,
+    physical_network, segmentation_id, segment_key). Ports bind to the first."""
+    __tablename__ = "network_segments"
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    network_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("network_networks.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str | None] = mapped_column(sa.String(255))
+    network_type: Mapped[str] = mapped_column(sa.String(32))
+    physical_network: Mapped[str | None] = mapped_column(sa.String(64))
+    segmentation_id: Mapped[int | None] = mapped_column()
+    # as Network.segment_key; a network's first segment and these are checked together
+    segment_key: Mapped[str | None] = mapped_column(sa.String(128), unique=True)
+
+
+Network.extra_segments = relationship(
+    NetworkSegment, order_by=(NetworkSegment.created_at, NetworkSegment.id), viewonly=True)

@@ -1,4 +1,5 @@
-"""Networks: create/show/list/update/delete, segments (provider attributes), MTU, sharing.
+"""Networks: create/show/list/update/delete, segments (provider attributes, or the
+multi-provider extension's ``segments`` for several), MTU, sharing.
 
 Visibility follows neutron: a project sees its own networks, shared ones and external
 ones; admins see all. Provider attributes are shown to admins only.
@@ -13,14 +14,25 @@ from pocketstack.network import base, listing, qos, quotas, rbac, security_group
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import (FloatingIP, IPAllocation, Network, Port, RbacPolicy,
-                                        Subnet, Tag)
+from pocketstack.network.models import (FloatingIP, IPAllocation, Network, NetworkSegment,
+                                        Port, RbacPolicy, Subnet, Tag)
 
 NETWORK_TYPES = ("geneve", "vxlan", "vlan", "flat", "local")
 SEGMENT_RANGES = {"geneve": (1, 2 ** 24 - 1), "vxlan": (1, 2 ** 24 - 1), "vlan": (1, 4094)}
 OVERHEAD = {"geneve": 58, "vxlan": 50}
 PROVIDER = ("provider:network_type", "provider:physical_network", "provider:segmentation_id")
 NETWORK_OWNED = ("network:dhcp",)  # ports deleted along with their network
+
+_PROVIDER_SEGMENT = v.dict_of({
+    "provider:network_type": v.one_of(*NETWORK_TYPES),
+    "provider:physical_network": v.string(64, nullable=True),
+    "provider:segmentation_id": v.integer(1, nullable=True)})
+
+
+def _segments_list(value, name) -> list[dict]:
+    """multi-provider's ``segments``: provider attribute dictionaries."""
+    return v.list_of(_PROVIDER_SEGMENT)(value, name)
+
 
 ATTRS = {
     "name": v.Attr(v.string()),
@@ -39,6 +51,8 @@ ATTRS = {
     "provider:segmentation_id": v.Attr(v.integer(1, nullable=True), put=False),
     "tags": v.Attr(v.tags, put=False),
     "qos_policy_id": v.Attr(v.nullable_uuid),
+    "is_default": v.Attr(v.boolean),
+    "segments": v.Attr(_segments_list, put=False),
 }
 
 COLLECTION = listing.Collection(
@@ -56,8 +70,16 @@ COLLECTION = listing.Collection(
              "provider:segmentation_id": Network.segmentation_id,
              "qos_policy_id": Network.qos_policy_id},
     special={"subnets": lambda ids: Network.id.in_(
-        sa.select(Subnet.network_id).where(Subnet.id.in_(ids)))},
+        sa.select(Subnet.network_id).where(Subnet.id.in_(ids))),
+        "is_default": lambda values: _is_default_filter(values)},
 )
+
+
+def _is_default_filter(values: list[str]):
+    """is_default is stored as True or NULL (the unique constraint keeps one default)."""
+    wanted = {v.boolean(value, "is_default") for value in values}
+    return sa.or_(*([Network.is_default.is_(True)] if True in wanted else []),
+                  *([Network.is_default.is_(None)] if False in wanted else []))
 
 
 def visible(ctx):
@@ -148,11 +170,20 @@ def view(network: Network, tags: list[str], show_provider: bool,
            "port_security_enabled": network.port_security_enabled,
            "vlan_transparent": network.vlan_transparent,
            "dns_domain": network.dns_domain, **base.standard_view(network, tags)}
-    if show_provider:
-        out.update({"provider:network_type": network.network_type,
-                    "provider:physical_network": network.physical_network,
-                    "provider:segmentation_id": network.segmentation_id})
+    if network.external:  # neutron shows it on external networks only
+        out["is_default"] = bool(network.is_default)
+    if show_provider and network.extra_segments:  # multi-provider, as neutron's ML2
+        out["segments"] = [_provider_view(x) for x in (network, *network.extra_segments)]
+    elif show_provider:
+        out.update(_provider_view(network))
     return out
+
+
+def _provider_view(segment) -> dict:
+    """A segment's provider attributes (the network row holds the first)."""
+    return {"provider:network_type": segment.network_type,
+            "provider:physical_network": segment.physical_network,
+            "provider:segmentation_id": segment.segmentation_id}
 
 
 def _show_provider(ctx) -> bool:
@@ -165,7 +196,7 @@ def _max_mtu(network_type: str) -> int:
     return config.CONF.network.global_physnet_mtu - OVERHEAD.get(network_type, 0)
 
 
-def _segment(s, values: dict) -> tuple[str, str | None, int | None]:
+def validate_segment(s, values: dict) -> tuple[str, str | None, int | None]:
     network_type = values.get("provider:network_type")
     physnet = values.get("provider:physical_network")
     seg_id = values.get("provider:segmentation_id")
@@ -215,9 +246,11 @@ def vni_ranges() -> list[tuple[int, int]]:
 
 
 def _free_segment_ids(s, network_type: str, physnet: str | None):
-    used = set(s.scalars(sa.select(Network.segmentation_id).where(
-        Network.network_type == network_type, Network.physical_network == physnet
-        if physnet else Network.physical_network.is_(None))))
+    used = set()
+    for model in (Network, NetworkSegment):  # first segments and further ones
+        used |= set(s.scalars(sa.select(model.segmentation_id).where(
+            model.network_type == network_type, model.physical_network == physnet
+            if physnet else model.physical_network.is_(None))))
     ranges = vni_ranges() if network_type == "vxlan" else [SEGMENT_RANGES[network_type]]
     for low, high in ranges:
         for seg_id in range(low, high + 1):
@@ -225,31 +258,80 @@ def _free_segment_ids(s, network_type: str, physnet: str | None):
                 yield seg_id
 
 
-def _insert_with_segment(s, network: Network, requested_seg_id: int | None) -> None:
-    """Insert the network with a unique segment; a taken segment is a 409 if asked for,
-    else the next free one is tried."""
-    candidates = ([requested_seg_id] if requested_seg_id is not None or
-                  network.network_type in ("flat", "local")
-                  else _free_segment_ids(s, network.network_type, network.physical_network))
+def _taken(s, model, key: str) -> bool:
+    return s.scalar(sa.select(model.segment_key).where(model.segment_key == key)) is not None
+
+
+def insert_with_segment(s, row, requested_seg_id: int | None) -> None:
+    """Insert ``row``, a network (holding its first segment) or a further NetworkSegment,
+    with a segment unique across both tables; a taken segment is a 409 if asked for, else
+    the next free one is tried."""
+    other = NetworkSegment if isinstance(row, Network) else Network
+    auto = requested_seg_id is None and row.network_type not in ("flat", "local")
+    candidates = (_free_segment_ids(s, row.network_type, row.physical_network) if auto
+                  else [requested_seg_id])
     for attempt, seg_id in enumerate(candidates):
-        network.segmentation_id = seg_id
-        network.segment_key = _segment_key(network.network_type, network.physical_network,
-                                           seg_id)
-        try:
-            with s.begin_nested():
-                s.add(network)
-                s.flush()
-            return
-        except sa.exc.IntegrityError as error:
-            if not db.is_duplicate(error) or requested_seg_id is not None or \
-                    network.network_type == "flat" or attempt > 50:
-                raise exc.SegmentationIdInUse(network.network_type, seg_id,
-                                              network.physical_network) from None
-            s.expunge(network) if network in s else None
-    if requested_seg_id is None and network.network_type not in ("flat", "local"):
-        raise exc.NoNetworkAvailable()  # every id of the type's ranges is taken
-    raise exc.SegmentationIdInUse(network.network_type, requested_seg_id,
-                                  network.physical_network)
+        row.segmentation_id = seg_id
+        row.segment_key = _segment_key(row.network_type, row.physical_network, seg_id)
+        if row.segment_key is None or not _taken(s, other, row.segment_key):
+            try:
+                with s.begin_nested():
+                    s.add(row)
+                    s.flush()
+                return
+            except sa.exc.IntegrityError as error:
+                s.expunge(row) if row in s else None
+                if not db.is_duplicate(error):
+                    auto = False  # not a taken segment: no other id will do better
+        if not auto or attempt > 50:
+            raise exc.SegmentationIdInUse(row.network_type, seg_id, row.physical_network)
+    raise exc.NoNetworkAvailable()  # every id of the type's ranges is taken
+
+
+def _requested_segments(s, ctx, values: dict, target: dict) -> list[tuple]:
+    """(network_type, physical_network, segmentation_id) of each segment asked for: the
+    provider attributes' one, or multi-provider's ``segments`` (neutron's
+    _process_provider_create)."""
+    listed = values.get("segments") or []
+    if not listed:
+        return [validate_segment(s, values)]
+    if any(k in values for k in PROVIDER):
+        raise exc.SegmentsSetInConjunctionWithProviders()
+    base.authorize(ctx, "create_network:segments", target)
+    segments = [validate_segment(s, item) for item in listed]
+    complete = [x for x in segments if x[2] is not None or x[0] in ("flat", "local")]
+    if len(set(complete)) != len(complete):
+        raise exc.SegmentsContainDuplicateEntry()
+    return segments
+
+
+def add_segment(s, network: Network, network_type: str, physnet: str | None,
+                seg_id: int | None, name: str | None = None,
+                description: str = "") -> NetworkSegment:
+    """A further segment of the network (validated by ``validate_segment``)."""
+    row = NetworkSegment(id=base.new_id(), network_id=network.id, name=name,
+                         description=description, network_type=network_type,
+                         physical_network=physnet)
+    base.init_standard(row)
+    insert_with_segment(s, row, seg_id)
+    s.expire(network, ["extra_segments"])
+    return row
+
+
+def _make_default(s, network: Network) -> None:
+    """Only one default external network (neutron's auto_allocate callback)."""
+    other = s.scalar(sa.select(Network.id).where(Network.is_default.is_(True),
+                                                 Network.id != network.id))
+    if other is not None:
+        raise exc.DefaultExternalNetworkExists(other)
+    network.is_default = True
+    try:
+        with s.begin_nested():
+            s.flush()
+    except sa.exc.IntegrityError as error:  # another request made one meanwhile
+        if not db.is_duplicate(error):
+            raise
+        raise exc.DefaultExternalNetworkExists("(made concurrently)") from None
 
 
 # --- API --------------------------------------------------------------------------------
@@ -275,11 +357,14 @@ def create_in(s, ctx, values: dict) -> Network:
         base.authorize(ctx, "create_network:router:external", target)
     if any(k in values for k in PROVIDER):
         base.authorize(ctx, "create_network:provider", target)
-    network_type, physnet, seg_id = _segment(s, values)
-    mtu = values.get("mtu", _max_mtu(network_type))
-    if mtu > _max_mtu(network_type):
-        raise exc.InvalidInput(f"Requested MTU is too big, maximum is "
-                               f"{_max_mtu(network_type)}")
+    if values.get("is_default"):
+        base.authorize(ctx, "create_network:is_default", target)
+    segments = _requested_segments(s, ctx, values, target)
+    network_type, physnet, seg_id = segments[0]
+    max_mtu = min(_max_mtu(kind) for kind, _, _ in segments)  # every segment carries it
+    mtu = values.get("mtu", max_mtu)
+    if mtu > max_mtu:
+        raise exc.InvalidInput(f"Requested MTU is too big, maximum is {max_mtu}")
     quotas.check(s, ctx, project_id, "network")
     security_groups.ensure_default(s, project_id)
     if "qos_policy_id" in values:
@@ -298,7 +383,11 @@ def create_in(s, ctx, values: dict) -> Network:
                       dns_domain=values.get("dns_domain", ""), network_type=network_type,
                       physical_network=physnet, status="ACTIVE", qos_policy_id=qos_policy_id)
     base.init_standard(network)
-    _insert_with_segment(s, network, seg_id)
+    insert_with_segment(s, network, seg_id)
+    for kind, physnet, seg_id in segments[1:]:
+        add_segment(s, network, kind, physnet, seg_id)
+    if values.get("is_default") and network.external:
+        _make_default(s, network)
     for action, on in ((rbac.SHARED, network.shared), (rbac.EXTERNAL, network.external)):
         if on:  # as neutron, a '*' policy says so
             rbac.set_wildcard(s, "network", network, action, True)
@@ -340,10 +429,11 @@ def _as_seen_by(ctx, params: listing.Params):
 def list_networks(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
     params, seen = _as_seen_by(ctx, params)
     with db.reader() as s:
-        page = listing.select_page(s, COLLECTION, params, seen,
-                                   options=[orm.selectinload(Network.subnets)])
-        tags = listing.tags_by_id(s, [n.id for n in page.rows])
         show_provider = _show_provider(ctx)
+        page = listing.select_page(s, COLLECTION, params, seen, options=[
+            orm.selectinload(Network.subnets),
+            *([orm.selectinload(Network.extra_segments)] if show_provider else [])])
+        tags = listing.tags_by_id(s, [n.id for n in page.rows])
         granted = granted_actions(s, ctx, page.rows)
         items = [listing.select_fields(view(n, tags.get(n.id), show_provider,
                                             granted.get(n.id)), params)
@@ -389,8 +479,15 @@ def update_network(ctx, network_id: str, body: dict, if_revision: int | None = N
                                    f"{_max_mtu(network.network_type)}")
         if values.get("qos_policy_id"):
             qos.check_usable(s, ctx, values["qos_policy_id"], network.project_id)
+        if "is_default" in values:
+            base.authorize(ctx, "update_network:is_default", target)
+        is_default = values.pop("is_default", bool(network.is_default))
         for key, value in values.items():
             setattr(network, {"router:external": "external"}.get(key, key), value)
+        if not (is_default and network.external):
+            network.is_default = None  # an internal network is no default
+        elif not network.is_default:
+            _make_default(s, network)
         rbac.set_wildcard(s, "network", network, rbac.SHARED, network.shared)
         rbac.set_wildcard(s, "network", network, rbac.EXTERNAL, network.external)
         base.touch(network)

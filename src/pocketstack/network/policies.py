@@ -34,8 +34,11 @@ def list_rules():
         ("create_network:router:external", "Create an external network."),
         ("update_network:router:external", "Make a network external or internal."),
         ("create_network:provider", "Set provider attributes on create."),
+        ("create_network:segments", "Create a network of several segments (multi-provider)."),
         ("update_network:provider", "Change provider attributes."),
         ("get_network:provider", "See provider attributes."),
+        ("create_network:is_default", "Create the default external network."),
+        ("update_network:is_default", "Make an external network the default or not."),
         ("create_port:binding", "Set binding:host_id/binding:profile on create."),
         ("update_port:binding", "Bind a port to a host or change its binding."),
         ("get_port:binding", "See binding:host_id, binding:vif_type, binding:vif_details, "
@@ -126,7 +129,7 @@ def list_rules():
         policy.RuleDefault("remove_subports", MEMBER, "Remove subports from a trunk."),
     ]
     for rule_type in ("bandwidth_limit", "dscp_marking", "minimum_bandwidth",
-                      "minimum_packet_rate"):
+                      "minimum_packet_rate", "packet_rate_limit"):
         rules += [policy.RuleDefault(f"{action}_policy_{rule_type}_rule", ADMIN,
                                      f"{action.title()} a {rule_type} rule of a QoS policy.")
                   for action in ("create", "update", "delete")]

@@ -1,7 +1,7 @@
-"""The rules of a QoS policy, of the four types neutron's reference drivers know:
-bandwidth_limit, dscp_marking, minimum_bandwidth and minimum_packet_rate, under
-/v2.0/qos/policies/{id}/<type>_rules and, by rule id alone, /v2.0/qos/alias_<type>_rules
-(qos-rules-alias). Conflicts are refused as neutron's qos_policy_validator does. Writing
+"""The rules of a QoS policy, of the types neutron's reference drivers know:
+bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate and
+packet_rate_limit (qos-pps), under /v2.0/qos/policies/{id}/<type>_rules and, by rule id
+alone, /v2.0/qos/alias_<type>_rules (qos-rules-alias, qos-pps-minimum-rule-alias). Conflicts are refused as neutron's qos_policy_validator does. Writing
 is for admins, as in neutron. Rules are recorded: no packet is shaped or marked, and a
 minimum_* rule asks placement for nothing.
 """
@@ -36,6 +36,8 @@ class Kind:
     value: str                 # the one required field (QosRule.value for the generic ones)
     attrs: dict
     directions: tuple = ()     # () : the type has no direction (dscp_marking)
+    burst: str = ""            # its burst field (QosRule.burst), if it has one
+    aliased: bool = True       # reachable by id alone under /qos/alias_<type>_rules
 
     @property
     def own_table(self) -> bool:
@@ -57,6 +59,10 @@ KINDS = {k.type: k for k in (
     Kind("minimum_packet_rate", "min_kpps",
          {"min_kpps": v.Attr(_kbps), "direction": v.Attr(v.one_of("any", *_DIRECTIONS))},
          ("any", *_DIRECTIONS)),
+    Kind("packet_rate_limit", "max_kpps",
+         {"max_kpps": v.Attr(_kbps), "max_burst_kpps": v.Attr(_kbps),
+          "direction": v.Attr(v.one_of(*_DIRECTIONS))}, _DIRECTIONS,
+         burst="max_burst_kpps", aliased=False),
 )}
 RULE_TYPES = tuple(KINDS)
 
@@ -66,6 +72,8 @@ def _fields(kind: Kind, rule) -> dict:
         return {"max_kbps": rule.max_kbps, "max_burst_kbps": rule.max_burst_kbps,
                 "direction": rule.direction}
     out = {kind.value: rule.value}
+    if kind.burst:
+        out[kind.burst] = rule.burst or 0
     if kind.directions:
         out["direction"] = rule.direction
     return out
@@ -147,6 +155,8 @@ def _defaults(kind: Kind) -> dict:
     out = {"direction": "egress"} if kind.directions else {}
     if kind.own_table:
         out["max_burst_kbps"] = 0
+    if kind.burst:
+        out[kind.burst] = 0
     return out
 
 
@@ -163,7 +173,8 @@ def create_rule(ctx, rule_type: str, policy_id: str, body) -> dict:
             rule = QosBandwidthLimitRule(id=base.new_id(), qos_policy_id=policy.id, **merged)
         else:
             rule = QosRule(id=base.new_id(), qos_policy_id=policy.id, rule_type=kind.type,
-                           direction=merged.get("direction", ""), value=merged[kind.value])
+                           direction=merged.get("direction", ""), value=merged[kind.value],
+                           burst=merged[kind.burst] if kind.burst else None)
         s.add(rule)
         base.touch(policy)
         s.flush()
@@ -199,6 +210,8 @@ def update_rule(ctx, rule_type: str, policy_id: str, rule_id: str, body,
         else:
             rule.value = merged[kind.value]
             rule.direction = merged.get("direction", "")
+            if kind.burst:
+                rule.burst = merged[kind.burst]
         base.touch(policy)
         s.flush()
         return view(kind, rule)

@@ -90,6 +90,29 @@ def _external_network(s, ctx, router: Router, network_id: str):
     return network
 
 
+def _check_not_subnet_gateways(network, fixed_ips: list[dict]) -> None:
+    """neutron's _validate_gw_info: no external address may be a subnet's gateway."""
+    gateways = {x.gateway_ip for x in network.subnets if x.gateway_ip}
+    for item in fixed_ips:
+        if item.get("ip_address") in gateways:
+            raise exc.BadRequest("router", f"External IP {item['ip_address']} is the same as "
+                                           "the gateway IP")
+
+
+def _addresses_changed(port: Port, fixed_ips: list[dict] | None) -> bool:
+    """neutron's _check_for_external_ip_change: the request changes the gateway only if
+    its set of subnets or its set of explicit addresses differs from the port's (a
+    subnet named again without an address is no request for another address)."""
+    if not fixed_ips:
+        return False
+    subnets = {a.subnet_id for a in port.fixed_ips}
+    if {f["subnet_id"] for f in fixed_ips if f.get("subnet_id")} != subnets:
+        return True
+    addresses = {ipaddress.ip_address(a.ip_address) for a in port.fixed_ips}
+    return {ipaddress.ip_address(f["ip_address"])
+            for f in fixed_ips if f.get("ip_address")} != addresses
+
+
 def set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str) -> None:
     current = s.get(Port, router.gw_port_id) if router.gw_port_id else None
     if info is None:
@@ -105,10 +128,11 @@ def set_gateway(s, ctx, router: Router, info: dict | None, effects, action: str)
         router.qos_policy_id = info["qos_policy_id"]
     router.enable_snat = info.get("enable_snat", router.enable_snat
                                   if current is not None else True)
+    _check_not_subnet_gateways(network, info.get("external_fixed_ips") or [])
     if current is not None and current.network_id == network.id:
         # Same network: the port stays (floating IPs keep their gateway), only its
         # addresses change, as neutron's _update_current_gw_port.
-        if "external_fixed_ips" in info:
+        if _addresses_changed(current, info.get("external_fixed_ips")):
             ports.update_in(s, ctx, current.id, {"fixed_ips": info["external_fixed_ips"]},
                             effects, trusted=True)
         return
@@ -208,6 +232,7 @@ def _authorize_list(ctx, router: Router, infos: list[dict], action: str) -> None
 def _add_extra(s, ctx, router: Router, infos: list[dict], effects) -> None:
     for info in infos:
         network = _external_network(s, ctx, router, info["network_id"])
+        _check_not_subnet_gateways(network, info.get("external_fixed_ips") or [])
         _new_port(s, ctx, router, network.id, info.get("external_fixed_ips"), effects)
 
 
@@ -247,7 +272,8 @@ def update(s, ctx, router: Router, infos: list[dict], effects) -> None:
         remove_all(s, router, effects)
         return
     for info in infos:
-        _external_network(s, ctx, router, info["network_id"])
+        network = _external_network(s, ctx, router, info["network_id"])
+        _check_not_subnet_gateways(network, info.get("external_fixed_ips") or [])
     first, _ = _match(s, router, infos[:1], fatal=False)
     if first:
         router.gw_port_id = next(iter(first))

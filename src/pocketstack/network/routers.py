@@ -10,8 +10,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, listing, port_delete, ports, quotas, router_gateways,
-                                 subnets)
+from pocketstack.network import (base, l3_hosting, listing, port_delete, ports, quotas,
+                                 router_gateways, subnets)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -178,6 +178,7 @@ def update_router(ctx, router_id: str, body: dict, if_revision: int | None = Non
             if key in values:
                 setattr(router, key, values[key])
         base.touch(router)
+        l3_hosting.schedule_if_unhosted(s, router.id)
         s.flush()
         out = view(s, router, base.tags_of(s, router.id))
     effects.run()
@@ -312,6 +313,7 @@ def add_router_interface(ctx, router_id: str, body) -> dict:
         else:
             raise exc.BadRequest("router", "Either subnet_id or port_id must be specified")
         base.touch(router)
+        l3_hosting.schedule_if_unhosted(s, router.id)
         s.flush()
         s.refresh(port, ["fixed_ips"])
         out = _interface_info(router, port)
@@ -353,6 +355,7 @@ def remove_router_interface(ctx, router_id: str, body) -> dict:
                                 "more routes.")
         port_delete.delete_in(s, port, effects)
         base.touch(router)
+        l3_hosting.schedule_if_unhosted(s, router.id)
     effects.run()
     host_agent.changed()  # this host's routers follow
     return info
@@ -373,6 +376,7 @@ def change_gateways(ctx, router_id: str, body, action: str,
                                       "remove": "remove_listed"}[action])(
                 s, ctx, router, infos, effects)
             base.touch(router)
+            l3_hosting.schedule_if_unhosted(s, router.id)
         s.flush()
         out = view(s, router, base.tags_of(s, router.id))
     effects.run()

@@ -109,7 +109,8 @@ _ROUTES = {
     "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
     "/v2.0/qos/policies/{policy_id}": {"GET": qos.show_policy, "PUT": qos.update_policy,
                                        "DELETE": qos.delete_policy},
-    # {rule_type}: bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate
+    # {rule_type}: bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate,
+    # packet_rate_limit
     "/v2.0/qos/policies/{policy_id}/{rule_type}_rules": {"GET": qos.list_rules,
                                                          "POST": qos.create_rule},
     "/v2.0/qos/policies/{policy_id}/{rule_type}_rules/{rule_id}": {

@@ -79,6 +79,8 @@ EXTENSIONS = {
                                                "field is enabled."),
     "provider": ("Provider Network", "Expose mapping of virtual networks to physical "
                                      "networks"),
+    "multi-provider": ("Multi Provider Network", "Expose mapping of virtual networks to "
+                                                 "multiple physical networks"),
     "quotas": ("Quota management support", "Expose functions for quotas management per "
                                            "project"),
     "quota_details": ("Quota details management support",
@@ -114,6 +116,8 @@ EXTENSIONS = {
     "qos-bw-minimum-ingress": ("Ingress direction for QoS minimum bandwidth rule",
                                "Allow to configure QoS minumum bandwidth rule with ingress "
                                "direction."),
+    "qos-pps": ("QoS Rule Type Packet per Second Extension",
+                "Add QoS Rule Type Packet per Second"),
     "qos-pps-minimum": ("QoS minimum packet rate rule",
                         "Allow to configure QoS minimum packet rate rule."),
     "qos-rules-alias": ("Quality of Service rules alias API",

@@ -1,6 +1,7 @@
 """/v2.0/agents (network/agents.py), /v2.0/availability_zones, /v2.0/service-providers,
-/v2.0/network-ip-availabilities and /v2.0/segments (see network/inventory.py)."""
-from pocketstack.network import agents, inventory
+/v2.0/network-ip-availabilities (network/inventory.py) and /v2.0/segments
+(network/segments.py)."""
+from pocketstack.network import agents, inventory, l3_scheduling, segments
 from pocketstack.network.rest import common
 
 
@@ -43,24 +44,24 @@ def list_network_agents(req):
 
 
 def list_agent_routers(req):
-    return _listed(req, "routers", agents.routers_on_agent(req.context,
-                                                              req.params["agent_id"]))
+    return _listed(req, "routers", l3_scheduling.routers_on_agent(
+        req.context, req.params["agent_id"]))
 
 
 def add_agent_router(req):
-    agents.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
+    l3_scheduling.add_router_to_agent(req.context, req.params["agent_id"], common.body(req))
     return common.created({})
 
 
 def remove_agent_router(req):
-    agents.remove_router_from_agent(req.context, req.params["agent_id"],
-                                       req.params["router_id"])
+    l3_scheduling.remove_router_from_agent(req.context, req.params["agent_id"],
+                                           req.params["router_id"])
     return common.deleted()
 
 
 def list_router_agents(req):
-    return _listed(req, "agents", agents.agents_hosting_router(req.context,
-                                                                  req.params["router_id"]))
+    return _listed(req, "agents", l3_scheduling.agents_hosting_router(
+        req.context, req.params["router_id"]))
 
 
 def list_availability_zones(req):
@@ -84,23 +85,23 @@ def show_ip_availability(req):
 
 
 def list_segments(req):
-    return _listed(req, "segments", inventory.list_segments(req.context, _filters(req)))
+    return _listed(req, "segments", segments.list_segments(req.context, _filters(req)))
 
 
 def show_segment(req):
     return common.ok({"segment": common.select(
-        inventory.get_segment(req.context, req.params["segment_id"]), req)})
+        segments.get_segment(req.context, req.params["segment_id"]), req)})
 
 
 def create_segment(req):
-    return common.created({"segment": inventory.create_segment(req.context, common.body(req))})
+    return common.created({"segment": segments.create_segment(req.context, common.body(req))})
 
 
 def update_segment(req):
-    return common.ok({"segment": inventory.update_segment(
+    return common.ok({"segment": segments.update_segment(
         req.context, req.params["segment_id"], common.body(req))})
 
 
 def delete_segment(req):
-    inventory.delete_segment(req.context, req.params["segment_id"])
+    segments.delete_segment(req.context, req.params["segment_id"])
     return common.deleted()

@@ -37,6 +37,13 @@ def _kind(req) -> str:
     return rule_type
 
 
+def _aliased_kind(req) -> str:
+    rule_type = _kind(req)
+    if not qos_rules.KINDS[rule_type].aliased:  # neutron has no alias collection for it
+        raise exc.ResourceNotFound("The resource could not be found.")
+    return rule_type
+
+
 def list_rules(req):
     rules = qos_rules.list_rules(req.context, _kind(req), req.params["policy_id"])
     return common.ok({f"{_kind(req)}_rules": [common.select(r, req) for r in rules]})
@@ -68,21 +75,21 @@ def delete_rule(req):
 # qos-rules-alias: the same rules by id alone, under "alias_<type>_rule"
 
 def show_alias_rule(req):
-    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
-    rule = qos_rules.get_rule(req.context, _kind(req), policy_id, req.params["rule_id"])
-    return common.ok({f"alias_{_kind(req)}_rule": common.select(rule, req)})
+    policy_id = qos_rules.policy_of(_aliased_kind(req), req.params["rule_id"])
+    rule = qos_rules.get_rule(req.context, _aliased_kind(req), policy_id, req.params["rule_id"])
+    return common.ok({f"alias_{_aliased_kind(req)}_rule": common.select(rule, req)})
 
 
 def update_alias_rule(req):
-    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
-    return common.ok({f"alias_{_kind(req)}_rule": qos_rules.update_rule(
-        req.context, _kind(req), policy_id, req.params["rule_id"], common.body(req),
+    policy_id = qos_rules.policy_of(_aliased_kind(req), req.params["rule_id"])
+    return common.ok({f"alias_{_aliased_kind(req)}_rule": qos_rules.update_rule(
+        req.context, _aliased_kind(req), policy_id, req.params["rule_id"], common.body(req),
         alias=True)})
 
 
 def delete_alias_rule(req):
-    policy_id = qos_rules.policy_of(_kind(req), req.params["rule_id"])
-    qos_rules.delete_rule(req.context, _kind(req), policy_id, req.params["rule_id"])
+    policy_id = qos_rules.policy_of(_aliased_kind(req), req.params["rule_id"])
+    qos_rules.delete_rule(req.context, _aliased_kind(req), policy_id, req.params["rule_id"])
     return common.deleted()
 
 
