@@ -174,3 +174,25 @@ def test_create_image_of_a_volume_backed_server_over_snapshot_quota(cloud, membe
     assert vols.req("GET", "/snapshots").json()["snapshots"] == []
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
+
+
+@pytest.mark.parametrize("mapping, message", [
+    ("not json", "is not JSON"),
+    ('{"a": 1}', "is not a list of mappings"),
+    ('[{"source_type": "snapshot", "destination_type": "volume", "boot_index": 0}]',
+     "Missing device UUID"),
+    (f'[{{"source_type": "snapshot", "snapshot_id": "{uuid.UUID(int=0)}", '
+     '"destination_type": "volume", "boot_index": 0}]', "failed to get snapshot"),
+])
+def test_a_bad_image_defined_mapping_is_a_400(cloud, member, api, mapping, message):
+    s = cloud.user_session(member)
+    image = s.post(cloud.url + "/image/v2/images", json={
+        "name": "bad-bdm", "disk_format": "raw", "container_format": "bare",
+        "bdm_v2": "True", "block_device_mapping": mapping}).json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"",
+          headers={"Content-Type": "application/octet-stream"})
+    r = api.post("/servers", {"server": {"name": "x", "imageRef": image["id"],
+                                         "flavorRef": "42", "networks": "none"}})
+    assert r.status_code == 400, r.text
+    assert message in r.json()["badRequest"]["message"]
+    assert api.get("/servers").json()["servers"] == []
