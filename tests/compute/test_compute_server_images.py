@@ -196,3 +196,31 @@ def test_a_bad_image_defined_mapping_is_a_400(cloud, member, api, mapping, messa
     assert r.status_code == 400, r.text
     assert message in r.json()["badRequest"]["message"]
     assert api.get("/servers").json()["servers"] == []
+
+
+def test_metadata_naming_the_images_own_fields_is_no_500(cloud, member, api, vols,
+                                                        image_id, raw_image):
+    """Metadata keys that are the image's own fields (name, disk_format) do not override
+    them, on either kind of server."""
+    local = api.boot(image_id)
+    r = api.post("/servers", {"server": {
+        "name": "bfv", "flavorRef": "42", "networks": "none", "block_device_mapping_v2": [
+            {"source_type": "image", "uuid": raw_image, "destination_type": "volume",
+             "boot_index": 0, "volume_size": 1, "delete_on_termination": True}]}})
+    assert r.status_code == 202, r.text
+    bfv = r.json()["server"]["id"]
+    for sid, disk_format in ((local, "qcow2"), (bfv, "raw")):
+        assert api.wait(sid)["status"] == "ACTIVE"
+        r = api.post(f"/servers/{sid}/action", {"createImage": {
+            "name": "mine", "metadata": {"name": "other", "disk_format": "iso"}}})
+        assert r.status_code == 202, r.text
+        image = _image(cloud, member, r.json()["image_id"])
+        assert (image["name"], image["disk_format"]) == ("mine", disk_format)
+        api.wait(sid)  # the snapshot done
+        deadline = time.monotonic() + 20
+        while api.server(sid)["OS-EXT-STS:task_state"] is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    for sid in (local, bfv):
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)

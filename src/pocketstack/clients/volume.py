@@ -97,8 +97,10 @@ class VolumeClient(Client):
         """A snapshot of a volume that may be in use (nova's create_snapshot_force)."""
         body = {"volume_id": volume_id, "name": name, "description": description,
                 "force": True}
-        return self.request("POST", "/snapshots", json={"snapshot": body},
-                            ok=(200, 202)).json()["snapshot"]
+        resp = self.request("POST", "/snapshots", json={"snapshot": body}, ok=(200, 202, 413))
+        if resp.status_code == 413:  # the project's snapshot or gigabyte quota
+            raise exceptions.OverQuota(next(iter(resp.json().values()))["message"])
+        return resp.json()["snapshot"]
 
     def delete_snapshot(self, snapshot_id: str) -> None:
         try:

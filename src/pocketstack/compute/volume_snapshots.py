@@ -44,7 +44,8 @@ def snapshot_volume_backed(ctx, inst, name: str, properties: dict) -> dict:
     with db.transaction() as s:
         trace.start_action(s, ctx, inst.uuid, "createImage")
     step = Step(ctx, inst.uuid, "api_snapshot_instance", "api", None)
-    mapping, made = [], []
+    mapping, made, image = [], [], None
+    images = ImageClient(ctx)
     try:
         for row in rows:
             volume = volumes.get(row.volume_id) or {}
@@ -52,17 +53,15 @@ def snapshot_volume_backed(ctx, inst, name: str, properties: dict) -> dict:
                                                  volume.get("description"))
             made.append(snap["id"])
             mapping.append(image_mapping(row, snap["id"]))
-        image = ImageClient(ctx).create(
-            name=name, disk_format="raw", container_format="bare", **dict(
-                properties, root_device_name=inst.root_device_name or
-                block_devices.ROOT_DEVICE, bdm_v2="True",
-                block_device_mapping=json.dumps(mapping)))
+        image = images.create(**dict(
+            properties, name=name, disk_format="raw", container_format="bare",
+            root_device_name=inst.root_device_name or block_devices.ROOT_DEVICE,
+            bdm_v2="True", block_device_mapping=json.dumps(mapping)))
         # No data: an empty upload makes the image active (nova's force_activate).
-        ImageClient(ctx).upload(image["id"], b"")
-    except exceptions.OverQuota:
-        _undo(volumes, made)
-        raise
+        images.upload(image["id"], b"")
     except exceptions.PocketstackError as error:
+        if image is not None:
+            images.delete(image["id"])
         _undo(volumes, made)
         step.fail(error)
         with db.transaction() as s:

@@ -172,7 +172,7 @@ def _create_image(req, inst, args):
         image = snapshot_volume_backed(req.context, inst, args["name"], props)
     else:
         image = actions.snapshot(req.context, inst, lambda: ImageClient(req.context).create(
-            name=args["name"], disk_format="qcow2", container_format="bare", **props))
+            **dict(props, name=args["name"], disk_format="qcow2", container_format="bare")))
     if at_least(req, "2.45"):
         return respond(req, {"image_id": image["id"]}, 202)
     return respond(req, None, 202,
