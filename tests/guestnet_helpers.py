@@ -145,8 +145,8 @@ class Guest:
                         check=False).returncode == 0
 
     def fetch(self, path: str) -> str:
-        return self.run("busybox", "wget", "-q", "-O", "-",  # (its -T crashes)
-                        f"http://169.254.169.254{path}").stdout
+        return self.run("timeout", "20", "busybox", "wget", "-q", "-O", "-",  # (its -T
+                        f"http://169.254.169.254{path}").stdout                # crashes)
 
     def remove(self):
         sh("ip", "netns", "del", self.ns, check=False)

@@ -17,10 +17,13 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
+from urllib.parse import urlsplit
 
 from cloud_helpers import own_cloud, wait_for
 from guestnet_helpers import UDHCPC_SCRIPT, echo_server
@@ -88,6 +91,57 @@ def floating_ip_opened_by_its_group(admin, node, outside, router_id: str, extern
     return fip
 
 
+class Relay:
+    """TCP from 127.0.0.1:<port> inside a host's namespace to an address of the
+    machine's (the controller cloud's API): the host reaches the controller as a real
+    one reaches it over the management network. close() stops it."""
+
+    def __init__(self, ns: str, target: tuple[str, int]):
+        from pocketstack.network.agent.ip import listening_socket
+
+        self.target = target
+        self.sock = listening_socket(ns, "127.0.0.1", 0)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, name=f"relay-{ns}", daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            upstream = socket.create_connection(self.target, timeout=30)
+        except OSError:
+            client.close()
+            return
+        back = threading.Thread(target=self._pipe, args=(upstream, client), daemon=True)
+        back.start()
+        self._pipe(client, upstream)
+        back.join(timeout=60)
+        client.close()
+        upstream.close()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        except OSError:
+            pass
+        self.sock.close()
+
+
 class Host:
     """A compute host: its namespace, underlay address and agent process."""
 
@@ -118,6 +172,24 @@ class Host:
                     "[database]\nconnection = postgresql+psycopg://nobody@127.0.0.1:9/none\n"
                     f"[network]\nreport_interval = 0.5\nlocal_ip = {self.address}\n"
                     f"physical_interface_mappings = {PHYSNET}:{PHYSNET_IFACE}\n")
+
+    def reach_metadata(self, cloud) -> None:
+        """Before start(): the host's agent (a network node's metadata proxies) reaches
+        compute's metadata API through a relay, with the cloud's shared secret, as a
+        network node elsewhere is configured ([network] metadata_url)."""
+        from pocketstack.clients import service_users
+
+        api = urlsplit(cloud.url)
+        relay = Relay(self.ns, (api.hostname, api.port))
+        self.fabric.relays.append(relay)
+        with open(self.conf) as f:
+            text = f.read()
+        text = text.replace("[network]\n", "[network]\nmetadata_url = "
+                            f"http://127.0.0.1:{relay.port}/metadata\n", 1)
+        text += ("[service_user]\nmetadata_proxy_shared_secret = "
+                 f"{service_users.metadata_secret()}\n")
+        with open(self.conf, "w") as f:
+            f.write(text)
 
     def start(self) -> None:
         log = open(self.log, "ab")
@@ -268,6 +340,7 @@ class Fabric:
         self.made: list[str] = [self.switch]
         self.hosts: list[Host] = []
         self.servers: list[subprocess.Popen] = []
+        self.relays: list[Relay] = []
         sh("ip", "netns", "add", self.switch)
         sh("ip", "-n", self.switch, "link", "add", "sw", "type", "bridge")
         sh("ip", "-n", self.switch, "link", "set", "sw", "up")
@@ -314,6 +387,8 @@ class Fabric:
         for server in self.servers:
             server.kill()
             server.wait(timeout=10)
+        for relay in self.relays:
+            relay.close()
         self._remove_agents_leftovers()
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)

@@ -425,3 +425,30 @@ def test_restart_removes_routers_deleted_meanwhile(site, guests):
     wait_for(lambda: not names & links(), 10, "the deleted router's veths to go")
     # the site's own router is plugged again, as it was
     assert f"qrouter-{site.router.id}" in namespaces()
+
+
+def test_guests_behind_a_router_read_their_own_metadata_through_it(site, guests):
+    """A subnet with a router: DHCP routes 169.254.169.254 to the router, whose namespace
+    runs the router's metadata proxy (neutron's L3 agent's). Guests on both networks of
+    the router each read their own instance's metadata, never another's."""
+    net, subnet = site.project.network("10.41.4.0/24")
+    site.conn.network.add_interface_to_router(site.router, subnet=subnet.id)
+    try:
+        first, second = site.guest(guests, site.net.id), site.guest(guests, site.net.id)
+        other = site.guest(guests, net.id)
+        for guest, sub in ((first, site.subnet), (second, site.subnet), (other, subnet)):
+            lease = guest.dhcp()
+            assert f"169.254.169.254/32 {sub.gateway_ip}" in lease["staticroutes"]
+            server = site.conn.compute.get_server(guest.port.device_id)
+            md = json.loads(guest.fetch("/openstack/latest/meta_data.json"))
+            assert (md["uuid"], md["name"]) == (server.id, server.name)
+            assert guest.fetch("/latest/meta-data/local-ipv4") == lease["ip"]
+            assert guest.fetch("/openstack/latest/user_data") == "#!/bin/sh\necho hi\n"
+        # the router's namespace answered: not the network's DHCP namespace
+        ns = f"qrouter-{site.router.id}"
+        assert "169.254.169.254/32" in sh("ip", "-n", ns, "addr", "show", "lo").stdout
+        listening = sh("ip", "netns", "exec", ns, "ss", "-Htln").stdout
+        assert "169.254.169.254:80" in listening
+    finally:
+        site.conn.network.remove_interface_from_router(site.router, subnet=subnet.id)
+        site.agent.reconcile()

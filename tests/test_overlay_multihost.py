@@ -13,6 +13,7 @@ network leaves no device anywhere. Everything lives in namespaces removed at the
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -125,14 +126,16 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
     """The network node is a host of its own (``[network] dhcp_agent_host``): its agent,
     another process without the database, gets the DHCP files over RPC and runs dnsmasq
     and the router there. Guests on two compute hosts lease their addresses from it over
-    VXLAN, reach each other and their router, reach the outside through SNAT, and are
-    reached on a floating IP once their security group allows it."""
+    VXLAN, reach each other and their router, read their own servers' metadata through
+    the router's metadata proxy there, reach the outside through SNAT, and are reached on
+    a floating IP once their security group allows it."""
     from pocketstack.common import config
 
     cloud, hosts = fabric
     admin = cloud.sdk()
     tag = hosts.tag
     host_a, host_b, node = (hosts.add_host(f"{tag}-{x}") for x in ("a", "b", "net"))
+    node.reach_metadata(cloud)
     config.CONF.set_override("dhcp_agent_host", node.name, group="network")
     try:
         for host in (host_a, host_b, node):
@@ -160,6 +163,8 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
                  "a guest to ping its router")
         wait(lambda: router_plugged(node, router.id, external.id), 30,
              "the router's gateway on the network node")
+        _metadata_through_the_router(admin, tag, subnet, (guest_a, port_a),
+                                     (guest_b, port_b))
         outside = Outside(node, external.id, "198.51.100.1/24")
         gateway_ip = admin.network.get_router(router.id).external_gateway_info[
             "external_fixed_ips"][0]["ip_address"]
@@ -176,6 +181,24 @@ def test_network_node_on_another_host_serves_dhcp_and_routes(fabric):
              "the router's namespace to go")
     finally:
         config.CONF.clear_override("dhcp_agent_host", group="network")
+
+
+def _metadata_through_the_router(admin, tag, subnet, *guests):
+    """Each stand-in guest's port becomes a server's (booted on a simulated host); the
+    guest reads that server's metadata from 169.254.169.254, which its lease routes to
+    the router on the network node."""
+    image = admin.image.create_image(name=f"{tag}-img", disk_format="raw",
+                                     container_format="bare", data=b"\0" * 1024)
+    for guest, port in guests:
+        server = admin.compute.wait_for_server(admin.compute.create_server(
+            name=f"{tag}-{port.id[:6]}", image_id=image.id, flavor_id="42",
+            networks="none"), interval=0.1, wait=60)
+        admin.network.update_port(port, device_id=server.id, device_owner="compute:nova")
+        assert f"169.254.169.254/32 {subnet.gateway_ip}" in guest.dhcp()["staticroutes"]
+        url = "http://169.254.169.254/openstack/latest/meta_data.json"
+        answer = wait(lambda: guest.fetch(url).stdout, 30,
+                      "the guest's metadata through the network node's router")
+        assert json.loads(answer)["uuid"] == server.id, answer
 
 
 def _vlan_devices_work() -> bool:

@@ -327,3 +327,62 @@ def test_orphans_are_removed_at_start_and_reported_by_audit(cloud, admin, pool):
             assert not any(orphan in line for line in audit._service_problems(s, "image"))
     assert orphan not in rbd_names(pool)
     assert kept["id"] in rbd_names(pool)
+
+
+OBJECT = 8 << 20  # the rbd store's object size ([image] rbd_store_chunk_size)
+
+
+def stored_objects(pool, name) -> set[int]:
+    """The numbers of the RBD image's data objects that exist in the pool: what `rbd du`
+    counts (an object each) as used."""
+    import rbd
+
+    with rbd.Image(pool, name, read_only=True) as image:
+        prefix = image.stat()["block_name_prefix"] + "."
+    return {int(o.key[len(prefix):], 16) for o in pool.list_objects()
+            if o.key.startswith(prefix)}
+
+
+def objects_with_data(data: bytes) -> set[int]:
+    zero = bytes(4096)
+    return {at // OBJECT for at in range(0, len(data), 4096) if data[at:at + 4096] != zero}
+
+
+def sparse_raw(size: int) -> bytes:
+    """A raw disk of ``size`` bytes, mostly zeros: 4 x 4 MiB of data at aligned and
+    unaligned offsets, a few small writes and its last bytes (like a fresh filesystem)."""
+    data = bytearray(size)
+    for at in (0, (5 << 20) + 123, size // 2, size - (9 << 20) + 4097):
+        data[at:at + (4 << 20)] = os.urandom(4 << 20)
+    for at in (size // 3, size // 3 + 70_000, size - 16):
+        data[at:at + 16] = b"x" * 16
+    return bytes(data)
+
+
+@pytest.mark.parametrize("how", ["upload", "stage and import"])
+def test_a_sparse_image_takes_the_space_of_its_data(admin, pool, how):
+    """Thin provisioning (glance's rbd_thin_provisioning): the all-zero blocks of an
+    upload are not written, so a sparse raw image uses about the space of its data, as
+    `rbd import` stores it; the bytes and checksums stay those uploaded."""
+    data = sparse_raw(256 << 20 if how == "upload" else 128 << 20)
+    image = admin.create()
+    if how == "upload":
+        r = admin.upload(image["id"], data)
+    else:
+        r = admin.request("PUT", f"/v2/images/{image['id']}/stage", content=data,
+                          headers={"Content-Type": "application/octet-stream"})
+        assert r.status_code == 204, r.text
+        r = admin.request("POST", f"/v2/images/{image['id']}/import",
+                          json={"method": {"name": "glance-direct"}})
+    assert r.status_code in (202, 204), r.text
+    assert wait_for(lambda: admin.show(image["id"])["status"] == "active")
+    shown = admin.show(image["id"])
+    assert shown["size"] == len(data) and shown["stores"] == "rbd"
+    assert shown["checksum"] == hashlib.md5(data).hexdigest()
+    assert shown["os_hash_value"] == hashlib.sha512(data).hexdigest()
+    # only the 6 objects that hold data exist (of 32, or 16), as `rbd du` shows
+    assert stored_objects(pool, image["id"]) == objects_with_data(data)
+    assert len(objects_with_data(data)) == 6
+    got = admin.request("GET", f"/v2/images/{image['id']}/file")
+    assert got.status_code == 200 and got.content == data
+    assert admin.request("DELETE", f"/v2/images/{image['id']}").status_code == 204

@@ -252,6 +252,41 @@ def test_guests_on_one_network_reach_each_other_not_another(cloud, real_host, ti
         conn.compute.wait_for_delete(server, interval=0.2, wait=60)
 
 
+def test_guest_behind_a_router_gets_its_metadata_without_a_config_drive(
+        cloud, real_host, tiny_image, member):
+    """A subnet with a router (the usual tenant layout): DHCP routes 169.254.169.254 to
+    the router, whose namespace's metadata proxy answers; the guest, with no config
+    drive, gets its uuid, key and user data from the metadata service."""
+    import base64
+
+    user, conn = member
+    net = conn.network.create_network(name=f"lvt-routed-{uuid.uuid4().hex[:4]}")
+    subnet = conn.network.create_subnet(network_id=net.id, ip_version=4,
+                                        cidr="10.78.3.0/28")
+    router = conn.network.create_router(name=f"lvt-r-{uuid.uuid4().hex[:4]}")
+    conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    key = conn.compute.create_keypair(name=f"lvt-k-{uuid.uuid4().hex[:4]}",
+                                      public_key=_public_key())
+    server = conn.compute.create_server(
+        name="routed1", image_id=tiny_image.id, flavor_id="42", key_name=key.name,
+        networks=[{"uuid": net.id}],
+        user_data=base64.b64encode(b"#!/bin/sh\necho routed user data\n").decode())
+    try:
+        conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        log = wait_for(lambda: (lambda out: out if "pocketstack-tiny: up" in out else None)(
+            console(conn, server.id)), BOOT_TIMEOUT, "the guest to finish booting")
+        assert "config-drive none" in log, log
+        facts = re.search(r"metadata-service (.*)", log)
+        assert facts and f"uuid={server.id} hostname=routed1" in facts.group(1), log
+        assert f"key={key.name}" in facts.group(1), log
+        assert "routed user data" in log and "user-data exited 0" in log, log
+    finally:
+        conn.compute.delete_server(server)
+        conn.compute.wait_for_delete(server, interval=0.2, wait=60)
+        conn.network.remove_interface_from_router(router, subnet_id=subnet.id)
+        conn.network.delete_router(router)
+
+
 def last_console_line(conn, server_id, what: str) -> str:
     """The rest of the guest's latest "pocketstack-tiny: <what> ..." line."""
     lines = [line for line in console(conn, server_id).splitlines()

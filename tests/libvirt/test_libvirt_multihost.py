@@ -6,8 +6,10 @@ service compute`, libvirt driver, the machine's libvirtd) with ``[libvirt] host_
 libvirtd makes the guests' taps outside, the driver moves them onto the host's bridges.
 
 The guest on host A, from its own user data: leases its address from dnsmasq on the
-network node over VXLAN, pings the guest on host B and its router, and reaches an
-"outside" namespace through SNAT (the outside sees the router's address). The outside
+network node over VXLAN, pings the guest on host B and its router, reads its own
+metadata from 169.254.169.254 (which DHCP routes to the router: the router's metadata
+proxy on the network node answers), and reaches an "outside" namespace through SNAT
+(the outside sees the router's address). The outside
 reaches guest B on its floating IP once B's security group lets ICMP in. Deleting the
 guests leaves no tap on either host.
 """
@@ -64,6 +66,7 @@ def test_real_guests_on_two_hosts_meet_over_vxlan_and_reach_the_outside():
 def _flow(cloud, admin, hosts, host_a, host_b, node):
     tag = hosts.tag
     image_id = _tiny_image(cloud)
+    node.reach_metadata(cloud)
     for host in (host_a, host_b, node):
         host.start()
     for host in (host_a, host_b):
@@ -89,7 +92,12 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
         # the outside and the router's SNAT may still be coming up: ask until it answers
         "for i in $(seq 60); do seen=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' "
         "| nc -w 2 198.51.100.1 8080 | tail -n 1); [ -n \"$seen\" ] && break; sleep 1; done\n"
-        "echo \"OUTSIDE-SAW $seen\"\n")
+        "echo \"OUTSIDE-SAW $seen\"\n"
+        # the metadata service, through the router on the network node
+        "for i in $(seq 30); do md=$(printf 'GET /openstack/latest/meta_data.json "
+        "HTTP/1.0\\r\\n\\r\\n' | nc -w 5 169.254.169.254 80 "
+        "| grep -o '\"uuid\": *\"[^\"]*\"'); [ -n \"$md\" ] && break; sleep 1; done\n"
+        "echo \"METADATA $md\"\n")
     servers = []
     try:
         for host, port, user_data in ((host_b, port_b, None), (host_a, port_a, script)):
@@ -117,12 +125,14 @@ def _flow(cloud, admin, hosts, host_a, host_b, node):
         log_b = wait(lambda: (lambda out: out if "leased" in out else None)(
             _console(admin, server_b.id)), BOOT_TIMEOUT, "guest B's lease")
         assert f"eth0 leased {address_b}/24" in log_b, log_b
-        log_a = wait(lambda: (lambda out: out if "OUTSIDE-SAW" in out else None)(
+        log_a = wait(lambda: (lambda out: out if "METADATA" in out else None)(
             _console(admin, server_a.id)), BOOT_TIMEOUT, "guest A's user data")
         assert f"eth0 leased {address_a}/24" in log_a, log_a  # DHCP from the network node
         assert "PING-B-OK" in log_a, log_a                     # across hosts, over VXLAN
         assert "PING-ROUTER-OK" in log_a, log_a
         assert f"OUTSIDE-SAW {gateway_ip}" in log_a, log_a     # SNAT on the network node
+        # its own metadata, from the router's proxy on the network node
+        assert re.search(rf'METADATA "uuid": *"{server_a.id}"', log_a), log_a
         rtt = re.search(r"round-trip min/avg/max = [\d.]+/([\d.]+)/", log_a)
         print(f"cross-host guest ping, avg rtt {rtt and rtt.group(1)} ms")
 

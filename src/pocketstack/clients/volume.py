@@ -92,6 +92,25 @@ class VolumeClient(Client):
     def get_snapshot(self, snapshot_id: str) -> dict | None:
         return self.find(f"/snapshots/{snapshot_id}", "snapshot")
 
+    def create_snapshot_force(self, volume_id: str, name: str,
+                              description: str | None = None) -> dict:
+        """A snapshot of a volume that may be in use (nova's create_snapshot_force)."""
+        body = {"volume_id": volume_id, "name": name, "description": description,
+                "force": True}
+        resp = self.request("POST", "/snapshots", json={"snapshot": body}, ok=(200, 202, 413))
+        if resp.status_code == 413:  # the project's snapshot or gigabyte quota
+            raise exceptions.OverQuota(next(iter(resp.json().values()))["message"])
+        return resp.json()["snapshot"]
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        try:
+            self.request("DELETE", f"/snapshots/{snapshot_id}", ok=(202, 204))
+        except exceptions.NotFound:
+            pass
+
+    def absolute_limits(self) -> dict:
+        return self.request("GET", "/limits").json()["limits"]["absolute"]
+
     def volume_types(self) -> list[dict]:
         return self.request("GET", "/types").json()["volume_types"]
 

@@ -31,6 +31,7 @@ STEP_LABELS = {
     "compute_cleanup": "clean up after a failed build",
     "compute_terminate_instance": "stop the guest, free ports and resources",
     "compute_snapshot_instance": "snapshot the disk into an image",
+    "api_snapshot_instance": "snapshot the volumes into an image",
     "compute_rebuild_instance": "rebuild the guest from an image",
     "compute_prep_resize": "prepare the resize on the target host",
     "compute_resize_instance": "move the disk to the target host",

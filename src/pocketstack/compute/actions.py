@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.compute import instances, states, trace
-from pocketstack.compute.guards import begin, check_locked, host_up
+from pocketstack.compute.guards import begin, check, check_locked, host_up
 from pocketstack.compute.rpcapi import ComputeAPI
 from pocketstack.compute.trace import Step
 
@@ -46,10 +46,25 @@ def rebuild(ctx, inst, image_ref: str, values: dict, volume_backed: bool = False
                                  reimage_boot_volume=reimage_boot_volume)
 
 
-def snapshot(ctx, inst, image_id: str) -> None:
-    begin(ctx, inst, "createImage", (states.ACTIVE, states.STOPPED, states.PAUSED,
-                                     states.SUSPENDED), states.IMAGE_SNAPSHOT, "createImage")
-    compute_rpc.snapshot_instance(ctx, inst.host, inst.uuid, image_id)
+SNAPSHOT_STATES = (states.ACTIVE, states.STOPPED, states.PAUSED, states.SUSPENDED)
+
+
+def snapshot(ctx, inst, make_image, action: str = "createImage") -> dict:
+    """createImage and createBackup: the server's state is checked before ``make_image()``
+    makes the (queued) image, as nova's check_instance_state does, so a refused request
+    leaves no image behind; an image whose server another action claimed meanwhile is
+    deleted again. The host snapshots the disk into the image."""
+    from pocketstack.clients.image import ImageClient
+
+    check(ctx, inst, SNAPSHOT_STATES, action)
+    image = make_image()
+    try:
+        begin(ctx, inst, action, SNAPSHOT_STATES, states.IMAGE_SNAPSHOT, action)
+    except Exception:
+        ImageClient(ctx).delete(image["id"])
+        raise
+    compute_rpc.snapshot_instance(ctx, inst.host, inst.uuid, image["id"])
+    return image
 
 
 def delete(ctx, inst, soft: bool = True) -> None:

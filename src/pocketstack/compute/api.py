@@ -68,11 +68,19 @@ def hostname_for(name: str) -> str:
 # --- validation pieces ------------------------------------------------------------------
 
 def _image(ctx, image_ref: str, flavor: dict) -> dict:
+    return _checked_image(_fetch_image(ctx, image_ref), image_ref, flavor)
+
+
+def _fetch_image(ctx, image_ref: str) -> dict | None:
     try:
         uuidlib.UUID(image_ref)
     except ValueError:
         raise _bad("Invalid imageRef provided.") from None
-    meta = ImageClient(ctx).get(image_ref)
+    return ImageClient(ctx).get(image_ref)
+
+
+def _checked_image(meta: dict | None, image_ref: str, flavor: dict) -> dict:
+    """The image a server boots from locally: there, active, and fitting the flavor."""
     if meta is None:
         raise _bad(f"Image {image_ref} could not be found.")
     if meta.get("status") != "active":
@@ -230,9 +238,11 @@ def _metadata_and_files(ctx, metadata: dict, personality: list, lim: dict | None
                                        f"{lim['injected_file_content_bytes']}")
 
 
-def _boot_image(ctx, p: dict, flavor: dict, bdms: list) -> tuple[dict, dict | None]:
+def _boot_image(ctx, p: dict, flavor: dict, bdms: list,
+                given: dict | None) -> tuple[dict, dict | None]:
     """(the image metadata, the boot volume's image metadata or None): a server that boots
-    from a volume needs no flavor disk for it (nova's root_bdm rules)."""
+    from a volume needs no flavor disk for it (nova's root_bdm rules). ``given``: the
+    request's image, as fetched."""
     bfv = block_devices.volume_backed(bdms)
     images: dict = {}
 
@@ -243,14 +253,10 @@ def _boot_image(ctx, p: dict, flavor: dict, bdms: list) -> tuple[dict, dict | No
 
     image = {}
     if p["image_ref"] and not bfv:
-        image = _image(ctx, p["image_ref"], flavor)
+        image = _checked_image(given, p["image_ref"], flavor)
         images[image["id"]] = image
     elif p["image_ref"]:
-        try:
-            uuidlib.UUID(p["image_ref"])
-        except ValueError:
-            raise _bad("Invalid imageRef provided.") from None
-        image = image_get(p["image_ref"])
+        image = given
         if image is None or image.get("status") != "active":
             raise _bad(f"Image {p['image_ref']} could not be found.")
     elif not bdms:
@@ -287,9 +293,13 @@ def create(ctx, p: dict) -> tuple[list[Instance], str, str]:
     if min_count > max_count:
         raise _bad("min_count must be <= max_count")
     _metadata_and_files(ctx, p["metadata"], p["personality"], lim)
+    given = _fetch_image(ctx, p["image_ref"]) if p["image_ref"] else None
+    # An active image may map volumes of its own (a volume-backed server's snapshot).
+    image_bdms = block_devices.image_defined(given) \
+        if (given or {}).get("status") == "active" else []
     bdms = block_devices.parse(p["block_device_mapping"], p.get("legacy_bdm") or [],
-                               p["image_ref"], max_count)
-    image, boot_meta = _boot_image(ctx, p, flavor, bdms)
+                               p["image_ref"], max_count, image_defined=image_bdms)
+    image, boot_meta = _boot_image(ctx, p, flavor, bdms, given)
     key = None
     if p["key_name"]:
         key = find_keypair(ctx.user_id, p["key_name"])

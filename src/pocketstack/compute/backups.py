@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from pocketstack.common import exceptions
 from pocketstack.compute import actions
 from pocketstack.clients.image import ImageClient
 
@@ -13,15 +14,13 @@ LOG = logging.getLogger(__name__)
 
 def create_backup(ctx, inst, name: str, backup_type: str, rotation: int,
                   metadata: dict) -> str:
+    if (inst.request_spec or {}).get("is_bfv"):
+        raise exceptions.BadRequest("Backup is not supported for volume-backed instances.")
     client = ImageClient(ctx)
-    image = client.create(name=name, disk_format="qcow2", container_format="bare",
-                          instance_uuid=inst.uuid, image_type="backup",
-                          backup_type=backup_type, **metadata)
-    try:
-        actions.snapshot(ctx, inst, image["id"])
-    except Exception:
-        client.delete(image["id"])
-        raise
+    image = actions.snapshot(ctx, inst, lambda: client.create(**dict(
+        metadata, name=name, disk_format="qcow2", container_format="bare",
+        instance_uuid=inst.uuid, image_type="backup", backup_type=backup_type)),
+        "createBackup")
     backups = [i for i in client.list(instance_uuid=inst.uuid)
                if i.get("instance_uuid") == inst.uuid and i.get("image_type") == "backup"
                and i.get("backup_type") == backup_type

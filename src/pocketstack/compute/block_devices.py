@@ -9,6 +9,7 @@ ephemeral) stay in the request spec as before.
 """
 from __future__ import annotations
 
+import json
 import re
 import string
 import uuid as uuidlib
@@ -114,22 +115,34 @@ def _from_legacy(api: dict, image_ref: str) -> dict:
             "delete_on_termination": _bool(api.get("delete_on_termination"))}
 
 
-def parse(v2: list, legacy: list, image_ref: str, max_count: int) -> list[dict]:
-    """The request's mappings, normalized and checked without asking anyone (400s)."""
+def parse(v2: list, legacy: list, image_ref: str, max_count: int,
+          image_defined: list[dict] | None = None) -> list[dict]:
+    """The request's mappings, normalized and checked without asking anyone (400s).
+    ``image_defined``: the image's own mappings (``image_defined()``), merged in as nova's
+    _check_and_transform_bdm does."""
     if v2 and legacy:
         raise exceptions.BadRequest("Using different block_device_mapping syntaxes is not "
                                     "allowed in the same request.")
+    image_defined = image_defined or []
+    image_root = any(b.get("boot_index") == 0 for b in image_defined)
     if legacy:
         bdms = [_from_legacy(b, image_ref) for b in legacy]
-        if image_ref and not any(b.get("boot_index") == 0 for b in bdms):
-            bdms.insert(0, image_bdm(image_ref))
     else:
         bdms = [_from_v2(dict(b), bool(image_ref)) for b in v2]
-        if image_ref and not any(b.get("boot_index") == 0 for b in bdms):
-            # nova wants the client to send the image's own mapping; the CLI and SDK do,
-            # other callers get it added.
-            bdms.insert(0, image_bdm(image_ref))
     bdms = [b for b in bdms if b]
+    if image_root:
+        # The image's own root (a snapshot of a volume-backed server's root) replaces the
+        # image-to-local root the client sends along with the image.
+        bdms = [b for b in bdms if not (b.get("boot_index") == 0
+                                        and b["source_type"] == "image")]
+    if image_defined:
+        # nova's _merge_bdms_lists: the request's mappings override the image's by device
+        overridden = {b.get("device_name") for b in bdms if b.get("device_name")}
+        bdms = [b for b in image_defined if b.get("device_name") not in overridden] + bdms
+    if image_ref and not any(b.get("boot_index") == 0 for b in bdms):
+        # nova wants the client to send the image's own mapping; the CLI and SDK do,
+        # other callers get it added.
+        bdms.insert(0, image_bdm(image_ref))
     if not bdms:
         return []
     boot = sorted(b["boot_index"] for b in bdms
@@ -160,6 +173,30 @@ def parse(v2: list, legacy: list, image_ref: str, max_count: int) -> list[dict]:
     if len(volume_ids) != len(set(volume_ids)):
         raise exceptions.BadRequest("Invalid volume: the same volume is mapped twice")
     return bdms
+
+
+def image_defined(image: dict | None) -> list[dict]:
+    """The mappings an image carries in its ``block_device_mapping`` property (a
+    snapshot of a volume-backed server: its volumes' snapshots), normalized as a
+    request's; v2 dicts when ``bdm_v2`` is set, nova's legacy ones otherwise."""
+    raw = (image or {}).get("block_device_mapping")
+    if not raw:
+        return []
+    try:
+        items = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        raise _bad(f"the block_device_mapping of image {image.get('id')} is not JSON.") \
+            from None
+    if not isinstance(items, list) or not all(isinstance(b, dict) for b in items):
+        raise _bad(f"the block_device_mapping of image {image.get('id')} is not a list of "
+                   "mappings.")
+    if not _bool(image.get("bdm_v2", False)):
+        return [b for b in (_from_legacy(b, "") for b in items) if b]
+    out = []
+    for b in items:
+        uuid = b.get("snapshot_id") or b.get("volume_id") or b.get("image_id")
+        out.append(_from_v2(dict(b, uuid=uuid), False))
+    return [b for b in out if b]
 
 
 def image_bdm(image_ref: str) -> dict:

@@ -26,9 +26,9 @@ def check_locked(ctx, inst) -> None:
         raise exceptions.Conflict(f"Instance {inst.uuid} is locked")
 
 
-def begin(ctx, inst, action: str, vm_ok, task: str | None, name: str) -> None:
-    """The checks, then the server claimed for ``action`` (task_state ``task`` by
-    compare-and-swap, unless None) and the action recorded, in one commit."""
+def check(ctx, inst, vm_ok, name: str) -> None:
+    """What ``begin`` checks, for an action that makes something (an image) before it
+    claims the server: a refused request must leave nothing behind."""
     check_locked(ctx, inst)
     if inst.vm_state not in vm_ok:
         raise invalid_state(inst, name)
@@ -36,6 +36,12 @@ def begin(ctx, inst, action: str, vm_ok, task: str | None, name: str) -> None:
         raise invalid_state(inst, name, "task_state")
     if not inst.host:
         raise exceptions.Conflict(f"Cannot '{name}' instance {inst.uuid}: it has no host.")
+
+
+def begin(ctx, inst, action: str, vm_ok, task: str | None, name: str) -> None:
+    """The checks, then the server claimed for ``action`` (task_state ``task`` by
+    compare-and-swap, unless None) and the action recorded, in one commit."""
+    check(ctx, inst, vm_ok, name)
     with db.transaction() as s:
         if task is not None and not instances.update(inst.uuid, {"task_state": task},
                                                      expect_task=None, session=s):

@@ -30,6 +30,7 @@ _RULES = {
     "os_compute_api:servers:confirm_resize": MEMBER,
     "os_compute_api:servers:revert_resize": MEMBER,
     "os_compute_api:servers:create_image": MEMBER,
+    "os_compute_api:servers:create_image:allow_volume_backed": MEMBER,
     "os_compute_api:os-pause-server:pause": MEMBER,
     "os_compute_api:os-pause-server:unpause": MEMBER,
     "os_compute_api:os-suspend-server:suspend": MEMBER,

@@ -31,6 +31,11 @@ OPTS = {
         cfg.IntOpt("rbd_store_chunk_size", default=8, min=1, max=32,
                    help="Object size in MiB of the RBD images of the rbd store (a power "
                         "of two; glance_store's option)."),
+        cfg.BoolOpt("rbd_thin_provisioning", default=True,
+                    help="Do not write the all-zero blocks of an upload to the rbd store "
+                         "(glance_store's option, off there by default): a new RBD image "
+                         "reads zeros where nothing was written, so a sparse image takes "
+                         "the space of its data, as `rbd import` stores it."),
         cfg.IntOpt("image_size_cap", default=1099511627776, min=1,
                    help="Largest image data upload in bytes (default 1 TiB); a larger "
                         "upload gets 413 and nothing is kept."),

@@ -7,6 +7,10 @@ complete it gets a snapshot ``snap``, protected so volumes and instance disks ca
 it, and the image's location is ``rbd://<fsid>/<pool>/<image id>/snap`` (glance_store's
 format, which cinder's and nova's RBD drivers parse to clone).
 
+With ``[image] rbd_thin_provisioning`` (glance_store's option; on by default here) the
+blocks of an upload that are all zeros are not written (``data_extents``): the new RBD
+image reads zeros there anyway, so a sparse raw image takes the space of its data.
+
 Each RBD image carries ``pocketstack.writer`` = ``<host>-<pid>`` in its metadata, so the
 start-up recovery can tell an upload that died with its process from one in progress.
 Nothing is removed while it has watchers (an open writer) or clones.
@@ -22,6 +26,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import threading
 
 from pocketstack.common import ceph, config, exceptions
 from pocketstack.common import image_formats as formats
@@ -36,6 +41,8 @@ GROW_MAX = 8 << 30
 IN_USE = ("The image cannot be deleted because it is in use through the backend store "
           "outside of Glance.")
 HAS_SNAPSHOT = "The image cannot be deleted because it has snapshot(s)."
+SPARSE_BLOCK = 64 << 10  # the granularity zeros are skipped at
+_ZERO_BLOCK = bytes(SPARSE_BLOCK)
 
 
 def pool() -> str:
@@ -129,6 +136,67 @@ def remove(ioctx, name: str) -> bool:
     return True
 
 
+def data_extents(data: bytes, offset: int = 0,
+                 block: int = SPARSE_BLOCK) -> list[tuple[int, int]]:
+    """(start, end) in ``data`` of its runs that are not all zeros, in whole ``block``s
+    of the image (``data`` starts at ``offset`` in it: a block of zeros beside data never
+    touches an object of its own); what a thin-provisioned write sends, all of ``data``
+    when thin provisioning is off."""
+    if not config.CONF.image.rbd_thin_provisioning:
+        return [(0, len(data))] if data else []
+    zero = _ZERO_BLOCK if block == SPARSE_BLOCK else bytes(block)
+    runs: list[tuple[int, int]] = []
+    start = None
+    at = 0
+    while at < len(data):
+        end = min(len(data), at + block - (offset + at) % block)
+        if data[at:end] == zero[:end - at]:
+            if start is not None:
+                runs.append((start, at))
+                start = None
+        elif start is None:
+            start = at
+        at = end
+    if start is not None:
+        runs.append((start, len(data)))
+    return runs
+
+
+def _write_extents(image, data: bytes, offset: int, done: concurrent.futures.Future) -> None:
+    """Write the data runs of ``data`` at ``offset`` (asynchronously); ``done`` completes
+    when all have (at once when there are none: the image reads zeros there)."""
+    runs = data_extents(data, offset)
+    if not runs:
+        done.set_result(None)
+        return
+    parts = _Parts(len(runs), done)
+    for start, end in runs:
+        piece = data if (start, end) == (0, len(data)) else data[start:end]
+        # ``piece`` stays referenced by the callback until the write completes.
+        image.aio_write(piece, offset + start, lambda c, p=piece: parts.completed(c, p))
+
+
+class _Parts:
+    """Counts the writes of one buffer down to its future."""
+
+    def __init__(self, count: int, done: concurrent.futures.Future):
+        self.count, self.done = count, done
+        self.lock = threading.Lock()
+
+    def completed(self, completion, _data: bytes) -> None:
+        result = completion.get_return_value()
+        with self.lock:
+            if self.done.done():
+                return
+            if result < 0:
+                self.done.set_exception(ceph.CephUnavailable(
+                    f"Writing image data to Ceph failed: {os.strerror(-result)}"))
+                return
+            self.count -= 1
+            if self.count == 0:
+                self.done.set_result(None)
+
+
 class RbdWriter(store.Writer):
     """``store.Writer`` into an RBD image: several writes in flight (as `rbd import`)."""
 
@@ -153,8 +221,7 @@ class RbdWriter(store.Writer):
                 grown = max(end, GROW_MIN, min(2 * self._allocated, self._allocated + GROW_MAX))
                 self._image.resize(grown)
                 self._allocated = grown
-            # ``data`` stays referenced by the callback until the write completes.
-            self._image.aio_write(data, offset, lambda c: _completed(c, done, data))
+            _write_extents(self._image, data, offset, done)
 
         started = self._streams[2].submit(issue)
         started.add_done_callback(lambda f: _not_issued(f, done))
@@ -209,17 +276,6 @@ class RbdWriter(store.Writer):
                             self.image_id, error)
 
 
-def _completed(completion, done: concurrent.futures.Future, _data: bytes) -> None:
-    result = completion.get_return_value()
-    if done.done():
-        return
-    if result < 0:
-        done.set_exception(ceph.CephUnavailable(
-            f"Writing image data to Ceph failed: {os.strerror(-result)}"))
-    else:
-        done.set_result(None)
-
-
 def _not_issued(started: concurrent.futures.Future, done: concurrent.futures.Future) -> None:
     if started.cancelled():
         error = ceph.CephUnavailable("The upload was stopped before this write was issued.")
@@ -244,10 +300,8 @@ def import_file(image_id: str, path: str, chunk: int = 4 << 20, depth: int = 8) 
             inflight: list[concurrent.futures.Future] = []
             with open(path, "rb", buffering=0) as f:
                 for offset in range(0, size, chunk):
-                    data = f.read(chunk)
                     done = concurrent.futures.Future()
-                    image.aio_write(data, offset,
-                                    lambda c, d=done, b=data: _completed(c, d, b))
+                    _write_extents(image, f.read(chunk), offset, done)
                     inflight.append(done)
                     if len(inflight) >= depth:
                         inflight.pop(0).result()

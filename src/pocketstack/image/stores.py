@@ -169,4 +169,5 @@ def _properties(name: str) -> dict:
     except ceph.CephUnavailable:
         fsid = None
     return {"chunk_size": config.CONF.image.rbd_store_chunk_size << 20,
-            "pool": rbd_store.pool(), "thin_provisioning": False, "fsid": fsid}
+            "pool": rbd_store.pool(),
+            "thin_provisioning": config.CONF.image.rbd_thin_provisioning, "fsid": fsid}

@@ -58,6 +58,15 @@ class NetworkRpcEndpoint:
 
         return host_plans.firewall_state(_host_names(hosts))
 
+    def metadata_ports(self, ctx, network_ids: list, ip_address: str) -> list[dict]:
+        from pocketstack.network import host_plans  # noqa: PLC0415
+
+        if not isinstance(network_ids, list) or not all(
+                isinstance(n, str) for n in network_ids) or not isinstance(ip_address, str):
+            raise exceptions.BadRequest("network_ids must be a list of network ids and "
+                                        "ip_address a string")
+        return host_plans.metadata_ports(network_ids, ip_address)
+
 
 def _host_names(hosts) -> list[str]:
     if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
@@ -111,6 +120,12 @@ class NetworkServiceClient:
 
     def dhcp_files(self, network_ids: list[str]) -> dict:
         return self.client.call(RequestContext.admin(), "dhcp_files", network_ids=network_ids)
+
+    def metadata_ports(self, network_ids: list[str], ip_address: str) -> list[dict]:
+        """The servers' ports on ``network_ids`` holding ``ip_address`` (id, device_id,
+        project_id, network_id)."""
+        return self.client.call(RequestContext.admin(), "metadata_ports",
+                                network_ids=network_ids, ip_address=ip_address)
 
     def firewall_state(self, hosts: list[str]):
         """(ports, rules, members, dhcp_taps, address_groups, down_taps) for

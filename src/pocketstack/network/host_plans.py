@@ -230,3 +230,20 @@ def _port(port: Port, subnets: dict, network_mtu: dict, gateway: bool = False) -
                       network_mtu.get(port.network_id) or 1500, addresses, gateway)
 
 
+
+
+# --- the metadata proxies' lookup ------------------------------------------------------
+
+def metadata_ports(network_ids: list[str], ip_address: str) -> list[dict]:
+    """The servers' ports on ``network_ids`` holding ``ip_address``: whose guest asks the
+    metadata proxy of a network or router (neutron's metadata agent asks its server over
+    RPC too, so a network node needs no API credentials for it)."""
+    with db.reader() as s:
+        rows = s.execute(sa.select(Port.id, Port.device_id, Port.project_id, Port.network_id)
+                         .join(IPAllocation, IPAllocation.port_id == Port.id)
+                         .where(IPAllocation.network_id.in_(network_ids),
+                                IPAllocation.ip_address == ip_address,
+                                Port.device_owner.startswith("compute:"),
+                                Port.device_id != "")).all()
+    return [{"id": port_id, "device_id": device_id, "project_id": project_id,
+             "network_id": network_id} for port_id, device_id, project_id, network_id in rows]

@@ -151,6 +151,12 @@ class PowerMixin:
         except Exception as error:  # noqa: BLE001 - the server keeps running
             LOG.warning("Snapshot of %s failed: %s", instance_uuid, error)
             step.fail(error)
+            # As nova's delete_image_on_error: no image left queued forever.
+            try:
+                ImageClient(ctx).delete(image_id)
+            except Exception as undo:  # noqa: BLE001
+                LOG.warning("Deleting image %s of the failed snapshot failed: %s",
+                            image_id, undo)
         with db.transaction() as s:
             instances.update(instance_uuid, {"task_state": None},
                              expect_task=[states.IMAGE_SNAPSHOT, states.IMAGE_UPLOADING],

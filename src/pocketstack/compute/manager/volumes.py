@@ -92,6 +92,17 @@ def wait_available(client: VolumeClient, volume_id: str, timeout: float) -> dict
         delay = min(delay * 1.5, 1.0)
 
 
+def wait_snapshot_made(client: VolumeClient, snapshot_id: str, timeout: float) -> None:
+    """A snapshot still being made (the image of a volume-backed server, booted at once)
+    is waited for: the volume service makes volumes only from available snapshots."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while ((client.get_snapshot(snapshot_id) or {}).get("status") == "creating"
+           and time.monotonic() < deadline):
+        time.sleep(delay)
+        delay = min(delay * 1.5, 1.0)
+
+
 def mapping_entry(row, conn: dict | None) -> dict:
     """One entry of block_device_info["block_device_mapping"] (nova's driver BDM)."""
     return {"connection_info": conn, "mount_device": row.device_name,
@@ -288,6 +299,9 @@ class VolumeMixin:
     def _create_volume(self, client, inst, row, held, step) -> None:
         source = {"image": f"image {row.image_id}", "snapshot": f"snapshot {row.snapshot_id}",
                   "blank": "blank"}.get(row.source_type, row.source_type)
+        if row.source_type == "snapshot":
+            wait_snapshot_made(client, row.snapshot_id,
+                               config.CONF.compute.block_device_allocate_timeout)
         volume = client.create(row.volume_size,
                                name=f"{inst.uuid}-blank-vol" if row.source_type == "blank"
                                else "", image_id=row.image_id, snapshot_id=row.snapshot_id,

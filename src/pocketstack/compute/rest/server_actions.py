@@ -163,10 +163,16 @@ def _create_image(req, inst, args):
     props = {k: v for k, v in (base or {}).items()
              if k in INHERITED_IMAGE_PROPERTIES or k.startswith(("hw_", "img_"))}
     props.update(args.get("metadata") or {})
-    image = ImageClient(req.context).create(
-        name=args["name"], disk_format="qcow2", container_format="bare",
-        instance_uuid=inst.uuid, image_type="snapshot", **props)
-    actions.snapshot(req.context, inst, image["id"])
+    props.update(instance_uuid=inst.uuid, image_type="snapshot")
+    if (inst.request_spec or {}).get("is_bfv"):
+        authorize(req, "os_compute_api:servers:create_image:allow_volume_backed",
+                  {"project_id": inst.project_id})
+        from pocketstack.compute.volume_snapshots import snapshot_volume_backed
+
+        image = snapshot_volume_backed(req.context, inst, args["name"], props)
+    else:
+        image = actions.snapshot(req.context, inst, lambda: ImageClient(req.context).create(
+            **dict(props, name=args["name"], disk_format="qcow2", container_format="bare")))
     if at_least(req, "2.45"):
         return respond(req, {"image_id": image["id"]}, 202)
     return respond(req, None, 202,

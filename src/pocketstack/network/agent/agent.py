@@ -1,7 +1,7 @@
 """The agent's loop: ask the network service over RPC what this host should have
 (agent_rpc.py; the service plans it from its database, host_plans.py: the agent never
 reads the database), make the host match (plumbing.py, firewall.py, l3.py), and proxy
-metadata requests from each DHCP namespace to compute's metadata API
+metadata requests from each DHCP and router namespace to compute's metadata API
 (metadata_proxy.py).
 
 The agent listens on RPC topic ``network-agent`` with ``server=<host>`` for each host
@@ -22,7 +22,7 @@ import threading
 from pocketstack.common import config, rpc, runtime
 from pocketstack.network import agent, agent_rpc, dhcp
 from pocketstack.network.agent import firewall, l3, overlay, plumbing, provider_links
-from pocketstack.network.agent.metadata_proxy import MetadataProxy
+from pocketstack.network.agent.metadata_proxy import MetadataProxy, RouterMetadataProxy
 from pocketstack.network.agent import ip as host
 
 LOG = logging.getLogger(__name__)
@@ -61,6 +61,7 @@ class HostAgent:
         self.dirty = False
         self.stopping = False
         self.metadata: dict[str, MetadataProxy] = {}  # network id -> its proxy
+        self.router_metadata: dict[str, RouterMetadataProxy] = {}  # router id -> its proxy
         self.plans: dict[str, plumbing.NetworkPlan] = {}  # what each network was plumbed as
         self.routers: dict[str, l3.RouterPlan] = {}  # what each router was plugged as
         self.rules_applied = _NOTHING_YET  # the firewall.Layout applied (None: no tables)
@@ -126,7 +127,7 @@ class HostAgent:
             {"agent_type": "Metadata agent", "host": me, "configurations": {
                 "log_agent_heartbeats": False, "metadata_proxy_socket": "",
                 "nova_metadata_host": config.CONF.network.metadata_url or "",
-                "proxies": len(self.metadata)}}]
+                "proxies": len(self.metadata) + len(self.router_metadata)}}]
 
     def mark(self) -> None:
         with self.cond:
@@ -210,11 +211,13 @@ class HostAgent:
 
     def _plug_router(self, plan: l3.RouterPlan) -> None:
         old = self.routers.get(plan.router_id)
-        if old == plan and l3.intact(plan):
+        if old == plan and l3.intact(plan) and (
+                plan.router_id in self.router_metadata or not plan.interfaces):
             return
         try:
             l3.plug(plan, old if old is not None and l3.intact(old) else None)
             self.routers[plan.router_id] = plan
+            self._serve_router_metadata(plan)
         except Exception:  # noqa: BLE001 - one router's failure does not stop the others
             self.routers.pop(plan.router_id, None)
             LOG.exception("Plugging router %s failed; retrying in a second", plan.router_id)
@@ -224,7 +227,36 @@ class HostAgent:
 
     def _unplug_router(self, router_id: str) -> None:
         self.routers.pop(router_id, None)
+        self._stop_router_metadata(router_id)
         l3.unplug(router_id)
+
+    def _serve_router_metadata(self, plan: l3.RouterPlan) -> None:
+        """The router's proxy on 169.254.169.254:80 in its namespace (as neutron's L3
+        agent runs one per router), for the guests of its interfaces' networks; made
+        anew when the namespace is (a socket stays in the namespace it was made in)."""
+        router_id = plan.router_id
+        if not plan.interfaces:
+            self._stop_router_metadata(router_id)
+            return
+        ns = l3.namespace(router_id)
+        ns_id = os.stat(f"/run/netns/{ns}").st_ino
+        running = self.router_metadata.get(router_id)
+        if running is not None and running.ns_id == ns_id:
+            return
+        self._stop_router_metadata(router_id)
+
+        def networks() -> list[str]:
+            now = self.routers.get(router_id, plan)
+            return [p.network_id for p in now.interfaces]
+
+        sock = host.listening_socket(ns, l3.METADATA_ADDRESS, 80)
+        self.router_metadata[router_id] = RouterMetadataProxy(router_id, networks, sock=sock,
+                                                              ns_id=ns_id)
+
+    def _stop_router_metadata(self, router_id: str) -> None:
+        proxy = self.router_metadata.pop(router_id, None)
+        if proxy is not None:
+            proxy.stop()
 
     def _plumbed(self) -> set[str]:
         """Networks this agent plumbed (another cloud on this host keeps its own)."""
@@ -330,6 +362,8 @@ class HostAgent:
         with self.lock:
             for network_id in list(self.metadata):
                 self._stop_metadata(network_id)
+            for router_id in list(self.router_metadata):
+                self._stop_router_metadata(router_id)
             if teardown:
                 for router_id in sorted(l3.managed()):
                     self._unplug_router(router_id)

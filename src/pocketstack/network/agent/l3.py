@@ -8,6 +8,8 @@ plumbs (or a gateway on the external network of such a router). In it:
   the gateway port's addresses, each floating IP as a /32 (so the router answers ARP for
   it) and a default route via the external subnet's gateway;
 * the router's static routes (``routes``), ip_forward on;
+* 169.254.169.254/32 on its loopback, where the agent's metadata proxy of the router
+  listens (DHCP routes 169.254.169.254 to the router on subnets that have one);
 * one nftables table ``ip qrouter``: floating IPs as DNAT/SNAT pairs, port forwardings
   as DNAT of their external ports, then SNAT of
   everything else leaving by the gateway to the gateway's address (``enable_snat``);
@@ -35,6 +37,8 @@ LOG = logging.getLogger(__name__)
 INTERFACE = "network:router_interface"
 GATEWAY = "network:router_gateway"
 NFT_TABLE = "qrouter"
+METADATA_ADDRESS = "169.254.169.254"
+METADATA_CIDR = METADATA_ADDRESS + "/32"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,7 +250,7 @@ def _addresses(plan: RouterPlan, ns: str, known: RouterPlan | None) -> None:
         _batch(commands, ns)
         return
     have = _links(ns)
-    commands = ["link set lo up"]
+    commands = ["link set lo up", f"addr replace {METADATA_CIDR} dev lo"]
     # an interface removed, or the gateway cleared: the pair goes with its inner end
     commands += [f"link del {name}" for name in sorted(have)
                  if name[:3] in ("qr-", "qg-") and name not in wanted]

@@ -1,15 +1,22 @@
-"""The metadata proxy of one network (neutron's metadata agent, in small): guests ask
-169.254.169.254, compute's metadata API answers.
+"""The metadata proxies (neutron's metadata agent and the L3 agent's proxy, in small):
+guests ask 169.254.169.254, compute's metadata API answers.
 
-One ``MetadataProxy`` listens per network, on a socket the agent opened on
-169.254.169.254:80 inside the network's ``qdhcp-`` namespace. A request's network is the
-proxy's and its source address the guest's fixed IP, so the instance is found as
-neutron's agent finds it, through the network API: (network, source IP) -> port ->
-device_id and project. The request then goes on to compute's metadata API with the
-instance and project named and signed (``X-Instance-ID-Signature``, the shared secret),
-and the answer comes back to the guest. Guests cannot name another instance: nothing in
-a request is trusted for that, except on a proxy made with ``trust_forwarded=True`` (the
-guest's address from ``X-Forwarded-For``; tests).
+A ``MetadataProxy`` listens per network, on a socket the agent opened on
+169.254.169.254:80 inside the network's ``qdhcp-`` namespace (isolated subnets: DHCP
+routes 169.254.169.254 to the DHCP port). A ``RouterMetadataProxy`` listens per router, on
+169.254.169.254:80 inside its ``qrouter-`` namespace (subnets with a router: DHCP routes
+169.254.169.254 to the router), for the guests of every network the router has an
+interface on; it plays neutron's haproxy that adds ``X-Neutron-Router-ID``, the agent then
+looking the instance up among the router's networks. Either way a request's source
+address is the guest's fixed IP, and the instance is found as neutron's agent finds it,
+through the network service (over RPC, as neutron's agent asks its server): (networks,
+source IP) -> port -> device_id and project (a router's subnets never overlap, so the
+address names one port). The request then goes on
+to compute's metadata API with the instance and project named and signed
+(``X-Instance-ID-Signature``, the shared secret), and the answer comes back to the guest.
+Guests cannot name another instance: nothing in a request is trusted for that, except on
+a proxy made with ``trust_forwarded=True`` (the guest's address from
+``X-Forwarded-For``; tests).
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ import logging
 import posixpath
 import socket
 import threading
+from typing import Callable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pocketstack.common import config, exceptions, runtime
@@ -26,18 +34,25 @@ from pocketstack.common import config, exceptions, runtime
 LOG = logging.getLogger(__name__)
 TEXT = "text/plain"
 MAX_BODY = 4096  # a guest posts its password (256 bytes at most) and nothing else
+LOOKUP_TIMEOUT = 10.0  # seconds the network service may take to name a guest's port
 
 
-def find_port(network_id: str, ip_address: str) -> dict | None:
-    """The port of a server on ``network_id`` that has ``ip_address``."""
-    from pocketstack.clients.network import NetworkClient
+def find_port(network_ids: list[str], ip_address: str) -> dict | None:
+    """The port of a server on one of ``network_ids`` that has ``ip_address``; None when
+    none has, or (overlapping subnets) more than one. Asked of the network service over
+    RPC, as neutron's metadata agent asks: a network node needs no API credentials."""
+    from pocketstack.network.agent_rpc import NetworkServiceClient
 
-    ports = NetworkClient(caller="network").list_ports(
-        network_id=network_id, fixed_ips=[f"ip_address={ip_address}"])
-    for port in ports:
-        if port["device_owner"].startswith("compute:") and port["device_id"]:
-            return port
-    return None
+    if not network_ids:
+        return None
+    found = NetworkServiceClient(timeout=LOOKUP_TIMEOUT).metadata_ports(list(network_ids),
+                                                                        ip_address)
+    if len(found) > 1:
+        LOG.warning("Metadata request from %s: %d servers have that address on networks "
+                    "%s; answering none of them", ip_address, len(found),
+                    ", ".join(network_ids))
+        return None
+    return found[0] if found else None
 
 
 def _clean(path: str) -> tuple[str, list]:
@@ -51,23 +66,25 @@ def _clean(path: str) -> tuple[str, list]:
                                                             keep_blank_values=True)
 
 
-def forward(method: str, path: str, network_id: str, remote_ip: str,
+def forward(method: str, path: str, network_ids: list[str], remote_ip: str,
             body: bytes = b"") -> tuple[int, str, bytes]:
-    """(status, content type, body) for one guest request from ``remote_ip``."""
+    """(status, content type, body) for one guest request from ``remote_ip`` on one of
+    ``network_ids``."""
     from pocketstack.clients.metadata import MetadataClient, sign
 
+    where = ", ".join(network_ids) or "(none)"
     try:
         ipaddress.ip_address(remote_ip)
-        port = find_port(network_id, remote_ip)
+        port = find_port(network_ids, remote_ip)
     except ValueError:  # not an address (a forged X-Forwarded-For)
         port = None
     except Exception as error:  # noqa: BLE001 - the network API is down or refuses us
         LOG.warning("Metadata request from %s on network %s: cannot look up its port: %s",
-                    remote_ip, network_id, error)
+                    remote_ip, where, error)
         return 503, TEXT, b"The metadata service is unavailable.\n"
     if port is None:
         LOG.info("Metadata request from %s on network %s: no instance has that address",
-                 remote_ip, network_id)
+                 remote_ip, where)
         return 404, TEXT, b"No instance has this address on this network.\n"
     instance_id = port["device_id"]
     path, params = _clean(path)
@@ -111,7 +128,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return self._send(400, TEXT, b"Bad Content-Length.\n", method)
             body = self.rfile.read(length)
         try:
-            status, ctype, data = forward(method, self.path, self.server.network_id,
+            status, ctype, data = forward(method, self.path, self.server.networks(),
                                           remote_ip, body)
         except Exception:  # noqa: BLE001 - a guest gets a 500, the log gets the traceback
             LOG.exception("Metadata request %s %s failed", method, self.path)
@@ -162,12 +179,16 @@ class MetadataProxy(http.server.ThreadingHTTPServer):
             self.socket = sock
             self.server_address = sock.getsockname()
         self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.2},
-                                       name=f"metadata-{network_id[:8]}", daemon=True)
+                                       name=f"metadata-{network_id[:15]}", daemon=True)
         self.thread.start()
 
     def process_request_thread(self, request, client_address):
         with self.runtime.activated():  # each request runs on a thread of its own
             super().process_request_thread(request, client_address)
+
+    def networks(self) -> list[str]:
+        """The networks whose guests this proxy answers."""
+        return [self.network_id]
 
     @property
     def port(self) -> int:
@@ -177,3 +198,21 @@ class MetadataProxy(http.server.ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
         self.thread.join(timeout=5)
+
+
+class RouterMetadataProxy(MetadataProxy):
+    """The metadata proxy of one router, answering the guests of the networks its
+    interfaces are on (``networks()``: as the router is plugged now)."""
+
+    def __init__(self, router_id: str, networks: Callable[[], list[str]],
+                 sock: socket.socket | None = None,
+                 address: tuple[str, int] = ("127.0.0.1", 0), trust_forwarded: bool = False,
+                 ns_id: int | None = None):
+        self.router_id = router_id
+        self.ns_id = ns_id  # the namespace its socket is in (its inode)
+        self._networks = networks
+        super().__init__(f"router-{router_id}", sock=sock, address=address,
+                         trust_forwarded=trust_forwarded)
+
+    def networks(self) -> list[str]:
+        return sorted(self._networks())

@@ -7,6 +7,10 @@ network service over RPC, agent_rpc.py), no Fernet keys, no API. It plugs the po
 to NAME: a bridge per network with such a port and their security groups (the DHCP
 namespaces, metadata and routers are the network node's, ``[network] dhcp_agent_host``),
 and reports a Linux bridge agent on NAME every ``[network] report_interval``.
+
+On the network node, its metadata proxies (DHCP and router namespaces) look guests' ports
+up over RPC too, and forward to compute's metadata API at ``[network] metadata_url``,
+signed with ``[service_user] metadata_proxy_shared_secret`` (the API host's).
 """
 from __future__ import annotations
 
