@@ -1,0 +1,57 @@
+"""Swift API v1 route table, mounted at /object-store: ``/info`` and
+``/v1/{account}[/{container}[/{object}]]``. Handlers are public: a request without a
+token may still be let in by a container ACL or a temporary URL (access.py decides)."""
+from __future__ import annotations
+
+import urllib.parse
+
+from pocketstack.objectstore.rest import accounts, common, containers, info, objects
+from pocketstack.objectstore.errors import SwiftError
+from pocketstack.wsgi import faults
+
+ROUTES = {
+    "/info": {"GET": info.show},
+    "/v1/{account}": {"GET": accounts.show, "POST": accounts.update,
+                      "PUT": accounts.not_allowed, "DELETE": accounts.not_allowed},
+    "/v1/{account}/{container}": {"GET": containers.show, "PUT": containers.create,
+                                  "POST": containers.update, "DELETE": containers.delete},
+    "/v1/{account}/{container}/{obj:path}": {"GET": objects.get, "PUT": objects.put,
+                                             "POST": objects.update,
+                                             "DELETE": objects.delete,
+                                             "COPY": objects.copy},
+}
+
+# swift names its transaction id X-Trans-Id and X-Openstack-Request-Id (the same value).
+REQUEST_ID_HEADERS = ("x-trans-id",)
+new_request_id = common.new_request_id
+
+
+def body_limit_exempt(scope) -> bool:
+    """Object bodies stream to disk, capped by [objectstore] max_file_size."""
+    return True
+
+
+def wrap(app):
+    """Swift's 412 for a path that is not UTF-8 or holds a NUL, before the router's own
+    (400) check."""
+    async def checked(scope, receive, send):
+        if scope["type"] == "http":
+            raw = urllib.parse.unquote_to_bytes(scope.get("raw_path") or b"")
+            try:
+                bad = b"\x00" in raw or "\x00" in raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad = True
+            if bad:
+                return await _precondition_failed(scope, send)
+        return await app(scope, receive, send)
+    return checked
+
+
+async def _precondition_failed(scope, send):
+    content_type, body = faults.swift_negotiated(
+        SwiftError(412, "Invalid UTF8 or contains NULL"), None)
+    await send({"type": "http.response.start", "status": 412,
+                "headers": [(b"content-type", content_type.encode()),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body",
+                "body": b"" if scope["method"] == "HEAD" else body})
