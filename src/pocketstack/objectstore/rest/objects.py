@@ -218,7 +218,8 @@ async def _record(info, obj, *, file, headers: dict | None = None, **fields):
         raise
     if replaced:
         await run_in_threadpool(store.remove, replaced)
-    return common.response(201, headers={"Etag": f'"{written.etag}"',
+    # the proxy's PUT answer carries the bare MD5 (normalize_etag); GET/HEAD quote it
+    return common.response(201, headers={"Etag": written.etag,
                                          "Last-Modified": api.http_date(written.timestamp),
                                          **(headers or {})})
 
