@@ -316,12 +316,14 @@ def _count(s, container_id: int, objects: int, size: int) -> None:
 
 def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
                content_type: str, meta: dict, delete_at: int | None, file: str,
-               guard=None) -> tuple[ObjectInfo, str | None]:
+               guard=None, quotas: dict | None = None) -> tuple[ObjectInfo, str | None]:
     """Record the object (replacing any); (its info, the replaced file to remove).
-    ``guard(old ObjectInfo | None)`` may refuse it (If-None-Match: *)."""
+    ``guard(old ObjectInfo | None)`` may refuse it (If-None-Match: *); ``quotas``
+    ({"bytes", "count", "account_bytes"}: limits or None) are checked here, where the
+    usage is exact."""
     ts = timestamp()
     with db.transaction() as s:
-        _locked_container(s, container)
+        row = _locked_container(s, container)
         old = s.scalars(sa.select(Object).where(Object.container_id == container.id,
                                                 Object.name == name)).first()
         if guard is not None:
@@ -330,6 +332,9 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
         objects, delta = 1, size
         if old is not None:
             replaced, objects, delta = old.file, 0, size - old.size
+        if quotas:
+            _check_quotas(s, row, quotas, objects, delta)
+        if old is not None:
             s.delete(old)
             s.flush()
         row = Object(container_id=container.id, name=name, size=size, etag=etag,
@@ -339,6 +344,21 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
         _count(s, container.id, objects, delta)
         s.flush()
         return _object_info(row), replaced
+
+
+def _check_quotas(s, row: Container, quotas: dict, objects: int, delta: int) -> None:
+    exceeded = SwiftError(413, "Upload exceeds quota.")
+    if quotas.get("bytes") is not None and delta > 0 and \
+            row.bytes_used + delta > quotas["bytes"]:
+        raise exceeded
+    if quotas.get("count") is not None and objects > 0 and \
+            row.object_count + objects > quotas["count"]:
+        raise exceeded
+    if quotas.get("account_bytes") is not None and delta > 0:
+        used = s.scalar(sa.select(sa.func.coalesce(sa.func.sum(Container.bytes_used), 0))
+                        .where(Container.account == row.account))
+        if int(used) + delta > quotas["account_bytes"]:
+            raise exceeded
 
 
 def _alive(row: Object) -> bool:
@@ -387,3 +407,14 @@ def expire(now: float, batch: int = 500) -> list[str]:
 def all_files() -> set[str]:
     with db.reader() as s:
         return set(s.scalars(sa.select(Object.file)))
+
+
+def list_segments(container: ContainerInfo, prefix: str,
+                  limit: int = 10000) -> list[ObjectInfo]:
+    """A DLO's segments: the live objects under ``prefix``, in name order."""
+    with db.reader() as s:
+        query = sa.select(Object).where(Object.container_id == container.id, _live())
+        if prefix:
+            query = query.where(Object.name >= prefix, Object.name < _after(prefix))
+        rows = s.scalars(query.order_by(Object.name).limit(limit)).all()
+        return [_object_info(row) for row in rows]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pocketstack.objectstore import access, api, constraints
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import common
+from pocketstack.objectstore.rest import bulk, common
 from pocketstack.wsgi import routing
 
 TEMP_URL_KEYS = ("x-account-meta-temp-url-key", "x-account-meta-temp-url-key-2")
@@ -38,6 +38,8 @@ def show(req):
 @routing.public
 def update(req):
     account, _, _ = common.names(req)
+    if "bulk-delete" in req.query:
+        return bulk.delete(req, account)
     role = access.check_account(req.context, account, req.method)
     constraints.check_metadata(req.headers, "account")
     changes = common.meta_changes(req.headers, "account")

@@ -152,3 +152,21 @@ def listing_response(req, kind: str, name: str, entries: list[dict], headers: di
 
 def head_response(req, headers: dict) -> Response:
     return response(204, headers=headers, content_type=FORMATS[listing_format(req)])
+
+
+def bulk_result(req, deleted: int, not_found: int, errors: list[tuple[str, str]]) -> Response:
+    """The body bulk delete (and an SLO's ``multipart-manifest=delete``) answers with:
+    JSON when asked for, else plain text; the status of the whole is in the body."""
+    status = "400 Bad Request" if errors else "200 OK"
+    result = {"Number Deleted": deleted, "Number Not Found": not_found,
+              "Response Body": "", "Response Status": status,
+              "Errors": [list(error) for error in errors]}
+    accept = req.headers.get("accept", "")
+    if "application/json" in accept:
+        return response(200, json.dumps(result).encode(),
+                        content_type="application/json; charset=utf-8")
+    lines = [f"Number Deleted: {deleted}", f"Number Not Found: {not_found}",
+             "Response Body: ", f"Response Status: {status}", "Errors:"]
+    lines += [f"{name}, {reason}" for name, reason in errors]
+    return response(200, ("\n".join(lines) + "\n").encode(),
+                    content_type="text/plain; charset=utf-8")

@@ -6,7 +6,7 @@ import json
 
 from pocketstack.common import config
 from pocketstack.objectstore import constraints
-from pocketstack.objectstore.rest import common
+from pocketstack.objectstore.rest import bulk, common, large_objects
 from pocketstack.wsgi import routing
 
 
@@ -21,6 +21,11 @@ def capabilities() -> dict:
                     "outgoing_allow_headers": ["x-object-meta-public-*"],
                     "allowed_digests": sorted(conf.tempurl_digests)},
         "keystoneauth": {},
+        "slo": large_objects.info(),
+        "dlo": {"max_segments": 10000},
+        "bulk_delete": bulk.info(),
+        "container_quotas": {},
+        "account_quotas": {},
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import os
 import urllib.parse
 import uuid
@@ -21,7 +22,7 @@ from starlette.responses import Response
 from pocketstack.common import config
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, ranges
+from pocketstack.objectstore.rest import common, large_objects, ranges
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -34,7 +35,8 @@ DEFAULT_TYPE = "application/octet-stream"
 # --- who may ----------------------------------------------------------------------------
 
 
-def _container(req, account: str, container: str, obj: str, method: str) -> api.ContainerInfo:
+def authorized_container(req, account: str, container: str, obj: str,
+                         method: str) -> api.ContainerInfo:
     """The object's container, once the request may ``method`` the object (401/403/404)."""
     ctx = req.context
     if "temp_url_sig" in req.query or "temp_url_expires" in req.query:
@@ -93,8 +95,6 @@ def _object_headers(obj: api.ObjectInfo) -> dict:
                **common.meta_headers(obj.meta)}
     if obj.delete_at:
         headers["X-Delete-At"] = str(obj.delete_at)
-    if obj.meta.get("x-static-large-object"):
-        headers["X-Static-Large-Object"] = "True"
     return headers
 
 
@@ -133,10 +133,35 @@ def _declared_length(req) -> int | None:
     return length
 
 
+def quotas(account: str, info: api.ContainerInfo) -> dict | None:
+    """The container's and account's quotas (X-Container-Meta-Quota-Bytes/-Count,
+    X-Account-Meta-Quota-Bytes), None when there are none."""
+    found = {"bytes": info.meta.get("x-container-meta-quota-bytes"),
+             "count": info.meta.get("x-container-meta-quota-count"),
+             "account_bytes": api.get_account(account).meta.get(
+                 "x-account-meta-quota-bytes")}
+    found = {k: int(v) for k, v in found.items() if v not in (None, "")}
+    return found or None
+
+
+def _check_quotas_early(account, info, declared: int | None) -> dict | None:
+    """The quotas; 413 at once when the declared length already exceeds them (the
+    commit checks the actual size again)."""
+    limits = quotas(account, info)
+    if limits and declared:
+        over = SwiftError(413, "Upload exceeds quota.")
+        if "bytes" in limits and info.bytes_used + declared > limits["bytes"]:
+            raise over
+        if "account_bytes" in limits and \
+                api.get_account(account).bytes_used + declared > limits["account_bytes"]:
+            raise over
+    return limits  # the object count is checked at the commit (an overwrite adds none)
+
+
 def _put_checks(req, account, container, obj) -> tuple:
     """Everything a PUT must pass before its body is read: (container, meta, type,
     delete_at, guard)."""
-    info = _container(req, account, container, obj, "PUT")
+    info = authorized_container(req, account, container, obj, "PUT")
     meta = _object_meta(req.headers)
     delete_at = constraints.delete_at(req.headers, constraints.now())
     if_none_match = req.headers.get("if-none-match")
@@ -191,6 +216,10 @@ async def put(req):
     declared = _declared_length(req)
     info, meta, content_type, delete_at, guard = await run_in_threadpool(
         _put_checks, req, account, container, obj)
+    await run_in_threadpool(_check_quotas_early, account, info, declared)
+    if req.query.get("multipart-manifest") == "put":
+        return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
+                                   guard)
     writer = await run_in_threadpool(store.Writer)
     try:
         try:
@@ -209,10 +238,46 @@ async def put(req):
                          meta=meta, delete_at=delete_at, file=file_id, guard=guard)
 
 
+async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, guard):
+    """An SLO: the manifest's segments are checked, the manifest kept as the object's
+    file; its size is the segments' total and its ETag the MD5 of their ETags."""
+    body = bytearray()
+    async for chunk in req.raw.stream():
+        body += chunk
+        if len(body) > large_objects.MAX_MANIFEST_SIZE:
+            break
+    segments = large_objects.parse_manifest(bytes(body))
+
+    def lookup(acct, container, name):
+        return api.get_object(authorized_container(req, acct, container, name, "GET"), name)
+
+    stored, total, etag = await run_in_threadpool(
+        large_objects.check_segments, account, segments, lookup)
+    expected = req.headers.get("etag")
+    if expected is not None and expected.strip().strip('"').lower() != etag:
+        raise SwiftError(422)
+
+    def write() -> str:
+        writer = store.Writer()
+        try:
+            writer.submit(json.dumps(stored).encode())
+            writer.finish()
+            return writer.commit()
+        except BaseException:
+            writer.abort()
+            raise
+
+    file_id = await run_in_threadpool(write)
+    return await _record(info, obj, size=total, etag=etag, content_type=content_type,
+                         meta={**meta, large_objects.SLO: "True"}, delete_at=delete_at,
+                         file=file_id, guard=guard)
+
+
 async def _record(info, obj, *, file, headers: dict | None = None, **fields):
+    limits = await run_in_threadpool(quotas, info.account, info)
     try:
         written, replaced = await run_in_threadpool(
-            lambda: api.put_object(info, obj, file=file, **fields))
+            lambda: api.put_object(info, obj, file=file, quotas=limits, **fields))
     except BaseException:
         await run_in_threadpool(store.remove, file)
         raise
@@ -248,15 +313,14 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
         account, source_account = req.headers.get("destination-account") or account, account
 
     def prepare():
-        src_info = _container(req, source_account, src_container, src_obj, "GET")
+        src_info = authorized_container(req, source_account, src_container, src_obj, "GET")
         found = api.get_object(src_info, src_obj)
         if found is None:
             raise not_found()
-        dst_info = _container(req, account, dst_container, dst_obj, "PUT")
+        dst_info = authorized_container(req, account, dst_container, dst_obj, "PUT")
         fresh = req.headers.get("x-fresh-metadata", "").lower() in ("true", "1", "yes")
         meta = {} if fresh else dict(found.meta)
         meta.update(_object_meta(req.headers))
-        meta.pop("x-static-large-object", None)
         delete_at = constraints.delete_at(req.headers, constraints.now())
         content_type = req.headers.get("content-type") if req.method == "COPY" else None
         return found, dst_info, meta, content_type or found.content_type, delete_at
@@ -292,7 +356,7 @@ async def copy(req):
 
 
 def _lookup(req, account, container, obj):
-    info = _container(req, account, container, obj, req.method)
+    info = authorized_container(req, account, container, obj, req.method)
     found = api.get_object(info, obj)
     if found is None:
         raise not_found()
@@ -306,56 +370,139 @@ def _lookup(req, account, container, obj):
     raise not_found()
 
 
+def _large_object(req, account, found, handle):
+    """(sources, size, ETag) of what a GET of ``found`` sends: its own file, or the
+    segments of a large object (unless ``multipart-manifest=get`` asks for the manifest)."""
+    manifest_asked = req.query.get("multipart-manifest") == "get"
+    if found.meta.get(large_objects.SLO) and not manifest_asked:
+        handle.close()
+        manifest = large_objects.read_manifest(found)
+
+        def lookup(acct, container, name):
+            return api.get_object(authorized_container(req, acct, container, name, "GET"), name)
+
+        return large_objects.slo_sources(account, manifest, lookup), found.size, found.etag
+    if found.meta.get(large_objects.DLO) and not manifest_asked:
+        handle.close()
+
+        def segments(acct, container, prefix):
+            return api.list_segments(
+                authorized_container(req, acct, container, prefix, "GET"), prefix)
+
+        return large_objects.dlo_sources(account, found.meta[large_objects.DLO], segments)
+    return [(handle, 0, found.size)], found.size, found.etag
+
+
+def _manifest_response(req, found, handle) -> Response:
+    """``?multipart-manifest=get`` of an SLO: its manifest as JSON."""
+    with handle:
+        manifest = json.loads(handle.read())
+    if req.query.get("format") == "raw":
+        manifest = large_objects.raw_manifest(manifest)
+    body = json.dumps(manifest).encode()
+    return common.response(200, b"" if req.method == "HEAD" else body,
+                           {**_object_headers(found), "X-Static-Large-Object": "True"},
+                           content_type="application/json; charset=utf-8")
+
+
 @routing.public
 async def get(req):
     account, container, obj = common.names(req)
     found, handle = await run_in_threadpool(_lookup, req, account, container, obj)
+    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
+        return await run_in_threadpool(_manifest_response, req, found, handle)
     try:
-        headers = _object_headers(found)
-        _filename_disposition(req, headers)
-        status = ranges.evaluate(req.headers, found.etag, found.timestamp, req.method)
-        if status == 304:
-            handle.close()
-            return Response(b"", status_code=304, headers=headers)
-        if status is not None:
-            raise SwiftError(status)
-        spans = ranges.parse(req.headers.get("range"), found.size)
+        sources, size, etag = await run_in_threadpool(_large_object, req, account, found,
+                                                      handle)
     except BaseException:
         handle.close()
         raise
-    return ObjectResponse(handle, found, spans, headers)
+    try:
+        headers = _object_headers(found)
+        headers["Etag"] = f'"{etag}"'
+        _filename_disposition(req, headers)
+        status = ranges.evaluate(req.headers, etag, found.timestamp, req.method)
+        if status is not None:
+            _close(sources)
+            if status == 304:
+                return Response(b"", status_code=304, headers=headers)
+            raise SwiftError(status)
+        spans = ranges.parse(req.headers.get("range"), size)
+    except BaseException:
+        _close(sources)
+        raise
+    return ObjectResponse(sources, size, found.content_type, spans, headers)
+
+
+def _close(sources) -> None:
+    for source, _, _ in sources:
+        if not isinstance(source, str):
+            source.close()
 
 
 class ObjectResponse(Response):
-    """Streams the object file (or ranges of it: one as a 206, several as
+    """Streams an object's bytes (or ranges of them: one as a 206, several as
     multipart/byteranges) with positional reads on worker threads, a few ahead of the
-    socket; closes the file when done."""
+    socket. The bytes are ``sources``, read one after the other: (open file or file id,
+    offset in it, length) — one file for a plain object, the segments for a large one.
+    Files are opened as reading reaches them and closed once it leaves them."""
 
-    def __init__(self, handle, obj: api.ObjectInfo, spans, headers: dict):
-        self.handle = handle
-        self.pieces: list = []  # bytes, or (offset, length) of the file
+    def __init__(self, sources: list, size: int, content_type: str, spans, headers: dict):
+        self.sources = sources
+        self.pieces: list = []  # bytes, or (source index, offset in its file, length)
         if spans is None:
-            status, media = 200, obj.content_type
-            self.pieces.append((0, obj.size))
+            status, media = 200, content_type
+            self._add(0, size)
         elif len(spans) == 1:
             (first, end), = spans
-            status, media = 206, obj.content_type
-            headers["Content-Range"] = f"bytes {first}-{end - 1}/{obj.size}"
-            self.pieces.append((first, end - first))
+            status, media = 206, content_type
+            headers["Content-Range"] = f"bytes {first}-{end - 1}/{size}"
+            self._add(first, end - first)
         else:
             status = 206
             boundary = uuid.uuid4().hex
             media = f"multipart/byteranges;boundary={boundary}"
             for first, end in spans:
-                self.pieces.append((f"--{boundary}\r\nContent-Type: {obj.content_type}\r\n"
-                                    f"Content-Range: bytes {first}-{end - 1}/{obj.size}"
+                self.pieces.append((f"--{boundary}\r\nContent-Type: {content_type}\r\n"
+                                    f"Content-Range: bytes {first}-{end - 1}/{size}"
                                     "\r\n\r\n").encode())
-                self.pieces.append((first, end - first))
+                self._add(first, end - first)
                 self.pieces.append(b"\r\n")
             self.pieces.append(f"--{boundary}--".encode())
-        self.length = sum(p[1] if isinstance(p, tuple) else len(p) for p in self.pieces)
+        self.length = sum(p[2] if isinstance(p, tuple) else len(p) for p in self.pieces)
+        self._open: dict[int, object] = {}
         super().__init__(status_code=status, headers={
             **headers, "Content-Type": media, "Content-Length": str(self.length)})
+
+    def _add(self, first: int, length: int) -> None:
+        """The pieces of the sources that bytes [first, first + length) are."""
+        at = 0
+        for index, (_, offset, size) in enumerate(self.sources):
+            lo, hi = max(first, at), min(first + length, at + size)
+            if lo < hi:
+                self.pieces.append((index, offset + lo - at, hi - lo))
+            at += size
+
+    def _fd(self, index: int) -> int:
+        handle = self._open.get(index)
+        if handle is None:
+            source = self.sources[index][0]
+            handle = store.open_file(source) if isinstance(source, str) else source
+            self._open[index] = handle
+        return handle.fileno()
+
+    def _close(self, keep: int | None = None) -> None:
+        for index in [i for i in self._open if keep is None or i < keep]:
+            with contextlib.suppress(OSError):
+                self._open.pop(index).close()
+        if keep is None:  # files never reached
+            for source, _, _ in self.sources:
+                if not isinstance(source, str):
+                    with contextlib.suppress(OSError):
+                        source.close()
+
+    def _read(self, index: int, size: int, at: int) -> bytes:
+        return os.pread(self._fd(index), size, at)
 
     async def __call__(self, scope, receive, send):
         try:
@@ -364,24 +511,23 @@ class ObjectResponse(Response):
             if scope["method"] == "HEAD" or self.length == 0:
                 await send({"type": "http.response.body", "body": b""})
                 return
-            await self._send_body(receive, send)
+            await self._send_body(send)
         finally:
-            await run_in_threadpool(self.handle.close)
+            await run_in_threadpool(self._close)
 
     def _chunks(self):
         for piece in self.pieces:
             if isinstance(piece, bytes):
                 yield piece
                 continue
-            offset, length = piece
+            index, offset, length = piece
             end = offset + length
             for at in range(offset, end, READ_SIZE):
-                yield (at, min(READ_SIZE, end - at))
+                yield (index, min(READ_SIZE, end - at), at)
 
-    async def _send_body(self, receive, send):
-        fd = self.handle.fileno()
+    async def _send_body(self, send):
         chunks = self._chunks()
-        reads: collections.deque = collections.deque()
+        reads: collections.deque = collections.deque()  # (source index, future)
 
         def read_next() -> None:
             item = next(chunks, None)
@@ -390,19 +536,22 @@ class ObjectResponse(Response):
             if isinstance(item, bytes):
                 future = asyncio.get_running_loop().create_future()
                 future.set_result(item)
-                reads.append(future)
+                reads.append((None, future))
             else:
-                at, size = item
-                reads.append(asyncio.ensure_future(run_in_threadpool(os.pread, fd, size, at)))
+                reads.append((item[0], asyncio.ensure_future(
+                    run_in_threadpool(self._read, *item))))
 
         for _ in range(READ_AHEAD):
             read_next()
         sent = 0
         try:
             while reads:
-                data = await reads.popleft()
+                index, future = reads.popleft()
+                data = await future
                 if not data:
-                    raise SwiftError(500)  # the file is shorter than its row says
+                    raise SwiftError(500)  # a file shorter than its row says
+                if index is not None and index and (index - 1) in self._open:
+                    await run_in_threadpool(self._close, index)  # done with earlier files
                 read_next()
                 sent += len(data)
                 await send({"type": "http.response.body", "body": data,
@@ -410,7 +559,7 @@ class ObjectResponse(Response):
         finally:
             if reads:
                 with contextlib.suppress(BaseException):
-                    await asyncio.wait(reads)
+                    await asyncio.wait([future for _, future in reads])
 
 
 # --- POST / DELETE ----------------------------------------------------------------------
@@ -419,7 +568,7 @@ class ObjectResponse(Response):
 @routing.public
 def update(req):
     account, container, obj = common.names(req)
-    info = _container(req, account, container, obj, "POST")
+    info = authorized_container(req, account, container, obj, "POST")
     meta = _object_meta(req.headers)
     delete_at = None if "x-remove-delete-at" in req.headers else constraints.delete_at(
         req.headers, constraints.now())
@@ -432,6 +581,28 @@ def update(req):
 @routing.public
 def delete(req):
     account, container, obj = common.names(req)
-    info = _container(req, account, container, obj, "DELETE")
+    info = authorized_container(req, account, container, obj, "DELETE")
+    if req.query.get("multipart-manifest") == "delete":
+        found = api.get_object(info, obj)
+        if found is not None and found.meta.get(large_objects.SLO):
+            return _delete_manifest(req, account, info, obj, found)
     store.remove(api.delete_object(info, obj))
     return common.response(204)
+
+
+def _delete_manifest(req, account, info, obj, found) -> Response:
+    """An SLO with its segments (``?multipart-manifest=delete``), answered as bulk
+    delete answers."""
+    deleted, missing, errors = 0, 0, []
+    for container, name in large_objects.segment_paths(large_objects.read_manifest(found)):
+        try:
+            segment_container = authorized_container(req, account, container, name, "DELETE")
+            store.remove(api.delete_object(segment_container, name))
+            deleted += 1
+        except SwiftError as error:
+            if error.code != 404:
+                errors.append((f"/{container}/{name}", f"{error.code} Error"))
+            else:
+                missing += 1
+    store.remove(api.delete_object(info, obj))
+    return common.bulk_result(req, deleted + 1, missing, errors)
