@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import uuid
 
@@ -28,9 +29,9 @@ def test_catalog_url_carries_the_project_and_info_lists_what_is_supported(owner)
     assert info["swift"]["max_object_name_length"] == 1024
     assert info["swift"]["container_listing_limit"] == 10000
     assert set(info["tempurl"]["allowed_digests"]) == {"sha1", "sha256", "sha512"}
-    # exactly what is implemented (versioning and FormPOST are not, so not listed)
+    # exactly what is implemented (FormPOST is not, so not listed)
     assert set(info) == {"swift", "tempurl", "keystoneauth", "slo", "dlo", "bulk_delete",
-                         "container_quotas", "account_quotas"}
+                         "container_quotas", "account_quotas", "versioned_writes"}
     r = requests.get(owner.url.split("/v1/")[0] + "/info")
     assert r.status_code == 200 and r.json() == info
 
@@ -274,10 +275,14 @@ def test_expiring_objects_are_gone_from_reads_at_once_and_from_listings_after(
     wait_for(lambda: requests.get(url, headers=owner.headers).status_code == 404, 10,
              "the expired object to be refused", interval=0.2)
     assert [e["name"] for e in swift.get_container(container)[1]] == ["kept"]
-    from pocketstack.objectstore import service
+    from pocketstack.objectstore import api, service, store
     with cloud.cloud.runtime.activated():
         service.expire_now()  # what the expirer runs every [objectstore] expirer_interval
+        on_disk = {name for path, _, names in os.walk(store.root()) for name in names
+                   if os.path.basename(path) != "tmp"}
+        named = api.all_files()
     assert swift.head_container(container)["x-container-object-count"] == "1"
+    assert on_disk == named  # the expired object's file went with its row
 
 
 def test_concurrent_writers_keep_usage_exact(owner, container):

@@ -37,6 +37,8 @@ def test_static_large_object_put_get_ranges_manifest_and_delete(owner, container
     stored = requests.get(f"{url}/{container}/big?multipart-manifest=get", headers=h).json()
     assert [(s["name"], s["bytes"], s["hash"]) for s in stored] == [
         (f"/segments/s{i}", len(p), _md5(p)) for i, p in enumerate(parts)]
+    swift.post_object(container, "big", {"X-Object-Meta-Kind": "large"})  # stays an SLO
+    assert swift.get_object(container, "big")[1] == b"".join(parts)
     listed = swift.get_container(container)[1][0]
     assert (listed["name"], listed["bytes"]) == ("big", 1610)
     assert swift.head_container(container)["x-container-bytes-used"] == "1610"

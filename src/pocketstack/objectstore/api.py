@@ -365,6 +365,11 @@ def _alive(row: Object) -> bool:
     return row.delete_at is None or row.delete_at > int(time.time())
 
 
+# What a POST's new metadata does not replace: an SLO stays an SLO, a DLO a DLO unless
+# the POST names another X-Object-Manifest.
+KEPT_ON_POST = ("x-static-large-object", "x-object-manifest")
+
+
 def post_object(container: ContainerInfo, name: str, *, meta: dict,
                 content_type: str | None, delete_at: int | None, keep_delete_at: bool) -> None:
     with db.transaction() as s:
@@ -373,7 +378,8 @@ def post_object(container: ContainerInfo, name: str, *, meta: dict,
                         .with_for_update()).first()
         if row is None:
             raise not_found()
-        row.meta = meta
+        kept = {k: v for k, v in (row.meta or {}).items() if k in KEPT_ON_POST}
+        row.meta = {**kept, **meta}  # a POST's X-Object-Manifest replaces the kept one
         if content_type:
             row.content_type = content_type
         if not keep_delete_at:

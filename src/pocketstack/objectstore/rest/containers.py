@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import common
+from pocketstack.objectstore.rest import common, versioning
 from pocketstack.wsgi import routing
 
 # Container headers besides X-Container-Meta-* that PUT and POST keep (ACLs).
-KEPT = ("x-container-read", "x-container-write")
+KEPT = ("x-container-read", "x-container-write", versioning.STACK, versioning.HISTORY)
 ACLS = KEPT
 TEMP_URL_KEYS = ("x-container-meta-temp-url-key", "x-container-meta-temp-url-key-2")
 QUOTAS = ("x-container-meta-quota-bytes", "x-container-meta-quota-count")
@@ -17,6 +17,7 @@ QUOTAS = ("x-container-meta-quota-bytes", "x-container-meta-quota-count")
 def _changes(req) -> dict:
     constraints.check_metadata(req.headers, "container")
     changes = common.meta_changes(req.headers, "container", KEPT)
+    versioning.check_headers(changes, {})
     for key in QUOTAS:
         value = changes.get(key)
         if value:
@@ -30,6 +31,7 @@ def _changes(req) -> dict:
 
 def _check(meta: dict) -> None:
     constraints.check_stored_metadata(meta, "container")
+    versioning.check_headers({}, meta)
 
 
 @routing.public

@@ -6,7 +6,7 @@ import json
 
 from pocketstack.common import config
 from pocketstack.objectstore import constraints
-from pocketstack.objectstore.rest import bulk, common, large_objects
+from pocketstack.objectstore.rest import bulk, common, large_objects, versioning
 from pocketstack.wsgi import routing
 
 
@@ -26,6 +26,7 @@ def capabilities() -> dict:
         "bulk_delete": bulk.info(),
         "container_quotas": {},
         "account_quotas": {},
+        "versioned_writes": versioning.info(),
     }
 
 

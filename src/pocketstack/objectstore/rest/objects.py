@@ -22,7 +22,7 @@ from starlette.responses import Response
 from pocketstack.common import config
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, large_objects, ranges
+from pocketstack.objectstore.rest import common, large_objects, ranges, versioning
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -276,6 +276,7 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
 async def _record(info, obj, *, file, headers: dict | None = None, **fields):
     limits = await run_in_threadpool(quotas, info.account, info)
     try:
+        await run_in_threadpool(versioning.before_write, info, obj)
         written, replaced = await run_in_threadpool(
             lambda: api.put_object(info, obj, file=file, quotas=limits, **fields))
     except BaseException:
@@ -328,8 +329,8 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
     found, dst_info, meta, content_type, delete_at = await run_in_threadpool(prepare)
     if req.method == "PUT" and _declared_length(req):
         raise bad_request("Copy requests require a zero byte body")
-    try:
-        file_id, etag = await run_in_threadpool(store.copy, found.file)
+    try:  # files never change once written: the copy is a new name for the same bytes
+        file_id, etag = await run_in_threadpool(store.link, found.file), found.etag
     except FileNotFoundError:  # replaced or deleted meanwhile
         raise not_found() from None
     copied = {"X-Copied-From": f"{urllib.parse.quote(src_container)}/"
@@ -586,7 +587,8 @@ def delete(req):
         found = api.get_object(info, obj)
         if found is not None and found.meta.get(large_objects.SLO):
             return _delete_manifest(req, account, info, obj, found)
-    store.remove(api.delete_object(info, obj))
+    if not versioning.delete(info, obj):
+        store.remove(api.delete_object(info, obj))
     return common.response(204)
 
 
