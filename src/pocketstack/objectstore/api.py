@@ -107,6 +107,28 @@ def get_account(account: str) -> AccountInfo:
                            int(objects), int(used))
 
 
+def account_meta(account: str) -> dict:
+    """An account's metadata alone (one lookup by key, no usage sums)."""
+    with db.reader() as s:
+        meta = s.scalar(sa.select(Account.meta).where(Account.name == account))
+        return dict(meta or {})
+
+
+def lookup(account: str, container: str, name: str) -> tuple[ContainerInfo | None,
+                                                              ObjectInfo | None]:
+    """A container and one of its (live) objects in one query (the GET/HEAD path)."""
+    with db.reader() as s:
+        row = s.execute(
+            sa.select(Container, Object)
+            .outerjoin(Object, sa.and_(Object.container_id == Container.id,
+                                       Object.name == name, _live()))
+            .where(Container.account == account, Container.name == container)).first()
+        if row is None:
+            return None, None
+        return _container_info(row[0]), (_object_info(row[1]) if row[1] is not None
+                                         else None)
+
+
 def _ensure_account(s, account: str) -> Account:
     row = s.get(Account, account)
     if row is None:

@@ -55,14 +55,16 @@ class Writer:
         self._file = open(self.tmp_path, "xb", buffering=0)
         self._md5 = hashlib.md5(usedforsecurity=False)
         self.size = 0
-        self._threads = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=n)
-                         for n in ("object-md5", "object-write")]
+        self._threads: list[concurrent.futures.ThreadPoolExecutor] = []  # made when needed
         self._inflight: list[tuple[concurrent.futures.Future, ...]] = []
 
     def submit(self, data: bytes) -> list[concurrent.futures.Future]:
         """Queue ``data``; returns the futures to wait for before queueing more (the
         oldest buffer's, once DEPTH are in flight)."""
         self.size += len(data)
+        if not self._threads:
+            self._threads = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=n)
+                             for n in ("object-md5", "object-write")]
         md5, write = self._threads
         self._inflight.append((md5.submit(self._md5.update, data),
                                write.submit(self._write_all, data)))
@@ -75,13 +77,18 @@ class Writer:
         while view:
             view = view[self._file.write(view):]
 
-    def finish(self) -> str:
-        """Wait for every buffer; fsync and close the temp file; the MD5 hex digest."""
+    def finish(self, last: bytes = b"") -> str:
+        """Wait for every buffer, then hash and write ``last`` here; fsync and close the
+        temp file; the MD5 hex digest."""
         for futures in self._inflight:
             for future in futures:
                 future.result()
         self._inflight.clear()
         self._stop()
+        if last:
+            self.size += len(last)
+            self._md5.update(last)
+            self._write_all(last)
         if config.CONF.objectstore.fsync:
             os.fsync(self._file.fileno())
         self._file.close()

@@ -38,22 +38,35 @@ DEFAULT_TYPE = "application/octet-stream"
 def authorized_container(req, account: str, container: str, obj: str,
                          method: str) -> api.ContainerInfo:
     """The object's container, once the request may ``method`` the object (401/403/404)."""
+    return authorized_object(req, account, container, obj, method, with_object=False)[0]
+
+
+def authorized_object(req, account: str, container: str, obj: str, method: str,
+                      with_object: bool = True):
+    """(container, object or None), once the request may ``method`` the object
+    (401/403/404); with ``with_object``, both come from one query."""
     ctx = req.context
     if "temp_url_sig" in req.query or "temp_url_expires" in req.query:
-        return _temp_url_container(req, account, container, obj, method)
+        info = _temp_url_container(req, account, container, obj, method)
+        return info, api.get_object(info, obj) if with_object else None
+    if with_object:
+        info, found = api.lookup(account, container, obj)
+    else:
+        info, found = api.find_container(account, container), None
     role = access.account_role(ctx, account)
     if role in ("owner", "reseller") or (role == "reader" and method in access.READS):
-        return api.get_container(account, container)
-    info = api.find_container(account, container)
+        if info is None:
+            raise not_found()
+        return info, found
     if info is None:
         raise access.denied(ctx)
     access.check_container(ctx, account, info.meta, method, listing=False)
-    return info
+    return info, found
 
 
 def _temp_url_container(req, account, container, obj, method) -> api.ContainerInfo:
     info = api.find_container(account, container)
-    keys = [v for k, v in api.get_account(account).meta.items()
+    keys = [v for k, v in api.account_meta(account).items()
             if k in ("x-account-meta-temp-url-key", "x-account-meta-temp-url-key-2")]
     if info is not None:
         keys += [v for k, v in info.meta.items()
@@ -138,8 +151,7 @@ def quotas(account: str, info: api.ContainerInfo) -> dict | None:
     X-Account-Meta-Quota-Bytes), None when there are none."""
     found = {"bytes": info.meta.get("x-container-meta-quota-bytes"),
              "count": info.meta.get("x-container-meta-quota-count"),
-             "account_bytes": api.get_account(account).meta.get(
-                 "x-account-meta-quota-bytes")}
+             "account_bytes": api.account_meta(account).get("x-account-meta-quota-bytes")}
     found = {k: int(v) for k, v in found.items() if v not in (None, "")}
     return found or None
 
@@ -178,7 +190,9 @@ def _put_checks(req, account, container, obj) -> tuple:
     return info, meta, _content_type(req.headers), delete_at, guard
 
 
-async def _receive_into(req, writer: store.Writer, declared: int | None) -> None:
+async def _receive_into(req, writer: store.Writer, declared: int | None) -> bytes:
+    """Hand the body to ``writer`` in CHUNK buffers as it arrives; the last, partial
+    buffer is returned for ``writer.finish`` (a small object never needs its threads)."""
     cap = config.CONF.objectstore.max_file_size
     pending: list[bytes] = []
     buffered = 0
@@ -199,10 +213,10 @@ async def _receive_into(req, writer: store.Writer, declared: int | None) -> None
             raise SwiftError(413, "Your request is too large.")
         if buffered >= store.CHUNK:
             await flush()
-    if buffered:
-        await flush()
-    if declared is not None and writer.size != declared:
+    last = b"".join(pending)
+    if declared is not None and writer.size + len(last) != declared:
         raise SwiftError(499)  # the client went away before sending it all
+    return last
 
 
 @routing.public
@@ -214,19 +228,22 @@ async def put(req):
                            req.headers.get("x-copy-from-account") or account,
                            account, container, obj)
     declared = _declared_length(req)
-    info, meta, content_type, delete_at, guard = await run_in_threadpool(
-        _put_checks, req, account, container, obj)
-    await run_in_threadpool(_check_quotas_early, account, info, declared)
+
+    def checks():
+        checked = _put_checks(req, account, container, obj)
+        return checked, _check_quotas_early(account, checked[0], declared)
+
+    (info, meta, content_type, delete_at, guard), limits = await run_in_threadpool(checks)
     if req.query.get("multipart-manifest") == "put":
         return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
                                    guard)
     writer = await run_in_threadpool(store.Writer)
     try:
         try:
-            await _receive_into(req, writer, declared)
+            last = await _receive_into(req, writer, declared)
         except ClientDisconnect:
             raise SwiftError(499) from None
-        etag = await run_in_threadpool(writer.finish)
+        etag = await run_in_threadpool(writer.finish, last)
         expected = req.headers.get("etag")
         if expected is not None and expected.strip().strip('"').lower() != etag:
             raise SwiftError(422)
@@ -235,7 +252,8 @@ async def put(req):
         await run_in_threadpool(writer.abort)
         raise
     return await _record(info, obj, size=writer.size, etag=etag, content_type=content_type,
-                         meta=meta, delete_at=delete_at, file=file_id, guard=guard)
+                         meta=meta, delete_at=delete_at, file=file_id, guard=guard,
+                         limits=limits)
 
 
 async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, guard):
@@ -260,8 +278,7 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
     def write() -> str:
         writer = store.Writer()
         try:
-            writer.submit(json.dumps(stored).encode())
-            writer.finish()
+            writer.finish(json.dumps(stored).encode())
             return writer.commit()
         except BaseException:
             writer.abort()
@@ -273,8 +290,10 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
                          file=file_id, guard=guard)
 
 
-async def _record(info, obj, *, file, headers: dict | None = None, **fields):
-    limits = await run_in_threadpool(quotas, info.account, info)
+async def _record(info, obj, *, file, headers: dict | None = None, limits=False,
+                  **fields):
+    if limits is False:
+        limits = await run_in_threadpool(quotas, info.account, info)
     try:
         await run_in_threadpool(versioning.before_write, info, obj)
         written, replaced = await run_in_threadpool(
@@ -357,8 +376,7 @@ async def copy(req):
 
 
 def _lookup(req, account, container, obj):
-    info = authorized_container(req, account, container, obj, req.method)
-    found = api.get_object(info, obj)
+    info, found = authorized_object(req, account, container, obj, req.method)
     if found is None:
         raise not_found()
     for _ in range(3):  # a concurrent overwrite may remove the file between row and open
