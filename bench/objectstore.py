@@ -60,6 +60,39 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+class RssPeak:
+    """The peak resident memory growth of a process (and its children) while in use:
+    an object's bytes must stream through, never sit in memory."""
+
+    def __init__(self, pid: int):
+        import psutil
+        import threading
+
+        self.procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+        self.base = self.peak = self._rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _rss(self) -> int:
+        return sum(p.memory_info().rss for p in self.procs)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak = max(self.peak, self._rss())
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def growth_mib(self) -> float:
+        return (self.peak - self.base) / MiB
+
+
 def timed_with_cpu(command: list[str], pid: int | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of a command, the CPU of ``pid`` (the server) if
     given, else of the command itself (from its rusage)."""
@@ -114,20 +147,22 @@ def small_client(args) -> int:
     """One client: PUT (or GET) 4 KiB objects on one connection until ``until``."""
     storage, token, container, index, mode, until = args
     data = os.urandom(4096)
-    done = 0
+    done = 0  # requests answered as they should be
+    at = 0  # the next object's number
     with httpx.Client(headers={"X-Auth-Token": token}, timeout=30) as client:
         while time.time() < until:
-            name = f"{container}/c{index}-{done}"
+            name = f"{container}/c{index}-{at}"
             if mode == "PUT":
                 r = client.put(f"{storage}/{name}", content=data)
                 assert r.status_code == 201, r.text
             else:
                 r = client.get(f"{storage}/{name}")
-                if r.status_code == 404:  # fewer objects than GETs: start over
-                    done = 0
+                if r.status_code == 404:  # past this client's last object: start over
+                    at = 0
                     continue
                 assert r.status_code == 200 and len(r.content) == 4096, r.status_code
             done += 1
+            at += 1
     return done
 
 
@@ -164,12 +199,13 @@ def main() -> None:
         md5, md5_cpu = min(timed_with_cpu(["md5sum", source]) for _ in range(2))
         cat, cat_cpu = min(timed_with_cpu(["cat", source]) for _ in range(2))
         auth = ["-H", f"X-Auth-Token: {token}", "-sS", "--fail"]
-        put, put_cpu = min(timed_with_cpu(["curl", *auth, "-T", source, "-o", "/dev/null",
-                                           f"{storage}/bench/large"], proc.pid)
-                           for _ in range(2))
-        get, get_cpu = min(timed_with_cpu(["curl", *auth, "-o", "/dev/null",
-                                           f"{storage}/bench/large"], proc.pid)
-                           for _ in range(2))
+        with RssPeak(proc.pid) as rss:
+            put, put_cpu = min(timed_with_cpu(["curl", *auth, "-T", source, "-o",
+                                               "/dev/null", f"{storage}/bench/large"],
+                                              proc.pid) for _ in range(2))
+            get, get_cpu = min(timed_with_cpu(["curl", *auth, "-o", "/dev/null",
+                                               f"{storage}/bench/large"], proc.pid)
+                               for _ in range(2))
 
         def rate(seconds: float) -> float:
             return size / MiB / seconds
@@ -180,6 +216,7 @@ def main() -> None:
               f"MiB/s ({put_cpu:.2f} CPU s)  = {md5 / put:4.0%} of md5sum (target >= 70 %)")
         print(f"  cat    {rate(cat):7.0f} MiB/s ({cat_cpu:.2f} CPU s)   GET {rate(get):7.0f} "
               f"MiB/s ({get_cpu:.2f} CPU s)  = {cat / get:4.0%} of cat (target >= 70 %)")
+        print(f"  server memory growth during the PUTs and GETs: {rss.growth_mib:.0f} MiB")
         rates = small_objects(storage, token, args.clients, args.seconds)
         print(f"4 KiB objects, {args.clients} concurrent clients, {args.seconds:g} s each: "
               f"PUT {rates['PUT']:.0f}/s, GET {rates['GET']:.0f}/s")
