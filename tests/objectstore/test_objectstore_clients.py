@@ -50,3 +50,27 @@ def test_openstack_cli_container_and_object_flow(cloud, owner, tmp_path):
     target = tmp_path / "saved.txt"
     cloud.cli("object", "save", name, "notes.txt", "--file", str(target), user=user)
     assert target.read_bytes() == source.read_bytes()
+
+
+def test_swift_command_upload_list_download(cloud, owner, tmp_path):
+    import subprocess
+    import sys
+
+    user = owner.user
+    env = dict(os.environ, OS_AUTH_URL=cloud.auth_url, OS_USERNAME=user["name"],
+               OS_PASSWORD=user["password"], OS_PROJECT_ID=user["project_id"],
+               OS_USER_DOMAIN_ID="default", OS_IDENTITY_API_VERSION="3")
+    exe = os.path.join(os.path.dirname(sys.executable), "swift")
+
+    def swift(*args):
+        proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    (tmp_path / "hello.txt").write_text("hello from swift\n")
+    swift("upload", "cmd", "hello.txt")
+    assert swift("list", "cmd").split() == ["hello.txt"]
+    swift("download", "cmd", "hello.txt", "-o", "copy.txt")
+    assert (tmp_path / "copy.txt").read_text() == "hello from swift\n"
+    assert "Objects: 1" in swift("stat", "cmd")
