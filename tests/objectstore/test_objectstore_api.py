@@ -29,9 +29,10 @@ def test_catalog_url_carries_the_project_and_info_lists_what_is_supported(owner)
     assert info["swift"]["max_object_name_length"] == 1024
     assert info["swift"]["container_listing_limit"] == 10000
     assert set(info["tempurl"]["allowed_digests"]) == {"sha1", "sha256", "sha512"}
-    # exactly what is implemented (FormPOST is not, so not listed)
+    # exactly what is implemented
     assert set(info) == {"swift", "tempurl", "keystoneauth", "slo", "dlo", "bulk_delete",
-                         "container_quotas", "account_quotas", "versioned_writes"}
+                         "container_quotas", "account_quotas", "versioned_writes",
+                         "formpost"}
     r = requests.get(owner.url.split("/v1/")[0] + "/info")
     assert r.status_code == 200 and r.json() == info
 

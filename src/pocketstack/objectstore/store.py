@@ -77,6 +77,12 @@ class Writer:
         while view:
             view = view[self._file.write(view):]
 
+    def write(self, data: bytes) -> None:
+        """Hash and write ``data`` in the calling thread (no buffers in flight)."""
+        self.size += len(data)
+        self._md5.update(data)
+        self._write_all(data)
+
     def finish(self, last: bytes = b"") -> str:
         """Wait for every buffer, then hash and write ``last`` here; fsync and close the
         temp file; the MD5 hex digest."""
@@ -86,9 +92,7 @@ class Writer:
         self._inflight.clear()
         self._stop()
         if last:
-            self.size += len(last)
-            self._md5.update(last)
-            self._write_all(last)
+            self.write(last)
         if config.CONF.objectstore.fsync:
             os.fsync(self._file.fileno())
         self._file.close()

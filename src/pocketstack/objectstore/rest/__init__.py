@@ -4,19 +4,40 @@ token may still be let in by a container ACL or a temporary URL (access.py decid
 from __future__ import annotations
 
 import urllib.parse
+from typing import Callable
 
-from pocketstack.objectstore.rest import accounts, common, containers, info, objects
+from starlette.concurrency import run_in_threadpool
+
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.wsgi import faults
+from pocketstack.objectstore.rest import accounts, common, containers, formpost, info, objects
+from pocketstack.wsgi import faults, routing
+
+
+def _post(handler: Callable) -> Callable:
+    """A container's or object's POST: an HTML form upload (FormPOST) when the body is
+    multipart/form-data, otherwise ``handler`` (metadata; the body is ignored, as swift)."""
+    @routing.public
+    @routing.streaming
+    async def post(req):
+        if formpost.is_form(req):
+            account, container, obj = common.names(req)
+            if container is None:
+                raise SwiftError(412, "Bad URL")
+            return await formpost.handle(req, account, container, obj or "", objects.record)
+        async for _ in req.raw.stream():
+            pass
+        return await run_in_threadpool(handler, req)
+    return post
+
 
 ROUTES = {
     "/info": {"GET": info.show},
     "/v1/{account}": {"GET": accounts.show, "POST": accounts.update,
                       "PUT": accounts.not_allowed, "DELETE": accounts.not_allowed},
     "/v1/{account}/{container}": {"GET": containers.show, "PUT": containers.create,
-                                  "POST": containers.update, "DELETE": containers.delete},
+                                  "POST": _post(containers.update), "DELETE": containers.delete},
     "/v1/{account}/{container}/{obj:path}": {"GET": objects.get, "PUT": objects.put,
-                                             "POST": objects.update,
+                                             "POST": _post(objects.update),
                                              "DELETE": objects.delete,
                                              "COPY": objects.copy},
 }

@@ -27,6 +27,7 @@ def capabilities() -> dict:
         "container_quotas": {},
         "account_quotas": {},
         "versioned_writes": versioning.info(),
+        "formpost": {},
     }
 
 

@@ -251,7 +251,7 @@ async def put(req):
     except BaseException:
         await run_in_threadpool(writer.abort)
         raise
-    return await _record(info, obj, size=writer.size, etag=etag, content_type=content_type,
+    return await record(info, obj, size=writer.size, etag=etag, content_type=content_type,
                          meta=meta, delete_at=delete_at, file=file_id, guard=guard,
                          limits=limits)
 
@@ -285,12 +285,12 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
             raise
 
     file_id = await run_in_threadpool(write)
-    return await _record(info, obj, size=total, etag=etag, content_type=content_type,
+    return await record(info, obj, size=total, etag=etag, content_type=content_type,
                          meta={**meta, large_objects.SLO: "True"}, delete_at=delete_at,
                          file=file_id, guard=guard)
 
 
-async def _record(info, obj, *, file, headers: dict | None = None, limits=False,
+async def record(info, obj, *, file, headers: dict | None = None, limits=False,
                   **fields):
     if limits is False:
         limits = await run_in_threadpool(quotas, info.account, info)
@@ -357,7 +357,7 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
               "X-Copied-From-Last-Modified": api.http_date(found.timestamp)}
     if source_account != account:
         copied["X-Copied-From-Account"] = source_account
-    return await _record(dst_info, dst_obj, size=found.size, etag=etag,
+    return await record(dst_info, dst_obj, size=found.size, etag=etag,
                          content_type=content_type, meta=meta, delete_at=delete_at,
                          file=file_id, headers=copied)
 
