@@ -113,8 +113,8 @@ def listing_format(req) -> str:
 def listing_params(req) -> dict:
     query = req.query
     for key in ("prefix", "delimiter", "marker", "end_marker"):
-        if "\x00" in query.get(key, ""):
-            raise SwiftError(412, "Invalid UTF8 or contains NULL")
+        if "\x00" in query.get(key, ""):  # (the router refuses it first, with a 400)
+            raise SwiftError(400, "Null characters not allowed")
     delimiter = query.get("delimiter") or ""
     if len(delimiter) > 1:
         raise SwiftError(412, "Bad delimiter")
