@@ -1,6 +1,7 @@
-"""The object store's background work in the cloud's main process: at start, remove
-what crashed uploads left; then, every [objectstore] expirer_interval seconds, remove
-objects past their X-Delete-At from listings, usage and disk (reads refuse them at once)."""
+"""The object store's background work in the cloud's main process: at start and then
+hourly, remove what crashed uploads left; every [objectstore] expirer_interval seconds,
+remove objects past their X-Delete-At from listings, usage and disk (reads refuse them
+at once)."""
 from __future__ import annotations
 
 import logging
@@ -20,15 +21,17 @@ class Expirer:
         self._thread = threading.Thread(target=self._run, name="object-expirer", daemon=True)
         self._thread.start()
 
+    SWEEP_INTERVAL = 3600  # seconds between sweeps after the one at start
+
     def _run(self) -> None:
         with self._runtime.activated():
-            try:
-                removed = store.sweep(api.all_files)
-                if removed:
-                    LOG.info("Object store: removed %d files of cut-short uploads", removed)
-            except Exception:  # noqa: BLE001 - the sweep is housekeeping; serving goes on
-                LOG.exception("Object store sweep failed")
-            while not self._stop.wait(config.CONF.objectstore.expirer_interval):
+            swept = 0.0
+            while True:
+                if not swept or time.monotonic() - swept > self.SWEEP_INTERVAL:
+                    swept = time.monotonic()
+                    _sweep()
+                if self._stop.wait(config.CONF.objectstore.expirer_interval):
+                    return
                 try:
                     expire_now()
                 except Exception:  # noqa: BLE001 - try again next round
@@ -37,6 +40,15 @@ class Expirer:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+
+def _sweep() -> None:
+    try:
+        removed = store.sweep(api.all_files)
+        if removed:
+            LOG.info("Object store: removed %d files of cut-short uploads", removed)
+    except Exception:  # noqa: BLE001 - the sweep is housekeeping; serving goes on
+        LOG.exception("Object store sweep failed")
 
 
 def expire_now() -> int:
