@@ -75,9 +75,9 @@ def check_container(ctx, account: str, container_meta: dict, method: str,
         return
     if method in READS:
         acl = parse_acl(container_meta.get("x-container-read"))
-        referrer = any(item in (".r:*", ".r:*.") or item.startswith(".r:") and
-                       item[3:] in ("*",) for item in acl)
-        if referrer and (not listing or ".rlistings" in acl):
+        # any referrer (host-specific referrer rules are not honoured: they let no one in)
+        anyone = ".r:*" in acl or ".referrer:*" in acl
+        if anyone and (not listing or ".rlistings" in acl):
             return
         if ctx.user_id and any(_user_matches(ctx, item) for item in acl):
             return
