@@ -21,6 +21,12 @@ def test_every_catalog_service_answers(cloud):
     for entry in catalog:
         for endpoint in entry["endpoints"]:
             response = httpx.get(endpoint["url"], headers={"Accept": "application/json"})
+            if entry["type"] == "object-store":
+                # swift has no version document: its URL is an account (401 without a
+                # token, as swift), its capabilities are at /info beside /v1
+                assert response.status_code == 401, response.text
+                assert httpx.get(endpoint["url"].split("/v1/")[0] + "/info").status_code == 200
+                continue
             assert _is_version_document(response), (entry["type"], endpoint["url"],
                                                     response.status_code, response.text)
 
@@ -30,6 +36,9 @@ def test_every_service_in_the_root_map_answers_at_its_root(cloud):
     assert {"identity", "compute", "image", "network", "volume",
             "pocketstack"} <= set(services)
     for name, prefix in services.items():
+        if name == "object-store":  # no version document in swift: /info instead
+            assert httpx.get(cloud.url + prefix + "/info").status_code == 200
+            continue
         for path in (prefix, prefix + "/"):
             response = httpx.get(cloud.url + path, headers={"Accept": "application/json"})
             assert _is_version_document(response), (name, path, response.status_code)

@@ -175,6 +175,15 @@ SHAPES = {
 }
 
 
+
+
+def _in_format(service, r: httpx.Response, code: int) -> bool:
+    if service.name == "objectstore":  # swift: swob's one-line HTML page of the status
+        return r.headers["content-type"] == "text/html; charset=UTF-8" and \
+            r.text.startswith("<html><h1>")
+    return SHAPES[service.name](r.json(), code)
+
+
 @pytest.fixture(params=sorted(SERVICES))
 def service(request):
     return SERVICES[request.param]
@@ -213,7 +222,7 @@ def test_unexpected_exception_is_a_500_in_the_service_format(service, call, path
     request_id = _assert_request_id(r)
     assert "secret internals" not in r.text
     assert "Traceback" not in r.text and "Boom" not in r.text
-    assert SHAPES[service.name](r.json(), 500)
+    assert _in_format(service, r, 500)
     logged = [rec for rec in caplog.records if request_id in rec.getMessage()]
     assert logged and logged[0].exc_info[0] is Boom  # the traceback goes to the log
 
@@ -221,18 +230,19 @@ def test_unexpected_exception_is_a_500_in_the_service_format(service, call, path
 def test_domain_errors_and_405_use_the_service_format(service, call):
     r = call("GET", "/widgets/abc")
     assert r.status_code == 404
-    assert SHAPES[service.name](r.json(), 404)
-    assert "No widget abc." in r.text
+    assert _in_format(service, r, 404)
+    # swift's 404 page is the same for every missing thing
+    assert "No widget abc." in r.text or service.name == "objectstore"
     r = call("DELETE", "/widgets/abc")
     assert r.status_code == 405
-    assert SHAPES[service.name](r.json(), 405)
+    assert _in_format(service, r, 405)
     _assert_request_id(r)
 
 
 def test_post_body_is_size_checked_before_the_handler_runs(service, call):
     r = call("POST", "/fails", content=b"x" * (config.CONF.max_request_body_size + 1))
     assert r.status_code == 413
-    assert SHAPES[service.name](r.json(), 413)
+    assert _in_format(service, r, 413)
 
 
 def test_request_id_is_minted_by_the_server(call, service):

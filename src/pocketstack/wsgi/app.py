@@ -39,6 +39,7 @@ SERVICES = (
     # cinder uses nova's fault bodies; the catalog lists it under both types
     Service("volume", "/volume", faults.nova, types=("block-storage", "volumev3")),
     Service("placement", "/placement", faults.placement, types=("placement",)),
+    Service("objectstore", "/object-store", faults.swift, types=("object-store",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 
@@ -54,10 +55,13 @@ def _validate_token(token: str, service_token: str | None = None,
     return tokens.validate_to_context(token, service_token, request)
 
 
-def pipeline(service: Service, router, exempt, wrap: Callable | None = None) -> Callable:
+def pipeline(service: Service, router, exempt, wrap: Callable | None = None,
+             rest=None) -> Callable:
     """The middleware stack, innermost last; the order is explained in middleware.py.
     ``wrap``: a service's own layer around its faults (placement's microversion header,
-    which its error responses carry too)."""
+    which its error responses carry too). ``rest`` (the service's REST package) may give
+    its own request id shape (``new_request_id``) and more names for it
+    (``REQUEST_ID_HEADERS``)."""
     app = middleware.TokenAuth(router, _validate_token, service.types)
     app = middleware.BodySizeLimit(app, exempt)
     app = middleware.FaultWrapper(app, service.formatter, auth_uri)
@@ -66,7 +70,9 @@ def pipeline(service: Service, router, exempt, wrap: Callable | None = None) -> 
     app = middleware.AccessLog(app)
     # nova also names the request id x-compute-request-id (clients such as novaclient read it)
     also = ("x-compute-request-id",) if service.name == "compute" else ()
-    return middleware.RequestId(app, also=also)
+    also += tuple(getattr(rest, "REQUEST_ID_HEADERS", ()))
+    new_id = getattr(rest, "new_request_id", None) or middleware.new_request_id
+    return middleware.RequestId(app, also=also, new_id=new_id)
 
 
 class PocketstackApp:
@@ -128,7 +134,7 @@ class PocketstackApp:
                 if rest is not None and getattr(rest, "ROUTES", None) is not None:
                     router = Router(rest.ROUTES, lambda: config.CONF.max_request_body_size)
                     exempt = getattr(rest, "body_limit_exempt", lambda scope: False)
-                    app = pipeline(service, router, exempt, getattr(rest, "wrap", None))
+                    app = pipeline(service, router, exempt, getattr(rest, "wrap", None), rest)
                     self._routers[service.prefix] = router
                 self._apps[service.prefix] = app
             return self._apps[service.prefix]

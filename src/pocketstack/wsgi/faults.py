@@ -127,3 +127,51 @@ def placement_scoped(error: PocketstackError, scope: dict) -> dict:
 
 
 placement.scoped = placement_scoped
+
+
+# swob's reason phrase and explanation of each status (swift/common/swob.py).
+SWIFT_REASONS = {
+    400: ("Bad Request", "The server could not comply with the request since it is either "
+          "malformed or otherwise incorrect."),
+    401: ("Unauthorized", "This server could not verify that you are authorized to access "
+          "the document you requested."),
+    403: ("Forbidden", "Access was denied to this resource."),
+    404: ("Not Found", "The resource could not be found."),
+    405: ("Method Not Allowed", "The method is not allowed for this resource."),
+    406: ("Not Acceptable", "The resource is not available in a format acceptable to your "
+          "browser."),
+    408: ("Request Timeout", "The server has waited too long for the request to be sent by "
+          "the client."),
+    409: ("Conflict", "There was a conflict when trying to complete your request."),
+    411: ("Length Required", "Content-Length header required."),
+    412: ("Precondition Failed", "A precondition for this request was not met."),
+    413: ("Request Entity Too Large", "The body of your request was too large for this "
+          "server."),
+    415: ("Unsupported Media Type", "The request media type is not supported by this "
+          "server."),
+    416: ("Requested Range Not Satisfiable", "The Range requested is not available."),
+    422: ("Unprocessable Entity", "Unable to process the contained instructions"),
+    499: ("Client Disconnect", "The client was disconnected during request."),
+    500: ("Internal Error", "The server has either erred or is incapable of performing the "
+          "requested operation."),
+    501: ("Not Implemented", "The requested method is not implemented by this server."),
+    503: ("Service Unavailable", "The server is currently unavailable. Please try again at a "
+          "later time."),
+}
+
+
+def swift_negotiated(error: PocketstackError, accept: str | None) -> tuple[str, bytes]:
+    """Swift's error bodies: the text it was given as plain text (``error.plain``, set by
+    the object store's own errors), otherwise swob's one-line HTML page of the status."""
+    if getattr(error, "plain", False):
+        return "text/plain", error.message.encode()
+    title, explanation = SWIFT_REASONS.get(error.code, (error.title, error.message))
+    return ("text/html; charset=UTF-8",
+            f"<html><h1>{title}</h1><p>{explanation}</p></html>".encode())
+
+
+def swift(error: PocketstackError) -> dict:
+    return {"error": {"code": error.code, "message": error.message}}
+
+
+swift.negotiate = swift_negotiated

@@ -44,14 +44,18 @@ def _header(scope, name: bytes) -> str | None:
 
 
 class RequestId:
-    def __init__(self, app, also: tuple[str, ...] = ()):
+    """``new_id``: a service's own id shape (swift's ``tx…-…`` transaction ids)."""
+
+    def __init__(self, app, also: tuple[str, ...] = (),
+                 new_id: Callable[[], str] = new_request_id):
         self.app = app
         self.names = [b"x-openstack-request-id"] + [n.encode() for n in also]
+        self.new_id = new_id
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        request_id = new_request_id()
+        request_id = self.new_id()
         scope[REQUEST_ID_KEY] = request_id
         headers = [(name, request_id.encode()) for name in self.names]
 

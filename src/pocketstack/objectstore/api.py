@@ -1,0 +1,448 @@
+"""Accounts, containers and object rows: what the REST handlers and the expirer call.
+
+Object writes lock their container's row (a no-op on SQLite, whose writers are serialized)
+and change its usage in the same transaction, so counts stay exact under concurrent
+writers. Functions return plain snapshots (dataclasses), never live ORM rows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email.utils
+import math
+import time
+
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.objectstore.errors import SwiftError, not_found
+from pocketstack.objectstore.models import Account, Container, Object
+
+
+def timestamp() -> str:
+    """swift's normalized X-Timestamp (seconds, 5 decimals)."""
+    return "%016.05f" % time.time()
+
+
+def http_date(ts: str) -> str:
+    """Last-Modified: swift rounds the timestamp up to the second."""
+    return email.utils.formatdate(math.ceil(float(ts)), usegmt=True)
+
+
+def _datetime(ts: str) -> dt.datetime:
+    return dt.datetime.fromtimestamp(float(ts), dt.timezone.utc).replace(tzinfo=None)
+
+
+def listing_time(value: dt.datetime) -> str:
+    """Listings' last_modified: no time zone, microseconds."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+@dataclasses.dataclass
+class AccountInfo:
+    name: str
+    meta: dict
+    timestamp: str
+    container_count: int
+    object_count: int
+    bytes_used: int
+
+
+@dataclasses.dataclass
+class ContainerInfo:
+    id: int
+    account: str
+    name: str
+    meta: dict
+    timestamp: str
+    put_timestamp: str
+    object_count: int
+    bytes_used: int
+    last_modified: dt.datetime
+
+
+@dataclasses.dataclass
+class ObjectInfo:
+    name: str
+    size: int
+    etag: str
+    content_type: str
+    timestamp: str
+    last_modified: dt.datetime
+    meta: dict
+    delete_at: int | None
+    file: str
+
+
+def _container_info(row: Container) -> ContainerInfo:
+    return ContainerInfo(row.id, row.account, row.name, dict(row.meta or {}), row.timestamp,
+                         row.put_timestamp, row.object_count, row.bytes_used,
+                         row.last_modified)
+
+
+def _object_info(row: Object) -> ObjectInfo:
+    return ObjectInfo(row.name, row.size, row.etag, row.content_type, row.timestamp,
+                      row.last_modified, dict(row.meta or {}), row.delete_at, row.file)
+
+
+def _live(now: float | None = None):
+    now = int(now if now is not None else time.time())
+    return sa.or_(Object.delete_at.is_(None), Object.delete_at > now)
+
+
+# --- accounts ---------------------------------------------------------------------------
+
+
+def get_account(account: str) -> AccountInfo:
+    with db.reader() as s:
+        row = s.get(Account, account)
+        count, objects, used = s.execute(
+            sa.select(sa.func.count(Container.id),
+                      sa.func.coalesce(sa.func.sum(Container.object_count), 0),
+                      sa.func.coalesce(sa.func.sum(Container.bytes_used), 0))
+            .where(Container.account == account)).one()
+        if row is None:
+            return AccountInfo(account, {}, timestamp(), count, int(objects), int(used))
+        return AccountInfo(account, dict(row.meta or {}), row.timestamp, count,
+                           int(objects), int(used))
+
+
+def account_meta(account: str) -> dict:
+    """An account's metadata alone (one lookup by key, no usage sums)."""
+    with db.reader() as s:
+        meta = s.scalar(sa.select(Account.meta).where(Account.name == account))
+        return dict(meta or {})
+
+
+def lookup(account: str, container: str, name: str) -> tuple[ContainerInfo | None,
+                                                              ObjectInfo | None]:
+    """A container and one of its (live) objects in one query (the GET/HEAD path)."""
+    with db.reader() as s:
+        row = s.execute(
+            sa.select(Container, Object)
+            .outerjoin(Object, sa.and_(Object.container_id == Container.id,
+                                       Object.name == name, _live()))
+            .where(Container.account == account, Container.name == container)).first()
+        if row is None:
+            return None, None
+        return _container_info(row[0]), (_object_info(row[1]) if row[1] is not None
+                                         else None)
+
+
+def _ensure_account(s, account: str) -> Account:
+    row = s.get(Account, account)
+    if row is None:
+        row = Account(name=account, meta={}, timestamp=timestamp())
+        s.add(row)
+        try:
+            with s.begin_nested():
+                s.flush()
+        except sa.exc.IntegrityError:
+            row = s.get(Account, account)
+    return row
+
+
+def update_account(account: str, changes: dict, check) -> None:
+    """Apply metadata ``changes`` (header -> value, "" removes); ``check(merged)`` may
+    refuse the result."""
+    with db.transaction() as s:
+        row = _ensure_account(s, account)
+        row.meta = _merged(row.meta, changes)
+        check(row.meta)
+
+
+def _merged(meta: dict | None, changes: dict) -> dict:
+    merged = dict(meta or {})
+    for key, value in changes.items():
+        if value == "":
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+# --- containers -------------------------------------------------------------------------
+
+
+def get_container(account: str, name: str) -> ContainerInfo:
+    with db.reader() as s:
+        row = s.scalars(sa.select(Container).where(Container.account == account,
+                                                   Container.name == name)).first()
+        if row is None:
+            raise not_found()
+        return _container_info(row)
+
+
+def find_container(account: str, name: str) -> ContainerInfo | None:
+    try:
+        return get_container(account, name)
+    except SwiftError:
+        return None
+
+
+def put_container(account: str, name: str, changes: dict, check) -> bool:
+    """Create the container or update its metadata; whether it was created."""
+    with db.transaction() as s:
+        _ensure_account(s, account)
+        row = s.scalars(sa.select(Container).where(Container.account == account,
+                                                   Container.name == name)
+                        .with_for_update()).first()
+        ts = timestamp()
+        if row is not None:
+            row.meta = _merged(row.meta, changes)
+            row.put_timestamp = ts
+            check(row.meta)
+            return False
+        meta = _merged({}, changes)
+        check(meta)
+        s.add(Container(account=account, name=name, meta=meta, timestamp=ts,
+                        put_timestamp=ts, object_count=0, bytes_used=0,
+                        last_modified=_datetime(ts)))
+        try:
+            with s.begin_nested():
+                s.flush()
+        except sa.exc.IntegrityError:  # created meanwhile by another request
+            return False
+        return True
+
+
+def post_container(account: str, name: str, changes: dict, check) -> None:
+    with db.transaction() as s:
+        row = s.scalars(sa.select(Container).where(Container.account == account,
+                                                   Container.name == name)
+                        .with_for_update()).first()
+        if row is None:
+            raise not_found()
+        row.meta = _merged(row.meta, changes)
+        row.put_timestamp = timestamp()
+        check(row.meta)
+
+
+def delete_container(account: str, name: str) -> list[str]:
+    """404 when missing, 409 while it holds objects (expired ones not counted); the files
+    of expired objects the expirer had not removed yet."""
+    with db.transaction() as s:
+        row = s.scalars(sa.select(Container).where(Container.account == account,
+                                                   Container.name == name)
+                        .with_for_update()).first()
+        if row is None:
+            raise not_found()
+        live = s.scalar(sa.select(Object.id).where(Object.container_id == row.id, _live())
+                        .limit(1))
+        if live is not None:
+            raise SwiftError(409)
+        leftover = s.scalars(sa.select(Object.file).where(Object.container_id == row.id)).all()
+        s.execute(sa.delete(Object).where(Object.container_id == row.id))
+        s.delete(row)
+    return leftover
+
+
+# --- listings ---------------------------------------------------------------------------
+
+
+def _after(text: str) -> str:
+    """The least string greater than every string that starts with ``text``."""
+    return text[:-1] + chr(ord(text[-1]) + 1)
+
+
+def _listing(s, select, column, make, *, prefix, delimiter, marker, end_marker, limit,
+             reverse):
+    """Swift's listing walk: rows in byte order (or reversed) between the markers and
+    under the prefix; with a delimiter, names that go on past it after the prefix are
+    folded into one ``subdir`` entry."""
+    out: list[dict] = []
+    low, low_inclusive = (end_marker, False) if reverse else (marker, False)
+    high = marker if reverse else end_marker
+    if prefix:
+        if not low or low < prefix:
+            low, low_inclusive = prefix, True
+        upper = _after(prefix)
+        if not high or high > upper:
+            high = upper
+    while len(out) < limit:
+        query = select
+        if low:
+            query = query.where(column >= low if low_inclusive else column > low)
+        if high:
+            query = query.where(column < high)
+        query = query.order_by(column.desc() if reverse else column)
+        wanted = limit - len(out)
+        rows = s.execute(query.limit(wanted)).all()
+        if not rows:
+            break
+        folded = False
+        for row in rows:
+            name = row[0].name if hasattr(row[0], "name") else row[0]
+            cut = name.find(delimiter, len(prefix)) if delimiter else -1
+            if cut >= 0:
+                subdir = name[:cut + len(delimiter)]
+                out.append({"subdir": subdir})
+                if reverse:
+                    high = subdir
+                else:
+                    low, low_inclusive = _after(subdir), True
+                folded = True
+                break
+            out.append(make(row[0]))
+            if reverse:
+                high = name
+            else:
+                low, low_inclusive = name, False
+        if not folded and len(rows) < wanted:
+            break
+    return out[:limit]
+
+
+def list_containers(account: str, **params) -> list[dict]:
+    with db.reader() as s:
+        return _listing(
+            s, sa.select(Container).where(Container.account == account), Container.name,
+            lambda c: {"name": c.name, "count": c.object_count, "bytes": c.bytes_used,
+                       "last_modified": listing_time(c.last_modified)}, **params)
+
+
+def list_objects(container: ContainerInfo, **params) -> list[dict]:
+    with db.reader() as s:
+        return _listing(
+            s, sa.select(Object).where(Object.container_id == container.id, _live()),
+            Object.name,
+            lambda o: {"hash": o.etag, "last_modified": listing_time(o.last_modified),
+                       "bytes": o.size, "name": o.name, "content_type": o.content_type},
+            **params)
+
+
+# --- objects ----------------------------------------------------------------------------
+
+
+def get_object(container: ContainerInfo, name: str) -> ObjectInfo | None:
+    """The object, None when missing or expired."""
+    with db.reader() as s:
+        row = s.scalars(sa.select(Object).where(Object.container_id == container.id,
+                                                Object.name == name, _live())).first()
+        return _object_info(row) if row is not None else None
+
+
+def _locked_container(s, container: ContainerInfo) -> Container:
+    row = s.scalars(sa.select(Container).where(Container.id == container.id)
+                    .with_for_update()).first()
+    if row is None:  # deleted while the bytes were arriving
+        raise not_found()
+    return row
+
+
+def _count(s, container_id: int, objects: int, size: int) -> None:
+    s.execute(sa.update(Container).where(Container.id == container_id).values(
+        object_count=Container.object_count + objects,
+        bytes_used=Container.bytes_used + size, last_modified=_datetime(timestamp())))
+
+
+def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
+               content_type: str, meta: dict, delete_at: int | None, file: str,
+               guard=None, quotas: dict | None = None) -> tuple[ObjectInfo, str | None]:
+    """Record the object (replacing any); (its info, the replaced file to remove).
+    ``guard(old ObjectInfo | None)`` may refuse it (If-None-Match: *); ``quotas``
+    ({"bytes", "count", "account_bytes"}: limits or None) are checked here, where the
+    usage is exact."""
+    ts = timestamp()
+    with db.transaction() as s:
+        row = _locked_container(s, container)
+        old = s.scalars(sa.select(Object).where(Object.container_id == container.id,
+                                                Object.name == name)).first()
+        if guard is not None:
+            guard(_object_info(old) if old is not None and _alive(old) else None)
+        replaced = None
+        objects, delta = 1, size
+        if old is not None:
+            replaced, objects, delta = old.file, 0, size - old.size
+        if quotas:
+            _check_quotas(s, row, quotas, objects, delta)
+        if old is not None:
+            s.delete(old)
+            s.flush()
+        row = Object(container_id=container.id, name=name, size=size, etag=etag,
+                     content_type=content_type, timestamp=ts, last_modified=_datetime(ts),
+                     meta=meta, delete_at=delete_at, file=file)
+        s.add(row)
+        _count(s, container.id, objects, delta)
+        s.flush()
+        return _object_info(row), replaced
+
+
+def _check_quotas(s, row: Container, quotas: dict, objects: int, delta: int) -> None:
+    exceeded = SwiftError(413, "Upload exceeds quota.")
+    if quotas.get("bytes") is not None and delta > 0 and \
+            row.bytes_used + delta > quotas["bytes"]:
+        raise exceeded
+    if quotas.get("count") is not None and objects > 0 and \
+            row.object_count + objects > quotas["count"]:
+        raise exceeded
+    if quotas.get("account_bytes") is not None and delta > 0:
+        used = s.scalar(sa.select(sa.func.coalesce(sa.func.sum(Container.bytes_used), 0))
+                        .where(Container.account == row.account))
+        if int(used) + delta > quotas["account_bytes"]:
+            raise exceeded
+
+
+def _alive(row: Object) -> bool:
+    return row.delete_at is None or row.delete_at > int(time.time())
+
+
+# What a POST's new metadata does not replace: an SLO stays an SLO, a DLO a DLO unless
+# the POST names another X-Object-Manifest.
+KEPT_ON_POST = ("x-static-large-object", "x-object-manifest")
+
+
+def post_object(container: ContainerInfo, name: str, *, meta: dict,
+                content_type: str | None, delete_at: int | None, keep_delete_at: bool) -> None:
+    with db.transaction() as s:
+        row = s.scalars(sa.select(Object).where(Object.container_id == container.id,
+                                                Object.name == name, _live())
+                        .with_for_update()).first()
+        if row is None:
+            raise not_found()
+        kept = {k: v for k, v in (row.meta or {}).items() if k in KEPT_ON_POST}
+        row.meta = {**kept, **meta}  # a POST's X-Object-Manifest replaces the kept one
+        if content_type:
+            row.content_type = content_type
+        if not keep_delete_at:
+            row.delete_at = delete_at
+
+
+def delete_object(container: ContainerInfo, name: str) -> str:
+    """Remove the row; the file to remove. 404 when missing (or expired)."""
+    with db.transaction() as s:
+        _locked_container(s, container)
+        row = s.scalars(sa.select(Object).where(Object.container_id == container.id,
+                                                Object.name == name)).first()
+        if row is None or not _alive(row):
+            raise not_found()
+        s.delete(row)
+        _count(s, container.id, -1, -row.size)
+        return row.file
+
+
+def expire(now: float, batch: int = 500) -> list[str]:
+    """Remove the rows of objects past their X-Delete-At; their files."""
+    with db.transaction() as s:
+        rows = s.scalars(sa.select(Object).where(Object.delete_at <= int(now))
+                         .limit(batch)).all()
+        for row in rows:
+            s.delete(row)
+            _count(s, row.container_id, -1, -row.size)
+        return [row.file for row in rows]
+
+
+def all_files() -> set[str]:
+    with db.reader() as s:
+        return set(s.scalars(sa.select(Object.file)))
+
+
+def list_segments(container: ContainerInfo, prefix: str,
+                  limit: int = 10000) -> list[ObjectInfo]:
+    """A DLO's segments: the live objects under ``prefix``, in name order."""
+    with db.reader() as s:
+        query = sa.select(Object).where(Object.container_id == container.id, _live())
+        if prefix:
+            query = query.where(Object.name >= prefix, Object.name < _after(prefix))
+        rows = s.scalars(query.order_by(Object.name).limit(limit)).all()
+        return [_object_info(row) for row in rows]

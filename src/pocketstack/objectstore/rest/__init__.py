@@ -1,0 +1,78 @@
+"""Swift API v1 route table, mounted at /object-store: ``/info`` and
+``/v1/{account}[/{container}[/{object}]]``. Handlers are public: a request without a
+token may still be let in by a container ACL or a temporary URL (access.py decides)."""
+from __future__ import annotations
+
+import urllib.parse
+from typing import Callable
+
+from starlette.concurrency import run_in_threadpool
+
+from pocketstack.objectstore.errors import SwiftError
+from pocketstack.objectstore.rest import accounts, common, containers, formpost, info, objects
+from pocketstack.wsgi import faults, routing
+
+
+def _post(handler: Callable) -> Callable:
+    """A container's or object's POST: an HTML form upload (FormPOST) when the body is
+    multipart/form-data, otherwise ``handler`` (metadata; the body is ignored, as swift)."""
+    @routing.public
+    @routing.streaming
+    async def post(req):
+        if formpost.is_form(req):
+            account, container, obj = common.names(req)
+            if container is None:
+                raise SwiftError(412, "Bad URL")
+            return await formpost.handle(req, account, container, obj or "", objects.record)
+        async for _ in req.raw.stream():
+            pass
+        return await run_in_threadpool(handler, req)
+    return post
+
+
+ROUTES = {
+    "/info": {"GET": info.show},
+    "/v1/{account}": {"GET": accounts.show, "POST": accounts.update,
+                      "PUT": accounts.not_allowed, "DELETE": accounts.not_allowed},
+    "/v1/{account}/{container}": {"GET": containers.show, "PUT": containers.create,
+                                  "POST": _post(containers.update), "DELETE": containers.delete},
+    "/v1/{account}/{container}/{obj:path}": {"GET": objects.get, "PUT": objects.put,
+                                             "POST": _post(objects.update),
+                                             "DELETE": objects.delete,
+                                             "COPY": objects.copy},
+}
+
+# swift names its transaction id X-Trans-Id and X-Openstack-Request-Id (the same value).
+REQUEST_ID_HEADERS = ("x-trans-id",)
+new_request_id = common.new_request_id
+
+
+def body_limit_exempt(scope) -> bool:
+    """Object bodies stream to disk, capped by [objectstore] max_file_size."""
+    return True
+
+
+def wrap(app):
+    """Swift's 412 for a path that is not UTF-8 or holds a NUL, before the router's own
+    (400) check."""
+    async def checked(scope, receive, send):
+        if scope["type"] == "http":
+            raw = urllib.parse.unquote_to_bytes(scope.get("raw_path") or b"")
+            try:
+                bad = b"\x00" in raw or "\x00" in raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad = True
+            if bad:
+                return await _precondition_failed(scope, send)
+        return await app(scope, receive, send)
+    return checked
+
+
+async def _precondition_failed(scope, send):
+    content_type, body = faults.swift_negotiated(
+        SwiftError(412, "Invalid UTF8 or contains NULL"), None)
+    await send({"type": "http.response.start", "status": 412,
+                "headers": [(b"content-type", content_type.encode()),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body",
+                "body": b"" if scope["method"] == "HEAD" else body})

@@ -1,0 +1,186 @@
+"""Object bytes as files: ``<root>/<id[:2]>/<id>``, one file per written object version.
+
+A write goes to ``<root>/tmp/`` and is renamed into place (after an fsync of the file and
+then of its directory) only once it is complete, so a crash never leaves a partial object:
+a temp file is swept at the next start, and a file no row names (a crash between the
+rename and the database commit) is never read and is swept too.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import hashlib
+import os
+import time
+import uuid
+
+from pocketstack.common import config
+
+CHUNK = 1 << 20  # bytes hashed and written at a time
+
+
+def root() -> str:
+    return config.CONF.objectstore.data_dir or os.path.join(config.data_dir(), "objects")
+
+
+def _tmp_dir() -> str:
+    path = os.path.join(root(), "tmp")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+def path_of(file_id: str) -> str:
+    return os.path.join(root(), file_id[:2], file_id)
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Writer:
+    """A new object's bytes: ``write`` chunks (hashed and written on two threads of their
+    own, a few buffers deep, while the caller receives more), then ``commit`` (fsync,
+    rename into place) or ``abort``."""
+
+    DEPTH = 4  # buffers in flight
+
+    def __init__(self):
+        self.file_id = uuid.uuid4().hex
+        # The writer's pid in the name: the sweep leaves live processes' uploads alone.
+        self.tmp_path = os.path.join(_tmp_dir(), f"{self.file_id}.{os.getpid()}")
+        self._file = open(self.tmp_path, "xb", buffering=0)
+        self._md5 = hashlib.md5(usedforsecurity=False)
+        self.size = 0
+        self._threads: list[concurrent.futures.ThreadPoolExecutor] = []  # made when needed
+        self._inflight: list[tuple[concurrent.futures.Future, ...]] = []
+
+    def submit(self, data: bytes) -> list[concurrent.futures.Future]:
+        """Queue ``data``; returns the futures to wait for before queueing more (the
+        oldest buffer's, once DEPTH are in flight)."""
+        self.size += len(data)
+        if not self._threads:
+            self._threads = [concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=n)
+                             for n in ("object-md5", "object-write")]
+        md5, write = self._threads
+        self._inflight.append((md5.submit(self._md5.update, data),
+                               write.submit(self._write_all, data)))
+        if len(self._inflight) >= self.DEPTH:
+            return list(self._inflight.pop(0))
+        return []
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._file.write(view):]
+
+    def write(self, data: bytes) -> None:
+        """Hash and write ``data`` in the calling thread (no buffers in flight)."""
+        self.size += len(data)
+        self._md5.update(data)
+        self._write_all(data)
+
+    def finish(self, last: bytes = b"") -> str:
+        """Wait for every buffer, then hash and write ``last`` here; fsync and close the
+        temp file; the MD5 hex digest."""
+        for futures in self._inflight:
+            for future in futures:
+                future.result()
+        self._inflight.clear()
+        self._stop()
+        if last:
+            self.write(last)
+        if config.CONF.objectstore.fsync:
+            os.fsync(self._file.fileno())
+        self._file.close()
+        return self._md5.hexdigest()
+
+    def commit(self) -> str:
+        """Rename the finished file into place; its id."""
+        final = path_of(self.file_id)
+        directory = os.path.dirname(final)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        os.replace(self.tmp_path, final)
+        if config.CONF.objectstore.fsync:
+            _fsync_dir(directory)
+        return self.file_id
+
+    def _stop(self) -> None:
+        for pool in self._threads:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        self._stop()
+        self._file.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.tmp_path)
+
+
+def link(file_id: str) -> str:
+    """A new name for a stored file's bytes (files never change once written): a copy
+    or an archived version without copying."""
+    new_id = uuid.uuid4().hex
+    final = path_of(new_id)
+    os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
+    os.link(path_of(file_id), final)
+    if config.CONF.objectstore.fsync:
+        _fsync_dir(os.path.dirname(final))
+    return new_id
+
+
+def open_file(file_id: str):
+    return open(path_of(file_id), "rb", buffering=0)
+
+
+def remove(file_id: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path_of(file_id))
+
+
+ORPHAN_AGE = 600  # seconds: a renamed file's row is committed well within this
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dead_upload(name: str) -> bool:
+    pid = name.rpartition(".")[2]
+    return not pid.isdigit() or not _alive(int(pid))
+
+
+def sweep(known) -> int:
+    """Remove temp files of uploads whose process died (a crash cut them short) and files
+    no row names (a crash between the rename and the commit), left for ORPHAN_AGE;
+    ``known()``: the file ids rows name, read after the listing. How many went."""
+    base = root()
+    if not os.path.isdir(base):
+        return 0
+    removed = 0
+    old = time.time() - ORPHAN_AGE
+    candidates = []
+    for entry in os.scandir(base):
+        if not entry.is_dir():
+            continue
+        for item in os.scandir(entry.path):
+            if entry.name == "tmp":
+                if _dead_upload(item.name):
+                    candidates.append(item.path)
+            elif item.stat().st_mtime < old:
+                candidates.append(item.path)
+    names = known() if candidates else set()
+    for path in candidates:
+        if "/tmp/" in path or os.path.basename(path) not in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            removed += 1
+    return removed
