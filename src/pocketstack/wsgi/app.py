@@ -39,6 +39,7 @@ SERVICES = (
     # cinder uses nova's fault bodies; the catalog lists it under both types
     Service("volume", "/volume", faults.nova, types=("block-storage", "volumev3")),
     Service("placement", "/placement", faults.placement, types=("placement",)),
+    Service("keymanager", "/key-manager", faults.barbican, types=("key-manager",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

@@ -1,0 +1,115 @@
+"""/v1/secrets: thin handlers over keymanager.secrets and keymanager.acls."""
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from pocketstack.keymanager import access, acls, paging, secrets
+from pocketstack.keymanager.rest.util import base, json_body
+from pocketstack.wsgi import routing
+
+
+def create(req):
+    access.enforce_plain(req.context, "secrets:post", "Secret creation")
+    secret_id = secrets.create(req.context, json_body(req))
+    ref = f"{base(req)}/v1/secrets/{secret_id}"
+    return routing.json_response({"secret_ref": ref}, 201, headers={"Location": ref})
+
+
+def list_secrets(req):
+    access.enforce_plain(req.context, "secrets:get", "Secret(s) retrieval")
+    items, offset, limit, total = secrets.list_secrets(req.context, req.query, base(req))
+    return routing.json_response(paging.page(base(req), "secrets", items, offset, limit,
+                                             total, req.query))
+
+
+def _wants_json(req) -> bool:
+    """barbican's is_json_request_accept: no Accept, application/json or */*."""
+    accept = req.headers.get("accept")
+    return accept is None or accept.strip() in ("", "application/json", "*/*")
+
+
+def _payload_response(req, operation: str):
+    body, media = secrets.payload(req.context, req.params["secret_id"],
+                                  req.headers.get("accept"), operation)
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    return Response(data, media_type=media)
+
+
+def show(req):
+    if _wants_json(req):
+        return routing.json_response(secrets.show(req.context, req.params["secret_id"],
+                                                  base(req)))
+    return _payload_response(req, "Secret retrieval")  # the deprecated way to decrypt
+
+
+def payload(req):
+    return _payload_response(req, "Secret payload retrieval")
+
+
+def put_payload(req):
+    secrets.put_payload(req.context, req.params["secret_id"], req.body,
+                        req.headers.get("content-type"), req.headers.get("content-encoding"))
+    return routing.empty(204)
+
+
+def delete(req):
+    secrets.delete(req.context, req.params["secret_id"])
+    return routing.empty(204)
+
+
+def get_metadata(req):
+    return routing.json_response({"metadata": secrets.get_metadata(
+        req.context, req.params["secret_id"])})
+
+
+def set_metadata(req):
+    secrets.set_metadata(req.context, req.params["secret_id"], json_body(req))
+    ref = f"{base(req)}/v1/secrets/{req.params['secret_id']}/metadata"
+    return routing.json_response({"metadata_ref": ref}, 201)
+
+
+def add_metadatum(req):
+    pair = secrets.add_metadatum(req.context, req.params["secret_id"], json_body(req))
+    ref = f"{base(req)}/v1/secrets/{req.params['secret_id']}/metadata/{pair['key']}"
+    return routing.json_response(pair, 201, headers={"Location": ref})
+
+
+def get_metadatum(req):
+    return routing.json_response(secrets.get_metadatum(
+        req.context, req.params["secret_id"], req.params["key"]))
+
+
+def update_metadatum(req):
+    return routing.json_response(secrets.update_metadatum(
+        req.context, req.params["secret_id"], req.params["key"], json_body(req)))
+
+
+def delete_metadatum(req):
+    secrets.delete_metadatum(req.context, req.params["secret_id"], req.params["key"])
+    return routing.empty(204)
+
+
+def _acl_ref(req) -> dict:
+    return {"acl_ref": f"{base(req)}/v1/secrets/{req.params['secret_id']}/acl"}
+
+
+def get_acl(req):
+    return routing.json_response(acls.get(req.context, "secret", secrets.lookup,
+                                          req.params["secret_id"]))
+
+
+def put_acl(req):
+    acls.update(req.context, "secret", secrets.lookup, req.params["secret_id"],
+                json_body(req), replace=True)
+    return routing.json_response(_acl_ref(req))
+
+
+def patch_acl(req):
+    acls.update(req.context, "secret", secrets.lookup, req.params["secret_id"],
+                json_body(req), replace=False)
+    return routing.json_response(_acl_ref(req))
+
+
+def delete_acl(req):
+    acls.delete(req.context, "secret", secrets.lookup, req.params["secret_id"])
+    return routing.empty(200)

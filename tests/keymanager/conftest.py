@@ -1,0 +1,69 @@
+"""Key manager test helpers: a keystoneauth session that finds barbican in the catalog
+(service_type key-manager), for the admin and for fresh users of their own projects."""
+from __future__ import annotations
+
+import pytest
+
+
+class KeyManager:
+    def __init__(self, session, user=None):
+        self.s = session
+        self.user = user  # make_user's dict, or None for the admin
+
+    def req(self, method, path, json=None, headers=None, **kw):
+        target = dict(endpoint_filter={"service_type": "key-manager"})
+        if path.startswith("http"):  # a full ref, as barbican hands them out
+            target = {}
+        return self.s.request(path, method, json=json, headers=headers, raise_exc=False,
+                              **target, **kw)
+
+    def get(self, path, **kw):
+        return self.req("GET", path, **kw)
+
+    def post(self, path, json=None, **kw):
+        return self.req("POST", path, json=json, **kw)
+
+    def put(self, path, json=None, **kw):
+        return self.req("PUT", path, json=json, **kw)
+
+    def patch(self, path, json=None, **kw):
+        return self.req("PATCH", path, json=json, **kw)
+
+    def delete(self, path, **kw):
+        return self.req("DELETE", path, **kw)
+
+    def store(self, payload="s3cret", content_type="text/plain", **fields) -> str:
+        """A new secret's ref."""
+        body = {"payload": payload, "payload_content_type": content_type, **fields}
+        r = self.post("/v1/secrets", body)
+        assert r.status_code == 201, r.text
+        return r.json()["secret_ref"]
+
+
+def barbican_error(response, status: int) -> str:
+    """The description of barbican's error body, after checking its shape."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"code", "title", "description"}, body
+    assert body["code"] == status
+    return body["description"]
+
+
+@pytest.fixture
+def member(cloud):
+    """A member of a fresh project."""
+    user = cloud.make_user(roles=("member",))
+    return KeyManager(cloud.user_session(user), user)
+
+
+@pytest.fixture
+def other(cloud):
+    """A member of another fresh project."""
+    user = cloud.make_user(roles=("member",))
+    return KeyManager(cloud.user_session(user), user)
+
+
+@pytest.fixture(scope="module")
+def km_admin(cloud):
+    return KeyManager(cloud.session())
