@@ -8,11 +8,11 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import db, exceptions, timeutils
+from pocketstack.common import db, exceptions, policy, timeutils
 from pocketstack.common.context import RequestContext
-from pocketstack.keymanager import access, containers, paging, quotas, secrets
+from pocketstack.keymanager import containers, paging, quotas, secrets
 from pocketstack.keymanager.models import Order
-from pocketstack.keymanager.validation import check_schema, invalid_object, require
+from pocketstack.keymanager.validation import check_schema, forbidden, invalid_object, require
 
 SCHEMA = {
     "type": "object",
@@ -151,7 +151,8 @@ def _lookup(s, ctx, order_id: str, action: str, operation: str) -> Order:
     order = s.get(Order, order_id)
     if order is None or order.project_id != ctx.project_id:
         raise exceptions.NotFound("Order not found.")
-    access.enforce_plain(ctx, action, operation, order.project_id)
+    if not policy.check(ctx, action, {"target.order.project_id": order.project_id}):
+        raise forbidden(operation)
     return order
 
 
