@@ -67,3 +67,26 @@ def other(cloud):
 @pytest.fixture(scope="module")
 def km_admin(cloud):
     return KeyManager(cloud.session())
+
+
+def colleague(cloud, project_id: str, roles=("member",)) -> KeyManager:
+    """Another user with ``roles`` on an existing project (direct database writes, as
+    cloud.make_user)."""
+    import uuid
+
+    from pocketstack.common import db
+    from pocketstack.identity import passwords
+    from pocketstack.identity.models import Assignment, Role, User
+
+    user_id, name = uuid.uuid4().hex, f"user-{uuid.uuid4().hex[:8]}"
+    with db.transaction() as s:
+        s.add(User(id=user_id, name=name, domain_id="default",
+                   password_hash=passwords.hash_password("pass-word"),
+                   default_project_id=project_id))
+        s.flush()
+        for role in roles:
+            role_id = s.query(Role.id).filter_by(name=role, domain_id=None).scalar()
+            s.add(Assignment(type="UserProject", actor_id=user_id, target_id=project_id,
+                             role_id=role_id, inherited=False))
+    user = {"id": user_id, "name": name, "password": "pass-word", "project_id": project_id}
+    return KeyManager(cloud.user_session(user), user)
