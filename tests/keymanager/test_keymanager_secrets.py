@@ -216,3 +216,31 @@ def test_bad_bodies_and_ids(member):
     big = "x" * 20001
     barbican_error(member.post("/v1/secrets", {"payload": big,
                                                "payload_content_type": "text/plain"}), 413)
+
+
+def test_odd_inputs_are_never_a_500(member, km_admin):
+    ref = member.store()
+    checks = [
+        member.get("/v1/secrets?bits=" + "9" * 40),
+        member.get("/v1/secrets?limit=abc&offset=-5"),
+        member.get("/v1/secrets?offset=" + "9" * 30),
+        member.get("/v1/secrets?created=gt:2020-02-30"),
+        member.get("/v1/secrets?sort=name:up"),
+        member.put(ref + "/metadata", {"metadata": {"k" * 300: "v"}}),
+        member.put(ref + "/metadata", {"metadata": []}),
+        member.post(ref + "/metadata", {"key": "a", "value": "b", "extra": 1}),
+        member.put(ref + "/metadata/nokey", {"key": "other", "value": "b"}),
+        member.put(ref + "/acl", {"read": {"users": [1, 2]}}),
+        member.post("/v1/containers", {"type": "generic", "secret_refs": [{"name": "x"}]}),
+        member.post("/v1/orders", {"type": "key", "meta": "aes"}),
+        member.post("/v1/orders", {"type": "asymmetric", "meta": {
+            "algorithm": "rsa", "bit_length": 8}}),
+        member.get("/v1/orders/not-a-uuid"),
+        member.get("/v1/containers/not-a-uuid"),
+        km_admin.put("/v1/project-quotas/" + "p" * 300, {"project_quotas": {"secrets": 1}}),
+        member.put(ref, data=b"\xff\xfe", headers={"Content-Type": "text/plain"}),
+    ]
+    for r in checks:  # a listing falls back to defaults for bad paging, as barbican's
+        assert r.status_code < 500, (r.request.url, r.status_code, r.text)
+        if r.status_code >= 400:
+            assert set(r.json()) == {"code", "title", "description"}, r.text

@@ -48,6 +48,8 @@ def enforce(s, project_id: str, resource: str, operation: str) -> None:
 
 def set_project(project_id: str, body) -> None:
     check_schema(body, _SCHEMA, "Project Quota")
+    if len(project_id) > 64:  # keystone's ids are 32 characters (64 is the column's room)
+        raise exceptions.BadRequest("Invalid project id.")
     with db.transaction() as s:
         row = s.get(models.ProjectQuota, project_id)
         if row is None:

@@ -330,8 +330,8 @@ def list_secrets(ctx, query, base: str) -> tuple[list, int, int, int]:
         bits = int(query.get("bits") or 0)
     except ValueError:
         bits = 0  # barbican ignores a bad bits
-    if bits > 0:
-        conditions.append(Secret.bit_length == bits)
+    if bits > 0:  # above any bit_length (at most 32767): no match, and no int64 overflow
+        conditions.append(Secret.bit_length == min(bits, 1 << 20))
     if query.get("secret_type"):
         conditions.append(Secret.secret_type == query["secret_type"])
     ops = {"gt": "__gt__", "gte": "__ge__", "lt": "__lt__", "lte": "__le__", "eq": "__eq__"}
