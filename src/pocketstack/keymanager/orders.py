@@ -20,9 +20,10 @@ SCHEMA = {
                    "type": {"type": "string", "enum": ["key", "asymmetric"]}},
     "required": ["meta", "type"],
 }
-SYMMETRIC = {"aes": {128, 192, 256}, "hmacsha1": None, "hmacsha256": None,
-             "hmacsha384": None, "hmacsha512": None}
-RSA_BITS = {1024, 2048, 3072, 4096}
+# simple_crypto's support table (barbican/plugin/crypto/base.PluginSupportTypes)
+SYMMETRIC = ("aes", "des", "3des", "hmacsha1", "hmacsha256", "hmacsha384", "hmacsha512")
+SYMMETRIC_BITS = (64, 128, 192, 256)
+RSA_BITS = (1024, 2048, 4096)
 
 
 def validate(body) -> dict:
@@ -44,7 +45,9 @@ def validate(body) -> dict:
 
 def _symmetric(meta) -> bytes | None:
     algorithm, bits = meta["algorithm"].lower(), meta["bit_length"]
-    if algorithm not in SYMMETRIC or (SYMMETRIC[algorithm] and bits not in SYMMETRIC[algorithm]):
+    # xts splits the key in two: twice a supported length (LUKS' aes-xts-plain64, 512)
+    factor = 2 if (meta.get("mode") or "").lower() == "xts" else 1
+    if algorithm not in SYMMETRIC or bits / factor not in SYMMETRIC_BITS:
         return None
     return os.urandom(bits // 8)
 
