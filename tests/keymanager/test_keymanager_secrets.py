@@ -244,3 +244,39 @@ def test_odd_inputs_are_never_a_500(member, km_admin):
         assert r.status_code < 500, (r.request.url, r.status_code, r.text)
         if r.status_code >= 400:
             assert set(r.json()) == {"code", "title", "description"}, r.text
+
+
+V11 = {"OpenStack-API-Version": "key-manager 1.1"}
+V12 = {"OpenStack-API-Version": "key-manager 1.2"}
+
+
+def test_secret_consumers_and_microversions(member, other):
+    ref = member.store()
+    consumer = {"service": "volume", "resource_type": "volume",
+                "resource_id": "b9ba3f2c-1d1e-4a8e-9a53-d3a7d0d7d1f0"}
+    assert "consumers" not in member.get(ref).json()  # 1.0 has none
+    assert member.get(ref, headers=V11).json()["consumers"] == []
+    r = member.post(ref + "/consumers", consumer, headers=V11)
+    assert r.status_code == 200, r.text
+    assert [{k: c[k] for k in consumer} for c in r.json()["consumers"]] == [consumer]
+    listed = member.get(ref + "/consumers").json()
+    assert listed["total"] == 1 and listed["consumers"][0]["resource_id"] == \
+        consumer["resource_id"]
+    barbican_error(other.post(ref + "/consumers", consumer), 403)
+    desc = barbican_error(member.delete(ref, headers=V12), 400)
+    assert desc == ("Secret deletion issue seen - Secret cannot be deleted as it has "
+                    "consumers.")
+    assert barbican_error(member.delete(ref + "?force=maybe", headers=V12), 400) == \
+        "URI provided invalid query string parameters."
+    assert member.delete(ref + "/consumers", json=consumer).json()["consumers"] == []
+    assert barbican_error(member.delete(ref + "/consumers", json=consumer), 404) == \
+        "Consumer not found."
+    member.post(ref + "/consumers", consumer)
+    assert member.delete(ref + "?force=true", headers=V12).status_code == 204
+    other_ref = member.store()
+    member.post(other_ref + "/consumers", consumer)
+    assert member.delete(other_ref).status_code == 204  # 1.0 deletes a consumed secret
+    barbican_error(member.get("/v1/secrets", headers={
+        "OpenStack-API-Version": "key-manager 1.9"}), 406)
+    barbican_error(member.get("/v1/secrets", headers={
+        "OpenStack-API-Version": "key-manager one"}), 400)

@@ -45,6 +45,23 @@ class SecretMetadatum(Base):
     value: Mapped[str] = mapped_column(sa.String(255))
 
 
+class SecretConsumer(Base):
+    """What uses a secret (microversion 1.1): a service's resource, e.g. cinder's volume."""
+    __tablename__ = "keymanager_secret_consumers"
+    __table_args__ = (sa.UniqueConstraint("secret_id", "service", "resource_type",
+                                          "resource_id"),)
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+    secret_id: Mapped[str] = mapped_column(
+        sa.String(36), sa.ForeignKey("keymanager_secrets.id", ondelete="CASCADE"),
+        index=True)
+    project_id: Mapped[str] = mapped_column(sa.String(64))
+    service: Mapped[str] = mapped_column(sa.String(255))
+    resource_type: Mapped[str] = mapped_column(sa.String(255))
+    resource_id: Mapped[str] = mapped_column(sa.String(255))
+    created: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
 class Container(Base):
     __tablename__ = "keymanager_containers"
     id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, timeutils
 from pocketstack.keymanager import access, crypto, paging, quotas
-from pocketstack.keymanager.models import Acl, Secret, SecretMetadatum
+from pocketstack.keymanager.models import Acl, Secret, SecretConsumer, SecretMetadatum
 from pocketstack.keymanager.validation import check_schema, invalid_object, issue, require
 
 TYPES = ("symmetric", "passphrase", "private", "public", "certificate", "opaque")
@@ -190,28 +190,46 @@ def authorized(s, ctx, secret_id: str, action: str, operation: str) -> Secret:
     return secret
 
 
-def view(base: str, secret: Secret) -> dict:
+def view(base: str, secret: Secret, consumers: list | None = None) -> dict:
+    """The secret's metadata; ``consumers`` (from microversion 1.1) when given."""
     body = {
         "status": "ACTIVE", "secret_type": secret.secret_type,
-        "created": timeutils.isotime_naive(secret.created).rstrip("0").rstrip("."),
-        "updated": timeutils.isotime_naive(secret.updated).rstrip("0").rstrip("."),
+        "created": timeutils.isotime_naive(secret.created),
+        "updated": timeutils.isotime_naive(secret.updated),
         "expiration": _expiration(secret.expiration),
         "algorithm": secret.algorithm, "bit_length": secret.bit_length, "mode": secret.mode,
         "name": secret.name, "creator_id": secret.creator_id,
-        "secret_ref": f"{base}/v1/secrets/{secret.id}", "consumers": [],
+        "secret_ref": f"{base}/v1/secrets/{secret.id}",
     }
+    if consumers is not None:
+        body["consumers"] = consumers
     if secret.ciphertext is not None and secret.content_type:
         body["content_types"] = {"default": secret.content_type}
     return body
+
+
+def _consumers_of(s, secret_ids: list[str]) -> dict[str, list]:
+    found: dict[str, list] = {i: [] for i in secret_ids}
+    for c in s.scalars(sa.select(SecretConsumer).where(SecretConsumer.secret_id.in_(secret_ids))
+                       .order_by(SecretConsumer.created)):
+        found[c.secret_id].append(_consumer_view(c))
+    return found
+
+
+def _consumer_view(c: SecretConsumer) -> dict:
+    return {"service": c.service, "resource_type": c.resource_type,
+            "resource_id": c.resource_id, "created": timeutils.isotime_naive(c.created)}
 
 
 def _expiration(value: dt.datetime | None) -> str | None:
     return None if value is None else value.isoformat() + "+00:00"
 
 
-def show(ctx, secret_id: str, base: str) -> dict:
+def show(ctx, secret_id: str, base: str, with_consumers: bool = True) -> dict:
     with db.reader() as s:
-        return view(base, authorized(s, ctx, secret_id, "secret:get", "Secret retrieval"))
+        secret = authorized(s, ctx, secret_id, "secret:get", "Secret retrieval")
+        consumers = _consumers_of(s, [secret.id])[secret.id] if with_consumers else None
+        return view(base, secret, consumers)
 
 
 def payload(ctx, secret_id: str, accept: str | None,
@@ -268,13 +286,86 @@ def put_payload(ctx, secret_id: str, body: bytes, content_type: str | None,
         secret.updated = timeutils.utcnow()
 
 
-def delete(ctx, secret_id: str) -> None:
+def delete(ctx, secret_id: str, refuse_if_consumed: bool = False) -> None:
+    """Delete a secret (with its consumers, ACLs and metadata); ``refuse_if_consumed``
+    (microversion 1.2 without force): not while something consumes it."""
     with db.transaction() as s:
         secret = authorized(s, ctx, secret_id, "secret:delete", "Secret deletion")
+        if refuse_if_consumed and s.scalar(sa.select(SecretConsumer.id).where(
+                SecretConsumer.secret_id == secret.id).limit(1)) is not None:
+            raise issue("Secret deletion", "Secret cannot be deleted as it has consumers")
         s.execute(sa.delete(Acl).where(Acl.entity_type == "secret",
                                        Acl.entity_id == secret.id))
-        s.execute(sa.delete(SecretMetadatum).where(SecretMetadatum.secret_id == secret.id))
+        for model in (SecretMetadatum, SecretConsumer):
+            s.execute(sa.delete(model).where(model.secret_id == secret.id))
         s.delete(secret)
+
+
+# --- consumers (microversion 1.1) --------------------------------------------------------
+
+CONSUMER_SCHEMA = {
+    "type": "object",
+    "properties": {"service": {"type": "string", "maxLength": 255, "minLength": 1},
+                   "resource_type": {"type": "string", "maxLength": 255, "minLength": 1},
+                   "resource_id": {"type": "string", "maxLength": 255, "minLength": 1}},
+    "required": ["service", "resource_type", "resource_id"],
+}
+
+
+def _consumer_where(secret_id: str, body: dict) -> list:
+    return [SecretConsumer.secret_id == secret_id, SecretConsumer.service == body["service"],
+            SecretConsumer.resource_type == body["resource_type"],
+            SecretConsumer.resource_id == body["resource_id"]]
+
+
+def list_consumers(ctx, secret_id: str, query, base: str) -> dict:
+    offset, limit = paging.clean(query.get("offset"), query.get("limit"))
+    with db.reader() as s:
+        secret = authorized(s, ctx, secret_id, "secret_consumers:get",
+                            "SecretConsumers(s) retrieval")
+        where = SecretConsumer.secret_id == secret.id
+        total = s.scalar(sa.select(sa.func.count()).select_from(SecretConsumer).where(where))
+        items = [_consumer_view(c) for c in s.scalars(
+            sa.select(SecretConsumer).where(where).order_by(SecretConsumer.created)
+            .offset(offset).limit(limit))]
+    path = f"secrets/{secret_id}/consumers"
+    body = paging.page(base, path, items, offset, limit, total, query)
+    return {"consumers": body.pop(path), **body}
+
+
+def add_consumer(ctx, secret_id: str, body, base: str) -> dict:
+    check_schema(body, CONSUMER_SCHEMA, "Secret Consumer")
+    now = timeutils.utcnow()
+    with db.transaction() as s:
+        secret = authorized(s, ctx, secret_id, "secret_consumers:post",
+                            "SecretConsumer creation")
+        quotas.enforce(s, ctx.project_id, "consumers", "SecretConsumer creation")
+        existing = s.scalar(sa.select(SecretConsumer).where(*_consumer_where(secret.id, body)))
+        if existing is None:  # registering again is no error (create_or_update_from)
+            s.add(SecretConsumer(id=str(uuid.uuid4()), secret_id=secret.id,
+                                 project_id=ctx.project_id, service=body["service"],
+                                 resource_type=body["resource_type"],
+                                 resource_id=body["resource_id"], created=now, updated=now))
+        else:
+            existing.updated = now
+        s.flush()
+        return view(base, secret, _consumers_of(s, [secret.id])[secret.id])
+
+
+def remove_consumer(ctx, secret_id: str, body, base: str) -> dict:
+    check_schema(body, CONSUMER_SCHEMA, "Secret Consumer")
+    with db.transaction() as s:
+        secret = authorized(s, ctx, secret_id, "secret_consumers:delete",
+                            "SecretConsumer deletion")
+        consumer = s.scalar(sa.select(SecretConsumer).where(*_consumer_where(secret.id, body)))
+        if consumer is None:
+            raise exceptions.NotFound("Consumer not found.")
+        if consumer.project_id != ctx.project_id and secret.project_id != ctx.project_id:
+            raise exceptions.Forbidden("Not Allowed. Sorry, only the creator of a consumer "
+                                       "can delete it.")
+        s.delete(consumer)
+        s.flush()
+        return view(base, secret, _consumers_of(s, [secret.id])[secret.id])
 
 
 # --- listing ---------------------------------------------------------------------------
@@ -317,7 +408,8 @@ def _bad_query():
     return exceptions.BadRequest("URI provided invalid query string parameters.")
 
 
-def list_secrets(ctx, query, base: str) -> tuple[list, int, int, int]:
+def list_secrets(ctx, query, base: str,
+                 with_consumers: bool = True) -> tuple[list, int, int, int]:
     """(views, offset, limit, total) of the caller's project's secrets."""
     conditions = [Secret.project_id == ctx.project_id, _alive()]
     if query.get("name"):
@@ -357,9 +449,10 @@ def list_secrets(ctx, query, base: str) -> tuple[list, int, int, int]:
                 if ctx.user_id in (a.users or [])]
             conditions = [Secret.id.in_(shared), _alive()] + conditions[2:]
         total = s.scalar(sa.select(sa.func.count()).select_from(Secret).where(*conditions))
-        rows = s.scalars(sa.select(Secret).where(*conditions).order_by(*order)
-                         .offset(offset).limit(limit))
-        return [view(base, r) for r in rows], offset, limit, total
+        rows = list(s.scalars(sa.select(Secret).where(*conditions).order_by(*order)
+                              .offset(offset).limit(limit)))
+        consumers = _consumers_of(s, [r.id for r in rows]) if with_consumers else {}
+        return [view(base, r, consumers.get(r.id)) for r in rows], offset, limit, total
 
 
 # --- metadata ----------------------------------------------------------------------------

@@ -14,6 +14,8 @@ ROUTES = {
                       "POST": secrets.add_metadatum},
     S + "/metadata/{key}": {"GET": secrets.get_metadatum, "PUT": secrets.update_metadatum,
                             "DELETE": secrets.delete_metadatum},
+    S + "/consumers": {"GET": secrets.list_consumers, "POST": secrets.add_consumer,
+                       "DELETE": secrets.remove_consumer},
     S + "/acl": {"GET": secrets.get_acl, "PUT": secrets.put_acl, "PATCH": secrets.patch_acl,
                  "DELETE": secrets.delete_acl},
     "/v1/containers": {"GET": containers.list_containers, "POST": containers.create},

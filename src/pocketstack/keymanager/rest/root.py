@@ -2,9 +2,10 @@
 header, which is what clients' discovery reads; the microversion form with one)."""
 from __future__ import annotations
 
+from pocketstack.keymanager.rest import util
 from pocketstack.wsgi import routing
 
-MIN_VERSION, MAX_VERSION = "1.0", "1.2"
+MIN_VERSION, MAX_VERSION = ("%d.%d" % v for v in (util.MIN_VERSION, util.MAX_VERSION))
 
 
 def _microversion(req) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from pocketstack.keymanager import access, acls, paging, secrets
-from pocketstack.keymanager.rest.util import base, json_body
+from pocketstack.common import exceptions
+from pocketstack.keymanager.rest.util import base, json_body, version
 from pocketstack.wsgi import routing
 
 
@@ -17,7 +18,8 @@ def create(req):
 
 def list_secrets(req):
     access.enforce_plain(req.context, "secrets:get", "Secret(s) retrieval")
-    items, offset, limit, total = secrets.list_secrets(req.context, req.query, base(req))
+    items, offset, limit, total = secrets.list_secrets(req.context, req.query, base(req),
+                                                       version(req) >= (1, 1))
     return routing.json_response(paging.page(base(req), "secrets", items, offset, limit,
                                              total, req.query))
 
@@ -38,7 +40,7 @@ def _payload_response(req, operation: str):
 def show(req):
     if _wants_json(req):
         return routing.json_response(secrets.show(req.context, req.params["secret_id"],
-                                                  base(req)))
+                                                  base(req), version(req) >= (1, 1)))
     return _payload_response(req, "Secret retrieval")  # the deprecated way to decrypt
 
 
@@ -53,8 +55,31 @@ def put_payload(req):
 
 
 def delete(req):
-    secrets.delete(req.context, req.params["secret_id"])
+    """From 1.2 a consumed secret stays unless ``force`` is true."""
+    force = (req.query.get("force") or "false").strip().lower()
+    if force not in ("true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y",
+                     "n"):
+        raise exceptions.BadRequest("URI provided invalid query string parameters.")
+    refuse = version(req) >= (1, 2) and force in ("false", "0", "no", "off", "f", "n")
+    secrets.delete(req.context, req.params["secret_id"], refuse_if_consumed=refuse)
     return routing.empty(204)
+
+
+def list_consumers(req):
+    return routing.json_response(secrets.list_consumers(
+        req.context, req.params["secret_id"], req.query, base(req)))
+
+
+def add_consumer(req):
+    body = secrets.add_consumer(req.context, req.params["secret_id"], json_body(req),
+                                base(req))
+    return routing.json_response(body, 200, headers={
+        "Location": f"{body['secret_ref']}/consumers"})
+
+
+def remove_consumer(req):
+    return routing.json_response(secrets.remove_consumer(
+        req.context, req.params["secret_id"], json_body(req), base(req)))
 
 
 def get_metadata(req):

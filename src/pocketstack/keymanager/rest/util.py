@@ -18,3 +18,28 @@ def json_body(req):
         return req.json()
     except exceptions.BadRequest:
         raise exceptions.BadRequest("Malformed JSON") from None
+
+
+MIN_VERSION, MAX_VERSION = (1, 0), (1, 2)
+
+
+def version(req) -> tuple[int, int]:
+    """The request's key-manager microversion (barbican's MicroversionMiddleware): 1.0
+    without the header, "latest" the newest; one outside 1.0-1.2 is a 406."""
+    header = req.headers.get("openstack-api-version") or ""
+    for part in header.split(","):
+        service, _, value = part.strip().partition(" ")
+        if service.lower() != "key-manager":
+            continue
+        value = value.strip()
+        if value == "latest":
+            return MAX_VERSION
+        major, dot, minor = value.partition(".")
+        if not (dot and major.isascii() and major.isdigit() and minor.isascii()
+                and minor.isdigit() and len(value) < 16):
+            raise exceptions.BadRequest(f"invalid version string: {value}")
+        wanted = (int(major), int(minor))
+        if not MIN_VERSION <= wanted <= MAX_VERSION:
+            raise exceptions.NotAcceptable(f"Unacceptable version header: {value}")
+        return wanted
+    return MIN_VERSION
