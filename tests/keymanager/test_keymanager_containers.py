@@ -170,3 +170,33 @@ def test_bad_orders(member):
     order = member.get(r.json()["order_ref"]).json()
     assert order["status"] == "ERROR" and order["error_status_code"] == 400
     assert barbican_error(member.get(f"/v1/orders/{uuid.uuid4()}"), 404) == "Order not found."
+
+
+def test_secrets_added_to_and_removed_from_a_generic_container(member, other):
+    a, b = member.store("one"), member.store("two")
+    ref = member.post("/v1/containers", {"type": "generic", "secret_refs": [
+        {"name": "a", "secret_ref": a}]}).json()["container_ref"]
+    r = member.post(ref + "/secrets", {"name": "b", "secret_ref": b})
+    assert r.status_code == 201 and r.json() == {"container_ref": ref}
+    r = member.post(ref + "/secrets", {"name": "a-again", "secret_ref": a})
+    assert r.status_code == 201  # one secret under two names
+    assert barbican_error(member.post(ref + "/secrets", {"name": "b", "secret_ref": b}),
+                          409).startswith("Conflict. A secret with that name and ID")
+    assert barbican_error(member.post(ref + "/secrets", {"name": "x",
+                                                         "secret_ref": other.store()}),
+                          404) == "Secret provided doesn't exist."
+    barbican_error(member.post(ref + "/secrets", {"name": "x"}), 400)
+    names = sorted(x["name"] for x in member.get(ref).json()["secret_refs"])
+    assert names == ["a", "a-again", "b"]
+    assert member.delete(ref + "/secrets", json={"name": "a", "secret_ref": a}
+                         ).status_code == 204
+    assert barbican_error(member.delete(ref + "/secrets", json={"name": "a",
+                                                                "secret_ref": a}), 404) == \
+        "Secret provided is not in the container"
+    names = sorted(x["name"] for x in member.get(ref).json()["secret_refs"])
+    assert names == ["a-again", "b"]
+    rsa = member.post("/v1/containers", {"type": "rsa", "secret_refs": [
+        {"name": "private_key", "secret_ref": a}, {"name": "public_key", "secret_ref": b}]}
+    ).json()["container_ref"]
+    assert barbican_error(member.post(rsa + "/secrets", {"name": "x", "secret_ref": a}),
+                          400) == "Only 'generic' containers can be modified."

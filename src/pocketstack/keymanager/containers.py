@@ -83,7 +83,8 @@ def create(ctx, body, base: str, *, pairs=None) -> str:
         s.add(container)
         s.flush()
         for name, secret_id in pairs:
-            s.add(ContainerSecret(container_id=container.id, secret_id=secret_id, name=name))
+            s.add(ContainerSecret(id=str(uuid.uuid4()), container_id=container.id,
+                                  secret_id=secret_id, name=name))
     return container.id
 
 
@@ -163,6 +164,60 @@ def delete(ctx, container_id: str) -> None:
         s.execute(sa.delete(Acl).where(Acl.entity_type == "container",
                                        Acl.entity_id == container.id))
         s.delete(container)
+
+
+# --- secrets of a generic container ------------------------------------------------------
+
+SECRET_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": ["string", "null"], "maxLength": 255},
+                   "secret_ref": {"type": "string", "minLength": 1}},
+    "required": ["secret_ref"],
+}
+
+
+def add_secret(ctx, container_id: str, body) -> None:
+    with db.transaction() as s:
+        container = authorized(s, ctx, container_id, "container_secret:post",
+                               "Container Secret creation")
+        if container.type != "generic":
+            raise exceptions.BadRequest("Only 'generic' containers can be modified.")
+        check_schema(body, SECRET_SCHEMA, "ContainerSecret")
+        name, secret_id = body.get("name"), _ref_id(body["secret_ref"])
+        if _project_secret(s, secret_id, ctx.project_id) is None:
+            raise exceptions.NotFound("Secret provided doesn't exist.")
+        if _entries(s, container.id, secret_id, name):
+            raise exceptions.Conflict(
+                "Conflict. A secret with that name and ID is already stored in this "
+                "container. The same secret can exist in a container as long as the name "
+                "is unique.")
+        s.add(ContainerSecret(id=str(uuid.uuid4()), container_id=container.id,
+                              secret_id=secret_id, name=name))
+        container.updated = timeutils.utcnow()
+
+
+def remove_secret(ctx, container_id: str, body) -> None:
+    with db.transaction() as s:
+        container = authorized(s, ctx, container_id, "container_secret:delete",
+                               "Container Secret deletion")
+        check_schema(body, SECRET_SCHEMA, "ContainerSecret")
+        name, secret_id = body.get("name"), _ref_id(body["secret_ref"])
+        if _project_secret(s, secret_id, ctx.project_id) is None:
+            raise exceptions.NotFound(f"Secret '{name}' with reference "
+                                      f"'{body['secret_ref']}' doesn't exist.")
+        found = _entries(s, container.id, secret_id, name)
+        if not found:
+            raise exceptions.NotFound("Secret provided is not in the container")
+        for entry in found:
+            s.delete(entry)
+        container.updated = timeutils.utcnow()
+
+
+def _entries(s, container_id: str, secret_id: str, name) -> list[ContainerSecret]:
+    name_is = ContainerSecret.name.is_(None) if name is None else ContainerSecret.name == name
+    return list(s.scalars(sa.select(ContainerSecret).where(
+        ContainerSecret.container_id == container_id, ContainerSecret.secret_id == secret_id,
+        name_is)))
 
 
 # --- consumers -----------------------------------------------------------------------------

@@ -74,11 +74,13 @@ class Container(Base):
 
 
 class ContainerSecret(Base):
+    """A named reference; one secret may appear under several names (added later)."""
     __tablename__ = "keymanager_container_secrets"
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
     container_id: Mapped[str] = mapped_column(
         sa.String(36), sa.ForeignKey("keymanager_containers.id", ondelete="CASCADE"),
-        primary_key=True)
-    secret_id: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
+        index=True)
+    secret_id: Mapped[str] = mapped_column(sa.String(36))
     name: Mapped[str | None] = mapped_column(sa.String(255))
 
 

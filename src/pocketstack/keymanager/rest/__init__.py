@@ -20,6 +20,7 @@ ROUTES = {
                  "DELETE": secrets.delete_acl},
     "/v1/containers": {"GET": containers.list_containers, "POST": containers.create},
     C: {"GET": containers.show, "DELETE": containers.delete},
+    C + "/secrets": {"POST": containers.add_secret, "DELETE": containers.remove_secret},
     C + "/consumers": {"GET": containers.list_consumers, "POST": containers.add_consumer,
                        "DELETE": containers.remove_consumer},
     C + "/acl": {"GET": containers.get_acl, "PUT": containers.put_acl,

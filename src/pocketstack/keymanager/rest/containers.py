@@ -70,3 +70,14 @@ def patch_acl(req):
 def delete_acl(req):
     acls.delete(req.context, "container", containers.lookup, req.params["container_id"])
     return routing.empty(200)
+
+
+def add_secret(req):
+    containers.add_secret(req.context, req.params["container_id"], json_body(req))
+    ref = f"{base(req)}/v1/containers/{req.params['container_id']}"
+    return routing.json_response({"container_ref": ref}, 201, headers={"Location": ref})
+
+
+def remove_secret(req):
+    containers.remove_secret(req.context, req.params["container_id"], json_body(req))
+    return routing.empty(204)

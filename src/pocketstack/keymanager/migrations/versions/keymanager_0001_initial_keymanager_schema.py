@@ -1,8 +1,9 @@
-"""the key manager's tables: secrets and their consumers, project keys, metadata, containers, consumers, ACLs, quotas, orders
+"""the key manager's tables: secrets and their consumers, project keys, metadata,
+containers and their consumers, ACLs, quotas, orders
 
 Revision ID: keymanager_0001
 Revises:
-Create Date: 2026-12-06 17:49:03.263960
+Create Date: 2026-12-06 17:51:06.464939
 """
 from alembic import op
 import sqlalchemy as sa
@@ -105,12 +106,16 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_keymanager_consumers_container_id'), ['container_id'], unique=False)
 
     op.create_table('keymanager_container_secrets',
+    sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('container_id', sa.String(length=36), nullable=False),
     sa.Column('secret_id', sa.String(length=36), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=True),
     sa.ForeignKeyConstraint(['container_id'], ['keymanager_containers.id'], ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('container_id', 'secret_id')
+    sa.PrimaryKeyConstraint('id')
     )
+    with op.batch_alter_table('keymanager_container_secrets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_keymanager_container_secrets_container_id'), ['container_id'], unique=False)
+
     op.create_table('keymanager_secret_consumers',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('secret_id', sa.String(length=36), nullable=False),
@@ -142,6 +147,9 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_keymanager_secret_consumers_secret_id'))
 
     op.drop_table('keymanager_secret_consumers')
+    with op.batch_alter_table('keymanager_container_secrets', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_keymanager_container_secrets_container_id'))
+
     op.drop_table('keymanager_container_secrets')
     with op.batch_alter_table('keymanager_consumers', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_keymanager_consumers_container_id'))
