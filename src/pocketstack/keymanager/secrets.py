@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import re
 import uuid
 
 import sqlalchemy as sa
@@ -174,10 +175,12 @@ def _valid_id(secret_id: str) -> None:
         raise exceptions.NotFound("Not Found. Provided secret id is invalid.") from None
 
 
-def lookup(s, secret_id: str) -> Secret:
-    """Any project's secret that has not expired (SecretsController._lookup)."""
+def lookup(s, secret_id: str, lock: bool = False) -> Secret:
+    """Any project's secret that has not expired (SecretsController._lookup); ``lock``:
+    its row, for a write that depends on what it holds."""
     _valid_id(secret_id)
-    secret = s.scalar(sa.select(Secret).where(Secret.id == secret_id, _alive()))
+    query = sa.select(Secret).where(Secret.id == secret_id, _alive())
+    secret = s.scalar(query.with_for_update() if lock else query)
     if secret is None:
         raise exceptions.NotFound("Secret not found.")
     return secret
@@ -279,7 +282,7 @@ def put_payload(ctx, secret_id: str, body: bytes, content_type: str | None,
     plain, media = _plaintext(body, media, content_encoding)
     ciphertext = crypto.encrypt(project_id, plain)
     with db.transaction() as s:
-        secret = lookup(s, secret_id)
+        secret = lookup(s, secret_id, lock=True)  # two PUTs: one payload, one 409
         if secret.ciphertext is not None:
             raise exceptions.Conflict("Secret already has data, cannot modify it.")
         secret.ciphertext, secret.content_type = ciphertext, media
@@ -466,8 +469,6 @@ _METADATUM_SCHEMA = {"type": "object",
 
 
 def _url_safe(key: str) -> None:
-    import re
-
     if not re.fullmatch(r"[A-Za-z0-9_-]*", key):
         raise exceptions.BadRequest("Invalid Key. Key must be URL safe.")
 
