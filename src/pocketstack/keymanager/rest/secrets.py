@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from pocketstack.keymanager import access, acls, paging, secrets
+from pocketstack.keymanager import access, acls, metadata, paging, secrets
 from pocketstack.common import exceptions
 from pocketstack.keymanager.rest.util import base, json_body, version
 from pocketstack.wsgi import routing
@@ -83,34 +83,34 @@ def remove_consumer(req):
 
 
 def get_metadata(req):
-    return routing.json_response({"metadata": secrets.get_metadata(
+    return routing.json_response({"metadata": metadata.get_metadata(
         req.context, req.params["secret_id"])})
 
 
 def set_metadata(req):
-    secrets.set_metadata(req.context, req.params["secret_id"], json_body(req))
+    metadata.set_metadata(req.context, req.params["secret_id"], json_body(req))
     ref = f"{base(req)}/v1/secrets/{req.params['secret_id']}/metadata"
     return routing.json_response({"metadata_ref": ref}, 201)
 
 
 def add_metadatum(req):
-    pair = secrets.add_metadatum(req.context, req.params["secret_id"], json_body(req))
+    pair = metadata.add_metadatum(req.context, req.params["secret_id"], json_body(req))
     ref = f"{base(req)}/v1/secrets/{req.params['secret_id']}/metadata/{pair['key']}"
     return routing.json_response(pair, 201, headers={"Location": ref})
 
 
 def get_metadatum(req):
-    return routing.json_response(secrets.get_metadatum(
+    return routing.json_response(metadata.get_metadatum(
         req.context, req.params["secret_id"], req.params["key"]))
 
 
 def update_metadatum(req):
-    return routing.json_response(secrets.update_metadatum(
+    return routing.json_response(metadata.update_metadatum(
         req.context, req.params["secret_id"], req.params["key"], json_body(req)))
 
 
 def delete_metadatum(req):
-    secrets.delete_metadatum(req.context, req.params["secret_id"], req.params["key"])
+    metadata.delete_metadatum(req.context, req.params["secret_id"], req.params["key"])
     return routing.empty(204)
 
 
