@@ -54,7 +54,7 @@ def main() -> None:
                                                "payload_content_type": "text/plain"})
             km.get(ref.json()["secret_ref"] + "/payload", headers={"Accept": "text/plain"})
             identity.get("/v3/auth/tokens").raise_for_status()
-        secrets, validations = [], []
+        secrets, stores, retrieves, validations = [], [], [], []
         deadline = time.monotonic() + TIME_BUDGET
         for _ in range(args.rounds):
             payload = uuid.uuid4().hex
@@ -62,8 +62,12 @@ def main() -> None:
             r = km.post("/v1/secrets", json={"payload": payload,
                                              "payload_content_type": "text/plain"})
             r.raise_for_status()
+            stored = time.perf_counter()
             got = km.get(r.json()["secret_ref"] + "/payload", headers={"Accept": "text/plain"})
-            secrets.append((time.perf_counter() - start) * 1000)
+            end = time.perf_counter()
+            secrets.append((end - start) * 1000)
+            stores.append((stored - start) * 1000)
+            retrieves.append((end - stored) * 1000)
             assert got.text == payload, got.text
             start = time.perf_counter()
             identity.get("/v3/auth/tokens").raise_for_status()
@@ -72,6 +76,8 @@ def main() -> None:
                 break
         print("one client, sequential, SQLite; secrets encrypted with the project's key")
         print(summary("secret store + payload retrieve (2 requests)", secrets))
+        print(summary("  of which POST /v1/secrets", stores))
+        print(summary("  of which GET /v1/secrets/{id}/payload", retrieves))
         print(summary("reference: GET /v3/auth/tokens (validate)", validations))
         print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
