@@ -75,3 +75,17 @@ def test_a_failed_create_leaves_no_key(cloud, encrypted_type):
         "size": 1, "volume_type": encrypted_type.id, "availability_zone": "elsewhere"}})
     assert status == 400, body
     assert _secrets(session) == []
+
+
+def test_retype_cannot_change_encryption(cloud, encrypted_type):
+    user = cloud.make_user(roles=("member",))
+    raw = Raw(cloud.user_session(user), version="3.64")
+    plain = wait_status(raw, create(raw)["id"], "available")
+    status, body, _ = raw("POST", f"/volumes/{plain['id']}/action",
+                          {"os-retype": {"new_type": encrypted_type.id}})
+    assert status == 400 and body["badRequest"]["message"] == (
+        "Retype changes the volume's encryption, which needs a migration this cloud does "
+        "not do.")
+    assert raw("GET", f"/volumes/{plain['id']}")[1]["volume"]["encrypted"] is False
+    raw("DELETE", f"/volumes/{plain['id']}")
+    wait_gone(raw, plain["id"])
