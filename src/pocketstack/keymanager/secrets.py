@@ -1,6 +1,6 @@
-"""Secrets: create (payload now or by a later PUT), read metadata, decrypt the payload
-by Accept, list with barbican's filters, delete; user metadata. A secret whose expiration
-has passed is gone for every call, as barbican's lookups filter it out. (User metadata:
+"""Secrets: create (payload now or by a later PUT), read, decrypt the payload by Accept,
+list with barbican's filters, delete; their consumers. A secret whose expiration has
+passed is gone for every call, as barbican's lookups filter it out. (User metadata:
 metadata.py.)"""
 from __future__ import annotations
 
