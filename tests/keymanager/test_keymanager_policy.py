@@ -70,3 +70,30 @@ def test_readers_and_the_creation_rules(cloud, member):
     barbican_error(reader.get(ref), 403)
     barbican_error(reader.post("/v1/secrets", {"name": "x"}), 403)
     assert reader.get("/v1/quotas").status_code == 200
+
+
+def test_application_credential_access_rules_name_the_key_manager(cloud, member):
+    """The key manager is `key-manager` to access rules: a rule for its listing allows
+    that listing alone, and a credential limited to another service gets a 401."""
+    from keystoneauth1 import session as ks_session
+    from keystoneauth1.identity import v3
+
+    owner = member.s
+
+    def restricted(rules):
+        r = owner.post(f"{cloud.auth_url}/v3/users/{member.user['id']}"
+                       "/application_credentials",
+                       json={"application_credential": {"name": f"ac-{id(rules)}",
+                                                        "access_rules": rules}})
+        cred = r.json()["application_credential"]
+        return ks_session.Session(auth=v3.ApplicationCredential(
+            auth_url=cloud.auth_url, application_credential_id=cred["id"],
+            application_credential_secret=cred["secret"]))
+
+    km = {"endpoint_filter": {"service_type": "key-manager"}, "raise_exc": False}
+    sess = restricted([{"service": "key-manager", "method": "GET", "path": "/v1/secrets"}])
+    assert sess.get("/v1/secrets", **km).status_code == 200
+    r = sess.post("/v1/secrets", json={"name": "x"}, **km)
+    assert barbican_error(r, 401)
+    other = restricted([{"service": "compute", "method": "GET", "path": "/v2.1/servers"}])
+    barbican_error(other.get("/v1/secrets", **km), 401)
