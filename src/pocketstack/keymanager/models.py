@@ -57,7 +57,7 @@ class SecretConsumer(Base):
     project_id: Mapped[str] = mapped_column(sa.String(64))
     service: Mapped[str] = mapped_column(sa.String(255))
     resource_type: Mapped[str] = mapped_column(sa.String(255))
-    resource_id: Mapped[str] = mapped_column(sa.String(255))
+    resource_id: Mapped[str] = mapped_column(sa.String(36))  # a uuid (barbican's column)
     created: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated: Mapped[dt.datetime] = mapped_column(default=utcnow)
 

@@ -310,7 +310,7 @@ CONSUMER_SCHEMA = {
     "type": "object",
     "properties": {"service": {"type": "string", "maxLength": 255, "minLength": 1},
                    "resource_type": {"type": "string", "maxLength": 255, "minLength": 1},
-                   "resource_id": {"type": "string", "maxLength": 255, "minLength": 1}},
+                   "resource_id": {"type": "string", "maxLength": 36, "minLength": 1}},
     "required": ["service", "resource_type", "resource_id"],
 }
 

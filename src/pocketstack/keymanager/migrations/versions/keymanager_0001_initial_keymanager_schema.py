@@ -122,7 +122,7 @@ def upgrade():
     sa.Column('project_id', sa.String(length=64), nullable=False),
     sa.Column('service', sa.String(length=255), nullable=False),
     sa.Column('resource_type', sa.String(length=255), nullable=False),
-    sa.Column('resource_id', sa.String(length=255), nullable=False),
+    sa.Column('resource_id', sa.String(length=36), nullable=False),
     sa.Column('created', _DT, nullable=False),
     sa.Column('updated', _DT, nullable=False),
     sa.ForeignKeyConstraint(['secret_id'], ['keymanager_secrets.id'], ondelete='CASCADE'),
