@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from conftest import barbican_error
+from keymanager_helpers import barbican_error
 
 
 def test_generic_container_with_consumers(member):

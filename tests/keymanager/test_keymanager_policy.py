@@ -4,7 +4,9 @@ policy refuses), ACL users of any project read what the ACL gives them, and
 ``project-access: false`` leaves only the creator, the ACL's users and admins."""
 from __future__ import annotations
 
-from conftest import barbican_error, colleague
+import uuid
+
+from keymanager_helpers import barbican_error, colleague
 
 DENIED = "attempt not allowed - please review your user/project privileges"
 
@@ -83,7 +85,7 @@ def test_application_credential_access_rules_name_the_key_manager(cloud, member)
     def restricted(rules):
         r = owner.post(f"{cloud.auth_url}/v3/users/{member.user['id']}"
                        "/application_credentials",
-                       json={"application_credential": {"name": f"ac-{id(rules)}",
+                       json={"application_credential": {"name": f"ac-{uuid.uuid4().hex[:8]}",
                                                         "access_rules": rules}})
         cred = r.json()["application_credential"]
         return ks_session.Session(auth=v3.ApplicationCredential(

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from conftest import barbican_error
+from keymanager_helpers import barbican_error
 
 
 def test_catalog_and_version_document(cloud, km_admin):
