@@ -172,6 +172,7 @@ SHAPES = {
     "control": lambda body, code: body["error"]["code"] == code,
     "compute.metadata": lambda body, code: body["error"]["code"] == code,
     "placement": lambda body, code: body["errors"][0]["status"] == code,
+    "keymanager": lambda body, code: body["code"] == code and "description" in body,
 }
 
 

@@ -53,7 +53,8 @@ class Client:
     def request(self, method: str, path: str, *, json=None, params=None, stream=False,
                 ok=(200, 201, 202, 204), timeout: float = 30.0, headers=None, data=None):
         for attempt in (1, 2):
-            sent = dict(headers or {}, Accept="application/json", **self._auth_headers())
+            # JSON unless the call asks for another form (a key manager payload)
+            sent = {"Accept": "application/json", **(headers or {}), **self._auth_headers()}
             if self.request_id:
                 sent["X-OpenStack-Request-ID"] = self.request_id
             resp = self._send(method, path, sent, json, params, stream, timeout, data)

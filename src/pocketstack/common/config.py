@@ -67,7 +67,7 @@ CONF = _CurrentConf()
 
 # The packages whose conf.py (if present) contributes options, in catalog order.
 SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume", "placement",
-                    "objectstore")
+                    "objectstore", "keymanager")
 
 DEFAULT_OPTS = [
     cfg.StrOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),

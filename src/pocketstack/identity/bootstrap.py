@@ -29,6 +29,7 @@ CATALOG = (
     ("volumev3", "cinderv3", "Block Storage Service (v3 alias)", "/volume/v3/$(project_id)s"),
     ("placement", "placement", "Placement Service", "/placement"),
     ("object-store", "swift", "Object Storage Service", "/object-store/v1/AUTH_$(project_id)s"),
+    ("key-manager", "barbican", "Key Manager Service", "/key-manager"),
 )
 INTERFACES = ("public", "internal", "admin")
 ROLES = ("admin", "manager", "member", "reader", "service")

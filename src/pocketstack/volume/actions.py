@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pocketstack.common import db, exceptions, policy
 from pocketstack.common.timeutils import utcnow
-from pocketstack.volume import api, quotas, types, validation
+from pocketstack.volume import api, encryption_keys, quotas, types, validation
 from pocketstack.clients.image import ImageClient
 
 
@@ -123,8 +123,18 @@ def retype(ctx, volume_id: str, data) -> None:
         if wanted and wanted != backend:
             raise validation.bad(f"Retype needs a migration to backend {wanted}, which this "
                                  "cloud does not do.")
+        if _encryption(s, volume.volume_type_id) != _encryption(s, new.id):
+            # cinder moves the data to re-encrypt it (volume_types_encryption_changed)
+            raise validation.bad("Retype changes the volume's encryption, which needs a "
+                                 "migration this cloud does not do.")
         quotas.check(s, volume.project_id, new.name, volumes=1, gigabytes=volume.size)
         volume.volume_type_id, volume.updated_at = new.id, utcnow()
+
+
+def _encryption(s, type_id: str) -> tuple | None:
+    spec = encryption_keys.spec_of(s, type_id)
+    return None if spec is None else (spec.provider, spec.cipher, spec.key_size,
+                                      spec.control_location)
 
 
 def force_delete(ctx, volume_id: str) -> None:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, numbers, policy, rpc
 from pocketstack.common.timeutils import parse_isotime, utcnow
-from pocketstack.volume import quotas, scheduler, types, validation
+from pocketstack.volume import encryption_keys, quotas, scheduler, types, validation
 from pocketstack.volume.models import Snapshot, Volume
 
 STATUSES = ("creating", "available", "reserved", "attaching", "detaching", "in-use",
@@ -90,6 +90,17 @@ def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
         raise exceptions.BadRequest(f"Only one of {', '.join(sources)} may be given.")
     size = validation.size(data["size"]) if data.get("size") is not None else None
     image = _find_image(ctx, image_id) if image_id else None
+    key_id = _encryption_key(ctx, data, name)
+    try:
+        return _create_volume(ctx, data, name, description, meta, multiattach, size, image,
+                              key_id)
+    except BaseException:
+        encryption_keys.delete(key_id)  # no volume holds it
+        raise
+
+
+def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
+                   key_id) -> Volume:
     quotas.prepare(ctx.project_id)
     with db.transaction() as s:
         quotas.lock(s, ctx.project_id)
@@ -166,7 +177,7 @@ def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
                         snapshot_id=snapshot.id if snapshot else None,
                         source_volid=source.id if source else None,
                         image_id=image["id"] if image else None, error_reason=why,
-                        group_id=group_id,
+                        group_id=group_id, encryption_key_id=key_id,
                         created_at=utcnow())
         s.add(volume)
         if backup is not None and not backend:  # nothing will restore it: usable again
@@ -181,6 +192,21 @@ def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
                        image=_image_summary(image) if image else None,
                        backup_id=backup.id if backup else None)
     return created
+
+
+def _encryption_key(ctx, data, name) -> str | None:
+    """A key from the key manager when the volume's type is encrypted or its origin has
+    one, made before the volume's transaction (a call to another service)."""
+    with db.reader() as s:
+        origin = None
+        if data.get("snapshot_id"):
+            origin = s.get(Volume, _load_snapshot(s, ctx, data["snapshot_id"]).volume_id)
+        elif data.get("source_volid"):
+            origin = load(s, ctx, data["source_volid"])
+        vtype = _volume_type(s, ctx, data.get("volume_type"), origin)
+        spec = encryption_keys.spec_of(s, vtype.id)
+        origin_key = origin.encryption_key_id if origin is not None else None
+    return encryption_keys.for_new_volume(ctx, spec, origin_key, name)
 
 
 def _gib(size_bytes: int) -> int:
@@ -442,12 +468,18 @@ def delete_volume(ctx, volume_id: str, *, cascade: bool = False, force: bool = F
     manager().cast(ctx, "delete_volume", volume_id=volume_id)
 
 
-def finish_delete(volume_id: str) -> None:
+def finish_delete(volume_id: str, *, keep_key: bool = False) -> None:
+    """Remove a deleted volume's rows, and its encryption key unless ``keep_key`` (an
+    unmanaged volume lives on outside the cloud, still encrypted with it)."""
+    key_id = None
     with db.transaction() as s:
         s.execute(sa.delete(Snapshot).where(Snapshot.volume_id == volume_id))
         volume = s.get(Volume, volume_id)
         if volume is not None:
+            key_id = volume.encryption_key_id
             s.delete(volume)
+    if not keep_key:
+        encryption_keys.delete(key_id)
 
 
 # --- metadata ---------------------------------------------------------------------------

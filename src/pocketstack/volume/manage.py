@@ -162,7 +162,7 @@ def unmanage(ctx, volume_id: str, data) -> None:
         volume.status, volume.updated_at = "unmanaging", utcnow()
         host = volume.host
     if host is None:  # never reached a backend: nothing is kept
-        api.finish_delete(volume_id)
+        api.finish_delete(volume_id, keep_key=True)
         return
     api.manager().cast(ctx, "unmanage_volume", volume_id=volume_id)
 
@@ -180,7 +180,7 @@ def finish_unmanage(volume_id: str) -> None:
             if row is not None:
                 row.status, row.error_reason = "error", str(error)[:1000]
         return
-    api.finish_delete(volume_id)
+    api.finish_delete(volume_id, keep_key=True)
 
 
 # --- manageable volumes ------------------------------------------------------------------

@@ -154,6 +154,8 @@ class Volume(Base):
     # Why the volume is in an error status, for people (shown as a user message).
     error_reason: Mapped[str | None] = mapped_column(sa.Text)
     group_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
+    # the key manager's secret holding the key of a volume of an encrypted type
+    encryption_key_id: Mapped[str | None] = mapped_column(sa.String(36))
     # "CHAP <user> <password>" of its iSCSI export (cinder's provider_auth); never shown
     provider_auth: Mapped[str | None] = mapped_column(sa.String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -60,7 +60,7 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
         "metadata": visible_metadata(volume),
         "links": _links(base, volume.project_id, "volumes", volume.id),
         "user_id": volume.user_id, "bootable": str(bool(volume.bootable)).lower(),
-        "encrypted": False, "replication_status": None, "consistencygroup_id": None,
+        "encrypted": volume.encryption_key_id is not None, "replication_status": None, "consistencygroup_id": None,
         "multiattach": bool(volume.multiattach),
         "attachments": volume_attachments(volume, ctx),
     }
@@ -86,7 +86,8 @@ def volume_detail(volume: Volume, ctx, base: str, version: tuple[int, int], *,
         out["cluster_name"] = None  # no active/active clusters
     if version >= (3, 63):
         out["volume_type_id"] = volume.volume_type_id
-    # 3.64's encryption_key_id is shown only for a volume with a key: none has one here
+    if version >= (3, 64) and volume.encryption_key_id is not None:
+        out["encryption_key_id"] = volume.encryption_key_id  # shown only when there is one
     if version >= (3, 65):
         out["consumes_quota"] = True  # only cinder's temporary volumes do not
     return out

@@ -40,6 +40,7 @@ SERVICES = (
     Service("volume", "/volume", faults.nova, types=("block-storage", "volumev3")),
     Service("placement", "/placement", faults.placement, types=("placement",)),
     Service("objectstore", "/object-store", faults.swift, types=("object-store",)),
+    Service("keymanager", "/key-manager", faults.barbican, types=("key-manager",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

@@ -40,6 +40,11 @@ def glance(error: PocketstackError) -> dict:
             "title": error.title}
 
 
+def barbican(error: PocketstackError) -> dict:
+    # barbican's JSONErrorHook: webob's status title and the abort's detail.
+    return {"code": error.code, "title": error.title, "description": error.message}
+
+
 def _accepts(accept: str, offer: str) -> float:
     """The quality ``accept`` gives ``offer``: the most specific matching range wins."""
     best, specificity = 0.0, -1

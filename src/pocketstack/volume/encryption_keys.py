@@ -1,0 +1,51 @@
+"""The keys of volumes of an encrypted type, kept in the key manager as cinder keeps them
+through castellan: a new volume of such a type gets a new key (algorithm from the type's
+cipher, ``aes-xts-plain64`` → aes in xts mode, length its key_size), a clone or a volume
+from a snapshot a copy of its origin's key, and the volume's deletion deletes its key.
+Pocketstack records the keys; no backend encrypts the data with them."""
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+
+from pocketstack.clients.keymanager import KeyManagerClient
+from pocketstack.common import exceptions
+from pocketstack.volume.models import VolumeTypeEncryption
+
+LOG = logging.getLogger(__name__)
+DEFAULT_BITS = 256
+
+
+def spec_of(s, type_id: str) -> VolumeTypeEncryption | None:
+    return s.scalar(sa.select(VolumeTypeEncryption)
+                    .where(VolumeTypeEncryption.volume_type_id == type_id))
+
+
+def for_new_volume(ctx, spec: VolumeTypeEncryption | None, origin_key: str | None,
+                   name: str | None) -> str | None:
+    """The key id a new volume gets (None: its type is not encrypted). Called before the
+    volume's transaction: it asks the key manager, as the user (their project owns it)."""
+    if origin_key is None and spec is None:
+        return None
+    client = KeyManagerClient(ctx, caller="volume")
+    try:
+        if origin_key is not None:
+            return client.copy_key(origin_key, name=name)
+        parts = (spec.cipher or "aes").split("-")
+        mode = parts[1] if len(parts) > 1 else None
+        return client.create_key(parts[0], spec.key_size or DEFAULT_BITS, mode, name=name)
+    except (exceptions.NotFound, exceptions.BadRequest) as error:
+        raise exceptions.BadRequest(f"Invalid input received: the volume's encryption key "
+                                    f"could not be made: {error}") from None
+
+
+def delete(key_id: str | None) -> None:
+    """Delete a gone volume's key, as the block storage service (the volume's deletion may
+    finish long after the user's token, or with no user at all: recovery)."""
+    if key_id is None:
+        return
+    try:
+        KeyManagerClient(caller="volume", as_service=True).delete_key(key_id)
+    except exceptions.PocketstackError as error:  # the volume is gone: say so, go on
+        LOG.warning("Could not delete encryption key %s: %s", key_id, error)
