@@ -52,15 +52,50 @@ def test_boot_on_a_network_gets_ports_and_addresses(cloud, api, member, image_id
     assert _ports(cloud, member, sid) == []
 
 
-def test_reschedule_deletes_the_failed_attempts_port(cloud, api, member, image_id, private_net,
-                                                     faults):
+def _allocated(cloud, sid) -> list[str]:
+    """What each build attempt's compute_allocate_network step says it got."""
+    trace = cloud.session().get(cloud.url + f"/pocketstack/v1/servers/{sid}/trace").json()
+    return [e["detail"] for e in trace["events"] if e["step"] == "compute_allocate_network"]
+
+
+def test_a_rescheduled_build_binds_the_port_of_the_failed_attempt(cloud, api, member,
+                                                                   image_id, private_net,
+                                                                   faults):
+    """As nova's reschedule: the server keeps its port (its address, and a floating IP a
+    user may have put on it meanwhile); the next attempt binds it to its own host."""
     faults.add(operation="spawn", action="fail", times=1)
     sid = api.boot(image_id, networks=[{"uuid": private_net["id"]}])
-    assert api.wait(sid)["status"] == "ACTIVE"
-    assert len(_ports(cloud, member, sid)) == 1
+    server = api.wait(sid)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    [port] = _ports(cloud, member, sid)
+    first, second = _allocated(cloud, sid)
+    assert first == second == f"{port['id']} on {private_net['name']}"
+    port = cloud.session().get(cloud.url + f"/network/v2.0/ports/{port['id']}").json()["port"]
+    assert port["status"] == "ACTIVE"
+    assert port["binding:host_id"] == cloud.session().get(
+        cloud.url + f"/compute/v2.1/servers/{sid}").json()["server"]["OS-EXT-SRV-ATTR:host"]
     api.delete(f"/servers/{sid}")
     api.wait_gone(sid)
     assert _ports(cloud, member, sid) == []
+
+
+def test_a_build_out_of_attempts_gives_its_ports_back(cloud, api, member, image_id,
+                                                      private_net, faults):
+    """The ports kept from attempt to attempt go once none is left (the server is in
+    ERROR): the one compute made is deleted, the user's is unbound."""
+    s = cloud.user_session(member)
+    own = s.post(cloud.url + "/network/v2.0/ports", json={"port": {
+        "network_id": private_net["id"], "name": "own"}}).json()["port"]
+    faults.add(operation="spawn", action="fail", times=None)
+    sid = api.boot(image_id, networks=[{"uuid": private_net["id"]}, {"port": own["id"]}])
+    server = api.wait(sid)
+    assert server["status"] == "ERROR"
+    assert _ports(cloud, member, sid) == []
+    own = s.get(cloud.url + f"/network/v2.0/ports/{own['id']}").json()["port"]
+    assert (own["device_id"], own["device_owner"]) == ("", "")
+    api.delete(f"/servers/{sid}")
+    api.wait_gone(sid)
+    s.delete(cloud.url + f"/network/v2.0/ports/{own['id']}")
 
 
 def test_fixed_ip_taken_and_other_projects_network(cloud, api, make_api, image_id, private_net):

@@ -323,7 +323,9 @@ class PeriodicMixin:
                 # (what it holds now is the next attempt's).
                 if not instances.take_over(inst.uuid, inst.attempt):
                     continue
-                self._undo(ctx, inst, inst.network_info or [], release=True)
+                # Its ports stay the server's: the next attempt binds them again, so a
+                # floating IP the user put on one meanwhile stays on it.
+                self._undo(ctx, inst, inst.network_info or [], release=True, keep_ports=True)
                 self._hand_back(ctx, inst, inst.attempt + 1,
                                 f"compute service on {self.host} restarted during "
                                 f"{inst.task_state}")
