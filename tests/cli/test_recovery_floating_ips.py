@@ -51,9 +51,12 @@ quota_volumes = -1
 quota_gigabytes = -1
 """
 
+# Builds last a second in the hypervisor: a burst's floating IPs go on while they build.
+BURST_CONF = CONF.replace("[fake]\n", "[fake]\nspawn_delay = 1.0\n")
 ON_USER_PORTS = 3  # servers booted on a port the user made, with a floating IP on it
 ON_NOVA_PORTS = 6  # servers whose floating IP goes on the port compute made (half with
 #                    a blank volume)
+BURST = 20
 
 
 @pytest.fixture
@@ -93,10 +96,11 @@ class Api:
     def servers(self) -> dict:
         return {s["id"]: s for s in self.call("GET", "/compute/v2.1/servers/detail")["servers"]}
 
-    def boot(self, name, image_id, network, blank_volume=False) -> str:
+    def boot(self, name, image_id, network) -> str:
+        """A server named vol-* gets a blank volume (delete_on_termination)."""
         server = {"name": name, "imageRef": image_id, "flavorRef": "42",
                   "networks": [network]}
-        if blank_volume:
+        if name.startswith("vol-"):
             server["block_device_mapping_v2"] = [
                 {"source_type": "image", "destination_type": "local", "uuid": image_id,
                  "boot_index": 0},
@@ -135,10 +139,8 @@ def unsettled(api: Api) -> list:
             if v["status"] in UNSETTLED]
 
 
-def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
-    """Boot the servers with every build held in spawning, put the floating IPs and the
-    volumes a kill can leave in place, then SIGKILL the main process. Returns what the
-    checks after the restart need."""
+def cloud_with_networks(api: Api) -> dict:
+    """An external network with a router to a private one, and an image."""
     external, _ = api.network("public", "172.24.0.0/24", external=True)
     internal, subnet = api.network("private", "10.77.0.0/24")
     router = api.call("POST", "/network/v2.0/routers", {"router": {
@@ -150,6 +152,25 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
         "visibility": "public"})["id"]
     api.http.put(api.url + f"/image/v2/images/{image}/file", content=b"x" * 64,
                  headers={"Content-Type": "application/octet-stream"})
+    return {"external": external, "internal": internal, "image": image}
+
+
+def kill(up: UpProcess) -> None:
+    """SIGKILL the main process; its children (with --workers) go with it."""
+    old_children = _children(up.proc.pid)
+    if up.proc.poll() is None:
+        up.proc.send_signal(signal.SIGKILL)
+    up.proc.wait(10)
+    up.stop()
+    wait_for("the old processes gone", lambda: not _alive(old_children), 20)
+
+
+def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
+    """Boot the servers with every build held in spawning, put the floating IPs and the
+    volumes a kill can leave in place, then kill. Returns what the checks after the
+    restart need."""
+    cloud = cloud_with_networks(api)
+    external, internal, image = cloud["external"], cloud["internal"], cloud["image"]
     count = ON_USER_PORTS + ON_NOVA_PORTS
     api.call("POST", "/pocketstack/v1/faults", {"fault": {
         "operation": "spawn", "action": "hang", "times": count, "hang_seconds": 600}})
@@ -160,9 +181,8 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
             "network_id": internal, "name": f"own-{i}"}})["port"]["id"]
         fip = api.floating_ip(external, port)
         fips[fip["id"]] = (api.boot(f"own-{i}", image, {"port": port}), port)
-    made = [api.boot(f"made-{i}", image, {"uuid": internal}, blank_volume=i % 2 == 0)
+    made = [api.boot(f"vol-{i}" if i % 2 == 0 else f"made-{i}", image, {"uuid": internal})
             for i in range(ON_NOVA_PORTS)]
-    with_volume = made[::2]
 
     wait_for("every build held in spawning", lambda: sum(
         s.get("OS-EXT-STS:task_state") == "spawning" for s in api.servers().values())
@@ -174,11 +194,10 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
         fips[fip["id"]] = (server_id, port["id"])
     # What a kill between the volume service's answer and the build's record leaves: a
     # volume made for the server and attached to it, its id never written down.
-    lost = api.volume(size=1, name="made-for-build",
-                      metadata={"created_for_server": with_volume[0]})
+    lost = api.volume(size=1, name="made-for-build", metadata={"created_for_server": made[0]})
     wait_for("lost volume available",
              lambda: api.volumes()[lost]["status"] == "available", 30)
-    api.attach(lost, with_volume[0], connector={"host": "cmp-1", "mountpoint": "/dev/vdc"})
+    api.attach(lost, made[0], connector={"host": "cmp-1", "mountpoint": "/dev/vdc"})
     # What a kill between a boot's reservation and its server row leaves: a volume
     # reserved for a server that never existed.
     orphan = api.volume(size=1, name="reserved-for-nobody")
@@ -186,14 +205,66 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
     api.attach(orphan, str(uuid.uuid4()))
     assert {api.volumes()[lost]["status"], api.volumes()[orphan]["status"]} == {
         "attaching", "reserved"}
+    kill(up)
+    return {"fips": fips, "servers": [s for s, _ in fips.values()], "lost": lost,
+            "orphan": orphan}
 
-    old_children = _children(up.proc.pid)
-    up.proc.send_signal(signal.SIGKILL)
-    up.proc.wait(10)
-    up.stop()
-    wait_for("the old processes gone", lambda: not _alive(old_children), 20)
-    return {"fips": fips, "servers": [s for s, _ in fips.values()],
-            "with_volume": with_volume, "lost": lost, "orphan": orphan}
+
+def burst_then_killed(up: UpProcess, api: Api) -> dict:
+    """A burst of boots on the private network (every third with a blank volume); beside
+    it the user puts a floating IP on each server's port as soon as compute made it; the
+    kill comes once half of them have one."""
+    cloud = cloud_with_networks(api)
+    external, internal, image = cloud["external"], cloud["internal"], cloud["image"]
+    orphan = api.volume(size=1, name="reserved-for-nobody")
+    wait_for("orphan available", lambda: api.volumes()[orphan]["status"] == "available", 30)
+    api.attach(orphan, str(uuid.uuid4()))
+    accepted, fips, building = [], {}, []
+    booting = threading.Event()
+
+    def boot(i):
+        try:
+            accepted.append(api.boot(f"vol-{i}" if i % 3 == 0 else f"srv-{i}", image,
+                                     {"uuid": internal}))
+        except (httpx.HTTPError, AssertionError):
+            pass  # cut off by the kill
+
+    def associate():
+        seen = set()
+        while booting.is_set():
+            try:
+                ports = api.call("GET", f"/network/v2.0/ports?network_id={internal}"
+                                        "&device_owner=compute:nova")["ports"]
+                for port in ports:
+                    if port["id"] in seen:
+                        continue
+                    seen.add(port["id"])
+                    fip = api.floating_ip(external, port["id"])
+                    fips[fip["id"]] = (port["device_id"], port["id"])
+                    if len(fips) == BURST // 2:
+                        building.extend(s["id"] for s in api.servers().values()
+                                        if s["status"] == "BUILD")
+                        up.proc.send_signal(signal.SIGKILL)
+                        return
+            except (httpx.HTTPError, AssertionError):
+                return
+            time.sleep(0.02)
+
+    booting.set()
+    watcher = threading.Thread(target=associate, daemon=True)
+    watcher.start()
+    threads = [threading.Thread(target=boot, args=(i,), daemon=True) for i in range(BURST)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    watcher.join(30)
+    booting.clear()
+    print(f"{len(accepted)} boots accepted, {len(fips)} floating IPs associated, "
+          f"{len(building)} servers building at the kill")
+    assert building, "the kill met no build"
+    kill(up)
+    return {"fips": fips, "servers": accepted, "orphan": orphan}
 
 
 def watch_reaped(api: Api, volume_id: str, restarted: float, bound: float):
@@ -222,18 +293,21 @@ def watch_reaped(api: Api, volume_id: str, restarted: float, bound: float):
 
 
 def after_restart(api: Api, held: dict, restarted: float) -> None:
-    orphan, lost = held["orphan"], held["lost"]
+    """Every server ACTIVE, every association intact and shown, every volume settled
+    (the orphaned reservation reaped within REAPED_WITHIN), the servers' volumes deleted
+    with them."""
+    orphan = held["orphan"]
     reaped = watch_reaped(api, orphan, restarted, 60)
 
     def settled():
         servers = api.servers()
-        return servers if all(servers.get(i, {}).get("status") in ("ACTIVE", "ERROR")
-                               for i in held["servers"]) else None
+        return servers if all(s["status"] in ("ACTIVE", "ERROR") for s in servers.values()) \
+            and all(i in servers for i in held["servers"]) else None
     servers = wait_for("servers settled", settled, 60,
                        detail=lambda: {i: s["status"] for i, s in api.servers().items()})
     print(f"{len(servers)} servers settled {time.monotonic() - restarted:.1f}s after the "
           f"restart")
-    assert all(servers[i]["status"] == "ACTIVE" for i in held["servers"]), \
+    assert all(s["status"] == "ACTIVE" for s in servers.values()), \
         {i: (s["status"], s.get("fault")) for i, s in servers.items()}
 
     lost_fips = []
@@ -251,17 +325,16 @@ def after_restart(api: Api, held: dict, restarted: float) -> None:
     wait_for("volumes settled", lambda: not unsettled(api), 15, detail=lambda: unsettled(api))
     print(f"volumes settled {time.monotonic() - restarted:.1f}s after the restart")
     volumes = api.volumes()
-    assert lost not in volumes, volumes.get(lost)
+    assert held.get("lost") not in volumes, volumes.get(held.get("lost"))
     blank = {v["id"]: v for v in volumes.values() if v["name"].endswith("-blank-vol")}
-    assert sorted(a["server_id"] for v in blank.values() for a in v["attachments"]) == \
-        sorted(held["with_volume"]), blank
     assert all(v["status"] == "in-use" for v in blank.values()), blank
-
+    assert sorted(a["server_id"] for v in blank.values() for a in v["attachments"]) == \
+        sorted(i for i, s in servers.items() if s["name"].startswith("vol-")), blank
     took = reaped()
     print(f"orphaned reservation reaped {took}s after the restart")
     assert took is not None and took <= REAPED_WITHIN, took
 
-    for server_id in held["servers"]:
+    for server_id in servers:
         api.call("DELETE", f"/compute/v2.1/servers/{server_id}")
     wait_for("servers deleted", lambda: not api.servers(), 60)
     # The blank volumes were delete_on_termination: gone, not just freed.
@@ -269,26 +342,27 @@ def after_restart(api: Api, held: dict, restarted: float) -> None:
              detail=lambda: [(v["name"], v["status"]) for v in api.volumes().values()])
 
 
-def test_all_in_one_killed_while_servers_with_floating_ips_build(root):
+@pytest.mark.parametrize("args", [(), ("--workers", "2")], ids=["all-in-one", "workers"])
+def test_killed_while_servers_with_floating_ips_are_held_building(root, args):
+    """Every build held in spawning: with --workers the main process is killed, its
+    children (the API worker, one process per compute host) go with it."""
     data_dir = os.path.join(root, "data")
-    up = UpProcess(data_dir, conf=CONF).start(timeout=120)
+    up = UpProcess(data_dir, conf=CONF, args=args).start(timeout=120)
     try:
         held = builds_held_then_killed(up, Api(up))
-        up = UpProcess(data_dir, conf=CONF, port=up.port).start(timeout=120)
+        up = UpProcess(data_dir, conf=CONF, port=up.port, args=args).start(timeout=120)
         after_restart(Api(up), held, time.monotonic())
     finally:
         up.stop()
 
 
-def test_workers_killed_while_servers_with_floating_ips_build(root):
-    """`up --workers 2`: the main process is killed; its children (the API worker, one
-    process per compute host) go with it, and the restarted cloud resumes every build."""
+@pytest.mark.parametrize("args", [(), ("--workers", "2")], ids=["all-in-one", "workers"])
+def test_killed_mid_burst_of_boots_getting_floating_ips(root, args):
     data_dir = os.path.join(root, "data")
-    up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
+    up = UpProcess(data_dir, conf=BURST_CONF, args=args).start(timeout=120)
     try:
-        held = builds_held_then_killed(up, Api(up))
-        up = UpProcess(data_dir, conf=CONF, port=up.port,
-                       args=("--workers", "2")).start(timeout=120)
+        held = burst_then_killed(up, Api(up))
+        up = UpProcess(data_dir, conf=BURST_CONF, port=up.port, args=args).start(timeout=120)
         after_restart(Api(up), held, time.monotonic())
     finally:
         up.stop()
