@@ -171,9 +171,13 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
     restart need."""
     cloud = cloud_with_networks(api)
     external, internal, image = cloud["external"], cloud["internal"], cloud["image"]
+    running = api.boot("running", image, {"uuid": internal})
+    wait_for("running", lambda: api.servers()[running]["status"] == "ACTIVE", 30)
     count = ON_USER_PORTS + ON_NOVA_PORTS
     api.call("POST", "/pocketstack/v1/faults", {"fault": {
         "operation": "spawn", "action": "hang", "times": count, "hang_seconds": 600}})
+    api.call("POST", "/pocketstack/v1/faults", {"fault": {
+        "operation": "attach_volume", "action": "hang", "times": 1, "hang_seconds": 600}})
 
     fips = {}  # floating IP id -> (server id, port id)
     for i in range(ON_USER_PORTS):
@@ -203,11 +207,27 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
     orphan = api.volume(size=1, name="reserved-for-nobody")
     wait_for("orphan available", lambda: api.volumes()[orphan]["status"] == "available", 30)
     api.attach(orphan, str(uuid.uuid4()))
+    # What a kill during an attach to a running server leaves: the volume reserved and
+    # connected by the volume service, the guest never got it (the attach call hangs in
+    # the hypervisor until the kill).
+    cut_short = api.volume(size=1, name="attach-cut-short")
+    wait_for("cut_short available",
+             lambda: api.volumes()[cut_short]["status"] == "available", 30)
+
+    def attach():
+        try:
+            api.http.post(api.url + f"/compute/v2.1/servers/{running}/os-volume_attachments",
+                          json={"volumeAttachment": {"volumeId": cut_short}})
+        except httpx.HTTPError:
+            pass  # cut off by the kill
+    threading.Thread(target=attach, daemon=True).start()
+    wait_for("the attach in the hypervisor",
+             lambda: api.volumes()[cut_short]["status"] == "attaching", 30)
     assert {api.volumes()[lost]["status"], api.volumes()[orphan]["status"]} == {
         "attaching", "reserved"}
     kill(up)
-    return {"fips": fips, "servers": [s for s, _ in fips.values()], "lost": lost,
-            "orphan": orphan}
+    return {"fips": fips, "servers": [s for s, _ in fips.values()] + [running],
+            "lost": lost, "orphan": orphan, "cut_short": cut_short, "running": running}
 
 
 def burst_then_killed(up: UpProcess, api: Api) -> dict:
@@ -296,8 +316,9 @@ def after_restart(api: Api, held: dict, restarted: float) -> None:
     """Every server ACTIVE, every association intact and shown, every volume settled
     (the orphaned reservation reaped within REAPED_WITHIN), the servers' volumes deleted
     with them."""
-    orphan = held["orphan"]
+    orphan, cut_short = held["orphan"], held.get("cut_short")
     reaped = watch_reaped(api, orphan, restarted, 60)
+    given_back = watch_reaped(api, cut_short, restarted, 60) if cut_short else None
 
     def settled():
         servers = api.servers()
@@ -333,12 +354,19 @@ def after_restart(api: Api, held: dict, restarted: float) -> None:
     took = reaped()
     print(f"orphaned reservation reaped {took}s after the restart")
     assert took is not None and took <= REAPED_WITHIN, took
+    if cut_short:
+        took = given_back()
+        print(f"the reservation of the attach cut short given back {took}s after the "
+              "restart")
+        assert took is not None and took <= REAPED_WITHIN, took
+        assert servers[held["running"]]["os-extended-volumes:volumes_attached"] == []
+    kept = {orphan, cut_short} - {None}
 
     for server_id in servers:
         api.call("DELETE", f"/compute/v2.1/servers/{server_id}")
     wait_for("servers deleted", lambda: not api.servers(), 60)
     # The blank volumes were delete_on_termination: gone, not just freed.
-    wait_for("the servers' volumes deleted", lambda: set(api.volumes()) == {orphan}, 30,
+    wait_for("the servers' volumes deleted", lambda: set(api.volumes()) == kept, 30,
              detail=lambda: [(v["name"], v["status"]) for v in api.volumes().values()])
 
 

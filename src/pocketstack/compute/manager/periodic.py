@@ -310,7 +310,8 @@ class PeriodicMixin:
         from pocketstack.compute.manager import volumes
 
         for line in volumes.reconcile(ctx, [r.uuid for r in rows
-                                            if r.vm_state != states.BUILDING]):
+                                            if r.vm_state != states.BUILDING],
+                                      self.started_at):
             LOG.info("%s: %s", self.host, line)
         for inst in rows:
             if inst.task_state == states.DELETING:

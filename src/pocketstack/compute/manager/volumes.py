@@ -237,23 +237,18 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
     return done
 
 
-# An attach the API reserved longer ago than its call to the host may wait was cut short.
-ATTACH_CALL_TIMEOUT = 120.0
-
-
-def reconcile(ctx, instance_uuids: list[str]) -> list[str]:
+def reconcile(ctx, instance_uuids: list[str], started_at) -> list[str]:
     """Start-up, for this host's servers that are not building: an attach cut short by a
     crash (the volume reserved, never connected) gives its reservation back, so the volume
-    is available again and the server does not list it."""
-    import datetime as dt
-
-    cutoff = utcnow() - dt.timedelta(seconds=ATTACH_CALL_TIMEOUT)
+    is available again and the server does not list it. Every mapping without its
+    connection written before this host started (``started_at``) is one: the attach
+    call that was to complete it went to the process that is gone."""
     with db.reader() as s:
         rows = list(s.scalars(sa.select(BlockDeviceMapping).where(
             BlockDeviceMapping.instance_uuid.in_(instance_uuids),
             BlockDeviceMapping.attachment_id.is_not(None),
             BlockDeviceMapping.connection_info.is_(None),
-            BlockDeviceMapping.updated_at < cutoff)).all())
+            BlockDeviceMapping.updated_at < started_at)).all())
         s.expunge_all()
     done = []
     for row in rows:
