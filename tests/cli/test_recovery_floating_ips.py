@@ -26,7 +26,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 from upcloud import UpProcess  # noqa: E402
-from test_workers import _alive, _children  # noqa: E402
+from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}
 UNSETTLED = ("reserved", "attaching", "detaching", "creating", "downloading", "deleting")
@@ -178,6 +178,7 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
         "operation": "spawn", "action": "hang", "times": count, "hang_seconds": 600}})
     api.call("POST", "/pocketstack/v1/faults", {"fault": {
         "operation": "attach_volume", "action": "hang", "times": 1, "hang_seconds": 600}})
+    time.sleep(1.0)  # each process re-reads fault rules after 0.5 s (control/faults.py)
 
     fips = {}  # floating IP id -> (server id, port id)
     for i in range(ON_USER_PORTS):
@@ -225,8 +226,21 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
              lambda: api.volumes()[cut_short]["status"] == "attaching", 30)
     assert {api.volumes()[lost]["status"], api.volumes()[orphan]["status"]} == {
         "attaching", "reserved"}
+    # A floating IP put on the running server's port just before the kill: the
+    # network-changed event that tells compute is lost with the process (with --workers,
+    # made certain: the process of its host is stopped before and killed after).
+    [port] = api.ports(running)
+    host = api.servers()[running]["OS-EXT-SRV-ATTR:host"]
+    stopped = [p for p in _children(up.proc.pid)
+               if f"--name compute-{host.rsplit('-', 1)[-1]} " in _cmdline(p)]
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    fip = api.floating_ip(external, port["id"])
+    fips[fip["id"]] = (running, port["id"])
+    for pid in stopped:
+        os.kill(pid, signal.SIGKILL)
     kill(up)
-    return {"fips": fips, "servers": [s for s, _ in fips.values()] + [running],
+    return {"fips": fips, "servers": [s for s, _ in fips.values()],
             "lost": lost, "orphan": orphan, "cut_short": cut_short, "running": running}
 
 

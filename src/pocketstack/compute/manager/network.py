@@ -147,6 +147,27 @@ def refresh(ctx, vifs: list, ports_fresh: bool = False) -> list:
     return out
 
 
+def refresh_floating_ips(ctx, infos: dict[str, list], chunk: int = 100) -> dict[str, list]:
+    """``infos``: server id -> its network info. Returns, for the servers whose floating
+    IPs are not what the network service has now, their network info with those; one
+    listing per ``chunk`` ports (neutron: a repeated port_id filter means "any of")."""
+    client = NetworkClient(ctx, as_service=True)
+    port_ids = [v["port_id"] for vifs in infos.values() for v in vifs]
+    floating: list = []
+    for start in range(0, len(port_ids), chunk):
+        floating += client.list_floatingips(port_id=port_ids[start:start + chunk])
+    changed = {}
+    for uuid, vifs in infos.items():
+        fresh = [dict(v, fixed_ips=[dict(ip, floating_ips=[
+            f["floating_ip_address"] for f in floating
+            if f.get("port_id") == v["port_id"]
+            and f.get("fixed_ip_address") == ip["ip_address"]])
+            for ip in v.get("fixed_ips") or []]) for v in vifs]
+        if fresh != vifs:
+            changed[uuid] = fresh
+    return changed
+
+
 def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),
                use_service_token: bool = False,
                requested_networks_empty: bool = False,
