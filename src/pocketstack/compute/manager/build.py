@@ -116,6 +116,7 @@ class BuildMixin:
         if has_volumes:
             self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
                           events=events, network_info=list(vifs))
+            self.catch_up_network_change(ctx, uuid)
             events, stage = [], states.BLOCK_DEVICE_MAPPING
         # else no volume to attach: from networking straight to spawning, one write fewer
 
@@ -136,8 +137,13 @@ class BuildMixin:
         attached = (block_info or {}).get("block_device_mapping") or []
         local = "" if (inst.request_spec or {}).get("is_bfv") else "; local root disk"
         step.done(detail=f"{len(attached)} volume(s){local}")
+        # The network info goes with the first write after networking (a later one would
+        # undo what a network-changed wrote meanwhile).
         self._advance(inst, attempt, stage, states.SPAWNING,
-                      events=events + volume_steps + [step], network_info=list(vifs))
+                      events=events + volume_steps + [step],
+                      **({"network_info": list(vifs)} if stage == states.NETWORKING else {}))
+        if stage == states.NETWORKING:
+            self.catch_up_network_change(ctx, uuid)
 
         # seed 28: the hypervisor
         step = Step(ctx, uuid, "compute_spawn", "compute", self.host)
