@@ -151,6 +151,10 @@ class VolumeClient(Client):
         self.request("POST", f"/attachments/{attachment_id}/action",
                      json={"os-complete": None}, ok=(200, 202, 204))
 
+    def attachment_list(self, **params) -> list[dict]:
+        """GET /attachments (filters: instance_id, volume_id; all_tenants for admins)."""
+        return self.request("GET", "/attachments", params=params).json()["attachments"]
+
     def attachment_delete(self, attachment_id: str) -> bool:
         try:
             self.request("DELETE", f"/attachments/{attachment_id}", ok=(200, 202, 204))

@@ -60,7 +60,8 @@ OPTS = {
                      help="Seconds after which an attachment whose server does not exist "
                           "is deleted (checked every report_interval). A boot's API "
                           "request reserves its volumes before it writes the server: "
-                          "longer than such a request can take."),
+                          "longer than such a request can take. Those made before the "
+                          "volume service started go at its first check."),
         cfg.IntOpt("service_down_time", default=60, min=1,
                    help="Seconds without a heartbeat after which os-services shows the "
                         "volume service down."),

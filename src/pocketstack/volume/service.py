@@ -46,19 +46,24 @@ def heartbeat() -> None:
                 row.last_seen_up, row.updated_at = now, now
 
 
-def reconcile_attachments(checked: set[str]) -> int:
+def reconcile_attachments(checked: set[str], started_at: dt.datetime | None = None) -> int:
     """Delete attachments whose server does not exist, so their volumes are available
     again: a boot's API request reserves the volumes it was given before it writes the
     server, and a process killed in between left an attachment naming a server that
     never existed. Only attachments older than ``[volume] orphaned_attachment_age`` (a
-    younger one may be such a request still running); compute is asked about each
-    server through its API. ``checked`` keeps the attachments found to have a server,
-    so each is asked about once (a server's delete then deletes them). Returns how many
-    were deleted."""
+    younger one may be such a request still running) or made before ``started_at``, the
+    start of this volume service: no request of the process that ran before it can
+    still be running (a restarted cloud waits for the old processes to be gone), so
+    what a kill left is reaped at once, not minutes after the restart. Compute is asked
+    about each server through its API. ``checked`` keeps the attachments found to have
+    a server, so each is asked about once (a server's delete then deletes them).
+    Returns how many were deleted."""
     from pocketstack.clients.compute import ComputeClient
     from pocketstack.volume import attach
 
     cutoff = utcnow() - dt.timedelta(seconds=config.CONF.volume.orphaned_attachment_age)
+    if started_at is not None:
+        cutoff = max(cutoff, started_at)
     with db.reader() as s:
         rows = s.execute(sa.select(VolumeAttachment.id, VolumeAttachment.volume_id,
                                    VolumeAttachment.instance_uuid)
@@ -87,24 +92,43 @@ def reconcile_attachments(checked: set[str]) -> int:
 
 
 class _Heartbeat:
+    # Seconds between the start-up checks of attachments while compute does not answer.
+    FIRST_CHECK_RETRY = 0.5
+
     def __init__(self):
         self.stopping = threading.Event()
         self.checked: set[str] = set()  # reconcile_attachments's
+        self.started_at = utcnow()
         self.thread = threading.Thread(target=runtime.bind(self._run), name="volume-heartbeat",
                                        daemon=True)
         self.thread.start()
 
     def _run(self):
+        self._first_check()
         while not self.stopping.wait(config.CONF.volume.report_interval):
             try:
                 heartbeat()
             except Exception:  # noqa: BLE001 - a missed beat is retried
                 LOG.exception("Volume service heartbeat failed")
-            try:
-                reconcile_attachments(self.checked)
-            except Exception:  # noqa: BLE001 - compute not answering yet: next time
-                LOG.warning("Checking attachments against their servers failed",
-                            exc_info=True)
+            self._check()
+
+    def _check(self, quiet: bool = False) -> bool:
+        try:
+            reconcile_attachments(self.checked, self.started_at)
+            return True
+        except Exception:  # noqa: BLE001 - compute not answering yet: next time
+            (LOG.debug if quiet else LOG.warning)(
+                "Checking attachments against their servers failed", exc_info=True)
+            return False
+
+    def _first_check(self) -> None:
+        """What a kill left is reaped as soon as compute answers, not one report
+        interval after the start."""
+        deadline = time.monotonic() + config.CONF.volume.report_interval
+        while not self.stopping.is_set() and time.monotonic() < deadline:
+            if self._check(quiet=True):
+                return
+            self.stopping.wait(self.FIRST_CHECK_RETRY)
 
     def stop(self):
         self.stopping.set()

@@ -180,8 +180,11 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
                 trace.finish_action(s, ctx.request_id, uuid, "Error")
         claims.release(uuid)
         if failed:
-            # The build is over: the volumes the API reserved for it go back to the user
-            # now (a build that never reached a host has no host to give them back).
+            # The build is over: the ports earlier attempts kept for it go (the user's
+            # are unbound), as nova's conductor does when no reschedule is left ...
+            _release_ports(ctx, uuid)
+            # ... and the volumes the API reserved for it go back to the user now (a
+            # build that never reached a host has no host to give them back).
             from pocketstack.compute.manager import volumes
 
             try:
@@ -237,15 +240,9 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
                   f"{' on ' + inst.host if inst.host else ''})")
         step = Step(ctx, inst.uuid, "conductor_build_timeout", "conductor",
                     config.CONF.host, reason).fail(reason)
-        # Undo whatever the attempt may hold, with our own token (the user's may be gone).
-        from pocketstack.compute.manager import network
-
-        try:
-            network.deallocate(ctx, inst.uuid, inst.network_info, [
-                r["port_id"] for r in (inst.requested_networks or [])
-                if isinstance(r, dict) and r.get("port_id")], use_service_token=True)
-        except Exception:  # noqa: BLE001 - the reschedule must still happen
-            LOG.exception("Cleaning up ports of %s failed", inst.uuid)
+        # Undo what the attempt may hold, with our own token (the user's may be gone);
+        # its ports stay the server's, for the next attempt to bind (nova keeps a
+        # rescheduled server's ports, and a floating IP on one with them).
         from pocketstack.compute.manager import volumes
 
         try:
@@ -256,6 +253,21 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         ctx.request_id = trace.creation_request_id(inst.uuid) or ctx.request_id
         self.reschedule(ctx, inst.uuid, attempt, inst.host, reason, events=[_step_row(step)])
         return True
+
+
+def _release_ports(ctx, uuid: str) -> None:
+    from pocketstack.compute.manager import network
+
+    inst = instances.peek(uuid, "requested_networks", "network_info")
+    requested = inst.requested_networks if inst is not None else None
+    if not (isinstance(requested, list) and requested):
+        return  # no network asked for: no port can exist
+    try:
+        network.deallocate(ctx, uuid, inst.network_info, [
+            r["port_id"] for r in requested if isinstance(r, dict) and r.get("port_id")],
+            use_service_token=True)
+    except Exception:  # noqa: BLE001 - the server is in ERROR whatever happens here
+        LOG.exception("Giving back the ports of %s failed", uuid)
 
 
 def _step_row(e: Step) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from pocketstack.common.timeutils import utcnow
 from pocketstack.compute.conductor.rpcapi import ConductorAPI
 from pocketstack.compute.manager.build import BuildMixin
 from pocketstack.compute.manager.delete import DeleteMixin
@@ -30,3 +31,6 @@ class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeM
         self.image_cache = image_cache or os.path.join(data_dir, "compute", host, "_base")
         os.makedirs(self.image_cache, exist_ok=True)
         self._failed_builds = 0
+        # What this host's database rows older than this were waiting for (an attach
+        # call, say) went with the process before it (periodic.init_host).
+        self.started_at = utcnow()

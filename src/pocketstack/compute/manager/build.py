@@ -45,7 +45,8 @@ class BuildMixin:
         except Superseded:
             # Deleted, or rescheduled after its build deadline while we worked: the next
             # attempt may hold ports, volumes and a claim under this server by now.
-            undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held)
+            undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held,
+                                keep_ports=instances.is_live(instance_uuid))
             record(whole.fail("superseded: the server was deleted or rescheduled; undone: "
                               + ("; ".join(undone) or "nothing")))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
@@ -55,12 +56,14 @@ class BuildMixin:
             # attachments and claim are the server's too.
             if not instances.take_over(instance_uuid, attempt):
                 undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host,
-                                    held=held)
+                                    held=held, keep_ports=instances.is_live(instance_uuid))
                 record(whole.fail(f"{_describe(error)}; superseded meanwhile: undone: "
                                   + ("; ".join(undone) or "nothing")))
                 return
             attempt += 1
-            undone = self._undo(ctx, inst, vifs, release=True, held=held)
+            # The ports stay the server's for the next attempt (floating IPs on them stay
+            # too); the conductor frees them if none comes (ERROR).
+            undone = self._undo(ctx, inst, vifs, release=True, held=held, keep_ports=True)
             cleanup = Step(ctx, instance_uuid, "compute_cleanup", "compute", self.host,
                            "; ".join(undone) or "nothing to undo").done()
             whole.fail(error)
@@ -91,11 +94,13 @@ class BuildMixin:
         waiter = self.events.prepare(uuid)
         try:
             faults.check(self.host, "allocate_network")
-            network.allocate(ctx, inst, self.host, vifs)
+            # A later attempt (a reschedule, a build resumed after a restart) binds the
+            # ports the server has already instead of making new ones.
+            plugged = network.allocate(ctx, inst, self.host, vifs, reuse=attempt > 0)
             step.done(detail=", ".join(f"{v['port_id']} on {v['network_name'] or v['network_id']}"
                                        for v in vifs) or "no networks requested")
             wait = Step(ctx, uuid, "compute_wait_vif_plugged", "compute", self.host)
-            self._wait_plugged(waiter, vifs, wait)
+            self._wait_plugged(waiter, vifs, wait, plugged)
         finally:
             waiter.close()
         events = [step, wait]
@@ -111,6 +116,7 @@ class BuildMixin:
         if has_volumes:
             self._advance(inst, attempt, states.NETWORKING, states.BLOCK_DEVICE_MAPPING,
                           events=events, network_info=list(vifs))
+            self.catch_up_network_change(ctx, uuid)
             events, stage = [], states.BLOCK_DEVICE_MAPPING
         # else no volume to attach: from networking straight to spawning, one write fewer
 
@@ -131,8 +137,13 @@ class BuildMixin:
         attached = (block_info or {}).get("block_device_mapping") or []
         local = "" if (inst.request_spec or {}).get("is_bfv") else "; local root disk"
         step.done(detail=f"{len(attached)} volume(s){local}")
+        # The network info goes with the first write after networking (a later one would
+        # undo what a network-changed wrote meanwhile).
         self._advance(inst, attempt, stage, states.SPAWNING,
-                      events=events + volume_steps + [step], network_info=list(vifs))
+                      events=events + volume_steps + [step],
+                      **({"network_info": list(vifs)} if stage == states.NETWORKING else {}))
+        if stage == states.NETWORKING:
+            self.catch_up_network_change(ctx, uuid)
 
         # seed 28: the hypervisor
         step = Step(ctx, uuid, "compute_spawn", "compute", self.host)
@@ -194,9 +205,9 @@ class BuildMixin:
             raise exceptions.PocketstackError(f"Downloading image failed: {error}") from None
         return meta
 
-    def _wait_plugged(self, waiter, vifs, step) -> None:
+    def _wait_plugged(self, waiter, vifs, step, plugged=frozenset()) -> None:
         timeout = config.CONF.compute.vif_plugging_timeout
-        tags = {v["port_id"] for v in vifs}
+        tags = {v["port_id"] for v in vifs} - set(plugged)
         if not tags or timeout <= 0:
             step.done(detail="not waiting")
             return
@@ -209,22 +220,20 @@ class BuildMixin:
         step.done(detail=f"{len(tags) - len(missing)}/{len(tags)} network-vif-plugged")
 
     def _undo(self, ctx, inst, vifs, release: bool, only_host: str | None = None,
-              held: list | None = None) -> list[str]:
+              held: list | None = None, keep_ports: bool = False) -> list[str]:
         """Destroy the guest, give back the ports, volumes and the claim; with
         ``only_host``, just those this host's attempt holds (network.deallocate,
-        volumes.release, claims.release)."""
+        volumes.release, claims.release). ``keep_ports``: the server lives on in another
+        attempt, which binds the same ports (nova keeps a rescheduled server's ports)."""
         done = []
         try:
             self.driver.destroy(_as_dict(inst))
         except Exception as error:  # noqa: BLE001
             LOG.warning("Destroying guest %s failed: %s", inst.uuid, error)
-        user_ports = [r["port_id"] for r in (inst.requested_networks or [])
-                      if isinstance(r, dict) and r.get("port_id")]
-        requested = inst.requested_networks
-        done += network.deallocate(ctx, inst.uuid, vifs, user_ports,
-                                   requested_networks_empty=not (isinstance(requested, list)
-                                                                 and requested),
-                                   only_host=only_host)
+        if not keep_ports:
+            done += self._give_back_ports(ctx, inst, vifs, only_host)
+        elif vifs:
+            done.append(f"kept {len(vifs)} port(s) for the next attempt")
         try:
             done += volumes.release(ctx, inst.uuid, held, own_only=only_host is not None)
         except Exception as error:  # noqa: BLE001 - the rest of the cleanup must happen
@@ -232,6 +241,16 @@ class BuildMixin:
         if release and claims.release(inst.uuid, host=only_host):
             done.append(f"released claim on {self.host}")
         return done
+
+    @staticmethod
+    def _give_back_ports(ctx, inst, vifs, only_host: str | None) -> list[str]:
+        user_ports = [r["port_id"] for r in (inst.requested_networks or [])
+                      if isinstance(r, dict) and r.get("port_id")]
+        requested = inst.requested_networks
+        return network.deallocate(ctx, inst.uuid, vifs, user_ports,
+                                  requested_networks_empty=not (isinstance(requested, list)
+                                                                and requested),
+                                  only_host=only_host)
 
     def _note_success(self, session) -> None:
         """Any success clears this host's failed-build count. The count is in the

@@ -148,6 +148,21 @@ class InterfaceMixin:
             except Exception:  # noqa: BLE001 - an event must never break the host
                 LOG.exception("Handling %s for %s failed", name, uuid)
 
+    def _change_applied(self, uuid: str) -> bool:
+        """Forget ``uuid`` in the changes not applied yet; whether it was there."""
+        with self._iface_guard:
+            if uuid not in (self._changes_unapplied or ()):
+                return False
+            self._changes_unapplied.discard(uuid)
+            return True
+
+    def catch_up_network_change(self, ctx, uuid: str) -> None:
+        """A build has just written its network info: a network-changed that came while
+        it had none (a floating IP put on a port it had just made, after it read the
+        floating IPs) is applied now, not lost."""
+        if self._change_applied(uuid):
+            self._network_changed(ctx, uuid)
+
     def _vif_deleted(self, ctx, uuid: str, port_id: str) -> None:
         """A port of the server was deleted in the network service: unplug and forget it
         (nova's _process_instance_vif_deleted_event)."""
@@ -167,10 +182,21 @@ class InterfaceMixin:
                         f"{port_id} was deleted in the network service")
             self._forget_port(uuid, port_id, [step.done()])
 
+    # Servers a network-changed came for while they had no network info to refresh: a
+    # build that had not written its own yet (see catch_up_network_change).
+    _changes_unapplied: set | None = None
+
     def _network_changed(self, ctx, uuid: str) -> None:
+        with self._iface_guard:  # noted first: the build may write its info just now
+            if self._changes_unapplied is None:
+                self._changes_unapplied = set()
+            self._changes_unapplied.add(uuid)
         inst = instances.load(uuid)
         if inst is None or inst.deleted or not inst.network_info:
+            if inst is None or inst.deleted or inst.vm_state != states.BUILDING:
+                self._change_applied(uuid)
             return
+        self._change_applied(uuid)
         fresh = network.refresh(ctx, list(inst.network_info))
         with db.transaction() as s:
             row = s.scalar(sa.select(Instance).where(Instance.uuid == uuid).with_for_update())

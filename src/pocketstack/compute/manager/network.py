@@ -26,21 +26,38 @@ def binding(instance, host: str) -> dict:
             "binding:host_id": host}
 
 
-def allocate(ctx, instance, host: str, vifs: list) -> None:
-    """Append to ``vifs`` as ports come, so a failure half-way still knows what to undo."""
+def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[str]:
+    """Append to ``vifs`` as ports come, so a failure half-way still knows what to undo.
+    ``reuse``: a rescheduled or resumed build, whose server may have ports already.
+    Returns the ports that were plugged already (nothing to wait for: a port that stays
+    ACTIVE while it is bound again sends no network-vif-plugged, as in nova's
+    _get_neutron_events, which waits only for the ports not active yet)."""
     requested = instance.requested_networks
     if not isinstance(requested, list):
-        return
+        return set()
     client = NetworkClient(ctx)
     # As nova: the user's token creates the port, an admin client binds it to the host
     # (binding:host_id is admin-only in neutron's policy).
     admin = NetworkClient(None)
+    kept = _kept_ports(admin, instance, requested) if reuse else {}
+    plugged = {p["id"] for p in kept.values() if p.get("status") == "ACTIVE"}
+    for req in requested:  # the user's ports are theirs to keep, not to match a network
+        kept.pop(req.get("port_id"), None)
     sg_ids = (instance.request_spec or {}).get("security_group_ids") or []
     for req in requested:
         if req.get("port_id"):
             _stop_if_deleted(instance.uuid)
             port = admin.update_port(req["port_id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
+            _check_bound(port)
+            continue
+        earlier = _take_kept(kept, req)
+        if earlier is not None:
+            # An earlier attempt's port: the server's, with its address and any
+            # floating IP the user put on it meanwhile. Bound here, not made again.
+            _stop_if_deleted(instance.uuid)
+            port = admin.update_port(earlier["id"], binding(instance, host))
+            vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
             _check_bound(port)
             continue
         body = {"network_id": req["network_id"], "admin_state_up": True,
@@ -58,8 +75,37 @@ def allocate(ctx, instance, host: str, vifs: list) -> None:
         port = admin.update_port(port["id"], {"binding:host_id": host})
         vifs[-1] = _vif(port, req.get("network_name") or "", True, req.get("tag"))
         _check_bound(port)
+    for port_id in kept:
+        # The server's, yet no request of it asks for it (a duplicate an interrupted
+        # attempt made): it would show as one more interface.
+        if admin.delete_port(port_id):
+            LOG.info("Deleted port %s of %s: no requested network of the server is "
+                     "left for it", port_id, instance.uuid)
     if vifs:
         _stop_if_deleted(instance.uuid)
+    return plugged & {v["port_id"] for v in vifs}
+
+
+def _kept_ports(admin, instance, requested: list) -> dict[str, dict]:
+    """A rescheduled or resumed build: the ports earlier attempts left on
+    the server (device_id = its id), as nova's _build_networks_for_instance finds them
+    allocated after a reschedule. The user's own ports are in it too when still bound."""
+    if not requested:
+        return {}
+    return {p["id"]: p for p in admin.list_ports(device_id=instance.uuid)}
+
+
+def _take_kept(kept: dict, req: dict) -> dict | None:
+    """The kept port that answers ``req`` (same network; the fixed IP it asks for), taken
+    out of ``kept``."""
+    for port_id, port in kept.items():
+        if port["network_id"] != req["network_id"]:
+            continue
+        if req.get("fixed_ip") and req["fixed_ip"] not in {
+                ip["ip_address"] for ip in port.get("fixed_ips", [])}:
+            continue
+        return kept.pop(port_id)
+    return None
 
 
 def _check_bound(port: dict) -> None:
@@ -99,6 +145,27 @@ def refresh(ctx, vifs: list, ports_fresh: bool = False) -> list:
                                   if f.get("port_id") == vif["port_id"]
                                   and f.get("fixed_ip_address") == ip["ip_address"]]
     return out
+
+
+def refresh_floating_ips(ctx, infos: dict[str, list], chunk: int = 100) -> dict[str, list]:
+    """``infos``: server id -> its network info. Returns, for the servers whose floating
+    IPs are not what the network service has now, their network info with those; one
+    listing per ``chunk`` ports (neutron: a repeated port_id filter means "any of")."""
+    client = NetworkClient(ctx, as_service=True)
+    port_ids = [v["port_id"] for vifs in infos.values() for v in vifs]
+    floating: list = []
+    for start in range(0, len(port_ids), chunk):
+        floating += client.list_floatingips(port_id=port_ids[start:start + chunk])
+    changed = {}
+    for uuid, vifs in infos.items():
+        fresh = [dict(v, fixed_ips=[dict(ip, floating_ips=[
+            f["floating_ip_address"] for f in floating
+            if f.get("port_id") == v["port_id"]
+            and f.get("fixed_ip_address") == ip["ip_address"]])
+            for ip in v.get("fixed_ips") or []]) for v in vifs]
+        if fresh != vifs:
+            changed[uuid] = fresh
+    return changed
 
 
 def deallocate(ctx, instance_uuid: str, vifs: list | None, user_port_ids=(),

@@ -293,6 +293,23 @@ def periodic_tasks(managers: dict) -> None:
     reconcile_resources(list(managers))
 
 
+def _heal_network_info(ctx, rows) -> None:
+    """A network-changed event (a floating IP put on a server's port or taken off) cast
+    to the process that was killed went with it, and the server would show its old
+    addresses for good: read them again once at start-up, for all the host's servers at
+    once (nova heals its info cache periodically, _heal_instance_info_cache)."""
+    from pocketstack.compute.manager import network
+
+    changed = network.refresh_floating_ips(
+        ctx, {r.uuid: list(r.network_info) for r in rows}) if rows else {}
+    for uuid, fresh in changed.items():
+        by_id = {v["port_id"]: v for v in fresh}
+        with db.transaction() as s:
+            row = s.scalar(sa.select(Instance).where(Instance.uuid == uuid).with_for_update())
+            if row is not None and not row.deleted:
+                row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
+
+
 class PeriodicMixin:
     def register_node(self) -> None:
         register_nodes({self.host: self})
@@ -310,7 +327,8 @@ class PeriodicMixin:
         from pocketstack.compute.manager import volumes
 
         for line in volumes.reconcile(ctx, [r.uuid for r in rows
-                                            if r.vm_state != states.BUILDING]):
+                                            if r.vm_state != states.BUILDING],
+                                      self.started_at):
             LOG.info("%s: %s", self.host, line)
         for inst in rows:
             if inst.task_state == states.DELETING:
@@ -323,7 +341,9 @@ class PeriodicMixin:
                 # (what it holds now is the next attempt's).
                 if not instances.take_over(inst.uuid, inst.attempt):
                     continue
-                self._undo(ctx, inst, inst.network_info or [], release=True)
+                # Its ports stay the server's: the next attempt binds them again, so a
+                # floating IP the user put on one meanwhile stays on it.
+                self._undo(ctx, inst, inst.network_info or [], release=True, keep_ports=True)
                 self._hand_back(ctx, inst, inst.attempt + 1,
                                 f"compute service on {self.host} restarted during "
                                 f"{inst.task_state}")
@@ -334,6 +354,11 @@ class PeriodicMixin:
                       states.SUSPENDED_POWER: states.SUSPENDED}.get(power, states.ERROR)
                 instances.update(inst.uuid, {"task_state": None, "vm_state": vm,
                                              "power_state": power or states.NOSTATE})
+        try:
+            _heal_network_info(ctx, [r for r in rows if r.vm_state != states.BUILDING
+                                     and r.task_state != states.DELETING and r.network_info])
+        except Exception:  # noqa: BLE001 - addresses shown as before; the rest is done
+            LOG.exception("Refreshing the addresses of the servers on %s failed", self.host)
 
     def _hand_back(self, ctx, inst, attempt: int, reason: str) -> None:
         """Ask the conductor to reschedule ``inst``, waiting (bounded) for one to listen:

@@ -136,6 +136,8 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
     if not own_only:
         attachments |= {r.attachment_id for r in rows if r.attachment_id}
         created |= {r.volume_id for r in rows if r.volume_id and r.source_type != "volume"}
+        if rows:
+            attachments |= _unrecorded_attachments(ctx, instance_uuid, rows)
         if any(r.source_type != "volume" for r in rows):
             created |= _lost_volumes(ctx, instance_uuid, rows)
     for attachment_id in attachments:
@@ -170,7 +172,22 @@ def _lost_volumes(ctx, instance_uuid: str, rows) -> set[str]:
     except exceptions.PocketstackError as error:
         LOG.warning("Listing the volumes made for %s failed: %s", instance_uuid, error)
         return set()
-    return {v["id"] for v in found if v["id"] not in named and not v["attachments"]}
+    # Attached or not: their attachments are the server's, deleted before them.
+    return {v["id"] for v in found if v["id"] not in named}
+
+
+def _unrecorded_attachments(ctx, instance_uuid: str, rows) -> set[str]:
+    """The server's attachments in the volume service that no mapping names: a process
+    killed after attachment_create answered and before the build recorded its id. Left
+    alone, its volume stayed attaching for the server's whole life."""
+    named = {r.attachment_id for r in rows}
+    try:
+        found = _client(ctx, use_service_token=True).attachment_list(
+            instance_id=instance_uuid, all_tenants=1)
+    except exceptions.PocketstackError as error:
+        LOG.warning("Listing the attachments of %s failed: %s", instance_uuid, error)
+        return set()
+    return {a["id"] for a in found if a["id"] not in named}
 
 
 def _delete_volume(ctx, client: VolumeClient, volume_id: str) -> bool:
@@ -201,6 +218,20 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
         return []
     client = _client(ctx, use_service_token)
     done = []
+    if any(r.connection_info is None for r in rows):
+        # A build or attach cut short: what it made and never recorded goes too (no row
+        # of a server that finished building lacks its connection_info).
+        for attachment_id in _unrecorded_attachments(ctx, instance_uuid, rows):
+            try:
+                if client.attachment_delete(attachment_id):
+                    done.append(f"deleted attachment {attachment_id}")
+            except exceptions.PocketstackError as error:
+                LOG.warning("Deleting attachment %s failed: %s", attachment_id, error)
+        lost = _lost_volumes(ctx, instance_uuid, rows) \
+            if any(r.source_type != "volume" for r in rows) else set()
+        for volume_id in lost:
+            if _delete_volume(ctx, client, volume_id):
+                done.append(f"deleted volume {volume_id}")
     for r in rows:
         if r.attachment_id:
             try:
@@ -217,23 +248,18 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
     return done
 
 
-# An attach the API reserved longer ago than its call to the host may wait was cut short.
-ATTACH_CALL_TIMEOUT = 120.0
-
-
-def reconcile(ctx, instance_uuids: list[str]) -> list[str]:
+def reconcile(ctx, instance_uuids: list[str], started_at) -> list[str]:
     """Start-up, for this host's servers that are not building: an attach cut short by a
     crash (the volume reserved, never connected) gives its reservation back, so the volume
-    is available again and the server does not list it."""
-    import datetime as dt
-
-    cutoff = utcnow() - dt.timedelta(seconds=ATTACH_CALL_TIMEOUT)
+    is available again and the server does not list it. Every mapping without its
+    connection written before this host started (``started_at``) is one: the attach
+    call that was to complete it went to the process that is gone."""
     with db.reader() as s:
         rows = list(s.scalars(sa.select(BlockDeviceMapping).where(
             BlockDeviceMapping.instance_uuid.in_(instance_uuids),
             BlockDeviceMapping.attachment_id.is_not(None),
             BlockDeviceMapping.connection_info.is_(None),
-            BlockDeviceMapping.updated_at < cutoff)).all())
+            BlockDeviceMapping.updated_at < started_at)).all())
         s.expunge_all()
     done = []
     for row in rows:
