@@ -36,6 +36,7 @@ SERVICES = (
     Service("network", "/network", faults.neutron),
     Service("volume", "/volume", faults.nova),  # cinder uses nova's fault bodies
     Service("placement", "/placement", faults.placement),
+    Service("loadbalancer", "/load-balancer", faults.octavia),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

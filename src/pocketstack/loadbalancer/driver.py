@@ -1,0 +1,158 @@
+"""The provider driver: applies each load balancer's pending change after the API has
+answered, then flips the statuses (tree.settle), as Octavia's amphora driver does through
+its controller worker. One thread per cloud process; a change made in this process wakes
+it at once, one made by another API process is found by its periodic look.
+
+The data plane is pluggable: the simulated one (default) has nothing to build; the
+haproxy one (dataplane.py) runs one HAProxy per load balancer in a namespace."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import sqlalchemy as sa
+
+from pocketstack.common import config, db, runtime
+from pocketstack.loadbalancer import constants as C
+from pocketstack.loadbalancer import models as M
+from pocketstack.loadbalancer import tree, vip
+
+LOG = logging.getLogger(__name__)
+
+
+class _State:
+    def __init__(self):
+        self.wake = threading.Event()
+        self.idle = threading.Event()  # set while nothing is pending (for tests, benches)
+        self.idle.set()
+        self.data_plane = None
+
+
+def _state() -> _State:
+    return runtime.current().slot(__name__, _State)
+
+
+def notify() -> None:
+    state = _state()
+    state.idle.clear()
+    state.wake.set()
+
+
+def wait_idle(timeout: float) -> bool:
+    return _state().idle.wait(timeout)
+
+
+def counters(lb_id: str, listener_id: str) -> dict | None:
+    plane = _state().data_plane
+    return plane.counters(lb_id, listener_id) if plane is not None else None
+
+
+class Driver:
+    def __init__(self, data_plane=None):
+        self.state = _state()
+        self.state.data_plane = data_plane
+        self.stopping = False
+        self.thread = threading.Thread(target=runtime.bind(self._run),
+                                       name="loadbalancer-driver", daemon=True)
+
+    def start(self) -> "Driver":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.state.wake.set()
+        self.thread.join(10)
+        if self.state.data_plane is not None:
+            self.state.data_plane.stop()
+
+    def _run(self) -> None:
+        interval = config.CONF.loadbalancer.poll_interval
+        while not self.stopping:
+            self.state.wake.wait(interval)
+            self.state.wake.clear()
+            if self.stopping:
+                return
+            try:
+                while self.apply_pending():
+                    pass
+                if not self.state.wake.is_set():
+                    self.state.idle.set()
+                if self.state.data_plane is not None:
+                    self.refresh_health()
+            except Exception:  # noqa: BLE001 - keep serving; the change stays pending
+                LOG.exception("The load balancer provider failed to apply changes")
+
+    def apply_pending(self) -> bool:
+        with db.reader() as s:
+            pending = list(s.scalars(sa.select(M.LoadBalancer.id).where(
+                M.LoadBalancer.provisioning_status.in_(C.PENDING))))
+        for lb_id in pending:
+            if self.stopping:
+                return False
+            self.apply(lb_id)
+        return bool(pending)
+
+    def apply(self, lb_id: str) -> None:
+        delay = config.CONF.loadbalancer.provisioning_delay
+        if delay:
+            time.sleep(delay)
+        with db.reader() as s:
+            lb = s.get(M.LoadBalancer, lb_id)
+            if lb is None or lb.provisioning_status not in C.PENDING:
+                return
+            deleting = lb.provisioning_status == C.PENDING_DELETE
+            port_id = lb.vip_port_id if lb.vip_port_owned else None
+        health, failed = None, None
+        plane = self.state.data_plane
+        try:
+            if plane is not None:
+                if deleting:
+                    plane.remove(lb_id)
+                else:
+                    health = plane.apply(lb_id)
+        except Exception as error:  # noqa: BLE001 - the change fails: ERROR, as Octavia
+            LOG.exception("Applying load balancer %s failed", lb_id)
+            failed = str(error)
+        if deleting and failed is None:
+            vip.delete_port(port_id)
+        with db.transaction() as s:
+            lb = s.get(M.LoadBalancer, lb_id)
+            if lb is None:
+                return
+            if failed is not None:
+                self._fail(s, lb)
+            elif deleting:
+                for model in reversed(tree.CHILDREN):
+                    for obj in tree.rows(s, model, lb_id):
+                        s.delete(obj)
+                for amphora in s.scalars(sa.select(M.Amphora).where(
+                        M.Amphora.load_balancer_id == lb_id)):
+                    s.delete(amphora)
+                s.delete(lb)
+            else:
+                tree.settle(s, lb, health)
+
+    @staticmethod
+    def _fail(s, lb) -> None:
+        for model in tree.CHILDREN:
+            for obj in tree.rows(s, model, lb.id):
+                if obj.provisioning_status in C.PENDING:
+                    obj.provisioning_status = C.ERROR
+        lb.provisioning_status = C.ERROR
+
+    def refresh_health(self) -> None:
+        """The data plane's view of the members (its checks), written where it changed."""
+        plane = self.state.data_plane
+        with db.reader() as s:
+            active = list(s.scalars(sa.select(M.LoadBalancer.id).where(
+                M.LoadBalancer.provisioning_status == C.ACTIVE)))
+        for lb_id in active:
+            health = plane.health(lb_id)
+            if not health:
+                continue
+            with db.transaction() as s:
+                lb = s.get(M.LoadBalancer, lb_id)
+                if lb is not None and lb.provisioning_status == C.ACTIVE:
+                    tree.operate(s, lb, health)

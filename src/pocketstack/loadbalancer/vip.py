@@ -1,0 +1,100 @@
+"""The VIP: a port on the VIP subnet, made through the network service's API (never its
+tables), as Octavia's allowed-address-pairs network driver makes it."""
+from __future__ import annotations
+
+import logging
+
+from pocketstack.clients.network import NetworkClient
+from pocketstack.common import exceptions
+from pocketstack.loadbalancer import validation
+
+LOG = logging.getLogger(__name__)
+OWNER = "Octavia"  # the device_owner of the ports the service makes
+
+
+def _user(ctx) -> NetworkClient:
+    return NetworkClient(ctx, caller="loadbalancer")
+
+
+def _service() -> NetworkClient:
+    return NetworkClient(caller="loadbalancer", as_service=True)
+
+
+def invalid_subresource(resource: str, obj_id: str) -> exceptions.BadRequest:
+    return validation.Invalid(f"{resource} {obj_id} not found.")
+
+
+def subnet_visible(ctx, subnet_id: str) -> dict:
+    """The subnet as the caller sees it; 400 when the caller cannot use it."""
+    subnet = _user(ctx).get_subnet(subnet_id)
+    if subnet is None:
+        raise invalid_subresource("Subnet", subnet_id)
+    return subnet
+
+
+def resolve(ctx, data: dict) -> dict:
+    """Where the VIP goes (network, subnet, address, or an existing port), from what the
+    request gives; every object must be visible to the caller."""
+    client = _user(ctx)
+    port_id, network_id = data.get("vip_port_id"), data.get("vip_network_id")
+    subnet_id, address = data.get("vip_subnet_id"), data.get("vip_address")
+    if port_id:
+        port = client.get_port(port_id)
+        if port is None:
+            raise invalid_subresource("Port", port_id)
+        if port.get("device_id") or port.get("device_owner"):
+            raise validation.validation_failure(
+                f"Port {port_id} already has device owner {port.get('device_owner')} and "
+                f"device ID {port.get('device_id')}")
+        ips = port.get("fixed_ips") or []
+        if not ips:
+            raise validation.validation_failure(f"Port {port_id} has no fixed IP.")
+        return {"vip_port_id": port_id, "vip_network_id": port["network_id"],
+                "vip_subnet_id": ips[0]["subnet_id"], "vip_address": ips[0]["ip_address"],
+                "own_port": False}
+    if network_id:
+        network = client.get_network(network_id)
+        if network is None:
+            raise invalid_subresource("Network", network_id)
+        if subnet_id:
+            if subnet_id not in network.get("subnets", []):
+                raise invalid_subresource("Subnet", subnet_id)
+        else:
+            subnets = client.list_subnets(network_id=network_id)
+            if not subnets:
+                raise validation.validation_failure(
+                    f"Supplied network does not contain a subnet.")
+            subnets.sort(key=lambda sn: sn.get("ip_version") != 4)  # IPv4 first
+            subnet_id = subnets[0]["id"]
+    else:
+        network_id = subnet_visible(ctx, subnet_id)["network_id"]
+    return {"vip_network_id": network_id, "vip_subnet_id": subnet_id,
+            "vip_address": address, "own_port": True}
+
+
+def create_port(lb_id: str, project_id: str, where: dict) -> dict:
+    """The VIP port (device_owner Octavia, name octavia-lb-<id>), made by the service for
+    the load balancer's project. Neutron's refusal (address taken, subnet full) is the
+    caller's 409/400."""
+    fixed = {"subnet_id": where["vip_subnet_id"]}
+    if where.get("vip_address"):
+        fixed["ip_address"] = where["vip_address"]
+    body = {"name": f"octavia-lb-{lb_id}", "network_id": where["vip_network_id"],
+            "admin_state_up": False, "device_id": f"lb-{lb_id}", "device_owner": OWNER,
+            "project_id": project_id, "fixed_ips": [fixed]}
+    try:
+        return _service().create_port(body)
+    except exceptions.Conflict as error:
+        raise exceptions.Conflict(f"Validation failure: the VIP address cannot be "
+                                  f"allocated: {error.message}") from None
+    except exceptions.BadRequest as error:
+        raise validation.validation_failure(f"the VIP port cannot be created: "
+                                            f"{error.message}") from None
+
+
+def delete_port(port_id: str | None) -> None:
+    if port_id:
+        try:
+            _service().delete_port(port_id)
+        except exceptions.PocketstackError:  # logged; the load balancer goes anyway
+            LOG.warning("The VIP port %s could not be deleted", port_id, exc_info=True)
