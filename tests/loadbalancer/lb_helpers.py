@@ -20,11 +20,13 @@ class Raw:
 
     def error(self, method: str, path: str, body=None) -> tuple[int, str]:
         response = self(method, path, body)
-        assert 400 <= response.status_code < 500, (response.status_code, response.text)
+        assert 400 <= response.status_code < 500 or response.status_code == 501, (
+            response.status_code, response.text)
         assert response.headers["content-type"].startswith("application/json")
         fault = response.json()
         assert set(fault) == {"faultcode", "faultstring", "debuginfo"}, fault
-        assert fault["faultcode"] == "Client" and fault["debuginfo"] is None
+        assert fault["faultcode"] == ("Client" if response.status_code < 500 else "Server")
+        assert fault["debuginfo"] is None
         return response.status_code, fault["faultstring"]
 
 
