@@ -10,6 +10,10 @@ OPTS = {"loadbalancer": [
                     "simulated hypervisor boots nothing; haproxy: one HAProxy per load "
                     "balancer in a namespace on the VIP network's bridge (needs the network "
                     "node's host networking)."),
+    cfg.StrOpt("haproxy_host",
+               help="The network node host (one of [network] bridge_hosts) whose bridges the "
+                    "haproxy data plane plugs into: the VIP port is bound to it. Default: "
+                    "this machine's host name."),
     cfg.FloatOpt("provisioning_delay", default=0.0, min=0.0,
                  help="Seconds the simulated provider takes to apply a change (the time "
                       "an object stays PENDING_*)."),

@@ -3,8 +3,9 @@ answered, then flips the statuses (tree.settle), as Octavia's amphora driver doe
 its controller worker. One thread per cloud process; a change made in this process wakes
 it at once, one made by another API process is found by its periodic look.
 
-The data plane is pluggable: the simulated one (default) has nothing to build; the
-haproxy one (dataplane.py) runs one HAProxy per load balancer in a namespace."""
+The data plane: the simulated one (default) has nothing to build; the haproxy one
+(dataplane.py, [loadbalancer] data_plane = haproxy) runs one HAProxy per load balancer
+in a namespace, and its checks feed the members' operating status."""
 from __future__ import annotations
 
 import logging
@@ -49,9 +50,9 @@ def counters(lb_id: str, listener_id: str) -> dict | None:
 
 
 class Driver:
-    def __init__(self, data_plane=None):
+    def __init__(self, data_dir: str):
         self.state = _state()
-        self.state.data_plane = data_plane
+        self.data_dir = data_dir
         self.stopping = False
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="loadbalancer-driver", daemon=True)
@@ -103,20 +104,22 @@ class Driver:
             if lb is None or lb.provisioning_status not in C.PENDING:
                 return
             deleting = lb.provisioning_status == C.PENDING_DELETE
+            project_id = lb.project_id
             port_id = lb.vip_port_id if lb.vip_port_owned else None
         health, failed = None, None
-        plane = self.state.data_plane
+        plane = self._plane()
         try:
-            if plane is not None:
-                if deleting:
-                    plane.remove(lb_id)
-                else:
-                    health = plane.apply(lb_id)
+            if deleting and self.state.data_plane is not None:
+                self.state.data_plane.remove(lb_id)
+            elif plane is not None:
+                health = plane.apply(lb_id)
         except Exception as error:  # noqa: BLE001 - the change fails: ERROR, as Octavia
             LOG.exception("Applying load balancer %s failed", lb_id)
             failed = str(error)
         if deleting and failed is None:
             vip.delete_port(port_id)
+            if self.state.data_plane is not None:
+                vip.delete_security_group(lb_id, project_id)
         with db.transaction() as s:
             lb = s.get(M.LoadBalancer, lb_id)
             if lb is None:
@@ -133,6 +136,17 @@ class Driver:
                 s.delete(lb)
             else:
                 tree.settle(s, lb, health)
+
+    def _plane(self):
+        """The haproxy data plane when configured (read at each change, so a running
+        cloud can switch); once made it stays, to remove what it built."""
+        if config.CONF.loadbalancer.data_plane != "haproxy":
+            return None
+        if self.state.data_plane is None:
+            from pocketstack.loadbalancer import dataplane  # noqa: PLC0415 (only when used)
+
+            self.state.data_plane = dataplane.HAProxyPlane(self.data_dir)
+        return self.state.data_plane
 
     @staticmethod
     def _fail(s, lb) -> None:

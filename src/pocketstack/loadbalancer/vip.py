@@ -32,6 +32,13 @@ def subnet_visible(ctx, subnet_id: str) -> dict:
     return subnet
 
 
+def service_subnet(subnet_id: str) -> dict:
+    subnet = _service().get_subnet(subnet_id)
+    if subnet is None:
+        raise exceptions.NotFound(f"Subnet {subnet_id} not found.")
+    return subnet
+
+
 def resolve(ctx, data: dict) -> dict:
     """Where the VIP goes (network, subnet, address, or an existing port), from what the
     request gives; every object must be visible to the caller."""
@@ -98,3 +105,58 @@ def delete_port(port_id: str | None) -> None:
             _service().delete_port(port_id)
         except exceptions.PocketstackError:  # logged; the load balancer goes anyway
             LOG.warning("The VIP port %s could not be deleted", port_id, exc_info=True)
+
+
+# --- the haproxy data plane's use of the port ---------------------------------------------
+
+def security_group_name(lb_id: str) -> str:
+    return f"lb-{lb_id}"
+
+
+def sync_security_group(lb_id: str, project_id: str, openings: list[tuple[str, int, str | None]]
+                        ) -> str:
+    """The load balancer's own security group (lb-<id>, as Octavia makes it): ingress to
+    each listener's port (protocol, port, allowed CIDR or None), nothing else. Returns
+    its id."""
+    client = _service()
+    name = security_group_name(lb_id)
+    found = client.list_security_groups(name=name, project_id=project_id)
+    if found:
+        group = found[0]
+    else:
+        group = client.create_security_group(
+            {"name": name, "project_id": project_id,
+             "description": f"Ingress to load balancer {lb_id}"}).json()["security_group"]
+    have = {}
+    for rule in group.get("security_group_rules", []):
+        if rule["direction"] == "ingress":
+            have[(rule["protocol"], rule["port_range_min"], rule["remote_ip_prefix"])] = rule["id"]
+    wanted = {(proto.lower(), port, cidr) for proto, port, cidr in openings}
+    for key, rule_id in have.items():
+        if key not in wanted:
+            client.delete_security_group_rule(rule_id)
+    for proto, port, cidr in wanted - set(have):
+        version = "IPv6" if cidr and ":" in cidr else "IPv4"
+        client.create_security_group_rule({
+            "security_group_id": group["id"], "direction": "ingress", "ethertype": version,
+            "protocol": proto, "port_range_min": port, "port_range_max": port,
+            "remote_ip_prefix": cidr})
+    return group["id"]
+
+
+def delete_security_group(lb_id: str, project_id: str) -> None:
+    client = _service()
+    try:
+        for group in client.list_security_groups(name=security_group_name(lb_id),
+                                                 project_id=project_id):
+            client.delete_security_group(group["id"])
+    except exceptions.PocketstackError:
+        LOG.warning("The security group of load balancer %s could not be deleted", lb_id,
+                    exc_info=True)
+
+
+def bind(port_id: str, host: str, security_group_id: str) -> dict:
+    """Bind the VIP port to the network node host and open it (the agent plumbs its
+    network's bridge and filters its tap as any guest's)."""
+    return _service().update_port(port_id, {"binding:host_id": host, "admin_state_up": True,
+                                            "security_groups": [security_group_id]})
