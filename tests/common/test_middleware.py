@@ -172,6 +172,8 @@ SHAPES = {
     "control": lambda body, code: body["error"]["code"] == code,
     "compute.metadata": lambda body, code: body["error"]["code"] == code,
     "placement": lambda body, code: body["errors"][0]["status"] == code,
+    "loadbalancer": lambda body, code: body["faultcode"] == ("Client" if code < 500
+                                                             else "Server"),
 }
 
 
