@@ -231,3 +231,17 @@ def test_providers_flavors_and_zones(admin_conn, admin_raw, raw):
     admin_conn.load_balancer.delete_flavor_profile(profile.id)
     admin_conn.load_balancer.delete_availability_zone(zone.name)
     admin_conn.load_balancer.delete_availability_zone_profile(zprofile.id)
+
+
+def test_listing_pages_through_next_links(conn, subnet):
+    made = [conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id, name=f"p{i}")
+            for i in range(3)]
+    page = conn.load_balancer.get("/lbaas/loadbalancers?limit=2").json()
+    assert len(page["loadbalancers"]) == 2
+    [link] = page["loadbalancers_links"]
+    assert link["rel"] == "next" and link["href"].startswith("http")
+    assert sorted(lb.id for lb in conn.load_balancer.load_balancers(limit=2)) == sorted(
+        lb.id for lb in made)
+    for lb in made:
+        active(conn, lb.id)
+        conn.load_balancer.delete_load_balancer(lb.id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -17,7 +18,7 @@ import uuid
 import pytest
 
 from cloud_helpers import wait_for
-from guestnet_helpers import Guest, namespaces, running_agent, unique, unique_table
+from guestnet_helpers import Guest, namespaces, running_agent, sh, unique, unique_table
 from lb_helpers import active, gone
 
 BRIDGE_HOST = "lb-haproxy-host"
@@ -157,6 +158,16 @@ def test_http_through_the_vip_alternates_backends_and_a_stopped_one_turns_error(
         tree = _status_tree(conn, lb.id)
         assert tree["listeners"][0]["pools"][0]["operating_status"] == "DEGRADED"
         assert {fetch() for _ in range(3)} == {"two"}
+
+        # A host reboot takes the namespace and the HAProxy; the next start rebuilds them.
+        for pid in _haproxies(lb.id):
+            os.kill(pid, signal.SIGKILL)
+        sh("ip", "netns", "del", namespace_of(lb.id))
+        wait_for(lambda: not _haproxies(lb.id), 10, "the HAProxy gone", interval=0.05)
+        assert fetch() is None
+        [driver] = [w for w in cloud.cloud.workers if type(w).__name__ == "Driver"]
+        assert driver.restore() == 1
+        assert fetch() == "two" and namespace_of(lb.id) in namespaces()
 
         vip_port = lb.vip_port_id
         conn.load_balancer.delete_load_balancer(lb.id, cascade=True)

@@ -118,6 +118,12 @@ class HAProxyPlane:
             args += ["-sf", str(old)]  # the old process finishes its connections and goes
         _run(*args)
 
+    def built(self, lb_id: str) -> bool:
+        return os.path.exists(os.path.join(self._dir(lb_id), "haproxy.cfg"))
+
+    def running(self, lb_id: str) -> bool:
+        return self._pid(lb_id) is not None
+
     def remove(self, lb_id: str) -> None:
         pid = self._pid(lb_id)
         if pid is not None:

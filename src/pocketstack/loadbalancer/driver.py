@@ -70,6 +70,10 @@ class Driver:
 
     def _run(self) -> None:
         interval = config.CONF.loadbalancer.poll_interval
+        try:
+            self.restore()
+        except Exception:  # noqa: BLE001 - the rest of the service still serves
+            LOG.exception("Restoring the load balancers' data plane failed")
         while not self.stopping:
             self.state.wake.wait(interval)
             self.state.wake.clear()
@@ -155,6 +159,33 @@ class Driver:
                 if obj.provisioning_status in C.PENDING:
                     obj.provisioning_status = C.ERROR
         lb.provisioning_status = C.ERROR
+
+    def restore(self) -> int:
+        """Build again what the data plane lost while the cloud was away (a host reboot
+        takes the namespaces and HAProxies): every ACTIVE load balancer it had built
+        whose HAProxy is gone. Returns how many were rebuilt."""
+        plane = self._plane()
+        if plane is None:
+            return 0
+        with db.reader() as s:
+            active = list(s.scalars(sa.select(M.LoadBalancer.id).where(
+                M.LoadBalancer.provisioning_status == C.ACTIVE)))
+        rebuilt = 0
+        for lb_id in active:
+            if not plane.built(lb_id) or plane.running(lb_id):
+                continue
+            LOG.info("Load balancer %s lost its HAProxy: building it again", lb_id)
+            try:
+                health = plane.apply(lb_id)
+            except Exception:  # noqa: BLE001 - the others are still restored
+                LOG.exception("Rebuilding load balancer %s failed", lb_id)
+                continue
+            rebuilt += 1
+            with db.transaction() as s:
+                lb = s.get(M.LoadBalancer, lb_id)
+                if lb is not None and lb.provisioning_status == C.ACTIVE:
+                    tree.operate(s, lb, health)
+        return rebuilt
 
     def refresh_health(self) -> None:
         """The data plane's view of the members (its checks), written where it changed."""

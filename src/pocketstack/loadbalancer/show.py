@@ -1,6 +1,8 @@
 """Objects read back for the API: one, a filtered list, the status tree, statistics."""
 from __future__ import annotations
 
+import urllib.parse
+
 import sqlalchemy as sa
 
 from pocketstack.common import db
@@ -84,7 +86,7 @@ def _coerce(column, value: str):
     return value
 
 
-def many(ctx, model, query, where=None) -> dict:
+def many(ctx, model, query, where=None, url: str = "") -> dict:
     """GET of a collection: the caller's project (every project for an admin, or the one
     asked with project_id), filtered by attribute, by tags, paged by limit/marker."""
     singular, plural = NAMES[model]
@@ -125,7 +127,9 @@ def many(ctx, model, query, where=None) -> dict:
                                          f"valid.") from None
             if size and len(objs) > size:
                 objs = objs[:size]
-                links.append({"rel": "next", "href": f"?limit={size}&marker={objs[-1].id}"})
+                kept = [(k, v) for k, v in query.multi_items() if k != "marker"]
+                href = urllib.parse.urlencode(kept + [("marker", objs[-1].id)])
+                links.append({"rel": "next", "href": f"{url}?{href}"})
         body = [trim(view(s, o), query) for o in objs]
     return {plural: body, f"{plural}_links": links}
 

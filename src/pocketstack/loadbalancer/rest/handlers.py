@@ -21,6 +21,11 @@ def versions(req):
     return json_response({"versions": out})
 
 
+def _here(req) -> str:
+    """The URL asked, without its query (the base of a collection's next link)."""
+    return str(req.raw.url.replace(query=""))
+
+
 def _json(req):
     return req.json()
 
@@ -32,7 +37,7 @@ def _truthy(value: str | None) -> bool:
 # --- load balancers -----------------------------------------------------------------------
 
 def list_load_balancers(req):
-    return json_response(show.many(req.context, M.LoadBalancer, req.query))
+    return json_response(show.many(req.context, M.LoadBalancer, req.query, url=_here(req)))
 
 
 def create_load_balancer(req):
@@ -71,7 +76,7 @@ def failover_load_balancer(req):
 # --- listeners ----------------------------------------------------------------------------
 
 def list_listeners(req):
-    return json_response(show.many(req.context, M.Listener, req.query))
+    return json_response(show.many(req.context, M.Listener, req.query, url=_here(req)))
 
 
 def create_listener(req):
@@ -101,7 +106,7 @@ def listener_stats(req):
 # --- pools, members, monitors -------------------------------------------------------------
 
 def list_pools(req):
-    return json_response(show.many(req.context, M.Pool, req.query))
+    return json_response(show.many(req.context, M.Pool, req.query, url=_here(req)))
 
 
 def create_pool(req):
@@ -124,7 +129,7 @@ def delete_pool(req):
 def list_members(req):
     show.require_exists(M.Pool, req.params["pool_id"])
     return json_response(show.many(req.context, M.Member, req.query,
-                                   M.Member.pool_id == req.params["pool_id"]))
+                                   M.Member.pool_id == req.params["pool_id"], url=_here(req)))
 
 
 def create_member(req):
@@ -154,7 +159,7 @@ def delete_member(req):
 
 
 def list_health_monitors(req):
-    return json_response(show.many(req.context, M.HealthMonitor, req.query))
+    return json_response(show.many(req.context, M.HealthMonitor, req.query, url=_here(req)))
 
 
 def create_health_monitor(req):
@@ -179,7 +184,7 @@ def delete_health_monitor(req):
 # --- L7 -----------------------------------------------------------------------------------
 
 def list_l7policies(req):
-    return json_response(show.many(req.context, M.L7Policy, req.query))
+    return json_response(show.many(req.context, M.L7Policy, req.query, url=_here(req)))
 
 
 def create_l7policy(req):
@@ -204,7 +209,8 @@ def delete_l7policy(req):
 def list_l7rules(req):
     show.require_exists(M.L7Policy, req.params["policy_id"])
     return json_response(show.many(req.context, M.L7Rule, req.query,
-                                   M.L7Rule.l7policy_id == req.params["policy_id"]))
+                                   M.L7Rule.l7policy_id == req.params["policy_id"],
+                                   url=_here(req)))
 
 
 def create_l7rule(req):
