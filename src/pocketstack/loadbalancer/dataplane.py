@@ -226,13 +226,13 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             lines += _l7(s, lb, li, used_pools)
         if li.default_pool_id:
             lines.append(f"    default_backend {li.default_pool_id}")
-            used_pools.append(li.default_pool_id)
+            used_pools.append((li.default_pool_id, li))
         lines.append("")
-    for pool_id in dict.fromkeys(used_pools):
+    for pool_id, li in dict(reversed(used_pools)).items():  # the first listener's timeouts
         pool = s.get(M.Pool, pool_id)
         if pool is None or pool.provisioning_status == C.PENDING_DELETE:
             continue
-        lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp")
+        lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp", li)
     return "\n".join(lines) + "\n"
 
 
@@ -262,7 +262,7 @@ def _l7(s, lb, li, used_pools: list) -> list[str]:
                          f"{policy.redirect_prefix} if {cond}")
         elif policy.action == "REDIRECT_TO_POOL":
             lines.append(f"    use_backend {policy.redirect_pool_id} if {cond}")
-            used_pools.append(policy.redirect_pool_id)
+            used_pools.append((policy.redirect_pool_id, li))
     return lines
 
 
@@ -285,9 +285,11 @@ def _acl(rule: M.L7Rule) -> str:
     return f"req.cook({rule.key}) {match} {value}"  # COOKIE
 
 
-def _backend(s, lb, pool: M.Pool, mode: str) -> list[str]:
+def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
     lines = [f"backend {pool.id}", f"    mode {mode}",
-             f"    balance {ALGORITHMS[pool.lb_algorithm]}"]
+             f"    balance {ALGORITHMS[pool.lb_algorithm]}",
+             f"    timeout connect {li.timeout_member_connect or 5000}",
+             f"    timeout server {li.timeout_member_data or C.DEFAULT_TIMEOUT}"]
     sp = pool.session_persistence or {}
     if sp.get("type") == "HTTP_COOKIE" and mode == "http":
         lines.append("    cookie SRV insert indirect nocache")
