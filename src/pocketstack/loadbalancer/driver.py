@@ -54,6 +54,7 @@ class Driver:
         self.state = _state()
         self.data_dir = data_dir
         self.stopping = False
+        self.last_health: dict[str, dict] = {}  # lb id -> the data plane's last report
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="loadbalancer-driver", daemon=True)
 
@@ -140,6 +141,7 @@ class Driver:
                 s.delete(lb)
             else:
                 tree.settle(s, lb, health)
+        self.last_health.pop(lb_id, None)
 
     def _plane(self):
         """The haproxy data plane when configured (read at each change, so a running
@@ -193,10 +195,12 @@ class Driver:
         with db.reader() as s:
             active = list(s.scalars(sa.select(M.LoadBalancer.id).where(
                 M.LoadBalancer.provisioning_status == C.ACTIVE)))
+        seen = self.last_health
         for lb_id in active:
             health = plane.health(lb_id)
-            if not health:
-                continue
+            if not health or seen.get(lb_id) == health:
+                continue  # nothing new: no write (a transaction a second per load balancer)
+            seen[lb_id] = health
             with db.transaction() as s:
                 lb = s.get(M.LoadBalancer, lb_id)
                 if lb is not None and lb.provisioning_status == C.ACTIVE:
