@@ -245,3 +245,31 @@ def test_listing_pages_through_next_links(conn, subnet):
     for lb in made:
         active(conn, lb.id)
         conn.load_balancer.delete_load_balancer(lb.id)
+
+
+def test_another_projects_pool_is_not_found_and_its_members_forbidden(cloud, conn, subnet):
+    from lb_helpers import Raw, make_subnet
+
+    lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
+    active(conn, lb.id)
+    pool = conn.load_balancer.create_pool(loadbalancer_id=lb.id, protocol="HTTP",
+                                          lb_algorithm="ROUND_ROBIN")
+    active(conn, lb.id)
+    other = cloud.user_sdk(cloud.make_user())
+    stranger = Raw(other.session)
+    their_lb = other.load_balancer.create_load_balancer(
+        vip_subnet_id=make_subnet(other, cidr="10.50.0.0/24").id)
+    active(other, their_lb.id)
+    code, message = stranger.error("POST", "/v2/lbaas/listeners", {"listener": {
+        "loadbalancer_id": their_lb.id, "protocol": "HTTP", "protocol_port": 80,
+        "default_pool_id": pool.id}})
+    assert code == 404 and message == f"Pool {pool.id} not found."
+    code, _ = stranger.error("POST", f"/v2/lbaas/pools/{pool.id}/members", {"member": {
+        "address": "10.20.0.9", "protocol_port": 80}})
+    assert code == 403
+    code, _ = stranger.error("POST", "/v2/lbaas/pools", {"pool": {
+        "loadbalancer_id": lb.id, "protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN"}})
+    assert code == 403
+    assert list(other.load_balancer.listeners()) == []
+    assert list(conn.load_balancer.members(pool)) == []
+    assert [p.id for p in conn.load_balancer.pools()] == [pool.id]
