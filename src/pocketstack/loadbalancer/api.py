@@ -166,7 +166,7 @@ LISTENER_SCHEMA = {**LISTENER_FIELDS, **OWNER,
                    "protocol_port": Field("int", mandatory=True, minimum=1, maximum=65535)}
 
 
-def _check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict) -> None:
+def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict) -> None:
     """Octavia's listener checks that depend on the protocol (create and update)."""
     if protocol == C.SCTP:
         raise V.Invalid(f"The selected protocol is not allowed in this deployment: "
@@ -231,7 +231,7 @@ def create_listener(ctx, body) -> dict:
     with db.transaction() as s:
         lb = tree.get(s, M.LoadBalancer, lb_id, ctx, ("listener", "post"))
         protocol = data["protocol"]
-        _check_listener(s, lb, protocol, data)
+        check_listener(s, lb, protocol, data)
         l4 = C.L4_PROTOCOL[protocol]
         if tree.rows(s, M.Listener, lb_id, protocol_port=data["protocol_port"],
                      l4_protocol=l4):
@@ -240,31 +240,37 @@ def create_listener(ctx, body) -> dict:
                 f"and protocol_port {data['protocol_port']}")
         quotas.check(s, lb.project_id, "listener")
         tree.take(s, lb_id)
-        http_like = protocol != C.UDP
-        listener = M.Listener(
-            id=tree.new_id(), project_id=lb.project_id, load_balancer_id=lb_id,
-            name=data.get("name"), description=data.get("description"),
-            admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
-            provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
-            protocol=protocol, l4_protocol=l4, protocol_port=data["protocol_port"],
-            connection_limit=data.get("connection_limit", -1) if data.get(
-                "connection_limit") is not None else -1,
-            default_pool_id=data.get("default_pool_id"),
-            timeout_client_data=_timeout(data, "timeout_client_data", C.DEFAULT_TIMEOUT,
-                                         http_like),
-            timeout_member_connect=_timeout(data, "timeout_member_connect", 5000, http_like),
-            timeout_member_data=_timeout(data, "timeout_member_data", C.DEFAULT_TIMEOUT,
-                                         http_like),
-            timeout_tcp_inspect=_timeout(data, "timeout_tcp_inspect", C.DEFAULT_TCP_INSPECT,
-                                         http_like),
-            insert_headers=data.get("insert_headers") or {},
-            allowed_cidrs=data.get("allowed_cidrs") or None,
-            default_tls_container_ref=None, sni_container_refs=[])
+        listener = new_listener(lb, data)
         s.add(listener)
         s.flush()
         out = {"listener": show.view(s, listener)}
     driver.notify()
     return out
+
+
+def new_listener(lb: M.LoadBalancer, data: dict) -> M.Listener:
+    """A listener row (PENDING_CREATE) with Octavia's default timeouts."""
+    protocol = data["protocol"]
+    http_like = protocol != C.UDP
+    limit = data.get("connection_limit")
+    return M.Listener(
+        id=tree.new_id(), project_id=lb.project_id, load_balancer_id=lb.id,
+        name=data.get("name"), description=data.get("description"),
+        admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
+        provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
+        protocol=protocol, l4_protocol=C.L4_PROTOCOL[protocol],
+        protocol_port=data["protocol_port"], connection_limit=-1 if limit is None else limit,
+        default_pool_id=data.get("default_pool_id"),
+        timeout_client_data=_timeout(data, "timeout_client_data", C.DEFAULT_TIMEOUT,
+                                     http_like),
+        timeout_member_connect=_timeout(data, "timeout_member_connect", 5000, http_like),
+        timeout_member_data=_timeout(data, "timeout_member_data", C.DEFAULT_TIMEOUT,
+                                     http_like),
+        timeout_tcp_inspect=_timeout(data, "timeout_tcp_inspect", C.DEFAULT_TCP_INSPECT,
+                                     http_like),
+        insert_headers=data.get("insert_headers") or {},
+        allowed_cidrs=data.get("allowed_cidrs") or None,
+        default_tls_container_ref=None, sni_container_refs=[])
 
 
 def _timeout(data: dict, key: str, default: int, applies: bool):
@@ -280,7 +286,7 @@ def update_listener(ctx, listener_id: str, body) -> dict:
     with db.transaction() as s:
         listener = tree.get(s, M.Listener, listener_id, ctx, ("listener", "put"))
         lb = s.get(M.LoadBalancer, listener.load_balancer_id)
-        _check_listener(s, lb, listener.protocol, data)
+        check_listener(s, lb, listener.protocol, data)
         if "connection_limit" in data and data["connection_limit"] is None:
             data["connection_limit"] = -1
         tree.take(s, lb.id)

@@ -38,7 +38,7 @@ def _invalid_args(msg: str) -> V.Invalid:
     return V.Invalid(f"Invalid L7 Policy arguments: {msg}")
 
 
-def _normalize(s, listener: M.Listener, merged: dict) -> dict:
+def normalize(s, listener: M.Listener, merged: dict) -> dict:
     """Octavia's sanitize_l7policy_api_args: the fields the action needs, the others
     cleared; a redirect pool must be on the listener's load balancer and speak a
     protocol the listener can send to."""
@@ -83,14 +83,14 @@ def _loops(listener: M.Listener, merged: dict, s) -> bool:
             and (target.port or default) == listener.protocol_port)
 
 
-def _check_listener(listener: M.Listener) -> None:
+def check_listener(listener: M.Listener) -> None:
     if listener.protocol not in (C.HTTP, C.TERMINATED_HTTPS):
         raise V.validation_failure(f"L7 policies are not supported on {listener.protocol} "
                                    f"listeners. L7 policies are only supported on HTTP and "
                                    f"TERMINATED_HTTPS listeners.")
 
 
-def _reorder(s, listener_id: str, policy: M.L7Policy, position: int | None) -> None:
+def reorder(s, listener_id: str, policy: M.L7Policy, position: int | None) -> None:
     """Positions 1..n without gaps, ``policy`` at ``position`` (the end when None or
     past it), as Octavia orders a listener's policies."""
     others = [p for p in s.scalars(sa.select(M.L7Policy).where(
@@ -102,25 +102,39 @@ def _reorder(s, listener_id: str, policy: M.L7Policy, position: int | None) -> N
         p.position = i
 
 
+def new_policy(listener: M.Listener, data: dict, redirect: dict) -> M.L7Policy:
+    return M.L7Policy(
+        id=tree.new_id(), project_id=listener.project_id,
+        load_balancer_id=listener.load_balancer_id, listener_id=listener.id,
+        name=data.get("name"), description=data.get("description"),
+        admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
+        provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
+        action=data["action"], position=0, **redirect)
+
+
+def new_rule(policy: M.L7Policy, data: dict) -> M.L7Rule:
+    return M.L7Rule(id=tree.new_id(), project_id=policy.project_id,
+                    load_balancer_id=policy.load_balancer_id, l7policy_id=policy.id,
+                    admin_state_up=data.get("admin_state_up", True),
+                    tags=data.get("tags") or [], provisioning_status=C.PENDING_CREATE,
+                    operating_status=C.OFFLINE, type=data["type"],
+                    compare_type=data["compare_type"], key=data.get("key"),
+                    value=data["value"], invert=bool(data.get("invert")))
+
+
 def create_l7policy(ctx, body) -> dict:
     data = V.parse(body, "l7policy", POLICY_SCHEMA, create=True)
     api.project_of(ctx, data)
     with db.transaction() as s:
         listener = tree.get(s, M.Listener, data["listener_id"], ctx, ("l7policy", "post"))
-        _check_listener(listener)
-        redirect = _normalize(s, listener, data)
+        check_listener(listener)
+        redirect = normalize(s, listener, data)
         quotas.check(s, listener.project_id, "l7policy")
         tree.take(s, listener.load_balancer_id)
         tree.mark(listener)
-        policy = M.L7Policy(
-            id=tree.new_id(), project_id=listener.project_id,
-            load_balancer_id=listener.load_balancer_id, listener_id=listener.id,
-            name=data.get("name"), description=data.get("description"),
-            admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
-            provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
-            action=data["action"], position=0, **redirect)
+        policy = new_policy(listener, data, redirect)
         s.add(policy)
-        _reorder(s, listener.id, policy, data.get("position"))
+        reorder(s, listener.id, policy, data.get("position"))
         s.flush()
         out = {"l7policy": show.view(s, policy)}
     driver.notify()
@@ -139,13 +153,13 @@ def update_l7policy(ctx, policy_id: str, body) -> dict:
             for field in REDIRECTS.values():  # a new action brings its own target
                 merged[field] = None
         merged.update(data)
-        redirect = _normalize(s, listener, merged)
+        redirect = normalize(s, listener, merged)
         tree.take(s, policy.load_balancer_id)
         tree.mark(policy, listener)
         position = data.pop("position", None)
         api._apply(policy, {**{k: v for k, v in data.items() if k not in redirect}, **redirect})
         if position is not None:
-            _reorder(s, listener.id, policy, position)
+            reorder(s, listener.id, policy, position)
         out = {"l7policy": show.view(s, policy)}
     driver.notify()
     return out
@@ -159,7 +173,7 @@ def delete_l7policy(ctx, policy_id: str) -> None:
         policy.provisioning_status = C.PENDING_DELETE
         for rule in tree.rows(s, M.L7Rule, policy.load_balancer_id, l7policy_id=policy.id):
             rule.provisioning_status = C.PENDING_DELETE
-        _reorder(s, policy.listener_id, policy, None)
+        reorder(s, policy.listener_id, policy, None)
     driver.notify()
 
 
@@ -181,7 +195,7 @@ def _rule_error(msg: str) -> V.Invalid:
     return V.Invalid(f"Error parsing L7Rule: Invalid L7 Rule: {msg}")
 
 
-def _check_rule(rule: dict) -> None:
+def check_rule(rule: dict) -> None:
     """Octavia's validate.l7rule_data, for the rule types the amphora driver serves."""
     rtype, compare, value = rule["type"], rule["compare_type"], rule.get("value")
     if not value:
@@ -219,7 +233,7 @@ def _policy_of(s, ctx, policy_id: str, rule_id: str | None, action: str):
 def create_l7rule(ctx, policy_id: str, body) -> dict:
     data = V.parse(body, "rule", RULE_SCHEMA, create=True)
     api.project_of(ctx, data)
-    _check_rule(data)
+    check_rule(data)
     with db.transaction() as s:
         policy, _ = _policy_of(s, ctx, policy_id, None, "post")
         if len(tree.rows(s, M.L7Rule, policy.load_balancer_id,
@@ -228,13 +242,7 @@ def create_l7rule(ctx, policy_id: str, body) -> dict:
         quotas.check(s, policy.project_id, "l7rule")
         tree.take(s, policy.load_balancer_id)
         tree.mark(policy, s.get(M.Listener, policy.listener_id))
-        rule = M.L7Rule(id=tree.new_id(), project_id=policy.project_id,
-                        load_balancer_id=policy.load_balancer_id, l7policy_id=policy.id,
-                        admin_state_up=data.get("admin_state_up", True),
-                        tags=data.get("tags") or [], provisioning_status=C.PENDING_CREATE,
-                        operating_status=C.OFFLINE, type=data["type"],
-                        compare_type=data["compare_type"], key=data.get("key"),
-                        value=data["value"], invert=bool(data.get("invert")))
+        rule = new_rule(policy, data)
         s.add(rule)
         s.flush()
         out = {"rule": show.view(s, rule)}
@@ -249,7 +257,7 @@ def update_l7rule(ctx, policy_id: str, rule_id: str, body) -> dict:
         merged = {"type": rule.type, "compare_type": rule.compare_type, "key": rule.key,
                   "value": rule.value}
         merged.update(data)
-        _check_rule(merged)
+        check_rule(merged)
         tree.take(s, policy.load_balancer_id)
         tree.mark(rule, policy, s.get(M.Listener, policy.listener_id))
         api._apply(rule, data)

@@ -23,7 +23,7 @@ SP_SCHEMA = {"type": Field("enum", mandatory=True, choices=C.SESSION_PERSISTENCE
 COOKIE = re.compile(r"^[\x21\x23-\x2b\x2d-\x3a\x3c\x3e-\x5a\x5c\x5e-\x7e]+$")
 
 
-def _session_persistence(value, protocol: str):
+def session_persistence(value, protocol: str):
     if value is None:
         return None
     sp = V.parse({"session_persistence": value}, "session_persistence", SP_SCHEMA,
@@ -73,20 +73,11 @@ def create_pool(ctx, body) -> dict:
                 raise exceptions.Conflict("This listener already has a default pool")
             api.check_protocols(listener.protocol, data["protocol"])
         lb = tree.get(s, M.LoadBalancer, lb_id, ctx, ("pool", "post"))
-        if data["lb_algorithm"] == C.SOURCE_IP_PORT and data["protocol"] not in (C.UDP, C.SCTP):
-            raise NotImplementedByProvider(
-                f"Provider '{lb.provider}' does not support a requested option: Amphora "
-                f"provider does not support SOURCE_IP_PORT algorithm.")
-        sp = _session_persistence(data.get("session_persistence"), data["protocol"])
+        check_algorithm(lb, data["protocol"], data["lb_algorithm"])
+        sp = session_persistence(data.get("session_persistence"), data["protocol"])
         quotas.check(s, lb.project_id, "pool")
         tree.take(s, lb_id)
-        pool = M.Pool(id=tree.new_id(), project_id=lb.project_id, load_balancer_id=lb_id,
-                      name=data.get("name"), description=data.get("description"),
-                      admin_state_up=data.get("admin_state_up", True),
-                      tags=data.get("tags") or [], provisioning_status=C.PENDING_CREATE,
-                      operating_status=C.OFFLINE, protocol=data["protocol"],
-                      lb_algorithm=data["lb_algorithm"], session_persistence=sp,
-                      tls_enabled=bool(data.get("tls_enabled")))
+        pool = new_pool(lb, data, sp)
         s.add(pool)
         if listener is not None:
             listener.default_pool_id = pool.id
@@ -97,18 +88,31 @@ def create_pool(ctx, body) -> dict:
     return out
 
 
+def new_pool(lb: M.LoadBalancer, data: dict, sp: dict | None) -> M.Pool:
+    return M.Pool(id=tree.new_id(), project_id=lb.project_id, load_balancer_id=lb.id,
+                  name=data.get("name"), description=data.get("description"),
+                  admin_state_up=data.get("admin_state_up", True),
+                  tags=data.get("tags") or [], provisioning_status=C.PENDING_CREATE,
+                  operating_status=C.OFFLINE, protocol=data["protocol"],
+                  lb_algorithm=data["lb_algorithm"], session_persistence=sp,
+                  tls_enabled=bool(data.get("tls_enabled")))
+
+
+def check_algorithm(lb: M.LoadBalancer, protocol: str, algorithm: str | None) -> None:
+    if algorithm == C.SOURCE_IP_PORT and protocol not in (C.UDP, C.SCTP):
+        raise NotImplementedByProvider(
+            f"Provider '{lb.provider}' does not support a requested option: Amphora "
+            f"provider does not support SOURCE_IP_PORT algorithm.")
+
+
 def update_pool(ctx, pool_id: str, body) -> dict:
     data = V.parse(body, "pool", POOL_FIELDS, create=False)
     with db.transaction() as s:
         pool = tree.get(s, M.Pool, pool_id, ctx, ("pool", "put"))
         lb = s.get(M.LoadBalancer, pool.load_balancer_id)
-        if data.get("lb_algorithm") == C.SOURCE_IP_PORT and pool.protocol not in (C.UDP,
-                                                                                  C.SCTP):
-            raise NotImplementedByProvider(
-                f"Provider '{lb.provider}' does not support a requested option: Amphora "
-                f"provider does not support SOURCE_IP_PORT algorithm.")
+        check_algorithm(lb, pool.protocol, data.get("lb_algorithm"))
         if "session_persistence" in data:
-            data["session_persistence"] = _session_persistence(data["session_persistence"],
+            data["session_persistence"] = session_persistence(data["session_persistence"],
                                                                pool.protocol)
         tree.take(s, lb.id)
         tree.mark(pool, *tree.listeners_of_pool(s, pool.id))
@@ -147,7 +151,7 @@ MEMBER_SCHEMA = {**MEMBER_FIELDS, **api.OWNER, "address": Field("ip", mandatory=
 RESERVED = ("169.254.169.254",)  # Octavia's [networking] reserved_ips
 
 
-def _check_member(ctx, data: dict) -> None:
+def check_member(ctx, data: dict) -> None:
     for key, option in (("address", "member address"),
                         ("monitor_address", "member monitor address")):
         value = data.get(key)
@@ -161,7 +165,7 @@ def _check_member(ctx, data: dict) -> None:
         vip.subnet_visible(ctx, data["subnet_id"])
 
 
-def _new_member(pool: M.Pool, data: dict, monitored: bool) -> M.Member:
+def new_member(pool: M.Pool, data: dict, monitored: bool) -> M.Member:
     return M.Member(id=tree.new_id(), project_id=pool.project_id,
                     load_balancer_id=pool.load_balancer_id, pool_id=pool.id,
                     name=data.get("name"), admin_state_up=data.get("admin_state_up", True),
@@ -183,7 +187,7 @@ def create_member(ctx, pool_id: str, body) -> dict:
     api.project_of(ctx, data)
     with db.transaction() as s:
         pool = tree.get(s, M.Pool, pool_id, ctx, ("member", "post"))
-        _check_member(ctx, data)
+        check_member(ctx, data)
         if tree.rows(s, M.Member, pool.load_balancer_id, pool_id=pool.id,
                      address=data["address"], protocol_port=data["protocol_port"]):
             raise exceptions.Conflict(f"Another member on this pool is already using ip "
@@ -192,7 +196,7 @@ def create_member(ctx, pool_id: str, body) -> dict:
         quotas.check(s, pool.project_id, "member")
         tree.take(s, pool.load_balancer_id)
         tree.mark(pool, *tree.listeners_of_pool(s, pool.id))
-        member = _new_member(pool, data, _monitored(s, pool))
+        member = new_member(pool, data, _monitored(s, pool))
         s.add(member)
         s.flush()
         out = {"member": show.view(s, member)}
@@ -212,7 +216,7 @@ def update_member(ctx, pool_id: str, member_id: str, body) -> dict:
     data = V.parse(body, "member", MEMBER_FIELDS, create=False)
     with db.transaction() as s:
         member = _member_of(s, ctx, pool_id, member_id, "put")
-        _check_member(ctx, data)
+        check_member(ctx, data)
         tree.take(s, member.load_balancer_id)
         pool = s.get(M.Pool, pool_id)
         tree.mark(member, pool, *tree.listeners_of_pool(s, pool_id))
@@ -251,7 +255,7 @@ def batch_update_members(ctx, pool_id: str, body, additive_only: bool) -> None:
         for data in wanted:
             data.pop("project_id", None)
             data.pop("tenant_id", None)
-            _check_member(ctx, data)
+            check_member(ctx, data)
             key = (data["address"], data["protocol_port"])
             if key in seen:
                 raise V.validation_failure("Member must be updated only once in the same "
@@ -267,7 +271,7 @@ def batch_update_members(ctx, pool_id: str, body, additive_only: bool) -> None:
         for data in wanted:
             member = existing.get((data["address"], data["protocol_port"]))
             if member is None:
-                s.add(_new_member(pool, data, monitored))
+                s.add(new_member(pool, data, monitored))
             else:
                 tree.mark(member)
                 api._apply(member, {k: v for k, v in data.items()
@@ -298,7 +302,7 @@ CODES = re.compile(r"^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$")
 URL_PATH = re.compile(r"^/[\x21-\x7e]*$")
 
 
-def _check_monitor(hm_type: str, pool_protocol: str, data: dict) -> None:
+def check_monitor(hm_type: str, pool_protocol: str, data: dict) -> None:
     if hm_type not in C.HM_HTTP_TYPES:
         for field in ("http_method", "url_path", "expected_codes", "http_version",
                       "domain_name"):
@@ -327,30 +331,35 @@ def _check_monitor(hm_type: str, pool_protocol: str, data: dict) -> None:
             V.validation_failure("'domain_name' is not supported by HTTP version 1.0")
 
 
+def new_monitor(pool: M.Pool, data: dict) -> M.HealthMonitor:
+    """A monitor row (PENDING_CREATE) with Octavia's defaults for HTTP monitors."""
+    http = data["type"] in C.HM_HTTP_TYPES
+    return M.HealthMonitor(
+        id=tree.new_id(), project_id=pool.project_id,
+        load_balancer_id=pool.load_balancer_id, pool_id=pool.id, name=data.get("name"),
+        admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
+        provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
+        type=data["type"], delay=data["delay"], timeout=data["timeout"],
+        max_retries=data["max_retries"],
+        max_retries_down=data.get("max_retries_down") or 3,
+        http_method=(data.get("http_method") or "GET") if http else None,
+        url_path=(data.get("url_path") or "/") if http else None,
+        expected_codes=(data.get("expected_codes") or "200") if http else None,
+        http_version=data.get("http_version"), domain_name=data.get("domain_name"))
+
+
 def create_health_monitor(ctx, body) -> dict:
     data = V.parse(body, "healthmonitor", HM_SCHEMA, create=True)
     api.project_of(ctx, data)
     with db.transaction() as s:
         pool = tree.get(s, M.Pool, data["pool_id"], ctx, ("healthmonitor", "post"))
-        _check_monitor(data["type"], pool.protocol, data)
+        check_monitor(data["type"], pool.protocol, data)
         if _monitored(s, pool):
             raise exceptions.Conflict("This pool already has a health monitor")
         quotas.check(s, pool.project_id, "health_monitor")
         tree.take(s, pool.load_balancer_id)
         tree.mark(pool, *tree.listeners_of_pool(s, pool.id))
-        http = data["type"] in C.HM_HTTP_TYPES
-        hm = M.HealthMonitor(
-            id=tree.new_id(), project_id=pool.project_id,
-            load_balancer_id=pool.load_balancer_id, pool_id=pool.id, name=data.get("name"),
-            admin_state_up=data.get("admin_state_up", True), tags=data.get("tags") or [],
-            provisioning_status=C.PENDING_CREATE, operating_status=C.OFFLINE,
-            type=data["type"], delay=data["delay"], timeout=data["timeout"],
-            max_retries=data["max_retries"],
-            max_retries_down=data.get("max_retries_down") or 3,
-            http_method=(data.get("http_method") or "GET") if http else None,
-            url_path=(data.get("url_path") or "/") if http else None,
-            expected_codes=(data.get("expected_codes") or "200") if http else None,
-            http_version=data.get("http_version"), domain_name=data.get("domain_name"))
+        hm = new_monitor(pool, data)
         s.add(hm)
         s.flush()
         out = {"healthmonitor": show.view(s, hm)}
@@ -365,7 +374,7 @@ def update_health_monitor(ctx, hm_id: str, body) -> dict:
         pool = s.get(M.Pool, hm.pool_id)
         merged = {k: getattr(hm, k) for k in ("http_version", "domain_name")}
         merged.update(data)
-        _check_monitor(hm.type, pool.protocol, merged if hm.type in C.HM_HTTP_TYPES else data)
+        check_monitor(hm.type, pool.protocol, merged if hm.type in C.HM_HTTP_TYPES else data)
         for field in ("delay", "timeout", "max_retries"):
             if field in data and data[field] is None:
                 raise V.invalid_option("None", field)
