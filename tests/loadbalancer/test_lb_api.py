@@ -273,3 +273,42 @@ def test_another_projects_pool_is_not_found_and_its_members_forbidden(cloud, con
     assert list(other.load_balancer.listeners()) == []
     assert list(conn.load_balancer.members(pool)) == []
     assert [p.id for p in conn.load_balancer.pools()] == [pool.id]
+
+
+def test_fully_populated_create_makes_the_whole_tree_at_once(conn, subnet, raw):
+    body = {"loadbalancer": {
+        "name": "graph", "vip_subnet_id": subnet.id,
+        "listeners": [{"name": "web", "protocol": "HTTP", "protocol_port": 80,
+                       "default_pool": {"name": "main"},
+                       "l7policies": [{"action": "REDIRECT_TO_POOL",
+                                       "redirect_pool": {"name": "api", "protocol": "HTTP",
+                                                         "lb_algorithm": "ROUND_ROBIN"},
+                                       "rules": [{"type": "PATH", "compare_type": "STARTS_WITH",
+                                                  "value": "/api"}]}]}],
+        "pools": [{"name": "main", "protocol": "HTTP", "lb_algorithm": "LEAST_CONNECTIONS",
+                   "healthmonitor": {"type": "HTTP", "delay": 3, "timeout": 2,
+                                     "max_retries": 2},
+                   "members": [{"address": "10.20.0.61", "protocol_port": 80},
+                               {"address": "10.20.0.62", "protocol_port": 80}]}]}}
+    response = raw("POST", "/v2/lbaas/loadbalancers", body)
+    assert response.status_code == 201, response.text
+    lb = response.json()["loadbalancer"]
+    [listener] = lb["listeners"]
+    assert listener["provisioning_status"] == "PENDING_CREATE"
+    assert listener["l7policies"][0]["rules"][0]["value"] == "/api"
+    main = next(p for p in lb["pools"] if p["name"] == "main")
+    assert listener["default_pool_id"] == main["id"] and len(main["members"]) == 2
+    assert main["healthmonitor"]["type"] == "HTTP"
+    active(conn, lb["id"])
+    members = list(conn.load_balancer.members(main["id"]))
+    assert {m.operating_status for m in members} == {"ONLINE"}
+    assert len(list(conn.load_balancer.pools(loadbalancer_id=lb["id"]))) == 2
+
+    # One bad child and nothing is made: no load balancer, no VIP port.
+    ports = {p.id for p in conn.network.ports(network_id=subnet.network_id)}
+    body["loadbalancer"]["name"] = "bad"
+    body["loadbalancer"]["pools"][0]["members"][1]["protocol_port"] = 0
+    code, message = raw.error("POST", "/v2/lbaas/loadbalancers", body)
+    assert code == 400 and "protocol_port" in message
+    assert [x.name for x in conn.load_balancer.load_balancers()] == ["graph"]
+    assert {p.id for p in conn.network.ports(network_id=subnet.network_id)} == ports

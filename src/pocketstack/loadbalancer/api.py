@@ -37,7 +37,9 @@ def project_of(ctx, data: dict) -> str:
 
 # --- load balancers -----------------------------------------------------------------------
 
-def create_load_balancer(ctx, body) -> dict:
+def create_load_balancer(ctx, body, extend=None) -> dict:
+    """``extend(s, lb) -> view``: more to make in the same transaction (graph.py's
+    children), whose failure leaves nothing behind."""
     data = V.parse(body, "loadbalancer", LB_SCHEMA, create=True)
     project_id = project_of(ctx, data)
     tree.authorize(ctx, "loadbalancer", "post", project_id)
@@ -74,7 +76,7 @@ def create_load_balancer(ctx, body) -> dict:
                             role="STANDALONE", ha_ip=where["vip_address"],
                             ha_port_id=where["vip_port_id"], lb_network_ip=None))
             s.flush()
-            out = {"loadbalancer": show.view(s, lb)}
+            out = {"loadbalancer": extend(s, lb) if extend else show.view(s, lb)}
     except BaseException:
         if port is not None:
             vip.delete_port(port["id"])

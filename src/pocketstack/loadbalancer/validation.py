@@ -31,7 +31,7 @@ def invalid_option(value: Any, option: str) -> Invalid:
 
 @dataclasses.dataclass(frozen=True)
 class Field:
-    kind: str  # str | uuid | int | bool | enum | ip | strlist | cidrlist | dict | float | any
+    kind: str  # str uuid int float bool enum ip strlist cidrlist list dict
     mandatory: bool = False
     minimum: int | None = None
     maximum: int | None = None
@@ -105,6 +105,11 @@ def _convert(name: str, field: Field, value: Any) -> Any:
                 except ValueError:
                     raise invalid_field(name, value,
                                         "Value should be IPv4 or IPv6 CIDR format") from None
+        return list(value)
+    if kind == "list":
+        if not isinstance(value, list):
+            raise invalid_field(name, value, "Wrong type. Expected '<class 'list'>', got "
+                                             f"'{type(value)}'")
         return list(value)
     if kind == "dict":
         if not isinstance(value, dict):

@@ -2,7 +2,7 @@
 request apart and choose the status code."""
 from __future__ import annotations
 
-from pocketstack.loadbalancer import admin, api, l7, pools, quotas, show
+from pocketstack.loadbalancer import admin, api, graph, l7, pools, quotas, show
 from pocketstack.loadbalancer import driver
 from pocketstack.loadbalancer import models as M
 from pocketstack.loadbalancer import tree
@@ -41,7 +41,10 @@ def list_load_balancers(req):
 
 
 def create_load_balancer(req):
-    return json_response(api.create_load_balancer(req.context, _json(req)), 201)
+    body = _json(req)
+    if graph.is_graph(body):  # listeners and pools in the body: the fully populated create
+        return json_response(graph.create(req.context, body), 201)
+    return json_response(api.create_load_balancer(req.context, body), 201)
 
 
 def show_load_balancer(req):
