@@ -28,6 +28,8 @@ def test_every_feature_renders_a_configuration_haproxy_accepts(conn, subnet, tmp
     active(conn, lb.id)
     tcp = lb_api.create_listener(loadbalancer_id=lb.id, protocol="TCP", protocol_port=22)
     active(conn, lb.id)
+    lb_api.create_listener(loadbalancer_id=lb.id, protocol="PROMETHEUS", protocol_port=9100)
+    active(conn, lb.id)
     pools = {}
     for name, listener, protocol, sp in (
             ("web", http.id, "HTTP", {"type": "HTTP_COOKIE"}),
@@ -76,6 +78,7 @@ def test_every_feature_renders_a_configuration_haproxy_accepts(conn, subnet, tmp
     for expected in (f"use_backend {pools['api'].id} if", "http-request deny if",
                      "redirect code 302 prefix https://example.org", "option forwardfor",
                      "cookie SRV insert", "stick on src", "rstatus ^(200|201|202|203|204)$",
-                     "tcp-request connection reject unless allowed_cidr", "port 9000"):
+                     "tcp-request connection reject unless allowed_cidr", "port 9000",
+                     "use-service prometheus-exporter if { path /metrics }"):
         assert expected in text, expected
     lb_api.delete_load_balancer(lb.id, cascade=True)

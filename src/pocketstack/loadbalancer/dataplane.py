@@ -7,7 +7,7 @@ The VIP port is bound to the network node host ([loadbalancer] haproxy_host) thr
 network API, so the host agent makes the bridge and filters the tap with the port's
 security group (lb-<id>: the listeners' ports) and spoofing rules. UDP and SCTP listeners
 are left to the simulated provider (HAProxy serves TCP and HTTP only; Octavia runs LVS
-for UDP). Nothing here outlives a delete: the process, the namespace and its veth go.
+for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a delete: the process, the namespace and its veth go.
 """
 from __future__ import annotations
 
@@ -203,9 +203,9 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
              "    timeout server 50000", ""]
     used_pools = []
     for li in listeners:
-        if li.protocol in (C.UDP, C.SCTP, C.PROMETHEUS) or not li.admin_state_up:
+        if li.protocol in (C.UDP, C.SCTP) or not li.admin_state_up:
             continue
-        mode = "http" if li.protocol in C.HEADER_PROTOCOLS else "tcp"
+        mode = "http" if li.protocol in C.HEADER_PROTOCOLS + (C.PROMETHEUS,) else "tcp"
         lines += [f"frontend {li.id}", f"    mode {mode}",
                   f"    bind {lb.vip_address}:{li.protocol_port}",
                   f"    timeout client {li.timeout_client_data or C.DEFAULT_TIMEOUT}"]
@@ -224,7 +224,11 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             if headers.get("X-Forwarded-Proto"):
                 lines.append("    http-request set-header X-Forwarded-Proto http")
             lines += _l7(s, lb, li, used_pools)
-        if li.default_pool_id:
+        if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
+            lines.append("    http-request use-service prometheus-exporter if "
+                         "{ path /metrics }")
+            lines.append("    http-request deny")
+        elif li.default_pool_id:
             lines.append(f"    default_backend {li.default_pool_id}")
             used_pools.append((li.default_pool_id, li))
         lines.append("")
