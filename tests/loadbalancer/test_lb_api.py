@@ -312,3 +312,51 @@ def test_fully_populated_create_makes_the_whole_tree_at_once(conn, subnet, raw):
     assert code == 400 and "protocol_port" in message
     assert [x.name for x in conn.load_balancer.load_balancers()] == ["graph"]
     assert {p.id for p in conn.network.ports(network_id=subnet.network_id)} == ports
+
+
+def test_updates_go_through_pending_update_and_statuses_follow(conn, subnet):
+    lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
+    active(conn, lb.id)
+    listener = conn.load_balancer.create_listener(loadbalancer_id=lb.id, protocol="HTTP",
+                                                  protocol_port=8080)
+    active(conn, lb.id)
+    pool = conn.load_balancer.create_pool(listener_id=listener.id, protocol="HTTP",
+                                          lb_algorithm="ROUND_ROBIN")
+    active(conn, lb.id)
+    member = conn.load_balancer.create_member(pool, address="10.20.0.70", protocol_port=80)
+    active(conn, lb.id)
+    monitor = conn.load_balancer.create_health_monitor(pool_id=pool.id, type="TCP", delay=2,
+                                                       timeout=1, max_retries=3)
+    active(conn, lb.id)
+    assert conn.load_balancer.get_member(member, pool).operating_status == "ONLINE"
+
+    updated = conn.load_balancer.update_listener(listener, connection_limit=500,
+                                                 insert_headers={"X-Forwarded-For": "true"},
+                                                 timeout_client_data=1000)
+    assert updated.provisioning_status == "PENDING_UPDATE"
+    active(conn, lb.id)
+    got = conn.load_balancer.get_listener(listener.id)
+    assert (got.connection_limit, got.timeout_client_data) == (500, 1000)
+    assert got.provisioning_status == "ACTIVE"
+    conn.load_balancer.update_pool(pool, lb_algorithm="SOURCE_IP")
+    active(conn, lb.id)
+    conn.load_balancer.update_member(member, pool, weight=7, admin_state_up=False)
+    active(conn, lb.id)
+    got = conn.load_balancer.get_member(member, pool)
+    assert (got.weight, got.operating_status) == (7, "OFFLINE")
+    conn.load_balancer.update_member(member, pool, admin_state_up=True)
+    active(conn, lb.id)
+    conn.load_balancer.update_health_monitor(monitor, delay=9)
+    active(conn, lb.id)
+    assert conn.load_balancer.get_health_monitor(monitor.id).delay == 9
+    conn.load_balancer.delete_health_monitor(monitor)
+    active(conn, lb.id)
+    assert conn.load_balancer.get_member(member, pool).operating_status == "NO_MONITOR"
+    assert conn.load_balancer.get_pool(pool.id).health_monitor_id is None
+    conn.load_balancer.update_load_balancer(lb, name="renamed", admin_state_up=False)
+    lb = active(conn, lb.id)
+    assert (lb.name, lb.operating_status) == ("renamed", "OFFLINE")
+    conn.load_balancer.delete_pool(pool)
+    active(conn, lb.id)
+    assert conn.load_balancer.get_listener(listener.id).default_pool_id is None
+    assert conn.load_balancer.find_pool(pool.id) is None

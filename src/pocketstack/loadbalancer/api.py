@@ -28,8 +28,8 @@ LB_UPDATE = {**COMMON, "vip_qos_policy_id": V.UUID}
 
 def project_of(ctx, data: dict) -> str:
     """The project the object is made for: the caller's, or for an admin the one named."""
-    project = data.pop("project_id", None) or data.pop("tenant_id", None)
-    data.pop("tenant_id", None)
+    project, tenant = data.pop("project_id", None), data.pop("tenant_id", None)
+    project = project or tenant
     if project and project != ctx.project_id and not ctx.is_admin:
         raise exceptions.Forbidden("Policy does not allow this request to be performed.")
     return project or ctx.project_id

@@ -48,14 +48,11 @@ def _convert(name: str, field: Field, value: Any) -> Any:
         return None
     kind = field.kind
     if kind in ("str", "uuid", "ip", "enum"):
-        if not isinstance(value, str):
-            if kind == "enum" and field.choices and isinstance(field.choices[0], int) \
-                    and isinstance(value, int) and not isinstance(value, bool):
-                pass
-            else:
-                raise invalid_field(name, value,
-                                    f"Wrong type. Expected '<class 'str'>', got "
-                                    f"'{type(value)}'")
+        numeric = kind == "enum" and isinstance(field.choices[0], int)  # redirect codes
+        expected = int if numeric else str
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise invalid_field(name, value, f"Wrong type. Expected '{expected}', got "
+                                             f"'{type(value)}'")
         if kind == "str" and len(value) > field.max_length:
             raise invalid_field(name, value,
                                 f"Value should have a maximum character requirement of "

@@ -70,7 +70,7 @@ def resolve(ctx, data: dict) -> dict:
             subnets = client.list_subnets(network_id=network_id)
             if not subnets:
                 raise validation.validation_failure(
-                    f"Supplied network does not contain a subnet.")
+                    "Supplied network does not contain a subnet.")
             subnets.sort(key=lambda sn: sn.get("ip_version") != 4)  # IPv4 first
             subnet_id = subnets[0]["id"]
     else:
