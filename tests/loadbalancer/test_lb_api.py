@@ -204,7 +204,7 @@ def test_failover_quota_and_other_projects(cloud, conn, subnet, admin_conn, raw,
     assert list(conn.load_balancer.members(pool)) == []
 
 
-def test_providers_flavors_and_zones(admin_conn, admin_raw, raw):
+def test_providers_flavors_and_zones(admin_conn, admin_raw, raw, subnet):
     names = {p.name for p in admin_conn.load_balancer.providers()}
     assert {"amphora", "octavia"} <= names
     caps = admin_raw("GET", "/v2/lbaas/providers/amphora/flavor_capabilities").json()
@@ -227,6 +227,19 @@ def test_providers_flavors_and_zones(admin_conn, admin_raw, raw):
     assert code == 403
     code, _ = admin_raw.error("DELETE", f"/v2/lbaas/flavorprofiles/{profile.id}")
     assert code == 409
+    lb = admin_conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id,
+                                                       flavor_id=flavor.id,
+                                                       availability_zone="az1")
+    assert (lb.flavor_id, lb.availability_zone) == (flavor.id, "az1")
+    code, _ = admin_raw.error("DELETE", f"/v2/lbaas/flavors/{flavor.id}")
+    assert code == 409
+    admin_conn.load_balancer.update_flavor(flavor.id, enabled=False)
+    code, message = admin_raw.error("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": subnet.id, "flavor_id": flavor.id}})
+    assert code == 400 and "not allowed" in message
+    active(admin_conn, lb.id)
+    admin_conn.load_balancer.delete_load_balancer(lb.id)
+    gone(admin_conn, lb.id)
     admin_conn.load_balancer.delete_flavor(flavor.id)
     admin_conn.load_balancer.delete_flavor_profile(profile.id)
     admin_conn.load_balancer.delete_availability_zone(zone.name)
@@ -360,3 +373,21 @@ def test_updates_go_through_pending_update_and_statuses_follow(conn, subnet):
     active(conn, lb.id)
     assert conn.load_balancer.get_listener(listener.id).default_pool_id is None
     assert conn.load_balancer.find_pool(pool.id) is None
+
+
+def test_a_change_left_pending_by_a_stopped_provider_is_applied_by_the_next(cloud, conn,
+                                                                           subnet):
+    """The provider's worker restarted (the cloud process was): what the API accepted
+    meanwhile is found in the database and applied."""
+    from pocketstack.loadbalancer import driver
+
+    [old] = [w for w in cloud.cloud.workers if isinstance(w, driver.Driver)]
+    old.stop()
+    cloud.cloud.workers.remove(old)
+    try:
+        lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
+        assert conn.load_balancer.get_load_balancer(lb.id).provisioning_status == \
+            "PENDING_CREATE"
+    finally:
+        cloud.cloud.workers.append(driver.Driver(cloud.data_dir).start())
+    assert active(conn, lb.id).operating_status == "ONLINE"
