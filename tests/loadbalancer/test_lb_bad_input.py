@@ -24,7 +24,7 @@ def tree(conn, subnet):
     conn.load_balancer.create_member(pool, address="10.20.0.40", protocol_port=80)
     active(conn, lb.id)
     return {"lb": lb.id, "listener": listener.id, "pool": pool.id, "udp": udp.id,
-            "subnet": subnet.id}
+            "subnet": subnet.id, "vip": lb.vip_address, "network": subnet.network_id}
 
 
 CASES = [
@@ -48,6 +48,15 @@ CASES = [
                                                            "admin_state_up": "yes"}}, 400,
      "Wrong type"),
     ("POST", "/v2/lbaas/loadbalancers", [], 400, "JSON object"),
+    ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {"vip_subnet_id": "{subnet}",
+                                                           "vip_address": "{vip}"}}, 409,
+     "IP address {vip} already allocated in subnet {subnet}"),
+    ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {"vip_subnet_id": "{subnet}",
+                                                           "vip_address": "192.0.2.5"}}, 400,
+     "Validation failure: IP address 192.0.2.5 is not a valid IP for the specified subnet."),
+    ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {"vip_network_id": "{network}",
+                                                           "vip_subnet_id": FAKE}}, 400,
+     f"Subnet {FAKE} not found."),
     ("POST", "/v2/lbaas/listeners", {"listener": {"loadbalancer_id": "{lb}", "protocol": "HTTP",
                                                   "protocol_port": 65536}}, 400,
      "Invalid input for field/attribute protocol_port. Value: '65536'. "
@@ -205,12 +214,14 @@ def test_bad_input_gets_octavia_errors_and_changes_nothing(conn, tree, raw):
     ids = dict(tree, project=conn.current_project_id)
     pool_members = lambda: sorted(m["id"] for m in raw(  # noqa: E731
         "GET", f"/v2/lbaas/pools/{tree['pool']}/members").json()["members"])
-    before, members = _snapshot(raw), pool_members()
+    ports = lambda: sorted(p.id for p in conn.network.ports())  # noqa: E731
+    before, members, before_ports = _snapshot(raw), pool_members(), ports()
     failures = []
     for method, path, body, status, message in CASES:
         code, text = raw.error(method, _fill(path, ids), _fill(body, ids))
-        if code != status or message not in text:
+        if code != status or _fill(message, ids) not in text:
             failures.append((method, path, body, code, text))
     assert failures == []
     assert _snapshot(raw) == before
     assert pool_members() == members
+    assert ports() == before_ports  # no VIP port left behind by a refused create

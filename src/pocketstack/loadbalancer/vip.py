@@ -89,14 +89,16 @@ def create_port(lb_id: str, project_id: str, where: dict) -> dict:
     body = {"name": f"octavia-lb-{lb_id}", "network_id": where["vip_network_id"],
             "admin_state_up": False, "device_id": f"lb-{lb_id}", "device_owner": OWNER,
             "project_id": project_id, "fixed_ips": [fixed]}
+    resp = _service().request("POST", "/ports", json={"port": body}, ok=(201, 400, 409))
+    if resp.status_code == 201:
+        return resp.json()["port"]
     try:
-        return _service().create_port(body)
-    except exceptions.Conflict as error:
-        raise exceptions.Conflict(f"Validation failure: the VIP address cannot be "
-                                  f"allocated: {error.message}") from None
-    except exceptions.BadRequest as error:
-        raise validation.validation_failure(f"the VIP port cannot be created: "
-                                            f"{error.message}") from None
+        why = resp.json()["NeutronError"]["message"]
+    except (ValueError, KeyError, TypeError):
+        why = resp.text[:200]
+    if resp.status_code == 409:
+        raise exceptions.Conflict(why)
+    raise validation.validation_failure(why)
 
 
 def delete_port(port_id: str | None) -> None:
