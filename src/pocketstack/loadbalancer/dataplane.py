@@ -289,6 +289,15 @@ def _acl(rule: M.L7Rule) -> str:
     return f"req.cook({rule.key}) {match} {value}"  # COOKIE
 
 
+def _codes(expected: str) -> str:
+    """Octavia's expected_codes (200, 200,202 or 200-204) as an HAProxy status regex."""
+    codes = expected.replace(" ", "")
+    if "-" in codes:
+        low, high = (int(c) for c in codes.split("-"))
+        return "^(" + "|".join(str(c) for c in range(low, high + 1)) + ")$"
+    return "^(" + codes.replace(",", "|") + ")$"
+
+
 def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
     lines = [f"backend {pool.id}", f"    mode {mode}",
              f"    balance {ALGORITHMS[pool.lb_algorithm]}",
@@ -308,16 +317,21 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
     check = ""
     if hm is not None:
         lines.append(f"    timeout check {hm.timeout}s")
-        if hm.type in C.HM_HTTP_TYPES and mode == "http":
-            lines.append(f"    option httpchk {hm.http_method} {hm.url_path}")
-            codes = hm.expected_codes.replace(" ", "")
-            if "-" in codes:
-                low, high = codes.split("-")
-                lines.append(f"    http-check expect rstatus ^({'|'.join(str(c) for c in range(int(low), int(high) + 1))})$")
-            else:
-                lines.append(f"    http-check expect rstatus ^({codes.replace(',', '|')})$")
+        if hm.type in C.HM_HTTP_TYPES:
+            version = " ver HTTP/1.1" if hm.http_version == 1.1 else ""
+            host = f" hdr Host {hm.domain_name}" if hm.domain_name and version else ""
+            lines.append("    option httpchk")
+            lines.append(f"    http-check send meth {hm.http_method} uri {hm.url_path}"
+                         f"{version}{host}")
+            lines.append(f"    http-check expect rstatus {_codes(hm.expected_codes)}")
+        elif hm.type == "TLS-HELLO":
+            lines.append("    option ssl-hello-chk")
+        # TCP and PING: a connect check (HAProxy sends no ICMP; Octavia's amphora runs
+        # an external ping script for PING).
         check = (f" check inter {hm.delay}s fall {hm.max_retries_down} "
                  f"rise {hm.max_retries}")
+        if hm.type == "HTTPS":
+            check += " check-ssl verify none"
     for member in tree.rows(s, M.Member, lb.id, pool_id=pool.id):
         if member.provisioning_status == C.PENDING_DELETE:
             continue
