@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from cloud_helpers import wait_for
 from lb_helpers import active, gone
 
 
@@ -391,3 +392,26 @@ def test_a_change_left_pending_by_a_stopped_provider_is_applied_by_the_next(clou
     finally:
         cloud.cloud.workers.append(driver.Driver(cloud.data_dir).start())
     assert active(conn, lb.id).operating_status == "ONLINE"
+
+
+def test_a_change_another_driver_holds_is_left_to_it(cloud, conn, subnet):
+    """Two API processes each run a provider driver: one load balancer's change is
+    applied by the one that claimed it, never by both at once."""
+    from pocketstack.common import config, db
+    from pocketstack.loadbalancer import driver, models
+
+    def claimed_by(lb_id):
+        with db.reader() as s:
+            return s.get(models.LoadBalancer, lb_id).claimed_by
+
+    other = driver.Driver(cloud.data_dir)  # another process's driver, not started
+    config.CONF.set_override("provisioning_delay", 1.0, group="loadbalancer")
+    try:
+        lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
+        # the running driver holds it for the whole (1 s) apply
+        wait_for(lambda: claimed_by(lb.id), 10, "the running driver's claim", interval=0.02)
+        assert other.apply(lb.id) is False
+    finally:
+        config.CONF.clear_override("provisioning_delay", group="loadbalancer")
+    lb = active(conn, lb.id)
+    assert claimed_by(lb.id) is None

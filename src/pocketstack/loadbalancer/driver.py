@@ -8,18 +8,23 @@ The data plane: the simulated one (default) has nothing to build; the haproxy on
 in a namespace, and its checks feed the members' operating status."""
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import os
+import socket
 import threading
 import time
 
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, runtime
+from pocketstack.common.timeutils import utcnow
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
 from pocketstack.loadbalancer import tree, vip
 
 LOG = logging.getLogger(__name__)
+CLAIM_TIMEOUT = 300.0  # seconds after which a claim is taken to be a dead driver's
 
 
 class _State:
@@ -55,6 +60,7 @@ class Driver:
         self.data_dir = data_dir
         self.stopping = False
         self.last_health: dict[str, dict] = {}  # lb id -> the data plane's last report
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.thread = threading.Thread(target=runtime.bind(self._run),
                                        name="loadbalancer-driver", daemon=True)
 
@@ -91,16 +97,48 @@ class Driver:
                 LOG.exception("The load balancer provider failed to apply changes")
 
     def apply_pending(self) -> bool:
+        """Apply every pending change this driver can claim; whether it applied any (the
+        ones another driver holds are looked at again on the next round)."""
         with db.reader() as s:
             pending = list(s.scalars(sa.select(M.LoadBalancer.id).where(
                 M.LoadBalancer.provisioning_status.in_(C.PENDING))))
+        applied = False
         for lb_id in pending:
             if self.stopping:
                 return False
-            self.apply(lb_id)
-        return bool(pending)
+            applied = self.apply(lb_id) or applied
+        return applied
 
-    def apply(self, lb_id: str) -> None:
+    def apply(self, lb_id: str) -> bool:
+        if not self._claim(lb_id):
+            return False  # another process's driver is applying it
+        try:
+            self._apply(lb_id)
+        finally:
+            self._release(lb_id)
+        return True
+
+    def _claim(self, lb_id: str) -> bool:
+        """Take the load balancer's pending change for this driver: free, or held by a
+        driver that has not finished in CLAIM_TIMEOUT (its process died)."""
+        now = utcnow()
+        stale = now - dt.timedelta(seconds=CLAIM_TIMEOUT)
+        with db.transaction() as s:
+            taken = s.execute(sa.update(M.LoadBalancer).where(
+                M.LoadBalancer.id == lb_id,
+                M.LoadBalancer.provisioning_status.in_(C.PENDING),
+                sa.or_(M.LoadBalancer.claimed_by.is_(None),
+                       M.LoadBalancer.claimed_at < stale))
+                .values(claimed_by=self.name, claimed_at=now)).rowcount
+        return taken == 1
+
+    def _release(self, lb_id: str) -> None:
+        with db.transaction() as s:
+            s.execute(sa.update(M.LoadBalancer).where(
+                M.LoadBalancer.id == lb_id, M.LoadBalancer.claimed_by == self.name)
+                .values(claimed_by=None, claimed_at=None))
+
+    def _apply(self, lb_id: str) -> None:
         delay = config.CONF.loadbalancer.provisioning_delay
         if delay:
             time.sleep(delay)

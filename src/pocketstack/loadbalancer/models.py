@@ -41,6 +41,10 @@ class LoadBalancer(Provisioned, Base):
     provider: Mapped[str] = mapped_column(sa.String(64))
     flavor_id: Mapped[str | None] = mapped_column(ID)
     availability_zone: Mapped[str | None] = mapped_column(NAME)
+    # The provider driver applying its pending change (host:pid), so that the drivers of
+    # several API processes never apply one load balancer twice at once.
+    claimed_by: Mapped[str | None] = mapped_column(NAME)
+    claimed_at: Mapped[dt.datetime | None]
 
 
 class Listener(Provisioned, Base):

@@ -186,6 +186,8 @@ def upgrade():
     sa.Column('provider', sa.String(length=64), nullable=False),
     sa.Column('flavor_id', sa.String(length=36), nullable=True),
     sa.Column('availability_zone', sa.String(length=255), nullable=True),
+    sa.Column('claimed_by', sa.String(length=255), nullable=True),
+    sa.Column('claimed_at', sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=True),
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('project_id', sa.String(length=255), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=True),
