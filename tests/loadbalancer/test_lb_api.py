@@ -228,10 +228,13 @@ def test_providers_flavors_and_zones(admin_conn, admin_raw, raw, subnet):
     assert code == 403
     code, _ = admin_raw.error("DELETE", f"/v2/lbaas/flavorprofiles/{profile.id}")
     assert code == 409
+    qos = admin_conn.network.create_qos_policy(name="lb-qos")
     lb = admin_conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id,
                                                        flavor_id=flavor.id,
-                                                       availability_zone="az1")
+                                                       availability_zone="az1",
+                                                       vip_qos_policy_id=qos.id)
     assert (lb.flavor_id, lb.availability_zone) == (flavor.id, "az1")
+    assert lb.vip_qos_policy_id == qos.id
     code, _ = admin_raw.error("DELETE", f"/v2/lbaas/flavors/{flavor.id}")
     assert code == 409
     admin_conn.load_balancer.update_flavor(flavor.id, enabled=False)
@@ -241,6 +244,7 @@ def test_providers_flavors_and_zones(admin_conn, admin_raw, raw, subnet):
     active(admin_conn, lb.id)
     admin_conn.load_balancer.delete_load_balancer(lb.id)
     gone(admin_conn, lb.id)
+    admin_conn.network.delete_qos_policy(qos)
     admin_conn.load_balancer.delete_flavor(flavor.id)
     admin_conn.load_balancer.delete_flavor_profile(profile.id)
     admin_conn.load_balancer.delete_availability_zone(zone.name)

@@ -54,6 +54,8 @@ def create_load_balancer(ctx, body, extend=None) -> dict:
         _check_zone(s, data.get("availability_zone"))
         quotas.check(s, project_id, "load_balancer")
     where = vip.resolve(ctx, data)
+    if data.get("vip_qos_policy_id"):
+        vip.qos_policy_visible(ctx, data["vip_qos_policy_id"])
     lb_id = tree.new_id()
     port = vip.create_port(lb_id, project_id, where) if where["own_port"] else None
     if port is not None:
@@ -115,6 +117,8 @@ def _apply(obj, data: dict) -> None:
 
 def update_load_balancer(ctx, lb_id: str, body) -> dict:
     data = V.parse(body, "loadbalancer", LB_UPDATE, create=False)
+    if data.get("vip_qos_policy_id"):
+        vip.qos_policy_visible(ctx, data["vip_qos_policy_id"])
     with db.transaction() as s:
         tree.get(s, M.LoadBalancer, lb_id, ctx, ("loadbalancer", "put"))
         lb = tree.take(s, lb_id)

@@ -32,6 +32,12 @@ def subnet_visible(ctx, subnet_id: str) -> dict:
     return subnet
 
 
+def qos_policy_visible(ctx, policy_id: str) -> None:
+    """400 as Octavia's when the caller cannot use the QoS policy."""
+    if _user(ctx).find(f"/qos/policies/{policy_id}", "policy") is None:
+        raise invalid_subresource("QoS Policy", policy_id)
+
+
 def service_subnet(subnet_id: str) -> dict:
     subnet = _service().get_subnet(subnet_id)
     if subnet is None:
