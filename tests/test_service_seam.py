@@ -18,7 +18,7 @@ import pytest
 
 SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "pocketstack"
 SERVICES = ("compute", "network", "volume", "image", "identity", "control", "dashboard",
-            "placement")
+            "placement", "loadbalancer")
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -50,6 +50,7 @@ def _offenders(package: str, forbidden: tuple[str, ...]) -> list[str]:
     ("image", ("identity", "compute")),
     ("identity", ("compute",)),
     ("placement", ("identity", "compute", "network", "volume", "image")),
+    ("loadbalancer", ("identity", "compute", "network", "volume", "image", "placement")),
     ("common", SERVICES + ("clients", "cli", "cloud", "workers", "agent")),
     ("clients", SERVICES),
 ])
@@ -97,7 +98,7 @@ def _smallest_flavor(conn):
 def test_each_service_has_its_own_user_in_the_service_project(cloud):
     conn = cloud.sdk()
     service = conn.identity.find_project("service")
-    for name in ("nova", "neutron", "cinder", "glance"):
+    for name in ("nova", "neutron", "cinder", "glance", "octavia"):
         user = conn.identity.find_user(name)
         assert user is not None, name
         roles = {a["role"]["name"] for a in conn.session.get(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host setup for real guests (issue 9): Debian packages for libvirt/QEMU, the tiny guest and
 # guest networking (iproute2, dnsmasq-base, nftables: `pocketstack up --compute-driver
-# libvirt` refuses to start without them), the users libvirt's QEMU driver expects, QEMU
+# libvirt` refuses to start without them; haproxy for the load balancer's data plane),
+# the users libvirt's QEMU driver expects, QEMU
 # run as root (containers here have no working user namespaces for libvirt's DAC), and
 # virtlogd + libvirtd started if they are not running. Idempotent: safe to call from
 # .ci/run and by hand. Needs root (or sudo).
@@ -12,7 +13,7 @@ SUDO=""
 
 PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev pkg-config
           qemu-system-x86 qemu-utils busybox-static linux-image-cloud-amd64 cpio kmod
-          iproute2 dnsmasq-base nftables)
+          iproute2 dnsmasq-base nftables haproxy)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

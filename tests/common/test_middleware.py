@@ -173,6 +173,8 @@ SHAPES = {
     "compute.metadata": lambda body, code: body["error"]["code"] == code,
     "placement": lambda body, code: body["errors"][0]["status"] == code,
     "keymanager": lambda body, code: body["code"] == code and "description" in body,
+    "loadbalancer": lambda body, code: body["faultcode"] == ("Client" if code < 500
+                                                             else "Server"),
 }
 
 

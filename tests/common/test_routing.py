@@ -10,7 +10,7 @@ import pytest
 from pocketstack.wsgi.routing import Router, _template_regex
 
 SERVICES = ("identity", "compute", "image", "network", "volume", "control",
-            "compute.metadata", "objectstore", "keymanager")
+            "compute.metadata", "objectstore", "keymanager", "loadbalancer")
 
 
 def _by_regex(table: dict, path: str):

@@ -21,6 +21,8 @@ whoever can run it is the cloud's admin), with the settings of the cloud's last 
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * image store: RBD images in the image pool that no image holds (image/audit.py);
+* load balancers: objects whose load balancer, pool or policy is gone, and the haproxy
+  data plane's files and processes against the load balancers (loadbalancer/audit.py);
 * stuck transitional states: servers in a task (or BUILD) untouched for longer than
   ``--stuck-after`` seconds, images still saving or importing and volumes in a transitional
   status after that long.
@@ -261,6 +263,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "image store": _service_problems(s, "image"),
             "stuck states": stuck(s, stuck_after, utcnow()),
             "instance disks": _service_problems(s, "compute"),
+            "load balancers": _service_problems(s, "loadbalancer"),
         }
 
 

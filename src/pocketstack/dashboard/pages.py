@@ -16,8 +16,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard import (pages_admin, pages_network, pages_storage, progress,
-                                   topology, uploads, web)
+from pocketstack.dashboard import (pages_admin, pages_loadbalancer, pages_network,
+                                   pages_storage, progress, topology, uploads, web)
 from pocketstack.dashboard.web import (COMPUTE, CONTROL, IMAGE, NETWORK, PAGE, PREFIX,
                                          SERVER_CHOICES)
 
@@ -48,6 +48,7 @@ class Pages:
             Route(PREFIX + "/networks", self.networks, methods=both),
             Route(PREFIX + "/networks/topology", self.topology),
             *pages_network.NetworkPages(self).routes(),
+            *pages_loadbalancer.LoadBalancerPages(self).routes(),
             *pages_storage.StoragePages(self).routes(),
             *pages_admin.AdminPages(self).routes(),
             *progress.Progress(self).routes(),

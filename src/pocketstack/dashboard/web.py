@@ -22,6 +22,7 @@ TEMPLATES = jinja2.Environment(
 # The services' catalog types and URL paths the pages call.
 COMPUTE = ("compute", "/compute/v2.1")
 NETWORK = ("network", "/network")
+LOADBALANCER = ("load-balancer", "/load-balancer")
 IMAGE = ("image", "/image")
 CONTROL = ("pocketstack", "/pocketstack")
 PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
@@ -72,6 +73,8 @@ def api_error(r: httpx.Response) -> str:
                 return str(value["message"])
         if body.get("message"):
             return str(body["message"])
+        if body.get("faultstring"):  # Octavia's (WSME's) fault body
+            return str(body["faultstring"])
     return f"{r.status_code} {r.reason_phrase}"
 
 

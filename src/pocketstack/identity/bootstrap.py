@@ -30,6 +30,7 @@ CATALOG = (
     ("placement", "placement", "Placement Service", "/placement"),
     ("object-store", "swift", "Object Storage Service", "/object-store/v1/AUTH_$(project_id)s"),
     ("key-manager", "barbican", "Key Manager Service", "/key-manager"),
+    ("load-balancer", "octavia", "Octavia Load Balancing Service", "/load-balancer"),
 )
 INTERFACES = ("public", "internal", "admin")
 ROLES = ("admin", "manager", "member", "reader", "service")

@@ -41,6 +41,7 @@ SERVICES = (
     Service("placement", "/placement", faults.placement, types=("placement",)),
     Service("objectstore", "/object-store", faults.swift, types=("object-store",)),
     Service("keymanager", "/key-manager", faults.barbican, types=("key-manager",)),
+    Service("loadbalancer", "/load-balancer", faults.octavia, types=("load-balancer",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

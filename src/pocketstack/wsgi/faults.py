@@ -87,6 +87,12 @@ def glance_negotiated(error: PocketstackError, accept: str | None) -> tuple[str,
 glance.negotiate = glance_negotiated
 
 
+def octavia(error: PocketstackError) -> dict:
+    """WSME's fault body, as Octavia's pecan API renders every error."""
+    return {"faultcode": "Client" if error.code < 500 else "Server",
+            "faultstring": error.message, "debuginfo": None}
+
+
 def plain(error: PocketstackError) -> dict:
     return {"error": {"code": error.code, "message": error.message, "title": error.title}}
 

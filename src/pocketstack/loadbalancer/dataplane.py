@@ -1,0 +1,353 @@
+"""The real data plane: one HAProxy per load balancer, in a namespace of its own
+(qlbaas-<lb id>) plugged into the VIP network's bridge as the VIP port's tap, as an
+amphora would be. Listeners are frontends, pools backends, members servers, health
+monitors checks; the stats socket tells member health and the counters.
+
+The VIP port is bound to the network node host ([loadbalancer] haproxy_host) through the
+network API, so the host agent makes the bridge and filters the tap with the port's
+security group (lb-<id>: the listeners' ports) and spoofing rules. UDP and SCTP listeners
+are left to the simulated provider (HAProxy serves TCP and HTTP only; Octavia runs LVS
+for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a delete: the process, the namespace and its veth go.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import ipaddress
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from pocketstack.common import config, db
+from pocketstack.loadbalancer import constants as C
+from pocketstack.loadbalancer import models as M
+from pocketstack.loadbalancer import tree, vip
+
+LOG = logging.getLogger(__name__)
+HAPROXY = "haproxy"
+ALGORITHMS = {C.ROUND_ROBIN: "roundrobin", C.LEAST_CONNECTIONS: "leastconn",
+              C.SOURCE_IP: "source", C.SOURCE_IP_PORT: "source"}
+
+
+def namespace(lb_id: str) -> str:
+    return f"qlbaas-{lb_id}"
+
+
+def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc
+
+
+class HAProxyPlane:
+    def __init__(self, data_dir: str):
+        self.root = os.path.join(data_dir, "loadbalancer")
+
+    def _dir(self, lb_id: str) -> str:
+        return os.path.join(self.root, lb_id)
+
+    # --- apply and remove ---------------------------------------------------------------
+
+    def apply(self, lb_id: str) -> dict | None:
+        with db.reader() as s:
+            lb = s.get(M.LoadBalancer, lb_id)
+            listeners = [li for li in tree.rows(s, M.Listener, lb_id)
+                         if li.provisioning_status != C.PENDING_DELETE]
+            text = render(s, lb, listeners)
+            openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
+                        for li in listeners for cidr in (li.allowed_cidrs or [None])]
+            project_id, port_id, address = lb.project_id, lb.vip_port_id, lb.vip_address
+            subnet_id = lb.vip_subnet_id
+        group = vip.sync_security_group(lb_id, project_id, openings)
+        host = config.CONF.loadbalancer.haproxy_host or socket.gethostname()
+        port = vip.bind(port_id, host, group)
+        bridge = (port.get("binding:vif_details") or {}).get("bridge_name")
+        if port.get("binding:vif_type") != "bridge" or not bridge:
+            raise RuntimeError(f"the VIP port is not on a bridge of host {host} "
+                               f"(binding {port.get('binding:vif_type')}): is host networking "
+                               f"on and {host} one of [network] bridge_hosts?")
+        subnet = vip.service_subnet(subnet_id)
+        self._plug(lb_id, port, bridge, address, subnet)
+        os.makedirs(self._dir(lb_id), exist_ok=True)
+        path = os.path.join(self._dir(lb_id), "haproxy.cfg")
+        with open(path + ".new", "w") as f:
+            f.write(text.replace("@DIR@", self._dir(lb_id)))
+        _run(HAPROXY, "-c", "-q", "-f", path + ".new")
+        os.replace(path + ".new", path)
+        self._start_or_reload(lb_id, path)
+        return self.health(lb_id)
+
+    def _plug(self, lb_id: str, port: dict, bridge: str, address: str, subnet: dict) -> None:
+        ns, tap = namespace(lb_id), "tap" + port["id"][:11]
+        if not os.path.exists(f"/run/netns/{ns}"):
+            _run("ip", "netns", "add", ns)
+        if _run("ip", "-n", ns, "link", "show", "eth0", check=False).returncode != 0:
+            _run("ip", "link", "del", tap, check=False)  # a leftover of a failed plug
+            _run("ip", "link", "add", tap, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _run("ip", "-n", ns, "link", "set", "eth0", "address", port["mac_address"])
+            prefix = ipaddress.ip_network(subnet["cidr"]).prefixlen
+            _run("ip", "-n", ns, "addr", "add", f"{address}/{prefix}", "dev", "eth0")
+            _run("ip", "-n", ns, "link", "set", "eth0", "up")
+            _run("ip", "-n", ns, "link", "set", "lo", "up")
+            if subnet.get("gateway_ip"):
+                _run("ip", "-n", ns, "route", "replace", "default", "via",
+                     subnet["gateway_ip"], check=False)
+        _run("ip", "link", "set", tap, "master", bridge, "up")
+
+    def _pid(self, lb_id: str) -> int | None:
+        try:
+            with open(os.path.join(self._dir(lb_id), "haproxy.pid")) as f:
+                pid = int(f.read().split()[0])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if self._dir(lb_id).encode() in cmdline else None
+
+    def _start_or_reload(self, lb_id: str, path: str) -> None:
+        pidfile = os.path.join(self._dir(lb_id), "haproxy.pid")
+        args = ["ip", "netns", "exec", namespace(lb_id), HAPROXY, "-D", "-f", path,
+                "-p", pidfile]
+        old = self._pid(lb_id)
+        if old is not None:
+            args += ["-sf", str(old)]  # the old process finishes its connections and goes
+        _run(*args)
+
+    def built(self, lb_id: str) -> bool:
+        return os.path.exists(os.path.join(self._dir(lb_id), "haproxy.cfg"))
+
+    def running(self, lb_id: str) -> bool:
+        return self._pid(lb_id) is not None
+
+    def remove(self, lb_id: str) -> None:
+        pid = self._pid(lb_id)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 5
+            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+                time.sleep(0.02)
+        if os.path.exists(f"/run/netns/{namespace(lb_id)}"):
+            _run("ip", "netns", "del", namespace(lb_id), check=False)
+        shutil.rmtree(self._dir(lb_id), ignore_errors=True)
+
+    def stop(self) -> None:
+        """The HAProxies keep serving while the cloud process is away, as dnsmasq does."""
+
+    # --- what the stats socket says -------------------------------------------------------
+
+    def _stat(self, lb_id: str) -> list[dict]:
+        path = os.path.join(self._dir(lb_id), "haproxy.sock")
+        if not os.path.exists(path):
+            return []
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                sock.connect(path)
+                sock.sendall(b"show stat\n")
+                chunks = []
+                while chunk := sock.recv(65536):
+                    chunks.append(chunk)
+        except OSError:
+            return []
+        text = b"".join(chunks).decode(errors="replace").lstrip("# ")
+        return list(csv.DictReader(io.StringIO(text)))
+
+    def health(self, lb_id: str) -> dict | None:
+        """member id -> ONLINE/ERROR/OFFLINE for the members HAProxy checks."""
+        rows = self._stat(lb_id)
+        if not rows:
+            return None
+        out = {}
+        for row in rows:
+            if row.get("svname") in ("FRONTEND", "BACKEND") or not row.get("check_status"):
+                continue
+            status = row.get("status", "")
+            if status.startswith("UP"):
+                out[row["svname"]] = C.ONLINE
+            elif status.startswith("DOWN"):
+                out[row["svname"]] = C.ERROR
+            elif status.startswith("MAINT"):
+                out[row["svname"]] = C.OFFLINE
+        return out
+
+    def counters(self, lb_id: str, listener_id: str) -> dict | None:
+        for row in self._stat(lb_id):
+            if row.get("pxname") == listener_id and row.get("svname") == "FRONTEND":
+                def num(key):
+                    try:
+                        return int(row.get(key) or 0)
+                    except ValueError:
+                        return 0
+                return {"bytes_in": num("bin"), "bytes_out": num("bout"),
+                        "active_connections": num("scur"), "total_connections": num("stot"),
+                        "request_errors": num("ereq")}
+        return None
+
+
+# --- the configuration ----------------------------------------------------------------------
+
+def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
+    """haproxy.cfg for the load balancer (@DIR@ stands for its directory)."""
+    lines = ["global", "    daemon", "    maxconn 4096",  # within the file descriptors a container grants
+             "    stats socket @DIR@/haproxy.sock mode 600 level admin",
+             "", "defaults", "    retries 3", "    option redispatch",
+             "    timeout connect 5000", "    timeout client 50000",
+             "    timeout server 50000", ""]
+    used_pools = []
+    for li in listeners:
+        if li.protocol in (C.UDP, C.SCTP) or not li.admin_state_up:
+            continue
+        mode = "http" if li.protocol in C.HEADER_PROTOCOLS + (C.PROMETHEUS,) else "tcp"
+        lines += [f"frontend {li.id}", f"    mode {mode}",
+                  f"    bind {lb.vip_address}:{li.protocol_port}",
+                  f"    timeout client {li.timeout_client_data or C.DEFAULT_TIMEOUT}"]
+        if li.connection_limit and li.connection_limit > 0:
+            lines.append(f"    maxconn {li.connection_limit}")
+        for cidr in li.allowed_cidrs or []:
+            lines.append(f"    acl allowed_cidr src {cidr}")
+        if li.allowed_cidrs:
+            lines.append("    tcp-request connection reject unless allowed_cidr")
+        headers = {k: str(v).lower() == "true" for k, v in (li.insert_headers or {}).items()}
+        if mode == "http":
+            if headers.get("X-Forwarded-For"):
+                lines.append("    option forwardfor")
+            if headers.get("X-Forwarded-Port"):
+                lines.append("    http-request set-header X-Forwarded-Port %[dst_port]")
+            if headers.get("X-Forwarded-Proto"):
+                lines.append("    http-request set-header X-Forwarded-Proto http")
+            lines += _l7(s, lb, li, used_pools)
+        if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
+            lines.append("    http-request use-service prometheus-exporter if "
+                         "{ path /metrics }")
+            lines.append("    http-request deny")
+        elif li.default_pool_id:
+            lines.append(f"    default_backend {li.default_pool_id}")
+            used_pools.append((li.default_pool_id, li))
+        lines.append("")
+    for pool_id, li in dict(reversed(used_pools)).items():  # the first listener's timeouts
+        pool = s.get(M.Pool, pool_id)
+        if pool is None or pool.provisioning_status == C.PENDING_DELETE:
+            continue
+        lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp", li)
+    return "\n".join(lines) + "\n"
+
+
+def _l7(s, lb, li, used_pools: list) -> list[str]:
+    lines = []
+    policies = sorted((p for p in tree.rows(s, M.L7Policy, lb.id, listener_id=li.id)
+                       if p.admin_state_up and p.provisioning_status != C.PENDING_DELETE),
+                      key=lambda p: p.position)
+    for policy in policies:
+        rules = [r for r in tree.rows(s, M.L7Rule, lb.id, l7policy_id=policy.id)
+                 if r.admin_state_up and r.provisioning_status != C.PENDING_DELETE]
+        if not rules:
+            continue  # Octavia: a policy without rules matches nothing
+        names = []
+        for rule in rules:
+            name = f"r_{rule.id.replace('-', '')}"
+            lines.append(f"    acl {name} {_acl(rule)}")
+            names.append(("!" if rule.invert else "") + name)
+        cond = " ".join(names)
+        if policy.action == "REJECT":
+            lines.append(f"    http-request deny if {cond}")
+        elif policy.action == "REDIRECT_TO_URL":
+            lines.append(f"    redirect code {policy.redirect_http_code} location "
+                         f"{policy.redirect_url} if {cond}")
+        elif policy.action == "REDIRECT_PREFIX":
+            lines.append(f"    redirect code {policy.redirect_http_code} prefix "
+                         f"{policy.redirect_prefix} if {cond}")
+        elif policy.action == "REDIRECT_TO_POOL":
+            lines.append(f"    use_backend {policy.redirect_pool_id} if {cond}")
+            used_pools.append((policy.redirect_pool_id, li))
+    return lines
+
+
+COMPARE = {"REGEX": "-m reg", "STARTS_WITH": "-m beg", "ENDS_WITH": "-m end",
+           "CONTAINS": "-m sub", "EQUAL_TO": "-m str"}
+
+
+def _acl(rule: M.L7Rule) -> str:
+    value = rule.value.replace("\\", "\\\\").replace(" ", "\\ ")
+    match = COMPARE[rule.compare_type]
+    if rule.type == "HOST_NAME":
+        return f"req.hdr(host),field(1,:) -i {match} {value}"
+    if rule.type == "PATH":
+        return f"path {match} {value}"
+    if rule.type == "FILE_TYPE":
+        return f"path_end -i .{value}" if rule.compare_type == "EQUAL_TO" else \
+            f"path_reg {value}"
+    if rule.type == "HEADER":
+        return f"req.hdr({rule.key}) {match} {value}"
+    return f"req.cook({rule.key}) {match} {value}"  # COOKIE
+
+
+def _codes(expected: str) -> str:
+    """Octavia's expected_codes (200, 200,202 or 200-204) as an HAProxy status regex."""
+    codes = expected.replace(" ", "")
+    if "-" in codes:
+        low, high = (int(c) for c in codes.split("-"))
+        return "^(" + "|".join(str(c) for c in range(low, high + 1)) + ")$"
+    return "^(" + codes.replace(",", "|") + ")$"
+
+
+def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
+    lines = [f"backend {pool.id}", f"    mode {mode}",
+             f"    balance {ALGORITHMS[pool.lb_algorithm]}",
+             f"    timeout connect {li.timeout_member_connect or 5000}",
+             f"    timeout server {li.timeout_member_data or C.DEFAULT_TIMEOUT}"]
+    sp = pool.session_persistence or {}
+    if sp.get("type") == "HTTP_COOKIE" and mode == "http":
+        lines.append("    cookie SRV insert indirect nocache")
+    elif sp.get("type") == "APP_COOKIE" and mode == "http":
+        lines.append("    stick-table type string len 64 size 10k")
+        lines.append(f"    stick store-response res.cook({sp['cookie_name']})")
+        lines.append(f"    stick match req.cook({sp['cookie_name']})")
+    elif sp.get("type") == "SOURCE_IP":
+        lines += ["    stick-table type ip size 10k", "    stick on src"]
+    hm = next((h for h in tree.rows(s, M.HealthMonitor, lb.id, pool_id=pool.id)
+               if h.provisioning_status != C.PENDING_DELETE and h.admin_state_up), None)
+    check = ""
+    if hm is not None:
+        lines.append(f"    timeout check {hm.timeout}s")
+        if hm.type in C.HM_HTTP_TYPES:
+            version = " ver HTTP/1.1" if hm.http_version == 1.1 else ""
+            host = f" hdr Host {hm.domain_name}" if hm.domain_name and version else ""
+            lines.append("    option httpchk")
+            lines.append(f"    http-check send meth {hm.http_method} uri {hm.url_path}"
+                         f"{version}{host}")
+            lines.append(f"    http-check expect rstatus {_codes(hm.expected_codes)}")
+        elif hm.type == "TLS-HELLO":
+            lines.append("    option ssl-hello-chk")
+        # TCP and PING: a connect check (HAProxy sends no ICMP; Octavia's amphora runs
+        # an external ping script for PING).
+        check = (f" check inter {hm.delay}s fall {hm.max_retries_down} "
+                 f"rise {hm.max_retries}")
+        if hm.type == "HTTPS":
+            check += " check-ssl verify none"
+    for member in tree.rows(s, M.Member, lb.id, pool_id=pool.id):
+        if member.provisioning_status == C.PENDING_DELETE:
+            continue
+        line = (f"    server {member.id} {member.address}:{member.protocol_port} "
+                f"weight {member.weight}{check}")
+        if check and (member.monitor_address or member.monitor_port):
+            if member.monitor_address:
+                line += f" addr {member.monitor_address}"
+            if member.monitor_port:
+                line += f" port {member.monitor_port}"
+        if sp.get("type") == "HTTP_COOKIE" and mode == "http":
+            line += f" cookie {member.id}"
+        if member.backup:
+            line += " backup"
+        if not member.admin_state_up:
+            line += " disabled"
+        lines.append(line)
+    lines.append("")
+    return lines
