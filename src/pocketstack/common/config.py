@@ -66,7 +66,8 @@ class _CurrentConf:
 CONF = _CurrentConf()
 
 # The packages whose conf.py (if present) contributes options, in catalog order.
-SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume", "placement")
+SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume", "placement",
+                    "dns")
 
 DEFAULT_OPTS = [
     cfg.StrOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),
@@ -101,7 +102,7 @@ DATABASE_OPTS = [
 
 # Each service's own user in the identity service (as DevStack makes them), with which it
 # authenticates its calls to the other services (clients/service_users.py).
-SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance")
+SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance", "designate")
 
 SERVICE_USER_OPTS = [
     cfg.StrOpt("auth_url",

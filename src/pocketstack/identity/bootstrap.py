@@ -28,6 +28,7 @@ CATALOG = (
     ("block-storage", "cinder", "Block Storage Service", "/volume/v3/$(project_id)s"),
     ("volumev3", "cinderv3", "Block Storage Service (v3 alias)", "/volume/v3/$(project_id)s"),
     ("placement", "placement", "Placement Service", "/placement"),
+    ("dns", "designate", "DNS Service", "/dns"),
 )
 INTERFACES = ("public", "internal", "admin")
 ROLES = ("admin", "manager", "member", "reader", "service")

@@ -39,6 +39,7 @@ SERVICES = (
     # cinder uses nova's fault bodies; the catalog lists it under both types
     Service("volume", "/volume", faults.nova, types=("block-storage", "volumev3")),
     Service("placement", "/placement", faults.placement, types=("placement",)),
+    Service("dns", "/dns", faults.designate, types=("dns",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

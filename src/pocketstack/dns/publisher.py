@@ -1,0 +1,145 @@
+"""Hands zones to the DNS server (designate's worker and backend in one): a PENDING zone
+is read whole and installed, then it and its recordsets become ACTIVE; a zone being
+deleted is dropped, then its row goes. The API wakes it (``notify``); API processes of
+their own are seen within ``POLL`` seconds.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import dns.name
+import dns.rdata
+import dns.rdataclass
+import dns.rdatatype
+import dns.rrset
+import sqlalchemy as sa
+
+from pocketstack.common import db
+from pocketstack.dns import authority as auth
+from pocketstack.dns.models import RecordSet, Zone
+
+LOG = logging.getLogger(__name__)
+POLL = 0.5
+_wake = threading.Event()
+
+
+def notify() -> None:
+    _wake.set()
+
+
+def zone_data(zone: Zone, recordsets: list[RecordSet]) -> auth.ZoneData:
+    origin = dns.name.from_text(zone.name)
+    rrsets = []
+    for rs in recordsets:
+        rdtype = dns.rdatatype.from_text(rs.type)
+        rrset = dns.rrset.RRset(dns.name.from_text(rs.name), dns.rdataclass.IN, rdtype)
+        for text in json.loads(rs.records):
+            rrset.add(dns.rdata.from_text(dns.rdataclass.IN, rdtype, text, origin=None,
+                                          relativize=False))
+        rrset.ttl = rs.ttl if rs.ttl is not None else zone.ttl
+        rrsets.append(rrset)
+    return auth.ZoneData(origin, rrsets)
+
+
+class Publisher:
+    def __init__(self, authority: auth.Authority):
+        self.authority = authority
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dns-publisher", daemon=True)
+
+    def start(self) -> "Publisher":
+        self.load_all()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        _wake.set()
+        self._thread.join(timeout=10)
+
+    def load_all(self) -> None:
+        with db.reader() as s:
+            zones = s.query(Zone).filter(Zone.action != "DELETE",
+                                         Zone.status != "PENDING").all()
+            for zone in zones:
+                self._install(s, zone)
+        self.publish_pending()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            _wake.wait(POLL)
+            _wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.publish_pending()
+            except Exception:  # noqa: BLE001 - the next round tries again
+                LOG.exception("Publishing DNS zones failed")
+
+    def publish_pending(self) -> None:
+        with db.reader() as s:
+            pending = s.query(Zone).filter(Zone.status == "PENDING").all()
+            work = []
+            for zone in pending:
+                if zone.action == "DELETE":
+                    work.append((zone, None))
+                    continue
+                if zone.type == "SECONDARY":
+                    work.append((zone, "secondary"))
+                    continue
+                try:
+                    work.append((zone, self._install(s, zone)))
+                except Exception:  # noqa: BLE001 - a zone the server cannot load
+                    LOG.exception("Zone %s cannot be served", zone.name)
+                    work.append((zone, "error"))
+        for zone, outcome in work:
+            if outcome is None:
+                self.authority.remove(dns.name.from_text(zone.name))
+                with db.transaction() as s:
+                    s.query(Zone).filter_by(id=zone.id, version=zone.version).delete()
+            elif outcome == "secondary":
+                self._transfer(zone)
+            else:
+                self._mark(zone, "ERROR" if outcome == "error" else "ACTIVE")
+
+    def _install(self, s, zone: Zone):
+        rows = s.query(RecordSet).filter_by(zone_id=zone.id).all()
+        data = zone_data(zone, rows)
+        self.authority.install(data)
+        return data
+
+    @staticmethod
+    def _mark(zone: Zone, status: str) -> None:
+        """ACTIVE (or ERROR) unless the zone changed meanwhile (the next round then
+        publishes that change)."""
+        with db.transaction() as s:
+            done = s.query(Zone).filter_by(id=zone.id, version=zone.version).update(
+                {"status": status, "action": "NONE" if status == "ACTIVE" else zone.action})
+            if done and status == "ACTIVE":
+                s.query(RecordSet).filter(RecordSet.zone_id == zone.id,
+                                          RecordSet.status != "ACTIVE").update(
+                    {"status": "ACTIVE", "action": "NONE"}, synchronize_session=False)
+
+    def _transfer(self, zone: Zone) -> None:
+        from pocketstack.dns import secondary
+
+        try:
+            data = secondary.transfer(zone)
+        except Exception as error:  # noqa: BLE001 - masters down, refused, bad data
+            LOG.warning("Zone transfer of %s from %s failed: %s", zone.name, zone.masters,
+                        error)
+            self._mark(zone, "ERROR")
+            return
+        self.authority.install(data)
+        with db.transaction() as s:
+            done = s.query(Zone).filter_by(id=zone.id, version=zone.version).update(
+                {"status": "ACTIVE", "action": "NONE", "serial": data.serial})
+            if done:
+                secondary.store(s, zone, data)
+
+
+def pending_count() -> int:
+    with db.reader() as s:
+        return s.query(sa.func.count(Zone.id)).filter(Zone.status == "PENDING").scalar()

@@ -1,0 +1,70 @@
+"""What every designate handler shares: the all-projects and sudo headers, pagination
+(limit, marker, next link) and self links."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from pocketstack.common import policy
+from pocketstack.dns import errors
+from pocketstack.wsgi import routing
+
+DEFAULT_LIMIT, MAX_LIMIT = 20, 1000  # designate's default_limit_v2 and max_limit_v2
+TRUE = ("1", "true", "yes", "y", "on")
+
+
+def all_projects(req) -> bool:
+    """X-Auth-All-Projects (or ?all_projects=), which only admins may use."""
+    value = req.headers.get("x-auth-all-projects") or req.query.get("all_projects") or ""
+    wanted = value.strip().lower() in TRUE
+    if wanted:
+        policy.authorize(req.context, "all_tenants", {"project_id": req.context.project_id})
+    return wanted
+
+
+def sudo(req):
+    """X-Auth-Sudo-Project-Id: an admin acting as another project."""
+    project = req.headers.get("x-auth-sudo-project-id")
+    if project:
+        policy.authorize(req.context, "all_tenants", {"project_id": req.context.project_id})
+        ctx = type(req.context).from_dict(req.context.to_dict())
+        ctx.project_id = project
+        return ctx
+    return req.context
+
+
+def link(req, path: str) -> dict:
+    return {"self": f"{req.service_url}{path}"}
+
+
+def page(req, key: str, items: list, view, path: str) -> routing.Response:
+    """``items`` (in list order, with ids) cut by ``limit``/``marker``, as designate lists."""
+    limit = req.query.get("limit")
+    try:
+        limit = DEFAULT_LIMIT if limit in (None, "") else int(limit)
+    except ValueError:
+        raise errors.bad_request("limit should be an integer", "invalid_limit") from None
+    if not 0 < limit <= MAX_LIMIT:
+        limit = min(max(limit, 1), MAX_LIMIT) if limit > 0 else DEFAULT_LIMIT
+    marker = req.query.get("marker")
+    if marker:
+        ids = [item[0].id if isinstance(item, tuple) else item.id for item in items]
+        if marker not in ids:
+            raise errors.bad_request("Marker %s could not be found" % marker, "invalid_marker")
+        items = items[ids.index(marker) + 1:]
+    total = len(items)
+    shown = items[:limit]
+    base = f"{req.service_url}{path}"
+    query = {k: v for k, v in req.query.items() if k != "marker"}
+    links = {"self": base + (f"?{urlencode(query)}" if query else "")}
+    if total > limit and shown:
+        last = shown[-1][0].id if isinstance(shown[-1], tuple) else shown[-1].id
+        links["next"] = base + "?" + urlencode({**query, "limit": limit, "marker": last})
+    return routing.json_response({key: [view(item) for item in shown], "links": links,
+                                  "metadata": {"total_count": total}})
+
+
+def body(req) -> dict:
+    data = req.json()
+    if not isinstance(data, dict):
+        raise errors.bad_request("Provided object does not match schema")
+    return data
