@@ -100,10 +100,10 @@ def _sync_soa(s, zone: Zone) -> None:
 def _check_zone_name(s, ctx, name: str) -> None:
     tlds = [t for (t,) in s.query(Tld.name)]
     if tlds:
-        if name in tlds:
+        if name.rstrip(".") in tlds:
             raise errors.bad_request("Zone name cannot be the same as a TLD",
                                      "invalid_zone_name")
-        if not any(name.endswith("." + t.rstrip(".") + ".") for t in tlds):
+        if not any(name.endswith("." + t + ".") for t in tlds):
             raise errors.bad_request("Invalid TLD", "invalid_zone_name")
     if not ctx.is_admin:
         for (pattern,) in s.query(Blacklist.pattern):
@@ -338,8 +338,7 @@ def create_recordset(ctx, zone_id: str, body: dict, all_projects: bool = False,
     rtype = rtype.upper()
     if rtype == "SOA":
         raise errors.bad_request("Creating a SOA recordset is not allowed", "bad_request")
-    values = records.check_records(rtype, name, body.get("records"),
-                                   conf().quota_recordset_records)
+    values = records.check_records(rtype, name, body.get("records"))
     ttl = records.ttl(body.get("ttl"), conf().min_ttl)
     description = _description(body.get("description"))
     with db.transaction() as s:
@@ -353,6 +352,7 @@ def create_recordset(ctx, zone_id: str, body: dict, all_projects: bool = False,
                                      "bad_request")
         _check_placement(s, zone, name, rtype)
         q = s.query(RecordSet).filter_by(zone_id=zone.id)
+        quotas.check(s, zone.project_id, "recordset_records", len(values))
         quotas.check(s, zone.project_id, "zone_recordsets", q.count() + 1)
         total = sum(len(json.loads(r)) for (r,) in q.with_entities(RecordSet.records))
         quotas.check(s, zone.project_id, "zone_records", total + len(values))
@@ -428,8 +428,8 @@ def update_recordset(ctx, zone_id: str, rs_id: str, body: dict, all_projects: bo
                 and not all_projects:
             raise errors.forbidden()
         if "records" in body:
-            values = records.check_records(rs.type, rs.name, body["records"],
-                                           conf().quota_recordset_records)
+            values = records.check_records(rs.type, rs.name, body["records"])
+            quotas.check(s, zone.project_id, "recordset_records", len(values))
             q = s.query(RecordSet.records).filter(RecordSet.zone_id == zone.id,
                                                   RecordSet.id != rs.id)
             total = sum(len(json.loads(r)) for (r,) in q)

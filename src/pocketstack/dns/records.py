@@ -67,7 +67,7 @@ def rdata(rtype: str, text) -> dns.rdata.Rdata:
     return rd
 
 
-def check_records(rtype: str, name: str, records, max_records: int) -> list[str]:
+def check_records(rtype: str, name: str, records) -> list[str]:
     if not isinstance(records, list) or not records:
         raise errors.bad_request("Provided object does not match schema")
     if rtype == "CNAME" and len(records) > 1:
@@ -81,6 +81,4 @@ def check_records(rtype: str, name: str, records, max_records: int) -> list[str]
         rdata(rtype, text)
         if text not in out:
             out.append(text)
-    if max_records >= 0 and len(out) > max_records:
-        raise errors.over_quota("recordset_records")
     return out
