@@ -188,3 +188,47 @@ def test_malformed_zones_are_400s(designate, body):
     r = designate.post("/v2/zones", body)
     assert r.status_code == 400, r.text
     assert set(r.json()) == {"code", "type", "message", "request_id"}
+
+
+def test_a_secondary_zone_is_transferred_from_its_master_and_served(cloud, designate):
+    """The master is a second DNS server of the same code, on a port of its own,
+    serving a zone the cloud does not hold."""
+    import dns.name
+    import dns.rdata
+    import dns.rrset
+
+    from pocketstack.dns import authority, server
+
+    name = _name()
+    origin = dns.name.from_text(name)
+
+    def rrset(owner, rtype, text, ttl=300):
+        out = dns.rrset.from_text(owner, ttl, "IN", rtype, text)
+        return out
+
+    master_data = authority.Authority()
+    master_data.install(authority.ZoneData(origin, [
+        rrset(name, "SOA", f"ns.master. admin.master. 42 3600 600 86400 300"),
+        rrset(name, "NS", "ns.master."),
+        rrset("mail." + name, "A", "192.0.2.99")]))
+    master = server.DNSServer(master_data, "127.0.0.1", 0).start()
+    try:
+        r = designate.post("/v2/zones", {"name": name, "type": "SECONDARY",
+                                         "masters": [f"127.0.0.1:{master.port}"]})
+        assert r.status_code == 202, r.text
+        zone = designate.active(r.json()["id"])
+        assert zone["type"] == "SECONDARY" and zone["serial"] == 42
+        assert short(cloud, "mail." + name) == ["192.0.2.99"]
+        rows = designate.get(f"/v2/zones/{zone['id']}/recordsets").json()["recordsets"]
+        assert ("mail." + name, "A") in {(r["name"], r["type"]) for r in rows}
+        r = designate.post(f"/v2/zones/{zone['id']}/recordsets",
+                           {"name": "x." + name, "type": "A", "records": ["192.0.2.1"]})
+        assert r.status_code == 400  # a secondary's records come from its masters
+    finally:
+        master.stop()
+
+    r = designate.post("/v2/zones", {"name": _name(), "type": "SECONDARY",
+                                     "masters": ["127.0.0.1:1"]})
+    assert r.status_code == 202
+    eventually(lambda: designate.get(f"/v2/zones/{r.json()['id']}").json()["status"]
+               == "ERROR", "a master that does not answer: ERROR")

@@ -48,6 +48,8 @@ class Publisher:
         self.authority = authority
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dns-publisher", daemon=True)
+        self._transfers: set[tuple[str, int]] = set()  # (zone id, version) under way
+        self._lock = threading.Lock()
 
     def start(self) -> "Publisher":
         self.load_all()
@@ -100,7 +102,7 @@ class Publisher:
                 with db.transaction() as s:
                     s.query(Zone).filter_by(id=zone.id, version=zone.version).delete()
             elif outcome == "secondary":
-                self._transfer(zone)
+                self._start_transfer(zone)
             else:
                 self._mark(zone, "ERROR" if outcome == "error" else "ACTIVE")
 
@@ -121,6 +123,23 @@ class Publisher:
                 s.query(RecordSet).filter(RecordSet.zone_id == zone.id,
                                           RecordSet.status != "ACTIVE").update(
                     {"status": "ACTIVE", "action": "NONE"}, synchronize_session=False)
+
+    def _start_transfer(self, zone: Zone) -> None:
+        """A transfer waits on the masters (seconds when one is down): in a thread of
+        its own, so the other zones' changes are served meanwhile."""
+        key = (zone.id, zone.version)
+        with self._lock:
+            if key in self._transfers:
+                return
+            self._transfers.add(key)
+
+        def run():
+            try:
+                self._transfer(zone)
+            finally:
+                with self._lock:
+                    self._transfers.discard(key)
+        threading.Thread(target=run, name=f"dns-axfr-{zone.name}", daemon=True).start()
 
     def _transfer(self, zone: Zone) -> None:
         from pocketstack.dns import secondary

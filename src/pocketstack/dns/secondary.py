@@ -26,7 +26,7 @@ def transfer(zone: Zone) -> auth.ZoneData:
         try:
             xfr = dns.zone.from_xfr(dns.query.xfr(host.strip("[]"), zone.name,
                                                   port=int(port), timeout=TIMEOUT,
-                                                  lifetime=TIMEOUT * 2),
+                                                  lifetime=TIMEOUT * 2, relativize=False),
                                     relativize=False)
         except Exception as error:  # noqa: BLE001 - try the next master
             last = error
