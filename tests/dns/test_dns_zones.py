@@ -232,3 +232,19 @@ def test_a_secondary_zone_is_transferred_from_its_master_and_served(cloud, desig
     assert r.status_code == 202
     eventually(lambda: designate.get(f"/v2/zones/{r.json()['id']}").json()["status"]
                == "ERROR", "a master that does not answer: ERROR")
+
+
+def test_lists_page_by_limit_and_marker(designate):
+    zone = designate.zone()
+    for i in range(3):
+        designate.recordset(zone["id"], f"p{i}.{zone['name']}", "A", ["192.0.2.1"])
+    path = f"/v2/zones/{zone['id']}/recordsets"
+    first = designate.get(path + "?limit=2").json()
+    assert len(first["recordsets"]) == 2 and first["metadata"]["total_count"] == 5
+    marker = first["recordsets"][-1]["id"]
+    assert f"marker={marker}" in first["links"]["next"]
+    rest = designate.get(f"{path}?limit=2&marker={marker}").json()["recordsets"]
+    assert len(rest) == 2 and rest[0]["id"] not in {r["id"] for r in first["recordsets"]}
+    for where in (path, "/v2/recordsets", "/v2/zones"):
+        r = designate.get(where + "?marker=nope")
+        assert (r.status_code, r.json()["type"]) == (400, "invalid_marker"), where

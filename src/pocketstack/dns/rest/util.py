@@ -47,7 +47,7 @@ def page(req, key: str, items: list, view, path: str) -> routing.Response:
         limit = min(max(limit, 1), MAX_LIMIT) if limit > 0 else DEFAULT_LIMIT
     marker = req.query.get("marker")
     if marker:
-        ids = [item[0].id if isinstance(item, tuple) else item.id for item in items]
+        ids = [_id(item) for item in items]
         if marker not in ids:
             raise errors.bad_request("Marker %s could not be found" % marker, "invalid_marker")
         items = items[ids.index(marker) + 1:]
@@ -57,10 +57,16 @@ def page(req, key: str, items: list, view, path: str) -> routing.Response:
     query = {k: v for k, v in req.query.items() if k != "marker"}
     links = {"self": base + (f"?{urlencode(query)}" if query else "")}
     if total > limit and shown:
-        last = shown[-1][0].id if isinstance(shown[-1], tuple) else shown[-1].id
+        last = _id(shown[-1])
         links["next"] = base + "?" + urlencode({**query, "limit": limit, "marker": last})
     return routing.json_response({key: [view(item) for item in shown], "links": links,
                                   "metadata": {"total_count": total}})
+
+
+def _id(item) -> str:
+    """A listed row's id (rows come alone or first in a tuple)."""
+    found = getattr(item, "id", None)
+    return found if isinstance(found, str) else item[0].id
 
 
 def body(req) -> dict:
