@@ -19,6 +19,18 @@ OPTS = {
         cfg.IntOpt("quota_recordset_records", default=20, help="Records per recordset."),
         cfg.IntOpt("quota_api_export_size", default=1000,
                    help="Most recordsets a zone export may hold."),
+        cfg.StrOpt("backend", default="embedded", choices=["embedded", "pdns4"],
+                    help="Who serves the zones: the embedded server alone, or PowerDNS too "
+                         "(designate's pdns4 backend: each zone a secondary zone of "
+                         "PowerDNS, transferred from the embedded server)."),
+        cfg.StrOpt("pdns4_api_endpoint", default="http://127.0.0.1:8081",
+                   help="PowerDNS's HTTP API (its webserver-address:webserver-port)."),
+        cfg.StrOpt("pdns4_api_key", default="", secret=True, help="PowerDNS's api-key."),
+        cfg.StrOpt("pdns4_listen", default="127.0.0.1:53",
+                   help="HOST:PORT PowerDNS answers DNS on (to see that it serves a zone)."),
+        cfg.StrOpt("pdns4_master", default="",
+                   help="HOST:PORT PowerDNS transfers the zones from. Default: the "
+                        "embedded server's address."),
         cfg.StrOpt("managed_resource_email", default="hostmaster@example.com",
                    help="Email of zones made for floating IPs' PTR records."),
     ],

@@ -16,7 +16,7 @@ import dns.rdatatype
 import dns.rrset
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import config, db
 from pocketstack.dns import authority as auth
 from pocketstack.dns.models import RecordSet, Zone
 
@@ -44,8 +44,9 @@ def zone_data(zone: Zone, recordsets: list[RecordSet]) -> auth.ZoneData:
 
 
 class Publisher:
-    def __init__(self, authority: auth.Authority):
+    def __init__(self, authority: auth.Authority, master: str = ""):
         self.authority = authority
+        self.master = master  # the embedded server's address, for a backend to pull from
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dns-publisher", daemon=True)
         self._transfers: set[tuple[str, int]] = set()  # (zone id, version) under way
@@ -97,14 +98,41 @@ class Publisher:
                     LOG.exception("Zone %s cannot be served", zone.name)
                     work.append((zone, "error"))
         for zone, outcome in work:
-            if outcome is None:
-                self.authority.remove(dns.name.from_text(zone.name))
-                with db.transaction() as s:
-                    s.query(Zone).filter_by(id=zone.id, version=zone.version).delete()
-            elif outcome == "secondary":
+            if outcome == "secondary":
                 self._start_transfer(zone)
+            elif outcome == "error":
+                self._mark(zone, "ERROR")
+            elif config.CONF.dns.backend == "pdns4":
+                self._in_thread(zone, lambda z=zone, o=outcome: self._backend(z, o))
+            elif outcome is None:
+                self._drop(zone)
             else:
-                self._mark(zone, "ERROR" if outcome == "error" else "ACTIVE")
+                self._mark(zone, "ACTIVE")
+
+    def _drop(self, zone: Zone) -> None:
+        self.authority.remove(dns.name.from_text(zone.name))
+        with db.transaction() as s:
+            s.query(Zone).filter_by(id=zone.id, version=zone.version).delete()
+
+    def _backend(self, zone: Zone, data) -> None:
+        """PowerDNS serves the zone's new serial (or has dropped it) before it is ACTIVE
+        (or gone), as designate's worker waits for its backends."""
+        from pocketstack.dns import pdns4
+
+        try:
+            if data is None:
+                pdns4.remove(zone.name)
+            else:
+                pdns4.publish(zone.name, data.serial,
+                              config.CONF.dns.pdns4_master or self.master)
+        except Exception as error:  # noqa: BLE001 - PowerDNS down or refusing
+            LOG.warning("PowerDNS did not take zone %s: %s", zone.name, error)
+            self._mark(zone, "ERROR")
+            return
+        if data is None:
+            self._drop(zone)
+        else:
+            self._mark(zone, "ACTIVE")
 
     def _install(self, s, zone: Zone):
         rows = s.query(RecordSet).filter_by(zone_id=zone.id).all()
@@ -127,6 +155,10 @@ class Publisher:
     def _start_transfer(self, zone: Zone) -> None:
         """A transfer waits on the masters (seconds when one is down): in a thread of
         its own, so the other zones' changes are served meanwhile."""
+        self._in_thread(zone, lambda: self._transfer(zone))
+
+    def _in_thread(self, zone: Zone, work) -> None:
+        """``work`` for this version of the zone, once, in a thread of its own."""
         key = (zone.id, zone.version)
         with self._lock:
             if key in self._transfers:
@@ -135,7 +167,7 @@ class Publisher:
 
         def run():
             try:
-                self._transfer(zone)
+                work()
             finally:
                 with self._lock:
                     self._transfers.discard(key)

@@ -48,5 +48,5 @@ def start(cloud) -> list:
     with open(path + ".tmp", "w") as f:
         f.write(dns_server.address + "\n")
     os.replace(path + ".tmp", path)
-    pub = publisher.Publisher(auth).start()
+    pub = publisher.Publisher(auth, dns_server.address).start()
     return [_Handle(dns_server, pub, path)]
