@@ -9,7 +9,6 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
-import time
 import uuid
 
 import pytest
