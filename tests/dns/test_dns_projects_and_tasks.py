@@ -128,7 +128,7 @@ def test_a_shared_zone_takes_the_other_projects_recordsets(cloud, two):
 
 
 def test_export_then_import_gives_the_same_records_under_a_new_owner(cloud, two):
-    (_, a), (b_user, b) = two
+    (a_user, a), (b_user, b) = two
     zone = a.zone()
     name = zone["name"]
     a.recordset(zone["id"], "www." + name, "A", ["192.0.2.61"], ttl=120)
@@ -137,6 +137,8 @@ def test_export_then_import_gives_the_same_records_under_a_new_owner(cloud, two)
     assert r.status_code == 202, r.text
     export = r.json()
     assert export["status"] == "COMPLETE"
+    # openstacksdk reads them under /v2/zones/tasks/export (singular)
+    assert export["id"] in [e.id for e in cloud.user_sdk(a_user).dns.zone_exports()]
     r = a.get(f"/v2/zones/tasks/exports/{export['id']}/export",
               headers={"Accept": "text/dns"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/dns")

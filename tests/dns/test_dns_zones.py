@@ -194,7 +194,6 @@ def test_a_secondary_zone_is_transferred_from_its_master_and_served(cloud, desig
     """The master is a second DNS server of the same code, on a port of its own,
     serving a zone the cloud does not hold."""
     import dns.name
-    import dns.rdata
     import dns.rrset
 
     from pocketstack.dns import authority, server

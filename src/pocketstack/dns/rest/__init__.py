@@ -21,6 +21,10 @@ ROUTES = {
     "/v2/zones/tasks/exports": {"GET": x.list_exports},
     "/v2/zones/tasks/exports/{id}": {"GET": x.show_export, "DELETE": x.delete_export},
     "/v2/zones/tasks/exports/{id}/export": {"GET": x.export_file},
+    # openstacksdk's ZoneExport lists and reads them under .../tasks/export (singular)
+    "/v2/zones/tasks/export": {"GET": x.list_exports},
+    "/v2/zones/tasks/export/{id}": {"GET": x.show_export, "DELETE": x.delete_export},
+    "/v2/zones/tasks/export/{id}/export": {"GET": x.export_file},
     "/v2/zones/tasks/imports": {"GET": x.list_imports, "POST": x.create_import},
     "/v2/zones/tasks/imports/{id}": {"GET": x.show_import, "DELETE": x.delete_import},
     Z: {"GET": zones.show_zone, "PATCH": zones.update_zone, "DELETE": zones.delete_zone},
