@@ -14,6 +14,13 @@ def _name():
     return f"z{uuid.uuid4().hex[:10]}.example.com."
 
 
+def test_pools_and_service_statuses_describe_this_cloud(cloud, designate):
+    services = cloud.cli("dns", "service", "list", "-f", "json")
+    assert {row["service_name"] for row in services} >= {"api", "central", "mdns", "worker"}
+    pool = designate.get("/v2/pools").json()["pools"][0]
+    assert pool["ns_records"] == [{"hostname": "ns1.pocketstack.local.", "priority": 1}]
+
+
 def test_the_catalog_lists_designate_and_the_root_is_its_version_document(cloud, designate):
     conn = cloud.sdk()
     services = {s.type: s.name for s in conn.identity.services()}
@@ -202,12 +209,11 @@ def test_a_secondary_zone_is_transferred_from_its_master_and_served(cloud, desig
     origin = dns.name.from_text(name)
 
     def rrset(owner, rtype, text, ttl=300):
-        out = dns.rrset.from_text(owner, ttl, "IN", rtype, text)
-        return out
+        return dns.rrset.from_text(owner, ttl, "IN", rtype, text)
 
     master_data = authority.Authority()
     master_data.install(authority.ZoneData(origin, [
-        rrset(name, "SOA", f"ns.master. admin.master. 42 3600 600 86400 300"),
+        rrset(name, "SOA", "ns.master. admin.master. 42 3600 600 86400 300"),
         rrset(name, "NS", "ns.master."),
         rrset("mail." + name, "A", "192.0.2.99")]))
     master = server.DNSServer(master_data, "127.0.0.1", 0).start()
@@ -223,6 +229,14 @@ def test_a_secondary_zone_is_transferred_from_its_master_and_served(cloud, desig
         r = designate.post(f"/v2/zones/{zone['id']}/recordsets",
                            {"name": "x." + name, "type": "A", "records": ["192.0.2.1"]})
         assert r.status_code == 400  # a secondary's records come from its masters
+
+        master_data.install(authority.ZoneData(origin, [  # the master changes: xfr
+            rrset(name, "SOA", "ns.master. admin.master. 43 3600 600 86400 300"),
+            rrset(name, "NS", "ns.master."),
+            rrset("mail." + name, "A", "192.0.2.100")]))
+        assert designate.post(f"/v2/zones/{zone['id']}/tasks/xfr").status_code == 202
+        eventually(lambda: short(cloud, "mail." + name) == ["192.0.2.100"], "the new data")
+        assert designate.active(zone["id"])["serial"] == 43
     finally:
         master.stop()
 

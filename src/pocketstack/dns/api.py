@@ -291,6 +291,19 @@ def delete_zone(ctx, zone_id: str, all_projects: bool = False,
     return zone
 
 
+def transfer_now(ctx, zone_id: str, all_projects: bool = False) -> None:
+    """POST /v2/zones/{id}/tasks/xfr: a SECONDARY zone is pulled from its masters again."""
+    with db.transaction() as s:
+        zone = find_zone(s, ctx, zone_id, all_projects, "xfr_zone", shared_ok=False)
+        if zone.type != "SECONDARY":
+            raise errors.bad_request("Only SECONDARY zones are transferred",
+                                     "bad_request")
+        _not_deleting(zone)
+        zone.status, zone.version = "PENDING", zone.version + 1
+        zone.action = "CREATE" if zone.action == "CREATE" else "UPDATE"
+    publisher.notify()
+
+
 def nameservers(ctx, zone_id: str) -> list[dict]:
     with db.reader() as s:
         find_zone(s, ctx, zone_id, action="get_zone_ns_records")

@@ -100,3 +100,8 @@ def delete_recordset(req):
     rs, zone_name = api.delete_recordset(util.sudo(req), req.params["zone_id"],
                                          req.params["recordset_id"], util.all_projects(req))
     return routing.json_response(_recordset(req, rs, zone_name), 202)
+
+
+def xfr(req):
+    api.transfer_now(util.sudo(req), req.params["zone_id"], util.all_projects(req))
+    return routing.empty(202)
