@@ -9,7 +9,14 @@ RESOURCES = ("zones", "zone_recordsets", "zone_records", "recordset_records",
              "api_export_size")
 
 
+# designate's managed_resource_tenant_id: the project of the reverse zones the service
+# makes for floating IPs' PTR records (reverse.py), held by no quota
+MANAGED_PROJECT = "00000000-0000-0000-0000-000000000000"
+
+
 def limits(s, project_id: str) -> dict:
+    if project_id == MANAGED_PROJECT:
+        return {r: -1 for r in RESOURCES}
     out = {r: getattr(config.CONF.dns, f"quota_{r}") for r in RESOURCES}
     for row in s.query(Quota).filter_by(project_id=project_id):
         if row.resource in out:

@@ -13,9 +13,9 @@ from pocketstack.clients.network import NetworkClient
 from pocketstack.common import config, db, policy
 from pocketstack.common.context import RequestContext
 from pocketstack.dns import api, errors, publisher, records
+from pocketstack.dns.quotas import MANAGED_PROJECT
 from pocketstack.dns.models import RecordSet, Zone
 
-MANAGED_PROJECT = "00000000-0000-0000-0000-000000000000"  # designate's default
 REGION = "RegionOne"
 
 
