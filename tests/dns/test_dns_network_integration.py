@@ -58,12 +58,19 @@ def test_a_floating_ip_on_a_named_port_is_published_and_withdrawn(cloud, project
 
     net.update_ip(fip, port_id=port.id)
     eventually(lambda: short(cloud, "vm1." + domain) == [address], "the A record")
+    # and its PTR record (neutron's allow_reverse_dns_lookup), in the reverse zone the
+    # DNS service's reverse API shows
+    eventually(lambda: dig(cloud, "-x", address, "+short").split() == ["vm1." + domain],
+               "the PTR record")
+    ptrs = project["designate"].get(f"/v2/reverse/floatingips/RegionOne:{fip.id}").json()
+    assert ptrs["ptrdname"] == "vm1." + domain
     rows = project["designate"].get(
         f"/v2/zones/{project['zone']['id']}/recordsets?type=A").json()["recordsets"]
     assert [(r["name"], r["records"]) for r in rows] == [("vm1." + domain, [address])]
 
-    net.update_ip(fip, port_id=None)  # disassociated: the record goes
+    net.update_ip(fip, port_id=None)  # disassociated: the records go
     eventually(lambda: status_of(dig(cloud, "vm1." + domain)) == "NXDOMAIN", "withdrawn")
+    eventually(lambda: status_of(dig(cloud, "-x", address)) == "NXDOMAIN", "no PTR")
 
     net.update_ip(fip, port_id=port.id)
     eventually(lambda: short(cloud, "vm1." + domain) == [address], "published again")

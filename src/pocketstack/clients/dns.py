@@ -10,9 +10,16 @@ ALL_PROJECTS = {"X-Auth-All-Projects": "true"}
 class DNSClient(Client):
     base_path = "/dns/v2"
 
-    def __init__(self, ctx=None, *, all_projects: bool = False, **kwargs):
+    def __init__(self, ctx=None, *, all_projects: bool = False, project_id: str | None = None,
+                 **kwargs):
+        """``project_id``: act as that project (X-Auth-Sudo-Project-Id, admins only)."""
         super().__init__(ctx, **kwargs)
-        self.extra = ALL_PROJECTS if all_projects else {}
+        self.extra = dict(ALL_PROJECTS) if all_projects else {}
+        if project_id:
+            self.extra["X-Auth-Sudo-Project-Id"] = project_id
+
+    def create_zone(self, body: dict) -> dict:
+        return self.request("POST", "/zones", json=body, headers=self.extra).json()
 
     def find_zone(self, name: str) -> dict | None:
         zones = self.request("GET", "/zones", params={"name": name},

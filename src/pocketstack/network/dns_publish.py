@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 
+from pocketstack.common import config
 from pocketstack.network.models import FloatingIP, Network, Port
 
 LOG = logging.getLogger(__name__)
@@ -58,9 +59,12 @@ def apply(ctx, address: str, old, new) -> None:
     from pocketstack.clients.dns import DNSClient
 
     rtype = "A" if ipaddress.ip_address(address).version == 4 else "AAAA"
+    reverse = config.CONF.network.allow_reverse_dns_lookup and rtype == "A"
     if old is not None:
         try:
             _remove(DNSClient(caller="network", all_projects=True), old, address, rtype)
+            if reverse:
+                _remove_ptr(address)
         except Exception as error:  # noqa: BLE001 - logged, as neutron does
             LOG.warning("Removing the DNS record %s.%s of %s failed: %s", *old, address,
                         error)
@@ -69,6 +73,8 @@ def apply(ctx, address: str, old, new) -> None:
             else DNSClient(caller="network", all_projects=True)
         try:
             _add(client, new, address, rtype)
+            if reverse:
+                _add_ptr(address, f"{new[0]}.{new[1]}")
         except Exception as error:  # noqa: BLE001 - no such zone, quota: logged
             LOG.warning("Publishing the DNS record %s.%s of %s failed: %s", *new, address,
                         error)
@@ -86,6 +92,44 @@ def _add(client, name_domain, address, rtype) -> None:
                                              "records": [address]})
     elif address not in rs["records"]:
         client.set_records(zone["id"], rs["id"], rs["records"] + [address])
+
+
+# The DNS service's managed project (designate's managed_resource_tenant_id), which owns
+# the reverse zones, as its own reverse API makes them
+MANAGED_PROJECT = "00000000-0000-0000-0000-000000000000"
+
+
+def _ptr_names(address: str) -> tuple[str, str]:
+    """(the PTR's name, its /24 reverse zone) of an IPv4 address."""
+    octets = address.split(".")
+    zone = ".".join(reversed(octets[:3])) + ".in-addr.arpa."
+    return f"{octets[3]}.{zone}", zone
+
+
+def _add_ptr(address: str, fqdn: str) -> None:
+    from pocketstack.clients.dns import DNSClient
+
+    client = DNSClient(caller="network", project_id=MANAGED_PROJECT)
+    name, zone_name = _ptr_names(address)
+    zone = client.find_zone(zone_name)
+    if zone is None:
+        zone = client.create_zone({"name": zone_name, "email": f"admin@{zone_name[:-1]}"})
+    rs = client.find_recordset(zone["id"], name, "PTR")
+    if rs is None:
+        client.create_recordset(zone["id"], {"name": name, "type": "PTR", "records": [fqdn]})
+    else:
+        client.set_records(zone["id"], rs["id"], [fqdn])
+
+
+def _remove_ptr(address: str) -> None:
+    from pocketstack.clients.dns import DNSClient
+
+    client = DNSClient(caller="network", all_projects=True)
+    name, zone_name = _ptr_names(address)
+    zone = client.find_zone(zone_name)
+    rs = client.find_recordset(zone["id"], name, "PTR") if zone else None
+    if rs is not None:
+        client.delete_recordset(zone["id"], rs["id"])
 
 
 def _remove(client, name_domain, address, rtype) -> None:
