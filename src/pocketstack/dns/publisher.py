@@ -16,17 +16,21 @@ import dns.rdatatype
 import dns.rrset
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, runtime
 from pocketstack.dns import authority as auth
 from pocketstack.dns.models import RecordSet, Zone
 
 LOG = logging.getLogger(__name__)
 POLL = 0.5
-_wake = threading.Event()
+
+
+def _wake() -> threading.Event:
+    """This cloud's wake-up call for its publisher (several clouds share a test process)."""
+    return runtime.current().slot(__name__, threading.Event)
 
 
 def notify() -> None:
-    _wake.set()
+    _wake().set()
 
 
 def zone_data(zone: Zone, recordsets: list[RecordSet]) -> auth.ZoneData:
@@ -48,7 +52,10 @@ class Publisher:
         self.authority = authority
         self.master = master  # the embedded server's address, for a backend to pull from
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="dns-publisher", daemon=True)
+        self._wake = _wake()
+        # threads do not inherit the cloud's runtime (its database, its config): bound
+        self._thread = threading.Thread(target=runtime.bind(self._run), name="dns-publisher",
+                                        daemon=True)
         self._transfers: set[tuple[str, int]] = set()  # (zone id, version) under way
         self._lock = threading.Lock()
 
@@ -59,7 +66,7 @@ class Publisher:
 
     def stop(self) -> None:
         self._stop.set()
-        _wake.set()
+        self._wake.set()
         self._thread.join(timeout=10)
 
     def load_all(self) -> None:
@@ -72,8 +79,8 @@ class Publisher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            _wake.wait(POLL)
-            _wake.clear()
+            self._wake.wait(POLL)
+            self._wake.clear()
             if self._stop.is_set():
                 return
             try:
@@ -171,7 +178,8 @@ class Publisher:
             finally:
                 with self._lock:
                     self._transfers.discard(key)
-        threading.Thread(target=run, name=f"dns-axfr-{zone.name}", daemon=True).start()
+        threading.Thread(target=runtime.bind(run), name=f"dns-work-{zone.name}",
+                         daemon=True).start()
 
     def _transfer(self, zone: Zone) -> None:
         from pocketstack.dns import secondary
