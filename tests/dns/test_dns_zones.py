@@ -183,6 +183,10 @@ def test_the_api_refuses_what_designate_refuses(cloud, designate, member):
                    {"name": "x." + name, "type": "A", "records": ["192.0.2.1"]})
     assert (r.status_code, r.json()["type"]) == (404, "zone_not_found")
     assert zid not in [z["id"] for z in other.get("/v2/zones").json()["zones"]]
+    r = other.post("/v2/zones", {"name": "sub." + name, "email": "a@example.com"})
+    assert (r.status_code, r.json()["type"]) == (403, "forbidden")  # inside another's zone
+    r = other.post("/v2/zones", {"name": name.split(".", 1)[1], "email": "a@example.com"})
+    assert r.status_code == 403  # around another's zone
 
 
 @pytest.mark.parametrize("body", [

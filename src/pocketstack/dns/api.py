@@ -113,12 +113,14 @@ def _check_zone_name(s, ctx, name: str) -> None:
             except re.error:
                 continue
     # A zone inside another project's zone (or around one) is not allowed.
-    for other in s.query(Zone).filter(Zone.project_id != ctx.project_id):
-        if name.endswith("." + other.name):
-            raise errors.forbidden("Unable to create subzone in another tenants zone")
-        if other.name.endswith("." + name):
-            raise errors.forbidden("Unable to create zone because another tenant owns a "
-                                   "subzone of the zone")
+    labels = name.split(".")
+    parents = [".".join(labels[i:]) for i in range(1, len(labels) - 1)]
+    others = s.query(Zone.id).filter(Zone.project_id != ctx.project_id)
+    if parents and others.filter(Zone.name.in_(parents)).first() is not None:
+        raise errors.forbidden("Unable to create subzone in another tenants zone")
+    if others.filter(Zone.name.like("%." + _escape_like(name), escape="\\")).first():
+        raise errors.forbidden("Unable to create zone because another tenant owns a "
+                               "subzone of the zone")
 
 
 def create_zone(ctx, body: dict, project_id: str | None = None) -> Zone:
@@ -212,6 +214,10 @@ def list_zones(ctx, filters: dict, all_projects: bool = False) -> list[tuple[Zon
             q = q.filter(Zone.ttl == _int(filters["ttl"]))
         all_shared = {z for (z,) in s.query(SharedZone.zone_id).distinct()}
         return [(z, z.id in all_shared) for z in q.order_by(Zone.created_at, Zone.id)]
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
 
 
 def _like(column, value: str):
@@ -314,7 +320,8 @@ def _check_placement(s, zone: Zone, name: str, rtype: str, exclude: str | None =
     if name != zone.name and not name.endswith("." + zone.name):
         raise errors.bad_request("RecordSet is not contained within it's parent zone",
                                  "invalid_recordset_location")
-    for (child,) in s.query(Zone.name).filter(Zone.name.like("%." + zone.name)):
+    for (child,) in s.query(Zone.name).filter(
+            Zone.name.like("%." + _escape_like(zone.name), escape="\\")):
         if name == child or name.endswith("." + child):
             raise errors.bad_request("RecordSet belongs in a child zone",
                                      "invalid_recordset_location")
