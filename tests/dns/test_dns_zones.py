@@ -262,6 +262,12 @@ def test_lists_page_by_limit_and_marker(designate):
     assert f"marker={marker}" in first["links"]["next"]
     rest = designate.get(f"{path}?limit=2&marker={marker}").json()["recordsets"]
     assert len(rest) == 2 and rest[0]["id"] not in {r["id"] for r in first["recordsets"]}
+    assert designate.get(f"{path}?limit=2&marker={marker}").json()["metadata"] == \
+        {"total_count": 5}
     for where in (path, "/v2/recordsets", "/v2/zones"):
         r = designate.get(where + "?marker=nope")
         assert (r.status_code, r.json()["type"]) == (400, "invalid_marker"), where
+        for limit in ("0", "-1", "x"):
+            r = designate.get(f"{where}?limit={limit}")
+            assert (r.status_code, r.json()["type"]) == (400, "invalid_limit"), where
+    assert len(designate.get(path + "?limit=max").json()["recordsets"]) == 5

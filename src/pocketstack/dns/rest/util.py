@@ -39,24 +39,27 @@ def link(req, path: str) -> dict:
 def page(req, key: str, items: list, view, path: str) -> routing.Response:
     """``items`` (in list order, with ids) cut by ``limit``/``marker``, as designate lists."""
     limit = req.query.get("limit")
+    if limit == "max":
+        limit = MAX_LIMIT
     try:
         limit = DEFAULT_LIMIT if limit in (None, "") else int(limit)
     except ValueError:
         raise errors.bad_request("limit should be an integer", "invalid_limit") from None
-    if not 0 < limit <= MAX_LIMIT:
-        limit = min(max(limit, 1), MAX_LIMIT) if limit > 0 else DEFAULT_LIMIT
+    if limit <= 0:
+        raise errors.bad_request("limit must be positive", "invalid_limit")
+    limit = min(limit, MAX_LIMIT)
+    total = len(items)  # every match, as designate's total_count
     marker = req.query.get("marker")
     if marker:
         ids = [_id(item) for item in items]
         if marker not in ids:
             raise errors.bad_request("Marker %s could not be found" % marker, "invalid_marker")
         items = items[ids.index(marker) + 1:]
-    total = len(items)
     shown = items[:limit]
     base = f"{req.service_url}{path}"
     query = {k: v for k, v in req.query.items() if k != "marker"}
     links = {"self": base + (f"?{urlencode(query)}" if query else "")}
-    if total > limit and shown:
+    if len(items) > limit and shown:
         last = _id(shown[-1])
         links["next"] = base + "?" + urlencode({**query, "limit": limit, "marker": last})
     return routing.json_response({key: [view(item) for item in shown], "links": links,
