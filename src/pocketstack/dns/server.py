@@ -2,8 +2,9 @@
 from an Authority (authority.py), AXFR/IXFR (as a full transfer) over TCP.
 
 UDP answers are cached by the query's bytes after its id (the same question with the
-same flags and EDNS options gets the same answer), until the zones change: a repeated
-question costs a dictionary lookup instead of dnspython's parse and render.
+same flags and EDNS options gets the same answer; a client's EDNS cookie, which this
+server does not echo, is left out), until the zones change: a repeated question costs a
+dictionary lookup instead of dnspython's parse and render.
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ class Responder:
     def udp(self, data: bytes) -> bytes | None:
         if self._generation != self.authority.generation:
             self._cache, self._generation = {}, self.authority.generation
-        key = data[2:]
+        key = cache_key(data)
         cached = self._cache.get(key)
         if cached is not None:
             return data[:2] + cached
@@ -120,6 +121,35 @@ class Responder:
             response.answer.extend(rrsets[start:start + TRANSFER_CHUNK])
             out.append(response.to_wire(max_size=65535))
         return out
+
+
+COOKIE = 10  # the EDNS option code of DNS cookies (RFC 7873)
+
+
+def cache_key(data: bytes) -> bytes:
+    """The query after its id, without an EDNS COOKIE option (dig and BIND resolvers send
+    a fresh one each time; the answer does not depend on it). Anything unusual: the
+    query's bytes as they are."""
+    i, end = 12, len(data)
+    while i < end:  # the question's name: plain labels (queries do not compress)
+        length = data[i]
+        if length == 0 or length & 0xC0:
+            break
+        i += length + 1
+    if i >= end or data[i] != 0:
+        return data[2:]
+    i += 5  # the root label, QTYPE, QCLASS
+    opt = data[i:]
+    if len(opt) < 11 or opt[0] != 0 or opt[1:3] != b"\x00\x29":  # not an OPT RR first
+        return data[2:]
+    rdlength = int.from_bytes(opt[9:11], "big")
+    options, kept, j = opt[11:11 + rdlength], bytearray(), 0
+    while j + 4 <= len(options):
+        size = int.from_bytes(options[j + 2:j + 4], "big")
+        if int.from_bytes(options[j:j + 2], "big") != COOKIE:
+            kept += options[j:j + 4 + size]
+        j += 4 + size
+    return data[2:i] + opt[:9] + bytes(kept) + opt[11 + rdlength:]
 
 
 def _formerr(data: bytes) -> bytes | None:
