@@ -184,9 +184,13 @@ def test_the_api_refuses_what_designate_refuses(cloud, designate, member):
     assert (r.status_code, r.json()["type"]) == (404, "zone_not_found")
     assert zid not in [z["id"] for z in other.get("/v2/zones").json()["zones"]]
     r = other.post("/v2/zones", {"name": "sub." + name, "email": "a@example.com"})
-    assert (r.status_code, r.json()["type"]) == (403, "forbidden")  # inside another's zone
+    assert (r.status_code, r.json()["type"]) == (403, "illegal_child")  # inside another's
     r = other.post("/v2/zones", {"name": name.split(".", 1)[1], "email": "a@example.com"})
-    assert r.status_code == 403  # around another's zone
+    assert (r.status_code, r.json()["type"]) == (403, "illegal_parent")  # around another's
+    child = designate.zone("child." + name)
+    r = designate.req("DELETE", f"/v2/zones/{zid}")
+    assert (r.status_code, r.json()["type"]) == (400, "zone_has_sub_zone")
+    designate.req("DELETE", f"/v2/zones/{child['id']}")
 
 
 @pytest.mark.parametrize("body", [

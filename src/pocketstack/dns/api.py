@@ -14,7 +14,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, policy
+from pocketstack.common import config, db, exceptions, policy
 from pocketstack.common.timeutils import isotime_naive, utcnow
 from pocketstack.dns import errors, publisher, quotas, records
 from pocketstack.dns.models import Blacklist, RecordSet, SharedZone, Tld, Zone
@@ -117,10 +117,11 @@ def _check_zone_name(s, ctx, name: str) -> None:
     parents = [".".join(labels[i:]) for i in range(1, len(labels) - 1)]
     others = s.query(Zone.id).filter(Zone.project_id != ctx.project_id)
     if parents and others.filter(Zone.name.in_(parents)).first() is not None:
-        raise errors.forbidden("Unable to create subzone in another tenants zone")
+        raise exceptions.Forbidden("Unable to create subzone in another tenants zone",
+                                   type_name="illegal_child")
     if others.filter(Zone.name.like("%." + _escape_like(name), escape="\\")).first():
-        raise errors.forbidden("Unable to create zone because another tenant owns a "
-                               "subzone of the zone")
+        raise exceptions.Forbidden("Unable to create zone because another tenant owns a "
+                                   "subzone of the zone", type_name="illegal_parent")
 
 
 def create_zone(ctx, body: dict, project_id: str | None = None) -> Zone:
@@ -279,6 +280,10 @@ def delete_zone(ctx, zone_id: str, all_projects: bool = False,
                 delete_shares: bool = False) -> Zone:
     with db.transaction() as s:
         zone = find_zone(s, ctx, zone_id, all_projects, "delete_zone", shared_ok=False)
+        if s.query(Zone.id).filter(Zone.name.like("%." + _escape_like(zone.name),
+                                                  escape="\\")).first() is not None:
+            raise errors.bad_request("Please delete any subzones before deleting this "
+                                     "zone", "zone_has_sub_zone")
         if zone.action != "DELETE":
             shared = s.query(SharedZone).filter_by(zone_id=zone.id)
             if shared.first() is not None:
