@@ -122,6 +122,7 @@ class CloudHandle:
 TEST_OVERRIDES = {
     "identity.password_hash_rounds": 4,
     "fake.transition_delay": 0.0,
+    "dns.listen": "127.0.0.1:0",  # a free port: test clouds run side by side
 }
 
 

@@ -18,7 +18,7 @@ import pytest
 
 SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "pocketstack"
 SERVICES = ("compute", "network", "volume", "image", "identity", "control", "dashboard",
-            "placement", "loadbalancer")
+            "placement", "loadbalancer", "dns")
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -45,7 +45,8 @@ def _offenders(package: str, forbidden: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("package,forbidden", [
     ("compute", ("identity", "network", "volume", "image")),
-    ("network", ("identity", "compute")),
+    ("network", ("identity", "compute", "dns")),
+    ("dns", ("identity", "compute", "network", "volume", "image", "placement")),
     ("volume", ("identity", "compute")),
     ("image", ("identity", "compute")),
     ("identity", ("compute",)),
@@ -98,7 +99,7 @@ def _smallest_flavor(conn):
 def test_each_service_has_its_own_user_in_the_service_project(cloud):
     conn = cloud.sdk()
     service = conn.identity.find_project("service")
-    for name in ("nova", "neutron", "cinder", "glance", "octavia"):
+    for name in ("nova", "neutron", "cinder", "glance", "octavia", "designate"):
         user = conn.identity.find_user(name)
         assert user is not None, name
         roles = {a["role"]["name"] for a in conn.session.get(

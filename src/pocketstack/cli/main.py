@@ -17,7 +17,7 @@ class _LazyGroup(click.Group):
     --help): `pocketstack up` should not pay for audit's, trace's or demo's imports."""
 
     LAZY = {"audit": "pocketstack.cli.audit:audit", "ceph": "pocketstack.cli.ceph:ceph",
-            "demo": "pocketstack.cli.demo:demo",
+            "demo": "pocketstack.cli.demo:demo", "dns": "pocketstack.cli.dns_server:dns",
             "image": "pocketstack.cli.image:image", "service": "pocketstack.cli.service:service",
             "trace": "pocketstack.cli.trace:trace", "wait": "pocketstack.cli.wait:wait"}
 

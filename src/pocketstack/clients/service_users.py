@@ -21,7 +21,8 @@ import time
 from pocketstack.common import config, exceptions, runtime
 
 USER_OF = {"compute": "nova", "network": "neutron", "volume": "cinder", "image": "glance",
-           "loadbalancer": "octavia"}
+           "loadbalancer": "octavia",
+           "dns": "designate"}
 RENEW_BEFORE = 120.0  # seconds before expiry a token is renewed (keystoneauth's margin)
 # Generated passwords are 32 random bytes: no one can guess them however fast the hash,
 # so their bcrypt cost stays the lowest (a login costs ~1 ms, not ~250 ms).

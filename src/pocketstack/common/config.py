@@ -67,7 +67,7 @@ CONF = _CurrentConf()
 
 # The packages whose conf.py (if present) contributes options, in catalog order.
 SERVICE_PACKAGES = ("identity", "compute", "image", "network", "volume", "placement",
-                    "objectstore", "keymanager", "loadbalancer")
+                    "objectstore", "keymanager", "loadbalancer", "dns")
 
 DEFAULT_OPTS = [
     cfg.StrOpt("bind_host", default="127.0.0.1", help="Address the API listens on."),
@@ -102,7 +102,7 @@ DATABASE_OPTS = [
 
 # Each service's own user in the identity service (as DevStack makes them), with which it
 # authenticates its calls to the other services (clients/service_users.py).
-SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance", "octavia")
+SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance", "octavia", "designate")
 
 SERVICE_USER_OPTS = [
     cfg.StrOpt("auth_url",

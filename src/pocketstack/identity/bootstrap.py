@@ -31,6 +31,7 @@ CATALOG = (
     ("object-store", "swift", "Object Storage Service", "/object-store/v1/AUTH_$(project_id)s"),
     ("key-manager", "barbican", "Key Manager Service", "/key-manager"),
     ("load-balancer", "octavia", "Octavia Load Balancing Service", "/load-balancer"),
+    ("dns", "designate", "DNS Service", "/dns"),
 )
 INTERFACES = ("public", "internal", "admin")
 ROLES = ("admin", "manager", "member", "reader", "service")

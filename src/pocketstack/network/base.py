@@ -226,6 +226,10 @@ class AfterCommit:
         self.dhcp_networks: set[str] = set()
         self.deleted_networks: set[str] = set()
         self.events: list[dict] = []
+        self.dns: list[tuple] = []  # floating IPs' DNS records to change (dns_publish.py)
+
+    def dns_change(self, ctx, address: str, old, new) -> None:
+        self.dns.append((ctx, address, old, new))
 
     def dhcp(self, network_id: str) -> None:
         self.dhcp_networks.add(network_id)
@@ -241,3 +245,8 @@ class AfterCommit:
             dhcp.sync(network_id)
         if self.events and config.CONF.network.notify_compute_on_port_status_changes:
             notifier.get().send(self.events)
+        if self.dns:
+            from pocketstack.network import dns_publish
+
+            for change in self.dns:
+                dns_publish.apply(*change)

@@ -10,6 +10,10 @@ OPTS = {
         cfg.FloatOpt("dhcp_batch_interval", default=0.05, min=0.0,
                      help="Seconds the DHCP file writer lets changes gather after a rewrite "
                           "before the next one (a rewrite costs O(ports on the network))."),
+        cfg.BoolOpt("allow_reverse_dns_lookup", default=True,
+                    help="With a floating IP's A record, publish its PTR record too, in a "
+                         "reverse zone (/24) of the DNS service's managed project, made when "
+                         "missing (neutron's [designate] option of that name)."),
         cfg.StrOpt("dns_domain", default="openstacklocal",
                    help="Domain of the host names in DHCP files and dns_assignment. With the "
                         "default, ports are named host-<ip> whatever their dns_name, as in "

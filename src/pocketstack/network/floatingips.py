@@ -9,7 +9,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing, networks, port_delete, ports, quotas, routers
+from pocketstack.network import (base, dns_publish, listing, networks, port_delete, ports,
+                                 quotas, routers)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -32,7 +33,7 @@ ATTRS = {
     "fixed_ip_address": v.Attr(_nullable_ip),
     "description": v.Attr(v.string()),
     "dns_name": v.Attr(v.dns_name, put=False),
-    "dns_domain": v.Attr(lambda value, name: v.dns_name(value, name), put=False),
+    "dns_domain": v.Attr(v.dns_domain, put=False),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "tags": v.Attr(v.tags, put=False),
@@ -46,7 +47,7 @@ COLLECTION = listing.Collection(
              "fixed_ip_address": FloatingIP.fixed_ip_address, "status": FloatingIP.status,
              "description": FloatingIP.description, "project_id": FloatingIP.project_id,
              "tenant_id": FloatingIP.project_id, "dns_name": FloatingIP.dns_name,
-             "revision_number": FloatingIP.revision_number,
+             "dns_domain": FloatingIP.dns_domain, "revision_number": FloatingIP.revision_number,
              "created_at": FloatingIP.created_at, "updated_at": FloatingIP.updated_at},
 )
 
@@ -77,7 +78,7 @@ def view(s, fip: FloatingIP, tags) -> dict:
             "floating_network_id": fip.floating_network_id, "router_id": fip.router_id,
             "port_id": fip.fixed_port_id, "fixed_ip_address": fip.fixed_ip_address,
             "status": fip.status, **base.project_view(fip.project_id),
-            "dns_name": fip.dns_name, "dns_domain": "", "port_details": _port_details(s, fip),
+            "dns_name": fip.dns_name, "dns_domain": fip.dns_domain, "port_details": _port_details(s, fip),
             **base.standard_view(fip, tags)}
 
 
@@ -184,7 +185,8 @@ def create_floatingip(ctx, body: dict) -> dict:
         fip = FloatingIP(id=base.new_id(), project_id=project_id,
                          floating_network_id=network.id,
                          description=values.get("description", ""),
-                         dns_name=values.get("dns_name", ""), status="DOWN")
+                         dns_name=values.get("dns_name", ""),
+                         dns_domain=values.get("dns_domain", ""), status="DOWN")
         base.init_standard(fip)
         port = ports.create_in(s, ctx, {
             "network_id": network.id, "project_id": "", "device_owner": OWNER,
@@ -201,6 +203,7 @@ def create_floatingip(ctx, body: dict) -> dict:
             _tell_compute(s, effects, fip.fixed_port_id)
         if values.get("tags"):
             base.set_tags(s, fip.id, values["tags"])
+        dns_publish.sync(s, fip, effects, ctx)
         s.flush()
         out = view(s, fip, values.get("tags"))
     effects.run()
@@ -237,6 +240,7 @@ def update_floatingip(ctx, fip_id: str, body: dict, if_revision: int | None = No
             _associate(s, ctx, fip, fip.fixed_port_id, values["fixed_ip_address"])
         if "description" in values:
             fip.description = values["description"]
+        dns_publish.sync(s, fip, effects, ctx)
         base.touch(fip)
         s.flush()
         for port_id in {before, fip.fixed_port_id} - {None}:
@@ -256,6 +260,9 @@ def delete_floatingip(ctx, fip_id: str, if_revision: int | None = None) -> None:
         base.check_revision(fip, if_revision)
         port = s.get(Port, fip.floating_port_id)
         _tell_compute(s, effects, fip.fixed_port_id)
+        if fip.published_dns_name:
+            effects.dns_change(ctx, fip.floating_ip_address,
+                               (fip.published_dns_name, fip.published_dns_domain), None)
         s.execute(sa.delete(Tag).where(Tag.resource_id == fip.id))
         s.delete(fip)
         s.flush()

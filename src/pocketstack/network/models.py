@@ -109,6 +109,8 @@ class Port(StandardAttrs, Base):
     profile: Mapped[dict] = mapped_column(sa.JSON, default=dict)
     port_security_enabled: Mapped[bool] = mapped_column(default=True)
     dns_name: Mapped[str] = mapped_column(sa.String(255), default="")
+    # added in 0008: dns-domain-ports (the domain its floating IPs' records go to)
+    dns_domain: Mapped[str] = mapped_column(sa.String(255), default="", server_default="")
     allowed_address_pairs: Mapped[list] = mapped_column(sa.JSON, default=list)
     # added in 0003; no foreign key: deleting a policy in use is refused in qos.py. Not
     # indexed: only that rare check searches by it, and port inserts are the hot path.
@@ -220,6 +222,13 @@ class FloatingIP(StandardAttrs, Base):
     router_id: Mapped[str | None] = mapped_column(ID)
     status: Mapped[str] = mapped_column(sa.String(16), default="DOWN")
     dns_name: Mapped[str] = mapped_column(sa.String(255), default="")
+    # added in 0008: its own domain, and the A record published in the DNS service for
+    # it (neutron's floatingipdnses): what to remove when that changes
+    dns_domain: Mapped[str] = mapped_column(sa.String(255), default="", server_default="")
+    published_dns_name: Mapped[str] = mapped_column(sa.String(255), default="",
+                                                    server_default="")
+    published_dns_domain: Mapped[str] = mapped_column(sa.String(255), default="",
+                                                      server_default="")
 
 
 class Quota(Base):

@@ -43,7 +43,7 @@ ATTRS = {
     "mtu": v.Attr(v.integer(68)),
     "port_security_enabled": v.Attr(v.boolean),
     "vlan_transparent": v.Attr(v.boolean, put=False),  # the bridges pass tagged frames
-    "dns_domain": v.Attr(v.dns_name),
+    "dns_domain": v.Attr(v.dns_domain),
     "project_id": v.Attr(v.project_id, put=False),
     "tenant_id": v.Attr(v.project_id, put=False),
     "provider:network_type": v.Attr(v.one_of(*NETWORK_TYPES), put=False),

@@ -58,12 +58,31 @@ _DELETE_PORT = _PORT.delete().where(_PORT.c.id == sa.bindparam("port_id"))
 
 def _delete_unloaded(conn, port, effects: base.AfterCommit) -> None:
     """delete_in for a port the session has not loaded (nor its floating IPs)."""
+    for fip in conn.execute(_PUBLISHED_VIA_PORT, {"port_id": port.id}):
+        _unpublish(conn, fip, effects)
     conn.execute(_LET_GO_OF_PORT, {"port_id": port.id, "now": utcnow()})
     for statement in (_DELETE_TAGS, _DELETE_PORT):
         conn.execute(statement, {"port_id": port.id})
     effects.dhcp(port.network_id)
     if _is_compute(port):
         effects.event("network-vif-deleted", port.device_id, port.id)
+
+
+# Floating IPs on the port whose DNS record came from it (dns_publish.py)
+_PUBLISHED_VIA_PORT = sa.select(
+    _FIP.c.id, _FIP.c.floating_ip_address, _FIP.c.dns_name, _FIP.c.dns_domain,
+    _FIP.c.published_dns_name, _FIP.c.published_dns_domain).where(
+    _FIP.c.fixed_port_id == sa.bindparam("port_id"), _FIP.c.published_dns_name != "")
+
+
+def _unpublish(conn, fip, effects: base.AfterCommit) -> None:
+    """The port's floating IP loses the record the port gave it (one of its own stays)."""
+    if not fip.published_dns_name or (fip.dns_name and fip.dns_domain):
+        return
+    effects.dns_change(None, fip.floating_ip_address,
+                       (fip.published_dns_name, fip.published_dns_domain), None)
+    conn.execute(_FIP.update().where(_FIP.c.id == fip.id).values(
+        published_dns_name="", published_dns_domain=""))
 
 
 def _refuse_service_port(s, port: Port) -> None:
@@ -79,6 +98,7 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
     for fip in s.scalars(sa.select(FloatingIP).where(FloatingIP.fixed_port_id == port.id)):
         fip.fixed_port_id = fip.fixed_ip_address = fip.router_id = None
         fip.status = "DOWN"
+        _unpublish(s.connection(), fip, effects)
         base.touch(fip)
     s.execute(sa.delete(Tag).where(Tag.resource_id == port.id))
     # Its addresses and security group bindings go with the row: ON DELETE CASCADE in the

@@ -20,7 +20,7 @@ from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks,
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
-from pocketstack.network.models import Network, Port, PortSecurityGroup
+from pocketstack.network.models import FloatingIP, Network, Port, PortSecurityGroup
 from pocketstack.network.port_schema import ATTRS, COLLECTION, merge_dhcp_opts
 
 DHCP_OWNER = "network:dhcp"
@@ -59,7 +59,7 @@ def view(port: Port, tags, show_binding: bool) -> dict:
            "security_groups": sorted(b.security_group_id
                                      for b in port.security_group_bindings),
            "port_security_enabled": port.port_security_enabled,
-           "dns_name": port.dns_name,
+           "dns_name": port.dns_name, "dns_domain": port.dns_domain,
            "dns_assignment": [dhcp.dns_assignment(a.ip_address, port.dns_name)
                               for a in port.fixed_ips],
            "binding:vnic_type": port.vnic_type, "ip_allocation": "immediate",
@@ -308,6 +308,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                 profile=values.get("binding:profile", {}),
                 vnic_type=values.get("binding:vnic_type", "normal"),
                 port_security_enabled=port_security, dns_name=values.get("dns_name", ""),
+                dns_domain=values.get("dns_domain", ""),
                 qos_policy_id=values.get("qos_policy_id"),
                 extra_dhcp_opts=merge_dhcp_opts([], values.get("extra_dhcp_opts") or [])
                 or None, trusted=values.get("trusted"))
@@ -518,6 +519,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     for key, attr in (("name", "name"), ("description", "description"),
                       ("admin_state_up", "admin_state_up"), ("device_id", "device_id"),
                       ("device_owner", "device_owner"), ("dns_name", "dns_name"),
+                      ("dns_domain", "dns_domain"),
                       ("binding:host_id", "host_id"), ("binding:profile", "profile"),
                       ("binding:vnic_type", "vnic_type"),
                       ("port_security_enabled", "port_security_enabled")):
@@ -534,6 +536,11 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         dhcp_relevant |= opts != (port.extra_dhcp_opts or [])
         port.extra_dhcp_opts = opts or None
     dhcp_relevant |= "dns_name" in values
+    if "dns_name" in values or "dns_domain" in values:  # its floating IPs' records follow
+        from pocketstack.network import dns_publish
+
+        for fip in s.scalars(sa.select(FloatingIP).where(FloatingIP.fixed_port_id == port.id)):
+            dns_publish.sync(s, fip, effects, ctx)
     # Status, VIF and revision before the first flush: a binding update (every boot's)
     # then writes the row once (issue 13). Nothing below changes what they depend on.
     binding_state(port)

@@ -204,6 +204,16 @@ def dns_name(value, name) -> str:
     return value.lower()
 
 
+def dns_domain(value, name) -> str:
+    """A dns_domain, which may hold neutron's domain keywords (<project_id>,
+    <project_name>, <user_id>, <user_name>: dns-integration-domain-keywords)."""
+    checked = string(255)(value, name)
+    for keyword in ("<project_id>", "<project_name>", "<user_id>", "<user_name>"):
+        checked = checked.replace(keyword, "k")
+    dns_name(checked, name)
+    return value.lower() if "<" not in value else value
+
+
 def list_of(item: Callable, max_items: int | None = None) -> Callable:
     def convert(value, name):
         if value is None:

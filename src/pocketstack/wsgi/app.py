@@ -42,6 +42,7 @@ SERVICES = (
     Service("objectstore", "/object-store", faults.swift, types=("object-store",)),
     Service("keymanager", "/key-manager", faults.barbican, types=("key-manager",)),
     Service("loadbalancer", "/load-balancer", faults.octavia, types=("load-balancer",)),
+    Service("dns", "/dns", faults.designate, types=("dns",)),
     Service("control", "/pocketstack", faults.plain),  # pocketstack's own API: traces, faults
 )
 

@@ -186,3 +186,30 @@ def swift(error: PocketstackError) -> dict:
 
 
 swift.negotiate = swift_negotiated
+
+
+# Designate's error_type of an error that names none, by status.
+DESIGNATE_TYPES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+                   405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
+                   413: "over_quota", 415: "unsupported_content_type",
+                   503: "service_unavailable"}
+
+
+def designate(error: PocketstackError) -> dict:
+    return designate_scoped(error, {})
+
+
+def designate_scoped(error: PocketstackError, scope: dict) -> dict:
+    """Designate's error body: the error's type from its exception (``type_name`` when it
+    names one, lower-case like designate's ``error_type``), else one per status."""
+    kind = error.type_name
+    if not kind or not kind.islower():
+        kind = DESIGNATE_TYPES.get(error.code, "internal_server_error")
+    body = {"code": error.code, "type": kind, "message": error.message}
+    request_id = scope.get("pocketstack.request_id")
+    if request_id:
+        body["request_id"] = request_id
+    return body
+
+
+designate.scoped = designate_scoped

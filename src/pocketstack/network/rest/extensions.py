@@ -47,6 +47,12 @@ EXTENSIONS = {
     "binding": ("Port Binding", "Expose port bindings of a virtual port to external "
                                 "application"),
     "dns-integration": ("DNS Integration", "Provides integration with DNS."),
+    "dns-domain-ports": ("dns_domain for ports", "Allows the DNS domain to be specified for "
+                                                 "a network port."),
+    "dns-integration-domain-keywords": ("DNS domain names with keywords allowed",
+                                        "Allows to use keywords like <project_id>, "
+                                        "<project_name>, <user_id> and <user_name> as DNS "
+                                        "domain name"),
     "external-net": ("Neutron external network", "Adds external network attribute to "
                                                  "network resource."),
     "extra_dhcp_opt": ("Neutron Extra DHCP options",
