@@ -175,9 +175,8 @@ SHAPES = {
     "keymanager": lambda body, code: body["code"] == code and "description" in body,
     "loadbalancer": lambda body, code: body["faultcode"] == ("Client" if code < 500
                                                              else "Server"),
+    "dns": lambda body, code: body["code"] == code and "type" in body,
 }
-
-
 
 
 def _in_format(service, r: httpx.Response, code: int) -> bool:
