@@ -90,8 +90,12 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
         Project.name.in_(PROJECTS), Project.domain_id == domain_id)), "name")
     for name, description in PROJECTS.items():
         if name not in projects:
+            # The service project is keystone-immutable: deleting it, or its users
+            # (identity/immutable.py), would break every service's login.
             projects[name] = Project(name=name, domain_id=domain_id, id=uuid.uuid4().hex,
-                                     description=description)
+                                     description=description,
+                                     extra={"options": {"immutable": True}}
+                                     if name == "service" else {})
             add(projects[name])
     s.flush()
     users = _first_by(s.scalars(sa.select(User).where(
