@@ -191,12 +191,18 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
                    for e in events), [e.text for e in events]
         assert browser.find_element(By.ID, "console-log").text
         assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
-        bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
+        bars = browser.find_elements(By.CSS_SELECTOR, ".lane[open] .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
         # One waterfall per request, the boot first; each step in the CLI's words.
         titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
-        assert titles[0].startswith("Boot: ") and any(t.startswith("Stop: ") for t in titles)
+        assert titles[0].startswith("server create: ")
+        assert any(t.startswith("server stop: ") for t in titles)
         steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, ".lane strong")]
+        # The later requests are one line each, which opens on a click.
+        later = browser.find_elements(By.CSS_SELECTOR, "details.lane:not([open])")
+        assert later and not later[-1].find_element(By.CSS_SELECTOR, ".step").is_displayed()
+        later[-1].find_element(By.TAG_NAME, "summary").click()
+        assert later[-1].find_element(By.CSS_SELECTOR, ".step").is_displayed()
         assert "pick a host: filter and weigh the hosts" in steps, steps
         assert not any("compute__" in s for s in steps)
         shot(browser, "server")
