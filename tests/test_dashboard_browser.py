@@ -223,6 +223,23 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
         assert "via 10.66.0.9" in route.text
         shot(browser, "routers")
+        # Three more networks make the picture wider than the page: it still shows every
+        # network inside its frame, scaled down, with nothing to scroll.
+        more = [conn.network.create_network(name=f"lab-wide-{i}") for i in range(3)]
+        try:
+            browser.get(cloud.url + "/dashboard/networks/topology")
+            outside = browser.execute_script("""
+                const frame = document.querySelector('figure.topology');
+                const box = frame.getBoundingClientRect();
+                const bars = [...frame.querySelectorAll('g.network rect')];
+                return [bars.length, frame.scrollWidth - frame.clientWidth,
+                        bars.filter(r => { const b = r.getBoundingClientRect();
+                                           return b.left < box.left || b.right > box.right; })
+                            .length];""")
+            assert outside == [5, 0, 0], outside
+        finally:
+            for network in more:
+                conn.network.delete_network(network)
         browser.get(cloud.url + "/dashboard/networks/topology")
         svg = browser.find_element(By.CSS_SELECTOR, "svg[role=img]")
         labels = [t.text for t in svg.find_elements(By.TAG_NAME, "text")]
