@@ -84,3 +84,30 @@ def test_an_immutable_project_changes_only_by_setting_the_option_to_false(cloud)
     r = s.patch(url, json={"project": {"options": {"immutable": False}}})
     assert r.json()["project"]["options"] == {"immutable": False}
     assert s.delete(url).status_code == 204
+
+
+def test_bootstrap_makes_an_older_clouds_service_project_immutable_once(cloud):
+    """A cloud made before the option has a service project without options: the next
+    start's bootstrap sets it; an admin's "immutable": false it leaves alone."""
+    from pocketstack.clients import service_users
+    from pocketstack.common import db
+    from pocketstack.identity import bootstrap
+    from pocketstack.identity.models import Project
+
+    s, v3 = _api(cloud)
+    project_id = cloud.sdk().identity.find_project("service", domain_id="default").id
+    url = f"{v3}/projects/{project_id}"
+
+    def start():
+        bootstrap.bootstrap(cloud.admin_password, service_users.ensure_passwords())
+        return s.get(url).json()["project"]["options"]
+    try:
+        with db.transaction() as session:
+            session.get(Project, project_id).extra = {}
+        assert s.get(url).json()["project"]["options"] == {}
+        assert start() == {"immutable": True}
+        s.patch(url, json={"project": {"options": {"immutable": False}}})
+        assert start() == {"immutable": False}
+    finally:
+        s.patch(url, json={"project": {"options": {"immutable": True}}})
+    assert s.delete(url, raise_exc=False).status_code == 403
