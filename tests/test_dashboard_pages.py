@@ -246,10 +246,13 @@ def test_images_page_lists_and_deletes_and_a_member_cannot_delete_a_public_image
     user, client = member
     page = client.get("/dashboard/images")
     assert page.status_code == 200 and f'<th scope="row">{image["name"]}</th>' in page.text
+    # Not the member's to delete: no button (a forged delete is glance's 403).
+    assert 'value="delete"' not in _row(page.text, f'<tr data-image="{image["id"]}">')
     r = client.post("/dashboard/images", data={"csrf_token": _csrf(page.text),
                                                "action": "delete", "image_id": image["id"]})
     assert r.status_code == 403 and _alert(r.text)  # glance's refusal, shown
     page = admin_client.get("/dashboard/images")
+    assert 'value="delete"' in _row(page.text, f'<tr data-image="{image["id"]}">')
     r = admin_client.post("/dashboard/images", data={
         "csrf_token": _csrf(page.text), "action": "delete", "image_id": image["id"]})
     assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"
