@@ -6,9 +6,10 @@ delete until an admin sets the option to false (the only change it accepts), as 
 
 Keystone has no immutable option for users nor for role assignments, so the users the
 services act as are guarded through their project: a user holding the ``service`` role on
-an immutable project is a service user, and cannot be deleted, disabled, renamed or given
-a new password, nor lose its ``admin`` or ``service`` role there (each would break every
-service's login), until that project's option is set to false.
+an immutable project is a service user, and cannot be deleted, disabled or renamed, nor
+lose its ``admin`` or ``service`` role there (each would break every service's login),
+until that project's option is set to false. Its password can change: rotating it (and
+the config with it) is the operator's job.
 """
 from __future__ import annotations
 
