@@ -126,8 +126,9 @@ def test_servers_page_lists_a_server_booted_with_openstacksdk_and_shows_its_wate
         assert "seed step" not in detail.text
         # One waterfall per request, the boot first, on its own time axis.
         requests = trace_steps.requests(trace)
-        titles = re.findall(r'<h3 id="request-\d+">([^<]+)<', detail.text)
-        assert titles[0].startswith(f"Boot: {requests[0]['total_ms']:.1f} ms")
+        titles = [re.sub("<[^>]+>", "", t) for t in
+                  re.findall(r'<h3 id="request-\d+">(.+?)</h3>', detail.text)]
+        assert titles[0].startswith(f"server create: {requests[0]['total_ms']:.1f} ms")
         assert len(titles) == len(requests)
         assert 'class="bar"' in detail.text and "failed" not in detail.text.split(
             'id="waterfall"')[1]
@@ -388,8 +389,9 @@ def test_each_request_is_its_own_waterfall_with_gaps_and_the_clis_words():
             event("req-boot", "conductor_schedule_and_build_instances", "conductor", 10.0, 2.0),
             event("req-boot", "compute__do_build_and_run_instance", "compute", 20.0, 102.0)]}
     boot, attach = waterfall.requests(trace)
-    assert (boot["title"], boot["total_ms"], boot["steps"]) == ("Boot", 122.0, 3)
-    assert (attach["title"], attach["total_ms"]) == ("Attach a volume", 100.0)
+    assert (boot["title"], boot["total_ms"], boot["steps"]) == ("server create", 122.0, 3)
+    assert (attach["title"], attach["total_ms"]) == ("server add volume", 100.0)
+    assert boot["open"] and not attach["open"]  # the boot open, later requests one line
     assert attach["rows"][0]["left"] == 0 and attach["rows"][0]["width"] == 100
     kinds = [r["kind"] for r in boot["rows"]]
     assert kinds == ["step", "gap", "step", "gap", "step"]
@@ -411,3 +413,48 @@ def test_the_boot_path_is_the_boots_request_only():
                         event("later", "compute_attach_volume")]}
     states = {n["node"]: n["state"] for n in waterfall.boot_path(trace)}
     assert states["hypervisor"] == "done" and states["cinder"] == "unused"
+
+
+def test_the_server_page_opens_the_boot_and_shows_later_requests_as_cli_lines(
+        cloud, user, image_id):
+    """A soft reboot of a guest that ignores the power button waits out [libvirt]
+    shutdown_timeout (60 s by default; here 0.2 s, with the fake driver's reboot held 0.4 s
+    by a fault rule): its line says the time is mostly that timeout."""
+    from pocketstack.common import config
+
+    conn = cloud.user_sdk(user)
+    s = cloud.session()
+    server = conn.compute.create_server(name=f"dash-rb-{uuid.uuid4().hex[:6]}",
+                                        image_id=image_id, flavor_id="42", networks="none")
+    rule = None
+    config.CONF.set_override("shutdown_timeout", 0.2, group="libvirt")
+    try:
+        assert _wait(conn, server.id).status == "ACTIVE"
+        rule = s.post(cloud.url + "/pocketstack/v1/faults", json={"fault": {
+            "operation": "reboot", "action": "hang", "hang_seconds": 0.4,
+            "times": 1}}).json()["fault"]
+        conn.compute.reboot_server(server.id, "SOFT")
+        trace_url = f"{cloud.url}/pocketstack/v1/servers/{server.id}/trace"
+        deadline = time.monotonic() + 60
+        while not any(e["step"] == "compute_reboot_instance" for e in
+                      cloud.user_session(user).get(trace_url).json()["events"]):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        _wait(conn, server.id, ("ACTIVE",))
+        client, _ = login(cloud, user)
+        page = client.get(f"/dashboard/servers/{server.id}").text
+        lanes = re.findall(r'<details class="lane[^"]*" [^>]*?( open)?>\s*<summary>(.+?)'
+                           r'</summary>', page)
+        lines = [(bool(is_open), re.sub("<[^>]+>", "", summary)) for is_open, summary in lanes]
+        assert lines[0][0] and lines[0][1].startswith("server create: ")
+        [reboot] = [line for line in lines if line[1].startswith("server reboot: ")]
+        assert reboot[0] is False  # one line, opened on a click
+        assert ("mostly a timeout: 0.2 s of it waited for the guest to shut down for a "
+                "soft reboot ([libvirt] shutdown_timeout)") in reboot[1]
+        assert not lines[0][1].count("mostly a timeout")
+        assert "api reboot" not in page and "Reboot:" not in page
+    finally:
+        config.CONF.clear_override("shutdown_timeout", group="libvirt")
+        if rule:
+            s.delete(cloud.url + f"/pocketstack/v1/faults/{rule['id']}", raise_exc=False)
+        conn.compute.delete_server(server.id)

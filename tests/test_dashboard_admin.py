@@ -199,3 +199,37 @@ def test_volume_backends_show_each_pools_capacity_and_free_space(cloud, admin_cl
         assert f"<td>{before[host] + 2}</td>" in row, row
     finally:
         sdk.block_storage.delete_volume(volume)
+
+
+def _row(page: str, start: str) -> str:
+    row = page[page.index(start):]
+    return row[:row.index("</tr>")]
+
+
+def test_the_service_project_and_users_offer_no_delete_and_a_forged_one_is_the_apis_403(
+        cloud, admin_client):
+    sdk = cloud.sdk()
+    service = sdk.identity.find_project("service", domain_id="default")
+    page = admin_client.get("/dashboard/admin/projects").text
+    row = _row(page, f'<tr data-project="{service.id}">')
+    assert 'value="delete"' not in row and "immutable" in row
+    r = _post(admin_client, "/dashboard/admin/projects", action="delete",
+              project_id=service.id)
+    api = cloud.session().delete(f"{cloud.url}/identity/v3/projects/{service.id}",
+                                 raise_exc=False)
+    assert r.status_code == api.status_code == 403
+    assert _alert(r.text) == api.json()["error"]["message"]
+    assert sdk.identity.find_project("service", domain_id="default") is not None
+
+    nova = sdk.identity.find_user("nova", domain_id="default")
+    page = admin_client.get("/dashboard/admin/users").text
+    row = _row(page, f'<tr data-user="{nova.id}">')
+    assert "service user" in row and 'value="delete"' not in row
+    assert f'data-assignment="{service.id}/' in row and 'value="revoke"' not in row
+    admin_role = sdk.identity.find_role("admin")
+    r = _post(admin_client, "/dashboard/admin/users", action="revoke", user_id=nova.id,
+              project_id=service.id, role_id=admin_role.id)
+    assert r.status_code == 403 and "from a service user" in _alert(r.text)
+    r = _post(admin_client, "/dashboard/admin/users", action="delete", user_id=nova.id)
+    assert r.status_code == 403 and _alert(r.text).startswith("Cannot delete user nova")
+    assert sdk.identity.find_user("nova", domain_id="default") is not None

@@ -191,12 +191,18 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
                    for e in events), [e.text for e in events]
         assert browser.find_element(By.ID, "console-log").text
         assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
-        bars = browser.find_elements(By.CSS_SELECTOR, ".lane .bar")
+        bars = browser.find_elements(By.CSS_SELECTOR, ".lane[open] .bar")
         assert bars and all(b.size["width"] >= 1 for b in bars)  # rendered, positioned bars
         # One waterfall per request, the boot first; each step in the CLI's words.
         titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".lane h3")]
-        assert titles[0].startswith("Boot: ") and any(t.startswith("Stop: ") for t in titles)
+        assert titles[0].startswith("server create: ")
+        assert any(t.startswith("server stop: ") for t in titles)
         steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, ".lane strong")]
+        # The later requests are one line each, which opens on a click.
+        later = browser.find_elements(By.CSS_SELECTOR, "details.lane:not([open])")
+        assert later and not later[-1].find_element(By.CSS_SELECTOR, ".step").is_displayed()
+        later[-1].find_element(By.TAG_NAME, "summary").click()
+        assert later[-1].find_element(By.CSS_SELECTOR, ".step").is_displayed()
         assert "pick a host: filter and weigh the hosts" in steps, steps
         assert not any("compute__" in s for s in steps)
         shot(browser, "server")
@@ -217,6 +223,23 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
         assert "via 10.66.0.9" in route.text
         shot(browser, "routers")
+        # Three more networks make the picture wider than the page: it still shows every
+        # network inside its frame, scaled down, with nothing to scroll.
+        more = [conn.network.create_network(name=f"lab-wide-{i}") for i in range(3)]
+        try:
+            browser.get(cloud.url + "/dashboard/networks/topology")
+            outside = browser.execute_script("""
+                const frame = document.querySelector('figure.topology');
+                const box = frame.getBoundingClientRect();
+                const bars = [...frame.querySelectorAll('g.network rect')];
+                return [bars.length, frame.scrollWidth - frame.clientWidth,
+                        bars.filter(r => { const b = r.getBoundingClientRect();
+                                           return b.left < box.left || b.right > box.right; })
+                            .length];""")
+            assert outside == [5, 0, 0], outside
+        finally:
+            for network in more:
+                conn.network.delete_network(network)
         browser.get(cloud.url + "/dashboard/networks/topology")
         svg = browser.find_element(By.CSS_SELECTOR, "svg[role=img]")
         labels = [t.text for t in svg.find_elements(By.TAG_NAME, "text")]

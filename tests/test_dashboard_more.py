@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 # The same image, admin and member fixtures as the other pages' tests.
-from tests.test_dashboard_pages import _alert, _csrf, admin_client, image_id, login, member  # noqa: F401
+from tests.test_dashboard_pages import _alert, _csrf, _row, admin_client, image_id, login, member  # noqa: F401
 
 
 JSON = {"Accept": "application/json"}  # what upload.js asks for
@@ -276,6 +276,15 @@ def test_boot_from_volume_through_the_form(cloud, member, image_id):
         assert server.status == "ACTIVE" and not (server.image or {}).get("id")  # from the volume
         [attached] = server.attached_volumes
         assert conn.block_storage.get_volume(attached["id"]).is_bootable
+        # The boot volume offers neither detach (nova's 400) nor delete (cinder's 400).
+        page = client.get("/dashboard/volumes").text
+        row = _row(page, f'<tr data-volume="{attached["id"]}">')
+        assert "boot volume" in row
+        assert 'value="detach"' not in row and 'value="delete"' not in row
+        r = client.post("/dashboard/volumes", data={
+            "csrf_token": csrf, "action": "detach", "volume_id": attached["id"],
+            "server_id": server_id})
+        assert r.status_code == 400 and _alert(r.text) == "Cannot detach a root device volume"
     finally:
         conn.compute.delete_server(server_id)
         _until(lambda: conn.compute.find_server(server_id) is None, (True,))

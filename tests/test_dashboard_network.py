@@ -292,3 +292,35 @@ def test_topology_routers_between_networks_floating_ips_external_volumes_on_serv
         conn.network.update_router(router, external_gateway_info={})
         conn.network.delete_router(router)
         conn.network.delete_network(net)
+
+
+def test_overview_shows_floating_ips_security_groups_and_volume_gigabytes_against_quota(
+        cloud, member, external_net):
+    user, client = member
+    s = cloud.session()
+    project = user["project_id"]
+    s.put(f"{cloud.url}/network/v2.0/quotas/{project}",
+          json={"quota": {"floatingip": 3, "security_group": 5}})
+    s.put(f"/os-quota-sets/{project}", endpoint_filter={"service_type": "block-storage"},
+          json={"quota_set": {"gigabytes": 10}})
+    conn = cloud.user_sdk(user)
+    fip = conn.network.create_ip(floating_network_id=external_net.id)
+    group = conn.network.create_security_group(name="dash-overview")
+    volume = conn.block_storage.create_volume(name="dash-overview", size=2)
+    try:
+        conn.block_storage.wait_for_status(volume, "available", wait=60)
+        page = client.get("/dashboard/overview").text
+        rows = {m[0]: m[1] for m in re.findall(
+            r'<th scope="row" id="quota-\d+">([^<]+)</th>\s*<td>([^<]+)</td>', page)}
+        groups = len(list(conn.network.security_groups(project_id=project)))  # + default
+        assert rows["Floating IPs"] == "1 of 3"
+        assert rows["Security groups"] == f"{groups} of 5" and groups == 2
+        assert rows["Volume gigabytes"] == "2 of 10"
+        for name, limit, used in (("Floating IPs", 3, 1), ("Security groups", 5, 2),
+                                  ("Volume gigabytes", 10, 2)):
+            row = page.split(f'">{name}</th>')[1].split("</tr>")[0]
+            assert f'min="0" max="{limit}"' in row and f'value="{used}"' in row
+    finally:
+        conn.network.delete_ip(fip)
+        conn.network.delete_security_group(group)
+        conn.block_storage.delete_volume(volume)

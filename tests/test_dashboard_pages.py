@@ -52,6 +52,11 @@ def member(cloud):
     client.close()
 
 
+def _row(page: str, start: str) -> str:
+    row = page[page.index(start):]
+    return row[:row.index("</tr>")]
+
+
 def _alert(page: str) -> str:
     return html.unescape(page.split('role="alert">')[1].split("</p>")[0])
 
@@ -162,8 +167,14 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
         page = client.get("/dashboard/volumes").text
         assert f'data-volume-status="{volume.id}">in-use' in page
         assert f"{server.name} (/dev/" in page
-        # Attach is offered only where it can work: not on an in-use, single-attach volume.
+        # Attach is offered only where it can work: not on an in-use, single-attach volume;
+        # nor delete, which cinder refuses for an attached volume (a forged one: its 400).
         assert f'id="attach-{volume.id}"' not in page
+        row = _row(page, f'<tr data-volume="{volume.id}">')
+        assert 'value="detach"' in row and 'value="delete"' not in row
+        r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "delete",
+                                                    "volume_id": volume.id})
+        assert r.status_code == 400 and "attached" in _alert(r.text)
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
                                                     "volume_id": volume.id,
                                                     "server_id": server.id})
@@ -173,6 +184,8 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
                                                     "server_id": server.id})
         assert r.status_code == 303
         _until(lambda: conn.block_storage.get_volume(volume.id).status, "available")
+        assert 'value="delete"' in _row(client.get("/dashboard/volumes").text,
+                                        f'<tr data-volume="{volume.id}">')
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "delete",
                                                     "volume_id": volume.id})
         assert r.status_code == 303
@@ -233,10 +246,13 @@ def test_images_page_lists_and_deletes_and_a_member_cannot_delete_a_public_image
     user, client = member
     page = client.get("/dashboard/images")
     assert page.status_code == 200 and f'<th scope="row">{image["name"]}</th>' in page.text
+    # Not the member's to delete: no button (a forged delete is glance's 403).
+    assert 'value="delete"' not in _row(page.text, f'<tr data-image="{image["id"]}">')
     r = client.post("/dashboard/images", data={"csrf_token": _csrf(page.text),
                                                "action": "delete", "image_id": image["id"]})
     assert r.status_code == 403 and _alert(r.text)  # glance's refusal, shown
     page = admin_client.get("/dashboard/images")
+    assert 'value="delete"' in _row(page.text, f'<tr data-image="{image["id"]}">')
     r = admin_client.post("/dashboard/images", data={
         "csrf_token": _csrf(page.text), "action": "delete", "image_id": image["id"]})
     assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"

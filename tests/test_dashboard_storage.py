@@ -1,5 +1,6 @@
 """The dashboard's volume snapshot and backup pages over real HTTP: create from a volume,
-list, delete, and the block storage API's message on bad input (nothing made)."""
+list, delete, restore a backup, and the block storage API's message on bad input (nothing
+made)."""
 from __future__ import annotations
 
 import time
@@ -66,3 +67,43 @@ def test_create_list_and_delete_from_a_volume(cloud, member_with_volume, kind):
     assert r.status_code == 303
     _until(lambda: [x.id for x in listed()], [])
     assert _post(client, path, action="delete", item_id="").status_code == 400
+
+
+def test_a_backup_restores_to_a_new_volume_and_over_an_existing_one_after_confirming(
+        cloud, member_with_volume):
+    user, client, conn, volume = member_with_volume
+    path = "/dashboard/volumes/backups"
+    backup = conn.block_storage.create_backup(volume_id=volume.id, name="dash-bk")
+    _until(lambda: conn.block_storage.get_backup(backup.id).status, "available")
+    target = conn.block_storage.create_volume(name="dash-target", size=1)
+    _until(lambda: conn.block_storage.get_volume(target.id).status, "available")
+    page = client.get(path).text
+    form = page.split(f'data-restore="{backup.id}"')[1].split("</form>")[0]
+    assert '<option value="">a new volume</option>' in form
+    assert f'<option value="{target.id}">dash-target (overwrite)</option>' in form
+    # To a new volume: made at once, from the backup.
+    r = _post(client, path, action="restore", item_id=backup.id, volume_id="",
+              name="dash-restored")
+    assert r.status_code == 200 and "Restoring into volume dash-restored." in r.text
+    (new,) = [v for v in conn.block_storage.volumes() if v.name == "dash-restored"]
+    _until(lambda: conn.block_storage.get_volume(new.id).status, "available")
+    _until(lambda: conn.block_storage.get_backup(backup.id).status, "available")
+    # Over an existing volume: the page asks first, and nothing happens until confirmed.
+    r = _post(client, path, action="restore", item_id=backup.id, volume_id=target.id)
+    assert r.status_code == 200 and 'id="restore-confirm"' in r.text
+    assert "Overwrite volume dash-target?" in r.text
+    assert conn.block_storage.get_volume(target.id).status == "available"
+    assert conn.block_storage.get_backup(backup.id).status == "available"
+    r = _post(client, path, action="restore", item_id=backup.id, volume_id=target.id,
+              confirm="yes")
+    assert r.status_code == 200 and "Restoring into volume dash-target." in r.text
+    _until(lambda: conn.block_storage.get_backup(backup.id).status, "available")
+    _until(lambda: conn.block_storage.get_volume(target.id).status, "available")
+    # A volume that is not there: the API's 4xx and its message.
+    r = _post(client, path, action="restore", item_id=backup.id, volume_id="no-such",
+              confirm="yes")
+    assert 400 <= r.status_code < 500 and _alert(r.text)
+    for v in (new, target):
+        conn.block_storage.delete_volume(v.id)
+    conn.block_storage.delete_backup(backup.id)
+    _until(lambda: list(conn.block_storage.backups()), [])

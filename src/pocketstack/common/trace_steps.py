@@ -51,6 +51,8 @@ def label(event: str) -> str:
     """What the step does, in words (unknown names: their words, underscores dropped)."""
     if event in STEP_LABELS:
         return STEP_LABELS[event]
+    if event.startswith("api_") and event[4:].strip("_"):  # nova-api took the request
+        return "accept the " + " ".join(part for part in event[4:].split("_") if part)
     words = " ".join(part for part in event.split("_") if part)
     return words or "(unnamed step)"
 

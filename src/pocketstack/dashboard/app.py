@@ -455,9 +455,13 @@ class Dashboard:
         if volume is not None and volume.status_code == 200:
             v = volume.json()["limits"]["absolute"]
             usage.append(("Volumes", v["totalVolumesUsed"], v["maxTotalVolumes"]))
-        if network.status_code == 200 and "port" in network.json().get("quota", {}):
-            port = network.json()["quota"]["port"]
-            usage.append(("Ports", port["used"], port["limit"]))
+            usage.append(("Volume gigabytes", v["totalGigabytesUsed"],
+                          v["maxTotalVolumeGigabytes"]))
+        quota = network.json().get("quota", {}) if network.status_code == 200 else {}
+        for key, name in (("port", "Ports"), ("floatingip", "Floating IPs"),
+                          ("security_group", "Security groups")):
+            if key in quota:
+                usage.append((name, quota[key]["used"], quota[key]["limit"]))
         bars = [{"name": name, "used": used, "limit": limit,
                  "percent": min(100, round(used / limit * 100)) if limit and limit > 0 else None}
                 for name, used, limit in usage]

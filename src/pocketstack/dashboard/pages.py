@@ -25,6 +25,24 @@ async def _no_list():
     return [], None
 
 
+# Cinder deletes a volume only in these statuses, unattached, in no group, without
+# snapshots; nova detaches no volume on the root device (the boot volume).
+DELETABLE_VOLUME = ("available", "error", "error_restoring", "error_extending",
+                    "error_managing")
+ROOT_DEVICES = ("/dev/vda", "/dev/sda", "/dev/xvda", "/dev/hda")
+
+
+def _volume_actions(volumes: list[dict], snapshots: list[dict]) -> None:
+    """Mark on each volume what the APIs would accept: ``deletable``, and per attachment
+    ``detachable``."""
+    with_snapshots = {s.get("volume_id") for s in snapshots}
+    for v in volumes:
+        v["deletable"] = (v.get("status") in DELETABLE_VOLUME and not v.get("attachments")
+                          and not v.get("group_id") and v["id"] not in with_snapshots)
+        for a in v.get("attachments") or []:
+            a["detachable"] = a.get("device") not in ROOT_DEVICES
+
+
 def _percent(used, total) -> int | None:
     return min(100, round(used / total * 100)) if total and total > 0 else None
 
@@ -238,11 +256,13 @@ class Pages:
                 return error
             # Names for the attach menu and the attachments: the summary list (id and
             # name), not every server's detail.
-            (servers, _), (images, _) = await asyncio.gather(
+            (servers, _), (images, _), (snapshots, _) = await asyncio.gather(
                 self._list(session, self._base(session, COMPUTE) + "/servers", "servers",
                            limit=SERVER_CHOICES),
                 self._list(session, self._base(session, IMAGE) + "/v2/images", "images",
-                           status="active"))
+                           status="active"),
+                self._list(session, base + "/snapshots", "snapshots"))
+            _volume_actions(items, snapshots or [])
             names = {s["id"]: s["name"] for s in servers or []}
             return web.render("volumes.html", status, session=session, volumes=items,
                            servers=servers or [], server_names=names, images=images or [],

@@ -34,6 +34,23 @@ QUOTAS = (("compute", "instances", "Instances"), ("compute", "cores", "vCPUs"),
           ("network", "security_group", "Security groups"))
 
 
+def _mark_service_users(by_user: dict[str, list[dict]], projects: list[dict]) -> None:
+    """Mark what keystone refuses to delete or revoke (identity/immutable.py): a user with
+    the service role on an immutable project is a service user ("protected"), and its
+    admin and service roles there are too."""
+    locked = {p["id"] for p in projects if (p.get("options") or {}).get("immutable")}
+    for assignments in by_user.values():
+        homes = {a["project_id"] for a in assignments
+                 if a["role"] == "service" and a["project_id"] in locked}
+        for a in assignments:
+            a["protected"] = a["project_id"] in homes and a["role"] in ("admin", "service")
+
+
+def service_user_ids(by_user: dict[str, list[dict]]) -> set[str]:
+    return {user for user, assignments in by_user.items()
+            if any(a["protected"] for a in assignments)}
+
+
 class AdminPages:
     def __init__(self, pages):
         self.pages = pages
@@ -104,11 +121,13 @@ class AdminPages:
                         {"project_id": a["scope"]["project"]["id"],
                          "project": a["scope"]["project"].get("name", ""),
                          "role_id": a["role"]["id"], "role": a["role"].get("name", "")})
+            _mark_service_users(by_user, projects or [])
             return web.render("admin_users.html", status, session=session,
                            users=sorted(users, key=lambda u: u["name"]),
                            projects=sorted(projects or [], key=lambda x: x["name"]),
                            roles=sorted(roles or [], key=lambda r: r["name"]),
-                           assignments=by_user, message=message, form=form or {})
+                           assignments=by_user, service_users=service_user_ids(by_user),
+                           message=message, form=form or {})
 
         async def act(session, form):
             base = self._identity()

@@ -1,4 +1,5 @@
-"""Volume snapshot and backup pages of the dashboard: list, create from a volume, delete.
+"""Volume snapshot and backup pages of the dashboard: list, create from a volume, delete;
+restore a backup to a new volume, or over an existing one once the user confirms it.
 
 Clients of the block storage API with the user's token, like pages.py; the API's refusal
 (a volume in use without force, a snapshot that has volumes) is shown on the page.
@@ -38,7 +39,8 @@ class StoragePages:
         p = self.pages
         collection, one, template = KINDS[kind]
 
-        async def show(session, message=None, status=200, form=None):
+        async def show(session, message=None, status=200, form=None, confirm=None,
+                       notice=None):
             base = p._volume_base(session)
             if base is None:
                 return web.render("error.html", 404, session=session, message=NO_VOLUME_SERVICE)
@@ -47,11 +49,13 @@ class StoragePages:
                                                        collection)
             if error:
                 return error
-            volumes, _ = await p._list(session, base + "/volumes", "volumes")
+            # The detail: a restore goes only over an available volume.
+            volumes, _ = await p._list(session, base + "/volumes/detail", "volumes")
             return web.render(template, status, session=session, items=items,
                            volumes=volumes or [],
                            volume_names={v["id"]: v["name"] or v["id"] for v in volumes or []},
-                           message=message, form=form or {}, next_marker=next_marker)
+                           message=message, form=form or {}, next_marker=next_marker,
+                           confirm=confirm, notice=notice)
 
         async def act(session, form):
             base = p._volume_base(session)
@@ -61,6 +65,8 @@ class StoragePages:
             action = form.get("action", "")
             if action == "delete":
                 return await p._delete(session, web.item(url, form.get("item_id", "")))
+            if action == "restore" and kind == "backups":
+                return await self._restore(session, url, form)
             if action != "create":
                 return "Unknown form action.", 400
             volume = form.get("volume_id", "").strip()
@@ -74,3 +80,20 @@ class StoragePages:
                 body["incremental"] = True
             return p._failed(await p._call(session, "POST", url, {one: body}))
         return await p._page(request, show, act)
+
+    async def _restore(self, session, url: str, form: dict):
+        """To a new volume at once; over an existing volume (which loses its data) only
+        with ``confirm=yes``, else the page asks first."""
+        p = self.pages
+        backup = web.item(url, form.get("item_id", ""))
+        if backup is None:
+            return "Choose a backup to restore.", 400
+        volume = form.get("volume_id", "").strip()
+        if volume and form.get("confirm") != "yes":
+            return {"confirm": {"item_id": form["item_id"], "volume_id": volume}}
+        body = {"volume_id": volume} if volume else {
+            "name": form.get("name", "").strip() or None}
+        r = await p._call(session, "POST", backup + "/restore", {"restore": body})
+        if (failure := p._failed(r)):
+            return failure
+        return {"notice": f"Restoring into volume {r.json()['restore']['volume_name']}."}

@@ -10,7 +10,8 @@ title/desc for screen readers).
 
 No label crosses a network bar: a joint's text sits in the label space beside the bar, cut
 to that width (the whole address is in its tooltip), and the network names above the bars
-are cut to the lane width.
+are cut to the narrower of the lanes beside them. A column with no box in it is narrow, and
+the page scales the picture down to its frame, so every network drawn is in view.
 
 Only what the API lists is drawn: the first MAX_NETWORKS networks, MAX_DEVICES routers and
 servers; the desc says how many were left out.
@@ -28,6 +29,7 @@ VOLUME_LINE = 15  # each attached volume adds a line to its server's box
 BAR_W = 10
 LABEL_W = 140  # the room for a joint's addresses between a bar and a box
 LANE = BAR_W + LABEL_W + BOX_W + LABEL_W  # one network's column: bar, label, box, label
+EMPTY_LANE = BAR_W + LABEL_W + 20  # a column with no box: room for a joint's label only
 CHAR_W = 6.6  # an 11px label's widest characters, for cutting labels to their room
 NAME_CHAR_W = 8.0  # the same for a 13px network name
 LEFT = 20  # x of the first bar when no box stands left of every network
@@ -79,12 +81,8 @@ def draw(networks: list, routers: list, ports: list, servers: list,
         name = n.get("name") or n["id"]
         external = bool(n.get("router:external"))
         nets[n["id"]] = {"id": n["id"], "name": name, "column": i, "external": external,
-                         "label": _short(name + (" (ext)" if external else ""),
-                                         int((LANE - 20) / NAME_CHAR_W)),
                          "cidrs": ", ".join(cidrs.get(n["id"], [])),
                          "colour": COLOURS[i % len(COLOURS)]}
-    for n in nets.values():
-        n["cidr_label"] = _fit(n["cidrs"], LANE - 20)
     names = {s["id"]: s.get("name") or s["id"] for s in servers}
     devices: dict[str, dict] = {}
 
@@ -130,28 +128,37 @@ def draw(networks: list, routers: list, ports: list, servers: list,
     ordered = sorted(devices.values(), key=lambda d: (d["column"], d["kind"] != "router",
                                                       d["name"]))
     shown, hidden = ordered[:MAX_DEVICES], len(ordered) - MAX_DEVICES
+    busy = {d["column"] for d in shown}
+    lanes = [LANE if i in busy else EMPTY_LANE for i in range(len(columns))]
+    for n in nets.values():  # the name and CIDRs fit the narrower lane beside the bar
+        i = n["column"]
+        room = min(lanes[i - 1] if i else LANE, lanes[i] if i < len(lanes) - 1 else LANE) - 20
+        n["label"] = _short(n["name"] + (" (ext)" if n["external"] else ""),
+                            int(room / NAME_CHAR_W))
+        n["cidr_label"] = _fit(n["cidrs"], room)
     x0 = LEFT + (BOX_W + 20 if any(d["column"] < 0 for d in shown) else 0)
     if columns:  # the first network's name and CIDRs, centred on its bar, stay in view
         first = nets[columns[0]["id"]]
         x0 = max(x0, int(max(len(first["label"]) * NAME_CHAR_W,
                              len(first["cidr_label"]) * CHAR_W) / 2) + 4)
     for n in nets.values():
-        n["x"] = x0 + n["column"] * LANE
+        n["x"] = x0 + sum(lanes[:n["column"]])
     y = TOP
     for d in shown:
-        _place(d, y, x0, nets)
+        _place(d, y, nets)
         y += d["height"] + ROW_GAP
     height = max(y, TOP + BOX_H + ROW_GAP) + 10
-    width = max(x0 + len(nets) * LANE, 420)
+    width = max(x0 + sum(lanes), 420)
     return {"networks": list(nets.values()), "devices": shown, "width": width,
             "height": height, "summary": _summary(nets, shown, hidden,
                                                   len(networks) - len(nets))}
 
 
-def _place(d: dict, y: int, x0: int, nets: dict) -> None:
+def _place(d: dict, y: int, nets: dict) -> None:
     """The box's place in its lane, and each link's line, joint and label beside it."""
     d["y"] = y
-    d["x"] = (LEFT if d["column"] < 0 else x0 + d["column"] * LANE + BAR_W + LABEL_W)
+    bar_x = {n["column"]: n["x"] for n in nets.values()}
+    d["x"] = LEFT if d["column"] < 0 else bar_x[d["column"]] + BAR_W + LABEL_W
     d["height"] = BOX_H + VOLUME_LINE * len(d["volumes"])
     d["mid"] = y + BOX_H // 2
     for link in d["links"]:

@@ -6,21 +6,55 @@ from __future__ import annotations
 
 import re
 
-from pocketstack.common import trace_steps
+from pocketstack.common import config, trace_steps
 
-# Request names as a user would say them (nova's instance action names otherwise).
-ACTION_TITLES = {"create": "Boot", "delete": "Delete", "stop": "Stop", "start": "Start",
-                 "reboot": "Reboot", "resize": "Resize", "confirmResize": "Confirm resize",
-                 "revertResize": "Revert resize", "createImage": "Snapshot",
-                 "attach_volume": "Attach a volume", "detach_volume": "Detach a volume",
-                 "attach_interface": "Attach an interface",
-                 "detach_interface": "Detach an interface", "rebuild": "Rebuild",
-                 "migrate": "Migrate"}
+# Each request under the `openstack` command that makes it (nova's instance action names
+# otherwise, as `server <action>`).
+CLI_NAMES = {"create": "server create", "delete": "server delete", "stop": "server stop",
+             "start": "server start", "reboot": "server reboot", "resize": "server resize",
+             "confirmResize": "server resize confirm", "revertResize": "server resize revert",
+             "createImage": "server image create", "attach_volume": "server add volume",
+             "detach_volume": "server remove volume", "attach_interface": "server add port",
+             "detach_interface": "server remove port", "rebuild": "server rebuild",
+             "migrate": "server migrate", "live-migration": "server migrate --live",
+             "resetState": "server set --state", "restore": "server restore",
+             "forceDelete": "server delete --force", "changePassword": "server set --password",
+             "extend_volume": "volume set --size"}
+
+# Steps that first wait for the guest to power off on its own (ACPI), up to [libvirt]
+# shutdown_timeout, before forcing it: a soft reboot or a stop of a guest that ignores the
+# power button spends that whole timeout waiting.
+SHUTDOWN_WAITS = {"compute_reboot_instance": "the guest to shut down for a soft reboot",
+                  "compute_power_off_instance": "the guest to shut down"}
+MOSTLY = 0.5  # a share of the request's time above which it is "mostly a timeout"
+
+
+def cli_name(action: str) -> str:
+    return CLI_NAMES.get(action, f"server {action}" if action else "request")
+
+
+def _shutdown_timeout() -> float:
+    try:
+        return float(config.CONF.libvirt.shutdown_timeout)
+    except AttributeError:  # oslo.config's NoSuchOptError: no compute options here
+        return 60.0
+
+
+def timeout_note(rows: list[dict], total_ms: float) -> str | None:
+    """Say so when most of a request's time went into waiting out the shutdown timeout."""
+    timeout_ms = _shutdown_timeout() * 1000
+    for row in rows:
+        waited = SHUTDOWN_WAITS.get(row.get("step", ""))
+        if waited and timeout_ms and row["duration_ms"] >= timeout_ms \
+                and row["duration_ms"] > MOSTLY * total_ms:
+            return (f"mostly a timeout: {timeout_ms / 1000:g} s of it waited for {waited} "
+                    f"([libvirt] shutdown_timeout) before forcing it off")
+    return None
 
 
 def requests(trace: dict) -> list[dict]:
     """One waterfall per request, oldest (the boot) first, each on its own time axis:
-    [{"title", "request_id", "total_ms", "rows": [{kind "step"|"gap", label, service,
+    [{"title" (the CLI's name), "open", "timeout", "request_id", "total_ms", "rows": [{kind "step"|"gap", label, service,
     host, start_ms, duration_ms, result, detail, left, width, failed}]}] — the rows and
     their words are `pocketstack trace`'s, positioned in percent of the request's total."""
     out = []
@@ -34,11 +68,17 @@ def requests(trace: dict) -> list[dict]:
                              failed=row["kind"] == "step" and row.get("result") not in (
                                  None, "Success")))
         action = req["action"]
-        out.append({"title": ACTION_TITLES.get(action, action or "Request"),
+        out.append({"title": cli_name(action),
                     "action": action, "request_id": req["request_id"],
                     "start_time": req["start_time"], "total_ms": req["total_ms"],
                     "rows": rows, "steps": sum(r["kind"] == "step" for r in rows),
-                    "failed": any(r["failed"] for r in rows)})
+                    "failed": any(r["failed"] for r in rows),
+                    "timeout": timeout_note(rows, req["total_ms"])})
+    # The boot (the first create, else the oldest request) is shown open, the others as
+    # one line each.
+    boot = next((r for r in out if r["action"] == "create"), out[0] if out else None)
+    for r in out:
+        r["open"] = r is boot
     return out
 
 

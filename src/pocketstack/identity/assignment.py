@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
-from pocketstack.identity import base, resource, tokens
+from pocketstack.identity import base, immutable, resource, tokens
 from pocketstack.identity.models import (Assignment, Domain, Group, GroupMembership,
                                          ImpliedRole, Project, Role, User)
 
@@ -254,6 +254,8 @@ def revoke_grant(actor: str, actor_id: str, target: str, target_id: str, role_id
         row = s.get(Assignment, key)
         if row is None:
             raise _assignment_not_found(role_id, actor_id, target_id)
+        if actor == "user" and target == "project" and not inherited:
+            immutable.guard_revoke(s, actor_id, target_id, role_id)
         s.delete(row)
         users = [actor_id] if actor == "user" else _users_of_actors(s, {actor_id})
         for user_id in users:

@@ -95,8 +95,16 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
     for name, description in PROJECTS.items():
         if name not in projects:
             projects[name] = Project(name=name, domain_id=domain_id, id=uuid.uuid4().hex,
-                                     description=description)
+                                     description=description, extra={})
             add(projects[name])
+    # The service project is keystone-immutable: deleting it, or its users
+    # (identity/immutable.py), would break every service's login. Set once, also on a
+    # cloud made before; an admin's later "immutable": false stays.
+    service = projects["service"]
+    if "options" not in (service.extra or {}):
+        if not write:
+            raise _Incomplete
+        service.extra = dict(service.extra or {}, options={"immutable": True})
     s.flush()
     users = _first_by(s.scalars(sa.select(User).where(
         User.name.in_(("admin", *service_passwords)), User.domain_id == domain_id)), "name")

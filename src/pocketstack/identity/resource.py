@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
-from pocketstack.identity import base, endpoint_filter, tokens
+from pocketstack.identity import base, endpoint_filter, immutable, tokens
 from pocketstack.identity.models import (ApplicationCredential, Assignment, Domain,
                                          DomainConfig, Group, Limit, Project, Role, User)
 
@@ -222,6 +222,7 @@ def create_project(ref: dict, default_domain_id: str) -> Project | Domain:
                           description=ref.get("description") or "",
                           enabled=ref.get("enabled", True), tags=ref.get("tags", []),
                           extra=base.extra_attributes(ref, PROJECT_COLUMNS))
+        immutable.set_options(project, ref)
         s.add(project)
     return project
 
@@ -229,6 +230,7 @@ def create_project(ref: dict, default_domain_id: str) -> Project | Domain:
 def update_project(project_id: str, ref: dict) -> Project:
     with base.writing("project", ref.get("name")) as s:
         project = base.get_or_404(s, Project, project_id, "project")
+        immutable.check_update(project, ref)
         for key in ("domain_id", "parent_id"):
             if key in ref and ref[key] != getattr(project, key) and not (
                     key == "parent_id" and ref[key] == project.domain_id
@@ -258,6 +260,7 @@ def update_project(project_id: str, ref: dict) -> Project:
         extra = base.extra_attributes(ref, PROJECT_COLUMNS)
         if extra:
             project.extra = dict(project.extra or {}, **extra)
+        immutable.set_options(project, ref)
     return project
 
 
@@ -270,6 +273,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
                              "in the hierarchy. Use the cascade option if you want to delete "
                              "a whole subtree.")
         ids = descendants + [project.id]
+        immutable.check_delete([project, *(s.get(Project, i) for i in descendants)])
         s.execute(sa.delete(Assignment).where(Assignment.target_id.in_(ids)))
         s.execute(sa.delete(ApplicationCredential).where(
             ApplicationCredential.project_id.in_(ids)))
@@ -285,6 +289,7 @@ def delete_project(project_id: str, cascade: bool = False) -> None:
 def set_tags(project_id: str, tags: list[str]) -> list[str]:
     with db.transaction() as s:
         project = base.get_or_404(s, Project, project_id, "project")
+        immutable.check_update(project, {"tags": tags})
         project.tags = list(tags)
         return list(project.tags)
 
@@ -292,6 +297,7 @@ def set_tags(project_id: str, tags: list[str]) -> list[str]:
 def add_tag(project_id: str, tag: str) -> list[str]:
     with db.transaction() as s:
         project = base.get_or_404(s, Project, project_id, "project")
+        immutable.check_update(project, {"tags": tag})
         current = list(project.tags or [])
         if tag not in current:
             if len(current) >= 80:
@@ -303,6 +309,7 @@ def add_tag(project_id: str, tag: str) -> list[str]:
 def remove_tag(project_id: str, tag: str) -> None:
     with db.transaction() as s:
         project = base.get_or_404(s, Project, project_id, "project")
+        immutable.check_update(project, {"tags": tag})
         current = list(project.tags or [])
         if tag not in current:
             raise exceptions.NotFound(f"Could not find project tag: {tag}.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
-from pocketstack.identity import base, passwords, tokens
+from pocketstack.identity import base, immutable, passwords, tokens
 from pocketstack.identity.models import (Assignment, Credential, Domain, Group,
                                          GroupMembership, Project, User)
 
@@ -67,6 +67,11 @@ def update_user(user_id: str, ref: dict) -> User:
         user = base.get_or_404(s, User, user_id, "user")
         if "domain_id" in ref and ref["domain_id"] != user.domain_id:
             raise exceptions.ValidationError("Update of `domain_id` is not allowed.")
+        # (A new password stays allowed: rotating it, with the config, is the operator's.)
+        for what, changes in (("disable", ref.get("enabled") is False),
+                              ("rename", ref.get("name", user.name) != user.name)):
+            if changes:
+                immutable.guard_service_user(s, user, what)
         if "name" in ref and ref["name"] != user.name and base.name_taken(
                 s, User, ref["name"], user.domain_id, exclude=user.id):
             raise base.duplicate_name("user", ref["name"], user.domain_id)
@@ -96,6 +101,7 @@ def update_user(user_id: str, ref: dict) -> User:
 def delete_user(user_id: str) -> None:
     with db.transaction() as s:
         user = base.get_or_404(s, User, user_id, "user")
+        immutable.guard_service_user(s, user, "delete")
         s.execute(sa.delete(Assignment).where(Assignment.actor_id == user_id))
         s.execute(sa.delete(GroupMembership).where(GroupMembership.user_id == user_id))
         s.execute(sa.delete(Credential).where(Credential.user_id == user_id))

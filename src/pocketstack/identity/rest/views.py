@@ -3,7 +3,7 @@ and {"links": {"self": ...}}. Passwords and secret hashes never appear here."""
 from __future__ import annotations
 
 from pocketstack.common.timeutils import isotime_us
-from pocketstack.identity import access_rules
+from pocketstack.identity import access_rules, immutable
 
 
 def _link(req, path: str) -> dict:
@@ -32,8 +32,9 @@ def project(req, p) -> dict:
         "id": p.id, "name": p.name, "domain_id": p.domain_id,
         "description": p.description or "", "enabled": p.enabled,
         "parent_id": p.parent_id or p.domain_id, "is_domain": False,
-        "tags": list(p.tags or []), "options": {},
-        "links": _link(req, f"projects/{p.id}")}, p.extra)
+        "tags": list(p.tags or []), "options": immutable.options(p),
+        "links": _link(req, f"projects/{p.id}")}, {k: v for k, v in (p.extra or {}).items()
+                                                   if k != "options"})
 
 
 def user(req, u) -> dict:
