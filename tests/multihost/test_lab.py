@@ -27,7 +27,7 @@ from pocketstack import lab
 
 SKIP = lab.missing_requirements() or (None if shutil.which("busybox") else
                                       "the outside namespace pings with busybox")
-pytestmark = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+needs_root = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 BOOT_TIMEOUT = 240.0  # two guests under QEMU's software emulation on a loaded machine
 
 
@@ -146,11 +146,27 @@ def _router_with_gateway(conn, cidr: str):
     return public, net, subnet, router
 
 
+def test_bad_input_and_no_lab_are_plain_answers(tmp_path):
+    run = LabRun()
+    run.dir = str(tmp_path / "nothing")
+    bad = run.run("up", "--prefix", "Not-A-Prefix")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "--prefix 'Not-A-Prefix': 1 to 8 lowercase letters and digits" in bad.stderr
+    assert not os.path.exists(run.dir)
+    status = run.run("status")
+    assert (status.returncode, status.stdout.strip()) == (1, f"No lab in {run.dir}.")
+    down = run.run("down")
+    assert (down.returncode, down.stdout.strip()) == (0, f"No lab in {run.dir}.")
+
+
+@needs_root
 def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
     out = a_lab.up("--hosts", "2", "--simulated")
     assert "compute hosts are SIMULATED" in out
     assert f"export OS_CLIENT_CONFIG_FILE={a_lab.dir}/controller/clouds.yaml " \
            "OS_CLOUD=pocketstack" in out
+    again = a_lab.run("up", "--prefix", a_lab.prefix)
+    assert again.returncode == 1 and f"a lab is already in {a_lab.dir}" in again.stderr
     conn = a_lab.connection()
     hypervisors = {h.name: h for h in conn.compute.hypervisors(details=True)}
     assert set(hypervisors) == {"host1", "host2"}  # no simulated cmp-N of the controller
@@ -195,6 +211,7 @@ def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
 SKIP_REAL = lab.libvirt_missing()
 
 
+@needs_root
 @pytest.mark.skipif(SKIP_REAL is not None, reason=SKIP_REAL or "")
 def test_real_guests_on_two_lab_hosts_ping_each_other_and_the_outside_reaches_them(a_lab):
     out = a_lab.up("--hosts", "2")
