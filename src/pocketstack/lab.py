@@ -134,10 +134,11 @@ def _kill(pid: int, signum: int) -> None:
 
 # --- processes of the lab ---------------------------------------------------------------
 
-def spawn(argv: list[str], log_path: str, pid_path: str, netns: str | None = None) -> int:
+def spawn(argv: list[str], log_path: str, pid_path: str, netns: str | None = None,
+          module: str = "pocketstack.cli.main") -> int:
     """``pocketstack <argv>`` in the background (in ``netns``: `ip netns exec` execs it, so
     the pid is the process's own), its pid kept in ``pid_path``."""
-    command = [sys.executable, "-m", "pocketstack.cli.main", *argv]
+    command = [sys.executable, "-m", module, *argv]
     if netns:
         command = ["ip", "netns", "exec", netns, *command]
     with open(log_path, "ab") as log:
@@ -176,6 +177,60 @@ def stop(pid_path: str, marker: str, timeout: float = 30.0) -> bool:
             deadline += 10
         time.sleep(0.05)
     return True
+
+
+def relay(netns: str, port: int) -> None:
+    """Forever: connections to 127.0.0.1:``port`` inside ``netns`` go on to 127.0.0.1:``port``
+    of the machine — the API, for the network node's metadata proxy and network calls,
+    at the same URL as everywhere else."""
+    import ctypes
+    import socket
+    import threading
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newnet = 0x40000000
+    with open("/proc/self/ns/net") as home, open(f"/run/netns/{netns}") as there:
+        # still one thread: the listening socket is made in the namespace, the rest here
+        if libc.setns(there.fileno(), clone_newnet) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {netns}")
+        listener = socket.create_server(("127.0.0.1", port))
+        if libc.setns(home.fileno(), clone_newnet) != 0:
+            raise OSError(ctypes.get_errno(), "setns back")
+    while True:
+        client, _address = listener.accept()
+        threading.Thread(target=_relay_one, args=(client, port), daemon=True).start()
+
+
+def _relay_one(client, port: int) -> None:
+    import socket
+    import threading
+
+    try:
+        upstream = socket.create_connection(("127.0.0.1", port), timeout=10)
+    except OSError:
+        client.close()
+        return
+    upstream.settimeout(None)
+
+    def pipe(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
+                try:
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+
+    back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+    back.start()
+    pipe(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
 
 
 # --- the lab ----------------------------------------------------------------------------
@@ -323,20 +378,27 @@ class Lab:
             raise LabError(f"the controller did not start: {proc.stderr.strip()}")
 
     def _host_config(self, host: dict, driver: str) -> str:
+        """A host's pocketstack.conf: the bus and the API as everywhere, its underlay
+        address; a compute host the database and nova's password, the network node its
+        uplink and what its metadata proxy needs."""
         with open(os.path.join(self.controller_dir, "service-passwords")) as f:
-            nova_password = json.load(f)["nova"]
+            passwords = json.load(f)
+        database = "sqlite:///" + os.path.join(self.controller_dir, "pocketstack.db")
+        network = [f"local_ip = {host['address']}", "report_interval = 2"]
+        if host["role"] == "network":
+            users = [f"neutron_password = {passwords['neutron']}",
+                     "metadata_proxy_shared_secret = "
+                     f"{passwords['metadata_proxy_shared_secret']}"]
+            network.append(f"physical_interface_mappings = {EXTNET}:{UPLINK}")
+            extra = []
+        else:
+            users = [f"nova_password = {passwords['nova']}"]
+            extra = ["[database]", f"connection = {database}", "[libvirt]",
+                     f"host_netns = {host['ns']}"]
         lines = ["[DEFAULT]", f"transport_url = {self.transport_url}",
                  f"public_url = http://127.0.0.1:{self.state['port']}",
-                 f"compute_driver = {driver}",
-                 "[database]",
-                 "connection = sqlite:///" + os.path.join(self.controller_dir,
-                                                          "pocketstack.db"),
-                 "[service_user]", f"nova_password = {nova_password}",
-                 "[network]", f"local_ip = {host['address']}", "report_interval = 2"]
-        if host["role"] == "network":
-            lines.append(f"physical_interface_mappings = {EXTNET}:{UPLINK}")
-        else:
-            lines += ["[libvirt]", f"host_netns = {host['ns']}"]
+                 f"compute_driver = {driver}", "[service_user]", *users, "[network]",
+                 *network, *extra]
         return "\n".join(lines) + "\n"
 
     def _start_hosts(self, driver: str) -> None:
@@ -352,6 +414,10 @@ class Lab:
             spawn(["service", "network-agent", *common],
                   os.path.join(data_dir, "network-agent.log"),
                   os.path.join(data_dir, "network-agent.pid"), netns=host["ns"])
+            if host["role"] == "network":
+                spawn(["relay", host["ns"], str(self.state["port"]), data_dir],
+                      os.path.join(data_dir, "relay.log"), os.path.join(data_dir, "relay.pid"),
+                      module="pocketstack.lab")
             if host["role"] == "compute":
                 spawn(["service", "compute", *common], os.path.join(data_dir, "compute.log"),
                       os.path.join(data_dir, "compute.pid"))
@@ -479,7 +545,7 @@ class Lab:
     @staticmethod
     def _processes(host: dict) -> tuple[str, ...]:
         return ("network-agent", "compute") if host["role"] == "compute" else \
-            ("network-agent",)
+            ("network-agent", "relay")
 
     def _pid(self, host: dict, what: str) -> tuple[str, str]:
         return os.path.join(self.host_dir(host["name"]), f"{what}.pid"), \
@@ -539,3 +605,7 @@ def _hypervisors(session) -> dict[str, dict]:
 def _namespaces() -> list[str]:
     out = sh("ip", "netns", "list", check=False).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["relay"]:
+    relay(sys.argv[2], int(sys.argv[3]))  # (argv[4], the lab's dir, marks it as the lab's)

@@ -5,7 +5,9 @@ network whose uplink reaches an "outside" namespace.
 With real guests (where the machine has libvirt): a guest on each host (zone
 ``nova:<host>``) pings the other, from its own user data over VXLAN, and answers on its
 floating IP from the outside. Simulated (everywhere with root): the hosts and their agents
-register, and the outside reaches a router's gateway over the uplink. Either way `lab
+register, the outside reaches a router's gateway over the uplink, and a stand-in guest
+(a namespace on host1's bridge with a server's port) reads its metadata through the
+network node. Either way `lab
 down` leaves no namespace, link, process or libvirt domain of the lab.
 """
 from __future__ import annotations
@@ -195,6 +197,8 @@ def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
                                    gateway).returncode == 0, 30,
              "the outside to reach the router's gateway")
 
+    _metadata_through_the_network_node(a_lab, conn, image)
+
     rows = _status_rows(a_lab)
     assert set(rows) == {"network", "host1", "host2"}
     for name in ("host1", "host2"):
@@ -206,6 +210,38 @@ def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
     down = a_lab.run("down")
     assert down.returncode == 0, down.stdout + down.stderr
     assert a_lab.leftovers(namespaces) == []
+
+
+def _metadata_through_the_network_node(run: LabRun, conn, image) -> None:
+    """A server on host1 on a network without a router (its guests ask the DHCP
+    namespace's proxy) and, standing in for its guest, a namespace of the lab's prefix
+    holding the port's MAC and address, on the network's bridge in host1's namespace: the
+    network node's proxy answers with the server's own metadata."""
+    net = conn.network.create_network(name="md-net", provider_network_type="vxlan")
+    conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.94.0.0/24")
+    server = conn.compute.wait_for_server(conn.compute.create_server(
+        name="md1", image_id=image.id, flavor_id="42", networks=[{"uuid": net.id}],
+        availability_zone="nova:host1"), interval=0.5, wait=60)
+    port = next(conn.network.ports(device_id=server.id))
+    dhcp = wait_for(lambda: next(conn.network.ports(network_id=net.id,
+                                                    device_owner="network:dhcp"), None), 30,
+                    "the network's DHCP port")
+    guest, tap, host_ns = f"{run.prefix}-md1", "tap" + port.id[:11], f"{run.prefix}-host1"
+    lab.sh("ip", "netns", "add", guest)
+    lab.sh("ip", "-n", host_ns, "link", "add", tap, "type", "veth", "peer", "name", "eth0",
+           "netns", guest)
+    lab.sh("ip", "-n", host_ns, "link", "set", tap, "master", "brq" + net.id[:11], "up")
+    for command in ("link set lo up", f"link set eth0 address {port.mac_address}",
+                    f"addr add {port.fixed_ips[0]['ip_address']}/24 dev eth0",
+                    "link set eth0 up",
+                    f"route add 169.254.169.254 via {dhcp.fixed_ips[0]['ip_address']}"):
+        lab.sh("ip", "-n", guest, *command.split())
+    url = "http://169.254.169.254/openstack/latest/meta_data.json"
+    body = wait_for(lambda: subprocess.run(
+        ["ip", "netns", "exec", guest, "timeout", "5", "busybox", "wget", "-q", "-O", "-", url],
+        capture_output=True, text=True, timeout=30).stdout, 60,
+        "the stand-in guest to read its metadata")
+    assert f'"uuid": "{server.id}"' in body, body
 
 
 SKIP_REAL = lab.libvirt_missing()

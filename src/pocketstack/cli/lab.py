@@ -69,7 +69,7 @@ def up(lab_dir, count, prefix, port, simulated, timeout):
         + (f"    pocketstack image tiny --data-dir {shlex.quote(the_lab.controller_dir)}"
            "   # a bootable guest\n" if state["driver"] == "libvirt" else "")
         + "    openstack server create --availability-zone nova:host1 ...\n"
-        f"    ip netns exec {outside} ping <floating IP>\n"
+        f"    ip netns exec {outside} busybox ping <floating IP>\n"
         "  `pocketstack lab status` shows the hosts; `pocketstack lab down` removes it all.")
 
 
