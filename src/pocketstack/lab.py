@@ -345,7 +345,7 @@ class Lab:
             self._wait_registered(session, timeout)
             self._external_network(session)
         except BaseException as error:
-            echo(f"The lab did not come up: {error}; removing what it made.")
+            echo("The lab did not come up; removing what it made.")
             self.down(echo=lambda _line: None)
             if isinstance(error, (LabError, subprocess.CalledProcessError)):
                 raise LabError(str(error)) from None
@@ -375,7 +375,8 @@ class Lab:
              self.controller_dir, "--timeout", str(timeout)],
             capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
-            raise LabError(f"the controller did not start: {proc.stderr.strip()}")
+            raise LabError("the controller did not start: " +
+                           proc.stderr.strip().removeprefix("Error: "))
 
     def _host_config(self, host: dict, driver: str) -> str:
         """A host's pocketstack.conf: the bus and the API as everywhere, its underlay

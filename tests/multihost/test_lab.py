@@ -162,6 +162,19 @@ def test_bad_input_and_no_lab_are_plain_answers(tmp_path):
 
 
 @needs_root
+def test_a_lab_that_cannot_start_says_why_and_leaves_nothing(a_lab):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        proc = a_lab.run("up", "--prefix", a_lab.prefix, "--simulated", "--port",
+                         str(busy.getsockname()[1]))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "error: the controller did not start: Cannot listen on 127.0.0.1:" in proc.stderr
+    assert "removing what it made" in proc.stdout
+    assert a_lab.leftovers() == []
+
+
+@needs_root
 def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
     out = a_lab.up("--hosts", "2", "--simulated")
     assert "compute hosts are SIMULATED" in out
