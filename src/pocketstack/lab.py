@@ -88,19 +88,33 @@ def link_namespaces(ns: str, iface: str, other: str, address: str) -> None:
 
 
 def processes_under(directory: str) -> list[int]:
-    """Pids of the processes whose command line names ``directory`` (a lab's or fabric's
-    processes and the dnsmasq its agents started)."""
-    found, me = [], os.getpid()
-    marker = directory.rstrip("/").encode()
+    """Pids of the processes whose command line names a path in ``directory`` (a lab's or
+    fabric's processes and the dnsmasq its agents started), but for this one's own."""
+    found, mine = [], _ancestry()
+    marker = directory.rstrip("/").encode() + b"/"
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read()
         except OSError:
             continue
-        if int(pid) != me and marker in cmdline:
+        if int(pid) not in mine and marker in cmdline:
             found.append(int(pid))
     return found
+
+
+def _ancestry() -> set[int]:
+    """This process and its parents (a `sudo` or `timeout` before `lab down --dir …` names
+    the dir too)."""
+    pids, pid = set(), os.getpid()
+    while pid > 1 and pid not in pids:
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(") ", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
 
 
 def remove_agent_leftovers(directory: str, agent_dirs) -> None:
