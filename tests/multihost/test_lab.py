@@ -42,8 +42,8 @@ def _free_port() -> int:
 class LabRun:
     """A lab in a temporary dir with a prefix of its own, driven through the CLI."""
 
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="pocketstack-lab-")
+    def __init__(self, directory: str | None = None):
+        self.dir = directory or tempfile.mkdtemp(prefix="pocketstack-lab-")
         self.prefix = "t" + uuid.uuid4().hex[:6]
 
     def run(self, *args, timeout=300) -> subprocess.CompletedProcess:
@@ -149,8 +149,7 @@ def _router_with_gateway(conn, cidr: str):
 
 
 def test_bad_input_and_no_lab_are_plain_answers(tmp_path):
-    run = LabRun()
-    run.dir = str(tmp_path / "nothing")
+    run = LabRun(str(tmp_path / "nothing"))
     bad = run.run("up", "--prefix", "Not-A-Prefix")
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "--prefix 'Not-A-Prefix': 1 to 8 lowercase letters and digits" in bad.stderr
