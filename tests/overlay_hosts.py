@@ -6,9 +6,10 @@ would be) or real QEMU guests booted by a compute agent of the host's own
 (``Host.start_compute``: `pocketstack service compute` on the libvirt driver, with
 ``[libvirt] host_netns`` naming the host's namespace).
 
-Everything lives in namespaces named ``<tag>…`` made here: ``Fabric.close()`` stops the
-agents and deletes the namespaces, which takes every bridge, VXLAN device, veth and
-nftables table inside with them.
+Everything lives in namespaces named ``<tag>…`` made here (with the plumbing of
+`pocketstack lab`, pocketstack/lab.py): ``Fabric.close()`` stops the agents and deletes the
+namespaces, which takes every bridge, VXLAN device, veth and nftables table inside with
+them.
 """
 from __future__ import annotations
 
@@ -28,13 +29,14 @@ from urllib.parse import urlsplit
 from cloud_helpers import own_cloud, wait_for
 from guestnet_helpers import UDHCPC_SCRIPT, echo_server
 
+from pocketstack import lab
+
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 UNDERLAY = "10.99.0.{}/24"
 PHYSNET, PHYSNET_IFACE = "physnet1", "ph0"
 
 
-def sh(*args, check=True, timeout=60):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=check)
+sh = lab.sh
 
 
 def wait(predicate, timeout: float, what: str, interval: float = 0.1):
@@ -153,17 +155,9 @@ class Host:
         self.log = os.path.join(fabric.tmp, f"{self.ns}.log")
         self.proc = self.compute = None
         fabric.made.append(self.ns)
-        sh("ip", "netns", "add", self.ns)
-        sh("ip", "-n", fabric.switch, "link", "add", f"p{index}", "type", "veth", "peer",
-           "name", "up0", "netns", self.ns)
-        sh("ip", "-n", fabric.switch, "link", "set", f"p{index}", "master", "sw", "up")
-        # a second link to the switch, with no address: physnet1 for flat/vlan networks
-        sh("ip", "-n", fabric.switch, "link", "add", f"q{index}", "type", "veth", "peer",
-           "name", PHYSNET_IFACE, "netns", self.ns)
-        sh("ip", "-n", fabric.switch, "link", "set", f"q{index}", "master", "sw", "up")
-        for command in ("link set lo up", f"addr add {UNDERLAY.format(index)} dev up0",
-                        "link set up0 up"):
-            sh("ip", "-n", self.ns, *command.split())
+        # with a second link to the switch (no address): physnet1 for flat/vlan networks
+        lab.plug_host(fabric.switch, self.ns, index, UNDERLAY.format(index),
+                      physnet_iface=PHYSNET_IFACE)
         os.makedirs(self.data_dir, mode=0o700)
         self.conf = os.path.join(self.data_dir, "agent.conf")
         with open(self.conf, "w") as f:
@@ -341,36 +335,12 @@ class Fabric:
         self.hosts: list[Host] = []
         self.servers: list[subprocess.Popen] = []
         self.relays: list[Relay] = []
-        sh("ip", "netns", "add", self.switch)
-        sh("ip", "-n", self.switch, "link", "add", "sw", "type", "bridge")
-        sh("ip", "-n", self.switch, "link", "set", "sw", "up")
+        lab.make_switch(self.switch)
 
     def add_host(self, name: str) -> Host:
         host = Host(self, name, len(self.hosts) + 1)
         self.hosts.append(host)
         return host
-
-    def _remove_agents_leftovers(self) -> None:
-        """A stopped agent leaves what it plumbed for its guests; a network node's
-        dnsmasq and its qdhcp-/qrouter- namespace names are the machine's, not its host
-        namespace's: kill the processes started from this fabric's directories and
-        remove the names its agents' state dirs record."""
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmdline = f.read().decode(errors="replace")
-            except OSError:
-                continue
-            if self.tmp in cmdline and "dnsmasq" in cmdline:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        for host in self.hosts:
-            for kind, prefix in (("agent", "qdhcp-"), ("l3", "qrouter-")):
-                state = os.path.join(host.data_dir, "network", kind)
-                for name in (os.listdir(state) if os.path.isdir(state) else ()):
-                    sh("ip", "netns", "del", prefix + name, check=False)
 
     def close(self, show_logs: bool = True) -> None:
         for host in self.hosts if show_logs else ():  # shown with a failing test's output
@@ -389,7 +359,8 @@ class Fabric:
             server.wait(timeout=10)
         for relay in self.relays:
             relay.close()
-        self._remove_agents_leftovers()
+        # a network node's dnsmasq and the qdhcp-/qrouter- names its agent made
+        lab.remove_agent_leftovers(self.tmp, [host.data_dir for host in self.hosts])
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.tmp, ignore_errors=True)

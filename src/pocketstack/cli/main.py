@@ -18,7 +18,8 @@ class _LazyGroup(click.Group):
 
     LAZY = {"audit": "pocketstack.cli.audit:audit", "ceph": "pocketstack.cli.ceph:ceph",
             "demo": "pocketstack.cli.demo:demo", "dns": "pocketstack.cli.dns_server:dns",
-            "image": "pocketstack.cli.image:image", "service": "pocketstack.cli.service:service",
+            "image": "pocketstack.cli.image:image", "lab": "pocketstack.cli.lab:lab",
+            "service": "pocketstack.cli.service:service",
             "trace": "pocketstack.cli.trace:trace", "wait": "pocketstack.cli.wait:wait"}
 
     def list_commands(self, ctx):
