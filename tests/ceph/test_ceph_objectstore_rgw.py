@@ -4,9 +4,14 @@ embedded service; the Swift API checks shared with the embedded backend
 (tests/swift_client_checks.py) run against it."""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+
 import ceph_helpers as _ceph
 import httpx
 import pytest
+import swiftclient
 import swift_client_checks as checks
 from cloud_helpers import own_cloud
 
@@ -21,7 +26,9 @@ RGW_DIFFERS = {
 @pytest.fixture(scope="module")
 def rgw_cloud(ceph):
     with own_cloud("ceph-rgw", **_ceph.ceph_overrides(ceph),
-                   **{"objectstore.backend": "rgw"}) as c:
+                   **{"objectstore.backend": "rgw", "image.default_store": "swift",
+                      "image.swift_store_large_object_size": 1,
+                      "image.swift_store_large_object_chunk_size": 1}) as c:
         yield c
 
 
@@ -40,6 +47,31 @@ def test_rgw_backend(rgw_cloud, check, request):
     if check in RGW_DIFFERS:
         request.applymarker(pytest.mark.xfail(reason=RGW_DIFFERS[check], strict=True))
     checks.CHECKS[check](rgw_cloud)
+
+
+def test_images_in_the_swift_store_go_to_the_gateway(rgw_cloud):
+    """glance's swift store on RGW: segments and a DLO manifest in the image service's
+    account; download byte-identical; delete removes them."""
+    user = rgw_cloud.make_user(roles=("member",))
+    conn = rgw_cloud.user_sdk(user)
+    data = os.urandom((5 << 19) + 777)
+    image = conn.image.create_image(name="on-rgw", data=data, disk_format="raw",
+                                    container_format="bare")
+    image = conn.image.get_image(image.id)
+    assert image.status == "active" and image.checksum == hashlib.md5(data).hexdigest()
+    assert conn.image.download_image(image.id).content == data
+    with open(os.path.join(rgw_cloud.data_dir, "service-passwords")) as f:
+        password = json.load(f)["glance"]
+    session = rgw_cloud.session(username="glance", password=password,
+                                project_name="service")
+    glance = swiftclient.Connection(
+        preauthurl=session.get_endpoint(service_type="object-store", interface="public"),
+        preauthtoken=session.get_token(), retries=0)
+    assert "/swift/v1/" in glance.url
+    names = [o["name"] for o in glance.get_container("glance", prefix=image.id)[1]]
+    assert names == [image.id] + [f"{image.id}-{i:05d}" for i in (1, 2, 3)]
+    conn.image.delete_image(image.id)
+    assert glance.get_container("glance", prefix=image.id)[1] == []
 
 
 def test_the_cloud_stops_its_gateway(ceph):

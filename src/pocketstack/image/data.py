@@ -80,16 +80,22 @@ def _require_formats(image: Image, doing: str) -> None:
 def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> None:
     """Move the complete data into place and record its size and hashes."""
     dest = store.staging_path(image_id) if staging else store.data_path(image_id)
-    committed = False
+    committed, written = False, None
     try:
+        if not writer.commit_in_transaction:
+            # Its commit writes through another service's API, whose database writes would
+            # wait for this transaction's end (SQLite's one writer): commit first.
+            written = writer.commit(dest, inspect=not staging)
+            committed = True
         with db.transaction() as s:
             image = s.get(Image, image_id)
             if image is None or image.deleted or image.status != _busy_status(staging):
                 raise exceptions.Gone(f"Image {image_id} could not be found after upload. The "
                                       "image may have been deleted during the upload.")
-            # Staged data is inspected when it is imported (its format may be set later).
-            written = writer.commit(dest, inspect=not staging)
-            committed = True
+            if written is None:
+                # Staged data is inspected when it is imported (its format may be set later).
+                written = writer.commit(dest, inspect=not staging)
+                committed = True
             if staging:
                 image.staged = dataclasses.asdict(written)
                 image.size = written.size
