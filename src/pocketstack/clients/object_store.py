@@ -25,10 +25,13 @@ def quote(name: str) -> str:
 
 
 class ObjectStoreClient(Client):
-    def __init__(self, ctx=None, *, caller: str, as_service: bool = False):
+    def __init__(self, ctx=None, *, caller: str, as_service: bool = False,
+                 project_id: str | None = None):
+        """``project_id``: the account of another project than the user's (an admin's)."""
         own = ctx is None or as_service
         super().__init__(ctx, caller=caller, as_service=own)
-        self.project_id = service_users.project_id(caller) if own else ctx.project_id
+        self.project_id = service_users.project_id(caller) if own else \
+            (project_id or ctx.project_id)
         url = account_url(self.project_id)
         public = config.public_url()
         if url.startswith(public + "/"):  # served here: in-process where it can be
