@@ -264,5 +264,17 @@ def check_bulk_delete(cloud):
     assert a.swift.get_container(c)[1] == []
 
 
+
+def check_symlink_is_followed(cloud):
+    a = Account(cloud)
+    c = _name("sym")
+    a.swift.put_container(c)
+    a.swift.put_object(c, "target", b"pointed at")
+    r = httpx.put(f"{a.url}/{c}/link", content=b"",
+                  headers={**a.headers, "X-Symlink-Target": f"{c}/target"})
+    assert r.status_code == 201
+    assert a.swift.get_object(c, "link")[1] == b"pointed at"
+
+
 CHECKS = {name.removeprefix("check_"): fn for name, fn in dict(globals()).items()
           if name.startswith("check_")}

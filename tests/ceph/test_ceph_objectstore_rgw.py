@@ -20,6 +20,8 @@ RGW_DIFFERS = {
     "temp_url_with_a_wrong_signature_is_401": "radosgw answers 403 AccessDenied",
     "one_letter_container_name": "radosgw refuses container names under 3 characters "
                                  "(400 InvalidBucketName, S3's bucket rules)",
+    "symlink_is_followed": "radosgw has no symlink middleware: the link is stored as a "
+                           "plain empty object and a GET of it answers empty",
 }
 
 
