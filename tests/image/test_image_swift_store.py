@@ -85,3 +85,20 @@ def test_a_large_image_is_segments_and_a_manifest(cloud, glance_account):
         preauthurl=conn.session.get_endpoint(service_type="object-store"),
         preauthtoken=conn.session.get_token(), retries=0).get_account()[1]]
     assert user_objects == []  # nothing in the uploader's own account
+
+
+def test_a_glance_direct_import_lands_in_the_swift_store(cloud, glance_account):
+    user = cloud.make_user(roles=("member",))
+    conn = cloud.user_sdk(user)
+    data = os.urandom(200_000)
+    image = conn.image.create_image(name="imported", disk_format="raw",
+                                    container_format="bare")
+    conn.image.stage_image(image, data=data)
+    conn.image.import_image(image, method="glance-direct")
+    image = conn.image.wait_for_status(conn.image.get_image(image.id), "active",
+                                       wait=60, interval=0.2)
+    assert _objects(glance_account, image.id) == [image.id]
+    assert conn.image.download_image(image.id).content == data
+    assert cloud.sdk().image.get_image(image.id).direct_url.startswith("swift+http://")
+    conn.image.delete_image(image.id)
+    assert _objects(glance_account, image.id) == []
