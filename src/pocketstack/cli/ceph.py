@@ -46,7 +46,8 @@ def ceph():
               help="Size of the OSD's sparse file (first start only).")
 @click.option("--use", is_flag=True,
               help="Also set the cloud to keep images, volumes, instance disks and objects "
-                   "(a radosgw of its own) in the cluster (appended to <data dir>/pocketstack.conf; restart the cloud).")
+                   "(a radosgw of its own) in the cluster (appended to "
+                   "<data dir>/pocketstack.conf; restart the cloud).")
 def start(data_dir, osd_size_gb, use):
     """Make the cluster on first use, start it, create the pools and cephx users."""
     directory = os.path.join(_data_dir(data_dir), "ceph")
