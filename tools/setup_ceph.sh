@@ -9,7 +9,7 @@ VENV=${1:-.venv}
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 
-PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common python3-rados python3-rbd
+PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common radosgw python3-rados python3-rbd
           qemu-block-extra tgt tgt-rbd uuid-runtime)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -10,7 +10,8 @@ from pocketstack.common import ceph_cluster
 
 # What a cloud needs in its pocketstack.conf to keep everything in the cluster.
 USE_RBD = """
-# Written by `pocketstack ceph start --use`: images, volumes and instance disks in Ceph.
+# Written by `pocketstack ceph start --use`: images, volumes, instance disks and objects
+# in Ceph (objects through the cloud's own RADOS Gateway, which it starts and stops).
 [image]
 default_store = rbd
 # The volume and compute services clone rbd images from the direct_url they see.
@@ -21,6 +22,9 @@ enabled_backends = rbd
 
 [libvirt]
 images_type = rbd
+
+[objectstore]
+backend = rgw
 """
 
 
@@ -41,8 +45,9 @@ def ceph():
 @click.option("--osd-size-gb", default=10, type=click.IntRange(1), show_default=True,
               help="Size of the OSD's sparse file (first start only).")
 @click.option("--use", is_flag=True,
-              help="Also set the cloud to keep images, volumes and instance disks in the "
-                   "cluster (appended to <data dir>/pocketstack.conf; restart the cloud).")
+              help="Also set the cloud to keep images, volumes, instance disks and objects "
+                   "(a radosgw of its own) in the cluster (appended to "
+                   "<data dir>/pocketstack.conf; restart the cloud).")
 def start(data_dir, osd_size_gb, use):
     """Make the cluster on first use, start it, create the pools and cephx users."""
     directory = os.path.join(_data_dir(data_dir), "ceph")
@@ -60,7 +65,7 @@ def start(data_dir, osd_size_gb, use):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             with os.fdopen(fd, "a") as f:
                 f.write(USE_RBD)
-            click.echo(f"{path}: images, volumes and instance disks now go to Ceph "
+            click.echo(f"{path}: images, volumes, instance disks and objects now go to Ceph "
                        "(restart the cloud).")
 
 

@@ -279,6 +279,10 @@ def down(data_dir, timeout):
 
     data_dir = os.path.abspath(data_dir or default_data_dir())
     click.echo(daemon.stop(data_dir, timeout))
+    from pocketstack.common import rgw
+
+    if rgw.stop(data_dir, timeout):  # the cloud stops its own; one a crash left
+        click.echo("radosgw stopped.")
     ceph_dir = os.path.join(data_dir, "ceph")
     if os.path.isdir(ceph_dir):  # the cluster `pocketstack ceph start` made for this cloud
         from pocketstack.common import ceph_cluster

@@ -22,7 +22,8 @@ from pocketstack.common import config, exceptions, runtime
 
 USER_OF = {"compute": "nova", "network": "neutron", "volume": "cinder", "image": "glance",
            "loadbalancer": "octavia",
-           "dns": "designate"}
+           "dns": "designate",
+           "objectstore": "swift"}
 RENEW_BEFORE = 120.0  # seconds before expiry a token is renewed (keystoneauth's margin)
 # Generated passwords are 32 random bytes: no one can guess them however fast the hash,
 # so their bcrypt cost stays the lowest (a login costs ~1 ms, not ~250 ms).
@@ -102,6 +103,7 @@ class _Logins:
 
     def __init__(self):
         self.tokens: dict[str, tuple[str, float]] = {}  # user -> (token, renew at)
+        self.projects: dict[str, str] = {}  # user -> id of the project its tokens are for
         self.locks = {user: threading.Lock() for user in config.SERVICE_USER_NAMES}
 
 
@@ -121,10 +123,16 @@ def token(service: str) -> str:
         cached = logins.tokens.get(user)
         if cached and cached[1] > time.time():
             return cached[0]
-        value, expires = _login(user)
+        value, expires, logins.projects[user] = _login(user)
         lifetime = expires - time.time()
         logins.tokens[user] = (value, expires - min(RENEW_BEFORE, lifetime / 2))
         return value
+
+
+def project_id(service: str) -> str:
+    """The project of ``service``'s user (the service project): its own storage account."""
+    token(service)
+    return _logins().projects[USER_OF[service]]
 
 
 def forget(service: str, value: str) -> None:
@@ -136,7 +144,7 @@ def forget(service: str, value: str) -> None:
         logins.tokens.pop(user, None)
 
 
-def _login(user: str) -> tuple[str, float]:
+def _login(user: str) -> tuple[str, float, str]:
     from keystoneauth1 import exceptions as ks_exceptions
     from keystoneauth1.identity import v3
 
@@ -151,4 +159,4 @@ def _login(user: str) -> tuple[str, float]:
     except ks_exceptions.ClientException as error:
         raise exceptions.ServiceUnavailable(
             f"The service user {user} cannot log in at {auth_url()}: {error}") from None
-    return access.auth_token, access.expires.timestamp()
+    return access.auth_token, access.expires.timestamp(), access.project_id

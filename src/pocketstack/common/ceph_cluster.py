@@ -9,7 +9,9 @@ stopped cluster removes it all.
 Each service gets its own cephx user with the capabilities upstream's "Block Devices and
 OpenStack" guide gives it: ``client.glance`` on the images pool, ``client.cinder`` on the
 volumes and vms pools (read-only on images, to clone from them), ``client.cinder-backup``
-on backups. Nova uses ``client.cinder``, as in that guide.
+on backups. Nova uses ``client.cinder``, as in that guide. ``client.rgw`` is the RADOS
+Gateway's (common/rgw.py), with the caps upstream's radosgw guide gives it (it makes its
+own pools).
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ DAEMONS = ("mon.a", "mgr.x", "osd.0")
 # The service pools, by the [ceph] option that names them.
 POOLS = {"image_pool": "images", "volume_pool": "volumes", "compute_pool": "vms",
          "backup_pool": "backups"}
-USERS = {"image_user": "glance", "volume_user": "cinder", "backup_user": "cinder-backup"}
+USERS = {"image_user": "glance", "volume_user": "cinder", "backup_user": "cinder-backup",
+         "rgw_user": "rgw"}
 
 
 def user_caps(pools: dict[str, str]) -> dict[str, list[str]]:
@@ -41,6 +44,7 @@ def user_caps(pools: dict[str, str]) -> dict[str, list[str]]:
                         "mgr", f"profile rbd pool={volumes}, profile rbd pool={vms}"],
         "backup_user": ["mon", "profile rbd", "osd", f"profile rbd pool={backups}",
                         "mgr", f"profile rbd pool={backups}"],
+        "rgw_user": ["mon", "allow rw", "osd", "allow rwx"],
     }
 
 

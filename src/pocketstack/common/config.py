@@ -102,7 +102,8 @@ DATABASE_OPTS = [
 
 # Each service's own user in the identity service (as DevStack makes them), with which it
 # authenticates its calls to the other services (clients/service_users.py).
-SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance", "octavia", "designate")
+SERVICE_USER_NAMES = ("nova", "neutron", "cinder", "glance", "octavia", "designate",
+                      "swift")
 
 SERVICE_USER_OPTS = [
     cfg.StrOpt("auth_url",
@@ -151,6 +152,8 @@ CEPH_OPTS = [
                help="Pool of instance disks with [libvirt] images_type = rbd."),
     cfg.StrOpt("backup_user", default="cinder-backup", help="cephx user of volume backups."),
     cfg.StrOpt("backup_pool", default="backups", help="Pool of volume backups on rbd."),
+    cfg.StrOpt("rgw_user", default="rgw",
+               help="cephx user the cloud's radosgw runs as ([objectstore] backend = rgw)."),
     cfg.StrOpt("secret_uuid",
                help="UUID of the libvirt secret holding volume_user's key (cinder's and "
                     "nova's rbd_secret_uuid). Default: derived from the cloud's id "

@@ -2,8 +2,8 @@
 catalog: the Default domain, admin/manager/member/reader roles (admin implies manager
 implies member implies reader, as Keystone since 2024.1; manager is the domain manager),
 the admin and service projects, the admin user, each service's own user (nova, neutron,
-cinder, glance: admin and service roles on the service project, as DevStack makes them),
-the region and every service's endpoints. Idempotent: an existing object is left as it is.
+cinder, glance, swift: admin and service roles on the service project, as DevStack makes
+them), the region and every service's endpoints. Idempotent: an existing object is left as it is.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, rgw
 from pocketstack.identity import catalog, passwords
 from pocketstack.identity.models import (Assignment, Domain, Endpoint, ImpliedRole, Project,
                                          Region, Role, Service, User)
@@ -157,6 +157,8 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
     for type_, name, _description, path in CATALOG:
         svc = services[type_, name]
         url = public_url + path
+        if type_ == "object-store" and rgw.enabled():
+            url = rgw.catalog_url()
         for interface in INTERFACES:
             ep = endpoints.get((svc.id, interface))
             if ep is None:

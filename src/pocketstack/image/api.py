@@ -202,6 +202,7 @@ def delete_image(ctx, image_id: str) -> None:
         if image.protected:
             raise exceptions.Forbidden(f"Image {image_id} is protected and cannot be deleted.")
         stores.delete_before_commit(image)  # 409 while clones of an rbd image exist
+        delete_later = stores.delete_after_commit(image)
         now = utcnow()
         image.status, image.deleted, image.deleted_at, image.updated_at = \
             "deleted", True, now, now
@@ -210,6 +211,8 @@ def delete_image(ctx, image_id: str) -> None:
         s.query(ImageMember).filter_by(image_id=image_id).delete()
     # After the commit: a reader that opened the file before keeps reading it.
     store.delete(image_id)
+    for remove in delete_later:
+        remove()
     cache.forget(image_id)
 
 

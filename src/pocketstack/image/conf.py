@@ -15,9 +15,10 @@ OPTS = {
     "image": [
         cfg.StrOpt("filesystem_store_datadir",
                    help="Directory holding image data. Default: <data dir>/images."),
-        cfg.StrOpt("default_store", default="file", choices=["file", "rbd"],
+        cfg.StrOpt("default_store", default="file", choices=["file", "rbd", "swift"],
                    help="Where new image data goes (glance's default_store): 'file' (the "
-                        "data dir) or 'rbd' ([ceph] image_pool as [ceph] image_user). "
+                        "data dir), 'rbd' ([ceph] image_pool as [ceph] image_user) or "
+                        "'swift' (the object store, the image service's own account). "
                         "Images keep the store that holds them, so switching serves old "
                         "images still."),
         cfg.BoolOpt("show_image_direct_url", default=False,
@@ -28,6 +29,16 @@ OPTS = {
         cfg.BoolOpt("show_multiple_locations", default=False,
                     help="Show 'locations' ([{url, metadata}]) in image views, as glance "
                          "(deprecated there); changing locations stays refused."),
+        cfg.StrOpt("swift_store_container", default="glance",
+                   help="Container of the swift store's images (glance_store's option)."),
+        cfg.BoolOpt("swift_store_create_container_on_put", default=True,
+                    help="Create swift_store_container when an upload finds none."),
+        cfg.IntOpt("swift_store_large_object_size", default=5120, min=1,
+                   help="MiB from which an upload is stored as segments joined by a "
+                        "manifest; an upload of unknown size always is (glance_store's "
+                        "option)."),
+        cfg.IntOpt("swift_store_large_object_chunk_size", default=200, min=1,
+                   help="MiB of each segment of a large image in the swift store."),
         cfg.IntOpt("rbd_store_chunk_size", default=8, min=1, max=32,
                    help="Object size in MiB of the RBD images of the rbd store (a power "
                         "of two; glance_store's option)."),

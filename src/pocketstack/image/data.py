@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.common import image_formats as formats
-from pocketstack.image import access, cache, rbd_store, store, stores
+from pocketstack.image import access, cache, rbd_store, store, stores, swift_store
 from pocketstack.image.models import Image
 
 LOG = logging.getLogger(__name__)
@@ -80,16 +80,22 @@ def _require_formats(image: Image, doing: str) -> None:
 def finish(image_id: str, writer: store.Writer, *, staging: bool = False) -> None:
     """Move the complete data into place and record its size and hashes."""
     dest = store.staging_path(image_id) if staging else store.data_path(image_id)
-    committed = False
+    committed, written = False, None
     try:
+        if not writer.commit_in_transaction:
+            # Its commit writes through another service's API, whose database writes would
+            # wait for this transaction's end (SQLite's one writer): commit first.
+            written = writer.commit(dest, inspect=not staging)
+            committed = True
         with db.transaction() as s:
             image = s.get(Image, image_id)
             if image is None or image.deleted or image.status != _busy_status(staging):
                 raise exceptions.Gone(f"Image {image_id} could not be found after upload. The "
                                       "image may have been deleted during the upload.")
-            # Staged data is inspected when it is imported (its format may be set later).
-            written = writer.commit(dest, inspect=not staging)
-            committed = True
+            if written is None:
+                # Staged data is inspected when it is imported (its format may be set later).
+                written = writer.commit(dest, inspect=not staging)
+                committed = True
             if staging:
                 image.staged = dataclasses.asdict(written)
                 image.size = written.size
@@ -187,7 +193,7 @@ def import_image(ctx, image_id: str, body: Any, store_header: str | None = None)
                 if refused:  # as glance: the data is dropped, the image queued again
                     os.unlink(staged)
                     image.status, image.size, image.updated_at = "queued", None, utcnow()
-                elif target == stores.RBD:  # copied below, outside the transaction
+                elif target in stores.LOCATED:  # copied below, outside the transaction
                     os.stat(staged)
                     image.status, image.updated_at = "importing", utcnow()
                 else:
@@ -209,8 +215,8 @@ def import_image(ctx, image_id: str, body: Any, store_header: str | None = None)
         raise _task_failed(exceptions.Conflict(
             f"The staged data of image {image_id} is missing; the image is queued again, "
             "stage its data again."))
-    if target == stores.RBD:
-        _import_into_rbd(image_id, staged)
+    if target in stores.LOCATED:
+        _import_into(target, image_id, staged)
 
 
 def import_store(body: Any, header: str | None) -> str:
@@ -237,11 +243,13 @@ def import_store(body: Any, header: str | None) -> str:
     return stores.pick(header)
 
 
-def _import_into_rbd(image_id: str, staged: str) -> None:
-    """Copy the staged data into an RBD image, then activate (importing → active); on
-    failure the image is staged again (uploading), its data kept for another import."""
+def _import_into(target: str, image_id: str, staged: str) -> None:
+    """Copy the staged data into an RBD image or the swift store, then activate
+    (importing → active); on failure the image is staged again (uploading), its data kept
+    for another import."""
+    module = rbd_store if target == stores.RBD else swift_store
     try:
-        url = rbd_store.import_file(image_id, staged)
+        url = module.import_file(image_id, staged)
     except BaseException:
         with db.transaction() as s:
             image = s.get(Image, image_id)
@@ -254,10 +262,10 @@ def _import_into_rbd(image_id: str, staged: str) -> None:
             if image is None or image.deleted or image.status != "importing":
                 raise exceptions.Gone(f"Image {image_id} could not be found after import. "
                                       "The image may have been deleted during the import.")
-            _activate(image, store.Written(**image.staged), stores.RBD, url)
+            _activate(image, store.Written(**image.staged), target, url)
             image.staged = None
     except BaseException:
-        rbd_store.delete(image_id, url)
+        module.delete(image_id, url)
         raise
     with contextlib.suppress(FileNotFoundError):
         os.unlink(staged)

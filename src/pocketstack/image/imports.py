@@ -289,7 +289,7 @@ def _copy_into(image_id, target, source, disk_format) -> None:
                 raise exceptions.Conflict(f"The copy of image {image_id} does not match "
                                           "its checksum.")
             copies = dict(image.copies or {})
-            copies[target] = writer.location if target == stores.RBD else \
+            copies[target] = writer.location if target in stores.LOCATED else \
                 f"file://{store.data_path(image_id)}"
             image.copies = copies
     except BaseException:

@@ -134,6 +134,7 @@ class Writer:
 
     DEPTH = 3
     store_name = "file"
+    commit_in_transaction = True  # data.finish commits inside the image row's transaction
 
     def __init__(self, image_id: str, disk_format: str | None = None,
                  cap: int | None = None, size_hint: int | None = None):

@@ -1,7 +1,8 @@
 """Which store holds an image's data, and what glance shows of it.
 
-Two stores: ``file`` (store.py) and ``rbd`` (rbd_store.py). ``rbd`` is enabled when it is
-``[image] default_store`` or a Ceph cluster is configured; with both enabled the cloud
+Three stores: ``file`` (store.py), ``rbd`` (rbd_store.py) and ``swift`` (swift_store.py).
+``rbd`` is enabled when it is ``[image] default_store`` or a Ceph cluster is configured,
+``swift`` when it is the default; with more than one enabled the cloud
 answers as glance with ``enabled_backends = file:file, rbd:rbd`` (``/v2/info/stores``,
 ``stores`` in image views, a location's ``metadata: {"store": ...}``, the
 ``X-Image-Meta-Store`` header); with ``file`` alone as a single-store glance. Every image
@@ -10,13 +11,17 @@ serves and deletes the images of the other.
 """
 from __future__ import annotations
 
-from pocketstack.common import ceph, config, exceptions
-from pocketstack.image import rbd_store, store
+import threading
+
+from pocketstack.common import ceph, config, exceptions, runtime
+from pocketstack.image import rbd_store, store, swift_store
 from pocketstack.image.models import Image
 
-FILE, RBD = "file", "rbd"
+FILE, RBD, SWIFT = "file", "rbd", "swift"
 DESCRIPTIONS = {FILE: "Image data in the image service's data directory.",
-                RBD: "Image data as RBD images in the Ceph cluster."}
+                RBD: "Image data as RBD images in the Ceph cluster.",
+                SWIFT: "Image data as objects of the image service's object-store account."}
+LOCATED = (RBD, SWIFT)  # stores whose data has a location of its own (not the data dir)
 HAS_DATA = ("active", "deactivated")
 
 
@@ -25,9 +30,12 @@ def default() -> str:
 
 
 def enabled() -> list[str]:
+    out = [FILE]
     if default() == RBD or ceph.configured():
-        return [FILE, RBD]
-    return [FILE]
+        out.append(RBD)
+    if default() == SWIFT:
+        out.append(SWIFT)
+    return out
 
 
 def multiple() -> bool:
@@ -45,7 +53,7 @@ def pick(requested: str | None) -> str:
 
 def writer(name: str, image_id: str, disk_format: str | None,
            size_hint: int | None = None) -> store.Writer:
-    cls = rbd_store.RbdWriter if name == RBD else store.Writer
+    cls = {RBD: rbd_store.RbdWriter, SWIFT: swift_store.SwiftWriter}.get(name, store.Writer)
     return cls(image_id, disk_format, size_hint=size_hint)
 
 
@@ -86,6 +94,8 @@ def open_data(image: Image):
     the data is missing."""
     if store_of(image) == RBD:
         return rbd_store.open_reader(image.location)
+    if store_of(image) == SWIFT:
+        return swift_store.open_reader(image.location)
     return store.open_reader(image.id)
 
 
@@ -95,6 +105,13 @@ def delete_before_commit(image: Image) -> None:
     for name, url in _locations(image):
         if name == RBD:
             rbd_store.delete(image.id, url)
+
+
+def delete_after_commit(image: Image) -> list:
+    """What removes data the object store holds, to call once the image row's transaction
+    is over (the object store's own writes would wait for it)."""
+    return [lambda url=url: swift_store.delete(image.id, url)
+            for name, url in _locations(image) if name == SWIFT]
 
 
 def remove_copy(image: Image, name: str) -> None:
@@ -113,11 +130,14 @@ def remove_copy(image: Image, name: str) -> None:
     url = dict(_locations(image)).get(name)
     if name == RBD and url:
         rbd_store.delete(image.id, url)  # 409 while clones exist: nothing changes
+    elif name == SWIFT and url:  # after the caller's transaction: see delete_after_commit
+        threading.Thread(target=runtime.bind(swift_store.delete), args=(image.id, url),
+                         name="image-swift-delete", daemon=True).start()
     copies = dict(image.copies or {})
     if name == store_of(image):
         promoted = sorted(copies)[0]
         image.store = promoted
-        image.location = copies.pop(promoted) if promoted == RBD else None
+        image.location = copies.pop(promoted) if promoted in LOCATED else None
         copies.pop(promoted, None)
     else:
         copies.pop(name, None)
@@ -164,6 +184,11 @@ def info(detail: bool) -> list[dict]:
 def _properties(name: str) -> dict:
     if name == FILE:
         return {"data_dir": store.datadir(), "chunk_size": 65536, "thin_provisioning": False}
+    if name == SWIFT:
+        conf = config.CONF.image
+        return {"container": conf.swift_store_container,
+                "large_object_size": conf.swift_store_large_object_size << 20,
+                "large_object_chunk_size": conf.swift_store_large_object_chunk_size << 20}
     try:
         fsid = rbd_store.fsid()
     except ceph.CephUnavailable:

@@ -389,7 +389,8 @@ def _alive(row: Object) -> bool:
 
 # What a POST's new metadata does not replace: an SLO stays an SLO, a DLO a DLO unless
 # the POST names another X-Object-Manifest.
-KEPT_ON_POST = ("x-static-large-object", "x-object-manifest")
+KEPT_ON_POST = ("x-static-large-object", "x-object-manifest", "x-symlink-target",
+                "x-symlink-target-account", "x-symlink-target-etag")
 
 
 def post_object(container: ContainerInfo, name: str, *, meta: dict,

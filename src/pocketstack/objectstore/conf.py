@@ -3,6 +3,17 @@ from oslo_config import cfg
 
 OPTS = {
     "objectstore": [
+        cfg.StrOpt("backend", default="embedded", choices=["embedded", "rgw"],
+                   help="What serves the catalog's object-store endpoint: embedded (this "
+                        "service; bytes in files of the data dir) or rgw (Ceph's RADOS "
+                        "Gateway on the [ceph] cluster, the scale-out backend)."),
+        cfg.StrOpt("rgw_url",
+                   help="With backend = rgw: the URL (scheme, host, port) of a gateway run "
+                        "elsewhere, set up for this cloud's identity API. Default: the "
+                        "cloud starts a radosgw of its own."),
+        cfg.PortOpt("rgw_port", default=0,
+                    help="Port of the cloud's own radosgw. 0: one chosen free at the first "
+                         "start and kept (<data dir>/rgw/port)."),
         cfg.StrOpt("data_dir",
                    help="Where object bytes are kept. Default: <data dir>/objects."),
         cfg.BoolOpt("fsync", default=True,

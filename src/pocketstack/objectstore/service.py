@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 
-from pocketstack.common import config, runtime
+from pocketstack.common import config, rgw, runtime
 from pocketstack.objectstore import api, store
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +63,32 @@ def expire_now() -> int:
             return count
 
 
+class Gateway:
+    """The cloud's own radosgw ([objectstore] backend = rgw, no rgw_url): started with the
+    cloud, stopped with it."""
+
+    def __init__(self):
+        from pocketstack.clients import service_users
+
+        identity = (config.CONF.service_user.auth_url
+                    or config.public_url() + "/identity").removesuffix("/v3")
+        try:
+            rgw.start(identity, service_users.password("swift"))
+        except rgw.GatewayError as error:
+            raise config.ConfigError(f"[objectstore] backend = rgw: {error}") from None
+
+    def stop(self) -> None:
+        rgw.stop()
+
+
 def start(cloud) -> list:
     if getattr(cloud, "api_worker", False):  # the main process does the housekeeping
         return []
-    return [Expirer()]
+    workers = [Expirer()]
+    if rgw.enabled() and not config.CONF.objectstore.rgw_url:
+        try:
+            workers.append(Gateway())
+        except BaseException:
+            workers[0].stop()
+            raise
+    return workers

@@ -25,7 +25,7 @@ import os
 import time
 
 from pocketstack.common import ceph, config, db
-from pocketstack.volume import backends, backups
+from pocketstack.volume import backends, backups, swift_backup
 from pocketstack.volume.backends import BackendError
 from pocketstack.volume.models import Backup
 
@@ -99,8 +99,10 @@ def copy_extents(src, write, zero, from_snap: str | None = None,
 
 # --- create -----------------------------------------------------------------------------
 
-def create(backup: Backup, volume, backend: backends.Backend) -> dict:
+def create(backup: Backup, volume, backend: backends.Backend, ctx=None) -> dict:
     """Store the backup; returns the columns to record on the backup row."""
+    if backend.name != "rbd" and swift_backup.enabled():
+        return swift_backup.create(ctx, backup, volume, backend)
     if backend.name != "rbd":
         source = backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \
             backend.path(volume.id)
@@ -196,9 +198,12 @@ def _drop_volume_snap(backend, volume_id: str, backup_id: str) -> None:
 
 # --- restore ------------------------------------------------------------------------------
 
-def restore(backup_id: str, backend: backends.Backend, volume_id: str) -> None:
+def restore(backup_id: str, backend: backends.Backend, volume_id: str, ctx=None) -> None:
     """Write the backup over the whole volume (beyond the backup's size: zeros)."""
     backup = _row(backup_id)
+    if backup is not None and swift_backup.prefix_of(backup):
+        swift_backup.restore(ctx, backup, backend, volume_id)
+        return
     base = base_of(backup) if backup is not None else None
     if base is None:
         backend.copy_into(backups.path(backup_id), volume_id)
@@ -245,7 +250,10 @@ def _restore_to_path(src, path: str) -> None:
 
 # --- delete ---------------------------------------------------------------------------------
 
-def delete(backup: Backup) -> None:
+def delete(backup: Backup, ctx=None) -> None:
+    if swift_backup.prefix_of(backup):
+        swift_backup.delete(ctx, backup)
+        return
     base = base_of(backup)
     if base is None:
         try:

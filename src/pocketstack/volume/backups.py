@@ -99,9 +99,11 @@ def _parent(s, volume, snapshot) -> str:
     with the latest data (older than the snapshot, when backing one up)."""
     from pocketstack.volume import scheduler
 
-    if scheduler.backend_of(volume.host) != "rbd":
+    if scheduler.backend_of(volume.host) != "rbd" and \
+            config.CONF.volume.backup_driver != "swift":
         raise validation.bad("Invalid backup: Incremental backups need a volume of the rbd "
-                             "backend: backups of other volumes are full copies.")
+                             "backend or [volume] backup_driver = swift: backups of other "
+                             "volumes are full copies.")
     found = [b for b in s.scalars(sa.select(Backup).where(
         Backup.volume_id == volume.id, Backup.status == "available"))
         if snapshot is None or (b.data_timestamp or b.created_at) < snapshot.created_at]

@@ -12,6 +12,18 @@ OPTS = {
         cfg.StrOpt("volumes_dir",
                    help="Directory of the file backend's volume files. Default: "
                         "<data dir>/volumes."),
+        cfg.StrOpt("backup_driver", default="file", choices=["file", "swift"],
+                   help="Where backups of file and lvm volumes go: 'file' (full sparse "
+                        "copies in backup_dir) or 'swift' (cinder's swift backup driver: "
+                        "chunked objects in the user's object-store account, incremental "
+                        "on request). Backups of rbd volumes go to [ceph] backup_pool."),
+        cfg.StrOpt("backup_swift_container", default="volumebackups",
+                   help="Container of a swift backup whose request names none."),
+        cfg.IntOpt("backup_swift_object_size", default=52428800, min=65536,
+                   help="Bytes of each object of a swift backup (cinder's option)."),
+        cfg.IntOpt("backup_swift_block_size", default=32768, min=512,
+                   help="Bytes of each block an incremental swift backup compares by "
+                        "sha256 (cinder's option; divides backup_swift_object_size)."),
         cfg.StrOpt("backup_dir",
                    help="Directory of volume backups (full sparse copies). Default: "
                         "<data dir>/volume-backups."),

@@ -107,7 +107,7 @@ class VolumeManager:
                 elif backup_id is not None:
                     from pocketstack.volume import backup_store
 
-                    backup_store.restore(backup_id, backend, volume.id)
+                    backup_store.restore(backup_id, backend, volume.id, ctx)
         except Exception as error:  # noqa: BLE001 - any failure: error status, no leftovers
             LOG.warning("Creating volume %s failed: %s", volume.id, error)
             try:
@@ -329,7 +329,7 @@ class VolumeManager:
         if backup is None or backup.status != "creating" or volume is None:
             return
         try:
-            stored = backup_store.create(backup, volume, _backend(volume))
+            stored = backup_store.create(backup, volume, _backend(volume), ctx)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Backup %s of volume %s failed: %s", backup_id, volume.id, error)
             _remove(backups_path(backup_id))
@@ -349,7 +349,7 @@ class VolumeManager:
         if backup is None:
             return
         try:
-            backup_store.delete(backup)
+            backup_store.delete(backup, ctx)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Deleting backup %s failed: %s", backup_id, error)
             self._backup_set(backup_id, status="error_deleting", fail_reason=_reason(error))
@@ -368,7 +368,7 @@ class VolumeManager:
         try:
             if volume is None or volume.status != "restoring-backup":
                 return
-            backup_store.restore(backup_id, _backend(volume), volume_id)
+            backup_store.restore(backup_id, _backend(volume), volume_id, ctx)
         except Exception as error:  # noqa: BLE001
             _set(volume_id, status="error_restoring", error_reason=_reason(error))
         else:

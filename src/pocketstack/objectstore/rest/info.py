@@ -6,7 +6,7 @@ import json
 
 from pocketstack.common import config
 from pocketstack.objectstore import constraints
-from pocketstack.objectstore.rest import bulk, common, large_objects, versioning
+from pocketstack.objectstore.rest import bulk, common, large_objects, symlinks, versioning
 from pocketstack.wsgi import routing
 
 
@@ -28,6 +28,7 @@ def capabilities() -> dict:
         "account_quotas": {},
         "versioned_writes": versioning.info(),
         "formpost": {},
+        "symlink": symlinks.info(),
     }
 
 

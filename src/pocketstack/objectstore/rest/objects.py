@@ -22,7 +22,7 @@ from starlette.responses import Response
 from pocketstack.common import config
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, large_objects, ranges, versioning
+from pocketstack.objectstore.rest import common, large_objects, ranges, symlinks, versioning
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -231,6 +231,12 @@ async def put(req):
 
     def checks():
         checked = _put_checks(req, account, container, obj)
+        link = symlinks.put_meta(req.headers, declared, account, lambda a, c, o: (
+            api.get_object(authorized_container(req, a, c, o, "GET"), o)))
+        if link:
+            checked[1].update(link)
+            if not req.headers.get("content-type"):
+                checked = (*checked[:2], symlinks.CONTENT_TYPE, *checked[3:])
         return checked, _check_quotas_early(account, checked[0], declared)
 
     (info, meta, content_type, delete_at, guard), limits = await run_in_threadpool(checks)
@@ -243,6 +249,8 @@ async def put(req):
             last = await _receive_into(req, writer, declared)
         except ClientDisconnect:
             raise SwiftError(499) from None
+        if symlinks.TARGET in meta and (writer.size or last):
+            raise bad_request("Symlink requests require a zero byte body")
         etag = await run_in_threadpool(writer.finish, last)
         expected = req.headers.get("etag")
         if expected is not None and expected.strip().strip('"').lower() != etag:
@@ -337,6 +345,9 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
         found = api.get_object(src_info, src_obj)
         if found is None:
             raise not_found()
+        if req.query.get("symlink") != "get":  # a copy of a link is a copy of its target
+            found, _ = symlinks.follow(found, source_account, lambda a, c, o: api.get_object(
+                authorized_container(req, a, c, o, "GET"), o))
         dst_info = authorized_container(req, account, dst_container, dst_obj, "PUT")
         fresh = req.headers.get("x-fresh-metadata", "").lower() in ("true", "1", "yes")
         meta = {} if fresh else dict(found.meta)
@@ -376,12 +387,19 @@ async def copy(req):
 
 
 def _lookup(req, account, container, obj):
+    """(object, open file, (account, container, object) of a symlink's target or None)."""
     info, found = authorized_object(req, account, container, obj, req.method)
     if found is None:
         raise not_found()
+    location = None
+    if req.query.get("symlink") != "get":
+        found, location = symlinks.follow(found, account, lambda a, c, o: authorized_object(
+            req, a, c, o, req.method)[1])
+        if location is not None:
+            info, obj = api.find_container(location[0], location[1]), location[2]
     for _ in range(3):  # a concurrent overwrite may remove the file between row and open
         try:
-            return found, store.open_file(found.file)
+            return found, store.open_file(found.file), location
         except FileNotFoundError:
             found = api.get_object(info, obj)
             if found is None:
@@ -427,7 +445,7 @@ def _manifest_response(req, found, handle) -> Response:
 @routing.public
 async def get(req):
     account, container, obj = common.names(req)
-    found, handle = await run_in_threadpool(_lookup, req, account, container, obj)
+    found, handle, location = await run_in_threadpool(_lookup, req, account, container, obj)
     if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
         return await run_in_threadpool(_manifest_response, req, found, handle)
     try:
@@ -439,6 +457,9 @@ async def get(req):
     try:
         headers = _object_headers(found)
         headers["Etag"] = f'"{etag}"'
+        if location is not None:
+            headers["Content-Location"] = "/v1/" + "/".join(
+                urllib.parse.quote(part) for part in location)
         _filename_disposition(req, headers)
         status = ranges.evaluate(req.headers, etag, found.timestamp, req.method)
         if status is not None:
@@ -588,6 +609,8 @@ class ObjectResponse(Response):
 def update(req):
     account, container, obj = common.names(req)
     info = authorized_container(req, account, container, obj, "POST")
+    if any(key in req.headers for key in symlinks.KEYS):
+        raise bad_request("A symlink's target can't be changed by a POST")
     meta = _object_meta(req.headers)
     delete_at = None if "x-remove-delete-at" in req.headers else constraints.delete_at(
         req.headers, constraints.now())

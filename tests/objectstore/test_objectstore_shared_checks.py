@@ -1,0 +1,11 @@
+"""The Swift API checks shared with the RADOS Gateway backend (tests/swift_client_checks.py),
+against the embedded object store."""
+from __future__ import annotations
+
+import pytest
+import swift_client_checks as checks
+
+
+@pytest.mark.parametrize("check", sorted(checks.CHECKS))
+def test_embedded_backend(cloud, check):
+    checks.CHECKS[check](cloud)
