@@ -99,7 +99,7 @@ def _smallest_flavor(conn):
 def test_each_service_has_its_own_user_in_the_service_project(cloud):
     conn = cloud.sdk()
     service = conn.identity.find_project("service")
-    for name in ("nova", "neutron", "cinder", "glance", "octavia", "designate"):
+    for name in ("nova", "neutron", "cinder", "glance", "octavia", "designate", "swift"):
         user = conn.identity.find_user(name)
         assert user is not None, name
         roles = {a["role"]["name"] for a in conn.session.get(
