@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAYBOOKS = os.path.join(ROOT, "tests", "ansible")
 ANSIBLE = "ansible==12.3.0"
 OPENSTACKSDK = "openstacksdk==4.14.0"

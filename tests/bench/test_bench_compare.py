@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 @pytest.fixture(scope="module")
 def compare():
     spec = importlib.util.spec_from_file_location(
-        "bench_compare", os.path.join(HERE, "..", "bench", "compare.py"))
+        "bench_compare", os.path.join(HERE, "..", "..", "bench", "compare.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

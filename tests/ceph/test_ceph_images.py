@@ -16,7 +16,7 @@ HERE = pathlib.Path(__file__).parent
 
 
 import ceph_helpers as _ceph  # noqa: E402
-from cloud_helpers import own_cloud  # noqa: E402
+from helpers.cloud import own_cloud  # noqa: E402
 
 
 @pytest.fixture(scope="module")

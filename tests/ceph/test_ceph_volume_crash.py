@@ -14,7 +14,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from upcloud import UpProcess  # noqa: E402
+from helpers.up_process import UpProcess  # noqa: E402
 
 WAIT = {"wait": 120, "interval": 0.05}
 

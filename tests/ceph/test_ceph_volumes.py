@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-import cloud_helpers as root
+from helpers import cloud as root
 from ceph_helpers import ceph_overrides
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 GiB = 1 << 30
 WAIT = {"wait": 120, "interval": 0.05}

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import EXE, UpProcess  # noqa: E402
+from helpers.up_process import EXE, UpProcess  # noqa: E402
 from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import EXE, UpProcess, free_port  # noqa: E402
+from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
 
 # Two hosts of 3 vCPUs each, no overcommit: room for exactly 6 one-vCPU servers.
 CONF = """

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import uuid
 
-from cloud_helpers import ADMIN_PASSWORD, TEST_OVERRIDES, own_cloud
+from helpers.cloud import ADMIN_PASSWORD, TEST_OVERRIDES, own_cloud
 
 
 def _names(cloud) -> tuple[str, str, str]:

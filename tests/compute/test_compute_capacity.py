@@ -11,7 +11,7 @@ from pocketstack.common.image_formats import qcow2_header
 from pocketstack.compute.models import ComputeNode
 from pocketstack.placement import direct
 
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 
 @pytest.fixture(scope="module")

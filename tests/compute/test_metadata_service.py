@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from guestnet_helpers import PUBLIC_KEY, Project
+from helpers.guestnet import PUBLIC_KEY, Project
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 
 ADMIN_PAGES = ("/dashboard/admin/projects", "/dashboard/admin/users",
                "/dashboard/admin/quotas", "/dashboard/admin/resource-providers",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_dashboard_pages import _csrf, login
+from tests.dashboard.test_dashboard_pages import _csrf, login
 
 GARBAGE = ["²", "9" * 40, "-0", " ", "\x00", "a" * 300, "<script>x</script>", "1e3", "../..",
            "ünïcödé"]

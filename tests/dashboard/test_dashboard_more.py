@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 # The same image, admin and member fixtures as the other pages' tests.
-from tests.test_dashboard_pages import _alert, _csrf, admin_client, image_id, login, member  # noqa: F401
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, admin_client, image_id, login, member  # noqa: F401
 
 
 JSON = {"Accept": "application/json"}  # what upload.js asks for

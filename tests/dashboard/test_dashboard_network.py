@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import uuid
 
 import httpx
 
-from tests.test_dashboard_pages import _csrf, image_id, login  # noqa: F401
+from tests.dashboard.test_dashboard_pages import _csrf, image_id, login  # noqa: F401
 
 
 def _until(fetch, test, timeout=60):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 
 
 def _until(fetch, want, timeout=60):

@@ -13,8 +13,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from upcloud import UpProcess, free_port  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from helpers.up_process import UpProcess, free_port  # noqa: E402
 
 CONF = "[identity]\npassword_hash_rounds = 4\n"
 

@@ -25,8 +25,8 @@ import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from upcloud import EXE, UpProcess, free_port  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
 
 CONF = """
 [identity]

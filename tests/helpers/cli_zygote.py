@@ -4,7 +4,7 @@ forks a fresh child per command, which runs the console script's own function,
 ``openstackclient.shell.main(argv)``, with the command's environment, its stdout/stderr
 in files and stdin from /dev/null — a new process per command, as from a shell, only
 without importing everything again. (The README's commands still run the installed
-`openstack` script from bash: tests/test_readme.py.)
+`openstack` script from bash: tests/readme/test_readme.py.)
 
 Protocol on a Unix socket: the client sends one JSON request {"args", "env"} and a
 newline; the child forked for the connection answers {"pid"} at once and, when the command

@@ -26,7 +26,7 @@ import tempfile
 import time
 import uuid
 
-import cli_zygote
+from helpers import cli_zygote
 
 ADMIN_PASSWORD = "admin-secret"
 

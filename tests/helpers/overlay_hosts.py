@@ -25,8 +25,8 @@ import threading
 import uuid
 from urllib.parse import urlsplit
 
-from cloud_helpers import own_cloud, wait_for
-from guestnet_helpers import UDHCPC_SCRIPT, echo_server
+from helpers.cloud import own_cloud, wait_for
+from helpers.guestnet import UDHCPC_SCRIPT, echo_server
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 UNDERLAY = "10.99.0.{}/24"

@@ -16,7 +16,7 @@ import stat
 
 import pytest
 
-SRC = pathlib.Path(__file__).resolve().parent.parent / "src" / "pocketstack"
+SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "pocketstack"
 SERVICES = ("compute", "network", "volume", "image", "identity", "control", "dashboard",
             "placement", "loadbalancer")
 

@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from cloud_helpers import free_tgt_port, wait_for
+from helpers.cloud import free_tgt_port, wait_for
 from libvirt_helpers import real_guests_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")

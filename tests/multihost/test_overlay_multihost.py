@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud,
+from helpers.overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud,
                            floating_ip_opened_by_its_group, routed_network, router_plugged, sh,
                            vteps, wait)
 

@@ -15,7 +15,7 @@ import pytest
 from pocketstack.common import config
 from pocketstack.common.image_formats import qcow2_header
 
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 V = {"OpenStack-API-Version": "placement 1.39"}
 PLACEMENT = {"service_type": "placement"}

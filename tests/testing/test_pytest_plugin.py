@@ -12,7 +12,7 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLE = os.path.join(HERE, "..", "examples", "test_with_pocketstack.py")
+EXAMPLE = os.path.join(HERE, "..", "..", "examples", "test_with_pocketstack.py")
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_the_example_runs_from_the_checkout_as_its_instructions_say():
     --timeout=300 must not apply (issue 21)."""
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:timeout", "-p",
                            "no:cacheprovider", "-q", "examples/test_with_pocketstack.py"],
-                          cwd=os.path.join(HERE, ".."), capture_output=True, text=True,
+                          cwd=os.path.join(HERE, "..", ".."), capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "5 passed" in proc.stdout

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from cloud_helpers import free_tgt_port, own_cloud
+from helpers.cloud import free_tgt_port, own_cloud
 from pocketstack.common.image_formats import qcow2_header
 
 pytestmark = pytest.mark.skipif(

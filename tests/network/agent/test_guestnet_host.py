@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from guestnet_helpers import (Guest, Project, links, namespaces, running_agent, sh, unique,
+from helpers.guestnet import (Guest, Project, links, namespaces, running_agent, sh, unique,
                               unique_table)
 
 BRIDGE_HOST = "gn-realhost"

@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from cloud_helpers import wait_for
-from guestnet_helpers import (Guest, Project, echo_server, links, namespaces, running_agent,
+from helpers.cloud import wait_for
+from helpers.guestnet import (Guest, Project, echo_server, links, namespaces, running_agent,
                               sh, unique, unique_table)
 
 BRIDGE_HOST = "gn-l3host"

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from guestnet_helpers import Project
+from helpers.guestnet import Project
 
 
 @pytest.fixture(scope="module")

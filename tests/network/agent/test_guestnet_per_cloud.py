@@ -18,8 +18,8 @@ import uuid
 
 import pytest
 
-from cloud_helpers import own_cloud
-from guestnet_helpers import unique, unique_table
+from helpers.cloud import own_cloud
+from helpers.guestnet import unique, unique_table
 
 TOOLS = ("ip", "dnsmasq", "nft")
 missing = [t for t in TOOLS if shutil.which(t) is None]

@@ -16,8 +16,8 @@ import uuid
 
 import pytest
 
-from cloud_helpers import own_cloud
-from guestnet_helpers import links, sh, unique
+from helpers.cloud import own_cloud
+from helpers.guestnet import links, sh, unique
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 NFT_TABLE = f"netagent_proc_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
