@@ -1,4 +1,4 @@
-"""Issue 10: Ansible's openstack.cloud collection against pocketstack — a realistic project
+"""Ansible's openstack.cloud collection against pocketstack — a realistic project
 with a volume attached to its server, created by one playbook
 (tests/ansible/project-present.yml), a second run that reports
 changed=0, then torn down (project-absent.yml).

@@ -1,4 +1,4 @@
-"""Issue 23, compute: instance disks in RBD (``[libvirt] images_type = rbd``) and RBD
+"""Compute: instance disks in RBD (``[libvirt] images_type = rbd``) and RBD
 volumes in libvirt, against the real cluster, a real libvirtd/QEMU guest and the API.
 
 One libvirt compute host (lrb-<random>) joins the session cloud with the session's Ceph

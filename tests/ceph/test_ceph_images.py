@@ -1,4 +1,4 @@
-"""The image service's rbd store against a real Ceph cluster (issue 23): real HTTP, the RBD
+"""The image service's rbd store against a real Ceph cluster: real HTTP, the RBD
 images checked with the admin's rbd bindings."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""kill -9 of the cloud in the middle of an rbd clone (issue 23): after the restart the
+"""Kill -9 of the cloud in the middle of an rbd clone: after the restart the
 volume is in error and nothing half-made is left in Ceph — no clone image, no
 ``.clone_snap`` on the source. The window is made real, not simulated: with
 rbd_max_clone_depth = 0 every clone is flattened, so a clone of a volume holding data

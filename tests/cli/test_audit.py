@@ -1,4 +1,4 @@
-"""`pocketstack audit` (issue 11): it finds each kind of broken invariant it promises, and
+"""`pocketstack audit`: it finds each kind of broken invariant it promises, and
 says nothing about a healthy server. (A whole clean cloud exiting 0 is pinned by the
 restart test, which ends with the command.)"""
 import os

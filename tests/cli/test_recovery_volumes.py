@@ -1,4 +1,4 @@
-"""Issue 21: kill -9 of a pocketstack process in the middle of a burst of boots that use
+"""Kill -9 of a pocketstack process in the middle of a burst of boots that use
 volumes, for real (SIGKILL of the process, no mocks), and what a user then sees through
 the API: every server ACTIVE (or ERROR with a reason), no volume left reserved,
 attaching, downloading or in error without a reason, and `pocketstack audit` clean once

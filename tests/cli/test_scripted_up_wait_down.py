@@ -1,4 +1,4 @@
-"""Issue 12: the cloud from scripts, CI and other languages — `pocketstack up --detach`,
+"""The cloud from scripts, CI and other languages — `pocketstack up --detach`,
 `wait`, `down` with their exit codes — and `pocketstack demo` on a plain install (no
 openstacksdk); a failed `up` leaves no lock and no half-made data dir."""
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_detach_wait_demo_down(detached):
     assert "created  server instance_hrp2" in demo.stdout
     assert "define and start the guest" in demo.stdout
     assert os.path.getsize(os.path.join(data, "cirros.img")) > 0
-    # Every file of the data dir is owner-only, the demo's image and the log too (issue 21).
+    # Every file of the data dir is owner-only, the demo's image and the log too.
     loose = {os.path.join(base, name): oct(os.stat(os.path.join(base, name)).st_mode & 0o777)
              for base, _, names in os.walk(data) for name in names
              if os.stat(os.path.join(base, name)).st_mode & 0o077}

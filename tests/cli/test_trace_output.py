@@ -1,4 +1,4 @@
-"""Issue 12: `pocketstack trace` readable anywhere — at 80 columns and piped (no colour
+"""`pocketstack trace` readable anywhere — at 80 columns and piped (no colour
 codes, no line wider than the terminal), steps named by what they do (no
 `compute__do_…`), the gaps between steps shown and labelled, and --format json; it needs
 no openstacksdk (a plain install has none)."""

@@ -70,7 +70,7 @@ def test_summary_shows_url_password_and_next_commands(first_up):
     out = first_up.output()
     assert f"pocketstack is up at {first_up.url} (bootstrapped in " in out
     # stdout is a file here: the password stays in its 0600 file, the output says where
-    # (issue 11; tests/hardening/test_hardening_files.py shows it goes to a terminal).
+    # (tests/hardening/test_hardening_files.py shows it goes to a terminal).
     assert first_up.admin_password() not in out
     assert f"{first_up.data_dir}/admin-password" in out
     assert f"export OS_CLIENT_CONFIG_FILE={first_up.data_dir}/clouds.yaml OS_CLOUD=pocketstack" in out

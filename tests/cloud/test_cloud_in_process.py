@@ -1,4 +1,4 @@
-"""Issue 12: ``from pocketstack import Cloud`` — several clouds in one process, one after
+"""``from pocketstack import Cloud`` — several clouds in one process, one after
 another and at the same time, each serving its own database, keys and service token."""
 from __future__ import annotations
 

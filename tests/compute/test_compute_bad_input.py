@@ -1,4 +1,4 @@
-"""Every bad input the issue lists is a 4xx in nova's error format, never a 500, and
+"""Every bad input below is a 4xx in nova's error format, never a 500, and
 writes no server."""
 import base64
 

@@ -1,4 +1,4 @@
-"""The boot path end to end through the real API (issue 5): openstacksdk create_server +
+"""The boot path end to end through the real API: openstacksdk create_server +
 wait_for_server, the seed-001 state sequence, the trace as instance actions/events and at
 /pocketstack/v1, and delete."""
 import threading

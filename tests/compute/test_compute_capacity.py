@@ -1,5 +1,5 @@
 """100 servers created concurrently on hosts that fit exactly 100: all ACTIVE, no host over
-capacity; the 101st goes to ERROR with a NoValidHost that explains itself (issue 5)."""
+capacity; the 101st goes to ERROR with a NoValidHost that explains itself."""
 import concurrent.futures
 import time
 

@@ -1,4 +1,4 @@
-"""The issue's user flow with the real openstack CLI: server create --wait on the private
+"""The compute user flow with the real openstack CLI: server create --wait on the private
 network, server list shape as seed 000, server event list, stop/start/delete, and
 `pocketstack trace`."""
 import os

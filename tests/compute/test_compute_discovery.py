@@ -1,6 +1,6 @@
-"""Version discovery and microversion negotiation (issue 5, API)."""
+"""Version discovery and microversion negotiation (API)."""
 
-CURRENT = "2.100"  # compute's maximum microversion (issue 22 raises it step by step)
+CURRENT = "2.100"  # compute's maximum microversion (raised step by step as microversions land)
 
 
 def test_versions_root_lists_v21_with_min_and_max(cloud):

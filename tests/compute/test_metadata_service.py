@@ -1,7 +1,7 @@
-"""Issue 9: the metadata a guest gets (nova's metadata API, neutron's isolated metadata
+"""The metadata a guest gets (nova's metadata API, neutron's isolated metadata
 lookup by network and source address) and its config drive, read back with pycdlib.
 Unprivileged: servers on the simulated hosts, the network agent's metadata proxy on
-127.0.0.1 forwarding to compute's metadata API (issue 20), which is also asked directly
+127.0.0.1 forwarding to compute's metadata API, which is also asked directly
 at <cloud>/metadata to see that it trusts signed requests only."""
 from __future__ import annotations
 

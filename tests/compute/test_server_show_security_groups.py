@@ -1,4 +1,4 @@
-"""Issue 12: `openstack server show` names the server's security groups by name — the
+"""`openstack server show` names the server's security groups by name — the
 openstack CLI sends the groups' ids on create (it resolves names itself), and nova shows
 names."""
 import uuid

@@ -1,4 +1,4 @@
-"""Issue 11: the classes of bad input a hostile or careless user sends, on every service.
+"""The classes of bad input a hostile or careless user sends, on every service.
 
 Each answer must be a 4xx in the service's own error format; the database keeps the same
 rows; and the request logs no traceback and nothing at ERROR (one access line, at most a
@@ -445,7 +445,7 @@ def test_unicode_digits_in_volume_quota_update_are_400(api, cloud, value):
                 json.dumps({"quota_set": {"volumes": value}}), codes=(400,))
 
 
-# --- the volume API (issue 21): 400 in cinder's format where it was a 500 or accepted ---
+# --- the volume API: 400 in cinder's format where it was a 500 or accepted ---
 
 VOLUME_3_60 = {"OpenStack-API-Version": "volume 3.60"}
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 6: the scheduler's per-host failed-build count stays fair. A success resets
+"""The scheduler's per-host failed-build count stays fair. A success resets
 it even when the count was left by an earlier run (or added by the conductor); a user's
 bad input is refused at the API or, if it only fails during the build, is ERROR at once
 without counting against any host."""

@@ -1,4 +1,4 @@
-"""Issue 11 item 7: the data dir is 0700 (an existing one is tightened), files holding
+"""The data dir is 0700 (an existing one is tightened), files holding
 secrets and data are 0600 (database, -wal/-shm, images, DHCP files), and the generated
 admin password goes to a terminal only."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The two central parsers of issue 11 at their edges: what they must still accept is as
+"""The two central parsers (JSON bodies, numbers) at their edges: what they must still accept is as
 important as what they refuse (the HTTP-level classes are in test_hardening_bad_input)."""
 import pytest
 

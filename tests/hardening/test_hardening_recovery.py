@@ -1,4 +1,4 @@
-"""Issue 11 item 5 in a running cloud: a lost message is found by the conductor's check for
+"""Lost messages in a running cloud: one is found by the conductor's check for
 builds without progress ([compute] build_stall_timeout), long before the build deadline
 (set to ten minutes here, so only the stall check can settle them)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 11 item 5: kill -9 in the middle of a burst of boots, restart, and every server is
+"""Kill -9 in the middle of a burst of boots, restart, and every server is
 ACTIVE or ERROR at once — not after the build deadline — with nothing leaked.
 
 The build deadline and the stalled-build check are set to ten minutes here, so only the

@@ -1,4 +1,4 @@
-"""Issue 11 item 1: a request that arrives while the cloud starts never meets a model half
+"""A request that arrives while the cloud starts never meets a model half
 imported, and a service that is not ready yet answers 503 with Retry-After."""
 import os
 import subprocess
@@ -76,7 +76,7 @@ def test_identity_answers_while_the_rest_is_starting(cloud):
 
 
 def test_reads_are_served_while_the_background_workers_start(cloud):
-    """Issue 13: once the REST packages are loaded, GETs need no background worker and
+    """Once the REST packages are loaded, GETs need no background worker and
     are answered; a write waits for the workers (its service's RPC roles, start-up
     recovery) and, if they are not running in time, gets the 503."""
     from pocketstack.wsgi.app import PocketstackApp

@@ -8,7 +8,7 @@ conftests load).
 * ``cloud.session()`` — a keystoneauth1 Session (admin, or any user/project);
 * ``cloud.sdk()`` — an openstacksdk Connection on such a session;
 * ``cloud.cli("server", "list", "-f", "json")`` — the real `openstack` CLI (1-2 s each: keep
-  it for the user flows the issues name);
+  it for the user flows a user types);
 * ``cloud.make_user()`` — a fresh project and user with the given roles, written straight
   into the database so tests of other services do not pay for identity calls.
 """

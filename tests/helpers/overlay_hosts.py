@@ -1,4 +1,4 @@
-"""Several "hosts" on one machine for the overlay tests and bench (issue 24): each host is a
+"""Several "hosts" on one machine for the overlay tests and bench: each host is a
 network namespace with an underlay address on a shared test switch (a bridge in a
 namespace of its own), running `pocketstack service network-agent` inside it. Guests
 are stand-ins (``Guest``: a namespace each joined by a veth named as libvirt's tap

@@ -1,4 +1,4 @@
-"""issue 10, identity: system role grants (upstream test suites create a system-reader
+"""Identity: system role grants (upstream test suites create a system-reader
 user for every admin test class), 404 for an unknown domain, domain update."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""issue 10, catalog and discovery: every service the catalog or the root map lists
+"""Catalog and discovery: every service the catalog or the root map lists
 answers at its root with a version document."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""issue 22, identity: domain-specific role grants, projects acting as domains, the project
+"""Identity: domain-specific role grants, projects acting as domains, the project
 hierarchy views, application credential access rules and /v3/policies filters — through
 python-keystoneclient and openstacksdk as the clients' own test suites call them."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""issue 22, identity: OS-EP-FILTER, OS-FEDERATION, OS-OAUTH1 consumers and domain-specific
+"""Identity: OS-EP-FILTER, OS-FEDERATION, OS-OAUTH1 consumers and domain-specific
 configuration through python-keystoneclient, openstacksdk and a keystoneauth session, with
 keystone's error bodies for what they refuse."""
 from __future__ import annotations

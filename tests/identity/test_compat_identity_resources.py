@@ -1,4 +1,4 @@
-"""issue 10, identity: credentials (incl. EC2 and the OS-EC2 view), unified limits and
+"""Identity: credentials (incl. EC2 and the OS-EC2 view), unified limits and
 policy blobs through keystoneclient and openstacksdk."""
 from __future__ import annotations
 

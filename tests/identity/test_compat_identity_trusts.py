@@ -1,4 +1,4 @@
-"""issue 10, identity: trusts (/v3/OS-TRUST) through keystoneclient, keystoneauth1's
+"""Identity: trusts (/v3/OS-TRUST) through keystoneclient, keystoneauth1's
 ``v3.Password(trust_id=...)`` and the `openstack trust` CLI."""
 from __future__ import annotations
 

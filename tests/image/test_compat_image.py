@@ -1,4 +1,4 @@
-"""issue 10, image: what python-glanceclient and glance's own API tests hit."""
+"""Image: what python-glanceclient and glance's own API tests hit."""
 from __future__ import annotations
 
 import io
@@ -159,7 +159,7 @@ def test_import_must_match_the_disk_format(owner):
 
 
 def test_cli_metadef_namespaces(cloud):
-    """issue 22: `openstack image metadef namespace list/show` over glance's seeded data."""
+    """`openstack image metadef namespace list/show` over glance's seeded data."""
     listed = cloud.cli("image", "metadef", "namespace", "list", "-f", "json")
     names = [row.get("namespace") or row.get("Namespace") for row in listed]
     assert "OS::Compute::Libvirt" in names and len(names) == 33

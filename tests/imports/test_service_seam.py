@@ -1,4 +1,4 @@
-"""Services talk to each other only through their APIs (issue 20).
+"""Services talk to each other only through their APIs.
 
 The imports: no service reaches into another's code or tables (every import in a file
 counts, also one inside a function). The tokens: each service logs in through the
@@ -59,7 +59,7 @@ def test_no_service_reaches_into_another(package, forbidden):
 
 
 def test_compute_reaches_placement_only_through_its_in_process_door():
-    """Issue 25: the scheduler claims and the hosts report through placement/direct.py and
+    """The scheduler claims and the hosts report through placement/direct.py and
     placement/report.py (docs/architecture.md says why not HTTP); nothing else of
     placement's is compute's business."""
     allowed = {"pocketstack.placement", "pocketstack.placement.direct",

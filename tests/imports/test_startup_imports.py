@@ -1,4 +1,4 @@
-"""Issue 13: a start imports only what a start needs. What a restart does not use (HTTP
+"""A start imports only what a start needs. What a restart does not use (HTTP
 clients, jsonschema, alembic on an up-to-date database, websockets, the other CLI commands)
 is imported by its first use; these tests look at ``sys.modules`` in a fresh interpreter,
 so a module-level import that brings one back fails them (behaviour, not timing)."""

@@ -1,4 +1,4 @@
-"""Issue 24, real QEMU guests on two compute hosts of one machine: a controller cloud (RPC
+"""Real QEMU guests on two compute hosts of one machine: a controller cloud (RPC
 over unix sockets), two compute hosts and a network node, each host a network namespace
 with its own underlay address on a test switch (tests/helpers/overlay_hosts.py). Each compute
 host runs its network agent inside its namespace and its compute agent (`pocketstack

@@ -1,4 +1,4 @@
-"""Issue 24, the overlay between hosts, on one machine: a controller cloud (RPC over unix
+"""The overlay between hosts, on one machine: a controller cloud (RPC over unix
 sockets) and three "compute hosts", each a network namespace with its own underlay
 address on a test switch, running `pocketstack service network-agent` inside with
 ``[network] local_ip``. Guests are stand-ins (a namespace with the port's MAC and

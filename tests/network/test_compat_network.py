@@ -1,4 +1,4 @@
-"""issue 10, network: what python-neutronclient, openstacksdk and the CLI's project
+"""Network: what python-neutronclient, openstacksdk and the CLI's project
 cleanup hit on the network API."""
 from __future__ import annotations
 

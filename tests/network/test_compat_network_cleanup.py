@@ -1,4 +1,4 @@
-"""issue 10: `openstack project cleanup` removes a project's network resources (it read
+"""`openstack project cleanup` removes a project's network resources (it read
 /v2.0/service-providers first, and its 404 silently aborted the whole cleanup)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""issue 10, network: rbac-policies (networks, QoS policies, security groups shared with one
+"""Network: rbac-policies (networks, QoS policies, security groups shared with one
 project or all) and QoS policies bound to ports and networks — through openstacksdk, the
 `openstack network rbac` / `port set --qos-policy` CLI, and plain HTTP for error bodies."""
 from __future__ import annotations

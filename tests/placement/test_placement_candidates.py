@@ -1,4 +1,4 @@
-"""Placement (issue 25): GET /allocation_candidates - single providers, nested trees,
+"""Placement: GET /allocation_candidates - single providers, nested trees,
 sharing providers, numbered groups, traits, aggregates, limits and bad input."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Placement (issue 25): version discovery, providers, inventories, classes, traits and
+"""Placement: version discovery, providers, inventories, classes, traits and
 aggregates over real HTTP, with placement's 4xx for bad input."""
 from __future__ import annotations
 

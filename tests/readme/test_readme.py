@@ -1,4 +1,4 @@
-"""Issue 12: the README's commands work as written on a fresh copy of the repository —
+"""The README's commands work as written on a fresh copy of the repository —
 every ```sh block, in order, in one shell, exactly as the README has them: `make up`
 (which creates the venv and installs pocketstack and the openstack CLI), `source
 .venv/bin/activate`, the CLI calls, `pocketstack demo`, the by-hand boot after it, the
@@ -48,7 +48,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_readme_has_the_commands_the_issue_names():
+def test_readme_has_the_commands_a_user_needs():
     text = open(os.path.join(ROOT, "README.md")).read()
     script = "\n".join(sh_blocks(text))
     for command in ("make up", "source .venv/bin/activate", "pocketstack demo",
@@ -57,7 +57,7 @@ def test_readme_has_the_commands_the_issue_names():
                     "pocketstack down"):
         assert command in script, command
     assert "seed" not in text.lower()
-    # Issue 21: what the README's commands need beyond `make up` is named at the top.
+    # What the README's commands need beyond `make up` is named at the top.
     requirements = text[text.index("## Requirements"):text.index("## Quick start")]
     for need in ("Python 3.11", "python3-venv", "qemu-utils", "make libvirt", "dnsmasq-base",
                  "nftables", "iproute2"):

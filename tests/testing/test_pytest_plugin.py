@@ -1,4 +1,4 @@
-"""Issue 12: the pytest plugin, exercised the way a user's project runs it — a pytest of
+"""The pytest plugin, exercised the way a user's project runs it — a pytest of
 its own, loading the plugin with ``-p pocketstack`` (auto-loading off), on the documented
 example suite examples/test_with_pocketstack.py, copied into a project directory of its own
 (so the repository's conftest is not used)."""
@@ -40,7 +40,7 @@ def test_the_example_suite_passes_with_the_plugin(example_project):
 def test_the_example_runs_from_the_checkout_as_its_instructions_say():
     """`pytest examples/test_with_pocketstack.py` in the checkout, where pytest-timeout
     need not be installed (`-p no:timeout` as if it were not): pyproject.toml's
-    --timeout=300 must not apply (issue 21)."""
+    --timeout=300 must not apply."""
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:timeout", "-p",
                            "no:cacheprovider", "-q", "examples/test_with_pocketstack.py"],
                           cwd=os.path.join(HERE, "..", ".."), capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""Issue 22, block storage: answers as cinder gives them where clients and tempest look -
+"""Block storage: answers as cinder gives them where clients and tempest look -
 the snapshot's extended attributes for members, an empty id, unknown filters and markers,
 the update's answer and the read-only flag in the metadata. Through openstacksdk and
 keystoneauth as a user would."""

@@ -1,4 +1,4 @@
-"""Issue 8: quotas (race-safe), limits, extensions, availability zones, os-services,
+"""Quotas (race-safe), limits, extensions, availability zones, os-services,
 volume types with extra specs and backend routing, snapshots, volume actions."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 8 (service side): discovery, microversions, cinder's error bodies, volumes CRUD on
+"""The volume service: discovery, microversions, cinder's error bodies, volumes CRUD on
 the file backend, and the attachments API nova uses — through keystoneauth1 and
 openstacksdk against the in-process cloud."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8's user flow with the real `openstack` CLI (volume parts; the server parts are
+"""The block storage user flow with the real `openstack` CLI (volume parts; the server parts are
 compute's): create, from image, snapshot and volume from it, list/show/set --size, image
 from a volume, quota show/set, a volume type routed to a backend."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 22, block storage: the image-metadata volume actions and os-update_snapshot_status,
+"""Block storage: the image-metadata volume actions and os-update_snapshot_status,
 with cinder's answers and errors, through keystoneauth as a client (openstacksdk's
 volume.set_image_metadata / delete_image_metadata) calls them."""
 from __future__ import annotations

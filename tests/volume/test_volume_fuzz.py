@@ -1,5 +1,5 @@
 """Whatever a client sends, the volume API answers with a result or a 4xx in cinder's
-format — never a 500 (issue 8's bad-input rule), for creates, updates, actions,
+format — never a 500 (the bad-input rule), for creates, updates, actions,
 attachments, quota sets and list queries."""
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def test_malformed_json(session):
         ["volume_id", "name", "no_snapshots", "auth_key", "volume_type", "volumes", "host",
          "ref", "bootable", "metadata"]), json_values, max_size=3), max_size=2),
     action=st.sampled_from(["os-extend_volume_completion", "os-reimage"]))
-def test_issue22_endpoint_bodies(session, cloud, volume_id, body, action):
+def test_transfer_manage_and_default_type_bodies(session, cloud, volume_id, body, action):
     """Transfers, default types, quota classes, manage and the 3.68/3.71 actions: a
     result or a 4xx, for members and admins."""
     admin = cloud.session()
@@ -174,7 +174,7 @@ def test_issue22_endpoint_bodies(session, cloud, volume_id, body, action):
 @given(query=st.dictionaries(st.sampled_from(
     ["limit", "marker", "sort", "offset", "created_at", "updated_at", "consumes_quota",
      "all_tenants", "host", "resource", "name"]), st.text(max_size=30), max_size=4))
-def test_issue22_list_queries(session, cloud, query):
+def test_list_queries_of_newer_endpoints(session, cloud, query):
     encoded = urllib.parse.urlencode(query)
     for path in ("/volumes/detail", "/volumes/summary", "/snapshots", "/volume-transfers",
                  "/os-volume-transfer/detail", "/resource_filters"):

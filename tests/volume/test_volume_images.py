@@ -1,4 +1,4 @@
-"""Issue 8: a volume created from an image holds exactly the image's bytes (raw and
+"""A volume created from an image holds exactly the image's bytes (raw and
 qcow2), is bootable with volume_image_metadata, and round-trips through
 os-volume_upload_image to an image with identical bytes."""
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_volume_from_qcow2_image(cloud, member, raw, tmp_path):
 @needs_qemu_img
 def test_volume_from_the_demo_image(cloud, member, raw):
     """The README's `openstack volume create --image cirros --size 1 --bootable root1` on
-    the cirros.img `pocketstack demo` leaves (issue 21: qemu-img refused it)."""
+    the cirros.img `pocketstack demo` leaves (qemu-img refused it)."""
     from pocketstack.cli.demo import demo_image
 
     conn = cloud.user_sdk(member)

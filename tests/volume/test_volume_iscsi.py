@@ -1,4 +1,4 @@
-"""File volumes exported over iSCSI by tgt (`[volume] target_helper = tgtadm`, issue 23), as
+"""File volumes exported over iSCSI by tgt (`[volume] target_helper = tgtadm`), as
 cinder's LVM driver does for hosts that cannot open the volume's file: a server's attachment
 gets cinder's iscsi connection_info, the target requires the volume's CHAP credentials (an
 initiator without them is refused), the LUN carries the volume's bytes both ways (QEMU's

@@ -1,4 +1,4 @@
-"""Issue 8: the LVM backend for real — a volume group on a loop device (made and removed
+"""The LVM backend for real — a volume group on a loop device (made and removed
 here), thick and thin volumes, connection_info on the LV's block device, snapshot, volume
 from snapshot, extend, delete with no LV left behind. Needs root, lvm2 and a kernel with
 device-mapper; skips with the reason otherwise."""

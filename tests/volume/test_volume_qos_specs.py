@@ -1,4 +1,4 @@
-"""Issue 22, block storage: /qos-specs as cinder's qos_specs_manage answers it - CRUD, keys,
+"""Block storage: /qos-specs as cinder's qos_specs_manage answers it - CRUD, keys,
 associations with volume types and the admin-only policy - through openstacksdk's
 block_storage proxy and keystoneauth."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8: nothing leaks — concurrent attaches of one volume give exactly one attachment,
+"""Nothing leaks — concurrent attaches of one volume give exactly one attachment,
 and the volume service's start-up reconciliation repairs what a crash left (volumes stuck
 mid-create, deletes cut short, orphaned backend files)."""
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_attachments_of_servers_that_do_not_exist_are_deleted_once_old(cloud, ra
     """What a process killed between a boot's reservation and its server row leaves: an
     attachment naming a server that never existed. The volume service deletes it once it
     is older than [volume] orphaned_attachment_age; a younger one, or one whose server
-    exists, stays (issue 21)."""
+    exists, stays."""
     import datetime as dt
 
     from pocketstack.common import db

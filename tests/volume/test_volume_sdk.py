@@ -1,4 +1,4 @@
-"""Issue 8 through openstacksdk's block_storage proxy, as Ansible and Terraform users'
+"""The volume API through openstacksdk's block_storage proxy, as Ansible and Terraform users'
 tools call it: types, volumes and their actions, snapshots, the attachments API, limits,
 availability zones, services and extensions."""
 from __future__ import annotations

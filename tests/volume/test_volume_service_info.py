@@ -1,4 +1,4 @@
-"""Issue 22, block storage: what clients ask the service about itself - a backend's
+"""Block storage: what clients ask the service about itself - a backend's
 capabilities (admin), the list filters each resource honours (3.33) - and the default
 quota class, which admins update to change every project's defaults. Through
 openstacksdk and keystoneauth."""

@@ -1,4 +1,4 @@
-"""Issue 22, block storage: /types/{id}/encryption as cinder's volume_type_encryption
+"""Block storage: /types/{id}/encryption as cinder's volume_type_encryption
 extension answers it - create, show (whole or one field), update, delete, 400 while a volume
 uses the type, admin only - through openstacksdk and keystoneauth."""
 from __future__ import annotations

@@ -128,7 +128,7 @@ SERVICE_USER_OPTS = [
 ]
 
 
-# Ceph (issue 23): one cluster the image, volume and compute services share, each as its
+# Ceph: one cluster the image, volume and compute services share, each as its
 # own cephx user on its own pool (common/ceph.py connects; common/ceph_cluster.py makes a
 # one-node cluster for a lab). Named after glance's rbd_store_*, cinder's rbd_* and nova's
 # [libvirt] images_rbd_* options, gathered in one section.

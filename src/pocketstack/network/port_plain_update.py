@@ -1,6 +1,6 @@
 """A port update that sets only plain columns of the port row (name, admin state, device,
 binding: every boot's binding and every server delete's unbinding), with the SQLite
-writer lock held for one UPDATE only (issue 13).
+writer lock held for one UPDATE only.
 
 The port, its network and its tags are read, the caller authorized, the checks made and
 the new status and VIF worked out outside the write transaction; the write is then a

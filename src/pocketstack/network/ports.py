@@ -535,7 +535,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         port.extra_dhcp_opts = opts or None
     dhcp_relevant |= "dns_name" in values
     # Status, VIF and revision before the first flush: a binding update (every boot's)
-    # then writes the row once (issue 13). Nothing below changes what they depend on.
+    # then writes the row once. Nothing below changes what they depend on.
     binding_state(port)
     base.touch(port)
     s.flush()

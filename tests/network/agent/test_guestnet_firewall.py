@@ -1,4 +1,4 @@
-"""Issue 9: security groups rendered as nftables rules (network/agent/firewall.py). The
+"""Security groups rendered as nftables rules (network/agent/firewall.py). The
 text is checked here; whether the kernel filters as it says is test_guestnet_host.py's
 job. With root, the rendered table is also checked by nft itself (--check: nothing is
 applied)."""

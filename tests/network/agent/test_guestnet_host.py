@@ -1,4 +1,4 @@
-"""Issue 9: real guest networking on this host, without VMs. A server's port is bound to a
+"""Real guest networking on this host, without VMs. A server's port is bound to a
 bridge host through the API; the test then plays the guest: a namespace joined to the
 network's bridge by a veth named as libvirt's tap would be, with the port's MAC, running
 busybox udhcpc, fetching metadata from 169.254.169.254 and pinging other guests.

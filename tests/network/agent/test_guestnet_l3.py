@@ -1,4 +1,4 @@
-"""Issue 24: real routers and floating IPs on this host (network/agent/l3.py), without VMs.
+"""Real routers and floating IPs on this host (network/agent/l3.py), without VMs.
 Pretend guests as in test_guestnet_host.py (namespaces gn… on the project network's
 bridge); an "outside" namespace gno… on the external network's bridge holds the external
 subnet's gateway address and answers HTTP with the address it sees the client as.

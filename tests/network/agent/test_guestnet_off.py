@@ -1,4 +1,4 @@
-"""Issue 9: host networking is off by default — the all-in-one with simulated hosts needs
+"""Host networking is off by default — the all-in-one with simulated hosts needs
 no root and creates nothing on the host (no agent, no bridge, no namespace, no metadata
 route in the DHCP options), and ports keep their simulated binding."""
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_default_cloud_plumbs_nothing(cloud, project):
 
 
 def test_the_agent_plugs_the_ports_compute_binds_to_this_machine(cloud):
-    """Issue 20: the agent names this machine from its own config ([network] host), by
+    """The agent names this machine from its own config ([network] host), by
     default as compute names its libvirt host, without asking compute's code."""
     from pocketstack.common import config
     from pocketstack.compute.service import libvirt_host_name

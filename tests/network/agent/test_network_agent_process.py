@@ -1,4 +1,4 @@
-"""Issue 24, per-host agents: `pocketstack service network-agent --host NAME` as a process
+"""Per-host agents: `pocketstack service network-agent --host NAME` as a process
 of its own next to a cloud whose RPC goes over unix sockets (as `up --workers`). It has
 no database (its config names one that does not exist), learns what to plumb from the
 network service over RPC, heartbeats into `openstack network agent list`, and shows dead

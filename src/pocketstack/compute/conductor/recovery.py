@@ -1,4 +1,4 @@
-"""Builds nobody is working on any more (issue 11 item 5), found long before the build
+"""Builds nobody is working on any more, found long before the build
 deadline:
 
 * at start-up of an all-in-one (in-process bus), every build still waiting to be scheduled
