@@ -42,7 +42,9 @@ down:
 # 3.8 can wait forever for the replacement of a crashed worker under --dist loadfile.
 TEST_WORKERS ?= 3
 # A worker that died in a Ceph test left what librados printed (tests/ceph/conftest.py).
+# ruff first (pyproject.toml's [tool.ruff]): a lint error stops the run before the tests.
 test: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check src tests bench tools
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS) || { \
 	  status=$$?; for f in $${TMPDIR:-/tmp}/pocketstack-test-stderr-*.log; do \
 	    [ -f "$$f" ] && { echo "== stderr of the worker that died in $$(head -n 1 "$$f")"; tail -n 60 "$$f"; rm -f "$$f"; }; \

@@ -11,7 +11,8 @@ from helpers.cloud import own_cloud
 # Ansible take minutes on a busy machine (a 2-core CI box at load 15 runs them 3-5x slower
 # than idle): their per-test limit is 900 s instead of pyproject's 300 s. The limit is for
 # hangs; what they wait on inside is a condition, not a wall-clock guess.
-SLOW_END_TO_END = ("tests/libvirt/test_libvirt_guests.py", "tests/dashboard/test_dashboard_browser.py",
+SLOW_END_TO_END = ("tests/libvirt/test_libvirt_guests.py",
+                   "tests/dashboard/test_dashboard_browser.py",
                    "tests/ansible/test_ansible_project.py", "tests/ceph/test_ceph_compute.py",
                    "tests/libvirt/test_libvirt_multihost.py")
 

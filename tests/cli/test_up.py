@@ -73,7 +73,8 @@ def test_summary_shows_url_password_and_next_commands(first_up):
     # (tests/hardening/test_hardening_files.py shows it goes to a terminal).
     assert first_up.admin_password() not in out
     assert f"{first_up.data_dir}/admin-password" in out
-    assert f"export OS_CLIENT_CONFIG_FILE={first_up.data_dir}/clouds.yaml OS_CLOUD=pocketstack" in out
+    assert (f"export OS_CLIENT_CONFIG_FILE={first_up.data_dir}/clouds.yaml "
+            "OS_CLOUD=pocketstack") in out
     assert "openstack token issue" in out
     assert "Traceback" not in out
 

@@ -96,7 +96,8 @@ def test_power_actions_and_console(api, image_id):
 def test_lock_blocks_owner_actions(api, image_id):
     sid = api.boot(image_id)
     api.wait(sid)
-    assert api.post(f"/servers/{sid}/action", {"lock": {"locked_reason": "maint"}}).status_code == 202
+    r = api.post(f"/servers/{sid}/action", {"lock": {"locked_reason": "maint"}})
+    assert r.status_code == 202
     s = api.server(sid)
     assert s["locked"] is True and s["locked_reason"] == "maint"
     r = api.post(f"/servers/{sid}/action", {"os-stop": None})

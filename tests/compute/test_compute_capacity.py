@@ -74,7 +74,8 @@ def test_hundred_concurrent_boots_fill_hosts_exactly(cloud, make_api, admin_api,
         s = api.wait(extra)
         assert s["status"] == "ERROR"
         msg = s["fault"]["message"]
-        assert msg.startswith("No valid host: 4 hosts; resource fit removed 4 (need 3900 MB RAM,"), msg
+        assert msg.startswith(
+            "No valid host: 4 hosts; resource fit removed 4 (need 3900 MB RAM,"), msg
         ids.append(extra)
     finally:
         with concurrent.futures.ThreadPoolExecutor(10) as pool:

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 # The same image, admin and member fixtures as the other pages' tests.
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, admin_client, image_id, login, member  # noqa: F401
+from tests.dashboard.test_dashboard_pages import (  # noqa: F401
+    _alert, _csrf, admin_client, image_id, login, member)
 
 
 JSON = {"Accept": "application/json"}  # what upload.js asks for
@@ -217,7 +218,7 @@ def test_launch_with_key_group_and_a_new_volume_and_the_detail_shows_them(
     conn.compute.create_keypair(name="dash3-key")
     net = conn.network.create_network(name="dash3-net")
     conn.network.create_subnet(network_id=net.id, cidr="10.89.0.0/24", ip_version=4)
-    group = conn.network.create_security_group(name="dash3-web")
+    conn.network.create_security_group(name="dash3-web")
     page = client.get("/dashboard/servers/launch")
     assert '<option value="dash3-key">dash3-key</option>' in page.text
     assert '<option value="dash3-web">dash3-web</option>' in page.text

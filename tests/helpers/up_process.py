@@ -1,5 +1,6 @@
 """`pocketstack up` in a child process, for tests of the command itself and of the cloud on
-other database engines (tests/db/conftest.py). Import with ``from helpers.up_process import UpProcess``.
+other database engines (tests/db/conftest.py). Import with ``from helpers.up_process import
+UpProcess``.
 """
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ import uuid
 import pytest
 
 from libvirt_helpers import real_guests_missing
-from helpers.overlay_hosts import (Outside, fabric_cloud, floating_ip_opened_by_its_group, routed_network,
-                           router_plugged, vteps, wait)
+from helpers.overlay_hosts import (Outside, fabric_cloud, floating_ip_opened_by_its_group,
+                                   routed_network, router_plugged, vteps, wait)
 
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
 BOOT_TIMEOUT = 180.0  # two guests under QEMU's software emulation on a loaded machine

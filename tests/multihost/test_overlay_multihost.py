@@ -22,8 +22,8 @@ import uuid
 import pytest
 
 from helpers.overlay_hosts import (PHYSNET, PHYSNET_IFACE, Guest, Outside, fabric_cloud,
-                           floating_ip_opened_by_its_group, routed_network, router_plugged, sh,
-                           vteps, wait)
+                                   floating_ip_opened_by_its_group, routed_network, router_plugged,
+                                   sh, vteps, wait)
 
 FLOOD = "00:00:00:00:00:00"
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")

@@ -208,7 +208,8 @@ def data_dir() -> str:
     return path
 
 
-def load(data_dir: str, config_file: str | None = None, overrides: dict | None = None) -> cfg.ConfigOpts:
+def load(data_dir: str, config_file: str | None = None,
+         overrides: dict | None = None) -> cfg.ConfigOpts:
     """Parse the config file (if any) and apply defaults derived from the data dir.
 
     ``overrides`` maps "group.option" (or "option" for DEFAULT) to a value and wins over the

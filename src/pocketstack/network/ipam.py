@@ -82,7 +82,7 @@ def validate_pools(pools: list[dict], cidr: str, gateway_ip: str | None) -> list
             raise exc.OutOfBoundsAllocationPool(text, cidr)
         ranges.append((int(start), int(end), text))
     ranges.sort()
-    for (a1, b1, t1), (a2, b2, t2) in zip(ranges, ranges[1:]):
+    for (_a1, b1, t1), (a2, _b2, t2) in zip(ranges, ranges[1:]):
         if a2 <= b1:
             raise exc.OverlappingAllocationPools(t1, t2, cidr)
     if gateway_ip:

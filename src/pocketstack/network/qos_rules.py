@@ -1,7 +1,8 @@
 """The rules of a QoS policy, of the types neutron's reference drivers know:
 bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate and
 packet_rate_limit (qos-pps), under /v2.0/qos/policies/{id}/<type>_rules and, by rule id
-alone, /v2.0/qos/alias_<type>_rules (qos-rules-alias, qos-pps-minimum-rule-alias). Conflicts are refused as neutron's qos_policy_validator does. Writing
+alone, /v2.0/qos/alias_<type>_rules (qos-rules-alias, qos-pps-minimum-rule-alias). Conflicts are
+refused as neutron's qos_policy_validator does. Writing
 is for admins, as in neutron. Rules are recorded: no packet is shaped or marked, and a
 minimum_* rule asks placement for nothing.
 """

@@ -389,7 +389,7 @@ def delete_subnet(ctx, subnet_id: str, if_revision: int | None = None) -> None:
         users = s.execute(sa.select(Port.id, Port.device_owner).join(
             IPAllocation, IPAllocation.port_id == Port.id).where(
             IPAllocation.subnet_id == subnet.id)).all()
-        for port_id, owner in users:
+        for _port_id, owner in users:
             removable = owner == "network:dhcp" or (auto and owner not in ipam.ROUTER_OWNERS)
             if not removable:
                 raise exc.SubnetInUse(subnet.id)

@@ -108,8 +108,8 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
         if data.get("snapshot_id"):
             snapshot = _load_snapshot(s, ctx, data["snapshot_id"])
             if snapshot.status != "available":
-                raise exceptions.BadRequest(f"Invalid snapshot: Originating snapshot status "
-                                            f"must be one of 'available' values")
+                raise exceptions.BadRequest("Invalid snapshot: Originating snapshot status "
+                                            "must be one of 'available' values")
             size = size or snapshot.size
             if size < snapshot.size:
                 raise exceptions.BadRequest(f"Invalid input received: Volume size '{size}'GB "
@@ -289,8 +289,8 @@ def sort_params(query, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
         if key not in allowed:
             raise exceptions.BadRequest(f"Invalid input received: Invalid sort key {key}.")
         if direction not in ("asc", "desc"):
-            raise exceptions.BadRequest(f"Invalid input received: Unknown sort direction, "
-                                        f"must be 'desc' or 'asc'.")
+            raise exceptions.BadRequest("Invalid input received: Unknown sort direction, "
+                                        "must be 'desc' or 'asc'.")
     return keys or [("created_at", "desc")]
 
 

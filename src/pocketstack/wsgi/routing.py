@@ -86,7 +86,8 @@ class ApiRequest:
     def service_url(self) -> str:
         """The URL of this service's root as the client reached it (for links)."""
         scope = self.raw.scope
-        host = self.raw.headers.get("host") or "%s:%s" % tuple(scope.get("server") or ("localhost", 80))
+        host = self.raw.headers.get("host") or "%s:%s" % tuple(scope.get("server")
+                                                                or ("localhost", 80))
         return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
 
     def json(self, required: bool = True) -> Any:
@@ -112,7 +113,8 @@ class ApiRequest:
 
 def _dumps(body: Any) -> bytes:
     """JSON without NaN/Infinity (not JSON: browsers' parsers reject them): a non-finite
-    float that reached a response (a row stored before numbers were parsed strictly) is served as null."""
+    float that reached a response (a row stored before numbers were parsed strictly) is served as
+    null."""
     try:
         return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:

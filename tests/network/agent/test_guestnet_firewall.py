@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from pocketstack.network.agent.firewall import (GuestPort, Rule, layout, render, render_changes,
-                                                render_l2, render_layout)
+                                                render_l2)
 
 NET = "5e0b8a2c-1111-4222-8333-944455556666"
 WEB = GuestPort("aaaaaaaa-0000-4000-8000-000000000001", NET, ["10.0.0.5"], ["sg-web"])

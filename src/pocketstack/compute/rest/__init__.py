@@ -7,8 +7,8 @@ from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
                                       network_proxies,
                                       quota_classes, quota_sets, server_actions,
                                       server_diagnostics, server_groups, server_meta,
-                                      server_security_groups, server_shares, services, servers, usage,
-                                      versions, volume_attachments)
+                                      server_security_groups, server_shares, services, servers,
+                                      usage, versions, volume_attachments)
 
 V = "/v2.1"
 
