@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, qos, quotas,
-                                 security_groups, trunk_details)
+from pocketstack.network import (addresses, base, dhcp, fixed_ips, ipam, listing, networks, qos,
+                                 quotas, security_groups, trunk_details)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -497,12 +497,12 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
             raise exc.MacAddressInUse(port.network_id, values["mac_address"]) from None
         for alloc in list(port.fixed_ips):  # EUI-64 addresses follow the MAC
             subnet = next(x for x in ipam.subnets_of(s, network.id) if x.id == alloc.subnet_id)
-            if ipam.is_auto_address(subnet):
+            if addresses.is_auto_address(subnet):
                 position = alloc.position
                 s.delete(alloc)
                 s.flush()
                 ipam.allocate_specific(s, port, subnet,
-                                       ipam.eui64(subnet.cidr, port.mac_address), position)
+                                       addresses.eui64(subnet.cidr, port.mac_address), position)
         dhcp_relevant = True
     device_owner = values.get("device_owner", port.device_owner)
     if "fixed_ips" in values:
