@@ -53,14 +53,14 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PY) bench/identity_bench.py
 
-# Real guests (issue 9): Debian's libvirt/QEMU, the tiny guest's kernel and busybox,
+# Real guests: Debian's libvirt/QEMU, the tiny guest's kernel and busybox,
 # virtlogd + libvirtd started (root; idempotent), libvirt-python in the venv.
 libvirt: $(VENV)/bin/python
 	tools/setup_libvirt.sh
 	@echo "== installing libvirt-python into $(VENV)"
 	$(VENV)/bin/pip install -q -e '.[libvirt]'
 
-# Storage every host shares (issue 23): Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
+# Storage every host shares: Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
 # bindings linked into the venv; then the data dir's one-node cluster, and the cloud set
 # to keep images, volumes and instance disks there (restart it if it is running).
 ceph: $(VENV)/.installed
