@@ -42,7 +42,9 @@ down:
 # 3.8 can wait forever for the replacement of a crashed worker under --dist loadfile.
 TEST_WORKERS ?= 3
 # A worker that died in a Ceph test left what librados printed (tests/ceph/conftest.py).
+# ruff first (pyproject.toml's [tool.ruff]): a lint error stops the run before the tests.
 test: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check src tests bench tools
 	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS) || { \
 	  status=$$?; for f in $${TMPDIR:-/tmp}/pocketstack-test-stderr-*.log; do \
 	    [ -f "$$f" ] && { echo "== stderr of the worker that died in $$(head -n 1 "$$f")"; tail -n 60 "$$f"; rm -f "$$f"; }; \
@@ -51,14 +53,14 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PY) bench/identity_bench.py
 
-# Real guests (issue 9): Debian's libvirt/QEMU, the tiny guest's kernel and busybox,
+# Real guests: Debian's libvirt/QEMU, the tiny guest's kernel and busybox,
 # virtlogd + libvirtd started (root; idempotent), libvirt-python in the venv.
 libvirt: $(VENV)/bin/python
 	tools/setup_libvirt.sh
 	@echo "== installing libvirt-python into $(VENV)"
 	$(VENV)/bin/pip install -q -e '.[libvirt]'
 
-# Storage every host shares (issue 23): Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
+# Storage every host shares: Debian's Ceph, QEMU's rbd driver, tgt, the rados/rbd
 # bindings linked into the venv; then the data dir's one-node cluster, and the cloud set
 # to keep images, volumes and instance disks there (restart it if it is running).
 ceph: $(VENV)/.installed

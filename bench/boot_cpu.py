@@ -160,7 +160,8 @@ def run(a, proc, url):
 
     print(f"code {os.path.dirname(pocketstack.__file__)}")
     print(f"load average {' '.join(load0)} -> {' '.join(load1)}")
-    print(f"boots {n}, not ACTIVE {errors}, polls/boot {polls / n:.1f} (every {a.poll * 1000:g} ms)")
+    print(f"boots {n}, not ACTIVE {errors}, polls/boot {polls / n:.1f} "
+          f"(every {a.poll * 1000:g} ms)")
     print(f"client POST->ACTIVE ms p50 {statistics.median(client):.1f}  p95 {q95(client):.1f}")
     print(f"server ms (action start -> last event) p50 {statistics.median(server):.1f}  "
           f"p95 {q95(server):.1f}")

@@ -94,8 +94,8 @@ def main() -> None:
             api.delete(f"/v2/images/{image['id']}")
             name = f"import-{round_no}"
             start = time.perf_counter()
-            subprocess.run(["rbd", "-c", conf, "import", "--no-progress", "--object-size", "8M", path,
-                            f"{pool}/{name}"], check=True)
+            subprocess.run(["rbd", "-c", conf, "import", "--no-progress", "--object-size", "8M",
+                            path, f"{pool}/{name}"], check=True)
             results["rbd import"].append(time.perf_counter() - start)
             subprocess.run(["rbd", "-c", conf, "rm", "--no-progress", f"{pool}/{name}"],
                            check=True, capture_output=True)

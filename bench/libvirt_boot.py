@@ -438,7 +438,7 @@ def main() -> None:
             f"- {args.parallel} virsh create in parallel (the same guests' XML) -> every "
             f"lease: {par_virsh:.2f} s",
             f"- difference: {par_cloud - par_virsh:.2f} s",
-            f"- their trace rows (ms):", *_medians(PAR_TRACE, "ms"),
+            "- their trace rows (ms):", *_medians(PAR_TRACE, "ms"),
             f"- host-side steps during the {args.parallel} parallel boots (ms):",
             *_medians(par_steps, "ms", 1000),
         ]

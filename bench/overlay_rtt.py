@@ -7,7 +7,7 @@ encapsulation). The target: cross-host within 2x of same-host.
 
 A controller cloud in this process (RPC over unix sockets) and two "hosts", each a network
 namespace on a test switch running `pocketstack service network-agent` with [network]
-local_ip (tests/overlay_hosts.py); guests are stand-in namespaces on veths named as
+local_ip (tests/helpers/overlay_hosts.py); guests are stand-in namespaces on veths named as
 libvirt's taps. Rounds alternate the three pings so load drifts hit all of them; the
 load average is printed with the figures. Everything lives in namespaces removed at
 the end.
@@ -26,8 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from cloud_helpers import own_cloud  # noqa: E402
-from overlay_hosts import Fabric, Guest, sh, wait  # noqa: E402
+from helpers.cloud import own_cloud  # noqa: E402
+from helpers.overlay_hosts import Fabric, Guest, sh, wait  # noqa: E402
 
 RTT = re.compile(r"min/avg/max = ([\d.]+)/([\d.]+)/([\d.]+)")
 

@@ -8,7 +8,8 @@ over HTTP (keystoneauth session, keep-alive), with the load average before and a
 The providers are made through the REST API (each: POST, PUT inventories with VCPU 16,
 MEMORY_MB 32768, DISK_GB 1000; every third gets an allocation), so the data is what a
 client would write (4 loading threads; 1 for upstream, whose SQLite writes fail with
-"database is locked" when concurrent). ``--upstream http://127.0.0.1:PORT`` loads the same providers into an
+"database is locked" when concurrent). ``--upstream http://127.0.0.1:PORT`` loads the same providers
+into an
 upstream placement (run with ``[api] auth_strategy = noauth2``) and times it too.
 """
 from __future__ import annotations

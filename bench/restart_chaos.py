@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from test_hardening_restart import CONF, _burst  # noqa: E402
-from upcloud import EXE, UpProcess, free_port  # noqa: E402
+from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
 
 
 def _background_load(up_ref, stop):

@@ -113,10 +113,10 @@ def importtime(top):
     total = sum(r[1] for r in rows if r[3] == 0)
     print(f"\nimport pocketstack.cloud: {len(rows)} modules, {total / 1000:.0f} ms in all")
     print(f"top {top} imports by cumulative ms (depth in brackets):")
-    for own, cum, name, depth in sorted(rows, key=lambda r: -r[1])[:top]:
+    for _own, cum, name, depth in sorted(rows, key=lambda r: -r[1])[:top]:
         print(f"  {cum / 1000:7.1f}  {name} [{depth}]")
     print(f"top {top} modules by own ms:")
-    for own, cum, name, depth in sorted(rows, key=lambda r: -r[0])[:top]:
+    for own, _cum, name, _depth in sorted(rows, key=lambda r: -r[0])[:top]:
         print(f"  {own / 1000:7.1f}  {name}")
 
 

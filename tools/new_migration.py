@@ -16,8 +16,8 @@ from pocketstack.common import config, db
 
 
 def main(service: str, message: str) -> None:
-    here = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "src", "pocketstack", service,
-                        "migrations", "versions"))
+    here = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "src", "pocketstack",
+                                        service, "migrations", "versions"))
     os.makedirs(here, exist_ok=True)
     config.register_opts()
     with tempfile.TemporaryDirectory() as tmp:

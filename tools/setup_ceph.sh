@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ceph for a lab or the tests (issue 23): Debian's Ceph 16 daemons and tools, QEMU's rbd
+# Ceph for a lab or the tests: Debian's Ceph 16 daemons and tools, QEMU's rbd
 # block driver, userspace iSCSI (tgt, with its rbd backing store), and Debian's rados/rbd
 # Python bindings linked into the venv given as $1 (they exist only as Debian packages,
 # built for Debian's python3; the modules load in any CPython 3.11). Idempotent; root or

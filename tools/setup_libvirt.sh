@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Host setup for real guests (issue 9): Debian packages for libvirt/QEMU, the tiny guest and
+# Host setup for real guests: Debian packages for libvirt/QEMU, the tiny guest and
 # guest networking (iproute2, dnsmasq-base, nftables: `pocketstack up --compute-driver
 # libvirt` refuses to start without them; haproxy for the load balancer's data plane),
 # the users libvirt's QEMU driver expects, QEMU

@@ -1,4 +1,4 @@
-"""Fixtures for the tests against a real Ceph cluster (issue 23).
+"""Fixtures for the tests against a real Ceph cluster.
 
 ``ceph`` is a one-node cluster (common/ceph_cluster.py) for the session, in a temp dir, or
 the running one of $POCKETSTACK_TEST_CEPH_DIR (several test sessions can share it: each

@@ -1,4 +1,4 @@
-"""The one-node cluster and the service users' access (issue 23)."""
+"""The one-node cluster and the service users' access."""
 from __future__ import annotations
 
 import pytest

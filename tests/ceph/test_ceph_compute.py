@@ -1,4 +1,4 @@
-"""Issue 23, compute: instance disks in RBD (``[libvirt] images_type = rbd``) and RBD
+"""Compute: instance disks in RBD (``[libvirt] images_type = rbd``) and RBD
 volumes in libvirt, against the real cluster, a real libvirtd/QEMU guest and the API.
 
 One libvirt compute host (lrb-<random>) joins the session cloud with the session's Ceph
@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import cloud_helpers as root
-from cloud_helpers import wait_for
+from helpers import cloud as root
+from helpers.cloud import wait_for
 
 BOOT_TIMEOUT = 150.0  # QEMU's software emulation on a loaded 2-core machine
 MiB = 1 << 20

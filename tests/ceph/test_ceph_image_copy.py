@@ -25,7 +25,7 @@ def _load(name: str, path: pathlib.Path):
 
 
 import ceph_helpers as _ceph  # noqa: E402
-from cloud_helpers import own_cloud  # noqa: E402
+from helpers.cloud import own_cloud  # noqa: E402
 
 _image_helpers = _load("_image_copy_image_helpers", TESTS / "image" / "image_helpers.py")
 Glance, assert_error = _image_helpers.Glance, _image_helpers.assert_error

@@ -1,4 +1,4 @@
-"""The image service's rbd store against a real Ceph cluster (issue 23): real HTTP, the RBD
+"""The image service's rbd store against a real Ceph cluster: real HTTP, the RBD
 images checked with the admin's rbd bindings."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ HERE = pathlib.Path(__file__).parent
 
 
 import ceph_helpers as _ceph  # noqa: E402
-from cloud_helpers import own_cloud  # noqa: E402
+from helpers.cloud import own_cloud  # noqa: E402
 
 
 @pytest.fixture(scope="module")

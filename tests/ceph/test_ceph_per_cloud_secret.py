@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from ceph_helpers import ceph_overrides
 
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 pytestmark = pytest.mark.skipif(shutil.which("virsh") is None or not os.path.exists(
     "/var/run/libvirt/libvirt-sock"), reason="needs a running libvirtd (make libvirt)")

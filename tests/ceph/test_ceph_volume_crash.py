@@ -1,4 +1,4 @@
-"""kill -9 of the cloud in the middle of an rbd clone (issue 23): after the restart the
+"""Kill -9 of the cloud in the middle of an rbd clone: after the restart the
 volume is in error and nothing half-made is left in Ceph — no clone image, no
 ``.clone_snap`` on the source. The window is made real, not simulated: with
 rbd_max_clone_depth = 0 every clone is flattened, so a clone of a volume holding data
@@ -14,7 +14,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from upcloud import UpProcess  # noqa: E402
+from helpers.up_process import UpProcess  # noqa: E402
 
 WAIT = {"wait": 120, "interval": 0.05}
 

@@ -1,4 +1,4 @@
-"""The volume service's rbd backend against the real cluster (issue 23): volumes are RBD
+"""The volume service's rbd backend against the real cluster: volumes are RBD
 images, snapshots RBD snapshots, volumes from snapshots, volumes and images copy-on-write
 clones, backups cinder's ceph backup driver; over real HTTP (openstacksdk/keystoneauth)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-import cloud_helpers as root
+from helpers import cloud as root
 from ceph_helpers import ceph_overrides
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 GiB = 1 << 30
 WAIT = {"wait": 120, "interval": 0.05}
@@ -436,7 +436,7 @@ def test_unreachable_cluster_is_an_error_with_a_reason(ceph, tmp_path):
 
 
 def test_volume_from_an_image_of_the_rbd_store(ceph, tmp_path, vols):
-    """End to end with the image service's rbd store (issue 23's image part): upload a raw
+    """End to end with the image service's rbd store: upload a raw
     image, the volume from it is a clone of its snapshot 'snap'."""
     pytest.importorskip("pocketstack.image.rbd_store",
                         reason="the image service's rbd store is not on this branch yet")

@@ -10,8 +10,8 @@ import shutil
 import subprocess
 
 import pytest
-from cloud_helpers import wait_for
-from upcloud import EXE, UpProcess
+from helpers.cloud import wait_for
+from helpers.up_process import EXE, UpProcess
 
 TOOLS = ("ip", "dnsmasq", "nft")
 pytestmark = pytest.mark.skipif(

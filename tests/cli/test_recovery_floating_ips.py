@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import UpProcess  # noqa: E402
+from helpers.up_process import UpProcess  # noqa: E402
 from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}

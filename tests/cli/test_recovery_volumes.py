@@ -1,4 +1,4 @@
-"""Issue 21: kill -9 of a pocketstack process in the middle of a burst of boots that use
+"""Kill -9 of a pocketstack process in the middle of a burst of boots that use
 volumes, for real (SIGKILL of the process, no mocks), and what a user then sees through
 the API: every server ACTIVE (or ERROR with a reason), no volume left reserved,
 attaching, downloading or in error without a reason, and `pocketstack audit` clean once
@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import EXE, UpProcess  # noqa: E402
+from helpers.up_process import EXE, UpProcess  # noqa: E402
 from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}

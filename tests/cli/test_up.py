@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 import yaml
-from upcloud import EXE, UpProcess, free_port, run_up
+from helpers.up_process import EXE, UpProcess, free_port, run_up
 
 from pocketstack.common import config
 
@@ -70,10 +70,11 @@ def test_summary_shows_url_password_and_next_commands(first_up):
     out = first_up.output()
     assert f"pocketstack is up at {first_up.url} (bootstrapped in " in out
     # stdout is a file here: the password stays in its 0600 file, the output says where
-    # (issue 11; tests/test_hardening_files.py shows it goes to a terminal).
+    # (tests/hardening/test_hardening_files.py shows it goes to a terminal).
     assert first_up.admin_password() not in out
     assert f"{first_up.data_dir}/admin-password" in out
-    assert f"export OS_CLIENT_CONFIG_FILE={first_up.data_dir}/clouds.yaml OS_CLOUD=pocketstack" in out
+    assert (f"export OS_CLIENT_CONFIG_FILE={first_up.data_dir}/clouds.yaml "
+            "OS_CLOUD=pocketstack") in out
     assert "openstack token issue" in out
     assert "Traceback" not in out
 

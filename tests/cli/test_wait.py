@@ -10,7 +10,7 @@ import sys
 import uuid
 
 import pytest
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 
 @pytest.fixture(scope="module")

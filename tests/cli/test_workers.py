@@ -1,4 +1,4 @@
-"""`pocketstack up --workers N` (issue 13): the all-in-one in several processes — API
+"""`pocketstack up --workers N`: the all-in-one in several processes — API
 workers on one listening socket, compute hosts in processes of their own that run their
 network calls inline (the DHCP files and vif-plugged events too), RPC over Unix sockets,
 SQLite written by all of them. Through the real command and openstacksdk: a burst of
@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import EXE, UpProcess, free_port  # noqa: E402
+from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
 
 # Two hosts of 3 vCPUs each, no overcommit: room for exactly 6 one-vCPU servers.
 CONF = """

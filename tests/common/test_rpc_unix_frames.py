@@ -1,4 +1,4 @@
-"""Issue 21: malformed frames on the `--workers` RPC sockets (common/rpc_unix.py).
+"""Malformed frames on the `--workers` RPC sockets (common/rpc_unix.py).
 
 A frame is a 4-byte length and a JSON object. A JSON list, a number, 100,000 nested lists
 (json raises RecursionError) or an object that is not a call/cast message used to end its

@@ -1,4 +1,4 @@
-"""Issue 22: compute microversions 2.80 and up, each through the REST API as a client
+"""Compute microversions 2.80 and up, each through the REST API as a client
 speaking that version would, with the error cases nova answers."""
 import os
 import time

@@ -1,4 +1,4 @@
-"""Issue 22: compute microversions 2.97-2.100 through keystoneauth (explicit microversion
+"""Compute microversions 2.97-2.100 through keystoneauth (explicit microversion
 headers) and the openstack CLI, with the error cases nova answers."""
 import uuid
 

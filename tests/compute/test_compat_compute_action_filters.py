@@ -1,4 +1,4 @@
-"""Issue 22: a server's instance actions filtered and paged as nova does (2.58: limit,
+"""A server's instance actions filtered and paged as nova does (2.58: limit,
 marker, changes-since; 2.66: changes-before), through openstacksdk and the API."""
 import datetime as dt
 import time

@@ -1,4 +1,4 @@
-"""Issue 10: server actions that answered 400 "no such action", through openstacksdk —
+"""Server actions that answered 400 "no such action", through openstacksdk —
 rescue/unrescue, changePassword, trigger_crash_dump, shelve/unshelve/shelveOffload,
 migrate + confirm, os-migrateLive, evacuate (from a host that is down), createBackup."""
 import time

@@ -1,4 +1,4 @@
-"""Issue 22: booleans in compute's query strings read as nova reads them (oslo's
+"""Booleans in compute's query strings read as nova reads them (oslo's
 strutils.bool_from_string): flavor is_public, servers all_tenants and locked."""
 import uuid
 

@@ -1,4 +1,4 @@
-"""Issue 10: a server deleted while still building must not have its port bound afterwards
+"""A server deleted while still building must not have its port bound afterwards
 (a late build step bound it and kept it until the wait for network-vif-plugged timed out,
 so a prompt subnet delete got 409)."""
 import time

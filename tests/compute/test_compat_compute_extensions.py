@@ -1,4 +1,4 @@
-"""Issue 22: GET /extensions and /extensions/{alias}, nova's fixed list of aliases, through
+"""GET /extensions and /extensions/{alias}, nova's fixed list of aliases, through
 openstacksdk (and the openstack CLI's `extension list --compute`)."""
 import pytest
 

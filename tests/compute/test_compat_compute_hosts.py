@@ -1,4 +1,4 @@
-"""Issue 22: `openstack host list` lists the hosts that run a compute service, so showing
+"""`openstack host list` lists the hosts that run a compute service, so showing
 its first row works (the all-in-one's conductor/scheduler host runs none)."""
 
 

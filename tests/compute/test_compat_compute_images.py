@@ -1,4 +1,4 @@
-"""Issue 22: nova's /images proxy below 2.36 (its metadata below 2.39) through
+"""Nova's /images proxy below 2.36 (its metadata below 2.39) through
 openstacksdk's compute proxy, which speaks 2.1 for it; glance keeps deciding who may do
 what (a member cannot delete another project's image)."""
 import uuid

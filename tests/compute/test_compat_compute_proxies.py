@@ -1,4 +1,4 @@
-"""Issue 22: nova's proxy APIs to the network service below 2.36 — os-security-groups
+"""Nova's proxy APIs to the network service below 2.36 — os-security-groups
 (+ rules), os-floating-ip-pools, os-floating-ips, os-networks — driven as openstacksdk
 drives them (its compute adapter sends no microversion: 2.1), and 404 from 2.36 on."""
 import uuid

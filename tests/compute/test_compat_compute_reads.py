@@ -1,4 +1,4 @@
-"""Issue 10: compute read routes real clients call (they were bare 404s) — hypervisor uptime
+"""Compute read routes real clients call (they were bare 404s) — hypervisor uptime
 (`openstack hypervisor show` below 2.88), diagnostics, simple tenant usage (`openstack usage
 list/show`), migrations, server password, remote consoles, os-hosts, quota class sets —
 and flavor create with an integer id."""

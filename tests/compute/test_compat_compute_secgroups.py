@@ -1,4 +1,4 @@
-"""Issue 10: a server's security groups through openstacksdk — the os-security-groups
+"""A server's security groups through openstacksdk — the os-security-groups
 sub-resource (every re-run of Ansible's server module reads it) and the add/remove actions."""
 import uuid
 

@@ -1,4 +1,4 @@
-"""Issue 10: smaller compute mismatches clients hit — update/rebuild answer the fields of
+"""Smaller compute mismatches clients hit — update/rebuild answer the fields of
 the requested microversion, x-compute-request-id, canonical accessIPv6, console output of
 exactly N lines, GET /compute/v2/, x509 keypairs."""
 import uuid

@@ -1,4 +1,4 @@
-"""Issue 22: GET /servers/{id}/topology (2.78) through openstacksdk, for a server
+"""GET /servers/{id}/topology (2.78) through openstacksdk, for a server
 without a NUMA topology (nova's answer), and its errors."""
 import uuid
 

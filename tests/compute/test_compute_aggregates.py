@@ -1,4 +1,4 @@
-"""os-aggregates (issue 5): CRUD and actions in nova's shape, availability_zone metadata
+"""os-aggregates: CRUD and actions in nova's shape, availability_zone metadata
 moving hosts between zones (os-availability-zone, the AvailabilityZoneFilter, a server's
 OS-EXT-AZ), nova's zone consistency rules, and the AggregateInstanceExtraSpecsFilter."""
 import contextlib

@@ -1,4 +1,4 @@
-"""Every bad input the issue lists is a 4xx in nova's error format, never a 500, and
+"""Every bad input below is a 4xx in nova's error format, never a 500, and
 writes no server."""
 import base64
 
@@ -19,8 +19,8 @@ def _count():
 @pytest.fixture(scope="module")
 def queued_image(cloud):
     r = cloud.session().post(cloud.url + "/image/v2/images",
-                             json={"name": "never-uploaded", "disk_format": "qcow2", "visibility": "public",
-                                   "container_format": "bare"})
+                             json={"name": "never-uploaded", "disk_format": "qcow2",
+                                   "visibility": "public", "container_format": "bare"})
     return r.json()["id"]
 
 
@@ -28,8 +28,8 @@ def queued_image(cloud):
 def big_image(cloud):
     s = cloud.session()
     image = s.post(cloud.url + "/image/v2/images",
-                   json={"name": "needs-ram", "disk_format": "raw", "container_format": "bare", "visibility": "public",
-                         "min_ram": 100000, "min_disk": 500}).json()
+                   json={"name": "needs-ram", "disk_format": "raw", "container_format": "bare",
+                         "visibility": "public", "min_ram": 100000, "min_disk": 500}).json()
     s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"x" * 512,
           headers={"Content-Type": "application/octet-stream"})
     return image["id"]

@@ -1,4 +1,4 @@
-"""The boot path end to end through the real API (issue 5): openstacksdk create_server +
+"""The boot path end to end through the real API: openstacksdk create_server +
 wait_for_server, the seed-001 state sequence, the trace as instance actions/events and at
 /pocketstack/v1, and delete."""
 import threading
@@ -96,7 +96,8 @@ def test_power_actions_and_console(api, image_id):
 def test_lock_blocks_owner_actions(api, image_id):
     sid = api.boot(image_id)
     api.wait(sid)
-    assert api.post(f"/servers/{sid}/action", {"lock": {"locked_reason": "maint"}}).status_code == 202
+    r = api.post(f"/servers/{sid}/action", {"lock": {"locked_reason": "maint"}})
+    assert r.status_code == 202
     s = api.server(sid)
     assert s["locked"] is True and s["locked_reason"] == "maint"
     r = api.post(f"/servers/{sid}/action", {"os-stop": None})

@@ -1,4 +1,4 @@
-"""A burst of boots with a network each on ONE host (issue 13): more builds than the host
+"""A burst of boots with a network each on ONE host: more builds than the host
 has RPC workers. Each build waits for network-vif-plugged, which reaches the host as a cast
 of its own; with builds on the RPC workers, those casts queued behind the waiting builds
 and every build waited out vif_plugging_timeout, then failed (no other host to go to).

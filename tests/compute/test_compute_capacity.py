@@ -1,5 +1,5 @@
 """100 servers created concurrently on hosts that fit exactly 100: all ACTIVE, no host over
-capacity; the 101st goes to ERROR with a NoValidHost that explains itself (issue 5)."""
+capacity; the 101st goes to ERROR with a NoValidHost that explains itself."""
 import concurrent.futures
 import time
 
@@ -11,7 +11,7 @@ from pocketstack.common.image_formats import qcow2_header
 from pocketstack.compute.models import ComputeNode
 from pocketstack.placement import direct
 
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,8 @@ def test_hundred_concurrent_boots_fill_hosts_exactly(cloud, make_api, admin_api,
         s = api.wait(extra)
         assert s["status"] == "ERROR"
         msg = s["fault"]["message"]
-        assert msg.startswith("No valid host: 4 hosts; resource fit removed 4 (need 3900 MB RAM,"), msg
+        assert msg.startswith(
+            "No valid host: 4 hosts; resource fit removed 4 (need 3900 MB RAM,"), msg
         ids.append(extra)
     finally:
         with concurrent.futures.ThreadPoolExecutor(10) as pool:

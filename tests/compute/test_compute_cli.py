@@ -1,4 +1,4 @@
-"""The issue's user flow with the real openstack CLI: server create --wait on the private
+"""The compute user flow with the real openstack CLI: server create --wait on the private
 network, server list shape as seed 000, server event list, stop/start/delete, and
 `pocketstack trace`."""
 import os
@@ -66,8 +66,8 @@ def test_openstack_cli_boot_flow(cloud, image_id):
                OS_PASSWORD=user["password"], OS_PROJECT_ID=user["project_id"],
                OS_USER_DOMAIN_ID="default", OS_IDENTITY_API_VERSION="3")
     env.pop("OS_CLOUD", None)
-    out = subprocess.run([exe, "trace", name, "--os-cloud", "envvars"], env=env, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run([exe, "trace", name, "--os-cloud", "envvars"], env=env,
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "define and start the guest" in out.stdout and "pick a host" in out.stdout
     cloud.cli("server", "delete", "--wait", name, user=user)

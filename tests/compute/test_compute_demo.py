@@ -1,4 +1,4 @@
-"""`pocketstack demo` (issue 5): seed 000's setup and boot against a running cloud over
+"""`pocketstack demo`: seed 000's setup and boot against a running cloud over
 HTTP, idempotent (a second run creates nothing), with the server list in seed 000's shape
 and the trace waterfall.
 
@@ -117,7 +117,7 @@ def _qemu_img(*args):
 
 
 def test_demo_image_is_a_valid_qcow2_and_owner_only(tmp_path):
-    """Issue 21: the demo's cirros.img was a bare header ("Image does not contain a
+    """The demo's cirros.img was a bare header ("Image does not contain a
     reference count table") and 0644; an old one is replaced."""
     path = str(tmp_path / "cirros.img")
     with open(path, "wb") as f:  # what older demos left

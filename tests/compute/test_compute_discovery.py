@@ -1,6 +1,6 @@
-"""Version discovery and microversion negotiation (issue 5, API)."""
+"""Version discovery and microversion negotiation (API)."""
 
-CURRENT = "2.100"  # compute's maximum microversion (issue 22 raises it step by step)
+CURRENT = "2.100"  # compute's maximum microversion (raised step by step as microversions land)
 
 
 def test_versions_root_lists_v21_with_min_and_max(cloud):
@@ -45,5 +45,6 @@ def test_sdk_negotiates_and_lists_devstack_flavors(cloud):
     conn = cloud.sdk()
     flavors = {f.name: f for f in conn.compute.flavors()}
     assert flavors["m1.nano"].id == "42" and flavors["m1.micro"].id == "84"
-    assert (flavors["m1.tiny"].ram, flavors["m1.tiny"].disk, flavors["m1.tiny"].vcpus) == (512, 1, 1)
+    tiny = flavors["m1.tiny"]
+    assert (tiny.ram, tiny.disk, tiny.vcpus) == (512, 1, 1)
     assert flavors["m1.xlarge"].ram == 16384

@@ -1,4 +1,4 @@
-"""Failure handling (issue 5): reschedule with cleanup, ERROR after max_attempts with a
+"""Failure handling: reschedule with cleanup, ERROR after max_attempts with a
 fault naming the attempts, NoValidHost that explains itself, lost build messages, delete
 during BUILD, quota exceeded leaving nothing behind."""
 import time

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 
-from cloud_helpers import ADMIN_PASSWORD, TEST_OVERRIDES, CloudHandle
+from helpers.cloud import ADMIN_PASSWORD, TEST_OVERRIDES, CloudHandle
 
 
 def _start(data_dir: str, hosts: int) -> CloudHandle:

@@ -1,5 +1,5 @@
 """Compute's calls to the services this process serves go straight to the app
-(wsgi/inprocess.py, issue 13): the same answers as over HTTP, a boot's port calls take that
+(wsgi/inprocess.py): the same answers as over HTTP, a boot's port calls take that
 way, and what cannot run inline (async handlers, an open transaction, the option off) goes
 over HTTP as before."""
 import uuid

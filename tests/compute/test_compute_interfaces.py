@@ -1,4 +1,4 @@
-"""os-interface (issue 5): attach a new port on a network or the user's own port to a
+"""os-interface: attach a new port on a network or the user's own port to a
 running server, list/show them in nova's shape, detach (the port we created is deleted,
 the user's is unbound), the network service's network-vif-deleted, and the 4xx nova
 answers for bad requests. Nothing leaks."""

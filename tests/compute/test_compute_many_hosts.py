@@ -1,4 +1,4 @@
-"""Issue 13 (scale): a cloud with 200 simulated compute hosts in one process (one fleet:
+"""Scale: a cloud with 200 simulated compute hosts in one process (one fleet:
 one RPC pool, one heartbeat and one periodic loop for all of them). openstacksdk lists
 every host page by page, servers boot onto them, and every host's heartbeat lands."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Boots with real ports from the network service (seed steps 22-24): device_id/owner,
 binding, network-vif-plugged, addresses in the server; cleanup of ports on failure and
-delete (issue 5)."""
+delete."""
 import time
 import uuid
 

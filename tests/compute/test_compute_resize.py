@@ -1,4 +1,4 @@
-"""resize + confirmResize + revertResize (issue 5): nova's states (RESIZE →
+"""Resize + confirmResize + revertResize: nova's states (RESIZE →
 VERIFY_RESIZE → ACTIVE / REVERT_RESIZE → ACTIVE), claims on the destination while the
 source keeps its own until confirm or revert, same-host resize, failures that roll back or
 end in ERROR without leaking a claim, and the bad inputs nova answers with a 4xx."""
@@ -16,7 +16,7 @@ NANO, MICRO, TINY = "42", "84", "1"
 
 def _allocs(instance_uuid):
     """{consumer: (host, vcpus, memory_mb)} for the server and its migrations, as
-    placement holds them (issue 25: the claims are placement allocations)."""
+    placement holds them (the claims are placement allocations)."""
     with db.reader() as s:
         migrations = s.scalars(sa.select(Migration.uuid)
                                .where(Migration.instance_uuid == instance_uuid)).all()

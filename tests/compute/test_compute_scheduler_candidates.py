@@ -1,4 +1,4 @@
-"""Issue 5 (scheduler over 10,000 hosts): with more hosts than [scheduler]
+"""Scheduler over 10,000 hosts: with more hosts than [scheduler]
 max_placement_results the scheduler filters and weighs only the candidates the database
 finds (up, enabled, room enough), as nova does with placement. Forced here with a limit of
 one candidate on the all-in-one's four hosts: boots still land, a host that is down is

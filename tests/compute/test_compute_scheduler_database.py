@@ -1,4 +1,4 @@
-"""Issue 13 (one boot on a 1,000-host cloud): a boot with no hints, group or image/flavor
+"""One boot on a 1,000-host cloud: a boot with no hints, group or image/flavor
 constraints is filtered and weighed by the database, which returns only the best few
 hosts. What a user sees must not change: the RAM weigher spreads (or, negative, stacks)
 servers by free RAM, and a disabled host is never chosen."""

@@ -1,4 +1,4 @@
-"""os-server-groups (issue 5): CRUD in nova's shape per microversion (2.1, 2.13, 2.15,
+"""os-server-groups: CRUD in nova's shape per microversion (2.1, 2.13, 2.15,
 2.64 policy + rules), quotas on groups and members, and the scheduler honouring the
 `group` hint (affinity, anti-affinity incl. max_server_per_host, soft-*) and the
 same_host / different_host hints."""

@@ -1,4 +1,4 @@
-"""Server create/show/list-detail responses against nova's published shapes (issue 5):
+"""Server create/show/list-detail responses against nova's published shapes:
 the exact key sets of nova's api_samples (doc/api_samples/servers: server-create-resp,
 server-get-resp, servers-details-resp at 2.1, 2.47 and 2.73 — 2.74…2.79 add no server
 keys, 2.79 only delete_on_termination inside volumes_attached), for an admin looking at a

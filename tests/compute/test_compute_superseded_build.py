@@ -1,6 +1,6 @@
 """A build that wakes up after the conductor rescheduled it (its host hung past the build
 deadline — or, scaled out, was cut off and came back) gives up without touching the
-server's new attempt: the port and the claim on the new host stay (issue 5: nothing leaks,
+server's new attempt: the port and the claim on the new host stay (nothing leaks,
 and nothing a live server needs is taken away)."""
 import time
 import uuid

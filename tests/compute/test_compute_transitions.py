@@ -1,4 +1,4 @@
-"""Transitional statuses last long enough for a client that polls every second (issue 22).
+"""Transitional statuses last long enough for a client that polls every second.
 
 Clients and the SDKs' own test suites wait for REBOOT, HARD_REBOOT, REBUILD, RESIZE,
 MIGRATING, SHELVED... before they wait for the final status. The simulated hosts keep such a

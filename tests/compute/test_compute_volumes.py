@@ -1,4 +1,4 @@
-"""Issue 8 (compute side, seed steps 25-27): volumes attached to servers and servers booted
+"""Compute side, seed steps 25-27: volumes attached to servers and servers booted
 from volumes, through openstacksdk and nova's REST API against the in-process cloud with
 the real volume service — attach/detach, boot from an existing volume, image → new volume,
 blank volumes, delete_on_termination, the cleanups of a failed build, and the 4xx a user
@@ -429,7 +429,7 @@ def test_failed_build_leaves_volumes_available(cloud, api, vols, raw_image, faul
 def test_a_build_no_host_takes_gives_its_volume_back(api, admin_api, vols, image_id):
     """No host has room (NoValidHost in the conductor): the build never reaches a host,
     and the volume the API reserved for it is available again at once, not reserved
-    until the server is deleted (issue 21)."""
+    until the server is deleted."""
     name = f"huge-{uuid.uuid4().hex[:6]}"
     r = admin_api.post("/flavors", {"flavor": {"name": name, "ram": 64, "vcpus": 1,
                                                "disk": 100000}})
@@ -462,8 +462,8 @@ def test_a_build_that_gives_up_on_its_volume_cancels_the_image_copy(
         cloud, api, vols, conf_override):
     """Each attempt stops waiting for its boot volume while the image is still being
     copied into it (`downloading`, which a plain delete refuses): the cleanup
-    force-deletes the volume, which stops the copy, instead of leaving it behind
-    (issue 21). The server ends in ERROR saying why; no volume is left."""
+    force-deletes the volume, which stops the copy, instead of leaving it behind.
+    The server ends in ERROR saying why; no volume is left."""
     s = cloud.session()
     r = s.post(cloud.url + "/image/v2/images", json={
         "name": f"big-{uuid.uuid4().hex[:6]}", "disk_format": "raw",

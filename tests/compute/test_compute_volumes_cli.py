@@ -1,4 +1,4 @@
-"""Issue 8's server + volume flow with the real openstack CLI: server add/remove volume,
+"""The server + volume flow with the real openstack CLI: server add/remove volume,
 server create --volume (an existing bootable volume) and --boot-from-volume (image → new
 volume), volume list showing in-use volumes and their attachments."""
 import time

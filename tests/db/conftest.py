@@ -7,7 +7,7 @@ Two fixtures, both parametrized over the three engines (ids ``sqlite``, ``postgr
   ``db.create_engine(url)`` / ``db.migrate(engine)`` for schema-level tests.
 * ``backend_cloud`` — a real ``pocketstack up`` in a subprocess on a free port, its
   ``[database] connection`` pointing at such a database (one cloud per engine per test
-  session). The handle (``upcloud.UpProcess``, tests/upcloud.py) has ``url``,
+  session). The handle (``helpers.up_process.UpProcess``, tests/helpers/up_process.py) has ``url``,
   ``auth_url``, ``data_dir``, ``admin_password()``, ``session(...)`` (keystoneauth1) and
   ``sdk(...)`` (openstacksdk).
 
@@ -24,7 +24,7 @@ import uuid
 
 import pytest
 import sqlalchemy as sa
-from upcloud import UpProcess
+from helpers.up_process import UpProcess
 
 ADMIN_PASSWORD = "backend-admin-secret"
 

@@ -1,4 +1,4 @@
-"""Placement (issue 25) on SQLite, PostgreSQL and MariaDB (``pocketstack up`` in a
+"""Placement on SQLite, PostgreSQL and MariaDB (``pocketstack up`` in a
 subprocess): concurrent claims never oversubscribe (the generation compare-and-swap under
 each engine's isolation), candidates' prebuilt SQL, nested providers, and the bad inputs
 that reach the database."""
@@ -79,7 +79,7 @@ def test_bad_input_reaching_the_database(backend_cloud):
 
 
 def test_concurrent_boots_claim_in_placement_without_oversubscribing(backend_cloud):
-    """Issue 25: the scheduler's claims are placement allocations. With room for exactly
+    """The scheduler's claims are placement allocations. With room for exactly
     one m1.nano per host left by an operator's reserved (set through the API), six boots
     at once on four hosts give four servers and two NoValidHost (the project's quota is
     ten), on every engine; deleting them leaves no allocation behind."""

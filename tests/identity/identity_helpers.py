@@ -1,4 +1,5 @@
-"""Helpers for the identity tests (imported by name, so the module name is unique): raw HTTP (httpx) against the running cloud's Keystone
+"""Helpers for the identity tests (imported by name, so the module name is unique): raw HTTP (httpx)
+against the running cloud's Keystone
 API, so tests see exactly the status, headers and body a client gets."""
 from __future__ import annotations
 

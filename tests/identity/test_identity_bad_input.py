@@ -1,4 +1,4 @@
-"""Issue 2's bad inputs: each answered with the exact status and a Keystone error body."""
+"""Bad identity inputs: each answered with the exact status and a Keystone error body."""
 import time
 
 from identity_helpers import assert_error, unique

@@ -1,4 +1,4 @@
-"""Issue 2's user flow with the real `openstack` CLI, and application credentials created
+"""The identity user flow with the real `openstack` CLI, and application credentials created
 with the CLI then used through keystoneauth1."""
 import pytest
 from keystoneauth1 import session as ka_session
@@ -15,7 +15,7 @@ def demo_cleanup(ks):
             ks.delete(f"/v3/{kind}/{item['id']}")
 
 
-def test_issue_2_user_flow(cloud, ks, demo_cleanup):
+def test_identity_user_flow(cloud, ks, demo_cleanup):
     token = cloud.cli("token", "issue", "-f", "json")
     assert token["id"] and token["project_id"] and token["user_id"]
     assert ks.validate(token["id"], token=ks.admin_token).status_code == 200

@@ -1,4 +1,4 @@
-"""Issue 3's bad inputs: each gets glance's status and a JSON error body, and leaves no
+"""Bad image inputs: each gets glance's status and a JSON error body, and leaves no
 half-written state (no stray file, no image stuck in saving)."""
 import os
 import socket

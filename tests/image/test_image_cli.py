@@ -1,5 +1,5 @@
-"""Issue 3's user flow with the real `openstack` CLI (1-2 s a call: only what the issue
-names)."""
+"""The image user flow with the real `openstack` CLI (1-2 s a call: only the flow
+itself)."""
 import hashlib
 import os
 

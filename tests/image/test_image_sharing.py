@@ -103,7 +103,7 @@ def test_members_only_for_shared_images(alice, bob):
 
 
 def test_deactivate_and_reactivate_by_owner_or_admin(glance, alice, bob):
-    # issue 10: glance's default policy lets the owning project's members do it too.
+    # Glance's default policy lets the owning project's members do it too.
     image = alice.create_active(b"some bytes")
     url = f"/v2/images/{image['id']}"
     assert_error(bob.post(f"{url}/actions/deactivate"), 404)  # cannot even see it

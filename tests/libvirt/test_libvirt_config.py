@@ -1,4 +1,4 @@
-"""Issue 9: the guest config model renders the domain XML nova would (golden files), and
+"""The guest config model renders the domain XML nova would (golden files), and
 the helpers that read a live domain's XML back."""
 from __future__ import annotations
 

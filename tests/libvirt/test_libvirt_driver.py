@@ -1,4 +1,4 @@
-"""Issue 9: LibvirtDriver's whole lifecycle against libvirt's own test:///default
+"""LibvirtDriver's whole lifecycle against libvirt's own test:///default
 hypervisor (no QEMU, no root): disks on the real filesystem with qemu-img, domains, power
 operations, snapshot, destroy and start-up reconciliation. Hot-plug, which that driver
 lacks, is tested on real guests (test_libvirt_guests.py)."""

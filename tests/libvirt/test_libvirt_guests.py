@@ -1,4 +1,4 @@
-"""Issue 9, real guests: the tiny guest booted under libvirt/QEMU (software emulation)
+"""Real guests: the tiny guest booted under libvirt/QEMU (software emulation)
 through the cloud's API, proving from its own serial console what the cloud gave it.
 
 The test cloud gets one libvirt compute host (lvt-<random>) next to its simulated ones,
@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from cloud_helpers import free_tgt_port, wait_for
+from helpers.cloud import free_tgt_port, wait_for
 from libvirt_helpers import real_guests_missing
 
 TOOLS = ("ip", "dnsmasq", "nft")
@@ -78,7 +78,7 @@ def real_host(cloud):
 
 @pytest.fixture(scope="module")
 def tiny_image(cloud, real_host):
-    """`pocketstack image tiny` against the test cloud (the issue's own command)."""
+    """`pocketstack image tiny` against the test cloud (the command the README names)."""
     name = f"lvt-tiny-{uuid.uuid4().hex[:6]}"
     exe = os.path.join(os.path.dirname(sys.executable), "pocketstack")
     proc = subprocess.run([exe, "image", "tiny", "--data-dir", cloud.data_dir, "--name", name],
@@ -127,7 +127,7 @@ def instance_dir(real_host, server_id) -> str:
 
 def test_boot_lifecycle_and_delete_through_the_cli(cloud, real_host, tiny_image, member,
                                                    tmp_path):
-    """The issue's flow: the console shows the uuid, hostname and the same address the
+    """The real-guest flow: the console shows the uuid, hostname and the same address the
     API lists, the metadata service and the config drive answered, the user data ran;
     stop/start/reboot; delete leaves no domain, disk or tap."""
     user, conn = member

@@ -1,4 +1,4 @@
-"""Issue 9: the per-host image cache fetches through the real image service once per
+"""The per-host image cache fetches through the real image service once per
 image (also when boots race), checks the data against os_hash_value, keeps the
 metadata so a cached image costs no call, and brings kernel and ramdisk along."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Issue 24, real QEMU guests on two compute hosts of one machine: a controller cloud (RPC
+"""Real QEMU guests on two compute hosts of one machine: a controller cloud (RPC
 over unix sockets), two compute hosts and a network node, each host a network namespace
-with its own underlay address on a test switch (tests/overlay_hosts.py). Each compute
+with its own underlay address on a test switch (tests/helpers/overlay_hosts.py). Each compute
 host runs its network agent inside its namespace and its compute agent (`pocketstack
 service compute`, libvirt driver, the machine's libvirtd) with ``[libvirt] host_netns``:
 libvirtd makes the guests' taps outside, the driver moves them onto the host's bridges.
@@ -25,8 +25,8 @@ import uuid
 import pytest
 
 from libvirt_helpers import real_guests_missing
-from overlay_hosts import (Outside, fabric_cloud, floating_ip_opened_by_its_group, routed_network,
-                           router_plugged, vteps, wait)
+from helpers.overlay_hosts import (Outside, fabric_cloud, floating_ip_opened_by_its_group,
+                                   routed_network, router_plugged, vteps, wait)
 
 TOOLS = ("ip", "bridge", "nft", "busybox", "dnsmasq")
 BOOT_TIMEOUT = 180.0  # two guests under QEMU's software emulation on a loaded machine

@@ -1,4 +1,4 @@
-"""Issue 9: the tiny guest's initramfs — a cpio the kernel can unpack, with busybox, the
+"""The tiny guest's initramfs — a cpio the kernel can unpack, with busybox, the
 virtio modules in dependency order and an init script busybox's shell accepts."""
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from cloud_helpers import wait_for
+from helpers.cloud import wait_for
 
 
 class Raw:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloud_helpers import wait_for
+from helpers.cloud import wait_for
 from lb_helpers import active, gone
 
 

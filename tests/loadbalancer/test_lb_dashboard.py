@@ -3,9 +3,9 @@ listener, see its VIP and statuses, delete it; bad input shows Octavia's own mes
 makes nothing."""
 from __future__ import annotations
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 
-from cloud_helpers import wait_for
+from helpers.cloud import wait_for
 from lb_helpers import make_subnet
 
 

@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from cloud_helpers import wait_for
-from guestnet_helpers import Guest, namespaces, running_agent, sh, unique, unique_table
+from helpers.cloud import wait_for
+from helpers.guestnet import Guest, namespaces, running_agent, sh, unique, unique_table
 from lb_helpers import active, gone
 
 BRIDGE_HOST = "lb-haproxy-host"

@@ -7,9 +7,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import UpProcess  # noqa: E402
+from helpers.up_process import UpProcess  # noqa: E402
 
-from cloud_helpers import wait_for  # noqa: E402
+from helpers.cloud import wait_for  # noqa: E402
 
 CONF = """
 [identity]

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from network_helpers import unique
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from upcloud import UpProcess  # noqa: E402
+from helpers.up_process import UpProcess  # noqa: E402
 
 CLIENTS, PORTS = 8, 200
 

@@ -1,4 +1,4 @@
-"""The issue's user flow with the real `openstack` CLI, as a project member."""
+"""The network user flow with the real `openstack` CLI, as a project member."""
 from __future__ import annotations
 
 import ipaddress
@@ -15,7 +15,7 @@ def _eui64(prefix: str, mac: str) -> str:
     return str(ipaddress.ip_network(prefix)[int.from_bytes(iid, "big")])
 
 
-def test_issue_flow(cloud, member):
+def test_network_user_flow(cloud, member):
     def cli(*args):
         return cloud.cli(*args, "-f", "json", user=member)
 

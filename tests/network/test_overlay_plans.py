@@ -1,4 +1,4 @@
-"""Issue 24, l2population's server half (network/l2pop.py, host_plans.py): what the network
+"""L2population's server half (network/l2pop.py, host_plans.py): what the network
 service tells each host's agent about a vxlan network — the VTEPs to flood to (other
 hosts with the network, nobody else) and each remote port's MAC -> VTEP — from port
 bindings and the tunneling_ip agents report. No agent runs here: heartbeats are

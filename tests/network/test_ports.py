@@ -61,7 +61,7 @@ def test_fixed_ips_by_subnet_and_address(member_conn, net):
                                                 fixed_ips=[{"subnet_id": v4.id}])
     assert len(by_subnet.fixed_ips) == 1 and by_subnet.fixed_ips[0]["subnet_id"] == v4.id
     none = member_conn.network.create_port(network_id=network.id, fixed_ips=[])
-    # issue 10: as ML2, a port without an address still gets the default group
+    # As ML2, a port without an address still gets the default group
     assert none.fixed_ips == [] and len(none.security_group_ids) == 1
 
 

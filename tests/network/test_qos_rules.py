@@ -1,5 +1,6 @@
 """QoS rules of every type (bandwidth_limit, dscp_marking, minimum_bandwidth,
-minimum_packet_rate, packet_rate_limit) through openstacksdk, their alias API by rule id alone and the rule
+minimum_packet_rate, packet_rate_limit) through openstacksdk, their alias API by rule id alone and
+the rule
 types through keystoneauth, and tags on QoS policies."""
 from __future__ import annotations
 

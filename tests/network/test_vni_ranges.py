@@ -1,4 +1,4 @@
-"""Issue 24: VXLAN networks take their VNI from [network] vni_ranges (ML2's
+"""VXLAN networks take their VNI from [network] vni_ranges (ML2's
 [ml2_type_vxlan] vni_ranges): the lowest free one; all taken is neutron's 503
 NoNetworkAvailable; an admin may still name any VNI (a taken one is a 409); a malformed
 setting stops start-up instead of failing creates. The ranges used here are far from

@@ -263,7 +263,7 @@ def test_server_side_copy_with_copy_and_x_copy_from(owner, container):
 
 def test_expiring_objects_are_gone_from_reads_at_once_and_from_listings_after(
         cloud, owner, container):
-    from cloud_helpers import wait_for
+    from helpers.cloud import wait_for
 
     swift = owner.swift
     swift.put_object(container, "soon", b"x", headers={"X-Delete-After": "1"})

@@ -15,8 +15,8 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from cloud_helpers import wait_for  # noqa: E402
-from upcloud import UpProcess, free_port  # noqa: E402
+from helpers.cloud import wait_for  # noqa: E402
+from helpers.up_process import UpProcess, free_port  # noqa: E402
 
 CONF = """
 [identity]

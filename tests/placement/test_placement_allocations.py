@@ -1,4 +1,4 @@
-"""Placement (issue 25): allocations with consumer generations, usages, the reshaper,
+"""Placement: allocations with consumer generations, usages, the reshaper,
 policy (member 403) and atomic claims under concurrency."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Placement (issue 25): GET /allocation_candidates - single providers, nested trees,
+"""Placement: GET /allocation_candidates - single providers, nested trees,
 sharing providers, numbered groups, traits, aggregates, limits and bad input."""
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_nested_tree_spreads_the_unnumbered_group(placement):
     body = cands(placement, f"resources_CPU=VCPU:1&resources_MEM=MEMORY_MB:1&"
                             f"in_tree={root}&group_policy=isolate")
     assert all(set(r["mappings"]) == {"_CPU", "_MEM"} for r in body["allocation_requests"])
-    assert placement.get(f"/allocation_candidates?resources_CPU=VCPU:1&group_policy=none",
+    assert placement.get("/allocation_candidates?resources_CPU=VCPU:1&group_policy=none",
                          version="1.32").status_code == 400
 
 

@@ -1,4 +1,4 @@
-"""Placement (issue 25) through the real clients: openstacksdk's conn.placement and
+"""Placement through the real clients: openstacksdk's conn.placement and
 osc-placement's `openstack resource provider ...` commands."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Placement (issue 25): version discovery, providers, inventories, classes, traits and
+"""Placement: version discovery, providers, inventories, classes, traits and
 aggregates over real HTTP, with placement's 4xx for bad input."""
 from __future__ import annotations
 
@@ -45,12 +45,13 @@ def test_provider_lifecycle_and_links(placement):
     name = f"cn-{uuid.uuid4().hex[:8]}"
     rp_uuid = str(uuid.uuid4())
     r = placement.post("/resource_providers", {"name": name, "uuid": rp_uuid})
-    assert r.status_code == 200 and r.headers["Location"].endswith(f"/placement/resource_providers/{rp_uuid}")
+    assert r.status_code == 200
+    assert r.headers["Location"].endswith(f"/placement/resource_providers/{rp_uuid}")
     assert r.headers["Location"].startswith("http")
     rp = r.json()
     assert (rp["uuid"], rp["name"], rp["generation"]) == (rp_uuid, name, 0)
     assert rp["root_provider_uuid"] == rp_uuid and rp["parent_provider_uuid"] is None
-    assert {l["rel"] for l in rp["links"]} == {"self", "inventories", "usages", "aggregates",
+    assert {link["rel"] for link in rp["links"]} == {"self", "inventories", "usages", "aggregates",
                                                "traits", "allocations"}
     r = placement.post("/resource_providers", {"name": "x"}, version="1.19")
     assert r.status_code == 201 and not r.content

@@ -1,4 +1,4 @@
-"""Placement as the one source of truth for scheduling (issue 25, second part): the
+"""Placement as the one source of truth for scheduling (second part): the
 compute hosts report their providers, a boot's claim is an allocation there, an
 operator's `reserved` set through the API moves boots, deletes and moves release or
 hand over allocations, and NoValidHost still says per host why.
@@ -15,7 +15,7 @@ import pytest
 from pocketstack.common import config
 from pocketstack.common.image_formats import qcow2_header
 
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 V = {"OpenStack-API-Version": "placement 1.39"}
 PLACEMENT = {"service_type": "placement"}

@@ -1,4 +1,4 @@
-"""Issue 25: each inventory keeps ``used`` (the sum of its allocations) so the scheduler's
+"""Each inventory keeps ``used`` (the sum of its allocations) so the scheduler's
 claim checks one row. Every way the REST API writes allocations keeps it exact: PUT,
 a PUT that moves a consumer to another provider, POST /allocations for several
 consumers, DELETE, the reshaper, and a claim refused for capacity (nothing changes)."""

@@ -1,5 +1,5 @@
 """The whole boot with api, conductor, scheduler and two computes as separate processes over
-the real RabbitMQ and PostgreSQL (issue 5): servers ACTIVE on each host through
+the real RabbitMQ and PostgreSQL: servers ACTIVE on each host through
 openstacksdk, deleted without leaking ports or claims; a compute killed with SIGKILL in
 the middle of a build leads, after the build deadline, to a reschedule (never BUILD
 forever) and shows as down in os-services; every process stops cleanly on SIGTERM.

@@ -1,4 +1,5 @@
-"""Issue 24 over RabbitMQ: `pocketstack service network-agent --host net-a` next to the
+"""Per-host network agents over RabbitMQ: `pocketstack service network-agent --host net-a` next to
+the
 scale-out cloud heartbeats into the agents API, and a port bound to net-a is plumbed by
 it (the API's call to network-agent.net-a, the agent's calls back to the network
 service) before the port's answer. Needs root for the bridge."""

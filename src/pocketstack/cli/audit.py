@@ -1,5 +1,5 @@
 """`pocketstack audit`: check the cloud's invariants straight from its database and files,
-and print what is wrong (issue 11). Exit status 1 when anything is.
+and print what is wrong. Exit status 1 when anything is.
 
 It reads the state of a running or a stopped cloud (the data dir is the owner's only, so
 whoever can run it is the cloud's admin), with the settings of the cloud's last start

@@ -1,4 +1,5 @@
-"""`pocketstack service api|conductor|scheduler|compute|network-agent`: one part of the cloud per process,
+"""`pocketstack service api|conductor|scheduler|compute|network-agent`: one part of the cloud per
+process,
 for scale-out across hosts (docs/architecture.md, "Runtime modes").
 
 * ``api`` is `pocketstack up` without the RPC roles: it migrates and bootstraps the

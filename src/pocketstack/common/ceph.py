@@ -1,4 +1,4 @@
-"""Connections to the Ceph cluster that images, volumes and instance disks share (issue 23).
+"""Connections to the Ceph cluster that images, volumes and instance disks share.
 
 One ``rados.Rados`` per cephx user, kept for the cloud's life (librados is thread-safe and a
 connection costs a monitor round trip and a thread pool), and one I/O context per pool.

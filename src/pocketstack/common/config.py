@@ -129,7 +129,7 @@ SERVICE_USER_OPTS = [
 ]
 
 
-# Ceph (issue 23): one cluster the image, volume and compute services share, each as its
+# Ceph: one cluster the image, volume and compute services share, each as its
 # own cephx user on its own pool (common/ceph.py connects; common/ceph_cluster.py makes a
 # one-node cluster for a lab). Named after glance's rbd_store_*, cinder's rbd_* and nova's
 # [libvirt] images_rbd_* options, gathered in one section.
@@ -211,7 +211,8 @@ def data_dir() -> str:
     return path
 
 
-def load(data_dir: str, config_file: str | None = None, overrides: dict | None = None) -> cfg.ConfigOpts:
+def load(data_dir: str, config_file: str | None = None,
+         overrides: dict | None = None) -> cfg.ConfigOpts:
     """Parse the config file (if any) and apply defaults derived from the data dir.
 
     ``overrides`` maps "group.option" (or "option" for DEFAULT) to a value and wins over the

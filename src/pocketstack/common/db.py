@@ -264,7 +264,7 @@ def configure_models() -> None:
     All services share one registry, so the first query anywhere configures every mapper
     in it: a query on one thread while another is half-way through importing a models
     module (a relationship naming a class not defined yet) failed the whole registry
-    (issue 11: NameError, then "One or more mappers failed to initialize")."""
+    (NameError, then "One or more mappers failed to initialize")."""
     import_models()
     orm.configure_mappers()
 

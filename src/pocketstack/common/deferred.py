@@ -1,5 +1,5 @@
 """Modules that a library imports at its top but a start of pocketstack never uses,
-imported when something first uses them instead (issue 13: a start pays for what it needs).
+imported when something first uses them instead (a start pays for what it needs).
 
 ``defer(name)`` puts a stand-in for the module in ``sys.modules``: ``import name`` then
 binds the stand-in, and the first attribute anyone asks of it imports the real module

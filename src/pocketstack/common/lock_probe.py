@@ -1,4 +1,4 @@
-"""Measurement only, off unless POCKETSTACK_LOCK_PROBE names a directory (issue 13):
+"""Measurement only, off unless POCKETSTACK_LOCK_PROBE names a directory:
 how long each call site holds the write lock of db.transaction(), summed. Each process
 writes <dir>/lock-<pid>.json at most once a second while it writes."""
 from __future__ import annotations

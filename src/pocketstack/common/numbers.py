@@ -1,4 +1,4 @@
-"""Numbers users send, parsed once and strictly (issue 11).
+"""Numbers users send, parsed once and strictly.
 
 ``str.isdigit()`` accepts "²" and "٣" that ``int()`` then refuses or reads as something
 else; ``int()`` accepts "1_000", " 7" and 5,000-digit strings (ValueError past Python's

@@ -12,7 +12,8 @@ a call's reply is ``{"result": …}`` or ``{"error": …}`` on the same connecti
 that is not such an object gets an error reply, one warning line, and its connection
 closed. Clients keep idle connections per socket; a server reads each connection on its
 own thread, runs calls there (as ``inproc://`` runs them on the caller's thread) and casts
-on its worker pool. Like ``inproc://``, a cast whose process dies is lost: the conductor's recovery and
+on its worker pool. Like ``inproc://``, a cast whose process dies is lost: the conductor's recovery
+and
 stalled-build check cover builds (compute/conductor/recovery.py).
 """
 from __future__ import annotations

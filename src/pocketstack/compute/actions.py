@@ -69,7 +69,8 @@ def snapshot(ctx, inst, make_image, action: str = "createImage") -> dict:
 
 def delete(ctx, inst, soft: bool = True) -> None:
     """Delete in any state (kept SOFT_DELETED first when [compute]
-    reclaim_instance_interval is set, unless ``soft`` is False: forceDelete). A server still building, or whose host is down, is cleaned up
+    reclaim_instance_interval is set, unless ``soft`` is False: forceDelete). A server still
+    building, or whose host is down, is cleaned up
     here and now (ports, claim, row); the build, if still running somewhere, notices at its
     next step and undoes its own work. Otherwise the host tears the guest down."""
     from pocketstack.compute.manager.delete import finish_delete

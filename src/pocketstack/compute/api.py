@@ -41,7 +41,7 @@ def _bad(message: str) -> exceptions.BadRequest:
 
 def _in_a_subnet(client: NetworkClient, net: dict, address: str) -> bool:
     """Whether ``address`` lies in one of the network's subnets: checked here, since a
-    build that fails on it fails on every host (issue 11)."""
+    build that fails on it fails on every host."""
     import ipaddress
 
     try:
@@ -418,7 +418,7 @@ def _write(ctx, p, rows, bdm_rows, group, check, count, flavor, lim) -> None:
         trace.store(s, events)
         # Unlimited instances, cores and RAM (as read before, like the limits the recheck
         # uses): nothing to recount, and the count is a scan of the project's servers
-        # under the writer lock (issue 13).
+        # under the writer lock.
         if serialized and any(lim[k] >= 0 for k in ("instances", "cores", "ram")):
             quotas.check_instances(ctx.project_id, count, flavor, already_written=count,
                                    lim=lim, used=quotas.usage(ctx.project_id, session=s))

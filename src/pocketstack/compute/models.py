@@ -1,7 +1,7 @@
 """Compute tables (prefix compute_). Instances keep nova's vm_state/task_state/power_state;
 the flavor and request spec are snapshotted as JSON at boot, as nova does, so later flavor
-edits never change a running server. Resource claims are placement's allocations (issue
-25, compute/scheduler/claims.py); compute_nodes' *_used columns follow them for
+edits never change a running server. Resource claims are placement's allocations
+(compute/scheduler/claims.py); compute_nodes' *_used columns follow them for
 os-hypervisors."""
 # No `from __future__ import annotations`: SQLAlchemy would then eval every Mapped[...]
 # annotation string when the class is made (a sixth of the models' import time).
@@ -219,7 +219,7 @@ class ComputeNode(Base):
 
 
 class Allocation(Base):
-    """Claims before issue 25; a host adopts its rows into placement at start-up."""
+    """Claims from before placement held them; a host adopts its rows into placement at start-up."""
     __tablename__ = "compute_allocations"
     instance_uuid: Mapped[str] = mapped_column(sa.String(36), primary_key=True)
     node_id: Mapped[int] = mapped_column(sa.Integer, index=True)

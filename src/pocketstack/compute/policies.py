@@ -119,7 +119,7 @@ _RULES = {
     "compute:aggregates:images": ADMIN,  # 2.81, nova's name for it
 }
 
-# issue 10: the routes and actions real clients were missing
+# The routes and actions real clients were missing
 _COMPAT_RULES = {
     "os_compute_api:os-security-groups:list": READER,
     "os_compute_api:os-security-groups:add": MEMBER,
@@ -159,7 +159,7 @@ _COMPAT_RULES = {
     "os_compute_api:os-deferred-delete:force": MEMBER,
 }
 
-# issue 22: nova's proxy APIs below 2.36 (nova's defaults: reads for readers, writes for
+# Nova's proxy APIs below 2.36 (nova's defaults: reads for readers, writes for
 # members; the pools for anyone), and the extensions list
 _PROXY_RULES = {
     "os_compute_api:os-security-groups:get": READER,

@@ -4,7 +4,8 @@ ACTIVE/None/Running)."""
 from __future__ import annotations
 
 # vm states
-ACTIVE, BUILDING, PAUSED, SUSPENDED, STOPPED = "active", "building", "paused", "suspended", "stopped"
+ACTIVE, BUILDING, PAUSED = "active", "building", "paused"
+SUSPENDED, STOPPED = "suspended", "stopped"
 RESIZED, ERROR, DELETED, SOFT_DELETED = "resized", "error", "deleted", "soft-delete"
 SHELVED, SHELVED_OFFLOADED, RESCUED = "shelved", "shelved_offloaded", "rescued"
 

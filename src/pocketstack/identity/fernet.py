@@ -90,7 +90,8 @@ def crypto() -> MultiFernet:
     st.checked_at = now
     repo = repository()
     try:
-        stamp = tuple((n, os.stat(os.path.join(repo, n)).st_mtime_ns) for n in sorted(os.listdir(repo)))
+        stamp = tuple((n, os.stat(os.path.join(repo, n)).st_mtime_ns)
+                      for n in sorted(os.listdir(repo)))
     except FileNotFoundError:
         stamp = ()
     if st.cache is not None and st.cache[0] == stamp:

@@ -127,7 +127,8 @@ class Writer:
     rbd_store.RbdWriter.
 
     Each buffer handed to ``submit`` goes to three single-thread pipelines — md5, the
-    secure hash, file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be in
+    secure hash, file write — that run in parallel and each in order; up to ``DEPTH`` buffers may be
+    in
     flight, so one stalled stream (a descheduled thread, a slow disk) does not stop the
     others. hashlib and file writes release the GIL, so this uses every core there is.
     """

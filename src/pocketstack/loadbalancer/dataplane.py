@@ -7,7 +7,8 @@ The VIP port is bound to the network node host ([loadbalancer] haproxy_host) thr
 network API, so the host agent makes the bridge and filters the tap with the port's
 security group (lb-<id>: the listeners' ports) and spoofing rules. UDP and SCTP listeners
 are left to the simulated provider (HAProxy serves TCP and HTTP only; Octavia runs LVS
-for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a delete: the process, the namespace and its veth go.
+for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a
+delete: the process, the namespace and its veth go.
 """
 from __future__ import annotations
 
@@ -196,7 +197,8 @@ class HAProxyPlane:
 
 def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
     """haproxy.cfg for the load balancer (@DIR@ stands for its directory)."""
-    lines = ["global", "    daemon", "    maxconn 4096",  # within the file descriptors a container grants
+    # maxconn: within the file descriptors a container grants
+    lines = ["global", "    daemon", "    maxconn 4096",
              "    stats socket @DIR@/haproxy.sock mode 600 level admin",
              "", "defaults", "    retries 3", "    option redispatch",
              "    timeout connect 5000", "    timeout client 50000",

@@ -46,8 +46,8 @@ def normalize(s, listener: M.Listener, merged: dict) -> dict:
     needed = REDIRECTS.get(action)
     given = [f for f in REDIRECTS.values() if merged.get(f)]
     if needed and not merged.get(needed):
-        raise _invalid_args(f"{needed}{' or redirect_pool' if needed == 'redirect_pool_id' else ''} "
-                            f"must not be None")
+        also = " or redirect_pool" if needed == "redirect_pool_id" else ""
+        raise _invalid_args(f"{needed}{also} must not be None")
     if len(given) > 1:
         raise _invalid_args("Cannot specify redirect_pool_id and redirect_url or "
                             "redirect_prefix at the same time")

@@ -52,7 +52,8 @@ class Listener(Provisioned, Base):
     __table_args__ = (sa.UniqueConstraint("load_balancer_id", "protocol_port", "l4_protocol"),)
     load_balancer_id: Mapped[str] = mapped_column(ID, index=True)
     protocol: Mapped[str] = mapped_column(sa.String(32))
-    l4_protocol: Mapped[str] = mapped_column(sa.String(8))  # TCP listeners and UDP ones may share a port
+    # TCP listeners and UDP ones may share a port
+    l4_protocol: Mapped[str] = mapped_column(sa.String(8))
     protocol_port: Mapped[int]
     connection_limit: Mapped[int] = mapped_column(default=-1)
     default_pool_id: Mapped[str | None] = mapped_column(ID)

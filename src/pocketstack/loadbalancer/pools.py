@@ -41,8 +41,8 @@ def session_persistence(value, protocol: str):
         raise V.validation_failure("A cookie_name must be provided with APP_COOKIE session "
                                    "persistence.")
     if sp["type"] != "APP_COOKIE" and sp.get("cookie_name"):
-        raise V.validation_failure(f"Field cookie_name can only be specified with "
-                                   f"APP_COOKIE session persistence type.")
+        raise V.validation_failure("Field cookie_name can only be specified with "
+                                   "APP_COOKIE session persistence type.")
     if sp.get("cookie_name") and not COOKIE.match(sp["cookie_name"]):
         raise V.Invalid("Invalid characters in cookie_name")
     return {"type": sp["type"], "cookie_name": sp.get("cookie_name"),

@@ -23,8 +23,9 @@ def _ids(s, column, where) -> list[str]:
 
 def view(s, obj) -> dict:
     if isinstance(obj, M.LoadBalancer):
-        return views.load_balancer(obj, _ids(s, M.Listener.id, M.Listener.load_balancer_id == obj.id),
-                                   _ids(s, M.Pool.id, M.Pool.load_balancer_id == obj.id))
+        return views.load_balancer(
+            obj, _ids(s, M.Listener.id, M.Listener.load_balancer_id == obj.id),
+            _ids(s, M.Pool.id, M.Pool.load_balancer_id == obj.id))
     if isinstance(obj, M.Listener):
         return views.listener(obj, _ids(s, M.L7Policy.id, M.L7Policy.listener_id == obj.id))
     if isinstance(obj, M.Pool):

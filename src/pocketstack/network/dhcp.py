@@ -30,6 +30,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, runtime
+from pocketstack.network import addresses
 from pocketstack.network import agent as host_agent
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet
 
@@ -78,9 +79,7 @@ def dns_assignment(ip_address: str, dns_name: str = "") -> dict:
 
 def _sort_key(ip_address: str, mac_address: str) -> tuple:
     """IPv4 before IPv6, then by address as a number, then by MAC."""
-    from pocketstack.network.ipam import to_int
-
-    return (":" in ip_address, to_int(ip_address), mac_address)
+    return (":" in ip_address, addresses.to_int(ip_address), mac_address)
 
 
 CLIENT_ID_OPTS = ("client-id", "61")
@@ -155,9 +154,7 @@ def render(subnets: list, allocations: list, now: float | None = None,
 
 
 def _auto_address(subnet) -> bool:
-    from pocketstack.network import ipam
-
-    return ipam.is_auto_address(subnet)
+    return addresses.is_auto_address(subnet)
 
 
 def _option(subnet, name: str, *values: str) -> str:

@@ -8,7 +8,7 @@ import uuid
 import sqlalchemy as sa
 
 from pocketstack.common import config
-from pocketstack.network import base, ipam, port_delete, ports
+from pocketstack.network import addresses, base, ipam, port_delete, ports
 from pocketstack.network.models import Network, Port
 
 
@@ -46,9 +46,9 @@ def sync(s, network: Network, effects: base.AfterCommit) -> None:
     for subnet in subnets:
         if subnet.id in have:
             continue
-        if ipam.is_auto_address(subnet):
-            ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
-                                   position)
+        if addresses.is_auto_address(subnet):
+            ipam.allocate_specific(s, port, subnet,
+                                   addresses.eui64(subnet.cidr, port.mac_address), position)
         elif ipam.allocate_any(s, port, subnet, position) is None:
             continue  # a full subnet simply gets no DHCP address, as with neutron's agent
         position += 1

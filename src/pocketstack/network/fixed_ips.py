@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config
-from pocketstack.network import ipam
+from pocketstack.network import addresses, ipam
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet
 
@@ -56,14 +56,15 @@ def resolve(s, network: Network, subnets: list, requested: list[dict],
                            if ipam.valid_for_subnet(x, address, device_owner)), None)
             if subnet is None:
                 raise exc.InvalidIpForNetwork(address)
-        if address and ipam.is_auto_address(subnet) and device_owner not in ipam.ROUTER_OWNERS:
+        if (address and addresses.is_auto_address(subnet)
+                and device_owner not in ipam.ROUTER_OWNERS):
             raise exc.InvalidInput(f"IPv6 address {address} cannot be directly assigned to a "
                                    f"port on subnet {subnet.id} as the subnet is configured "
                                    "for automatic addresses")
         out.append((subnet, address))
-    addresses = [a for _, a in out if a]
-    if len(set(addresses)) != len(addresses):
-        duplicate = next(a for a in addresses if addresses.count(a) > 1)
+    given = [a for _, a in out if a]
+    if len(set(given)) != len(given):
+        duplicate = next(a for a in given if given.count(a) > 1)
         raise exc.IpAddressAlreadyAllocated(duplicate, next(
             sub.id for sub, a in out if a == duplicate))
     return out
@@ -76,13 +77,13 @@ def defaults(network: Network, subnets: list, device_owner: str) -> list[tuple]:
     subnets = eligible(network, subnets, device_owner)
     out = []
     v4 = [x for x in subnets if x.ip_version == 4]
-    v6_stateful = [x for x in subnets if x.ip_version == 6 and not ipam.is_auto_address(x)]
+    v6_stateful = [x for x in subnets if x.ip_version == 6 and not addresses.is_auto_address(x)]
     if v4:
         out.append(("any", v4))
     if v6_stateful:
         out.append(("any", v6_stateful))
     if device_owner not in ipam.ROUTER_OWNERS:
-        out += [(x, None) for x in subnets if ipam.is_auto_address(x)]
+        out += [(x, None) for x in subnets if addresses.is_auto_address(x)]
     return out
 
 
@@ -100,9 +101,9 @@ def allocate(s, port: Port, plan: list[tuple], start: int = 0,
                 raise exc.IpAddressGenerationFailure(port.network_id)
         elif address:
             row = ipam.allocate_specific(s, port, subnet, address, position, attach)
-        elif ipam.is_auto_address(subnet):
+        elif addresses.is_auto_address(subnet):
             row = ipam.allocate_specific(s, port, subnet,
-                                         ipam.eui64(subnet.cidr, port.mac_address), position,
+                                         addresses.eui64(subnet.cidr, port.mac_address), position,
                                          attach)
         else:
             row = ipam.allocate_any(s, port, subnet, position, pending, attach)
@@ -144,5 +145,5 @@ def add_auto_addresses(s, network: Network, subnet) -> None:
         if port.device_owner in ipam.ROUTER_OWNERS or not serves(subnet, port.device_owner):
             continue
         position = max([a.position for a in port.fixed_ips] + [-1]) + 1
-        ipam.allocate_specific(s, port, subnet, ipam.eui64(subnet.cidr, port.mac_address),
+        ipam.allocate_specific(s, port, subnet, addresses.eui64(subnet.cidr, port.mac_address),
                                position)

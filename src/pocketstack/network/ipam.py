@@ -12,38 +12,20 @@ from __future__ import annotations
 
 import ipaddress
 import random
-import socket
 
 import sqlalchemy as sa
 
 from pocketstack.common import db, runtime
 from pocketstack.network import base
+from pocketstack.network.addresses import to_int, to_text
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import IPAllocation, Subnet
 
-AUTO_ADDRESS_MODES = ("slaac", "dhcpv6-stateless")
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:ha_router_replicated_interface",
                  "network:router_interface_distributed", "network:router_centralized_snat")
 RETRIES = 20
 WINDOW = 16
-
-
-def is_auto_address(subnet) -> bool:
-    """SLAAC or DHCPv6-stateless: addresses come from the MAC, not from the pools."""
-    if subnet.ip_version != 6:
-        return False
-    return subnet.ipv6_address_mode in AUTO_ADDRESS_MODES or (
-        subnet.ipv6_address_mode is None and subnet.ipv6_ra_mode in AUTO_ADDRESS_MODES)
-
-
-def eui64(prefix: str, mac: str) -> str:
-    """The SLAAC address of ``mac`` on ``prefix`` (RFC 4291 modified EUI-64)."""
-    octets = [int(part, 16) for part in mac.split(":")]
-    octets[0] ^= 0x02  # flip the universal/local bit
-    interface_id = int.from_bytes(bytes(octets[:3] + [0xFF, 0xFE] + octets[3:]), "big")
-    network = ipaddress.ip_network(prefix)
-    return str(ipaddress.IPv6Address(int(network.network_address) | interface_id))
 
 
 def pool_text(start: str, end: str) -> str:
@@ -82,7 +64,7 @@ def validate_pools(pools: list[dict], cidr: str, gateway_ip: str | None) -> list
             raise exc.OutOfBoundsAllocationPool(text, cidr)
         ranges.append((int(start), int(end), text))
     ranges.sort()
-    for (a1, b1, t1), (a2, b2, t2) in zip(ranges, ranges[1:]):
+    for (_a1, b1, t1), (a2, _b2, t2) in zip(ranges, ranges[1:]):
         if a2 <= b1:
             raise exc.OverlappingAllocationPools(t1, t2, cidr)
     if gateway_ip:
@@ -106,18 +88,6 @@ def valid_for_subnet(subnet, address: str, device_owner: str = "") -> bool:
     if network.prefixlen >= 31:
         return True
     return ip not in (network.network_address, network.broadcast_address)
-
-
-def to_int(address: str) -> int:
-    """An address as an integer, fast (socket's C parser instead of ipaddress)."""
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    return int.from_bytes(socket.inet_pton(family, address), "big")
-
-
-def to_text(value: int, version: int) -> str:
-    if version == 4:
-        return socket.inet_ntop(socket.AF_INET, value.to_bytes(4, "big"))
-    return str(ipaddress.IPv6Address(value))
 
 
 # Where this process last found a free address, per subnet: the next search starts there,

@@ -7,7 +7,8 @@ one host's VXLAN device should forward where (agent/overlay.py makes it so).
 
 A host has a network's bridge when a guest port of the network is bound to it; the
 network node (host_plans.network_node_hosts), where its DHCP and router ports live, also
-when it serves guests on overlay hosts (served_networks). A host's VTEP is the ``tunneling_ip`` its Linux
+when it serves guests on overlay hosts (served_networks). A host's VTEP is the ``tunneling_ip`` its
+Linux
 bridge agent reports in its heartbeat; hosts without one (no ``[network] local_ip``) are
 not reached over the overlay.
 """

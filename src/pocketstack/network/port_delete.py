@@ -1,7 +1,7 @@
 """Deleting a port (neutron's delete_port): a floating IP lets go of it, its tags, addresses
 and security-group bindings go with it, DHCP is rewritten and compute hears
 network-vif-deleted. The API path deletes with prebuilt statements under the writer lock
-only (issue 13); ``delete_in`` is for callers that hold a loaded port (routers, floating
+only; ``delete_in`` is for callers that hold a loaded port (routers, floating
 IPs, the DHCP port).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pocketstack.network.ports import PROTECTED_OWNERS, _is_compute, _target, ge
 def delete_port(ctx, port_id: str, if_revision: int | None = None) -> None:
     effects = base.AfterCommit()
     # Found and authorized before the write transaction: a port's project and network
-    # never change, so the check holds for the row deleted below (issue 13: the SQLite
+    # never change, so the check holds for the row deleted below (the SQLite
     # writer lock is held for the delete itself only).
     with db.reader() as s:
         port = get_row(s, ctx, port_id)
@@ -103,7 +103,7 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
     s.execute(sa.delete(Tag).where(Tag.resource_id == port.id))
     # Its addresses and security group bindings go with the row: ON DELETE CASCADE in the
     # schema (SQLite with foreign_keys=ON, common/db.py), two statements fewer per port in
-    # every server delete (issue 13).
+    # every server delete.
     s.execute(sa.delete(Port).where(Port.id == port.id))
     effects.dhcp(port.network_id)
     if _is_compute(port):

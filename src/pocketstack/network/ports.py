@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, dhcp, fixed_ips, ipam, listing, networks, qos, quotas,
-                                 security_groups, trunk_details)
+from pocketstack.network import (addresses, base, dhcp, fixed_ips, ipam, listing, networks, qos,
+                                 quotas, security_groups, trunk_details)
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
@@ -427,16 +427,102 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
     return items, page
 
 
+# --- update: plain columns only ------------------------------------------------------
+
+# A port update that sets only plain columns of the port row (name, admin state, device,
+# binding: every boot's binding and every server delete's unbinding), with the SQLite
+# writer lock held for one UPDATE only.
+#
+# The port, its network and its tags are read, the caller authorized, the checks made and
+# the new status and VIF worked out outside the write transaction; the write is then a
+# compare-and-swap on the revision number read. Every change to a port bumps it
+# (base.touch), so a port changed or deleted in between makes the UPDATE match nothing and
+# the caller falls back to the locked read-modify-write (ports.update_in), which decides
+# as before. The response is the row as read plus what was written.
+
+# request attribute -> Port attribute, the ones written to the port row alone
+_PLAIN = {"name": "name", "description": "description", "admin_state_up": "admin_state_up",
+         "device_id": "device_id", "device_owner": "device_owner",
+         "binding:host_id": "host_id", "binding:profile": "profile",
+         "binding:vnic_type": "vnic_type"}
+# also written: what binding_state and base.touch derive
+_DERIVED = ("status", "vif_type", "vif_details", "updated_at", "revision_number")
+
+_READ = sa.select(Port).options(*_load_options()) \
+    .where(Port.id == sa.bindparam("port_id"))
+
+
+_TABLE = Port.__table__
+
+
+@functools.cache
+def _write_statement(columns: tuple) -> sa.Update:
+    """The compare-and-swap UPDATE for one set of columns, built once (a statement and its
+    cache key cost more to build than SQLite takes to run it; Port's attributes are named
+    as its columns)."""
+    return _TABLE.update().where(
+        _TABLE.c.id == sa.bindparam("p_id"),
+        _TABLE.c.revision_number == sa.bindparam("p_revision")).values(
+        {c: sa.bindparam(f"v_{c}") for c in columns})
+
+
+def _plain_applies(values: dict) -> bool:
+    return bool(values) and all(key in _PLAIN for key in values)
+
+
+def _plain_update(ctx, port_id: str, values: dict, effects: base.AfterCommit,
+           if_revision: int | None = None) -> Port | None:
+    """The updated port (its tags as ``port.read_tags``), or None when it changed
+    between the read and the write (the caller then takes the locked path).
+    ``If-Match: revision_number=N`` is checked against the revision read: the
+    compare-and-swap then writes only a port still at N, and a port changed in between
+    goes to the locked path, which checks N again (and answers 412)."""
+    with db.reader() as s:
+        port = s.scalar(_READ.where(visible(ctx)), {"port_id": port_id})
+        if port is None:
+            raise exc.PortNotFound(port_id)
+        network = s.get(Network, port.network_id)
+        tags = base.tags_of(s, port.id)
+    # project and network of a port never change: the policy target read holds
+    target = _target(port.project_id, network)
+    base.authorize(ctx, "update_port", target)
+    _authorize_attributes(ctx, "update_port", values, target, network)
+    base.check_revision(port, if_revision)
+    # What update_in checks on a port whose security settings this update leaves alone.
+    if not port.port_security_enabled and port.security_group_bindings:
+        raise exc.PortSecurityPortHasSecurityGroup()
+    _check_security(None, ctx, port.port_security_enabled, None,
+                          port.allowed_address_pairs or [], port.project_id)
+    was_active, read_revision = port.status == "ACTIVE", port.revision_number
+    for key, value in values.items():
+        setattr(port, _PLAIN[key], value)
+    binding_state(port)
+    base.touch(port)
+    columns = tuple(_PLAIN[k] for k in values) + _DERIVED
+    params = {f"v_{c}": getattr(port, c) for c in columns}
+    params.update(p_id=port_id, p_revision=read_revision)
+    statement = _write_statement(columns)
+    with db.transaction() as s:
+        written = s.connection().execute(statement, params).rowcount == 1
+    if not written:
+        return None
+    port.network_qos_policy_id = network.qos_policy_id
+    port.read_tags = tags
+    if _is_compute(port) and port.status == "ACTIVE" and not was_active:
+        effects.event("network-vif-plugged", port.device_id, port.id)
+    elif _is_compute(port) and was_active and port.status != "ACTIVE":
+        effects.event("network-vif-unplugged", port.device_id, port.id)
+    return port
+
+
 # --- update --------------------------------------------------------------------------
 
 @base.retry_on_deadlock
 def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -> dict:
-    from pocketstack.network import port_plain_update
-
     values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
     effects = base.AfterCommit()
-    port = (port_plain_update.update(ctx, port_id, values, effects, if_revision)
-            if port_plain_update.applies(values) else None)
+    port = (_plain_update(ctx, port_id, values, effects, if_revision)
+            if _plain_applies(values) else None)
     if port is not None:
         out = view(port, port.read_tags, _show_binding(ctx))
     else:
@@ -498,12 +584,12 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
             raise exc.MacAddressInUse(port.network_id, values["mac_address"]) from None
         for alloc in list(port.fixed_ips):  # EUI-64 addresses follow the MAC
             subnet = next(x for x in ipam.subnets_of(s, network.id) if x.id == alloc.subnet_id)
-            if ipam.is_auto_address(subnet):
+            if addresses.is_auto_address(subnet):
                 position = alloc.position
                 s.delete(alloc)
                 s.flush()
                 ipam.allocate_specific(s, port, subnet,
-                                       ipam.eui64(subnet.cidr, port.mac_address), position)
+                                       addresses.eui64(subnet.cidr, port.mac_address), position)
         dhcp_relevant = True
     device_owner = values.get("device_owner", port.device_owner)
     if "fixed_ips" in values:
@@ -542,7 +628,7 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         for fip in s.scalars(sa.select(FloatingIP).where(FloatingIP.fixed_port_id == port.id)):
             dns_publish.sync(s, fip, effects, ctx)
     # Status, VIF and revision before the first flush: a binding update (every boot's)
-    # then writes the row once (issue 13). Nothing below changes what they depend on.
+    # then writes the row once. Nothing below changes what they depend on.
     binding_state(port)
     base.touch(port)
     s.flush()

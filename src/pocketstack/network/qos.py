@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.network import base, listing, rbac
+from pocketstack.network import base, listing, qos_rule_kinds, rbac
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import Network, Port, QosPolicy, Router, Tag
@@ -90,10 +90,9 @@ def get_row(s, ctx, policy_id: str, lock: bool = False) -> QosPolicy:
 
 
 def view(s, policy: QosPolicy, tags, shared_with_caller: bool = False) -> dict:
-    from pocketstack.network import qos_rules  # noqa: PLC0415 (it imports this module)
     return {"id": policy.id, "name": policy.name, **base.project_view(policy.project_id),
             "shared": policy.shared or shared_with_caller, "is_default": policy.is_default,
-            "rules": qos_rules.policy_rules(s, policy.id),
+            "rules": qos_rule_kinds.policy_rules(s, policy.id),
             **base.standard_view(policy, tags)}
 
 
@@ -160,7 +159,6 @@ def delete_policy(ctx, policy_id: str, if_revision: int | None = None) -> None:
         base.check_revision(policy, if_revision)
         _check_not_bound(s, policy.id)
         rbac.delete_for(s, "qos_policy", policy.id)
-        from pocketstack.network import qos_rules  # noqa: PLC0415
-        qos_rules.delete_for_policy(s, policy.id)
+        qos_rule_kinds.delete_for_policy(s, policy.id)
         s.execute(sa.delete(Tag).where(Tag.resource_id == policy.id))
         s.delete(policy)

@@ -1,108 +1,19 @@
 """The rules of a QoS policy, of the types neutron's reference drivers know:
 bandwidth_limit, dscp_marking, minimum_bandwidth, minimum_packet_rate and
 packet_rate_limit (qos-pps), under /v2.0/qos/policies/{id}/<type>_rules and, by rule id
-alone, /v2.0/qos/alias_<type>_rules (qos-rules-alias, qos-pps-minimum-rule-alias). Conflicts are refused as neutron's qos_policy_validator does. Writing
-is for admins, as in neutron. Rules are recorded: no packet is shaped or marked, and a
-minimum_* rule asks placement for nothing.
+alone, /v2.0/qos/alias_<type>_rules (qos-rules-alias, qos-pps-minimum-rule-alias); each
+type's fields are in qos_rule_kinds.py. Conflicts are refused as neutron's
+qos_policy_validator does. Writing is for admins, as in neutron. Rules are recorded: no
+packet is shaped or marked, and a minimum_* rule asks placement for nothing.
 """
 from __future__ import annotations
-
-import dataclasses
-
-import sqlalchemy as sa
 
 from pocketstack.common import db
 from pocketstack.network import base, qos
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import QosBandwidthLimitRule, QosPolicy, QosRule
-
-VALID_DSCP_MARKS = (0, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 44,
-                    46, 48, 56)
-_kbps = v.integer(0, 2 ** 31 - 1)
-_DIRECTIONS = ("egress", "ingress")
-
-
-def _dscp(value, name) -> int:
-    mark = v.integer()(value, name)
-    if mark not in VALID_DSCP_MARKS:
-        raise v.invalid(name, f"{mark} is not in {list(VALID_DSCP_MARKS)}")
-    return mark
-
-
-@dataclasses.dataclass(frozen=True)
-class Kind:
-    type: str
-    value: str                 # the one required field (QosRule.value for the generic ones)
-    attrs: dict
-    directions: tuple = ()     # () : the type has no direction (dscp_marking)
-    burst: str = ""            # its burst field (QosRule.burst), if it has one
-    aliased: bool = True       # reachable by id alone under /qos/alias_<type>_rules
-
-    @property
-    def own_table(self) -> bool:
-        return self.type == "bandwidth_limit"
-
-    @property
-    def model(self):
-        return QosBandwidthLimitRule if self.own_table else QosRule
-
-
-KINDS = {k.type: k for k in (
-    Kind("bandwidth_limit", "max_kbps",
-         {"max_kbps": v.Attr(_kbps), "max_burst_kbps": v.Attr(_kbps),
-          "direction": v.Attr(v.one_of(*_DIRECTIONS))}, _DIRECTIONS),
-    Kind("dscp_marking", "dscp_mark", {"dscp_mark": v.Attr(_dscp)}),
-    Kind("minimum_bandwidth", "min_kbps",
-         {"min_kbps": v.Attr(_kbps), "direction": v.Attr(v.one_of(*_DIRECTIONS))},
-         _DIRECTIONS),
-    Kind("minimum_packet_rate", "min_kpps",
-         {"min_kpps": v.Attr(_kbps), "direction": v.Attr(v.one_of("any", *_DIRECTIONS))},
-         ("any", *_DIRECTIONS)),
-    Kind("packet_rate_limit", "max_kpps",
-         {"max_kpps": v.Attr(_kbps), "max_burst_kpps": v.Attr(_kbps),
-          "direction": v.Attr(v.one_of(*_DIRECTIONS))}, _DIRECTIONS,
-         burst="max_burst_kpps", aliased=False),
-)}
-RULE_TYPES = tuple(KINDS)
-
-
-def _fields(kind: Kind, rule) -> dict:
-    if kind.own_table:
-        return {"max_kbps": rule.max_kbps, "max_burst_kbps": rule.max_burst_kbps,
-                "direction": rule.direction}
-    out = {kind.value: rule.value}
-    if kind.burst:
-        out[kind.burst] = rule.burst or 0
-    if kind.directions:
-        out["direction"] = rule.direction
-    return out
-
-
-def view(kind: Kind, rule, in_policy: bool = False) -> dict:
-    out = {"id": rule.id, **_fields(kind, rule)}
-    if in_policy:  # inside a policy's "rules"
-        out.update(qos_policy_id=rule.qos_policy_id, type=kind.type)
-    return out
-
-
-def _rows(s, kind: Kind, policy_id: str) -> list:
-    model = kind.model
-    query = sa.select(model).where(model.qos_policy_id == policy_id)
-    if not kind.own_table:
-        query = query.where(QosRule.rule_type == kind.type)
-    return list(s.scalars(query.order_by(model.direction, model.id)))
-
-
-def policy_rules(s, policy_id: str) -> list[dict]:
-    """The policy's "rules": every type's, with ``type`` and ``qos_policy_id``."""
-    return [view(kind, r, in_policy=True) for kind in KINDS.values()
-            for r in _rows(s, kind, policy_id)]
-
-
-def delete_for_policy(s, policy_id: str) -> None:
-    for model in (QosBandwidthLimitRule, QosRule):
-        s.execute(sa.delete(model).where(model.qos_policy_id == policy_id))
+from pocketstack.network.qos_rule_kinds import KINDS, Kind, fields, rows, view
 
 
 def _row(s, kind: Kind, policy: QosPolicy, rule_id: str):
@@ -118,7 +29,7 @@ def _check_conflicts(s, policy: QosPolicy, kind: Kind, asked: dict, merged: dict
     """neutron's checks, in its order: a minimum below a limit of the same direction (on
     what was asked), 'any' beside a directed minimum packet rate, then a second rule of
     the same type and direction."""
-    others = {k.type: [r for r in _rows(s, k, policy.id) if r.id != rule_id]
+    others = {k.type: [r for r in rows(s, k, policy.id) if r.id != rule_id]
               for k in KINDS.values()}
     direction = asked.get("direction")
     for rule in others["minimum_bandwidth"]:
@@ -184,7 +95,7 @@ def create_rule(ctx, rule_type: str, policy_id: str, body) -> dict:
 def list_rules(ctx, rule_type: str, policy_id: str) -> list[dict]:
     kind = KINDS[rule_type]
     with db.reader() as s:
-        return [view(kind, r) for r in _rows(s, kind, qos.get_row(s, ctx, policy_id).id)]
+        return [view(kind, r) for r in rows(s, kind, qos.get_row(s, ctx, policy_id).id)]
 
 
 def get_rule(ctx, rule_type: str, policy_id: str, rule_id: str) -> dict:
@@ -202,7 +113,7 @@ def update_rule(ctx, rule_type: str, policy_id: str, rule_id: str, body,
         base.authorize(ctx, f"update_policy_{rule_type}_rule",
                        {"project_id": policy.project_id})
         rule = _row(s, kind, policy, rule_id)
-        merged = {**_fields(kind, rule), **values}
+        merged = {**fields(kind, rule), **values}
         _check_conflicts(s, policy, kind, values, merged, rule_id=rule.id)
         if kind.own_table:
             for key, value in values.items():

@@ -1,5 +1,6 @@
 """Per-project quotas for networks, subnets, ports, routers, floating IPs, security groups
-and rules, RBAC policies and subnet pools, as neutron's /v2.0/quotas API shows them (-1 is unlimited).
+and rules, RBAC policies and subnet pools, as neutron's /v2.0/quotas API shows them (-1 is
+unlimited).
 
 Usage is counted in the creating transaction; over the limit is a 409 OverQuota.
 """

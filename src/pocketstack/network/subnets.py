@@ -11,8 +11,8 @@ import ipaddress
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.network import (base, dhcp_port, fixed_ips, ipam, listing, networks, quotas,
-                                 rbac, subnetpools)
+from pocketstack.network import (addresses, base, dhcp_port, fixed_ips, ipam, listing, networks,
+                                 quotas, rbac, subnetpools)
 from pocketstack.network import exceptions as exc
 from pocketstack.network import validate as v
 from pocketstack.network.models import IPAllocation, Network, Port, Subnet, Tag
@@ -202,8 +202,8 @@ def _validate(s, subnet: dict, current: Subnet | None = None) -> None:
                 f"ipv6_ra_mode set to '{ra_mode}' with ipv6_address_mode set to "
                 f"'{address_mode}' is not valid. If both attributes are set, they must be "
                 "the same value")
-        if (address_mode in ipam.AUTO_ADDRESS_MODES or
-                (address_mode is None and ra_mode in ipam.AUTO_ADDRESS_MODES)) and \
+        if (address_mode in addresses.AUTO_ADDRESS_MODES or
+                (address_mode is None and ra_mode in addresses.AUTO_ADDRESS_MODES)) and \
                 network.prefixlen != 64:
             raise exc.InvalidInput(f"Invalid CIDR {subnet['cidr']} for IPv6 address mode. "
                                    "OpenStack uses the EUI-64 address format, which "
@@ -308,7 +308,7 @@ def create_in(s, ctx, values: dict, effects: base.AfterCommit) -> Subnet:
     if values.get("tags"):
         base.set_tags(s, row.id, values["tags"])
     base.touch(network)
-    if ipam.is_auto_address(row):
+    if addresses.is_auto_address(row):
         fixed_ips.add_auto_addresses(s, network, row)
     dhcp_port.sync(s, network, effects)
     effects.dhcp(network.id)
@@ -385,11 +385,11 @@ def delete_subnet(ctx, subnet_id: str, if_revision: int | None = None) -> None:
         base.authorize(ctx, "delete_subnet", {"project_id": subnet.project_id,
                                               "network:project_id": network.project_id})
         base.check_revision(subnet, if_revision)
-        auto = ipam.is_auto_address(subnet)
+        auto = addresses.is_auto_address(subnet)
         users = s.execute(sa.select(Port.id, Port.device_owner).join(
             IPAllocation, IPAllocation.port_id == Port.id).where(
             IPAllocation.subnet_id == subnet.id)).all()
-        for port_id, owner in users:
+        for _port_id, owner in users:
             removable = owner == "network:dhcp" or (auto and owner not in ipam.ROUTER_OWNERS)
             if not removable:
                 raise exc.SubnetInUse(subnet.id)

@@ -16,7 +16,7 @@ _UUID_FORMAT = {"type": "string", "format": "uuid"}
 
 @functools.cache
 def _formats():
-    """jsonschema on first use: a start imports none of it (tests/test_startup_imports)."""
+    """jsonschema on first use: a start imports none of it (tests/imports/test_startup_imports)."""
     import uuid
 
     import jsonschema

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, numbers, policy, rpc
 from pocketstack.common.timeutils import parse_isotime, utcnow
-from pocketstack.volume import encryption_keys, quotas, scheduler, types, validation
+from pocketstack.volume import encryption_keys, quotas, scheduler, types, validation, visible
 from pocketstack.volume.models import Snapshot, Volume
 
 STATUSES = ("creating", "available", "reserved", "attaching", "detaching", "in-use",
@@ -99,6 +99,19 @@ def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
         raise
 
 
+def _group_to_join(s, ctx, group_id, volume_type_id: str) -> str:
+    """The group a new volume joins (``group_id`` of a volume create, 3.13)."""
+    group = visible.group(s, ctx, group_id)
+    if group.status != "available":
+        raise exceptions.BadRequest(f"Invalid Group: Group {group.id} status must be "
+                                    f"available, but current status is: {group.status}.")
+    if volume_type_id not in (group.volume_type_ids or []):
+        raise exceptions.BadRequest(f"Invalid input received: Invalid volume_type "
+                                    f"provided: {volume_type_id}. The group {group.id} "
+                                    "does not support it.")
+    return group.id
+
+
 def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
                    key_id) -> Volume:
     quotas.prepare(ctx.project_id)
@@ -108,8 +121,8 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
         if data.get("snapshot_id"):
             snapshot = _load_snapshot(s, ctx, data["snapshot_id"])
             if snapshot.status != "available":
-                raise exceptions.BadRequest(f"Invalid snapshot: Originating snapshot status "
-                                            f"must be one of 'available' values")
+                raise exceptions.BadRequest("Invalid snapshot: Originating snapshot status "
+                                            "must be one of 'available' values")
             size = size or snapshot.size
             if size < snapshot.size:
                 raise exceptions.BadRequest(f"Invalid input received: Volume size '{size}'GB "
@@ -127,9 +140,7 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
                                             f"{source.size}GB.")
         backup = None
         if data.get("backup_id"):
-            from pocketstack.volume import backups
-
-            backup = backups.load(s, ctx, str(data["backup_id"]), lock=True)
+            backup = visible.backup(s, ctx, str(data["backup_id"]), lock=True)
             if backup.status != "available":
                 raise exceptions.BadRequest(f"Invalid backup: Backup status must be "
                                             f"available, but is {backup.status}.")
@@ -161,9 +172,7 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
         group_id = None
         group_ref = data.get("group_id") or data.get("consistencygroup_id")
         if group_ref is not None:  # 3.13 (a consistency group is a group too)
-            from pocketstack.volume import groups
-
-            group_id = groups.check_volume_group(s, ctx, group_ref, vtype.id)
+            group_id = _group_to_join(s, ctx, group_ref, vtype.id)
         quotas.check(s, ctx.project_id, vtype.name, volumes=1, gigabytes=size)
         if source is None and snapshot is None:
             backend, why = scheduler.choose(s, vtype.extra_specs, size)
@@ -289,8 +298,8 @@ def sort_params(query, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
         if key not in allowed:
             raise exceptions.BadRequest(f"Invalid input received: Invalid sort key {key}.")
         if direction not in ("asc", "desc"):
-            raise exceptions.BadRequest(f"Invalid input received: Unknown sort direction, "
-                                        f"must be 'desc' or 'asc'.")
+            raise exceptions.BadRequest("Invalid input received: Unknown sort direction, "
+                                        "must be 'desc' or 'asc'.")
     return keys or [("created_at", "desc")]
 
 

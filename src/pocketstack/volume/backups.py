@@ -12,15 +12,13 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy
 from pocketstack.common.timeutils import utcnow
-from pocketstack.volume import api, quotas, validation
+from pocketstack.volume import api, quotas, validation, visible
 from pocketstack.volume.models import Backup, Snapshot
 
 SORT_KEYS = ("id", "name", "status", "size", "created_at", "updated_at")
 
 
-class BackupNotFound(exceptions.NotFound):
-    def __init__(self, backup_id: str):
-        super().__init__(f"Backup {backup_id} could not be found.")
+
 
 
 def directory() -> str:
@@ -35,16 +33,6 @@ def path(backup_id: str) -> str:
 
 def target(b: Backup) -> dict:
     return {"project_id": b.project_id, "user_id": b.user_id}
-
-
-def load(s, ctx, backup_id: str, *, lock: bool = False) -> Backup:
-    stmt = sa.select(Backup).where(Backup.id == backup_id)
-    if lock:
-        stmt = stmt.with_for_update()
-    found = s.scalar(stmt)
-    if found is None or (found.project_id != ctx.project_id and not ctx.is_admin):
-        raise BackupNotFound(backup_id)
-    return found
 
 
 def create_backup(ctx, body) -> Backup:
@@ -124,7 +112,7 @@ def dependents(ids) -> set[str]:
 
 def get_backup(ctx, backup_id: str) -> Backup:
     with db.reader() as s:
-        found = load(s, ctx, backup_id)
+        found = visible.backup(s, ctx, backup_id)
         policy.authorize(ctx, "backup:get", target(found))
         return found
 
@@ -149,7 +137,7 @@ def update_backup(ctx, backup_id: str, body) -> Backup:
     data = validation.obj(body, "backup")
     validation.only(data, ("name", "description", "metadata"), "backup")
     with db.transaction() as s:
-        found = load(s, ctx, backup_id, lock=True)
+        found = visible.backup(s, ctx, backup_id, lock=True)
         policy.authorize(ctx, "backup:update", target(found))
         if "name" in data:
             found.name = validation.text(data["name"], "name")
@@ -163,7 +151,7 @@ def update_backup(ctx, backup_id: str, body) -> Backup:
 
 def delete_backup(ctx, backup_id: str, *, force: bool = False) -> None:
     with db.transaction() as s:
-        found = load(s, ctx, backup_id, lock=True)
+        found = visible.backup(s, ctx, backup_id, lock=True)
         policy.authorize(ctx, "backup:delete", target(found))
         if force:
             policy.authorize(ctx, "volume_extension:backup_admin_actions:force_delete",
@@ -184,7 +172,7 @@ def restore_backup(ctx, backup_id: str, body) -> dict:
         raise validation.bad("Missing required element 'restore' in request body.")
     validation.only(data, ("volume_id", "name"), "restore")
     with db.reader() as s:
-        found = load(s, ctx, backup_id)
+        found = visible.backup(s, ctx, backup_id)
         policy.authorize(ctx, "backup:restore", target(found))
         if found.status != "available":
             raise validation.bad(f"Invalid backup: Backup status must be available, but is "
@@ -217,7 +205,7 @@ def reset_status(ctx, backup_id: str, data) -> None:
     if not isinstance(data, dict) or data.get("status") not in ("available", "error"):
         raise validation.bad("Must specify a valid status: available or error.")
     with db.transaction() as s:
-        found = load(s, ctx, backup_id, lock=True)
+        found = visible.backup(s, ctx, backup_id, lock=True)
         policy.authorize(ctx, "volume_extension:backup_admin_actions:reset_status",
                          target(found))
         found.status, found.updated_at = data["status"], utcnow()

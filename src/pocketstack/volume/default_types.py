@@ -68,15 +68,3 @@ def unset_default(ctx, project_id: str) -> None:
         s.execute(sa.delete(ProjectDefaultVolumeType)
                   .where(ProjectDefaultVolumeType.project_id == _project(project_id)))
 
-
-def type_for_project(s, project_id: str):
-    """The project's own default type, or None."""
-    row = s.get(ProjectDefaultVolumeType, project_id)
-    return s.get(types.VolumeType, row.volume_type_id) if row is not None else None
-
-
-def check_not_default(s, type_id: str) -> None:
-    if s.scalar(sa.select(sa.func.count()).select_from(ProjectDefaultVolumeType)
-                .where(ProjectDefaultVolumeType.volume_type_id == type_id)):
-        raise exceptions.BadRequest(f"The volume type {type_id} is a default volume type "
-                                    "and cannot be deleted.")

@@ -10,44 +10,18 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions, policy
 from pocketstack.common.timeutils import isotime_naive, utcnow
-from pocketstack.volume import api, groups, quotas, validation
+from pocketstack.volume import api, groups, quotas, validation, visible
 from pocketstack.volume.models import GroupSnapshot, Snapshot, Volume
 
 STATUSES = ("available", "creating", "deleting", "error", "error_deleting")
 SORT_KEYS = ("id", "name", "status", "created_at", "updated_at")
 
 
-class GroupSnapshotNotFound(exceptions.NotFound):
-    def __init__(self, ident):
-        super().__init__(f"GroupSnapshot {ident} could not be found.")
+
 
 
 def target(gs: GroupSnapshot) -> dict:
     return {"project_id": gs.project_id, "user_id": gs.user_id}
-
-
-def load(s, ctx, ident, *, lock: bool = False) -> GroupSnapshot:
-    if not isinstance(ident, str):
-        raise GroupSnapshotNotFound(ident)
-    stmt = sa.select(GroupSnapshot).where(GroupSnapshot.id == ident)
-    gs = s.scalar(stmt.with_for_update() if lock else stmt)
-    if gs is None or (gs.project_id != ctx.project_id and not ctx.is_admin):
-        raise GroupSnapshotNotFound(ident)
-    return gs
-
-
-def current_status(s, gs: GroupSnapshot) -> str:
-    """``creating`` until every member snapshot is available (then available), error as
-    soon as one failed; other statuses are as recorded."""
-    if gs.status != "creating":
-        return gs.status
-    statuses = set(s.scalars(sa.select(Snapshot.status)
-                             .where(Snapshot.group_snapshot_id == gs.id)))
-    if "error" in statuses:
-        return "error"
-    if statuses <= {"available"}:
-        return "available"
-    return "creating"
 
 
 def summary_view(gs: GroupSnapshot) -> dict:
@@ -66,8 +40,8 @@ def view(gs: GroupSnapshot, ctx, version: tuple[int, int]) -> dict:
 def _settled(ctx, ident: str) -> GroupSnapshot:
     """The group snapshot with its status brought up to date from its members."""
     with db.transaction() as s:
-        gs = load(s, ctx, ident)
-        status = current_status(s, gs)
+        gs = visible.group_snapshot(s, ctx, ident)
+        status = visible.group_snapshot_status(s, gs)
         if status != gs.status:
             gs.status, gs.updated_at = status, utcnow()
         s.flush()
@@ -87,7 +61,7 @@ def create(ctx, body) -> GroupSnapshot:
     quotas.prepare(ctx.project_id)
     with db.transaction() as s:
         quotas.lock(s, ctx.project_id)
-        group = groups.load(s, ctx, group_id, lock=True)
+        group = visible.group(s, ctx, group_id, lock=True)
         policy.authorize(ctx, "group:create_group_snapshot", groups.target(group))
         if group.status != "available":
             raise exceptions.BadRequest(f"Invalid Group: Group {group.id} status must be "
@@ -144,13 +118,13 @@ def list_group_snapshots(ctx, query) -> list[GroupSnapshot]:
     if query.get("status"):
         found = [gs for gs in found if gs.status == query["status"]]
     return api.paginate(found, keys, marker, limit, offset, getattr,
-                        missing=GroupSnapshotNotFound)
+                        missing=visible.GroupSnapshotNotFound)
 
 
 def delete(ctx, ident: str) -> None:
     _settled(ctx, ident)
     with db.transaction() as s:
-        gs = load(s, ctx, ident, lock=True)
+        gs = visible.group_snapshot(s, ctx, ident, lock=True)
         policy.authorize(ctx, "group:delete_group_snapshot", target(gs))
         if gs.status not in ("available", "error"):
             raise exceptions.BadRequest(f"Invalid GroupSnapshot: Group snapshot status must "
@@ -177,7 +151,7 @@ def reset_status(ctx, ident: str, data) -> None:
         raise validation.bad(f"Invalid input for field/attribute reset_status: 'status' "
                              f"must be one of {', '.join(STATUSES)}.")
     with db.transaction() as s:
-        gs = load(s, ctx, ident, lock=True)
+        gs = visible.group_snapshot(s, ctx, ident, lock=True)
         policy.authorize(ctx, "group:reset_group_snapshot_status", target(gs))
         gs.status, gs.updated_at = data["status"], utcnow()
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy
 from pocketstack.common.timeutils import isotime_naive, utcnow
-from pocketstack.volume import api, group_types, quotas, types, validation
+from pocketstack.volume import api, group_types, quotas, types, validation, visible
 from pocketstack.volume.models import GroupSnapshot, Snapshot, Volume, VolumeGroup
 
 STATUSES = ("available", "creating", "deleting", "error", "error_deleting", "updating",
@@ -21,23 +21,11 @@ STATUSES = ("available", "creating", "deleting", "error", "error_deleting", "upd
 SORT_KEYS = ("id", "name", "status", "created_at", "updated_at")
 
 
-class GroupNotFound(exceptions.NotFound):
-    def __init__(self, group_id):
-        super().__init__(f"Group {group_id} could not be found.")
+
 
 
 def target(group: VolumeGroup) -> dict:
     return {"project_id": group.project_id, "user_id": group.user_id}
-
-
-def load(s, ctx, group_id, *, lock: bool = False) -> VolumeGroup:
-    if not isinstance(group_id, str):
-        raise GroupNotFound(group_id)
-    stmt = sa.select(VolumeGroup).where(VolumeGroup.id == group_id)
-    group = s.scalar(stmt.with_for_update() if lock else stmt)
-    if group is None or (group.project_id != ctx.project_id and not ctx.is_admin):
-        raise GroupNotFound(group_id)
-    return group
 
 
 def view(group: VolumeGroup, ctx, version: tuple[int, int], volume_ids=None) -> dict:
@@ -126,8 +114,6 @@ def create(ctx, body) -> VolumeGroup:
 def create_from_src(ctx, body) -> VolumeGroup:
     """A new group with a volume for each snapshot of a group snapshot, or a clone of each
     volume of a group."""
-    from pocketstack.volume import group_snapshots
-
     policy.authorize(ctx, "group:create")
     data = validation.obj(body, "create-from-src")
     validation.only(data, ("name", "description", "group_snapshot_id", "source_group_id"),
@@ -141,8 +127,8 @@ def create_from_src(ctx, body) -> VolumeGroup:
     quotas.prepare(ctx.project_id)
     with db.transaction() as s:
         if "group_snapshot_id" in data:
-            source = group_snapshots.load(s, ctx, data["group_snapshot_id"])
-            if group_snapshots.current_status(s, source) != "available":
+            source = visible.group_snapshot(s, ctx, data["group_snapshot_id"])
+            if visible.group_snapshot_status(s, source) != "available":
                 raise exceptions.BadRequest(f"Invalid GroupSnapshot: Group snapshot "
                                             f"{source.id} status must be available.")
             origin = s.get(VolumeGroup, source.group_id)
@@ -150,7 +136,7 @@ def create_from_src(ctx, body) -> VolumeGroup:
                        for sn in s.scalars(sa.select(Snapshot).where(
                            Snapshot.group_snapshot_id == source.id))]
         else:
-            origin = load(s, ctx, data["source_group_id"])
+            origin = visible.group(s, ctx, data["source_group_id"])
             if origin.status != "available":
                 raise exceptions.BadRequest(f"Invalid Group: Source group {origin.id} "
                                             "status must be available.")
@@ -187,7 +173,7 @@ def create_from_src(ctx, body) -> VolumeGroup:
 
 def get(ctx, group_id: str) -> VolumeGroup:
     with db.reader() as s:
-        group = load(s, ctx, group_id)
+        group = visible.group(s, ctx, group_id)
         policy.authorize(ctx, "group:get", target(group))
         return group
 
@@ -205,7 +191,7 @@ def list_groups(ctx, query) -> list[VolumeGroup]:
             stmt = stmt.where(getattr(VolumeGroup, key) == query[key])
     with db.reader() as s:
         found = list(s.scalars(stmt))
-    return api.paginate(found, keys, marker, limit, offset, getattr, missing=GroupNotFound)
+    return api.paginate(found, keys, marker, limit, offset, getattr, missing=visible.GroupNotFound)
 
 
 # --- update ------------------------------------------------------------------------------
@@ -225,7 +211,7 @@ def update(ctx, group_id: str, body) -> None:
     add, remove = _ids(data.get("add_volumes"), "add_volumes"), _ids(
         data.get("remove_volumes"), "remove_volumes")
     with db.transaction() as s:
-        group = load(s, ctx, group_id, lock=True)
+        group = visible.group(s, ctx, group_id, lock=True)
         policy.authorize(ctx, "group:update", target(group))
         if (add or remove) and group.status != "available":
             raise exceptions.BadRequest(f"Invalid Group: Group {group.id} status must be "
@@ -274,7 +260,7 @@ def delete(ctx, group_id: str, data) -> None:
     validation.only(data, ("delete-volumes",), "delete")
     with_volumes = validation.boolean(data.get("delete-volumes", False), "delete-volumes")
     with db.transaction() as s:
-        group = load(s, ctx, group_id, lock=True)
+        group = visible.group(s, ctx, group_id, lock=True)
         policy.authorize(ctx, "group:delete", target(group))
         if group.status not in ("available", "error", "error_deleting"):
             raise exceptions.BadRequest(f"Invalid Group: Group status must be available or "
@@ -315,19 +301,6 @@ def reset_status(ctx, group_id: str, data) -> None:
         raise validation.bad(f"Invalid input for field/attribute reset_status: 'status' "
                              f"must be one of {', '.join(STATUSES)}.")
     with db.transaction() as s:
-        group = load(s, ctx, group_id, lock=True)
+        group = visible.group(s, ctx, group_id, lock=True)
         policy.authorize(ctx, "group:reset_status", target(group))
         group.status, group.updated_at = data["status"], utcnow()
-
-
-def check_volume_group(s, ctx, group_id, volume_type_id: str) -> str:
-    """The group a new volume joins (``group_id`` of a volume create, 3.13)."""
-    group = load(s, ctx, group_id)
-    if group.status != "available":
-        raise exceptions.BadRequest(f"Invalid Group: Group {group.id} status must be "
-                                    f"available, but current status is: {group.status}.")
-    if volume_type_id not in (group.volume_type_ids or []):
-        raise exceptions.BadRequest(f"Invalid input received: Invalid volume_type "
-                                    f"provided: {volume_type_id}. The group {group.id} "
-                                    "does not support it.")
-    return group.id

@@ -177,7 +177,8 @@ def check(s, project_id: str, type_name: str, *, volumes: int = 0, snapshots: in
                     f"allowed {name} quota. Requested {delta}G, quota is {allowed}G and "
                     f"{used.get(name, 0)}G has been consumed.")
             what = "volumes" if resource == "volumes" else "snapshots"
-            raise OverLimit(f"{'VolumeLimitExceeded' if what == 'volumes' else 'SnapshotLimitExceeded'}: "
+            kind = "VolumeLimitExceeded" if what == "volumes" else "SnapshotLimitExceeded"
+            raise OverLimit(f"{kind}: "
                             f"Maximum number of {what} allowed ({allowed}) exceeded for "
                             f"quota '{name}'.")
 

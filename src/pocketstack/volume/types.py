@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions, policy
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import validation
-from pocketstack.volume.models import Volume, VolumeType, VolumeTypeAccess
+from pocketstack.volume.models import ProjectDefaultVolumeType, Volume, VolumeType, VolumeTypeAccess
 
 DEFAULT_NAME = "__DEFAULT__"
 
@@ -53,9 +53,7 @@ def find(s, ctx, ident: str) -> VolumeType:
 
 
 def default_for(s, ctx) -> VolumeType:
-    from pocketstack.volume import default_types
-
-    own = default_types.type_for_project(s, ctx.project_id)
+    own = _project_default(s, ctx.project_id)
     if own is not None:
         return own
     name = config.CONF.volume.default_volume_type or DEFAULT_NAME
@@ -140,9 +138,7 @@ def delete_type(ctx, type_id: str) -> None:
         if s.scalar(sa.select(sa.func.count()).select_from(Volume)
                     .where(Volume.volume_type_id == vt.id)):
             raise validation.bad(f"Target volume type {vt.id} is still in use.")
-        from pocketstack.volume import default_types
-
-        default_types.check_not_default(s, vt.id)
+        _check_not_default(s, vt.id)
         s.delete(vt)
 
 
@@ -213,3 +209,18 @@ def change_access(ctx, type_id: str, project_id: str, add: bool) -> None:
                 raise exceptions.NotFound(f"Volume type access not found for {vt.id} / "
                                           f"{project_id} combination.")
             s.delete(row)
+
+
+# --- a project's own default type (default_types.py sets them) ----------------------------
+
+def _project_default(s, project_id: str):
+    """The project's own default type, or None."""
+    row = s.get(ProjectDefaultVolumeType, project_id)
+    return s.get(VolumeType, row.volume_type_id) if row is not None else None
+
+
+def _check_not_default(s, type_id: str) -> None:
+    if s.scalar(sa.select(sa.func.count()).select_from(ProjectDefaultVolumeType)
+                .where(ProjectDefaultVolumeType.volume_type_id == type_id)):
+        raise exceptions.BadRequest(f"The volume type {type_id} is a default volume type "
+                                    "and cannot be deleted.")

@@ -1,4 +1,4 @@
-"""A REST call to a service this very process serves, without the socket (issue 13).
+"""A REST call to a service this very process serves, without the socket.
 
 Compute talks to image, network and volume over their REST APIs (seed steps 19-27); in
 the all-in-one those APIs are served by the same process, so each call went through

@@ -1,4 +1,4 @@
-"""The one JSON decoder for request bodies (issue 11): every service's handlers get their
+"""The one JSON decoder for request bodies: every service's handlers get their
 body through ``ApiRequest.json()``, which calls ``decode`` here, so these rules hold for
 every endpoint, authenticated or not, before any handler runs:
 

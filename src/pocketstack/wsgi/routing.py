@@ -86,7 +86,8 @@ class ApiRequest:
     def service_url(self) -> str:
         """The URL of this service's root as the client reached it (for links)."""
         scope = self.raw.scope
-        host = self.raw.headers.get("host") or "%s:%s" % tuple(scope.get("server") or ("localhost", 80))
+        host = self.raw.headers.get("host") or "%s:%s" % tuple(scope.get("server")
+                                                                or ("localhost", 80))
         return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
 
     def json(self, required: bool = True) -> Any:
@@ -112,7 +113,8 @@ class ApiRequest:
 
 def _dumps(body: Any) -> bytes:
     """JSON without NaN/Infinity (not JSON: browsers' parsers reject them): a non-finite
-    float that reached a response (a row stored before issue 11) is served as null."""
+    float that reached a response (a row stored before numbers were parsed strictly) is served as
+    null."""
     try:
         return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:
@@ -247,7 +249,7 @@ class Router:
     async def __call__(self, scope, receive, send):
         path = scope["path"][len(scope.get("root_path", "")):] or "/"
         if "\x00" in path or b"%00" in scope.get("query_string", b""):
-            # No id or filter holds one, and PostgreSQL refuses it in text (issue 11).
+            # No id or filter holds one, and PostgreSQL refuses it in text.
             raise exceptions.BadRequest("The URL holds a NUL character (%00).")
         route, params = self.match(path)
         if route is None:

@@ -120,7 +120,7 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin):
         (by the deadline or a delete) does nothing. A failure the request caused
         (``host_fault`` False: a bad fixed IP, a quota) is ERROR at once and not counted
         against the host — another host would fail the same way, and the scheduler would
-        learn to avoid a healthy host (issue 11).
+        learn to avoid a healthy host.
         """
         steps = _steps_from(events)
         inst = instances.load(instance_uuid)

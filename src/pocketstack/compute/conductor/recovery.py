@@ -1,10 +1,11 @@
-"""Builds nobody is working on any more (issue 11 item 5), found long before the build
+"""Builds nobody is working on any more, found long before the build
 deadline:
 
 * at start-up of an all-in-one (in-process bus), every build still waiting to be scheduled
   that was last touched before this conductor started: the process that had it in hand
   is gone (kill -9, a crash) and its messages with it, so a restart reschedules them at
-  once. (With a broker, the messages wait in its queue for the restarted conductor.) (Builds that already reached a host are
+  once. (With a broker, the messages wait in its queue for the restarted conductor.) (Builds that
+  already reached a host are
   recovered by that host's ``init_host``, which owns them.)
 * periodically, builds with no progress for ``[compute] build_stall_timeout`` seconds while
   still in ``scheduling``: the cast to the conductor or to the chosen host was lost. Not

@@ -36,7 +36,7 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
         from pocketstack.compute.resize import release_for_delete
 
         # A Core look first: almost no server is deleted mid-resize, and the ORM's
-        # look costs several times this under the writer lock (issue 13).
+        # look costs several times this under the writer lock.
         if s.connection().execute(_RESIZING, {"uuid": inst.uuid}).first() is not None:
             done += release_for_delete(s, inst.uuid)
         from pocketstack.compute.server_groups import forget_member

@@ -129,7 +129,7 @@ def register_nodes(managers: dict) -> None:
 
 
 def _adopt_old_claims(hosts: list[str]) -> None:
-    """A cloud upgraded from before issue 25 kept its claims in compute_allocations: they
+    """A cloud upgraded from before placement held the claims kept them in compute_allocations: they
     become placement allocations (server's owner as the consumer's project/user; a
     migration's for the source of a move) and the old rows go."""
     a = Allocation

@@ -194,7 +194,7 @@ def _delete_volume(ctx, client: VolumeClient, volume_id: str) -> bool:
     """Delete a volume a build made. One still being created (its image copy running,
     or cut off by a crash the volume service has not recovered from yet) refuses a plain
     delete: nova's own token force-deletes it, which cancels the copy, instead of
-    leaving it behind (issue 21)."""
+    leaving it behind."""
     try:
         return client.delete(volume_id)
     except exceptions.PocketstackError as error:

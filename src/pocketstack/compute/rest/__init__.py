@@ -7,8 +7,8 @@ from pocketstack.compute.rest import (aggregates, availability_zones, consoles,
                                       network_proxies,
                                       quota_classes, quota_sets, server_actions,
                                       server_diagnostics, server_groups, server_meta,
-                                      server_security_groups, server_shares, services, servers, usage,
-                                      versions, volume_attachments)
+                                      server_security_groups, server_shares, services, servers,
+                                      usage, versions, volume_attachments)
 
 V = "/v2.1"
 
@@ -102,7 +102,7 @@ ROUTES = {
     f"{V}/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
     f"{V}/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     f"{V}/os-hypervisors/{{hypervisor_id}}": {"GET": hypervisors.show_hypervisor},
-    # issue 10: read routes real clients call
+    # Read routes real clients call
     f"{V}/os-hypervisors/{{hypervisor_id}}/uptime": {"GET": hypervisors.uptime},
     f"{V}/servers/{{server_id}}/diagnostics": {"GET": server_diagnostics.diagnostics},
     f"{V}/servers/{{server_id}}/topology": {"GET": server_diagnostics.topology},
@@ -121,7 +121,7 @@ ROUTES = {
     f"{V}/os-hosts/{{host_name}}": {"GET": hosts.show_host},
     f"{V}/os-quota-class-sets/{{class_name}}": {"GET": quota_classes.show,
                                                 "PUT": quota_classes.update},
-    # issue 22: nova's proxies to the network service, 404 from 2.36 on
+    # Nova's proxies to the network service, 404 from 2.36 on
     f"{V}/os-security-groups": {"GET": network_proxies.list_security_groups,
                                 "POST": network_proxies.create_security_group},
     f"{V}/os-security-groups/{{group_id}}": {

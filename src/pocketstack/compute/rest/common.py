@@ -41,7 +41,7 @@ def authorize(req, action: str, target: dict | None = None) -> None:
     ctx = req.context
     # Compute resources belong to a project. A domain-scoped token has none: oslo.policy
     # would match its project_id None against a target's None, and the row would then fail
-    # its NOT NULL constraint (issue 11). Nova scopes these APIs to projects: 403.
+    # its NOT NULL constraint. Nova scopes these APIs to projects: 403.
     if (ctx.project_id is None and not ctx.is_service and not ctx.system_scope
             and (target is None or ("project_id" in target and target["project_id"] is None))):
         raise exceptions.Forbidden(

@@ -13,7 +13,7 @@ from pocketstack.compute.rest.common import (at_least, authorize, limit_marker,
 
 
 _node, _svc = ComputeNode.__table__, Service.__table__
-# Core rows, not ORM objects: listing 1,000 hosts is one light query (issue 13).
+# Core rows, not ORM objects: listing 1,000 hosts is one light query.
 _NODE_COLS = ("id", "uuid", "host", "hypervisor_hostname", "hypervisor_type",
               "hypervisor_version", "host_ip", "vcpus", "memory_mb", "local_gb",
               "vcpus_used", "memory_mb_used", "local_gb_used", "running_vms")

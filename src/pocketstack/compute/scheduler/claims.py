@@ -1,4 +1,4 @@
-"""Claims are placement allocations (issue 25): consumer = the server's uuid (a
+"""Claims are placement allocations: consumer = the server's uuid (a
 migration's uuid for the source side of a move), provider = the compute node (same uuid,
 name = its hypervisor hostname), VCPU / MEMORY_MB / DISK_GB.
 

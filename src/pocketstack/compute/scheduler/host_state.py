@@ -40,7 +40,7 @@ def service_is_up(last_seen_up: dt.datetime | None, forced_down: bool, now=None)
 
 
 _n, _sv = ComputeNode.__table__.c, Service.__table__.c
-# Free room is placement's (issue 25): each node is the provider of the same uuid, and
+# Free room is placement's: each node is the provider of the same uuid, and
 # (total - reserved) x allocation_ratio - allocations is what its claim will check, so
 # an operator's reserved or allocation_ratio set through the placement API moves boots.
 _FROM, _FREE_OF, _PROVIDER_GENERATION = direct.join_free_room(

@@ -148,7 +148,8 @@ class SchedulerManager:
                              f"{vcpus} vCPUs, {disk} GB disk; the last fitting hosts were "
                              f"taken by concurrent requests)")
                 raise NoValidHost(self._explain(total, notes))
-            alternates = [h.host for h in ordered if h.host != chosen.host][:self.conf.max_alternates]
+            alternates = [h.host for h in ordered
+                          if h.host != chosen.host][:self.conf.max_alternates]
             selections.append({"instance_uuid": uuid, "host": chosen.host,
                                "node": chosen.nodename, "node_id": chosen.node_id,
                                "az": chosen.az,

@@ -15,7 +15,7 @@ def _body(req) -> dict:
 
 @routing.public
 def versions(req):
-    """The root answers like every other service's: its one version (issue 10)."""
+    """The root answers like every other service's: its one version."""
     return routing.json_response({"versions": [{
         "id": "v1.0", "status": "CURRENT",
         "links": [{"rel": "self", "href": f"{req.service_url}/v1/"}]}]})

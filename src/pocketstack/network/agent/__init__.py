@@ -9,7 +9,8 @@ to it by a veth pair that carries the DHCP port's MAC and addresses, dnsmasq ins
 serving the network service's files (dhcp.py), and the metadata proxy listening on
 169.254.169.254:80 in the namespace (metadata_proxy.py), which forwards to compute's
 metadata API; on the network node each router namespace (l3.py) gets a metadata proxy
-too, for subnets whose DHCP routes 169.254.169.254 to their router. Security groups become nftables rules (firewall.py). Guests plug a tap
+too, for subnets whose DHCP routes 169.254.169.254 to their router. Security groups become nftables
+rules (firewall.py). Guests plug a tap
 ``tap<port id[:11]>`` into the bridge (libvirt).
 
 Each host's agent (agent.py) asks the network service over RPC what to plumb; it runs

@@ -15,7 +15,8 @@ plumbs (or a gateway on the external network of such a router). In it:
   everything else leaving by the gateway to the gateway's address (``enable_snat``);
   a floating IP taken away also takes its connections (conntrack.py).
 
-The plans come from the network service (network/host_plans.py, over RPC); ``plug`` makes one router match its plan
+The plans come from the network service (network/host_plans.py, over RPC); ``plug`` makes one router
+match its plan
 (only what differs from the previous plan, so a floating IP change is one ``ip`` batch
 and one ``nft`` transaction); ``unplug`` removes the namespace and its veth pairs.
 """

@@ -1,5 +1,5 @@
 """`pocketstack service network-agent --host NAME`: the host networking agent as a process
-of its own on a compute host (issue 24: per-host agents).
+of its own on a compute host (per-host agents).
 
 It needs the shared config's ``[DEFAULT] transport_url`` (RabbitMQ, or ``unix://DIR`` on
 one machine) and nothing else of the cloud's: no database (what to plumb comes from the

@@ -1,6 +1,6 @@
 """/v2.0/qos/policies, their bandwidth_limit_rules, and /v2.0/qos/rule-types."""
 from pocketstack.network import exceptions as exc
-from pocketstack.network import qos, qos_rules
+from pocketstack.network import qos, qos_rule_kinds, qos_rules
 from pocketstack.network.rest import common
 
 
@@ -32,14 +32,14 @@ def delete_policy(req):
 
 def _kind(req) -> str:
     rule_type = req.params["rule_type"]
-    if rule_type not in qos_rules.KINDS:  # no such collection
+    if rule_type not in qos_rule_kinds.KINDS:  # no such collection
         raise exc.ResourceNotFound("The resource could not be found.")
     return rule_type
 
 
 def _aliased_kind(req) -> str:
     rule_type = _kind(req)
-    if not qos_rules.KINDS[rule_type].aliased:  # neutron has no alias collection for it
+    if not qos_rule_kinds.KINDS[rule_type].aliased:  # neutron has no alias collection for it
         raise exc.ResourceNotFound("The resource could not be found.")
     return rule_type
 
@@ -97,7 +97,7 @@ def list_rule_types(req):
     # all_rules / all_supported (qos-rule-type-filter) list the same: every type here
     # is recorded alike
     return common.ok({"rule_types": [common.select({"type": t}, req)
-                                     for t in qos_rules.RULE_TYPES]})
+                                     for t in qos_rule_kinds.RULE_TYPES]})
 
 
 def show_rule_type(req):

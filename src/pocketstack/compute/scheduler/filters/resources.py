@@ -36,5 +36,6 @@ class ResourceFitFilter(Filter):
             detail = f"need {vcpus} vCPUs, most free is {max(best.free_vcpus, 0)} on {best.host}"
         else:
             best = max(hosts, key=lambda h: h.free_disk_gb)
-            detail = f"need {disk} GB disk, most free is {max(best.free_disk_gb, 0)} GB on {best.host}"
+            detail = (f"need {disk} GB disk, most free is {max(best.free_disk_gb, 0)} GB "
+                      f"on {best.host}")
         return f"{self.name} removed {len(reasons)} ({detail})"

@@ -11,6 +11,7 @@ import tempfile
 from pocketstack.common import config, exceptions
 from pocketstack.compute.virt.libvirt import imagecache
 from pocketstack.compute.virt.libvirt.config import Disk
+from pocketstack.compute.virt.libvirt.host import GuestError
 
 LOG = logging.getLogger(__name__)
 
@@ -164,8 +165,6 @@ class GuestDisks:
             return disk
         path = data.get("device_path")
         if kind != "local" or not path:
-            from pocketstack.compute.virt.libvirt.driver import GuestError
-
             raise GuestError(f"Unsupported volume connection {kind!r}.")
         # the volume service says which (disk_type); older connection_info: look
         is_block = (data["disk_type"] == "block" if data.get("disk_type")

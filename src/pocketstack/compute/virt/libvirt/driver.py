@@ -26,7 +26,7 @@ from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
                                                      read_owner)
-from pocketstack.compute.virt.libvirt.host import Host
+from pocketstack.compute.virt.libvirt.host import GuestError, Host
 from pocketstack.compute.virt.libvirt.resize import ColdResize
 
 LOG = logging.getLogger(__name__)
@@ -34,11 +34,6 @@ LOG = logging.getLogger(__name__)
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 DEFAULT_CMDLINE = "root=/dev/vda console=tty0 console=ttyS0"
 DETACH_TIMEOUT = 30.0  # seconds a guest gets to release a hot-unplugged device
-
-
-class GuestError(exceptions.PocketstackError):
-    """libvirt or QEMU refused an operation on a guest."""
-    code = 500
 
 
 class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):

@@ -13,6 +13,8 @@ import logging
 import threading
 import time
 
+from pocketstack.common import exceptions
+
 LOG = logging.getLogger(__name__)
 
 _event_loop_lock = threading.Lock()
@@ -21,6 +23,11 @@ _event_loop_started = False
 
 class LibvirtUnavailable(Exception):
     pass
+
+
+class GuestError(exceptions.PocketstackError):
+    """libvirt or QEMU refused an operation on a guest."""
+    code = 500
 
 
 def import_libvirt():

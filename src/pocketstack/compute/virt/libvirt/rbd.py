@@ -1,5 +1,5 @@
 """Instance disks in Ceph RBD (``[libvirt] images_type = rbd``) and RBD disks in libvirt
-(issue 23; the behaviour of nova's imagebackend.Rbd and storage/rbd_utils, our own code).
+(the behaviour of nova's imagebackend.Rbd and storage/rbd_utils, our own code).
 
 A server's root disk is ``<uuid>_disk`` in ``[ceph] compute_pool`` (``_disk.eph0`` its
 ephemeral disk), opened by QEMU itself as ``[ceph] compute_user``: a copy-on-write clone

@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 
 from pocketstack.common import exceptions
 from pocketstack.compute.virt.libvirt import imagecache
+from pocketstack.compute.virt.libvirt.disks import rbd_backed
+from pocketstack.compute.virt.libvirt.host import GuestError
 
 
 class ColdResize:
@@ -49,8 +51,6 @@ class ColdResize:
         uuid, flavor = instance["uuid"], instance["flavor"]
         kept = self._kept(uuid)
         if not os.path.isdir(kept):
-            from pocketstack.compute.virt.libvirt.driver import GuestError
-
             raise GuestError(f"The guest's disks are not on {self.host_name}: resizing a "
                              f"libvirt guest to another host is not supported.")
         inst_dir = self._dir(uuid)
@@ -86,7 +86,6 @@ class ColdResize:
     def _rbd_resize_step(self, uuid: str, step: str, flavor: dict | None = None) -> None:
         """RBD disks stay where they are (the cluster is shared): as nova, a snapshot
         keeps the old disks for a revert, the new flavor grows them in place."""
-        from pocketstack.compute.virt.libvirt.disks import rbd_backed
         from pocketstack.compute.virt.libvirt.rbd import RESIZE_SNAP
 
         if not rbd_backed():
@@ -113,8 +112,6 @@ class ColdResize:
         uuid = instance["uuid"]
         kept = self._kept(uuid)
         if not os.path.isdir(kept):
-            from pocketstack.compute.virt.libvirt.driver import GuestError
-
             raise GuestError(f"The guest's old disks are gone from {self.host_name}.")
         dom = self.host.lookup(uuid)
         if dom is not None and self._owned(dom):

@@ -1,4 +1,4 @@
-"""image store and location (rbd store, issue 23)
+"""image store and location (rbd store)
 
 Revision ID: image_0002
 Revises: image_0001
