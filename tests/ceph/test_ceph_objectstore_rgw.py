@@ -1,7 +1,7 @@
 """The object store's scale-out backend: the cloud's own radosgw on the session's Ceph
 cluster, checking tokens with the cloud's identity API, in the catalog in place of the
 embedded service; the Swift API checks shared with the embedded backend
-(tests/swift_client_checks.py) run against it."""
+(tests/helpers/swift_client_checks.py) run against it."""
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +12,8 @@ import ceph_helpers as _ceph
 import httpx
 import pytest
 import swiftclient
-import swift_client_checks as checks
-from cloud_helpers import own_cloud
+from helpers import swift_client_checks as checks
+from helpers.cloud import own_cloud
 
 # What Ceph 16's radosgw does otherwise than Swift (found by running the checks).
 RGW_DIFFERS = {

@@ -6,7 +6,7 @@ import os
 import subprocess
 import uuid
 
-from cloud_helpers import wait_for
+from helpers.cloud import wait_for
 
 
 class Designate:

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from cloud_helpers import own_cloud, wait_for
+from helpers.cloud import own_cloud, wait_for
 from dns_helpers import Designate
 
 PDNS = shutil.which("pdns_server") or "/usr/sbin/pdns_server"

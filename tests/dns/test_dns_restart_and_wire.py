@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import uuid
 
-from cloud_helpers import ADMIN_PASSWORD, TEST_OVERRIDES, CloudHandle
+from helpers.cloud import ADMIN_PASSWORD, TEST_OVERRIDES, CloudHandle
 from dns_helpers import Designate, dig, eventually, short
 
 

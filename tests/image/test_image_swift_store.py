@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 import swiftclient
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from cloud_helpers import wait_for
+from helpers.cloud import wait_for
 
 from pocketstack import lab
 

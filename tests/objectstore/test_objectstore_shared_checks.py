@@ -1,9 +1,9 @@
-"""The Swift API checks shared with the RADOS Gateway backend (tests/swift_client_checks.py),
+"""The Swift API checks shared with the RADOS Gateway backend (tests/helpers/swift_client_checks.py),
 against the embedded object store."""
 from __future__ import annotations
 
 import pytest
-import swift_client_checks as checks
+from helpers import swift_client_checks as checks
 
 
 @pytest.mark.parametrize("check", sorted(checks.CHECKS))

@@ -8,7 +8,7 @@ import os
 
 import pytest
 import swiftclient
-from cloud_helpers import own_cloud
+from helpers.cloud import own_cloud
 
 WAIT = {"wait": 120, "interval": 0.2}
 MiB = 1 << 20
