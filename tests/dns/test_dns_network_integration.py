@@ -108,7 +108,7 @@ def test_a_floating_ips_own_name_and_a_ports_own_domain(cloud, project):
 def test_domain_keywords_are_filled_in(cloud, project):
     net = project["conn"].network
     project_id = project["conn"].current_project_id
-    domain = f"<project_id>.example.org."
+    domain = "<project_id>.example.org."
     zone = project["designate"].zone(f"{project_id}.example.org.")
     project["designate"].active(zone["id"])
     port = net.create_port(network_id=project["net"].id, dns_name="kw", dns_domain=domain)

@@ -1,5 +1,5 @@
-"""The Swift API checks shared with the RADOS Gateway backend (tests/helpers/swift_client_checks.py),
-against the embedded object store."""
+"""The Swift API checks shared with the RADOS Gateway backend
+(tests/helpers/swift_client_checks.py), against the embedded object store."""
 from __future__ import annotations
 
 import pytest

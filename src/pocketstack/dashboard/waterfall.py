@@ -54,9 +54,10 @@ def timeout_note(rows: list[dict], total_ms: float) -> str | None:
 
 def requests(trace: dict) -> list[dict]:
     """One waterfall per request, oldest (the boot) first, each on its own time axis:
-    [{"title" (the CLI's name), "open", "timeout", "request_id", "total_ms", "rows": [{kind "step"|"gap", label, service,
-    host, start_ms, duration_ms, result, detail, left, width, failed}]}] — the rows and
-    their words are `pocketstack trace`'s, positioned in percent of the request's total."""
+    [{"title" (the CLI's name), "open", "timeout", "request_id", "total_ms",
+    "rows": [{kind "step"|"gap", label, service, host, start_ms, duration_ms, result,
+    detail, left, width, failed}]}] — the rows and their words are `pocketstack trace`'s,
+    positioned in percent of the request's total."""
     out = []
     for req in trace_steps.requests(trace):
         total = req["total_ms"] or 1.0

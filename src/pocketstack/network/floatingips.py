@@ -78,7 +78,8 @@ def view(s, fip: FloatingIP, tags) -> dict:
             "floating_network_id": fip.floating_network_id, "router_id": fip.router_id,
             "port_id": fip.fixed_port_id, "fixed_ip_address": fip.fixed_ip_address,
             "status": fip.status, **base.project_view(fip.project_id),
-            "dns_name": fip.dns_name, "dns_domain": fip.dns_domain, "port_details": _port_details(s, fip),
+            "dns_name": fip.dns_name, "dns_domain": fip.dns_domain,
+            "port_details": _port_details(s, fip),
             **base.standard_view(fip, tags)}
 
 
