@@ -1,8 +1,6 @@
 """Barbican's validation errors: its messages, so clients and scripts see upstream's text."""
 from __future__ import annotations
 
-import jsonschema
-
 from pocketstack.common import exceptions
 
 
@@ -11,12 +9,14 @@ def invalid_object(schema: str, reason: str, prop) -> exceptions.BadRequest:
                                  f"{reason}. Invalid property: '{prop}'")
 
 
-_VALIDATORS: dict[int, jsonschema.protocols.Validator] = {}
+_VALIDATORS: dict[int, object] = {}
 
 
 def _validator(schema: dict):
     """One validator per (module-level) schema: jsonschema.validate checks the schema
     itself on every call, most of a secret POST's time."""
+    import jsonschema  # on the first validation: a start need not import it
+
     validator = _VALIDATORS.get(id(schema))
     if validator is None:
         cls = jsonschema.validators.validator_for(schema)
@@ -28,6 +28,8 @@ def _validator(schema: dict):
 def check_schema(body, schema: dict, name: str) -> None:
     """barbican's _assert_schema_is_valid: the best error, as jsonschema.validate picks it,
     with the property its schema path names."""
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
     if error is not None:
         path = list(error.schema_path)
