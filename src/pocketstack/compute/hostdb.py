@@ -1,0 +1,190 @@
+"""What a compute host reads and writes of the cloud's state, as named operations.
+
+A compute host runs untrusted guests; a database credential on it could read and rewrite
+every project's servers. So, as nova-compute does through nova-conductor, a host asks for
+its changes by name, and each operation says what it may touch:
+
+* ``hosts``: rows of the asking host itself (its service and node rows) — every host
+  name given must be the caller's;
+* ``instance``: one server scheduled to the asking host (its ``host``, or the source or
+  destination of its migration in progress).
+
+Two ways to run an operation (``for_host``):
+
+* ``Direct``: in this process, in the caller's thread — the all-in-one, as fast as a
+  plain function call;
+* ``ConductorRPC``: an RPC call to the conductor, which checks the operation against the
+  asking host and runs the same function (compute/conductor/hostdb.py) — a compute host
+  that holds no database credential.
+
+``[compute] database_access`` picks one. Arguments and results are primitives (they
+cross the message bus; datetimes travel as ISO strings).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import types
+from typing import Callable
+
+from pocketstack.common import config, db
+from pocketstack.compute import instances, service_rows, trace
+from pocketstack.compute.scheduler import claims
+
+HOSTS, INSTANCE = "hosts", "instance"
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    func: Callable
+    scope: str  # HOSTS or INSTANCE: what the conductor checks before running it
+    returns_instance: bool = False  # an Instance row: its columns cross the bus
+
+
+OPERATIONS: dict[str, Operation] = {}
+_UNSET = "<unset>"  # a primitive: it crosses the bus as itself
+
+
+def operation(scope: str, returns_instance: bool = False):
+    def register(func):
+        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance)
+        return func
+    return register
+
+
+def instance_columns(inst) -> dict | None:
+    """An Instance row as primitives (the conductor's answer to load_instance)."""
+    if inst is None:
+        return None
+    return _primitive({key: getattr(inst, key) for key in instances.COLUMN_NAMES})
+
+
+def instance_from_columns(columns: dict | None):
+    """What load_instance answered over the bus, read as the row was: attributes."""
+    if columns is None:
+        return None
+    return types.SimpleNamespace(**{
+        k: dt.datetime.fromisoformat(v) if k in instances.DATETIME_COLUMNS and v else v
+        for k, v in columns.items()})
+
+
+# --- the operations -------------------------------------------------------------------
+
+
+@operation(HOSTS)
+def register_services(hosts: list[str], binary: str, topic: str) -> None:
+    service_rows.register_services(hosts, binary, topic)
+
+
+@operation(HOSTS)
+def heartbeats(hosts: list[str], binary: str) -> None:
+    service_rows.heartbeats(hosts, binary)
+
+
+@operation(INSTANCE, returns_instance=True)
+def load_instance(instance_uuid: str):
+    """The server's row (deleted or not), or None."""
+    return instances.load(instance_uuid)
+
+
+@operation(INSTANCE)
+def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET) -> bool:
+    """The compare-and-swap update of instances.update (``expect_task`` when given)."""
+    if expect_task is _UNSET:
+        return instances.update(instance_uuid, values)
+    return instances.update(instance_uuid, values, expect_task=expect_task)
+
+
+@operation(INSTANCE)
+def finish_action(instance_uuid: str, values: dict | None, expect_task, events: list[dict],
+                  request_id: str | None, result: str | None = None,
+                  fault: dict | None = None, release_claim: bool = False,
+                  only_if_updated: bool = False) -> bool:
+    """The end of a host's work on a server, in one commit: the compare-and-swap update
+    (``expect_task``; none when ``values`` is None), its events, a fault, the server's
+    claim given back and the instance action's finish (none when ``request_id`` is None:
+    more work follows). ``only_if_updated``: the claim and the finish only if the update
+    matched."""
+    with db.transaction() as s:
+        ok = values is None or instances.update(instance_uuid, values,
+                                                expect_task=expect_task, session=s)
+        trace.store_rows(s, [_event_row(e) for e in events])
+        if fault is not None:
+            instances.add_fault(s, instance_uuid, fault["code"], fault["message"],
+                                host=fault.get("host"))
+        if ok or not only_if_updated:
+            if release_claim:
+                claims.release(instance_uuid, session=s)
+            if request_id is not None:
+                trace.finish_action(s, request_id, instance_uuid, result)
+    return ok
+
+
+def _event_row(event: dict) -> dict:
+    return {k: dt.datetime.fromisoformat(v) if k in ("start_time", "finish_time") and
+            isinstance(v, str) else v for k, v in event.items()}
+
+
+def event(step) -> dict:
+    """A trace Step's event row (finished now if it was not)."""
+    if step.finish is None:
+        step.done()
+    return step.values()
+
+
+def _primitive(value):
+    """``value`` as the message bus carries it: datetimes as ISO strings."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _primitive(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_primitive(v) for v in value]
+    return value
+
+
+# --- the two ways to run them ---------------------------------------------------------
+
+
+class Direct:
+    """In this process: the caller's thread runs the operation."""
+
+    def __init__(self, host: str | None = None):
+        self.host = host
+
+    def call(self, op: str, **kwargs):
+        return OPERATIONS[op].func(**kwargs)
+
+
+class ConductorRPC:
+    """On the conductor: one RPC call per operation, naming the asking host."""
+
+    def __init__(self, host: str):
+        from pocketstack.compute.conductor.rpcapi import ConductorAPI
+
+        self.host, self.conductor = host, ConductorAPI()
+
+    def call(self, op: str, **kwargs):
+        from pocketstack.common.context import RequestContext
+
+        answer = self.conductor.host_db(RequestContext.admin(), self.host, op,
+                                        _primitive(kwargs))
+        return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
+
+
+def for_host(host: str):
+    """How ``host``'s agent reaches the cloud's state ([compute] database_access)."""
+    if config.CONF.compute.database_access == "conductor":
+        return ConductorRPC(host)
+    return Direct(host)
+
+
+def for_hosts(hosts: list[str], op: str, **kwargs) -> None:
+    """A ``hosts`` operation for all the hosts of this process: one call in-process (a
+    thousand simulated hosts cost one statement), one per host through the conductor
+    (each host speaks for itself only)."""
+    if config.CONF.compute.database_access == "conductor":
+        for host in hosts:
+            ConductorRPC(host).call(op, hosts=[host], **kwargs)
+    else:
+        Direct().call(op, hosts=list(hosts), **kwargs)
