@@ -106,6 +106,20 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
             server = api.wait(sid, (status, "ERROR"), timeout=60)
             assert server["status"] == status and server["OS-EXT-STS:task_state"] is None, \
                 (action, server)
+        # An interface attached and detached: the server's network_info through the
+        # conductor, row-locked there.
+        s = c.session()
+        net = s.post(c.url + "/network/v2.0/networks", json={"network": {"name": "if"}}
+                     ).json()["network"]
+        s.post(c.url + "/network/v2.0/subnets", json={"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": "10.9.0.0/24"}})
+        r = api.post(f"/servers/{sid}/os-interface", {"interfaceAttachment": {
+            "net_id": net["id"]}})
+        assert r.status_code == 200, r.text
+        port = r.json()["interfaceAttachment"]["port_id"]
+        assert "if" in api.server(sid)["addresses"]
+        assert api.delete(f"/servers/{sid}/os-interface/{port}").status_code == 202
+        wait_for(lambda: "if" not in api.server(sid)["addresses"], 30, "the port detached")
         actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
         start = next(a for a in actions if a["action"] == "start")
         events = api.get(f"/servers/{sid}/os-instance-actions/{start['request_id']}",

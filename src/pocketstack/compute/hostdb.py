@@ -27,8 +27,11 @@ import datetime as dt
 import types
 from typing import Callable
 
+import sqlalchemy as sa
+
 from pocketstack.common import config, db
 from pocketstack.compute import instances, service_rows, trace
+from pocketstack.compute.models import Instance
 from pocketstack.compute.scheduler import claims
 
 HOSTS, INSTANCE = "hosts", "instance"
@@ -53,9 +56,12 @@ def operation(scope: str, returns_instance: bool = False):
 
 
 def instance_columns(inst) -> dict | None:
-    """An Instance row as primitives (the conductor's answer to load_instance)."""
+    """An Instance row, or a few of its columns, as primitives (the conductor's answer
+    to load_instance and peek_instance)."""
     if inst is None:
         return None
+    if isinstance(inst, sa.Row):
+        return _primitive(inst._asdict())
     return _primitive({key: getattr(inst, key) for key in instances.COLUMN_NAMES})
 
 
@@ -85,6 +91,65 @@ def heartbeats(hosts: list[str], binary: str) -> None:
 def load_instance(instance_uuid: str):
     """The server's row (deleted or not), or None."""
     return instances.load(instance_uuid)
+
+
+@operation(INSTANCE, returns_instance=True)
+def peek_instance(instance_uuid: str, columns: list[str]):
+    """A few columns of the server's row (instances.peek), or None."""
+    return instances.peek(instance_uuid, *columns)
+
+
+@operation(INSTANCE)
+def add_vifs(instance_uuid: str, vifs: list[dict], request: dict, events: list[dict],
+             request_id: str) -> None:
+    """An attached interface joins the server's network_info (and, for a port the user
+    gave, its requested networks), row-locked against a concurrent detach."""
+    with db.transaction() as s:
+        row = _locked(s, instance_uuid)
+        if row is None:
+            raise instances.not_found(instance_uuid)
+        row.network_info = list(row.network_info or []) + vifs
+        if request.get("port_id"):
+            current = row.requested_networks if isinstance(row.requested_networks,
+                                                           list) else []
+            row.requested_networks = current + [request]
+        trace.store_rows(s, [_event_row(e) for e in events])
+        trace.finish_action(s, request_id, instance_uuid)
+
+
+@operation(INSTANCE)
+def forget_port(instance_uuid: str, port_id: str, events: list[dict],
+                request_id: str | None = None) -> bool:
+    """A detached or deleted port leaves the server; whether the server had it."""
+    with db.transaction() as s:
+        row = _locked(s, instance_uuid)
+        if row is None:
+            return False
+        had = any(v["port_id"] == port_id for v in row.network_info or [])
+        row.network_info = [v for v in row.network_info or [] if v["port_id"] != port_id]
+        if isinstance(row.requested_networks, list):
+            row.requested_networks = [r for r in row.requested_networks
+                                      if r.get("port_id") != port_id]
+        trace.store_rows(s, [_event_row(e) for e in events])
+        if request_id:
+            trace.finish_action(s, request_id, instance_uuid)
+        return had
+
+
+@operation(INSTANCE)
+def refresh_vifs(instance_uuid: str, fresh: list[dict]) -> None:
+    """The server's network_info with what the network service says now."""
+    with db.transaction() as s:
+        row = _locked(s, instance_uuid)
+        if row is not None:
+            by_id = {v["port_id"]: v for v in fresh}
+            row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
+
+
+def _locked(s, instance_uuid: str):
+    row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
+                   .with_for_update())
+    return None if row is None or row.deleted else row
 
 
 @operation(INSTANCE)
