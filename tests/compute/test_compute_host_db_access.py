@@ -42,10 +42,32 @@ def test_a_host_may_not_change_a_server_of_another_host(cloud, admin_api, server
         _host_db(cloud, other, "finish_action", _stop_values(server["id"]))
     assert server["id"] in refused.value.message and other in refused.value.message
     assert admin_api.server(server["id"])["status"] == "ACTIVE"
+    # Nor read it: to another host it is not there (a late event for a server that moved
+    # on is dropped quietly), while its own host reads it.
+    assert _host_db(cloud, other, "load_instance", {"instance_uuid": server["id"]}) is None
+    assert _host_db(cloud, owner, "peek_instance", {"instance_uuid": server["id"],
+                                                    "columns": ["host"]}) == {"host": owner}
     # Nor a server that does not exist, nor without naming one.
     for args in (_stop_values(str(uuid.uuid4())), {"values": {}}):
         with pytest.raises(exceptions.Forbidden):
             _host_db(cloud, owner, "finish_action", args)
+
+
+def test_a_host_may_not_name_another_servers_claim_or_migration(cloud, admin_api, image_id,
+                                                                server):
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = admin_api.boot(image_id)
+    try:
+        assert admin_api.wait(other)["status"] == "ACTIVE"
+        for op, args in (("release_claim", {"instance_uuid": server["id"], "consumer": other}),
+                         ("get_migration", {"instance_uuid": server["id"],
+                                            "migration_uuid": str(uuid.uuid4())})):
+            with pytest.raises(exceptions.Forbidden):
+                _host_db(cloud, owner, op, args)
+        hypervisors = admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert sum(h["running_vms"] for h in hypervisors) >= 2  # both claims still held
+    finally:
+        admin_api.delete(f"/servers/{other}")
 
 
 @pytest.mark.parametrize("op", ["flavor_create", "instances", "__init__", "update", ""])
@@ -106,6 +128,17 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
             server = api.wait(sid, (status, "ERROR"), timeout=60)
             assert server["status"] == status and server["OS-EXT-STS:task_state"] is None, \
                 (action, server)
+        # A resize confirmed, then one reverted: the migration and the claims through the
+        # conductor, each step checked against the host that asks.
+        for flavor, finish, status in (("84", "confirmResize", "ACTIVE"),
+                                       ("1", "revertResize", "ACTIVE")):
+            r = api.post(f"/servers/{sid}/action", {"resize": {"flavorRef": flavor}})
+            assert r.status_code == 202, r.text
+            assert api.wait(sid, ("VERIFY_RESIZE", "ERROR"), 60)["status"] == "VERIFY_RESIZE"
+            assert api.post(f"/servers/{sid}/action", {finish: None}).status_code in (202, 204)
+            server = api.wait(sid, (status, "ERROR"), 60)
+            assert server["status"] == status and server["OS-EXT-STS:task_state"] is None
+        assert server["flavor"]["original_name"] == "m1.micro"
         # An interface attached and detached: the server's network_info through the
         # conductor, row-locked there.
         s = c.session()

@@ -30,8 +30,8 @@ from typing import Callable
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.compute import instances, service_rows, trace
-from pocketstack.compute.models import Instance
+from pocketstack.compute import instances, resize, service_rows, states, trace
+from pocketstack.compute.models import Instance, Migration
 from pocketstack.compute.scheduler import claims
 
 HOSTS, INSTANCE = "hosts", "instance"
@@ -41,7 +41,8 @@ HOSTS, INSTANCE = "hosts", "instance"
 class Operation:
     func: Callable
     scope: str  # HOSTS or INSTANCE: what the conductor checks before running it
-    returns_instance: bool = False  # an Instance row: its columns cross the bus
+    returns_instance: bool = False  # a row: its columns cross the bus
+    read: bool = False  # a server not on the asking host is not there for it: None
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -50,28 +51,35 @@ _UNSET = "<unset>"  # a primitive: it crosses the bus as itself
 
 def operation(scope: str, returns_instance: bool = False):
     def register(func):
-        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance)
+        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance,
+                                              read=returns_instance)
         return func
     return register
 
 
-def instance_columns(inst) -> dict | None:
-    """An Instance row, or a few of its columns, as primitives (the conductor's answer
-    to load_instance and peek_instance)."""
-    if inst is None:
+def instance_columns(row) -> dict | None:
+    """A row (an Instance, a Migration, or a few columns) as primitives: the conductor's
+    answer to the operations that return one."""
+    if row is None:
         return None
-    if isinstance(inst, sa.Row):
-        return _primitive(inst._asdict())
-    return _primitive({key: getattr(inst, key) for key in instances.COLUMN_NAMES})
+    if isinstance(row, sa.Row):
+        return _primitive(row._asdict())
+    return _primitive({attr.key: getattr(row, attr.key)
+                       for attr in sa.inspect(row).mapper.column_attrs})
 
 
 def instance_from_columns(columns: dict | None):
-    """What load_instance answered over the bus, read as the row was: attributes."""
+    """A row answered over the bus, read as the row was: attributes."""
     if columns is None:
         return None
     return types.SimpleNamespace(**{
-        k: dt.datetime.fromisoformat(v) if k in instances.DATETIME_COLUMNS and v else v
+        k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str) else v
         for k, v in columns.items()})
+
+
+_DATETIMES = frozenset(attr.key for model in (Instance, Migration)
+                       for attr in sa.inspect(model).column_attrs
+                       if isinstance(attr.columns[0].type, sa.DateTime))
 
 
 # --- the operations -------------------------------------------------------------------
@@ -183,6 +191,104 @@ def finish_action(instance_uuid: str, values: dict | None, expect_task, events: 
             if request_id is not None:
                 trace.finish_action(s, request_id, instance_uuid, result)
     return ok
+
+
+# --- resize (manager/resize.py): each a transaction block of the flow, moved here --------
+
+
+@operation(INSTANCE, returns_instance=True)
+def get_migration(instance_uuid: str, migration_uuid: str):
+    """The server's migration (the conductor checked that it is this server's)."""
+    return resize.get_migration(migration_uuid)
+
+
+@operation(INSTANCE)
+def release_for_delete(instance_uuid: str, release_claim: bool) -> None:
+    """A server deleted mid-resize: its migration's claims given back (and its own)."""
+    with db.transaction() as s:
+        resize.release_for_delete(s, instance_uuid)
+        if release_claim:
+            claims.release(instance_uuid, session=s)
+
+
+@operation(INSTANCE)
+def release_claim(instance_uuid: str, consumer: str) -> bool:
+    """The claim held by the server or by its migration (``consumer``)."""
+    return claims.release(consumer)
+
+
+@operation(INSTANCE)
+def advance_resize(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
+                   status: str, expect_status: str | None = None,
+                   events: list[dict] = (), request_id: str | None = None) -> bool:
+    """One step of a resize: the server's task and the migration's status together (and
+    the action's finish, given its ``request_id``, when it is the last)."""
+    with db.transaction() as s:
+        ok = instances.update(instance_uuid, values, expect_task=expect_task, session=s)
+        trace.store_rows(s, [_event_row(e) for e in events])
+        ok = ok and resize.set_status(migration_uuid, status, expect=expect_status,
+                                      session=s)
+        if ok and request_id is not None:
+            trace.finish_action(s, request_id, instance_uuid)
+        return ok
+
+
+@operation(INSTANCE)
+def confirm_resize(instance_uuid: str, migration_uuid: str, values: dict | None,
+                   event: dict, request_id: str) -> None:
+    """The source's claim given back, the migration confirmed and, for a live server,
+    its state from the new flavor (the event says whether a claim was released)."""
+    with db.transaction() as s:
+        released = claims.release(migration_uuid, session=s)
+        resize.set_status(migration_uuid, "confirmed", session=s)
+        if values is not None:
+            event = dict(event, detail=event["detail"] + (
+                ", source claim released" if released else ""))
+            if instances.update(instance_uuid, values, expect_vm=states.RESIZED,
+                                expect_task=None, session=s):
+                trace.store_rows(s, [_event_row(event)])
+                trace.finish_action(s, request_id, instance_uuid)
+            else:
+                trace.store_rows(s, [_event_row(event)])
+
+
+@operation(INSTANCE)
+def finish_revert(instance_uuid: str, migration_uuid: str, values: dict,
+                  events: list[dict], request_id: str) -> bool:
+    """The source's claim back to the server, its old flavor and host; the migration
+    reverted (or in error, and the claim given back, if the server moved on)."""
+    with db.transaction() as s:
+        claims.move_back(migration_uuid, instance_uuid, session=s)
+        ok = instances.update(instance_uuid, values, expect_task=states.RESIZE_REVERTING,
+                              session=s)
+        trace.store_rows(s, [_event_row(e) for e in events])
+        resize.set_status(migration_uuid, "reverted" if ok else "error", session=s)
+        if ok:
+            trace.finish_action(s, request_id, instance_uuid)
+        else:
+            claims.release(instance_uuid, session=s)
+        return ok
+
+
+@operation(INSTANCE)
+def rollback_resize(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
+                    request_id: str, error_state: bool = False, expect_task=None) -> None:
+    """resize.rollback, for a host: the destination's claim dropped, the source's back."""
+    m = resize.get_migration(migration_uuid)
+    resize.rollback(types.SimpleNamespace(request_id=request_id), instance_uuid, m,
+                    _StoredStep(event), reason, error_state=error_state,
+                    expect_task=expect_task)
+
+
+class _StoredStep:
+    """A finished step as trace.store and resize.rollback read it."""
+
+    def __init__(self, event: dict):
+        self.row = _event_row(event)
+        self.finish, self.host = self.row["finish_time"], self.row["host"]
+
+    def values(self) -> dict:
+        return self.row
 
 
 def _event_row(event: dict) -> dict:

@@ -50,7 +50,17 @@ def serves(host: str, instance_uuid) -> bool:
     return claims.holder_host(instance_uuid) in nodes | {host}
 
 
-def check(host, op, args) -> hostdb.Operation:
+def _of_server(uuid, instance_uuid: str) -> bool:
+    if uuid == instance_uuid:
+        return True
+    with db.reader() as s:
+        return isinstance(uuid, str) and s.scalar(sa.select(Migration.instance_uuid).where(
+            Migration.uuid == uuid)) == instance_uuid
+
+
+def check(host, op, args) -> hostdb.Operation | None:
+    """The operation ``host`` may run with ``args``; None for a read of a server that is
+    not the host's (it answers None, as for a server that does not exist)."""
     if not isinstance(host, str) or not host:
         raise _refuse(str(host), str(op), "no host named")
     operation = hostdb.OPERATIONS.get(op) if isinstance(op, str) else None
@@ -63,13 +73,23 @@ def check(host, op, args) -> hostdb.Operation:
         if others or not args.get("hosts"):
             raise _refuse(host, op, f"names other hosts {others}")
     elif not serves(host, args.get("instance_uuid")):
+        if operation.read and isinstance(args.get("instance_uuid"), str):
+            return None  # as if it did not exist: a late event for a server that moved on
         raise _refuse(host, op, f"server {args.get('instance_uuid')} is not on this host")
+    else:
+        # A migration or claim named beside the server must be that server's own.
+        for name in ("migration_uuid", "consumer"):
+            if name in args and not _of_server(args[name], args["instance_uuid"]):
+                raise _refuse(host, op, f"{args[name]} is not server "
+                                        f"{args['instance_uuid']}'s")
     return operation
 
 
 class HostDBMixin:
     def host_db(self, ctx, host: str, op: str, args: dict):
         operation = check(host, op, args)
+        if operation is None:
+            return None
         try:
             inspect.signature(operation.func).bind(**args)
         except TypeError as error:  # arguments the operation does not take
