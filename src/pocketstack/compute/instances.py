@@ -23,9 +23,6 @@ _UNSET = object()
 _TABLE = Instance.__table__
 # attribute name → column name (``metadata_`` is the column ``metadata``)
 _COLUMN = {attr.key: attr.columns[0].name for attr in Instance.__mapper__.column_attrs}
-COLUMN_NAMES = tuple(_COLUMN)  # the row's attributes, as a copy of it carries them
-DATETIME_COLUMNS = frozenset(attr.key for attr in Instance.__mapper__.column_attrs
-                             if isinstance(attr.columns[0].type, sa.DateTime))
 
 
 def column_values(inst: Instance) -> dict:
