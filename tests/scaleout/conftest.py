@@ -205,7 +205,11 @@ class ScaleOut:
             data_dir = os.path.join(self.tmp, "nodes", name)
             config_file = os.path.join(self.tmp, f"{name}.conf")
             with open(self.config_file) as f, open(config_file, "w") as out:
-                out.write(f.read() + "[service_user]\nnova_password = "
+                text = f.read()
+                if role == "compute":  # what it changes goes through the conductor
+                    text = text.replace("[compute]\n", "[compute]\n"
+                                        "database_access = conductor\n")
+                out.write(text + "[service_user]\nnova_password = "
                           f"{self.service_password('nova')}\n")
         args = ["--data-dir", data_dir, "--config-file", config_file, *extra]
         self.nodes[name] = Node(name, role, args, self.tmp)

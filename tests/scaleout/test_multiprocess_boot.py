@@ -102,6 +102,33 @@ def test_boot_on_both_hosts_over_rabbitmq_and_postgresql(scaleout):
                    lambda: _leftovers(cloud, sess, network_id) == NOTHING, timeout=10)
 
 
+def test_a_host_stops_and_starts_its_server_through_the_conductor(scaleout):
+    """The computes run with [compute] database_access = conductor: the end of a power
+    action (states, events, the action's finish) is asked of the conductor over RabbitMQ,
+    which checks that the server is on the asking host."""
+    cloud = scaleout
+    conn = cloud.sdk()
+    sess = cloud.session()
+    server = conn.compute.create_server(
+        name="power", image_id=_image(conn), flavor_id=conn.compute.find_flavor("m1.nano").id,
+        networks="none")
+    server = conn.compute.wait_for_server(server, status="ACTIVE", failures=["ERROR"],
+                                          wait=40, interval=0.2)
+    conn.compute.stop_server(server)
+    conn.compute.wait_for_server(server, status="SHUTOFF", failures=["ERROR"], wait=30,
+                                 interval=0.2)
+    conn.compute.start_server(server)
+    conn.compute.wait_for_server(server, status="ACTIVE", failures=["ERROR"], wait=30,
+                                 interval=0.2)
+    trace = sess.get(cloud.url + f"/pocketstack/v1/servers/{server.id}/trace").json()
+    done = [(e["step"], e["result"]) for e in trace["events"] if e["step"] in (
+        "compute_power_off_instance", "compute_power_on_instance")]
+    assert done == [("compute_power_off_instance", "Success"),
+                    ("compute_power_on_instance", "Success")], trace
+    conn.compute.delete_server(server)
+    _wait_gone(cloud, conn, [server.id])
+
+
 def test_compute_killed_mid_build_is_rescheduled_and_shown_down(scaleout):
     cloud = scaleout
     conn = cloud.sdk()

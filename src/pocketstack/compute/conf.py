@@ -51,6 +51,12 @@ OPTS = {
                      help="Seconds between service heartbeats."),
         cfg.FloatOpt("service_down_time", default=60.0, min=0.1,
                      help="A service whose last heartbeat is older than this is down."),
+        cfg.StrOpt("database_access", default="direct", choices=("direct", "conductor"),
+                   help="How a compute agent changes the cloud's state (compute/hostdb.py): "
+                        "'direct' runs each operation in its own process against the "
+                        "database (the all-in-one); 'conductor' asks the conductor over "
+                        "RPC, which checks that the host may change what it names, as "
+                        "nova-compute does through nova-conductor."),
         cfg.FloatOpt("periodic_interval", default=10.0, min=0.05,
                      help="Seconds between periodic tasks (power-state sync, build "
                           "deadlines, resource reconciliation)."),

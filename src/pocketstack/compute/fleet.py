@@ -46,6 +46,7 @@ class HostAgent:
 
 class ComputeFleet:
     def __init__(self, hosts: list[tuple[str, str | None]], data_dir: str):
+        from pocketstack.compute import hostdb
         from pocketstack.compute.manager import ComputeManager, periodic
         from pocketstack.compute.service import BuildPool, Periodic, make_driver
 
@@ -82,7 +83,8 @@ class ComputeFleet:
             raise
         names = list(self.managers)
         self.heartbeat = Periodic("heartbeat-nova-compute",
-                                  lambda: periodic.heartbeats(names, "nova-compute"),
+                                  lambda: hostdb.for_hosts(names, "heartbeats",
+                                                           binary="nova-compute"),
                                   lambda: config.CONF.compute.report_interval)
         self.periodic = Periodic("periodic-compute",
                                  lambda: periodic.periodic_tasks(self.managers),

@@ -89,6 +89,11 @@ def store(session, steps) -> None:
         if step.finish is None:
             step.done()
         rows.append(step.values())
+    store_rows(session, rows)
+
+
+def store_rows(session, rows: list[dict]) -> None:
+    """Add events given as their column values (Step.values())."""
     if rows:
         session.connection().execute(_INSERT_EVENTS, rows)
 

@@ -12,6 +12,7 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states, trace
 from pocketstack.compute.models import ComputeNode, Instance
+from pocketstack.compute.conductor.hostdb import HostDBMixin
 from pocketstack.compute.conductor.recovery import RecoveryMixin
 from pocketstack.compute.conductor.resize import ResizeTaskMixin
 from pocketstack.compute.rpcapi import ComputeAPI
@@ -39,7 +40,7 @@ _TO_SCHEDULE = (Instance.uuid, Instance.deleted, Instance.task_state, Instance.a
                 Instance.request_spec)
 
 
-class ConductorManager(ResizeTaskMixin, RecoveryMixin):
+class ConductorManager(ResizeTaskMixin, RecoveryMixin, HostDBMixin):
     def __init__(self):
         self.scheduler = SchedulerAPI()
         self.compute = ComputeAPI()

@@ -4,6 +4,8 @@
       failed_host, reason, events), resize_instance(instance_uuid, flavor)
 1.1 - reschedule(..., host_fault): False for a failure caused by the request (a 4xx from
       another service), which neither counts against the host nor is retried elsewhere
+1.2 - host_db(host, op, args): a compute host's read or write of the cloud's state, by
+      name (compute/hostdb.py), checked against the asking host
 """
 from pocketstack.common import rpc
 
@@ -31,3 +33,6 @@ class ConductorAPI:
 
     def resize_instance(self, ctx, instance_uuid: str, flavor: dict) -> None:
         self.client.cast(ctx, "resize_instance", instance_uuid=instance_uuid, flavor=flavor)
+
+    def host_db(self, ctx, host: str, op: str, args: dict):
+        return self.client.call(ctx, "host_db", host=host, op=op, args=args)

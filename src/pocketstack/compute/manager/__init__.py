@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import hostdb
 from pocketstack.compute.conductor.rpcapi import ConductorAPI
 from pocketstack.compute.manager.build import BuildMixin
 from pocketstack.compute.manager.delete import DeleteMixin
@@ -27,6 +28,7 @@ class ComputeManager(BuildMixin, PowerMixin, DeleteMixin, PeriodicMixin, ResizeM
         self.driver = driver
         self.events = EventRegistry()
         self.conductor = ConductorAPI()
+        self.db = hostdb.for_host(host)  # the cloud's state: in-process or via the conductor
         # One cache per host; simulated hosts of one process share one (compute/fleet.py).
         self.image_cache = image_cache or os.path.join(data_dir, "compute", host, "_base")
         os.makedirs(self.image_cache, exist_ok=True)

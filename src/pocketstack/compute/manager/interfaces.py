@@ -10,12 +10,9 @@ import threading
 import weakref
 from types import SimpleNamespace
 
-import sqlalchemy as sa
-
-from pocketstack.common import config, db, exceptions
-from pocketstack.compute import instances, states, trace
+from pocketstack.common import config, exceptions
+from pocketstack.compute import hostdb, instances, states
 from pocketstack.compute.manager import network
-from pocketstack.compute.models import Instance
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -47,7 +44,7 @@ class InterfaceMixin:
             return self._attach(ctx, instance_uuid, request)
 
     def _attach(self, ctx, instance_uuid, request):
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             raise instances.not_found(instance_uuid)
         shim = SimpleNamespace(uuid=inst.uuid, availability_zone=inst.availability_zone,
@@ -67,27 +64,18 @@ class InterfaceMixin:
                         f"within {timeout:g}s")
             vifs[:] = network.refresh(ctx, vifs)
             self.driver.attach_interface({"uuid": instance_uuid}, vifs[0])
-            with db.transaction() as s:
-                row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
-                               .with_for_update())
-                if row is None or row.deleted:
-                    raise instances.not_found(instance_uuid)
-                row.network_info = list(row.network_info or []) + vifs
-                if request.get("port_id"):
-                    current = row.requested_networks if isinstance(
-                        row.requested_networks, list) else []
-                    row.requested_networks = current + [request]
-                trace.store(s, [step.done(detail=f"{vifs[0]['port_id']} on "
-                                                 f"{vifs[0]['network_name']}")])
-                trace.finish_action(s, ctx.request_id, instance_uuid)
+            self.db.call("add_vifs", instance_uuid=instance_uuid, vifs=vifs, request=request,
+                         events=[hostdb.event(step.done(
+                             detail=f"{vifs[0]['port_id']} on {vifs[0]['network_name']}"))],
+                         request_id=ctx.request_id)
         except Exception as error:  # noqa: BLE001 - undo, then tell the caller
             LOG.info("Attaching an interface to %s failed: %s", instance_uuid, error)
             undone = network.deallocate(ctx, "-", vifs, [request["port_id"]]
                                         if request.get("port_id") else [])
             step.fail(f"{_describe(error)}; undone: {'; '.join(undone) or 'nothing'}")
-            with db.transaction() as s:
-                trace.store(s, [step])
-                trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+            self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                         expect_task=None, events=[hostdb.event(step)],
+                         request_id=ctx.request_id, result="Error")
             if isinstance(error, exceptions.PocketstackError) and error.code < 500:
                 raise
             raise InterfaceAttachFailed(f"Failed to attach network adapter device to "
@@ -98,40 +86,31 @@ class InterfaceMixin:
 
     def detach_interface(self, ctx, instance_uuid: str, port_id: str) -> None:
         with self._iface_lock(instance_uuid):
-            inst = instances.load(instance_uuid)
+            inst = self.db.call("load_instance", instance_uuid=instance_uuid)
             if inst is None or inst.deleted:
                 return
             vif = next((v for v in inst.network_info or [] if v["port_id"] == port_id), None)
             step = Step(ctx, instance_uuid, "compute_detach_interface", "compute", self.host)
             if vif is None:
-                trace.record(step.done(detail=f"{port_id} was already detached"))
+                self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                             expect_task=None, request_id=None, events=[hostdb.event(
+                                 step.done(detail=f"{port_id} was already detached"))])
                 return
             try:
                 self.driver.detach_interface({"uuid": instance_uuid}, vif)
             except Exception as error:  # noqa: BLE001 - the port stays attached
-                with db.transaction() as s:
-                    trace.store(s, [step.fail(error)])
-                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                             expect_task=None, events=[hostdb.event(step.fail(error))],
+                             request_id=ctx.request_id, result="Error")
                 return
             done = network.deallocate(ctx, "-", [vif], [] if vif.get("created") else [port_id])
             self._forget_port(instance_uuid, port_id, [step.done(detail="; ".join(done))],
                               ctx.request_id)
 
     def _forget_port(self, instance_uuid: str, port_id: str, steps, request_id=None) -> bool:
-        with db.transaction() as s:
-            row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
-                           .with_for_update())
-            if row is None or row.deleted:
-                return False
-            had = any(v["port_id"] == port_id for v in row.network_info or [])
-            row.network_info = [v for v in row.network_info or [] if v["port_id"] != port_id]
-            if isinstance(row.requested_networks, list):
-                row.requested_networks = [r for r in row.requested_networks
-                                          if r.get("port_id") != port_id]
-            trace.store(s, steps)
-            if request_id:
-                trace.finish_action(s, request_id, instance_uuid)
-            return had
+        return self.db.call("forget_port", instance_uuid=instance_uuid, port_id=port_id,
+                            events=[hostdb.event(step) for step in steps],
+                            request_id=request_id)
 
     def external_instance_event(self, ctx, events: list[dict]):
         for event in events:
@@ -168,7 +147,8 @@ class InterfaceMixin:
         (nova's _process_instance_vif_deleted_event)."""
         with self._iface_lock(uuid):
             # A few columns, not the row: every port a delete removes sends this event.
-            inst = instances.peek(uuid, "deleted", "task_state", "network_info")
+            inst = self.db.call("peek_instance", instance_uuid=uuid,
+                                columns=["deleted", "task_state", "network_info"])
             if inst is None or inst.deleted or inst.task_state == states.DELETING or not any(
                     v["port_id"] == port_id for v in inst.network_info or []):
                 # Deleting: the delete removed the port itself and the whole server goes
@@ -191,16 +171,11 @@ class InterfaceMixin:
             if self._changes_unapplied is None:
                 self._changes_unapplied = set()
             self._changes_unapplied.add(uuid)
-        inst = instances.load(uuid)
+        inst = self.db.call("load_instance", instance_uuid=uuid)
         if inst is None or inst.deleted or not inst.network_info:
             if inst is None or inst.deleted or inst.vm_state != states.BUILDING:
                 self._change_applied(uuid)
             return
         self._change_applied(uuid)
         fresh = network.refresh(ctx, list(inst.network_info))
-        with db.transaction() as s:
-            row = s.scalar(sa.select(Instance).where(Instance.uuid == uuid).with_for_update())
-            if row is None or row.deleted:
-                return
-            by_id = {v["port_id"]: v for v in fresh}
-            row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
+        self.db.call("refresh_vifs", instance_uuid=uuid, fresh=fresh)

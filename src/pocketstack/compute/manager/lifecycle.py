@@ -7,9 +7,7 @@ from __future__ import annotations
 import logging
 import types
 
-from pocketstack.common import db
-from pocketstack.compute import instances, states, trace
-from pocketstack.compute.scheduler import claims
+from pocketstack.compute import hostdb, states
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -30,15 +28,12 @@ class LifecycleMixin:
             self.driver.reboot(_guest(inst), "HARD")
 
     def _finish(self, ctx, inst, task, step, **values) -> bool:
-        with db.transaction() as s:
-            ok = instances.update(inst.uuid, dict(values, task_state=None), expect_task=task,
-                                  events=[step.done() if step.finish is None else step],
-                                  session=s)
-            trace.finish_action(s, ctx.request_id, inst.uuid)
-        return ok
+        return self.db.call("finish_action", instance_uuid=inst.uuid,
+                            values=dict(values, task_state=None), expect_task=task,
+                            events=[hostdb.event(step)], request_id=ctx.request_id)
 
     def _run(self, ctx, instance_uuid: str, task, name: str, work, **after) -> None:
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, f"compute_{name}", "compute", self.host)
@@ -71,7 +66,7 @@ class LifecycleMixin:
             method = getattr(self.driver, "trigger_crash_dump", None)
             if method is not None:
                 method(_guest(inst))
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, "compute_trigger_crash_dump", "compute", self.host)
@@ -80,17 +75,16 @@ class LifecycleMixin:
             step.done(detail="NMI sent to the guest")
         except Exception as error:  # noqa: BLE001
             step.fail(error)
-        with db.transaction() as s:
-            trace.store(s, [step])
-            trace.finish_action(s, ctx.request_id, instance_uuid,
-                                "Error" if step.result == "Error" else None)
+        self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                     expect_task=None, events=[hostdb.event(step)], request_id=ctx.request_id,
+                     result="Error" if step.result == "Error" else None)
 
     # --- shelve ---------------------------------------------------------------------------
 
     def shelve_instance(self, ctx, instance_uuid: str, image_id: str):
         from pocketstack.clients.image import ImageClient
 
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, "compute_shelve_instance", "compute", self.host)
@@ -98,8 +92,9 @@ class LifecycleMixin:
             if inst.power_state != states.SHUTDOWN:
                 self.driver.power_off(_guest(inst))
             data = self.driver.snapshot(_guest(inst))
-            instances.update(instance_uuid, {"task_state": states.SHELVING_IMAGE_UPLOADING},
-                             expect_task=states.SHELVING)
+            self.db.call("update_instance", instance_uuid=instance_uuid,
+                         values={"task_state": states.SHELVING_IMAGE_UPLOADING},
+                         expect_task=states.SHELVING)
             ImageClient(ctx).upload(image_id, data)
         except Exception as error:  # noqa: BLE001
             self._action_failed(ctx, inst, [states.SHELVING, states.SHELVING_IMAGE_UPLOADING],
@@ -107,12 +102,11 @@ class LifecycleMixin:
             return
         meta = dict(inst.system_metadata or {}, shelved_image_id=image_id,
                     shelved_host=self.host)
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {
-                "vm_state": states.SHELVED, "task_state": states.SHELVING_OFFLOADING,
-                "power_state": states.SHUTDOWN, "system_metadata": meta},
-                expect_task=states.SHELVING_IMAGE_UPLOADING,
-                events=[step.done(detail=f"image {image_id}")], session=s)
+        ok = self.db.call("finish_action", instance_uuid=instance_uuid, values={
+            "vm_state": states.SHELVED, "task_state": states.SHELVING_OFFLOADING,
+            "power_state": states.SHUTDOWN, "system_metadata": meta},
+            expect_task=states.SHELVING_IMAGE_UPLOADING,
+            events=[hostdb.event(step.done(detail=f"image {image_id}"))], request_id=None)
         if ok:  # shelved_offload_time = 0, as nova's default: offload at once
             self.driver.hold_transition()  # SHELVED, before SHELVED_OFFLOADED
             self.shelve_offload_instance(ctx, instance_uuid)
@@ -120,7 +114,7 @@ class LifecycleMixin:
     def shelve_offload_instance(self, ctx, instance_uuid: str):
         from pocketstack.clients.network import NetworkClient
 
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted or inst.task_state != states.SHELVING_OFFLOADING:
             return
         step = Step(ctx, instance_uuid, "compute_shelve_offload_instance", "compute",
@@ -133,21 +127,18 @@ class LifecycleMixin:
         except Exception as error:  # noqa: BLE001
             self._action_failed(ctx, inst, states.SHELVING_OFFLOADING, step.fail(error), error)
             return
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {
-                "vm_state": states.SHELVED_OFFLOADED, "task_state": None, "host": None,
-                "node": None, "power_state": states.SHUTDOWN},
-                expect_task=states.SHELVING_OFFLOADING,
-                events=[step.done(detail=f"guest removed from {self.host}")], session=s)
-            if ok:
-                claims.release(instance_uuid, session=s)
-                trace.finish_action(s, ctx.request_id, instance_uuid)
+        self.db.call("finish_action", instance_uuid=instance_uuid, values={
+            "vm_state": states.SHELVED_OFFLOADED, "task_state": None, "host": None,
+            "node": None, "power_state": states.SHUTDOWN},
+            expect_task=states.SHELVING_OFFLOADING,
+            events=[hostdb.event(step.done(detail=f"guest removed from {self.host}"))],
+            request_id=ctx.request_id, release_claim=True, only_if_updated=True)
 
     def unshelve_instance(self, ctx, instance_uuid: str):
         from pocketstack.clients.image import ImageClient
         from pocketstack.clients.network import NetworkClient
 
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted or inst.task_state != states.UNSHELVING:
             return
         step = Step(ctx, instance_uuid, "compute_unshelve_instance", "compute", self.host)
@@ -165,16 +156,13 @@ class LifecycleMixin:
                 self.driver.spawn(_guest(inst), meta, inst.network_info or [], None)
         except Exception as error:  # noqa: BLE001 - back to offloaded, with a fault
             LOG.info("Unshelving %s failed on %s: %s", instance_uuid, self.host, error)
-            with db.transaction() as s:
-                instances.update(instance_uuid, {"task_state": None, "host": None,
-                                                 "node": None},
-                                 expect_task=states.UNSHELVING, events=[step.fail(error)],
-                                 session=s)
-                if inst.vm_state == states.SHELVED_OFFLOADED:
-                    claims.release(instance_uuid, session=s)
-                instances.add_fault(s, instance_uuid, 500, f"Unshelve failed: {error}",
-                                    host=self.host)
-                trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+            self.db.call("finish_action", instance_uuid=instance_uuid, values={
+                "task_state": None, "host": None, "node": None},
+                expect_task=states.UNSHELVING, events=[hostdb.event(step.fail(error))],
+                request_id=ctx.request_id, result="Error",
+                fault={"code": 500, "message": f"Unshelve failed: {error}",
+                       "host": self.host},
+                release_claim=inst.vm_state == states.SHELVED_OFFLOADED)
             return
         if image_id:  # the guest runs again: its shelved image has served
             try:

@@ -19,8 +19,8 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.rpc_errors import MessagingTimeout
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import instances, states
-from pocketstack.compute.models import Allocation, ComputeNode, Instance, Migration, Service
-from pocketstack.control import faults
+from pocketstack.compute.models import Allocation, ComputeNode, Instance, Migration
+from pocketstack.compute.service_rows import heartbeats, register_services  # noqa: F401
 from pocketstack.placement import direct
 from pocketstack.placement import report as placement_report
 
@@ -41,42 +41,8 @@ def register_service(host: str, binary: str, topic: str) -> None:
     register_services([host], binary, topic)
 
 
-def register_services(hosts: list[str], binary: str, topic: str) -> None:
-    """Create the services rows that are missing, mark the others seen now."""
-    now = utcnow()
-    with db.transaction() as s:
-        for part in chunks(hosts):
-            have = set(s.scalars(sa.select(Service.host).where(
-                Service.binary == binary, Service.host.in_(part))).all())
-            missing = [h for h in part if h not in have]
-            if missing:
-                s.execute(sa.insert(Service), [
-                    {"uuid": str(uuidlib.uuid4()), "host": h, "binary": binary,
-                     "topic": topic, "last_seen_up": now, "report_count": 1,
-                     "created_at": now} for h in missing])
-            if have:
-                s.execute(sa.update(Service).where(Service.binary == binary,
-                                                   Service.host.in_(list(have)))
-                          .values(last_seen_up=now))
-
-
 def heartbeat(host: str, binary: str) -> None:
     heartbeats([host], binary)
-
-
-def heartbeats(hosts: list[str], binary: str) -> None:
-    """One UPDATE per CHUNK hosts: every host beats at once (a host a fault rule holds
-    down stays silent, so it goes down as a dead one would)."""
-    if binary == "nova-compute":
-        hosts = [h for h in hosts if not faults.host_is_down(h)]
-    if not hosts:
-        return
-    now = utcnow()
-    with db.transaction() as s:
-        for part in chunks(hosts):
-            s.execute(sa.update(Service).where(Service.binary == binary,
-                                               Service.host.in_(part))
-                      .values(last_seen_up=now, report_count=Service.report_count + 1))
 
 
 def _ratio(conf, name: str) -> float:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from pocketstack.common import db
-from pocketstack.compute import instances, states, trace
+from pocketstack.compute import hostdb, states
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -26,7 +25,7 @@ POWER_ACTIONS = {
 class PowerMixin:
     def power_action(self, ctx, instance_uuid: str, action: str, reboot_type: str = "SOFT"):
         method, task, vm_after, power_after = POWER_ACTIONS[action]
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         if action == "reboot":
@@ -42,23 +41,20 @@ class PowerMixin:
         except Exception as error:  # noqa: BLE001 - report on the server, not to a void
             self._action_failed(ctx, inst, task, step.fail(error), error)
             return
-        with db.transaction() as s:
-            instances.update(instance_uuid, {"vm_state": vm_after, "task_state": None,
-                                             "power_state": power_after},
-                             expect_task=task, events=[step.done()], session=s)
-            trace.finish_action(s, ctx.request_id, instance_uuid)
+        self.db.call("finish_action", instance_uuid=instance_uuid, values={
+            "vm_state": vm_after, "task_state": None, "power_state": power_after},
+            expect_task=task, events=[hostdb.event(step.done())], request_id=ctx.request_id)
 
     def _action_failed(self, ctx, inst, task, step, error) -> None:
-        with db.transaction() as s:
-            instances.update(inst.uuid, {"vm_state": states.ERROR, "task_state": None},
-                             expect_task=task, events=[step], session=s)
-            instances.add_fault(s, inst.uuid, 500, getattr(error, "message", str(error)),
-                                host=self.host)
-            trace.finish_action(s, ctx.request_id, inst.uuid, "Error")
+        self.db.call("finish_action", instance_uuid=inst.uuid, values={
+            "vm_state": states.ERROR, "task_state": None}, expect_task=task,
+            events=[hostdb.event(step)], request_id=ctx.request_id, result="Error",
+            fault={"code": 500, "message": getattr(error, "message", str(error)),
+                   "host": self.host})
 
     def rebuild_instance(self, ctx, instance_uuid: str, image_ref: str,
                          reimage_boot_volume: bool = False):
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host)
@@ -68,8 +64,9 @@ class PowerMixin:
             if reimage_boot_volume:
                 inst = self._reimage_root_volume(ctx, inst, image_ref)
             image_meta = self._image(ctx, inst) if image_ref else {}
-            instances.update(instance_uuid, {"task_state": states.REBUILD_SPAWNING},
-                             expect_task=states.REBUILDING)
+            self.db.call("update_instance", instance_uuid=instance_uuid,
+                         values={"task_state": states.REBUILD_SPAWNING},
+                         expect_task=states.REBUILDING)
             from pocketstack.compute.manager.volumes import block_device_info
 
             self.driver.spawn(_d(inst), image_meta, inst.network_info or [],
@@ -78,12 +75,10 @@ class PowerMixin:
             self._action_failed(ctx, inst, [states.REBUILDING, states.REBUILD_SPAWNING],
                                 step.fail(error), error)
             return
-        with db.transaction() as s:
-            instances.update(instance_uuid, {"vm_state": states.ACTIVE, "task_state": None,
-                                             "power_state": states.RUNNING},
-                             expect_task=states.REBUILD_SPAWNING, events=[step.done()],
-                             session=s)
-            trace.finish_action(s, ctx.request_id, instance_uuid)
+        self.db.call("finish_action", instance_uuid=instance_uuid, values={
+            "vm_state": states.ACTIVE, "task_state": None, "power_state": states.RUNNING},
+            expect_task=states.REBUILD_SPAWNING, events=[hostdb.event(step.done())],
+            request_id=ctx.request_id)
 
     def _reimage_root_volume(self, ctx, inst, image_ref: str):
         """2.93, as nova's _rebuild_volume_backed_instance: the guest is gone; the root
@@ -131,13 +126,13 @@ class PowerMixin:
         spec["image_properties"] = {k: v for k, v in image.items()
                                     if k.startswith(("hw_", "img_")) or k in (
                                         "architecture", "hypervisor_type", "vm_mode")}
-        instances.update(inst.uuid, {"request_spec": spec})
-        return instances.load(inst.uuid)
+        self.db.call("update_instance", instance_uuid=inst.uuid, values={"request_spec": spec})
+        return self.db.call("load_instance", instance_uuid=inst.uuid)
 
     def snapshot_instance(self, ctx, instance_uuid: str, image_id: str):
         from pocketstack.clients.image import ImageClient
 
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted:
             return
         step = Step(ctx, instance_uuid, "compute_snapshot_instance", "compute", self.host)
@@ -145,8 +140,9 @@ class PowerMixin:
             # An rbd-backed disk goes into the image store inside the cluster, if it can.
             if not self.driver.direct_snapshot(ctx, _d(inst), image_id):
                 data = self.driver.snapshot(_d(inst))
-                instances.update(instance_uuid, {"task_state": states.IMAGE_UPLOADING},
-                                 expect_task=states.IMAGE_SNAPSHOT)
+                self.db.call("update_instance", instance_uuid=instance_uuid,
+                             values={"task_state": states.IMAGE_UPLOADING},
+                             expect_task=states.IMAGE_SNAPSHOT)
                 ImageClient(ctx).upload(image_id, data)
         except Exception as error:  # noqa: BLE001 - the server keeps running
             LOG.warning("Snapshot of %s failed: %s", instance_uuid, error)
@@ -157,11 +153,9 @@ class PowerMixin:
             except Exception as undo:  # noqa: BLE001
                 LOG.warning("Deleting image %s of the failed snapshot failed: %s",
                             image_id, undo)
-        with db.transaction() as s:
-            instances.update(instance_uuid, {"task_state": None},
-                             expect_task=[states.IMAGE_SNAPSHOT, states.IMAGE_UPLOADING],
-                             events=[step.done() if step.finish is None else step], session=s)
-            trace.finish_action(s, ctx.request_id, instance_uuid)
+        self.db.call("finish_action", instance_uuid=instance_uuid, values={"task_state": None},
+                     expect_task=[states.IMAGE_SNAPSHOT, states.IMAGE_UPLOADING],
+                     events=[hostdb.event(step)], request_id=ctx.request_id)
 
     def get_console_output(self, ctx, instance_uuid: str) -> str:
         return self.driver.get_console_output(instance_uuid)

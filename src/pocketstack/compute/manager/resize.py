@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import logging
 
-
-from pocketstack.common import db
-from pocketstack.compute import instances, resize, states, trace
 from pocketstack.clients.network import NetworkClient
-from pocketstack.compute.scheduler import claims
+from pocketstack.compute import hostdb, resize, states
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -33,25 +30,31 @@ def _bind_ports(inst, host: str) -> list[str]:
 
 
 class ResizeMixin:
+    def _record(self, instance_uuid: str, step) -> None:
+        """A step's event, with no change of state."""
+        self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                     expect_task=None, events=[hostdb.event(step)], request_id=None)
+
     def _resize_context(self, instance_uuid: str, migration_uuid: str, task):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m = self.db.call("get_migration", instance_uuid=instance_uuid,
+                         migration_uuid=migration_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if m is None or inst is None or inst.deleted or inst.task_state not in (
                 task if isinstance(task, tuple) else (task,)):
             if m is not None and m.status in resize.IN_PROGRESS and (
                     inst is None or inst.deleted):
-                with db.transaction() as s:
-                    resize.release_for_delete(s, instance_uuid)
-                    claims.release(instance_uuid, session=s)
+                self.db.call("release_for_delete", instance_uuid=instance_uuid,
+                             release_claim=True)
             return None, None
         return inst, m
 
     def _fail_before_move(self, ctx, inst, m, step, error, task) -> None:
         LOG.info("Resize of %s failed on %s: %s", inst.uuid, self.host, error)
         step.fail(error)
-        resize.rollback(ctx, inst.uuid, m, step,
-                        f"Resize failed on {self.host}: "
-                        f"{getattr(error, 'message', None) or error}", expect_task=task)
+        self.db.call("rollback_resize", instance_uuid=inst.uuid, migration_uuid=m.uuid,
+                     event=hostdb.event(step), request_id=ctx.request_id,
+                     reason=f"Resize failed on {self.host}: "
+                            f"{getattr(error, 'message', None) or error}", expect_task=task)
 
     # --- destination ---------------------------------------------------------------------
 
@@ -65,8 +68,8 @@ class ResizeMixin:
         except Exception as error:  # noqa: BLE001 - every failure rolls back
             self._fail_before_move(ctx, inst, m, step, error, states.RESIZE_PREP)
             return
-        instances.update(instance_uuid, {}, events=[step.done(
-            detail=f"{m.new_flavor['name']} claimed on {self.host}")])
+        self._record(instance_uuid, step.done(
+            detail=f"{m.new_flavor['name']} claimed on {self.host}"))
         resize.compute_cast(ctx, m.source_compute, "resize_instance",
                             instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
@@ -75,8 +78,9 @@ class ResizeMixin:
         if inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_finish_resize", "compute", self.host)
-        if not instances.update(instance_uuid, {"task_state": states.RESIZE_FINISH},
-                                expect_task=states.RESIZE_MIGRATED):
+        if not self.db.call("update_instance", instance_uuid=instance_uuid,
+                            values={"task_state": states.RESIZE_FINISH},
+                            expect_task=states.RESIZE_MIGRATED):
             return
         power_on = m.old_vm_state != states.STOPPED
         try:
@@ -91,24 +95,23 @@ class ResizeMixin:
                 self.driver.destroy({"uuid": instance_uuid, "keep_resize_source": True})
             except Exception:  # noqa: BLE001 - nothing may have been created
                 pass
-            instances.update(instance_uuid, {}, events=[step])
+            self._record(instance_uuid, step)
             resize.compute_cast(ctx, m.source_compute, "finish_revert_resize",
                                 instance_uuid=instance_uuid, migration_uuid=migration_uuid,
                                 error=f"Resize failed on {self.host}: "
                                       f"{getattr(error, 'message', None) or error}")
             return
         new = m.new_flavor
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {
-                "vm_state": states.RESIZED, "task_state": None, "host": self.host,
-                "node": m.dest_node, "flavor": new, "progress": 100,
-                "power_state": states.RUNNING if power_on else states.SHUTDOWN},
-                expect_task=states.RESIZE_FINISH, events=[step.done(
-                    detail=f"{m.old_flavor['name']} → {new['name']} on {self.host}")],
-                session=s)
-            if ok:
-                resize.set_status(migration_uuid, "finished", session=s)
-                trace.finish_action(s, ctx.request_id, instance_uuid)
+        ok = self.db.call("advance_resize", instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid, values={
+                              "vm_state": states.RESIZED, "task_state": None,
+                              "host": self.host, "node": m.dest_node, "flavor": new,
+                              "progress": 100,
+                              "power_state": states.RUNNING if power_on else states.SHUTDOWN},
+                          expect_task=states.RESIZE_FINISH, status="finished",
+                          events=[hostdb.event(step.done(
+                              detail=f"{m.old_flavor['name']} → {new['name']} on "
+                                     f"{self.host}"))], request_id=ctx.request_id)
         if not ok:
             self.driver.destroy({"uuid": instance_uuid})
 
@@ -121,11 +124,11 @@ class ResizeMixin:
             self.driver.destroy(dict(_guest(inst), keep_resize_source=True))
         except Exception as error:  # noqa: BLE001 - the source takes over regardless
             step.fail(error)
-        with db.transaction() as s:
-            released = claims.release(instance_uuid, session=s)
-            instances.update(instance_uuid, {}, events=[step.done(
-                detail=f"guest removed{', claim released' if released else ''} on "
-                       f"{self.host}") if step.finish is None else step], session=s)
+        released = self.db.call("release_claim", instance_uuid=instance_uuid,
+                                consumer=instance_uuid)
+        self._record(instance_uuid, step.done(
+            detail=f"guest removed{', claim released' if released else ''} on "
+                   f"{self.host}") if step.finish is None else step)
         resize.compute_cast(ctx, m.source_compute, "finish_revert_resize",
                             instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
@@ -139,11 +142,11 @@ class ResizeMixin:
         if inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_resize_instance", "compute", self.host)
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {"task_state": states.RESIZE_MIGRATING},
-                                  expect_task=states.RESIZE_PREP, session=s)
-            ok = ok and resize.set_status(migration_uuid, "migrating", expect="pre-migrating",
-                                          session=s)
+        ok = self.db.call("advance_resize", instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid,
+                          values={"task_state": states.RESIZE_MIGRATING},
+                          expect_task=states.RESIZE_PREP, status="migrating",
+                          expect_status="pre-migrating")
         if not ok:
             return
         try:
@@ -152,13 +155,12 @@ class ResizeMixin:
         except Exception as error:  # noqa: BLE001 - nothing moved yet: roll back
             self._fail_before_move(ctx, inst, m, step, error, states.RESIZE_MIGRATING)
             return
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {"task_state": states.RESIZE_MIGRATED},
-                                  expect_task=states.RESIZE_MIGRATING, events=[step.done(
-                                      detail=f"powered off and disk sent to "
-                                             f"{m.dest_compute}")], session=s)
-            if ok:
-                resize.set_status(migration_uuid, "post-migrating", session=s)
+        ok = self.db.call("advance_resize", instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid,
+                          values={"task_state": states.RESIZE_MIGRATED},
+                          expect_task=states.RESIZE_MIGRATING, status="post-migrating",
+                          events=[hostdb.event(step.done(
+                              detail=f"powered off and disk sent to {m.dest_compute}"))])
         if not ok:
             self.driver.finish_revert_migration(_guest(inst), [], False)
             return
@@ -166,8 +168,9 @@ class ResizeMixin:
                             instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
     def confirm_resize(self, ctx, instance_uuid: str, migration_uuid: str):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m = self.db.call("get_migration", instance_uuid=instance_uuid,
+                         migration_uuid=migration_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if m is None or m.status != "confirming":
             return
         step = Step(ctx, instance_uuid, "compute_confirm_resize", "compute", self.host)
@@ -177,27 +180,25 @@ class ResizeMixin:
             LOG.warning("Cleaning the source of %s's resize failed: %s", instance_uuid, error)
         vm = states.STOPPED if inst is not None and inst.power_state == states.SHUTDOWN \
             else states.ACTIVE
-        with db.transaction() as s:
-            released = claims.release(migration_uuid, session=s)
-            resize.set_status(migration_uuid, "confirmed", session=s)
-            if inst is not None:
-                ok = instances.update(instance_uuid, {"vm_state": vm, **resize.flavor_usage(
-                    m.new_flavor)}, expect_vm=states.RESIZED, expect_task=None,
-                    events=[step.done(detail=f"old guest removed from {self.host}" + (
-                        ", source claim released" if released else ""))], session=s)
-                if ok:
-                    trace.finish_action(s, ctx.request_id, instance_uuid)
+        self.db.call("confirm_resize", instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid,
+                     values=None if inst is None else {
+                         "vm_state": vm, **resize.flavor_usage(m.new_flavor)},
+                     event=hostdb.event(step.done(
+                         detail=f"old guest removed from {self.host}")),
+                     request_id=ctx.request_id)
 
     def finish_revert_resize(self, ctx, instance_uuid: str, migration_uuid: str,
                              error: str | None = None):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m = self.db.call("get_migration", instance_uuid=instance_uuid,
+                         migration_uuid=migration_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if m is None or m.status not in ("reverting", "post-migrating"):
             return
         task = states.RESIZE_FINISH if error else states.RESIZE_REVERTING
         if inst is None or inst.deleted or inst.task_state != task:
-            with db.transaction() as s:
-                resize.release_for_delete(s, instance_uuid)
+            self.db.call("release_for_delete", instance_uuid=instance_uuid,
+                         release_claim=False)
             return
         step = Step(ctx, instance_uuid, "compute_finish_revert_resize", "compute", self.host)
         power_on = m.old_vm_state != states.STOPPED and not error
@@ -213,20 +214,17 @@ class ResizeMixin:
         if error:
             if step.finish is None:
                 step.fail(error)
-            resize.rollback(ctx, instance_uuid, m, step, error, error_state=True,
-                            expect_task=task)
+            self.db.call("rollback_resize", instance_uuid=instance_uuid,
+                         migration_uuid=migration_uuid, event=hostdb.event(step),
+                         reason=error, request_id=ctx.request_id, error_state=True,
+                         expect_task=task)
             return
         old = m.old_flavor
-        with db.transaction() as s:
-            claims.move_back(migration_uuid, instance_uuid, session=s)  # the source's, back
-            ok = instances.update(instance_uuid, {
-                "vm_state": m.old_vm_state, "task_state": None, "host": self.host,
-                "node": m.source_node, "flavor": old, **resize.flavor_usage(old),
-                "power_state": states.RUNNING if power_on else states.SHUTDOWN},
-                expect_task=states.RESIZE_REVERTING, events=[step.done(
-                    detail=f"back to {old['name']} on {self.host}")], session=s)
-            resize.set_status(migration_uuid, "reverted" if ok else "error", session=s)
-            if ok:
-                trace.finish_action(s, ctx.request_id, instance_uuid)
-            else:
-                claims.release(instance_uuid, session=s)
+        self.db.call("finish_revert", instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid, values={
+                         "vm_state": m.old_vm_state, "task_state": None, "host": self.host,
+                         "node": m.source_node, "flavor": old, **resize.flavor_usage(old),
+                         "power_state": states.RUNNING if power_on else states.SHUTDOWN},
+                     events=[hostdb.event(step.done(
+                         detail=f"back to {old['name']} on {self.host}"))],
+                     request_id=ctx.request_id)

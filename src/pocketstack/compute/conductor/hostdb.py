@@ -1,0 +1,98 @@
+"""The conductor's side of compute/hostdb.py: a compute host's named operations, run
+after checking that the asking host may ask them.
+
+A host may run only the operations compute/hostdb.py lists (no table, no query of its
+own choosing), on its own service rows (``hosts``) and on servers scheduled to it
+(``instance``: the server's host, or the source or destination of its migration in
+progress). Anything else is refused with a 403 and logged: a compute host that asks for
+another host's server is compromised or badly misconfigured."""
+from __future__ import annotations
+
+import inspect
+import logging
+
+import sqlalchemy as sa
+
+from pocketstack.common import db, exceptions
+from pocketstack.compute import hostdb, resize
+from pocketstack.compute.models import ComputeNode, Instance, Migration
+from pocketstack.compute.scheduler import claims
+
+LOG = logging.getLogger(__name__)
+
+# A migration in these states still has both hosts working on the server (resizes', then
+# live migrations' and evacuations').
+_MOVING = resize.IN_PROGRESS + ("accepted", "preparing", "running")
+
+
+def _refuse(host: str, op: str, why: str) -> exceptions.Forbidden:
+    LOG.warning("Refused %s from compute host %s: %s", op, host, why)
+    return exceptions.Forbidden(f"Host {host} may not run {op}: {why}.")
+
+
+def serves(host: str, instance_uuid) -> bool:
+    """``instance_uuid`` is scheduled to ``host``: its host, the source or destination of
+    its migration in progress, or the holder of its claim (the scheduler claims on the
+    chosen host before the host is written on the server: an unshelve)."""
+    if not isinstance(instance_uuid, str):
+        return False
+    with db.reader() as s:
+        owner = s.scalar(sa.select(Instance.host).where(Instance.uuid == instance_uuid))
+        if owner == host:
+            return True
+        if s.scalar(sa.select(Migration.id).where(
+                Migration.instance_uuid == instance_uuid, Migration.status.in_(_MOVING),
+                sa.or_(Migration.source_compute == host, Migration.dest_compute == host))
+                .limit(1)) is not None:
+            return True
+        nodes = set(s.scalars(sa.select(ComputeNode.hypervisor_hostname)
+                              .where(ComputeNode.host == host)).all())
+    return claims.holder_host(instance_uuid) in nodes | {host}
+
+
+def _of_server(uuid, instance_uuid: str) -> bool:
+    if uuid == instance_uuid:
+        return True
+    with db.reader() as s:
+        return isinstance(uuid, str) and s.scalar(sa.select(Migration.instance_uuid).where(
+            Migration.uuid == uuid)) == instance_uuid
+
+
+def check(host, op, args) -> hostdb.Operation | None:
+    """The operation ``host`` may run with ``args``; None for a read of a server that is
+    not the host's (it answers None, as for a server that does not exist)."""
+    if not isinstance(host, str) or not host:
+        raise _refuse(str(host), str(op), "no host named")
+    operation = hostdb.OPERATIONS.get(op) if isinstance(op, str) else None
+    if operation is None:
+        raise _refuse(host, str(op), "not an operation a compute host may ask")
+    if not isinstance(args, dict):
+        raise _refuse(host, op, "arguments are not a mapping")
+    if operation.scope == hostdb.HOSTS:
+        others = [h for h in args.get("hosts") or () if h != host]
+        if others or not args.get("hosts"):
+            raise _refuse(host, op, f"names other hosts {others}")
+    elif not serves(host, args.get("instance_uuid")):
+        if operation.read and isinstance(args.get("instance_uuid"), str):
+            return None  # as if it did not exist: a late event for a server that moved on
+        raise _refuse(host, op, f"server {args.get('instance_uuid')} is not on this host")
+    else:
+        # A migration or claim named beside the server must be that server's own.
+        for name in ("migration_uuid", "consumer"):
+            if name in args and not _of_server(args[name], args["instance_uuid"]):
+                raise _refuse(host, op, f"{args[name]} is not server "
+                                        f"{args['instance_uuid']}'s")
+    return operation
+
+
+class HostDBMixin:
+    def host_db(self, ctx, host: str, op: str, args: dict):
+        operation = check(host, op, args)
+        if operation is None:
+            return None
+        try:
+            inspect.signature(operation.func).bind(**args)
+        except TypeError as error:  # arguments the operation does not take
+            raise exceptions.BadRequest(f"{op}: {error}") from None
+        answer = operation.func(**args)
+        return hostdb.instance_columns(answer) if operation.returns_instance else answer

@@ -1,0 +1,169 @@
+"""A compute host reaches the cloud's state through named operations the conductor checks
+(compute/hostdb.py, compute/conductor/hostdb.py): a hostile host that asks the conductor
+to change another host's server, a table it may not touch, or another host's service row
+is refused, and the server is unchanged. A cloud whose hosts use the conductor
+([compute] database_access = conductor) runs power actions and heartbeats through it."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from cloud_helpers import own_cloud, wait_for
+from compute_rest import Compute
+
+from pocketstack.common import exceptions, rpc
+from pocketstack.common.context import RequestContext
+
+
+def _host_db(cloud, host, op, args):
+    with cloud.cloud.runtime.activated():
+        return rpc.RPCClient("conductor").call(RequestContext.admin(), "host_db", host=host,
+                                               op=op, args=args)
+
+
+@pytest.fixture(scope="module")
+def server(cloud, admin_api, image_id):
+    sid = admin_api.boot(image_id)
+    assert admin_api.wait(sid)["status"] == "ACTIVE"
+    yield admin_api.server(sid)
+    admin_api.delete(f"/servers/{sid}")
+
+
+def _stop_values(sid, request_id="req-hostile"):
+    return {"instance_uuid": sid, "values": {"vm_state": "error", "task_state": None},
+            "expect_task": None, "events": [], "request_id": request_id}
+
+
+def test_a_host_may_not_change_a_server_of_another_host(cloud, admin_api, server):
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    with pytest.raises(exceptions.Forbidden) as refused:
+        _host_db(cloud, other, "finish_action", _stop_values(server["id"]))
+    assert server["id"] in refused.value.message and other in refused.value.message
+    assert admin_api.server(server["id"])["status"] == "ACTIVE"
+    # Nor read it: to another host it is not there (a late event for a server that moved
+    # on is dropped quietly), while its own host reads it.
+    assert _host_db(cloud, other, "load_instance", {"instance_uuid": server["id"]}) is None
+    assert _host_db(cloud, owner, "peek_instance", {"instance_uuid": server["id"],
+                                                    "columns": ["host"]}) == {"host": owner}
+    # Nor a server that does not exist, nor without naming one.
+    for args in (_stop_values(str(uuid.uuid4())), {"values": {}}):
+        with pytest.raises(exceptions.Forbidden):
+            _host_db(cloud, owner, "finish_action", args)
+
+
+def test_a_host_may_not_name_another_servers_claim_or_migration(cloud, admin_api, image_id,
+                                                                server):
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = admin_api.boot(image_id)
+    try:
+        assert admin_api.wait(other)["status"] == "ACTIVE"
+        for op, args in (("release_claim", {"instance_uuid": server["id"], "consumer": other}),
+                         ("get_migration", {"instance_uuid": server["id"],
+                                            "migration_uuid": str(uuid.uuid4())})):
+            with pytest.raises(exceptions.Forbidden):
+                _host_db(cloud, owner, op, args)
+        hypervisors = admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert sum(h["running_vms"] for h in hypervisors) >= 2  # both claims still held
+    finally:
+        admin_api.delete(f"/servers/{other}")
+
+
+@pytest.mark.parametrize("op", ["flavor_create", "instances", "__init__", "update", ""])
+def test_a_host_may_ask_only_the_operations_compute_hosts_have(cloud, server, op):
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, server["OS-EXT-SRV-ATTR:host"], op, {"uuid": server["id"]})
+
+
+def test_a_host_may_not_beat_or_register_for_another(cloud, server):
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    for op, args in (("heartbeats", {"hosts": [owner, "cmp-other"], "binary": "nova-compute"}),
+                     ("heartbeats", {"hosts": [], "binary": "nova-compute"}),
+                     ("register_services", {"hosts": ["nova-api-host"],
+                                            "binary": "nova-conductor", "topic": "conductor"})):
+        with pytest.raises(exceptions.Forbidden):
+            _host_db(cloud, owner, op, args)
+    _host_db(cloud, owner, "heartbeats", {"hosts": [owner], "binary": "nova-compute"})
+
+
+def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    with pytest.raises(exceptions.BadRequest):
+        _host_db(cloud, owner, "finish_action", {"instance_uuid": server["id"], "table": "x"})
+    # A real answer for the real host: the compare-and-swap does not match (the server has
+    # no task), so nothing changes.
+    assert _host_db(cloud, owner, "finish_action", dict(
+        _stop_values(server["id"]), expect_task="powering-off")) is False
+    assert admin_api.server(server["id"])["status"] == "ACTIVE"
+
+
+def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(image_id):
+    with own_cloud("hostdb", **{"compute.database_access": "conductor",
+                                "compute.report_interval": 0.2}) as c:
+        api = Compute(c, c.session())
+        r = c.session().post(c.url + "/image/v2/images", json={
+            "name": "cirros", "disk_format": "qcow2", "container_format": "bare"})
+        image = r.json()["id"]
+        from pocketstack.common.image_formats import qcow2_header
+
+        with c.cloud.runtime.activated():
+            c.session().put(c.url + f"/image/v2/images/{image}/file",
+                            data=qcow2_header(1 << 20),
+                            headers={"Content-Type": "application/octet-stream"})
+        sid = api.boot(image)
+        assert api.wait(sid)["status"] == "ACTIVE"
+        assert api.post(f"/servers/{sid}/action", {"os-stop": None}).status_code == 202
+        assert api.wait(sid, ("SHUTOFF", "ERROR"))["status"] == "SHUTOFF"
+        assert api.post(f"/servers/{sid}/action", {"os-start": None}).status_code == 202
+        assert api.wait(sid, ("ACTIVE", "ERROR"))["status"] == "ACTIVE"
+        # The shelve family: the claim is given back and taken again on unshelve, whose
+        # host is known to the conductor by that claim before the server names it.
+        for action, status in (("shelve", "SHELVED_OFFLOADED"), ("unshelve", "ACTIVE"),
+                               ("rescue", "RESCUE"), ("unrescue", "ACTIVE"),
+                               ("reboot", "ACTIVE")):
+            body = {"reboot": {"type": "HARD"}} if action == "reboot" else {action: None}
+            r = api.post(f"/servers/{sid}/action", body)
+            assert r.status_code in (200, 202), r.text
+            server = api.wait(sid, (status, "ERROR"), timeout=60)
+            assert server["status"] == status and server["OS-EXT-STS:task_state"] is None, \
+                (action, server)
+        # A resize confirmed, then one reverted: the migration and the claims through the
+        # conductor, each step checked against the host that asks.
+        for flavor, finish, status in (("84", "confirmResize", "ACTIVE"),
+                                       ("1", "revertResize", "ACTIVE")):
+            r = api.post(f"/servers/{sid}/action", {"resize": {"flavorRef": flavor}})
+            assert r.status_code == 202, r.text
+            assert api.wait(sid, ("VERIFY_RESIZE", "ERROR"), 60)["status"] == "VERIFY_RESIZE"
+            assert api.post(f"/servers/{sid}/action", {finish: None}).status_code in (202, 204)
+            server = api.wait(sid, (status, "ERROR"), 60)
+            assert server["status"] == status and server["OS-EXT-STS:task_state"] is None
+        assert server["flavor"]["original_name"] == "m1.micro"
+        # An interface attached and detached: the server's network_info through the
+        # conductor, row-locked there.
+        s = c.session()
+        net = s.post(c.url + "/network/v2.0/networks", json={"network": {"name": "if"}}
+                     ).json()["network"]
+        s.post(c.url + "/network/v2.0/subnets", json={"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": "10.9.0.0/24"}})
+        r = api.post(f"/servers/{sid}/os-interface", {"interfaceAttachment": {
+            "net_id": net["id"]}})
+        assert r.status_code == 200, r.text
+        port = r.json()["interfaceAttachment"]["port_id"]
+        assert "if" in api.server(sid)["addresses"]
+        assert api.delete(f"/servers/{sid}/os-interface/{port}").status_code == 202
+        wait_for(lambda: "if" not in api.server(sid)["addresses"], 30, "the port detached")
+        actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
+        start = next(a for a in actions if a["action"] == "start")
+        events = api.get(f"/servers/{sid}/os-instance-actions/{start['request_id']}",
+                         headers={"OpenStack-API-Version": "compute 2.51"}).json()
+        by_name = {e["event"]: e for e in events["instanceAction"]["events"]}
+        assert by_name["compute_power_on_instance"]["result"] == "Success"
+
+        def beats():
+            rows = api.get("/os-services?binary=nova-compute").json()["services"]
+            return rows and all(s["state"] == "up" for s in rows) and rows
+
+        first = {s["host"]: s["updated_at"] for s in wait_for(beats, 30, "computes up")}
+        wait_for(lambda: all(s["updated_at"] != first[s["host"]] for s in beats()), 30,
+                 "a heartbeat through the conductor")
