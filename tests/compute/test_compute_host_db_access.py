@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from cloud_helpers import own_cloud, wait_for
+from helpers.cloud import own_cloud, wait_for
 from compute_rest import Compute
 
 from pocketstack.common import exceptions, rpc
