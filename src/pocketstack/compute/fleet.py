@@ -1,4 +1,4 @@
-"""The compute hosts of one process, run together (issue 13: 1,000 simulated hosts).
+"""The compute hosts of one process, run together (1,000 simulated hosts in one process).
 
 Each host keeps its own ComputeManager, driver and RPC target ``compute.<host>``, so a
 message reaches the host it names exactly as with one agent per process. What the hosts

@@ -241,7 +241,7 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
                                          for host in hosts], data_dir))
         if conductor is not None and not rpc.is_oslo(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
-            # fail): builds a previous process left unscheduled (issue 11). Only with the
+            # fail): builds a previous process left unscheduled are scheduled. Only with the
             # in-process bus or unix sockets, whose messages died with that process; a
             # broker keeps them for us, and the periodic stalled-build check covers the
             # ones it lost.
