@@ -20,6 +20,7 @@ import os
 import threading
 
 from pocketstack.common import config, rpc, runtime
+from pocketstack.compute.runners import BuildPool, Periodic, make_driver
 
 # Messages one host may have in flight at once, as its own agent's pool allowed.
 WORKERS_PER_HOST = 16
@@ -48,7 +49,6 @@ class ComputeFleet:
     def __init__(self, hosts: list[tuple[str, str | None]], data_dir: str):
         from pocketstack.compute import hostdb
         from pocketstack.compute.manager import ComputeManager, periodic
-        from pocketstack.compute.service import BuildPool, Periodic, make_driver
 
         self.managers = {}
         # The simulated hosts share one image cache: they are one machine's disk, and
