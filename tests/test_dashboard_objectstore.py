@@ -41,7 +41,7 @@ def test_containers_page_shows_the_projects_containers_only(cloud, member):
     # Not empty: no delete offered (swift would refuse it).
     assert f"Delete container {mine}" not in page.text
     # The menu has it, for a cloud whose catalog has object storage.
-    assert f'href="/dashboard/containers">Containers</a>' in page.text
+    assert 'href="/dashboard/containers">Containers</a>' in page.text
 
 
 def test_create_make_public_and_private_and_delete_a_container(cloud, member):
@@ -161,7 +161,7 @@ def test_objects_with_folders_upload_download_and_delete(cloud, member):
 
 
 def test_another_projects_container_is_not_reachable(cloud, member):
-    user, client = member
+    _, client = member
     other = cloud.make_user()
     s, account = _swift(cloud, other)
     name = f"priv-{uuid.uuid4().hex[:6]}"

@@ -16,9 +16,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard import (pages_admin, pages_loadbalancer, pages_network,
-                                   pages_objectstore, pages_storage, progress, topology,
-                                   uploads, web)
+from pocketstack.dashboard import (pages_admin, pages_keymanager, pages_loadbalancer,
+                                   pages_network, pages_objectstore, pages_storage,
+                                   progress, topology, uploads, web)
 from pocketstack.dashboard.web import (COMPUTE, CONTROL, IMAGE, NETWORK, PAGE, PREFIX,
                                          SERVER_CHOICES)
 
@@ -69,6 +69,7 @@ class Pages:
             *pages_network.NetworkPages(self).routes(),
             *pages_loadbalancer.LoadBalancerPages(self).routes(),
             *pages_objectstore.ObjectStorePages(self).routes(),
+            *pages_keymanager.KeyManagerPages(self).routes(),
             *pages_storage.StoragePages(self).routes(),
             *pages_admin.AdminPages(self).routes(),
             *progress.Progress(self).routes(),

@@ -89,7 +89,7 @@ def _text_error(r: httpx.Response) -> str:
     text = r.text.strip()
     if r.headers.get("content-type", "").startswith("text/plain") and text:
         return text[:500]
-    found = re.search(r"<p>(.*?)</p>", text, re.S)
+    found = re.search(r"<p>(.*?)</p>", text, re.DOTALL)
     if found and found.group(1).strip():
         return html.unescape(found.group(1).strip())[:500]
     return f"{r.status_code} {r.reason_phrase}"
