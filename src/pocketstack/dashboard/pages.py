@@ -16,9 +16,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard import (pages_admin, pages_keymanager, pages_loadbalancer,
-                                   pages_network, pages_objectstore, pages_storage,
-                                   progress, topology, uploads, web)
+from pocketstack.dashboard import (pages_admin, pages_dns, pages_keymanager,
+                                   pages_loadbalancer, pages_network, pages_objectstore,
+                                   pages_storage, progress, topology, uploads, web)
 from pocketstack.dashboard.web import (COMPUTE, CONTROL, IMAGE, NETWORK, PAGE, PREFIX,
                                          SERVER_CHOICES)
 
@@ -70,6 +70,7 @@ class Pages:
             *pages_loadbalancer.LoadBalancerPages(self).routes(),
             *pages_objectstore.ObjectStorePages(self).routes(),
             *pages_keymanager.KeyManagerPages(self).routes(),
+            *pages_dns.DnsPages(self).routes(),
             *pages_storage.StoragePages(self).routes(),
             *pages_admin.AdminPages(self).routes(),
             *progress.Progress(self).routes(),
