@@ -27,8 +27,10 @@ def _zone(s, name):
 
 
 def _active(s, url):
-    return wait_for(lambda: (lambda b: b if b["status"] == "ACTIVE" else None)(
-        s.get(url, endpoint_filter=DNS).json()), 10, f"{url} ACTIVE", 0.05)
+    def active():
+        body = s.get(url, endpoint_filter=DNS).json()
+        return body if body["status"] == "ACTIVE" else None
+    return wait_for(active, 10, f"{url} ACTIVE", 0.05)
 
 
 def test_zones_page_create_list_and_delete(cloud, member):

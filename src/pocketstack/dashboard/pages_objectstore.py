@@ -13,7 +13,6 @@ import asyncio
 import posixpath
 
 import httpx
-from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -32,6 +31,16 @@ def _json(status: int, **body) -> JSONResponse:
 
 def _status(r: httpx.Response) -> int:
     return r.status_code if 400 <= r.status_code < 500 else 502
+
+
+async def _passed_on(upstream: httpx.Response):
+    """The object's bytes as swift sends them; the connection is let go however the
+    download ends (done, or the browser gone half-way)."""
+    try:
+        async for chunk in upstream.aiter_raw():
+            yield chunk
+    finally:
+        await upstream.aclose()
 
 
 class ObjectStorePages:
@@ -184,9 +193,8 @@ class ObjectStorePages:
             "Content-Security-Policy": "sandbox"}
         if upstream.headers.get("content-length"):
             headers["Content-Length"] = upstream.headers["content-length"]
-        return StreamingResponse(upstream.aiter_raw(), 200, headers=headers,
-                                 media_type="application/octet-stream",
-                                 background=BackgroundTask(upstream.aclose))
+        return StreamingResponse(_passed_on(upstream), 200, headers=headers,
+                                 media_type="application/octet-stream")
 
     async def _upload(self, request: Request, session) -> Response:
         if session is None:
