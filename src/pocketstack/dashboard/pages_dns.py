@@ -15,6 +15,7 @@ from pocketstack.dashboard import web
 from pocketstack.dashboard.web import DNS, PREFIX
 
 NO_SERVICE = "This cloud has no DNS service."
+NO_ZONE = "No such zone."
 TYPES = ("A", "AAAA", "CNAME", "MX", "TXT", "SRV", "NS", "PTR", "CAA", "SSHFP", "SPF")
 
 
@@ -77,6 +78,8 @@ class DnsPages:
             url = self._zones_url(session)
             if url is None:
                 return web.render("error.html", 404, session=session, message=NO_SERVICE)
+            if web.item(url, zone_id) is None:  # a blank id: not a zone's
+                return web.render("error.html", 404, session=session, message=NO_ZONE)
             zone = await p._call(session, "GET", web.item(url, zone_id))
             if zone.status_code != 200:
                 return p.dash._error(session, zone)
@@ -97,6 +100,8 @@ class DnsPages:
             if url is None:
                 return NO_SERVICE, 404
             zone_url = web.item(url, zone_id)
+            if zone_url is None:
+                return NO_ZONE, 404
             action = form.get("action", "")
             if action == "delete":
                 return await p._delete(session, web.item(zone_url + "/recordsets",

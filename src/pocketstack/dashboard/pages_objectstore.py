@@ -29,6 +29,12 @@ def _json(status: int, **body) -> JSONResponse:
     return JSONResponse(body, status, headers={"Cache-Control": "no-store"})
 
 
+def _at(account: str, container: str) -> str | None:
+    """A container's URL; None for no name (the account's own). Swift allows a name of
+    spaces, so unlike web.item a blank one is a name."""
+    return f"{account}/{web.q(container)}" if container else None
+
+
 def _status(r: httpx.Response) -> int:
     return r.status_code if 400 <= r.status_code < 500 else 502
 
@@ -79,7 +85,7 @@ class ObjectStorePages:
             items = r.json() if r.status_code == 200 else []
             # Whether each is public is in its own headers (the listing does not say).
             heads = await asyncio.gather(*(self._swift(session, "HEAD",
-                                                       web.item(account, c["name"]))
+                                                       _at(account, c["name"]))
                                            for c in items))
             for c, head in zip(items, heads):
                 c["public"] = ".r:*" in head.headers.get("X-Container-Read", "")
@@ -92,7 +98,7 @@ class ObjectStorePages:
             if account is None:
                 return NO_SERVICE, 404
             action, name = form.get("action", ""), form.get("container", "")
-            url = web.item(account, name)
+            url = _at(account, name)
             if url is None:
                 return "Name the container.", 400
             if "/" in name:  # would name an object in another container
@@ -126,7 +132,7 @@ class ObjectStorePages:
             if account is None:
                 return web.render("error.html", 404, session=session, message=NO_SERVICE)
             marker = request.query_params.get("marker")
-            r = await self._swift(session, "GET", web.item(account, container),
+            r = await self._swift(session, "GET", _at(account, container),
                                   format="json", limit=PAGE, delimiter="/", prefix=prefix,
                                   **({"marker": marker} if marker else {}))
             if r.status_code not in (200, 204):
@@ -152,7 +158,7 @@ class ObjectStorePages:
             if not name:
                 return "Choose what to delete.", 400
             return self._failed(await self._swift(
-                session, "DELETE", f"{web.item(account, container)}/{web.q(name)}"))
+                session, "DELETE", f"{_at(account, container)}/{web.q(name)}"))
         return await self.pages._page(request, show, act, back=back)
 
     def _object_url(self, session, request: Request) -> str | None:
@@ -160,7 +166,7 @@ class ObjectStorePages:
         name = request.query_params.get("name", "")
         if account is None or not name:
             return None
-        return f"{web.item(account, request.path_params['container'])}/{web.q(name)}"
+        return f"{_at(account, request.path_params['container'])}/{web.q(name)}"
 
     async def object(self, request: Request) -> Response:
         """GET: the object's bytes as a download; PUT: the request's body as the object
