@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from tests.test_dashboard_browser import (_log_in, _submit, _wait_for_table,  # noqa: E402
                                           browser)  # noqa: F401
@@ -42,8 +43,8 @@ def test_upload_an_object_with_a_progress_bar_and_publish_it(cloud, browser, tmp
     account = cloud.user_session(user).get_endpoint(service_type="object-store",
                                                      interface="public")
     assert httpx.get(f"{account}/photos/2026/cat.bin").status_code == 401
-    browser.find_element(By.LINK_TEXT, "Containers").click()
     _submit(browser, "button[value=public]")
-    _wait_for_table(browser, "public")
+    WebDriverWait(browser, 30, poll_frequency=0.05).until(
+        lambda b: b.find_element(By.CSS_SELECTOR, "[data-access]").text.startswith("public"))
     anonymous = httpx.get(f"{account}/photos/2026/cat.bin")
     assert anonymous.status_code == 200 and anonymous.content == data

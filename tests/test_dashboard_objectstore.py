@@ -1,5 +1,5 @@
-"""The dashboard's object storage pages over real HTTP: containers (count, bytes, public or
-private, create, delete when empty) and their objects (pseudo-folders, upload streamed
+"""The dashboard's object storage pages over real HTTP: containers (count, bytes, create,
+delete when empty, public or private) and their objects (pseudo-folders, upload streamed
 through, download, delete), checked against the Swift API's own answers. Bad input shows
 swift's message with its status, never a 500."""
 from __future__ import annotations
@@ -36,7 +36,6 @@ def test_containers_page_shows_the_projects_containers_only(cloud, member):
     page = client.get("/dashboard/containers")
     assert page.status_code == 200
     assert f'data-count="{mine}">1</td><td data-bytes="{mine}">5</td>' in page.text
-    assert f'data-access="{mine}">private</td>' in page.text
     assert theirs not in page.text
     # Not empty: no delete offered (swift would refuse it).
     assert f"Delete container {mine}" not in page.text
@@ -55,17 +54,23 @@ def test_create_make_public_and_private_and_delete_a_container(cloud, member):
           headers={"Content-Type": "text/plain"})
     anonymous = httpx.get(f"{account}/{name}/hello.txt")
     assert anonymous.status_code == 401
-    r = _post(client, "/dashboard/containers", action="public", container=name)
+    page = client.get(f"/dashboard/containers/{name}")
+    assert f'data-access="{name}">private</span>' in page.text
+    r = _post(client, f"/dashboard/containers/{name}", action="public")
     assert r.status_code == 303, r.text
-    assert f'data-access="{name}">public</td>' in client.get("/dashboard/containers").text
+    assert s.head(f"{account}/{name}").headers["X-Container-Read"] == ".r:*,.rlistings"
+    page = client.get(f"/dashboard/containers/{name}")
+    assert f'data-access="{name}">public: anyone may read' in page.text
+    assert 'value="private">Make private</button>' in page.text
     # Readable and listable by anyone, without a token.
     anonymous = httpx.get(f"{account}/{name}/hello.txt")
     assert anonymous.status_code == 200 and anonymous.content == b"hello world"
     assert httpx.get(f"{account}/{name}").text.split() == ["hello.txt"]
-    r = _post(client, "/dashboard/containers", action="private", container=name)
+    r = _post(client, f"/dashboard/containers/{name}", action="private")
     assert r.status_code == 303
     assert httpx.get(f"{account}/{name}/hello.txt").status_code == 401
-    assert f'data-access="{name}">private</td>' in client.get("/dashboard/containers").text
+    assert f'data-access="{name}">private</span>' in client.get(
+        f"/dashboard/containers/{name}").text
     # Not empty: swift's own 409, shown.
     r = _post(client, "/dashboard/containers", action="delete", container=name)
     api = s.delete(f"{account}/{name}", raise_exc=False)

@@ -44,7 +44,7 @@ def test_odd_names_in_forms(client, odd):
     csrf = _csrf(client.get("/dashboard/containers").text)
     for path, form in (
             ("/dashboard/containers", {"action": "create", "container": odd}),
-            ("/dashboard/containers", {"action": "public", "container": odd}),
+            ("/dashboard/containers/box", {"action": "public"}),
             ("/dashboard/containers", {"action": "delete", "container": odd}),
             ("/dashboard/containers/box", {"action": "delete", "object": odd}),
             ("/dashboard/secrets", {"action": "delete", "secret_id": odd}),

@@ -1,6 +1,7 @@
-"""Object storage pages: the project's containers (objects, bytes, public or private),
-create, delete (an empty one), make public or private; a container's objects with
-pseudo-folders (prefix and "/" delimiter), upload with a progress bar, download, delete.
+"""Object storage pages: the project's containers (objects, bytes), create, delete (an
+empty one); a container's page says whether it is public and makes it public or private,
+and lists its objects with pseudo-folders (prefix and "/" delimiter): upload with a
+progress bar, download, delete.
 
 A client of the Swift API with the user's token, like every page. An upload and a download
 are streamed through chunk by chunk (as the image upload is), never held here whole. The
@@ -82,13 +83,9 @@ class ObjectStorePages:
                                   **({"marker": marker} if marker else {}))
             if r.status_code not in (200, 204):
                 return self.pages.dash._error(session, r)
+            # Whether one is public is in its own headers, not in the listing: its page
+            # says (a HEAD for each of 50 containers would cost the list ~15 times more).
             items = r.json() if r.status_code == 200 else []
-            # Whether each is public is in its own headers (the listing does not say).
-            heads = await asyncio.gather(*(self._swift(session, "HEAD",
-                                                       _at(account, c["name"]))
-                                           for c in items))
-            for c, head in zip(items, heads):
-                c["public"] = ".r:*" in head.headers.get("X-Container-Read", "")
             next_marker = items[-1]["name"] if len(items) == PAGE else None
             return web.render("containers.html", status, session=session, containers=items,
                               message=message, form=form or {}, next_marker=next_marker)
@@ -110,12 +107,6 @@ class ObjectStorePages:
                 return self._failed(r)
             if action == "delete":
                 return self._failed(await self._swift(session, "DELETE", url))
-            if action == "public":
-                return self._failed(await self._swift(session, "POST", url, {
-                    "X-Container-Read": PUBLIC_READ}))
-            if action == "private":
-                return self._failed(await self._swift(session, "POST", url, {
-                    "X-Remove-Container-Read": "x"}))
             return "Unknown form action.", 400
         return await self.pages._page(request, show, act)
 
@@ -132,11 +123,14 @@ class ObjectStorePages:
             if account is None:
                 return web.render("error.html", 404, session=session, message=NO_SERVICE)
             marker = request.query_params.get("marker")
-            r = await self._swift(session, "GET", _at(account, container),
-                                  format="json", limit=PAGE, delimiter="/", prefix=prefix,
-                                  **({"marker": marker} if marker else {}))
+            url = _at(account, container)
+            r, head = await asyncio.gather(
+                self._swift(session, "GET", url, format="json", limit=PAGE, delimiter="/",
+                            prefix=prefix, **({"marker": marker} if marker else {})),
+                self._swift(session, "HEAD", url))
             if r.status_code not in (200, 204):
                 return self.pages.dash._error(session, r)
+            public = ".r:*" in head.headers.get("X-Container-Read", "")
             items = r.json() if r.status_code == 200 else []
             folders = [i["subdir"] for i in items if "subdir" in i]
             files = [i for i in items if "name" in i]
@@ -145,6 +139,7 @@ class ObjectStorePages:
             return web.render("objects.html", status, session=session, container=container,
                               here=here, folder=prefix, folders=folders, objects=files,
                               parent=parent + "/" if parent else "", message=message,
+                              public=public,
                               next_marker=last and (last.get("name") or last.get("subdir")),
                               form=form or {})
 
@@ -152,13 +147,21 @@ class ObjectStorePages:
             account = session.endpoint("object-store")
             if account is None:
                 return NO_SERVICE, 404
-            if form.get("action") != "delete":
+            url = _at(account, container)
+            action = form.get("action", "")
+            if action == "public":
+                return self._failed(await self._swift(session, "POST", url, {
+                    "X-Container-Read": PUBLIC_READ}))
+            if action == "private":
+                return self._failed(await self._swift(session, "POST", url, {
+                    "X-Remove-Container-Read": "x"}))
+            if action != "delete":
                 return "Unknown form action.", 400
             name = form.get("object", "")
             if not name:
                 return "Choose what to delete.", 400
             return self._failed(await self._swift(
-                session, "DELETE", f"{_at(account, container)}/{web.q(name)}"))
+                session, "DELETE", f"{url}/{web.q(name)}"))
         return await self.pages._page(request, show, act, back=back)
 
     def _object_url(self, session, request: Request) -> str | None:
