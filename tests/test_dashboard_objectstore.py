@@ -166,12 +166,18 @@ def test_objects_with_folders_upload_download_and_delete(cloud, member):
 
 
 def test_another_projects_container_is_not_reachable(cloud, member):
-    _, client = member
+    user, client = member
     other = cloud.make_user()
     s, account = _swift(cloud, other)
     name = f"priv-{uuid.uuid4().hex[:6]}"
     s.put(f"{account}/{name}")
     s.put(f"{account}/{name}/secret.txt", data=b"hidden")
+    mine, my_account = _swift(cloud, user)
+    mine.put(f"{my_account}/{name}-mine")
+    mine.put(f"{my_account}/{name}-mine/note.txt", data=b"mine")
+    assert 'data-object="note.txt"' in client.get(f"/dashboard/containers/{name}-mine").text
+    assert client.get(f"/dashboard/containers/{name}-mine/object",
+                      params={"name": "note.txt"}).content == b"mine"
     # The member's own account has no such container: swift says 404.
     assert client.get(f"/dashboard/containers/{name}").status_code == 404
     assert client.get(f"/dashboard/containers/{name}/object",

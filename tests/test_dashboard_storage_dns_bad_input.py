@@ -22,6 +22,7 @@ def client(cloud):
 
 @pytest.mark.parametrize("odd", ODD)
 def test_odd_names_and_ids_in_paths(client, odd):
+    assert client.get("/dashboard/containers/box").status_code == 200
     for path in (f"/dashboard/containers/{odd}", f"/dashboard/zones/{odd}",
                  f"/dashboard/containers/box/object?name={odd}",
                  f"/dashboard/containers/{odd}/object?name=x",
@@ -41,7 +42,9 @@ def test_odd_names_and_ids_in_paths(client, odd):
 
 @pytest.mark.parametrize("odd", ["\0", "x\ny", " ", "a" * 300, "\u202e", "..", "%"])
 def test_odd_names_in_forms(client, odd):
-    csrf = _csrf(client.get("/dashboard/containers").text)
+    page = client.get("/dashboard/containers")
+    assert page.status_code == 200 and "Create a container" in page.text
+    csrf = _csrf(page.text)
     for path, form in (
             ("/dashboard/containers", {"action": "create", "container": odd}),
             ("/dashboard/containers/box", {"action": "public"}),
