@@ -47,7 +47,8 @@ PAGES = ["/dashboard/overview", "/dashboard/servers", "/dashboard/servers?marker
          "/dashboard/floating-ips", "/dashboard/routers", "/dashboard/security-groups",
          "/dashboard/volumes/snapshots", "/dashboard/volumes/backups",
          "/dashboard/admin/projects", "/dashboard/admin/users", "/dashboard/admin/quotas",
-         "/dashboard/admin/resource-providers"]
+         "/dashboard/admin/resource-providers", "/dashboard/containers",
+         "/dashboard/secrets", "/dashboard/zones"]
 
 
 def make_servers(url: str, token: str, project: str, count: int, end: float) -> None:

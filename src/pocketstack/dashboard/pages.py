@@ -16,7 +16,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from pocketstack.control import faults  # only its names of operations and actions
-from pocketstack.dashboard import (pages_admin, pages_loadbalancer, pages_network,
+from pocketstack.dashboard import (pages_admin, pages_dns, pages_keymanager,
+                                   pages_loadbalancer, pages_network, pages_objectstore,
                                    pages_storage, progress, topology, uploads, web)
 from pocketstack.dashboard.web import (COMPUTE, CONTROL, IMAGE, NETWORK, PAGE, PREFIX,
                                          SERVER_CHOICES)
@@ -67,6 +68,9 @@ class Pages:
             Route(PREFIX + "/networks/topology", self.topology),
             *pages_network.NetworkPages(self).routes(),
             *pages_loadbalancer.LoadBalancerPages(self).routes(),
+            *pages_objectstore.ObjectStorePages(self).routes(),
+            *pages_keymanager.KeyManagerPages(self).routes(),
+            *pages_dns.DnsPages(self).routes(),
             *pages_storage.StoragePages(self).routes(),
             *pages_admin.AdminPages(self).routes(),
             *progress.Progress(self).routes(),
@@ -126,9 +130,9 @@ class Pages:
             return None
         return web.api_error(r), r.status_code if 400 <= r.status_code < 500 else 502
 
-    async def _page(self, request: Request, show, act):
-        """GET: ``show(session)``; POST: ``act(session, form)`` then back to the page, or
-        the page again with the API's error message and status."""
+    async def _page(self, request: Request, show, act, back: str | None = None):
+        """GET: ``show(session)``; POST: ``act(session, form)`` then back to the page (or
+        to ``back``), or the page again with the API's error message and status."""
         session = self.dash._session(request)
         if session is None:
             return self.dash._to_login()
@@ -139,7 +143,7 @@ class Pages:
             return refused
         failure = await act(session, form)
         if failure is None:
-            return RedirectResponse(request.url.path, 303)
+            return RedirectResponse(back or request.url.path, 303)
         if isinstance(failure, dict):  # it worked, and the answer is shown once (a new key)
             return await show(session, **failure)
         if failure[1] == 401:

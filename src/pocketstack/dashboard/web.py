@@ -3,7 +3,9 @@ every page carries, the message inside an API's error, posted forms."""
 from __future__ import annotations
 
 import hmac
+import html
 import importlib.resources
+import re
 import urllib.parse
 
 import httpx
@@ -23,6 +25,8 @@ TEMPLATES = jinja2.Environment(
 COMPUTE = ("compute", "/compute/v2.1")
 NETWORK = ("network", "/network")
 LOADBALANCER = ("load-balancer", "/load-balancer")
+KEYMANAGER = ("key-manager", "/key-manager")
+DNS = ("dns", "/dns")
 IMAGE = ("image", "/image")
 CONTROL = ("pocketstack", "/pocketstack")
 PAGE = 50  # rows a page; a long list goes on with ?marker=<last id>
@@ -48,7 +52,7 @@ def number(text: str):
 
 # The dashboard's own scripts, read once: name -> bytes (no other file is served).
 STATIC = {name: (importlib.resources.files("pocketstack.dashboard") / "static" / name)
-           .read_bytes() for name in ("live.js", "upload.js")}
+           .read_bytes() for name in ("live.js", "upload.js", "object-upload.js")}
 
 
 def render(name: str, status: int = 200, **context) -> HTMLResponse:
@@ -66,7 +70,7 @@ def api_error(r: httpx.Response) -> str:
     try:
         body = r.json()
     except ValueError:
-        return f"{r.status_code} {r.reason_phrase}"
+        return _text_error(r)
     if isinstance(body, dict):
         for value in body.values():
             if isinstance(value, dict) and value.get("message"):
@@ -75,6 +79,19 @@ def api_error(r: httpx.Response) -> str:
             return str(body["message"])
         if body.get("faultstring"):  # Octavia's (WSME's) fault body
             return str(body["faultstring"])
+        if body.get("description"):  # Barbican's (code, title, description)
+            return str(body["description"])
+    return f"{r.status_code} {r.reason_phrase}"
+
+
+def _text_error(r: httpx.Response) -> str:
+    """Swift's refusal: its reason as plain text, or swob's HTML page (its <p>)."""
+    text = r.text.strip()
+    if r.headers.get("content-type", "").startswith("text/plain") and text:
+        return text[:500]
+    found = re.search(r"<p>(.*?)</p>", text, re.DOTALL)
+    if found and found.group(1).strip():
+        return html.unescape(found.group(1).strip())[:500]
     return f"{r.status_code} {r.reason_phrase}"
 
 
