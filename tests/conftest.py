@@ -13,6 +13,8 @@ from helpers.cloud import own_cloud
 # hangs; what they wait on inside is a condition, not a wall-clock guess.
 SLOW_END_TO_END = ("tests/libvirt/test_libvirt_guests.py",
                    "tests/dashboard/test_dashboard_browser.py",
+                   "tests/dashboard/test_dashboard_browser_objects.py",
+                   "tests/multihost/test_lab.py",
                    "tests/ansible/test_ansible_project.py", "tests/ceph/test_ceph_compute.py",
                    "tests/libvirt/test_libvirt_multihost.py")
 
@@ -20,7 +22,8 @@ SLOW_END_TO_END = ("tests/libvirt/test_libvirt_guests.py",
 # The longest files (a minute or more each) go first: `make test` spreads files over two
 # workers (pytest-xdist, --dist loadfile), and a long file started last would leave one
 # worker idle while the other finishes it.
-LONGEST_FIRST = ("tests/readme/test_readme.py", "tests/ansible/test_ansible_project.py",
+LONGEST_FIRST = ("tests/readme/test_readme.py", "tests/multihost/test_lab.py",
+                 "tests/ansible/test_ansible_project.py",
                  "tests/libvirt/test_libvirt_guests.py", "tests/cli/", "tests/ceph/",
                  "tests/compute/test_compute_volumes_cli.py", "tests/volume/test_volume_cli.py")
 

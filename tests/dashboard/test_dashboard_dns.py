@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from cloud_helpers import wait_for
-from tests.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from helpers.cloud import wait_for
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
 
 DNS = {"service_type": "dns"}
 

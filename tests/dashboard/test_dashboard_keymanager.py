@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
 
 KM = {"service_type": "key-manager"}
 

@@ -13,7 +13,7 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from tests.test_dashboard_browser import (_log_in, _submit, _wait_for_table,  # noqa: E402
+from tests.dashboard.test_dashboard_browser import (_log_in, _submit, _wait_for_table,  # noqa: E402
                                           browser)  # noqa: F401
 
 

@@ -9,7 +9,7 @@ import uuid
 
 import httpx
 
-from tests.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
 
 
 def _swift(cloud, user):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_dashboard_pages import _csrf, login
+from tests.dashboard.test_dashboard_pages import _csrf, login
 
 ODD = ("%00", "x%0Ay", "%20", "a" * 300, "%E2%80%AE", "..", "%25")
 

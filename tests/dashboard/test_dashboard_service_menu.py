@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.test_dashboard_pages import _alert, _csrf, login
+from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 
 SERVICES = {"object-store": ("Containers", "/dashboard/containers"),
             "key-manager": ("Secrets", "/dashboard/secrets"),
