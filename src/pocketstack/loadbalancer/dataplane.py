@@ -12,6 +12,7 @@ for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing h
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import ipaddress
 import logging
@@ -23,9 +24,9 @@ import subprocess
 import time
 
 from pocketstack.common import config, db
+from pocketstack.loadbalancer import certs, tree, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
-from pocketstack.loadbalancer import tree, vip
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
@@ -59,6 +60,7 @@ class HAProxyPlane:
             listeners = [li for li in tree.rows(s, M.Listener, lb_id)
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
+            refs = tls_refs(listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
             project_id, port_id, address = lb.project_id, lb.vip_port_id, lb.vip_address
@@ -73,7 +75,8 @@ class HAProxyPlane:
                                f"on and {host} one of [network] bridge_hosts?")
         subnet = vip.service_subnet(subnet_id)
         self._plug(lb_id, port, bridge, address, subnet)
-        os.makedirs(self._dir(lb_id), exist_ok=True)
+        os.makedirs(self._dir(lb_id), mode=0o700, exist_ok=True)
+        self._write_certificates(lb_id, refs)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
         with open(path + ".new", "w") as f:
             f.write(text.replace("@DIR@", self._dir(lb_id)))
@@ -81,6 +84,23 @@ class HAProxyPlane:
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
         return self.health(lb_id)
+
+    def _write_certificates(self, lb_id: str, refs: list[str]) -> None:
+        """Each TLS listener's certificate, key and intermediates as one PEM (owner-only)
+        in the load balancer's directory, read from the key manager as the octavia user;
+        the files of refs no listener names any more go."""
+        folder = os.path.join(self._dir(lb_id), "certs")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        wanted = {cert_file(ref) for ref in refs}
+        for ref in refs:
+            path = os.path.join(folder, cert_file(ref))
+            fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(certs.load(ref).pem())
+            os.replace(path + ".new", path)
+        for name in os.listdir(folder):
+            if name not in wanted:
+                os.unlink(os.path.join(folder, name))
 
     def _plug(self, lb_id: str, port: dict, bridge: str, address: str, subnet: dict) -> None:
         ns, tap = namespace(lb_id), "tap" + port["id"][:11]
@@ -207,7 +227,7 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         mode = "http" if li.protocol in C.HEADER_PROTOCOLS + (C.PROMETHEUS,) else "tcp"
         lines += [f"frontend {li.id}", f"    mode {mode}",
-                  f"    bind {lb.vip_address}:{li.protocol_port}",
+                  f"    bind {lb.vip_address}:{li.protocol_port}{_tls_bind(li)}",
                   f"    timeout client {li.timeout_client_data or C.DEFAULT_TIMEOUT}"]
         if li.connection_limit and li.connection_limit > 0:
             lines.append(f"    maxconn {li.connection_limit}")
@@ -222,7 +242,8 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             if headers.get("X-Forwarded-Port"):
                 lines.append("    http-request set-header X-Forwarded-Port %[dst_port]")
             if headers.get("X-Forwarded-Proto"):
-                lines.append("    http-request set-header X-Forwarded-Proto http")
+                proto = "https" if li.protocol == C.TERMINATED_HTTPS else "http"
+                lines.append(f"    http-request set-header X-Forwarded-Proto {proto}")
             lines += _l7(s, lb, li, used_pools)
         if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
             lines.append("    http-request use-service prometheus-exporter if "
@@ -238,6 +259,29 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp", li)
     return "\n".join(lines) + "\n"
+
+
+def tls_refs(listeners: list[M.Listener]) -> list[str]:
+    refs = []
+    for li in listeners:
+        if li.protocol == C.TERMINATED_HTTPS and li.admin_state_up:
+            refs += [r for r in [li.default_tls_container_ref, *(li.sni_container_refs or [])]
+                     if r]
+    return list(dict.fromkeys(refs))
+
+
+def cert_file(ref: str) -> str:
+    return hashlib.sha256(ref.encode()).hexdigest()[:32] + ".pem"
+
+
+def _tls_bind(li: M.Listener) -> str:
+    """HAProxy terminates TLS with the default certificate first (served to clients
+    that send no name or an unknown one) and picks among all by the SNI name."""
+    if li.protocol != C.TERMINATED_HTTPS:
+        return ""
+    refs = list(dict.fromkeys(r for r in [li.default_tls_container_ref,
+                                          *(li.sni_container_refs or [])] if r))
+    return " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
 
 
 def _l7(s, lb, li, used_pools: list) -> list[str]:
