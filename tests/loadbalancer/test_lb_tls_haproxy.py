@@ -19,6 +19,7 @@ from test_lb_haproxy import (  # noqa: F401
     NAMED_SERVER,
     haproxy_plane,
     host_agent,
+    namespace_of,
     pytestmark,
 )
 from tls_helpers import CA, Barbican
@@ -79,6 +80,7 @@ def test_https_through_the_vip_with_certificates_from_the_key_manager(
             loadbalancer_id=lb.id, protocol="TERMINATED_HTTPS", protocol_port=443,
             default_tls_container_ref=www, sni_container_refs=[www, api])
         active(conn, lb.id)
+        assert namespace_of(lb.id) in namespaces()
         pool = conn.load_balancer.create_pool(listener_id=listener.id, protocol="HTTP",
                                               lb_algorithm="ROUND_ROBIN")
         active(conn, lb.id)
@@ -117,7 +119,7 @@ def test_https_through_the_vip_with_certificates_from_the_key_manager(
         gone(conn, lb.id)
         lb_id, lb = lb.id, None
         assert not os.path.exists(os.path.dirname(folder))
-        assert f"qlbaas-{lb_id}" not in namespaces()
+        assert namespace_of(lb_id) not in namespaces()
     finally:
         if server is not None:
             server.kill()

@@ -1,6 +1,6 @@
 """The real data plane: one HAProxy per load balancer, in a namespace of its own
-(qlbaas-<lb id>) plugged into the VIP network's bridge as the VIP port's tap, as an
-amphora would be. Listeners are frontends, pools backends, members servers, health
+(qlbaas-<cloud id[:12]>-<lb id>) plugged into the VIP network's bridge as the VIP port's
+tap, as an amphora would be. Listeners are frontends, pools backends, members servers, health
 monitors checks; the stats socket tells member health and the counters.
 
 The VIP port is bound to the network node host ([loadbalancer] haproxy_host) through the
@@ -34,7 +34,18 @@ ALGORITHMS = {C.ROUND_ROBIN: "roundrobin", C.LEAST_CONNECTIONS: "leastconn",
               C.SOURCE_IP: "source", C.SOURCE_IP_PORT: "source"}
 
 
+def namespace_prefix() -> str:
+    """This cloud's load balancer namespaces begin so (the per-cloud naming scheme), so
+    that the audit and the cleanup of one cloud never take another's."""
+    return f"qlbaas-{config.cloud_id()[:12]}-"
+
+
 def namespace(lb_id: str) -> str:
+    return namespace_prefix() + lb_id
+
+
+def legacy_namespace(lb_id: str) -> str:
+    """The name of before the per-cloud one: moved away from at the next change."""
     return f"qlbaas-{lb_id}"
 
 
@@ -83,6 +94,8 @@ class HAProxyPlane:
         _run(HAPROXY, "-c", "-q", "-f", path + ".new")
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
+        if os.path.exists(f"/run/netns/{legacy_namespace(lb_id)}"):
+            _run("ip", "netns", "del", legacy_namespace(lb_id), check=False)
         return self.health(lb_id)
 
     def _write_certificates(self, lb_id: str, refs: list[str]) -> None:
@@ -154,8 +167,9 @@ class HAProxyPlane:
             deadline = time.monotonic() + 5
             while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
                 time.sleep(0.02)
-        if os.path.exists(f"/run/netns/{namespace(lb_id)}"):
-            _run("ip", "netns", "del", namespace(lb_id), check=False)
+        for ns in (namespace(lb_id), legacy_namespace(lb_id)):
+            if os.path.exists(f"/run/netns/{ns}"):
+                _run("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self._dir(lb_id), ignore_errors=True)
 
     def stop(self) -> None:
