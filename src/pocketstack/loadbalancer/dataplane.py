@@ -30,6 +30,7 @@ from pocketstack.loadbalancer import models as M
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
+SOCKET_PATH_MAX = 97  # HAProxy's limit on a unix socket's path
 ALGORITHMS = {C.ROUND_ROBIN: "roundrobin", C.LEAST_CONNECTIONS: "leastconn",
               C.SOURCE_IP: "source", C.SOURCE_IP_PORT: "source"}
 
@@ -63,6 +64,22 @@ class HAProxyPlane:
     def _dir(self, lb_id: str) -> str:
         return os.path.join(self.root, lb_id)
 
+    def _sock(self, lb_id: str) -> str:
+        """The stats socket, in the load balancer's directory; reached through a short
+        per-cloud link to it (/run/pocketstack-lb-<cloud id[:12]>) when the data dir's
+        path is too long for a unix socket (HAProxy takes 97 bytes at most)."""
+        path = os.path.join(self._dir(lb_id), "haproxy.sock")
+        if len(path) <= SOCKET_PATH_MAX:
+            return path
+        link = f"/run/pocketstack-lb-{config.cloud_id()[:12]}"
+        if not os.path.islink(link) or os.readlink(link) != self.root:
+            tmp = f"{link}.{os.getpid()}.tmp"
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            os.symlink(self.root, tmp)
+            os.replace(tmp, link)
+        return os.path.join(link, lb_id, "haproxy.sock")
+
     # --- apply and remove ---------------------------------------------------------------
 
     def apply(self, lb_id: str) -> dict | None:
@@ -90,8 +107,9 @@ class HAProxyPlane:
         self._write_certificates(lb_id, refs)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
         with open(path + ".new", "w") as f:
-            f.write(text.replace("@DIR@", self._dir(lb_id)))
-        _run(HAPROXY, "-c", "-q", "-f", path + ".new")
+            f.write(text.replace("@DIR@/haproxy.sock", self._sock(lb_id))
+                    .replace("@DIR@", self._dir(lb_id)))
+        _run(HAPROXY, "-c", "-f", path + ".new")
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
         if os.path.exists(f"/run/netns/{legacy_namespace(lb_id)}"):
@@ -148,7 +166,13 @@ class HAProxyPlane:
                 "-p", pidfile]
         old = self._pid(lb_id)
         if old is not None:
-            args += ["-sf", str(old)]  # the old process finishes its connections and goes
+            # Seamless reload: the new process takes the listening sockets over from the
+            # old one through its stats socket (no connection refused meanwhile); the old
+            # one finishes the connections it has and goes.
+            sock = self._sock(lb_id)
+            if os.path.exists(sock):
+                args += ["-x", sock]
+            args += ["-sf", str(old)]
         _run(*args)
 
     def built(self, lb_id: str) -> bool:
@@ -171,6 +195,10 @@ class HAProxyPlane:
             if os.path.exists(f"/run/netns/{ns}"):
                 _run("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self._dir(lb_id), ignore_errors=True)
+        link = f"/run/pocketstack-lb-{config.cloud_id()[:12]}"
+        if os.path.islink(link) and os.readlink(link) == self.root and not os.listdir(
+                self.root):
+            os.unlink(link)  # the short socket path's link goes with the last one
 
     def stop(self) -> None:
         """The HAProxies keep serving while the cloud process is away, as dnsmasq does."""
@@ -178,7 +206,7 @@ class HAProxyPlane:
     # --- what the stats socket says -------------------------------------------------------
 
     def _stat(self, lb_id: str) -> list[dict]:
-        path = os.path.join(self._dir(lb_id), "haproxy.sock")
+        path = self._sock(lb_id)
         if not os.path.exists(path):
             return []
         try:
@@ -229,9 +257,10 @@ class HAProxyPlane:
 # --- the configuration ----------------------------------------------------------------------
 
 def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
-    """haproxy.cfg for the load balancer (@DIR@ stands for its directory)."""
+    """haproxy.cfg for the load balancer (@DIR@ stands for its directory; apply puts
+    the stats socket's own path for @DIR@/haproxy.sock)."""
     lines = ["global", "    daemon", "    maxconn 4096",  # within the file descriptors a container grants
-             "    stats socket @DIR@/haproxy.sock mode 600 level admin",
+             "    stats socket @DIR@/haproxy.sock mode 600 level admin expose-fd listeners",
              "", "defaults", "    retries 3", "    option redispatch",
              "    timeout connect 5000", "    timeout client 50000",
              "    timeout server 50000", ""]
