@@ -4,8 +4,11 @@ is gone, are named."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
 
+import pytest
 from lb_helpers import active
 
 
@@ -58,3 +61,44 @@ def test_audit_names_orphans_and_leftover_haproxy_files(cloud, conn, subnet):
                     s.delete(obj)
     assert run_checks(stuck_after=300)["load balancers"] == []
     conn.load_balancer.delete_load_balancer(lb.id, cascade=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("haproxy") is None
+                    or shutil.which("ip") is None, reason="needs root, ip and haproxy")
+def test_audit_names_this_clouds_namespaces_processes_and_vip_ports_no_load_balancer_owns(
+        cloud, admin_conn, subnet):
+    from pocketstack.cli.audit import run_checks
+    from pocketstack.loadbalancer import dataplane
+
+    ghost = str(uuid.uuid4())
+    mine = dataplane.namespace(ghost)
+    assert mine.startswith("qlbaas-") and mine.endswith(ghost) and mine != f"qlbaas-{ghost}"
+    other_cloud = f"qlbaas-{'0' * 12}-{uuid.uuid4()}"  # another cloud's: not ours to name
+    folder = os.path.join(cloud.data_dir, "loadbalancer", ghost)
+    os.makedirs(folder)
+    config = os.path.join(folder, "haproxy.cfg")
+    with open(config, "w") as f:
+        f.write(f"frontend f\n    mode tcp\n    bind unix@{folder}/f.sock\n"
+                f"    timeout client 1s\n")
+    port = admin_conn.network.create_port(network_id=subnet.network_id,
+                                          device_owner="Octavia", device_id=f"lb-{ghost}")
+    proc = None
+    try:
+        for ns in (mine, other_cloud):
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+        proc = subprocess.Popen(["haproxy", "-f", config])
+        found = run_checks(stuck_after=300)["load balancers"]
+        assert f"namespace {mine} belongs to load balancer {ghost}, which is gone" in found
+        assert f"HAProxy process {proc.pid} serves load balancer {ghost}, which is " \
+               f"gone" in found, found
+        assert f"VIP port {port.id} belongs to load balancer {ghost}, which is gone" in found
+        assert not any(other_cloud in p for p in found), found
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait(10)
+        for ns in (mine, other_cloud):
+            subprocess.run(["ip", "netns", "del", ns], check=False)
+        shutil.rmtree(folder)
+        admin_conn.network.delete_port(port)
+    assert run_checks(stuck_after=300)["load balancers"] == []

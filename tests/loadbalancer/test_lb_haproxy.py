@@ -192,5 +192,7 @@ def test_http_through_the_vip_alternates_backends_and_a_stopped_one_turns_error(
 
 
 def namespace_of(lb_id: str) -> str:
-    return f"qlbaas-{lb_id}"
+    from pocketstack.loadbalancer import dataplane
+
+    return dataplane.namespace(lb_id)
 

@@ -21,8 +21,9 @@ whoever can run it is the cloud's admin), with the settings of the cloud's last 
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * image store: RBD images in the image pool that no image holds (image/audit.py);
-* load balancers: objects whose load balancer, pool or policy is gone, and the haproxy
-  data plane's files and processes against the load balancers (loadbalancer/audit.py);
+* load balancers: objects whose load balancer, pool or policy is gone, VIP ports whose
+  load balancer is gone, and the haproxy data plane's files, namespaces and processes
+  (this cloud's) against the load balancers (loadbalancer/audit.py);
 * stuck transitional states: servers in a task (or BUILD) untouched for longer than
   ``--stuck-after`` seconds, images still saving or importing and volumes in a transitional
   status after that long.
@@ -237,6 +238,26 @@ def stuck(s, stuck_after: float, now: dt.datetime) -> list[str]:
     return problems
 
 
+def vip_ports(s) -> list[str]:
+    """Ports the load balancer service made (device_owner Octavia, device_id lb-<id>)
+    whose load balancer is gone."""
+    from pocketstack.common import config
+    from pocketstack.network.models import Port
+
+    models = config.optional_module("loadbalancer", "models")
+    if models is None:
+        return []
+    lbs = set(s.scalars(sa.select(models.LoadBalancer.id)))
+    problems = []
+    for port_id, device_id in s.execute(sa.select(Port.id, Port.device_id)
+                                        .where(Port.device_owner == "Octavia")):
+        lb_id = (device_id or "").removeprefix("lb-")
+        if lb_id not in lbs:
+            problems.append(f"VIP port {port_id} belongs to load balancer {lb_id}, which "
+                            "is gone")
+    return problems
+
+
 def _service_problems(s, service: str) -> list[str]:
     from pocketstack.common import config
 
@@ -263,7 +284,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "image store": _service_problems(s, "image"),
             "stuck states": stuck(s, stuck_after, utcnow()),
             "instance disks": _service_problems(s, "compute"),
-            "load balancers": _service_problems(s, "loadbalancer"),
+            "load balancers": _service_problems(s, "loadbalancer") + vip_ports(s),
         }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+from pocketstack.clients import service_users
 from pocketstack.clients.base import Client, ServiceError
 from pocketstack.common import exceptions
 
@@ -52,3 +53,50 @@ class KeyManagerClient(Client):
 
     def exists(self, key_id: str) -> bool:
         return self.find(f"/secrets/{key_id}") is not None
+
+    # --- certificates for the load balancer (Octavia's barbican cert manager) -------------
+
+    def _payload(self, ref: str) -> bytes:
+        return self.request("GET", f"/secrets/{secret_id(ref)}/payload",
+                            headers={"Accept": "application/octet-stream"}).content
+
+    def certificate_parts(self, ref: str) -> dict[str, bytes]:
+        """The parts a certificate ref names: a certificate container's secrets by name
+        (certificate, private_key, intermediates, private_key_passphrase), or a secret
+        holding a PKCS12 bundle (``pkcs12``). NotFound/BadRequest when the caller cannot
+        read it."""
+        if "/containers/" in ref:
+            container = self.request("GET", f"/containers/{secret_id(ref)}").json()
+            return {entry.get("name") or "": self._payload(entry["secret_ref"])
+                    for entry in container.get("secret_refs") or []}
+        return {"pkcs12": self._payload(ref)}
+
+    def grant_read(self, ref: str, user_id: str) -> None:
+        """Add ``user_id`` to the read ACL of the ref and, for a container, of each of its
+        secrets (Octavia's barbican_acl auth: the user lets the octavia user read)."""
+        refs = [ref]
+        if "/containers/" in ref:
+            container = self.request("GET", f"/containers/{secret_id(ref)}").json()
+            refs += [entry["secret_ref"] for entry in container.get("secret_refs") or []]
+        for one in refs:
+            kind = "containers" if "/containers/" in one else "secrets"
+            path = f"/{kind}/{secret_id(one)}/acl"
+            users = ((self.request("GET", path).json().get("read") or {}).get("users")
+                     or [])
+            if user_id not in users:
+                self.request("PATCH", path, json={"read": {"users": users + [user_id]}})
+
+    def register_consumer(self, ref: str, name: str, url: str) -> None:
+        """Mark a container as used (barbican's consumers: a delete then warns)."""
+        if "/containers/" in ref:
+            self.request("POST", f"/containers/{secret_id(ref)}/consumers",
+                         json={"name": name, "URL": url})
+
+
+def service_user_id(caller: str) -> str:
+    """The id of a service's own user (the one its service token is for)."""
+    token = service_users.token(caller)
+    identity = Client(caller=caller, as_service=True)
+    identity.base_path = "/identity/v3"
+    body = identity.request("GET", "/auth/tokens", headers={"X-Subject-Token": token}).json()
+    return body["token"]["user"]["id"]

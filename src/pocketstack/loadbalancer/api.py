@@ -9,8 +9,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
+from pocketstack.loadbalancer import certs, driver, quotas, show, tree, vip
 from pocketstack.loadbalancer import constants as C
-from pocketstack.loadbalancer import driver, quotas, show, tree, vip
 from pocketstack.loadbalancer import models as M
 from pocketstack.loadbalancer import validation as V
 from pocketstack.loadbalancer.validation import Field
@@ -172,23 +172,24 @@ LISTENER_SCHEMA = {**LISTENER_FIELDS, **OWNER,
                    "protocol_port": Field("int", mandatory=True, minimum=1, maximum=65535)}
 
 
-def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict) -> None:
+def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict,
+                   current: M.Listener | None = None) -> None:
     """Octavia's listener checks that depend on the protocol (create and update)."""
     if protocol == C.SCTP:
         raise V.Invalid(f"The selected protocol is not allowed in this deployment: "
                         f"{protocol}")
-    refs = data.get("default_tls_container_ref") or data.get("sni_container_refs")
+    given = [data["default_tls_container_ref"]] if data.get("default_tls_container_ref") \
+        else []
+    given += list(data.get("sni_container_refs") or [])
     if protocol == C.TERMINATED_HTTPS:
-        if not refs:
+        kept_default = current is not None and "default_tls_container_ref" not in data \
+            and current.default_tls_container_ref
+        kept_sni = current is not None and "sni_container_refs" not in data \
+            and current.sni_container_refs
+        if not (given or kept_default or kept_sni):
             raise V.validation_failure("An SNI or default certificate container reference "
                                        "must be provided for TERMINATED_HTTPS listeners.")
-        # No key manager serves this cloud: no certificate can be read (as Octavia
-        # answers when Barbican cannot hand the container over).
-        wanted = [data.get("default_tls_container_ref")] if data.get(
-            "default_tls_container_ref") else []
-        wanted += list(data.get("sni_container_refs") or [])
-        raise V.Invalid(f"Could not retrieve certificate: {wanted}")
-    if refs:
+    elif given:
         raise V.validation_failure("Certificate container references are only allowed on "
                                    "TERMINATED_HTTPS protocol listeners.")
     if data.get("client_authentication") not in (None, "NONE"):
@@ -224,6 +225,18 @@ def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict) -> None:
         check_protocols(protocol, pool.protocol)
 
 
+def check_certificates(ctx, protocol: str, data: dict) -> None:
+    """The certificate refs a TERMINATED_HTTPS listener is given, read from the key
+    manager for the user (calls to another service: outside any transaction)."""
+    if protocol != C.TERMINATED_HTTPS:
+        return
+    refs = [data["default_tls_container_ref"]] if data.get("default_tls_container_ref") \
+        else []
+    refs += list(data.get("sni_container_refs") or [])
+    if refs:
+        certs.check(ctx, list(dict.fromkeys(refs)))
+
+
 def check_protocols(listener_protocol: str, pool_protocol: str) -> None:
     if pool_protocol not in C.LISTENER_POOL_PROTOCOLS[listener_protocol]:
         raise V.validation_failure(f"The pool protocol '{pool_protocol}' is invalid while "
@@ -234,9 +247,13 @@ def create_listener(ctx, body) -> dict:
     data = V.parse(body, "listener", LISTENER_SCHEMA, create=True)
     project_of(ctx, data)
     lb_id = data.pop("loadbalancer_id")
+    protocol = data["protocol"]
+    with db.reader() as s:  # the certificates are read outside the transaction below
+        check_listener(s, tree.get(s, M.LoadBalancer, lb_id, ctx, ("listener", "post")),
+                       protocol, data)
+    check_certificates(ctx, protocol, data)
     with db.transaction() as s:
         lb = tree.get(s, M.LoadBalancer, lb_id, ctx, ("listener", "post"))
-        protocol = data["protocol"]
         check_listener(s, lb, protocol, data)
         l4 = C.L4_PROTOCOL[protocol]
         if tree.rows(s, M.Listener, lb_id, protocol_port=data["protocol_port"],
@@ -276,7 +293,8 @@ def new_listener(lb: M.LoadBalancer, data: dict) -> M.Listener:
                                      http_like),
         insert_headers=data.get("insert_headers") or {},
         allowed_cidrs=data.get("allowed_cidrs") or None,
-        default_tls_container_ref=None, sni_container_refs=[])
+        default_tls_container_ref=data.get("default_tls_container_ref"),
+        sni_container_refs=list(dict.fromkeys(data.get("sni_container_refs") or [])))
 
 
 def _timeout(data: dict, key: str, default: int, applies: bool):
@@ -289,16 +307,23 @@ LISTENER_UPDATE = dict(LISTENER_FIELDS)
 
 def update_listener(ctx, listener_id: str, body) -> dict:
     data = V.parse(body, "listener", LISTENER_UPDATE, create=False)
+    with db.reader() as s:
+        listener = tree.get(s, M.Listener, listener_id, ctx, ("listener", "put"))
+        check_listener(s, s.get(M.LoadBalancer, listener.load_balancer_id),
+                       listener.protocol, data, listener)
+        protocol = listener.protocol
+    check_certificates(ctx, protocol, data)
     with db.transaction() as s:
         listener = tree.get(s, M.Listener, listener_id, ctx, ("listener", "put"))
         lb = s.get(M.LoadBalancer, listener.load_balancer_id)
-        check_listener(s, lb, listener.protocol, data)
+        check_listener(s, lb, listener.protocol, data, listener)
         if "connection_limit" in data and data["connection_limit"] is None:
             data["connection_limit"] = -1
         tree.take(s, lb.id)
         tree.mark(listener)
-        _apply(listener, {k: v for k, v in data.items() if k not in (
-            "client_authentication", "default_tls_container_ref", "sni_container_refs")})
+        if "sni_container_refs" in data:
+            data["sni_container_refs"] = list(dict.fromkeys(data["sni_container_refs"] or []))
+        _apply(listener, {k: v for k, v in data.items() if k != "client_authentication"})
         out = {"listener": show.view(s, listener)}
     driver.notify()
     return out

@@ -43,19 +43,50 @@ def problems(s) -> list[str]:
 
 
 def _data_plane(lbs: dict[str, str]) -> list[str]:
-    """The haproxy data plane's directories (<data dir>/loadbalancer/<id>) against the
-    load balancers: files of one that is gone, or an ACTIVE one whose HAProxy is not
-    running."""
-    root = os.path.join(config.data_dir(), "loadbalancer")
-    if not os.path.isdir(root):
-        return []
+    """The haproxy data plane against the load balancers, this cloud's only: directories
+    (<data dir>/loadbalancer/<id>) of one that is gone, an ACTIVE one whose HAProxy is not
+    running, and namespaces (named with this cloud's id) or HAProxy processes (running a
+    configuration in this data dir) that no load balancer owns."""
     from pocketstack.loadbalancer import dataplane  # noqa: PLC0415 (only with its files)
 
-    plane = dataplane.HAProxyPlane(config.data_dir())
+    root = os.path.join(config.data_dir(), "loadbalancer")
     out = []
-    for lb_id in sorted(os.listdir(root)):
+    if os.path.isdir(root):
+        plane = dataplane.HAProxyPlane(config.data_dir())
+        for lb_id in sorted(os.listdir(root)):
+            if lb_id not in lbs:
+                out.append(f"HAProxy files of load balancer {lb_id}, which is gone, are in "
+                           f"{root}")
+            elif lbs[lb_id] == C.ACTIVE and plane.built(lb_id) and not plane.running(lb_id):
+                out.append(f"load balancer {lb_id} is ACTIVE but its HAProxy is not running")
+    prefix = dataplane.namespace_prefix()
+    try:
+        names = sorted(os.listdir("/run/netns"))
+    except OSError:
+        names = []
+    for ns in names:
+        if ns.startswith(prefix) and ns[len(prefix):] not in lbs:
+            out.append(f"namespace {ns} belongs to load balancer {ns[len(prefix):]}, which "
+                       f"is gone")
+    for pid, lb_id in _haproxies(root + os.sep):
         if lb_id not in lbs:
-            out.append(f"HAProxy files of load balancer {lb_id}, which is gone, are in {root}")
-        elif lbs[lb_id] == C.ACTIVE and plane.built(lb_id) and not plane.running(lb_id):
-            out.append(f"load balancer {lb_id} is ACTIVE but its HAProxy is not running")
+            out.append(f"HAProxy process {pid} serves load balancer {lb_id}, which is gone")
+    return out
+
+
+def _haproxies(root: str) -> list[tuple[int, str]]:
+    """(pid, load balancer id) of the HAProxies running a configuration under ``root``."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if not args or os.path.basename(args[0]) != "haproxy":
+            continue
+        for arg in args:
+            if arg.startswith(root):
+                out.append((int(pid), arg[len(root):].split(os.sep)[0]))
+                break
     return out

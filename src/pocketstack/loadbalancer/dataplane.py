@@ -1,6 +1,6 @@
 """The real data plane: one HAProxy per load balancer, in a namespace of its own
-(qlbaas-<lb id>) plugged into the VIP network's bridge as the VIP port's tap, as an
-amphora would be. Listeners are frontends, pools backends, members servers, health
+(qlbaas-<cloud id[:12]>-<lb id>) plugged into the VIP network's bridge as the VIP port's
+tap, as an amphora would be. Listeners are frontends, pools backends, members servers, health
 monitors checks; the stats socket tells member health and the counters.
 
 The VIP port is bound to the network node host ([loadbalancer] haproxy_host) through the
@@ -13,6 +13,7 @@ delete: the process, the namespace and its veth go.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import ipaddress
 import logging
@@ -24,17 +25,29 @@ import subprocess
 import time
 
 from pocketstack.common import config, db
+from pocketstack.loadbalancer import certs, tree, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
-from pocketstack.loadbalancer import tree, vip
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
+SOCKET_PATH_MAX = 97  # HAProxy's limit on a unix socket's path
 ALGORITHMS = {C.ROUND_ROBIN: "roundrobin", C.LEAST_CONNECTIONS: "leastconn",
               C.SOURCE_IP: "source", C.SOURCE_IP_PORT: "source"}
 
 
+def namespace_prefix() -> str:
+    """This cloud's load balancer namespaces begin so (the per-cloud naming scheme), so
+    that the audit and the cleanup of one cloud never take another's."""
+    return f"qlbaas-{config.cloud_id()[:12]}-"
+
+
 def namespace(lb_id: str) -> str:
+    return namespace_prefix() + lb_id
+
+
+def legacy_namespace(lb_id: str) -> str:
+    """The name of before the per-cloud one: moved away from at the next change."""
     return f"qlbaas-{lb_id}"
 
 
@@ -52,6 +65,22 @@ class HAProxyPlane:
     def _dir(self, lb_id: str) -> str:
         return os.path.join(self.root, lb_id)
 
+    def _sock(self, lb_id: str) -> str:
+        """The stats socket, in the load balancer's directory; reached through a short
+        per-cloud link to it (/run/pocketstack-lb-<cloud id[:12]>) when the data dir's
+        path is too long for a unix socket (HAProxy takes 97 bytes at most)."""
+        path = os.path.join(self._dir(lb_id), "haproxy.sock")
+        if len(path) <= SOCKET_PATH_MAX:
+            return path
+        link = f"/run/pocketstack-lb-{config.cloud_id()[:12]}"
+        if not os.path.islink(link) or os.readlink(link) != self.root:
+            tmp = f"{link}.{os.getpid()}.tmp"
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            os.symlink(self.root, tmp)
+            os.replace(tmp, link)
+        return os.path.join(link, lb_id, "haproxy.sock")
+
     # --- apply and remove ---------------------------------------------------------------
 
     def apply(self, lb_id: str) -> dict | None:
@@ -60,6 +89,7 @@ class HAProxyPlane:
             listeners = [li for li in tree.rows(s, M.Listener, lb_id)
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
+            refs = tls_refs(listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
             project_id, port_id, address = lb.project_id, lb.vip_port_id, lb.vip_address
@@ -74,14 +104,35 @@ class HAProxyPlane:
                                f"on and {host} one of [network] bridge_hosts?")
         subnet = vip.service_subnet(subnet_id)
         self._plug(lb_id, port, bridge, address, subnet)
-        os.makedirs(self._dir(lb_id), exist_ok=True)
+        os.makedirs(self._dir(lb_id), mode=0o700, exist_ok=True)
+        self._write_certificates(lb_id, refs)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
         with open(path + ".new", "w") as f:
-            f.write(text.replace("@DIR@", self._dir(lb_id)))
-        _run(HAPROXY, "-c", "-q", "-f", path + ".new")
+            f.write(text.replace("@DIR@/haproxy.sock", self._sock(lb_id))
+                    .replace("@DIR@", self._dir(lb_id)))
+        _run(HAPROXY, "-c", "-f", path + ".new")
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
+        if os.path.exists(f"/run/netns/{legacy_namespace(lb_id)}"):
+            _run("ip", "netns", "del", legacy_namespace(lb_id), check=False)
         return self.health(lb_id)
+
+    def _write_certificates(self, lb_id: str, refs: list[str]) -> None:
+        """Each TLS listener's certificate, key and intermediates as one PEM (owner-only)
+        in the load balancer's directory, read from the key manager as the octavia user;
+        the files of refs no listener names any more go."""
+        folder = os.path.join(self._dir(lb_id), "certs")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        wanted = {cert_file(ref) for ref in refs}
+        for ref in refs:
+            path = os.path.join(folder, cert_file(ref))
+            fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(certs.load(ref).pem())
+            os.replace(path + ".new", path)
+        for name in os.listdir(folder):
+            if name not in wanted:
+                os.unlink(os.path.join(folder, name))
 
     def _plug(self, lb_id: str, port: dict, bridge: str, address: str, subnet: dict) -> None:
         ns, tap = namespace(lb_id), "tap" + port["id"][:11]
@@ -116,7 +167,13 @@ class HAProxyPlane:
                 "-p", pidfile]
         old = self._pid(lb_id)
         if old is not None:
-            args += ["-sf", str(old)]  # the old process finishes its connections and goes
+            # Seamless reload: the new process takes the listening sockets over from the
+            # old one through its stats socket (no connection refused meanwhile); the old
+            # one finishes the connections it has and goes.
+            sock = self._sock(lb_id)
+            if os.path.exists(sock):
+                args += ["-x", sock]
+            args += ["-sf", str(old)]
         _run(*args)
 
     def built(self, lb_id: str) -> bool:
@@ -135,9 +192,14 @@ class HAProxyPlane:
             deadline = time.monotonic() + 5
             while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
                 time.sleep(0.02)
-        if os.path.exists(f"/run/netns/{namespace(lb_id)}"):
-            _run("ip", "netns", "del", namespace(lb_id), check=False)
+        for ns in (namespace(lb_id), legacy_namespace(lb_id)):
+            if os.path.exists(f"/run/netns/{ns}"):
+                _run("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self._dir(lb_id), ignore_errors=True)
+        link = f"/run/pocketstack-lb-{config.cloud_id()[:12]}"
+        if os.path.islink(link) and os.readlink(link) == self.root and not os.listdir(
+                self.root):
+            os.unlink(link)  # the short socket path's link goes with the last one
 
     def stop(self) -> None:
         """The HAProxies keep serving while the cloud process is away, as dnsmasq does."""
@@ -145,7 +207,7 @@ class HAProxyPlane:
     # --- what the stats socket says -------------------------------------------------------
 
     def _stat(self, lb_id: str) -> list[dict]:
-        path = os.path.join(self._dir(lb_id), "haproxy.sock")
+        path = self._sock(lb_id)
         if not os.path.exists(path):
             return []
         try:
@@ -196,10 +258,11 @@ class HAProxyPlane:
 # --- the configuration ----------------------------------------------------------------------
 
 def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
-    """haproxy.cfg for the load balancer (@DIR@ stands for its directory)."""
+    """haproxy.cfg for the load balancer (@DIR@ stands for its directory; apply puts
+    the stats socket's own path for @DIR@/haproxy.sock)."""
     # maxconn: within the file descriptors a container grants
     lines = ["global", "    daemon", "    maxconn 4096",
-             "    stats socket @DIR@/haproxy.sock mode 600 level admin",
+             "    stats socket @DIR@/haproxy.sock mode 600 level admin expose-fd listeners",
              "", "defaults", "    retries 3", "    option redispatch",
              "    timeout connect 5000", "    timeout client 50000",
              "    timeout server 50000", ""]
@@ -209,7 +272,7 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         mode = "http" if li.protocol in C.HEADER_PROTOCOLS + (C.PROMETHEUS,) else "tcp"
         lines += [f"frontend {li.id}", f"    mode {mode}",
-                  f"    bind {lb.vip_address}:{li.protocol_port}",
+                  f"    bind {lb.vip_address}:{li.protocol_port}{_tls_bind(li)}",
                   f"    timeout client {li.timeout_client_data or C.DEFAULT_TIMEOUT}"]
         if li.connection_limit and li.connection_limit > 0:
             lines.append(f"    maxconn {li.connection_limit}")
@@ -224,7 +287,8 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             if headers.get("X-Forwarded-Port"):
                 lines.append("    http-request set-header X-Forwarded-Port %[dst_port]")
             if headers.get("X-Forwarded-Proto"):
-                lines.append("    http-request set-header X-Forwarded-Proto http")
+                proto = "https" if li.protocol == C.TERMINATED_HTTPS else "http"
+                lines.append(f"    http-request set-header X-Forwarded-Proto {proto}")
             lines += _l7(s, lb, li, used_pools)
         if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
             lines.append("    http-request use-service prometheus-exporter if "
@@ -240,6 +304,29 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp", li)
     return "\n".join(lines) + "\n"
+
+
+def tls_refs(listeners: list[M.Listener]) -> list[str]:
+    refs = []
+    for li in listeners:
+        if li.protocol == C.TERMINATED_HTTPS and li.admin_state_up:
+            refs += [r for r in [li.default_tls_container_ref, *(li.sni_container_refs or [])]
+                     if r]
+    return list(dict.fromkeys(refs))
+
+
+def cert_file(ref: str) -> str:
+    return hashlib.sha256(ref.encode()).hexdigest()[:32] + ".pem"
+
+
+def _tls_bind(li: M.Listener) -> str:
+    """HAProxy terminates TLS with the default certificate first (served to clients
+    that send no name or an unknown one) and picks among all by the SNI name."""
+    if li.protocol != C.TERMINATED_HTTPS:
+        return ""
+    refs = list(dict.fromkeys(r for r in [li.default_tls_container_ref,
+                                          *(li.sni_container_refs or [])] if r))
+    return " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
 
 
 def _l7(s, lb, li, used_pools: list) -> list[str]:

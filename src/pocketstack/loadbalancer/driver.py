@@ -54,6 +54,10 @@ def counters(lb_id: str, listener_id: str) -> dict | None:
     return plane.counters(lb_id, listener_id) if plane is not None else None
 
 
+def _alive(pid: str) -> bool:
+    return pid.isdigit() and (int(pid) == os.getpid() or os.path.exists(f"/proc/{pid}"))
+
+
 class Driver:
     def __init__(self, data_dir: str):
         self.state = _state()
@@ -78,6 +82,7 @@ class Driver:
     def _run(self) -> None:
         interval = config.CONF.loadbalancer.poll_interval
         try:
+            self.release_dead_claims()
             self.restore()
         except Exception:  # noqa: BLE001 - the rest of the service still serves
             LOG.exception("Restoring the load balancers' data plane failed")
@@ -131,6 +136,20 @@ class Driver:
                        M.LoadBalancer.claimed_at < stale))
                 .values(claimed_by=self.name, claimed_at=now)).rowcount
         return taken == 1
+
+    def release_dead_claims(self) -> int:
+        """Free the claims of drivers of this host whose process is gone (a kill -9 in
+        the middle of a change): their load balancers are applied now, not once the
+        claim lapses. Returns how many were freed."""
+        here = socket.gethostname() + ":"
+        with db.transaction() as s:
+            held = list(s.execute(sa.select(M.LoadBalancer.id, M.LoadBalancer.claimed_by)
+                                  .where(M.LoadBalancer.claimed_by.like(here + "%"))))
+            dead = [lb_id for lb_id, by in held if not _alive(by[len(here):].split(":")[0])]
+            if dead:
+                s.execute(sa.update(M.LoadBalancer).where(M.LoadBalancer.id.in_(dead))
+                          .values(claimed_by=None, claimed_at=None))
+        return len(dead)
 
     def _release(self, lb_id: str) -> None:
         with db.transaction() as s:

@@ -126,6 +126,14 @@ class _Builder:
 
 def create(ctx, body) -> dict:
     lb_body, listeners, pool_list = split(body)
+    for listener in listeners:  # read from the key manager before the transaction
+        refs = [listener.get("default_tls_container_ref")]
+        refs += listener.get("sni_container_refs") or [] if isinstance(
+            listener.get("sni_container_refs"), list) else []
+        if listener.get("protocol") == C.TERMINATED_HTTPS and all(
+                isinstance(r, str) for r in refs if r):
+            api.check_certificates(ctx, C.TERMINATED_HTTPS, {
+                "default_tls_container_ref": refs[0], "sni_container_refs": refs[1:]})
     return api.create_load_balancer(
         ctx, lb_body, extend=lambda s, lb: build(ctx, s, lb, listeners, pool_list))
 
