@@ -9,8 +9,8 @@ import shutil
 import uuid
 
 import pytest
-from cloud_helpers import wait_for
-from guestnet_helpers import Guest
+from helpers.cloud import wait_for
+from helpers.guestnet import Guest
 from test_libvirt_guests import (  # noqa: F401
     BOOT_TIMEOUT,
     SKIP,

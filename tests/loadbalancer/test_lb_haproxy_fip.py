@@ -7,8 +7,8 @@ import subprocess
 import sys
 import uuid
 
-from cloud_helpers import wait_for
-from guestnet_helpers import Guest, unique
+from helpers.cloud import wait_for
+from helpers.guestnet import Guest, unique
 from lb_helpers import active, gone
 from test_guestnet_l3 import EXTERNAL_CIDR, OUTSIDE_IP, Outside
 from test_lb_haproxy import (  # noqa: F401

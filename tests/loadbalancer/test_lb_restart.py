@@ -13,10 +13,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from cloud_helpers import wait_for
-from guestnet_helpers import Guest, sh, unique_table
+from helpers.cloud import wait_for
+from helpers.guestnet import Guest, sh, unique_table
 from test_lb_haproxy import NAMED_SERVER, pytestmark  # noqa: F401
-from upcloud import UpProcess
+from helpers.up_process import UpProcess
 
 HOST = "lb-restart-host"
 COUNT = 20

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import uuid
 
-from cloud_helpers import wait_for
-from guestnet_helpers import Guest, namespaces, unique
+from helpers.cloud import wait_for
+from helpers.guestnet import Guest, namespaces, unique
 from lb_helpers import active, gone
 from test_lb_haproxy import (  # noqa: F401
     BRIDGE_HOST,
