@@ -28,7 +28,7 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
-from upcloud import UpProcess
+from helpers.up_process import UpProcess  # noqa: E402
 
 HOST = "lb-bench-host"
 # Keep-alive GETs from several processes: the requests done and the seconds taken.

@@ -10,7 +10,7 @@ import uuid
 from helpers.cloud import wait_for
 from helpers.guestnet import Guest, unique
 from lb_helpers import active, gone
-from test_guestnet_l3 import EXTERNAL_CIDR, OUTSIDE_IP, Outside
+from tests.network.agent.test_guestnet_l3 import EXTERNAL_CIDR, OUTSIDE_IP, Outside
 from test_lb_haproxy import (  # noqa: F401
     BRIDGE_HOST,
     NAMED_SERVER,
