@@ -339,9 +339,12 @@ def _locked_container(s, container: ContainerInfo) -> Container:
 
 
 def _count(s, container_id: int, objects: int, size: int) -> None:
+    # No session synchronisation: nothing reads the loaded container row after this, and
+    # matching it up costs a good part of a small PUT's time under the write lock.
     s.execute(sa.update(Container).where(Container.id == container_id).values(
         object_count=Container.object_count + objects,
-        bytes_used=Container.bytes_used + size, last_modified=_datetime(timestamp())))
+        bytes_used=Container.bytes_used + size, last_modified=_datetime(timestamp()))
+        .execution_options(synchronize_session=False))
 
 
 def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
