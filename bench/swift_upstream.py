@@ -9,7 +9,8 @@ memcached, the proxy (tempauth, memcache: swift's usual small deployment) and th
 container and object servers on free 127.0.0.1 ports with swift's defaults otherwise
 (``workers = auto``, fsync on), and runs ``objectstore.py``'s 4 KiB bench against it.
 ``objectstore.py --upstream`` runs it in the same run as pocketstack's. Everything it starts
-is stopped and its directory removed at the end.
+is stopped and its directory removed at the end. Needs memcached (`apt-get install
+memcached`); the swift venv can be given with SWIFT_BENCH_VENV.
 """
 from __future__ import annotations
 
