@@ -13,9 +13,19 @@ the same run and on the same disk:
 * 4 KiB objects: ``--clients`` client processes, each with one keep-alive connection,
   PUT for ``--seconds``, then GET those objects for ``--seconds``: requests per second.
 
+* GET of the same file with curl from a minimal static HTTP server (``python -m
+  http.server``, sendfile) in the same run: "the same bytes over HTTP", a fairer yardstick
+  for a GET than ``cat`` (the target stays ``cat``);
+* ``--upstream``: the same 4 KiB bench against upstream swift on one node
+  (``swift_upstream.py``), with the CPU seconds each server spent per request;
+* ``--listing N`` (default 1,000,000): N object rows written straight through the object
+  store's database layer into one container (``dirNNNN/objNNNN``, 1,000 per directory),
+  then one page of a listing with ``prefix`` + ``delimiter`` timed through the API.
+
 curl is the large-object client so the figures measure the server. Targets: PUT ≥ 70 %
-of md5sum's throughput, GET ≥ 70 % of cat's. The load average is printed before and
-after: on a shared machine, read the figures with it. Everything is removed at the end.
+of md5sum's throughput, GET ≥ 70 % of cat's, 4 KiB PUTs/s and GETs/s ≥ 5× upstream swift,
+a listing page ≤ 50 ms. The load average is printed before and after: on a shared
+machine, read the figures with it. Everything is removed at the end.
 """
 from __future__ import annotations
 
@@ -48,15 +58,16 @@ def loadavg() -> str:
         return " ".join(f.read().split()[:3])
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and its children (psutil)."""
+def cpu_seconds(pid: int | list[int]) -> float:
+    """User + system CPU of a process (or several) and its children (psutil)."""
     import psutil
 
-    proc = psutil.Process(pid)
     total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        times = p.cpu_times()
-        total += times.user + times.system
+    for one in (pid if isinstance(pid, list) else [pid]):
+        proc = psutil.Process(one)
+        for p in [proc, *proc.children(recursive=True)]:
+            times = p.cpu_times()
+            total += times.user + times.system
     return total
 
 
@@ -166,60 +177,125 @@ def small_client(args) -> int:
     return done
 
 
-def small_objects(storage: str, token: str, clients: int, seconds: float) -> dict:
+def small_objects(storage: str, token: str, clients: int, seconds: float,
+                  server_pid: int | list[int] | None = None) -> dict:
+    """{"PUT": per second, "GET": per second} and, with ``server_pid``, the server's
+    (and its children's) CPU milliseconds per request: {"PUT cpu": ms, "GET cpu": ms}."""
     httpx.put(f"{storage}/small", headers={"X-Auth-Token": token}, timeout=30)
     rates = {}
     with multiprocessing.Pool(clients) as pool:
         for mode in ("PUT", "GET"):
+            cpu = cpu_seconds(server_pid) if server_pid else 0.0
             until = time.time() + seconds
             counts = pool.map(small_client, [(storage, token, "small", i, mode, until)
                                              for i in range(clients)])
             rates[mode] = sum(counts) / seconds
+            if server_pid:
+                rates[f"{mode} cpu"] = (cpu_seconds(server_pid) - cpu) * 1000 / sum(counts)
     return rates
+
+
+def static_server(directory: str) -> tuple[subprocess.Popen, str]:
+    """``python -m http.server`` on ``directory`` (its GETs use sendfile)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", "-b", "127.0.0.1",
+                             "-d", directory, str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.head(url + "/", timeout=5)
+            return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the static server did not start")
+
+
+def fill_listing(data_dir: str, account: str, container: str, count: int) -> None:
+    """``count`` object rows in ``container``, written through the object store's
+    database layer (the API would take hours for a million), and its usage to match."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "src"))
+    import sqlalchemy as sa
+
+    from pocketstack.common import db
+    from pocketstack.objectstore import api
+    from pocketstack.objectstore.models import Object
+
+    db.configure(f"sqlite:///{os.path.join(data_dir, 'pocketstack.db')}")
+    info = api.get_container(account, container)
+    ts = api.timestamp()
+    when = api._datetime(ts)
+    batch = 20000
+    for start in range(0, count, batch):
+        rows = [{"container_id": info.id, "name": f"dir{i // 1000:04d}/obj{i % 1000:04d}",
+                 "size": 0, "etag": "d41d8cd98f00b204e9800998ecf8427e",
+                 "content_type": "application/octet-stream", "timestamp": ts,
+                 "last_modified": when, "meta": {}, "delete_at": None, "file": "none"}
+                for i in range(start, min(count, start + batch))]
+        with db.transaction() as s:
+            s.execute(sa.insert(Object), rows)
+            api._count(s, info.id, len(rows), 0)
+    db.dispose()
+
+
+def listing_page(storage: str, token: str, container: str, params: dict,
+                 tries: int = 20) -> tuple[float, float, int]:
+    """(median ms, best ms, entries) of one listing page (JSON) over a kept-alive
+    connection."""
+    times = []
+    with httpx.Client(headers={"X-Auth-Token": token}, timeout=60) as client:
+        for _ in range(tries):
+            start = time.perf_counter()
+            r = client.get(f"{storage}/{container}", params={**params, "format": "json"})
+            times.append((time.perf_counter() - start) * 1000)
+            r.raise_for_status()
+    times.sort()
+    return times[len(times) // 2], times[0], len(r.json())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mib", type=int, default=256)
+    parser.add_argument("--size-mib", type=int, default=256, help="0: no large object")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--upstream", action="store_true",
+                        help="the 4 KiB bench against upstream swift too")
+    parser.add_argument("--listing", type=int, default=1_000_000, help="0: no listing")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="pocketstack-objbench-", dir=os.environ.get("TMPDIR"))
     proc = None
     try:
         print(f"load average at start: {loadavg()}  ({os.cpu_count()} CPUs)")
-        source = os.path.join(workdir, "large.bin")
-        with open(source, "wb") as f:
-            for _ in range(args.size_mib):
-                f.write(os.urandom(MiB))
-        size = args.size_mib * MiB
         proc, url = start_cloud(workdir)
         token, storage = token_and_storage_url(url)
-        httpx.put(f"{storage}/bench", headers={"X-Auth-Token": token}, timeout=30)
-        md5, md5_cpu = min(timed_with_cpu(["md5sum", source]) for _ in range(2))
-        cat, cat_cpu = min(timed_with_cpu(["cat", source]) for _ in range(2))
-        auth = ["-H", f"X-Auth-Token: {token}", "-sS", "--fail"]
-        with RssPeak(proc.pid) as rss:
-            put, put_cpu = min(timed_with_cpu(["curl", *auth, "-T", source, "-o",
-                                               "/dev/null", f"{storage}/bench/large"],
-                                              proc.pid) for _ in range(2))
-            get, get_cpu = min(timed_with_cpu(["curl", *auth, "-o", "/dev/null",
-                                               f"{storage}/bench/large"], proc.pid)
-                               for _ in range(2))
-
-        def rate(seconds: float) -> float:
-            return size / MiB / seconds
-
-        print(f"{args.size_mib} MiB object (wall-clock throughput; CPU seconds of the tool "
-              "or of the server, which a loaded machine does not distort):")
-        print(f"  md5sum {rate(md5):7.0f} MiB/s ({md5_cpu:.2f} CPU s)   PUT {rate(put):7.0f} "
-              f"MiB/s ({put_cpu:.2f} CPU s)  = {md5 / put:4.0%} of md5sum (target >= 70 %)")
-        print(f"  cat    {rate(cat):7.0f} MiB/s ({cat_cpu:.2f} CPU s)   GET {rate(get):7.0f} "
-              f"MiB/s ({get_cpu:.2f} CPU s)  = {cat / get:4.0%} of cat (target >= 70 %)")
-        print(f"  server memory growth during the PUTs and GETs: {rss.growth_mib:.0f} MiB")
-        rates = small_objects(storage, token, args.clients, args.seconds)
+        if args.size_mib:
+            large_object(workdir, storage, token, proc.pid, args.size_mib)
+        rates = small_objects(storage, token, args.clients, args.seconds, proc.pid)
         print(f"4 KiB objects, {args.clients} concurrent clients, {args.seconds:g} s each: "
-              f"PUT {rates['PUT']:.0f}/s, GET {rates['GET']:.0f}/s")
+              f"PUT {rates['PUT']:.0f}/s ({rates['PUT cpu']:.1f} server CPU ms each), "
+              f"GET {rates['GET']:.0f}/s ({rates['GET cpu']:.1f} server CPU ms each)  "
+              f"load {loadavg()}")
+        if args.upstream:
+            import swift_upstream
+
+            os.makedirs(os.path.join(workdir, "swift"))
+            with swift_upstream.running_swift(os.path.join(workdir, "swift")) as (
+                    up_storage, up_token, up_pid):
+                up = small_objects(up_storage, up_token, args.clients, args.seconds,
+                                   up_pid)
+            print(f"  upstream swift 2.38 (one node, tempauth + memcache):  "
+                  f"PUT {up['PUT']:.0f}/s ({up['PUT cpu']:.1f} server CPU ms each), "
+                  f"GET {up['GET']:.0f}/s ({up['GET cpu']:.1f} server CPU ms each)  "
+                  f"load {loadavg()}")
+            print(f"  pocketstack / upstream: PUT {rates['PUT'] / up['PUT']:.1f}x, "
+                  f"GET {rates['GET'] / up['GET']:.1f}x (target >= 5x); server CPU per "
+                  f"request: PUT {up['PUT cpu'] / rates['PUT cpu']:.1f}x less, GET "
+                  f"{up['GET cpu'] / rates['GET cpu']:.1f}x less")
+        if args.listing:
+            listing(workdir, storage, token, args.listing)
         print(f"load average at end: {loadavg()}")
     finally:
         if proc is not None:
@@ -229,6 +305,66 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def large_object(workdir: str, storage: str, token: str, pid: int, size_mib: int) -> None:
+    source = os.path.join(workdir, "large", "large.bin")
+    os.makedirs(os.path.dirname(source))
+    with open(source, "wb") as f:
+        for _ in range(size_mib):
+            f.write(os.urandom(MiB))
+    httpx.put(f"{storage}/bench", headers={"X-Auth-Token": token}, timeout=30)
+    md5, md5_cpu = min(timed_with_cpu(["md5sum", source]) for _ in range(2))
+    cat, cat_cpu = min(timed_with_cpu(["cat", source]) for _ in range(2))
+    static, static_url = static_server(os.path.dirname(source))
+    try:
+        plain, plain_cpu = min(timed_with_cpu(["curl", "-sS", "--fail", "-o", "/dev/null",
+                                               f"{static_url}/large.bin"], static.pid)
+                               for _ in range(2))
+    finally:
+        static.terminate()
+        static.wait(10)
+    auth = ["-H", f"X-Auth-Token: {token}", "-sS", "--fail"]
+    with RssPeak(pid) as rss:
+        put, put_cpu = min(timed_with_cpu(["curl", *auth, "-T", source, "-o",
+                                           "/dev/null", f"{storage}/bench/large"], pid)
+                           for _ in range(2))
+        get, get_cpu = min(timed_with_cpu(["curl", *auth, "-o", "/dev/null",
+                                           f"{storage}/bench/large"], pid)
+                           for _ in range(2))
+    os.unlink(source)
+
+    def rate(seconds: float) -> float:
+        return size_mib / seconds
+
+    print(f"{size_mib} MiB object (wall-clock throughput; CPU seconds of the tool "
+          "or of the server, which a loaded machine does not distort):")
+    print(f"  md5sum {rate(md5):7.0f} MiB/s ({md5_cpu:.2f} CPU s)   PUT {rate(put):7.0f} "
+          f"MiB/s ({put_cpu:.2f} CPU s)  = {md5 / put:4.0%} of md5sum (target >= 70 %)")
+    print(f"  cat    {rate(cat):7.0f} MiB/s ({cat_cpu:.2f} CPU s)   GET {rate(get):7.0f} "
+          f"MiB/s ({get_cpu:.2f} CPU s)  = {cat / get:4.0%} of cat (target >= 70 %)")
+    print(f"  static {rate(plain):7.0f} MiB/s ({plain_cpu:.2f} CPU s, python -m http.server "
+          f"+ curl)  GET = {plain / get:4.0%} of it")
+    print(f"  server memory growth during the PUTs and GETs: {rss.growth_mib:.0f} MiB  "
+          f"load {loadavg()}")
+
+
+def listing(workdir: str, storage: str, token: str, count: int) -> None:
+    account = storage.rstrip("/").rsplit("/", 1)[1]
+    httpx.put(f"{storage}/big", headers={"X-Auth-Token": token}, timeout=30)
+    start = time.perf_counter()
+    fill_listing(os.path.join(workdir, "data"), account, "big", count)
+    filled = time.perf_counter() - start
+    head = httpx.head(f"{storage}/big", headers={"X-Auth-Token": token}, timeout=30)
+    print(f"listing: {head.headers['x-container-object-count']} objects in one container "
+          f"(filled through the database layer in {filled:.0f} s)")
+    middle = f"dir{count // 2000:04d}/"
+    for params in ({"prefix": middle, "delimiter": "/"},
+                   {"prefix": middle[:-2], "delimiter": "/"},
+                   {"prefix": "dir", "delimiter": "/", "limit": 1000}):
+        median, best, entries = listing_page(storage, token, "big", params)
+        print(f"  {params}: {entries} entries, median {median:.1f} ms, best {best:.1f} ms "
+              f"(target <= 50 ms)  load {loadavg()}")
 
 
 if __name__ == "__main__":

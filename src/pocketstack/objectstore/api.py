@@ -245,6 +245,9 @@ def _after(text: str) -> str:
     return text[:-1] + chr(ord(text[-1]) + 1)
 
 
+FOLD_BATCH = 100  # listing rows read at a time when a delimiter may fold them
+
+
 def _listing(s, select, column, make, *, prefix, delimiter, marker, end_marker, limit,
              reverse):
     """Swift's listing walk: rows in byte order (or reversed) between the markers and
@@ -267,11 +270,15 @@ def _listing(s, select, column, make, *, prefix, delimiter, marker, end_marker, 
             query = query.where(column < high)
         query = query.order_by(column.desc() if reverse else column)
         wanted = limit - len(out)
-        rows = s.execute(query.limit(wanted)).all()
-        if not rows:
-            break
+        if delimiter:
+            # Rows stream in small batches: a fold stops reading, so a page of many
+            # subdirs never loads the rows each of them stands for.
+            query = query.execution_options(yield_per=FOLD_BATCH)
+        result = s.execute(query.limit(wanted))
         folded = False
-        for row in rows:
+        fetched = 0
+        for row in result:
+            fetched += 1
             name = row[0].name if hasattr(row[0], "name") else row[0]
             cut = name.find(delimiter, len(prefix)) if delimiter else -1
             if cut >= 0:
@@ -288,7 +295,8 @@ def _listing(s, select, column, make, *, prefix, delimiter, marker, end_marker, 
                 high = name
             else:
                 low, low_inclusive = name, False
-        if not folded and len(rows) < wanted:
+        result.close()
+        if not folded and fetched < wanted:
             break
     return out[:limit]
 
@@ -331,9 +339,12 @@ def _locked_container(s, container: ContainerInfo) -> Container:
 
 
 def _count(s, container_id: int, objects: int, size: int) -> None:
+    # No session synchronisation: nothing reads the loaded container row after this, and
+    # matching it up costs a good part of a small PUT's time under the write lock.
     s.execute(sa.update(Container).where(Container.id == container_id).values(
         object_count=Container.object_count + objects,
-        bytes_used=Container.bytes_used + size, last_modified=_datetime(timestamp())))
+        bytes_used=Container.bytes_used + size, last_modified=_datetime(timestamp()))
+        .execution_options(synchronize_session=False))
 
 
 def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,

@@ -302,10 +302,12 @@ async def record(info, obj, *, file, headers: dict | None = None, limits=False,
                   **fields):
     if limits is False:
         limits = await run_in_threadpool(quotas, info.account, info)
+    def write():
+        versioning.before_write(info, obj)
+        return api.put_object(info, obj, file=file, quotas=limits, **fields)
+
     try:
-        await run_in_threadpool(versioning.before_write, info, obj)
-        written, replaced = await run_in_threadpool(
-            lambda: api.put_object(info, obj, file=file, quotas=limits, **fields))
+        written, replaced = await run_in_threadpool(write)  # one thread hop for both
     except BaseException:
         await run_in_threadpool(store.remove, file)
         raise
