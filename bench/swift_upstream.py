@@ -119,10 +119,11 @@ def running_swift(workdir: str):
                        stdout=subprocess.DEVNULL)
         subprocess.run([*ring, "rebalance"], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(etc, f"{kind}-server.conf"), "w") as f:
-            f.write(SERVER_CONF.format(user=getpass.getuser(), devices=devices, port=ports[kind], etc=etc,
-                                       kind=kind))
+            f.write(SERVER_CONF.format(user=getpass.getuser(), devices=devices,
+                                       port=ports[kind], etc=etc, kind=kind))
     with open(os.path.join(etc, "proxy-server.conf"), "w") as f:
-        f.write(PROXY_CONF.format(user=getpass.getuser(), port=ports["proxy"], etc=etc, memcache=ports["memcache"]))
+        f.write(PROXY_CONF.format(user=getpass.getuser(), port=ports["proxy"], etc=etc,
+                                  memcache=ports["memcache"]))
     procs = []
     env = dict(os.environ, PYTHONWARNINGS="ignore")  # dnspython's DSA deprecation, per worker
     log = open(os.path.join(workdir, "swift.log"), "wb")
