@@ -102,14 +102,38 @@ def test_every_section_removes_what_it_makes():
                  for line in script.replace("\\\n", " ").splitlines()]
         commands = [c.split("||")[0].strip() for line in lines for c in line.split(";")]
         removals = [c for c in commands if " delete" in c or "--status deleted" in c]
+        made_in = {}  # what a create made -> what it was made in (a pool's listener, ...)
         for command in commands:
             if not re.match(r"openstack (\S+ )+create ", command) or "--or-show" in command \
                     or " transfer request " in command or "floating ip" in command:
                 continue
             named = re.search(r"--name (\S+)", command)
-            made = named.group(1) if named else command.split()[-1]
-            assert any(re.search(rf"(^|\s){re.escape(made)}(\s|$)", r) for r in removals), \
-                f"{heading}: {made} ({command}) is never removed"
+            inside = re.search(r"--(?:listener|loadbalancer|pool) (\S+)", command)
+            last = command.split()[-1]
+            if not named and last in made_in:
+                continue  # an unnamed child (a member, a health monitor) of what it names
+            made_in[named.group(1) if named else last] = inside.group(1) if inside else last
+
+        def direct(name, cascade=False):
+            # the name itself, or a DNS name it begins (a recordset `www` is www.zone.)
+            return any((not cascade or "--cascade" in r) and
+                       re.search(rf"(^|\s){re.escape(name)}(\.\S*)?(\s|$)", r)
+                       for r in removals)
+
+        def gone(name):
+            """Removed itself, or with something it was made in by a --cascade delete."""
+            if direct(name):
+                return True
+            for _ in range(len(made_in)):
+                name, parent = made_in.get(name), name
+                if name is None or name == parent:
+                    return False
+                if direct(name, cascade=True):
+                    return True
+            return False
+
+        for made in made_in:
+            assert gone(made), f"{heading}: {made} is never removed"
 
 
 def test_readme_commands_run_as_written(tmp_path):
