@@ -306,12 +306,13 @@ class Cloud:
         runtime.started(self.runtime)
         config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
-        config.record_start(self.data_dir, self.config_file, self.overrides)
         if self.roles is not None:
             require_message_bus(self.config_file)
         rpc.preload()  # on this (main) thread: see rpc.preload
         if bind and self._socket is None:
             self.bind()
+        # after the port is ours: a start that cannot listen leaves the data dir as it was
+        config.record_start(self.data_dir, self.config_file, self.overrides)
         conf = config.CONF
         if conf.fernet_tokens.key_repository is None:
             conf.set_default("key_repository", os.path.join(self.data_dir, "fernet-keys"),

@@ -236,7 +236,9 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
                         bars.filter(r => { const b = r.getBoundingClientRect();
                                            return b.left < box.left || b.right > box.right; })
                             .length];""")
-            assert outside == [5, 0, 0], outside
+            # five networks of this test's, and whatever other tests of the session cloud
+            # left visible to the admin: every one inside the frame
+            assert outside[0] >= 5 and outside[1:] == [0, 0], outside
         finally:
             for network in more:
                 conn.network.delete_network(network)
