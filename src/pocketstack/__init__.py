@@ -6,7 +6,14 @@ fresh project per test.
 """
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+# oslo.messaging imports eventlet, whose green DNS re-imports dnspython's modules beside
+# the ones already loaded: dnspython's zone reader then refuses its own records ("add():
+# expected an Rdata"), and DNS zone imports fail. pocketstack runs on threads and never
+# monkey-patches, so it has no use for green DNS; this must be set before eventlet loads.
+os.environ.setdefault("EVENTLET_NO_GREENDNS", "yes")
 
 if TYPE_CHECKING:
     from pocketstack.cloud import Cloud

@@ -104,8 +104,8 @@ def create_import(ctx, content_type: str, body: bytes) -> ZoneTask:
     except exceptions.PocketstackError as error:
         row.status, row.message = "ERROR", error.message
     except (dns.exception.DNSException, UnicodeDecodeError, ValueError, TypeError) as error:
-        # TypeError: dnspython's zone reader on some malformed lines ("add(): expected an
-        # Rdata"); the import fails as designate's does, never as a 500
+        # TypeError: dnspython's transaction on what it cannot add; the import fails as
+        # designate's does, never as a 500
         row.status, row.message = "ERROR", f"An undefined error occurred. {error}"
     row.updated_at = utcnow()
     with db.transaction() as s:
