@@ -32,6 +32,7 @@ VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}
 UNSETTLED = ("reserved", "attaching", "detaching", "creating", "downloading", "deleting")
 
 ORPHAN_AGE = 3.0
+STALL = 3.0  # s: [compute] build_stall_timeout where a test needs lost casts recovered
 CONF = f"""
 [identity]
 password_hash_rounds = 4
@@ -166,7 +167,9 @@ def settle(api: Api, ids, bound: float) -> tuple[dict, float]:
 
     deadline = started + bound
     while not done():
-        assert time.monotonic() < deadline, {i: s["status"] for i, s in last.items()}
+        busy = {i: s["status"] for i, s in last.items() if s["status"] not in ("ACTIVE", "ERROR")}
+        assert time.monotonic() < deadline, (
+            f"not settled after {bound}s: {busy}, not listed: {[i for i in ids if i not in last]}")
         time.sleep(0.1)
     return last, time.monotonic() - started
 
@@ -423,9 +426,13 @@ def test_api_child_killed_mid_burst_of_boots_with_volumes(root):
     """`up --workers 2`: the API worker process is killed mid-burst (the main process
     starts it again). Requests it was serving are cut off - one may have reserved its
     volume and never written its server; that reservation is deleted once older than
-    [volume] orphaned_attachment_age. Every server settles, no volume stays reserved."""
+    [volume] orphaned_attachment_age. A request cut off after writing its server but
+    before casting the build leaves a build nobody has in hand: the conductor's stalled-
+    build check (here after STALL seconds, 10 by default) schedules it again. Every server
+    settles, no volume stays reserved."""
     data_dir = os.path.join(root, "data")
-    up = UpProcess(data_dir, conf=CONF, args=("--workers", "2")).start(timeout=120)
+    conf = CONF.replace("build_stall_timeout = 600", f"build_stall_timeout = {STALL}")
+    up = UpProcess(data_dir, conf=conf, args=("--workers", "2")).start(timeout=120)
     try:
         api = Api(up)
         image_id, volumes = image_and_volumes(api, 8)
