@@ -53,7 +53,10 @@ class ConductorManager(ResizeTaskMixin, RecoveryMixin, HostDBMixin):
         with db.reader() as s:
             rows = s.connection().execute(
                 sa.select(*_TO_SCHEDULE).where(Instance.uuid.in_(instance_uuids))).all()
-        live = [r for r in rows if not r.deleted and r.task_state == states.SCHEDULING]
+        # The API's cast is for the first attempt: a row at a later one was scheduled again
+        # by the stalled-build check while this cast waited, and that attempt is not ours.
+        live = [r for r in rows if not r.deleted and r.task_state == states.SCHEDULING
+                and r.attempt == 1]
         if not live:
             return
         step = Step(ctx, live[0].uuid, "conductor_schedule_and_build_instances", "conductor",
