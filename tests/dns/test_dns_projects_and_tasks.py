@@ -196,3 +196,71 @@ def test_a_floating_ips_ptr_record_is_set_through_the_reverse_api(cloud, designa
     finally:
         conn.network.delete_ip(fip)
         conn.network.delete_network(net)
+
+
+def test_an_accepted_transfer_ends_the_previous_owners_other_offers(cloud, designate):
+    owners = []
+    for _ in range(3):
+        user = cloud.make_user()
+        owners.append((user, Designate(cloud.user_session(user))))
+    (_, a), (b_user, b), (c_user, c) = owners
+    zone = a.zone()
+    to_c = a.post(f"/v2/zones/{zone['id']}/tasks/transfer_requests",
+                  {"target_project_id": c_user["project_id"]}).json()
+    to_b = a.post(f"/v2/zones/{zone['id']}/tasks/transfer_requests",
+                  {"target_project_id": b_user["project_id"]}).json()
+    r = b.post("/v2/zones/tasks/transfer_accepts",
+               {"zone_transfer_request_id": to_b["id"], "key": to_b["key"]})
+    assert r.status_code == 201, r.text
+    b.active(zone["id"])
+    # a's other offer went with the zone: c cannot take it from b
+    r = c.post("/v2/zones/tasks/transfer_accepts",
+               {"zone_transfer_request_id": to_c["id"], "key": to_c["key"]})
+    assert r.status_code in (400, 404), r.text
+    assert b.get(f"/v2/zones/{zone['id']}").json()["project_id"] == b_user["project_id"]
+    assert c.get(f"/v2/zones/{zone['id']}").status_code == 404
+    # a zone on offer is not shared (the share would outlive the transfer)
+    offer = b.post(f"/v2/zones/{zone['id']}/tasks/transfer_requests",
+                   {"target_project_id": c_user["project_id"]}).json()
+    r = b.post(f"/v2/zones/{zone['id']}/shares", {"target_project_id": c_user["project_id"]})
+    assert r.status_code == 400, r.text
+    b.req("DELETE", f"/v2/zones/tasks/transfer_requests/{offer['id']}")
+    b.req("DELETE", f"/v2/zones/{zone['id']}")
+
+
+def test_an_import_with_generate_or_include_is_refused_without_making_records(two):
+    _, b = two[1]
+    for directive in ("$GENERATE 1-3000000 h$ A 192.0.2.1", "$INCLUDE /etc/passwd"):
+        text = (f"$ORIGIN gen{uuid.uuid4().hex[:8]}.example.com.\n$TTL 300\n"
+                "@ IN SOA ns1.example.org. a.example.org. 1 2 3 4 5\n"
+                "@ IN NS ns1.example.org.\n" + directive + "\n")
+        r = b.post("/v2/zones/tasks/imports", data=text.encode(),
+                   headers={"Content-Type": "text/dns"})
+        assert r.status_code == 202 and r.json()["status"] == "ERROR", r.text
+        assert r.json()["zone_id"] is None
+
+
+def test_a_projects_own_reverse_zone_is_not_the_floating_ips_ptr(cloud, designate):
+    """A project may make an in-addr.arpa zone of its own; its PTR records are its own,
+    neither shown as nor replaced by the PTR the reverse API sets on a floating IP."""
+    conn = cloud.sdk()
+    net = conn.network.create_network(name=f"ext-{uuid.uuid4().hex[:6]}",
+                                      is_router_external=True)
+    conn.network.create_subnet(network_id=net.id, cidr="198.51.100.0/24", ip_version=4)
+    fip = conn.network.create_ip(floating_network_id=net.id)
+    user = cloud.make_user()
+    other = Designate(cloud.user_session(user))
+    name = ".".join(reversed(fip.floating_ip_address.split("."))) + ".in-addr.arpa."
+    zone = other.zone("100.51.198.in-addr.arpa.")
+    try:
+        mine = other.recordset(zone["id"], name, "PTR", ["mine.example.com."])
+        key = f"RegionOne:{fip.id}"
+        assert designate.get(f"/v2/reverse/floatingips/{key}").json()["ptrdname"] is None
+        r = designate.req("PATCH", f"/v2/reverse/floatingips/{key}", json={"ptrdname": None})
+        assert r.status_code == 202, r.text
+        r = other.get(f"/v2/zones/{zone['id']}/recordsets/{mine['id']}")
+        assert r.status_code == 200 and r.json()["action"] != "DELETE", r.text
+    finally:
+        other.req("DELETE", f"/v2/zones/{zone['id']}")
+        conn.network.delete_ip(fip)
+        conn.network.delete_network(net)

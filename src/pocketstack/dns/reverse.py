@@ -42,8 +42,12 @@ def _fips(ctx, fip_id: str | None = None) -> list[dict]:
 
 
 def _ptr_of(s, address: str) -> RecordSet | None:
+    """The floating IP's PTR record in the service's own reverse zone. A PTR of the same
+    name in a zone a project made is that project's, never read or replaced from here."""
     name = dns.reversename.from_address(address).to_text()
-    return s.query(RecordSet).filter_by(name=name, type="PTR").first()
+    return s.query(RecordSet).join(Zone, Zone.id == RecordSet.zone_id).filter(
+        RecordSet.name == name, RecordSet.type == "PTR",
+        Zone.project_id == MANAGED_PROJECT).first()
 
 
 def view(fip: dict, ptr: RecordSet | None) -> dict:

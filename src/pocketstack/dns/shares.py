@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from pocketstack.common import db, policy
 from pocketstack.common.timeutils import isotime_naive
 from pocketstack.dns import api, errors
-from pocketstack.dns.models import RecordSet, SharedZone
+from pocketstack.dns.models import RecordSet, SharedZone, TransferRequest
 
 
 def view(row: SharedZone) -> dict:
@@ -31,6 +31,11 @@ def create(ctx, zone_id: str, body) -> SharedZone:
             if target == zone.project_id:
                 raise errors.bad_request("Cannot share the zone with the zone owner.",
                                          "bad_request")
+            if s.query(TransferRequest.id).filter_by(zone_id=zone.id,
+                                                     status="ACTIVE").first():
+                # a transfer would carry the share to the new owner under the old one's name
+                raise errors.bad_request("Zone has an active transfer request; delete it "
+                                         "before sharing the zone", "bad_request")
             if s.query(SharedZone.id).filter_by(zone_id=zone.id,
                                                 target_project_id=target).first():
                 raise errors.duplicate("SharedZone", "duplicate_zone_share")

@@ -115,7 +115,10 @@ def create_import(ctx, content_type: str, body: bytes) -> ZoneTask:
 
 
 def _import(ctx, body: bytes) -> tuple[str, str]:
-    parsed = dns.zone.from_text(body.decode(), relativize=False, check_origin=True)
+    # $GENERATE would let a few bytes make millions of records, $INCLUDE read a file of
+    # this machine: designate's importer takes neither
+    parsed = dns.zone.from_text(body.decode(), relativize=False, check_origin=True,
+                                allow_directives={"$ORIGIN", "$TTL"})
     origin = parsed.origin.to_text()
     soa = parsed.get_rdataset(parsed.origin, dns.rdatatype.SOA)[0]
     local, _, domain = soa.rname.to_text().partition(".")

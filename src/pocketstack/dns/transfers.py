@@ -122,6 +122,10 @@ def accept(ctx, body) -> TransferAccept:
         if not secrets.compare_digest(request.key, body["key"]):
             raise exceptions.Forbidden("Incorrect key", type_name="invalid_key")
         zone = s.get(Zone, request.zone_id)
+        if zone is None or zone.project_id != request.project_id:
+            # offered by an earlier owner: the zone has moved since
+            raise errors.bad_request("Zone transfer request is no longer active",
+                                     "bad_request")
         quotas.check(s, ctx.project_id, "zones",
                      s.query(Zone).filter_by(project_id=ctx.project_id).count() + 1)
         zone.project_id = ctx.project_id
@@ -129,6 +133,10 @@ def accept(ctx, body) -> TransferAccept:
         api.touch(zone)
         s.query(RecordSet).filter_by(zone_id=zone.id).update({"project_id": ctx.project_id})
         request.status, request.updated_at = "COMPLETE", utcnow()
+        # the previous owner's other offers of this zone go with its ownership
+        s.query(TransferRequest).filter(TransferRequest.zone_id == zone.id,
+                                        TransferRequest.id != request.id,
+                                        TransferRequest.status == "ACTIVE").delete()
         row = TransferAccept(id=str(uuid.uuid4()), project_id=ctx.project_id,
                              transfer_request_id=request.id, zone_id=zone.id)
         s.add(row)
