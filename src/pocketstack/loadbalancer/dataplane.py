@@ -106,6 +106,11 @@ class HAProxyPlane:
         self._plug(lb_id, port, bridge, address, subnet)
         os.makedirs(self._dir(lb_id), mode=0o700, exist_ok=True)
         self._write_certificates(lb_id, refs)
+        script = os.path.join(self._dir(lb_id), PING_CHECK)
+        with open(script + ".new", "w") as f:
+            f.write(ping_script())
+        os.chmod(script + ".new", 0o700)
+        os.replace(script + ".new", script)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
         with open(path + ".new", "w") as f:
             f.write(text.replace("@DIR@/haproxy.sock", self._sock(lb_id))
@@ -266,6 +271,8 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
              "", "defaults", "    retries 3", "    option redispatch",
              "    timeout connect 5000", "    timeout client 50000",
              "    timeout server 50000", ""]
+    if uses_ping(s, lb):  # HAProxy runs external checks only when told it may fork
+        lines[2:2] = ["    external-check", "    insecure-fork-wanted"]
     used_pools = []
     for li in listeners:
         if li.protocol in (C.UDP, C.SCTP) or not li.admin_state_up:
@@ -304,6 +311,25 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         lines += _backend(s, lb, pool, "http" if pool.protocol == C.HTTP else "tcp", li)
     return "\n".join(lines) + "\n"
+
+
+PING_CHECK = "ping-check"
+
+
+def uses_ping(s, lb: M.LoadBalancer) -> bool:
+    return any(h.type == "PING" and h.admin_state_up
+               and h.provisioning_status != C.PENDING_DELETE
+               for h in tree.rows(s, M.HealthMonitor, lb.id))
+
+
+def ping_script() -> str:
+    """The external check of PING monitors (Octavia's ping-wrapper.sh): HAProxy runs it
+    with <proxy address> <proxy port> <server address> <server port>; one echo request,
+    one second to answer. iputils' ping where installed, else busybox's."""
+    ping = shutil.which("ping")
+    command = f"{ping} -n" if ping else f"{shutil.which('busybox') or 'busybox'} ping"
+    return (f"#!/bin/sh\n# A PING health monitor's check: one ICMP echo to the member.\n"
+            f"exec {command} -q -c 1 -W 1 \"$3\" >/dev/null 2>&1\n")
 
 
 def tls_refs(listeners: list[M.Listener]) -> list[str]:
@@ -415,8 +441,12 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
             lines.append(f"    http-check expect rstatus {_codes(hm.expected_codes)}")
         elif hm.type == "TLS-HELLO":
             lines.append("    option ssl-hello-chk")
-        # TCP and PING: a connect check (HAProxy sends no ICMP; Octavia's amphora runs
-        # an external ping script for PING).
+        elif hm.type == "PING":
+            # HAProxy sends no ICMP: as Octavia's amphora, an external check runs a ping
+            # of the member (the script apply writes) in the load balancer's namespace.
+            lines.append("    option external-check")
+            lines.append(f"    external-check command @DIR@/{PING_CHECK}")
+        # TCP: a connect check.
         check = (f" check inter {hm.delay}s fall {hm.max_retries_down} "
                  f"rise {hm.max_retries}")
         if hm.type == "HTTPS":
