@@ -5,10 +5,11 @@ monitors checks; the stats socket tells member health and the counters.
 
 The VIP port is bound to the network node host ([loadbalancer] haproxy_host) through the
 network API, so the host agent makes the bridge and filters the tap with the port's
-security group (lb-<id>: the listeners' ports) and spoofing rules. UDP and SCTP listeners
-are left to the simulated provider (HAProxy serves TCP and HTTP only; Octavia runs LVS
-for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a
-delete: the process, the namespace and its veth go.
+security group (lb-<id>: the listeners' ports) and spoofing rules. HAProxy serves TCP
+and HTTP only: UDP listeners are served by a small userspace balancer in the same namespace
+(udp_balancer.py; Octavia runs LVS, which needs a kernel module), SCTP ones are refused by
+the API; a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives
+a delete: the processes, the namespace and its veth go.
 """
 from __future__ import annotations
 
@@ -16,16 +17,18 @@ import csv
 import hashlib
 import io
 import ipaddress
+import json
 import logging
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 from pocketstack.common import config, db
-from pocketstack.loadbalancer import certs, tree, vip
+from pocketstack.loadbalancer import certs, tree, udp_balancer, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
 
@@ -89,6 +92,7 @@ class HAProxyPlane:
             listeners = [li for li in tree.rows(s, M.Listener, lb_id)
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
+            udp = udp_config(s, lb, listeners)
             refs = tls_refs(listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
@@ -118,6 +122,7 @@ class HAProxyPlane:
         _run(HAPROXY, "-c", "-f", path + ".new")
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
+        self._udp(lb_id, udp)
         if os.path.exists(f"/run/netns/{legacy_namespace(lb_id)}"):
             _run("ip", "netns", "del", legacy_namespace(lb_id), check=False)
         return self.health(lb_id)
@@ -181,22 +186,57 @@ class HAProxyPlane:
             args += ["-sf", str(old)]
         _run(*args)
 
+    def _udp_pid(self, lb_id: str) -> int | None:
+        try:
+            with open(os.path.join(self._dir(lb_id), udp_balancer.PIDFILE)) as f:
+                pid = int(f.read().split()[0])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if self._dir(lb_id).encode() in cmdline else None
+
+    def _udp(self, lb_id: str, conf: dict | None) -> None:
+        """The UDP balancer of the load balancer's UDP listeners: started, told to read
+        its configuration again (SIGHUP), or stopped when no UDP listener is left."""
+        folder = self._dir(lb_id)
+        path = os.path.join(folder, udp_balancer.CONFIG)
+        pid = self._udp_pid(lb_id)
+        if conf is None:
+            if pid is not None:
+                _stop(pid)
+            for name in (udp_balancer.CONFIG, udp_balancer.STATUS, udp_balancer.PIDFILE):
+                if os.path.exists(os.path.join(folder, name)):
+                    os.unlink(os.path.join(folder, name))
+            return
+        with open(path + ".new", "w") as f:
+            json.dump(conf, f)
+        os.replace(path + ".new", path)
+        if pid is not None:
+            os.kill(pid, signal.SIGHUP)
+            return
+        _run("ip", "netns", "exec", namespace(lb_id), sys.executable, "-I",
+             udp_balancer.__file__, folder, "--daemon")
+
+    def _udp_status(self, lb_id: str) -> dict:
+        try:
+            with open(os.path.join(self._dir(lb_id), udp_balancer.STATUS)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
     def built(self, lb_id: str) -> bool:
         return os.path.exists(os.path.join(self._dir(lb_id), "haproxy.cfg"))
 
     def running(self, lb_id: str) -> bool:
-        return self._pid(lb_id) is not None
+        """Its HAProxy runs, and its UDP balancer too if it has UDP listeners."""
+        udp = os.path.exists(os.path.join(self._dir(lb_id), udp_balancer.CONFIG))
+        return self._pid(lb_id) is not None and (not udp or self._udp_pid(lb_id) is not None)
 
     def remove(self, lb_id: str) -> None:
-        pid = self._pid(lb_id)
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            deadline = time.monotonic() + 5
-            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-                time.sleep(0.02)
+        for pid in (self._pid(lb_id), self._udp_pid(lb_id)):
+            if pid is not None:
+                _stop(pid)
         for ns in (namespace(lb_id), legacy_namespace(lb_id)):
             if os.path.exists(f"/run/netns/{ns}"):
                 _run("ip", "netns", "del", ns, check=False)
@@ -229,11 +269,14 @@ class HAProxyPlane:
         return list(csv.DictReader(io.StringIO(text)))
 
     def health(self, lb_id: str) -> dict | None:
-        """member id -> ONLINE/ERROR/OFFLINE for the members HAProxy checks."""
+        """member id -> ONLINE/ERROR/OFFLINE for the members HAProxy or the UDP
+        balancer checks."""
         rows = self._stat(lb_id)
-        if not rows:
+        udp = self._udp_status(lb_id).get("members") or {}
+        if not rows and not udp:
             return None
-        out = {}
+        out = {member_id: UDP_STATES[state] for member_id, state in udp.items()
+               if state in UDP_STATES}
         for row in rows:
             if row.get("svname") in ("FRONTEND", "BACKEND") or not row.get("check_status"):
                 continue
@@ -247,6 +290,11 @@ class HAProxyPlane:
         return out
 
     def counters(self, lb_id: str, listener_id: str) -> dict | None:
+        udp = (self._udp_status(lb_id).get("listeners") or {}).get(listener_id)
+        if udp is not None:
+            return {key: int(udp.get(key) or 0) for key in (
+                "bytes_in", "bytes_out", "active_connections", "total_connections",
+                "request_errors")}
         for row in self._stat(lb_id):
             if row.get("pxname") == listener_id and row.get("svname") == "FRONTEND":
                 def num(key):
@@ -260,7 +308,67 @@ class HAProxyPlane:
         return None
 
 
+UDP_STATES = {udp_balancer.UP: C.ONLINE, udp_balancer.DOWN: C.ERROR,
+              udp_balancer.MAINT: C.OFFLINE}
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 # --- the configuration ----------------------------------------------------------------------
+
+def udp_config(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> dict | None:
+    """The UDP balancer's configuration (udp_balancer.py) for the load balancer's UDP
+    listeners that are up; None when there is none."""
+    out = []
+    for li in listeners:
+        if li.protocol != C.UDP or not li.admin_state_up:
+            continue
+        conf = {"id": li.id, "address": lb.vip_address, "port": li.protocol_port,
+                "allowed_cidrs": list(li.allowed_cidrs or []),
+                "connection_limit": li.connection_limit if li.connection_limit else -1,
+                "timeout": li.timeout_client_data or C.DEFAULT_TIMEOUT, "pool": None}
+        pool = s.get(M.Pool, li.default_pool_id) if li.default_pool_id else None
+        if pool is not None and pool.provisioning_status != C.PENDING_DELETE \
+                and pool.admin_state_up:
+            hm = next((h for h in tree.rows(s, M.HealthMonitor, lb.id, pool_id=pool.id)
+                       if h.provisioning_status != C.PENDING_DELETE and h.admin_state_up),
+                      None)
+            sp = pool.session_persistence or {}
+            conf["pool"] = {
+                "id": pool.id, "algorithm": pool.lb_algorithm,
+                "persistence": {"type": sp.get("type"),
+                                "timeout": sp.get("persistence_timeout") or 360},
+                "monitor": None if hm is None else {
+                    "type": hm.type, "delay": hm.delay, "timeout": hm.timeout,
+                    "max_retries": hm.max_retries, "max_retries_down": hm.max_retries_down,
+                    "http_method": hm.http_method, "url_path": hm.url_path,
+                    "expected_codes": _code_list(hm.expected_codes)},
+                "members": [{"id": m.id, "address": m.address, "port": m.protocol_port,
+                             "weight": m.weight, "backup": m.backup,
+                             "enabled": m.admin_state_up,
+                             "monitor_address": m.monitor_address,
+                             "monitor_port": m.monitor_port}
+                            for m in tree.rows(s, M.Member, lb.id, pool_id=pool.id)
+                            if m.provisioning_status != C.PENDING_DELETE]}
+        out.append(conf)
+    return {"listeners": out} if out else None
+
+
+def _code_list(expected: str | None) -> list[str]:
+    codes = (expected or "200").replace(" ", "")
+    if "-" in codes:
+        low, high = (int(c) for c in codes.split("-"))
+        return [str(c) for c in range(low, high + 1)]
+    return codes.split(",")
+
 
 def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
     """haproxy.cfg for the load balancer (@DIR@ stands for its directory; apply puts
