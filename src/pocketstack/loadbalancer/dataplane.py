@@ -93,7 +93,7 @@ class HAProxyPlane:
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
             udp = udp_config(s, lb, listeners)
-            refs = tls_refs(listeners)
+            refs, secret_refs = tls_refs(s, lb, listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
             project_id, port_id, address = lb.project_id, lb.vip_port_id, lb.vip_address
@@ -109,7 +109,7 @@ class HAProxyPlane:
         subnet = vip.service_subnet(subnet_id)
         self._plug(lb_id, port, bridge, address, subnet)
         os.makedirs(self._dir(lb_id), mode=0o700, exist_ok=True)
-        self._write_certificates(lb_id, refs)
+        self._write_certificates(lb_id, refs, secret_refs)
         script = os.path.join(self._dir(lb_id), PING_CHECK)
         with open(script + ".new", "w") as f:
             f.write(ping_script())
@@ -127,18 +127,21 @@ class HAProxyPlane:
             _run("ip", "netns", "del", legacy_namespace(lb_id), check=False)
         return self.health(lb_id)
 
-    def _write_certificates(self, lb_id: str, refs: list[str]) -> None:
-        """Each TLS listener's certificate, key and intermediates as one PEM (owner-only)
-        in the load balancer's directory, read from the key manager as the octavia user;
-        the files of refs no listener names any more go."""
+    def _write_certificates(self, lb_id: str, refs: list[str],
+                            secret_refs: list[str]) -> None:
+        """Each certificate (a TLS listener's, a pool's client certificate) with its key
+        and intermediates as one PEM, and each CA or CRL secret as it is, owner-only in
+        the load balancer's directory, read from the key manager as the octavia user;
+        the files of refs nothing names any more go."""
         folder = os.path.join(self._dir(lb_id), "certs")
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        wanted = {cert_file(ref) for ref in refs}
-        for ref in refs:
+        wanted = {cert_file(ref) for ref in refs + secret_refs}
+        for ref, read in [(r, lambda r: certs.load(r).pem()) for r in refs] + \
+                [(r, certs.load_secret) for r in secret_refs]:
             path = os.path.join(folder, cert_file(ref))
             fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
-                f.write(certs.load(ref).pem())
+                f.write(read(ref))
             os.replace(path + ".new", path)
         for name in os.listdir(folder):
             if name not in wanted:
@@ -404,6 +407,9 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             if headers.get("X-Forwarded-Proto"):
                 proto = "https" if li.protocol == C.TERMINATED_HTTPS else "http"
                 lines.append(f"    http-request set-header X-Forwarded-Proto {proto}")
+            if li.protocol == C.TERMINATED_HTTPS:
+                lines += [f"    http-request set-header {name} {value}"
+                          for name, value in SSL_HEADERS.items() if headers.get(name)]
             lines += _l7(s, lb, li, used_pools)
         if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
             lines.append("    http-request use-service prometheus-exporter if "
@@ -440,13 +446,25 @@ def ping_script() -> str:
             f"exec {command} -q -c 1 -W 1 \"$3\" >/dev/null 2>&1\n")
 
 
-def tls_refs(listeners: list[M.Listener]) -> list[str]:
-    refs = []
+def tls_refs(s, lb: M.LoadBalancer, listeners: list[M.Listener]
+             ) -> tuple[list[str], list[str]]:
+    """The certificate refs (containers or PKCS12: certificate and key) and the secret
+    refs (a CA bundle, a CRL) the configuration uses."""
+    refs, secrets = [], []
     for li in listeners:
         if li.protocol == C.TERMINATED_HTTPS and li.admin_state_up:
             refs += [r for r in [li.default_tls_container_ref, *(li.sni_container_refs or [])]
                      if r]
-    return list(dict.fromkeys(refs))
+            if li.client_ca_tls_container_ref:
+                secrets += [r for r in (li.client_ca_tls_container_ref,
+                                        li.client_crl_container_ref) if r]
+    for pool in tree.rows(s, M.Pool, lb.id):
+        if pool.tls_enabled and pool.provisioning_status != C.PENDING_DELETE:
+            refs += [pool.tls_container_ref] if pool.tls_container_ref else []
+            if pool.ca_tls_container_ref:
+                secrets += [r for r in (pool.ca_tls_container_ref, pool.crl_container_ref)
+                            if r]
+    return list(dict.fromkeys(refs)), list(dict.fromkeys(secrets))
 
 
 def cert_file(ref: str) -> str:
@@ -460,7 +478,32 @@ def _tls_bind(li: M.Listener) -> str:
         return ""
     refs = list(dict.fromkeys(r for r in [li.default_tls_container_ref,
                                           *(li.sni_container_refs or [])] if r))
-    return " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
+    out = " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
+    if li.client_ca_tls_container_ref:  # client authentication (Octavia's client_ca_opt)
+        verify = C.CLIENT_AUTH_VERIFY[li.client_authentication or C.CLIENT_AUTH_NONE]
+        out += f" ca-file @DIR@/certs/{cert_file(li.client_ca_tls_container_ref)} " \
+               f"verify {verify}"
+        if li.client_crl_container_ref:
+            out += f" crl-file @DIR@/certs/{cert_file(li.client_crl_container_ref)}"
+    return out
+
+
+def _server_tls(pool: M.Pool) -> str:
+    """TLS to the members of a pool with tls_enabled (Octavia's server options): its
+    client certificate, and the members' verified against its CA (and CRL), else not
+    verified; the client's SNI name passed on."""
+    if not pool.tls_enabled:
+        return ""
+    out = " ssl"
+    if pool.tls_container_ref:
+        out += f" crt @DIR@/certs/{cert_file(pool.tls_container_ref)}"
+    if pool.ca_tls_container_ref:
+        out += f" ca-file @DIR@/certs/{cert_file(pool.ca_tls_container_ref)} verify required"
+        if pool.crl_container_ref:
+            out += f" crl-file @DIR@/certs/{cert_file(pool.crl_container_ref)}"
+    else:
+        out += " verify none"
+    return out + " sni ssl_fc_sni"
 
 
 def _l7(s, lb, li, used_pools: list) -> list[str]:
@@ -493,6 +536,16 @@ def _l7(s, lb, li, used_pools: list) -> list[str]:
     return lines
 
 
+# The client certificate's facts as Octavia's amphora inserts them.
+SSL_HEADERS = {"X-SSL-Client-Verify": "%[ssl_c_verify]",
+               "X-SSL-Client-Has-Cert": "%[ssl_c_used]",
+               "X-SSL-Client-DN": "%{+Q}[ssl_c_s_dn]",
+               "X-SSL-Client-CN": "%{+Q}[ssl_c_s_dn(cn)]",
+               "X-SSL-Issuer": "%{+Q}[ssl_c_i_dn]",
+               "X-SSL-Client-SHA1": "%{+Q}[ssl_c_sha1,hex]",
+               "X-SSL-Client-Not-Before": "%{+Q}[ssl_c_notbefore]",
+               "X-SSL-Client-Not-After": "%{+Q}[ssl_c_notafter]"}
+
 COMPARE = {"REGEX": "-m reg", "STARTS_WITH": "-m beg", "ENDS_WITH": "-m end",
            "CONTAINS": "-m sub", "EQUAL_TO": "-m str"}
 
@@ -509,6 +562,12 @@ def _acl(rule: M.L7Rule) -> str:
             f"path_reg {value}"
     if rule.type == "HEADER":
         return f"req.hdr({rule.key}) {match} {value}"
+    if rule.type == "SSL_CONN_HAS_CERT":
+        return "ssl_c_used"
+    if rule.type == "SSL_VERIFY_RESULT":
+        return f"ssl_c_verify eq {value}"
+    if rule.type == "SSL_DN_FIELD":
+        return f"ssl_c_s_dn({rule.key}) {match} {value}"
     return f"req.cook({rule.key}) {match} {value}"  # COOKIE
 
 
@@ -569,6 +628,7 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
                 line += f" addr {member.monitor_address}"
             if member.monitor_port:
                 line += f" port {member.monitor_port}"
+        line += _server_tls(pool)
         if sp.get("type") == "HTTP_COOKIE" and mode == "http":
             line += f" cookie {member.id}"
         if member.backup:
