@@ -59,7 +59,8 @@ class Member:
         self.current = 0  # smooth weighted round robin
 
     def usable(self, monitored: bool) -> bool:
-        return self.enabled and self.weight > 0 and (not monitored or self.state == UP)
+        # Not checked yet counts as up, as HAProxy starts its servers.
+        return self.enabled and self.weight > 0 and (not monitored or self.state != DOWN)
 
 
 class Pool:
@@ -174,7 +175,7 @@ class Listener:
         for client, flow in list(self.flows.items()):
             member = ids.get(flow.member.id)
             if member is None or (member.address, member.port) != (
-                    flow.member.address, flow.member.port):
+                    flow.member.address, flow.member.port) or not self.admits(client):
                 self.drop(client)
             else:  # the same member of the reloaded pool
                 flow.member.flows -= 1
@@ -198,9 +199,12 @@ class Listener:
                     continue
             flow.send(data)
 
+    def admits(self, client: tuple) -> bool:
+        address = ipaddress.ip_address(client[0])
+        return not self.allowed or any(address in net for net in self.allowed)
+
     def open(self, client: tuple) -> Flow | None:
-        if self.allowed and not any(ipaddress.ip_address(client[0]) in net
-                                    for net in self.allowed):
+        if not self.admits(client):
             return None
         if self.pool is None or 0 <= self.limit <= len(self.flows):
             return None
@@ -410,6 +414,9 @@ def main(argv: list[str]) -> int:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     balancer = Balancer(folder)
+    # Before the pid is told: a SIGHUP sent at once must not find the default action.
+    loop.add_signal_handler(signal.SIGHUP, balancer.reload)
+    loop.add_signal_handler(signal.SIGTERM, loop.stop)
     try:
         balancer.load()
     except Exception as error:  # noqa: BLE001 - told to the caller
@@ -422,8 +429,6 @@ def main(argv: list[str]) -> int:
     if ready_w is not None:
         os.write(ready_w, b"ready")
         os.close(ready_w)
-    loop.add_signal_handler(signal.SIGHUP, balancer.reload)
-    loop.add_signal_handler(signal.SIGTERM, loop.stop)
     loop.create_task(balancer.tick())
     loop.run_forever()
     for listener in balancer.listeners.values():
