@@ -5,7 +5,7 @@ that CA signed (MANDATORY), refuses the others and those with none, lets the lat
 when OPTIONAL, and refuses a revoked one once given a CRL; its pool speaks TLS to the
 member with a client certificate of its own and verifies the member against its CA (a
 wrong CA: no answer). The member sees the load balancer's certificate and the client's
-name in X-SSL-Client-CN."""
+name in X-SSL-Client-CN; L7 rules match the client certificate."""
 from __future__ import annotations
 
 import datetime as dt
@@ -107,6 +107,7 @@ def test_client_certificates_at_the_vip_and_tls_to_the_member(
         alice = client_ca.issue("alice")
         clients = {"alice": _files(files, "alice", *alice[:2]),
                    "bob": _files(files, "bob", *client_ca.issue("bob")[:2]),
+                   "carol": _files(files, "carol", *client_ca.issue("carol")[:2]),
                    "rogue": _files(files, "rogue", *rogue_ca.issue("rogue")[:2]),
                    "none": ("-", "-")}
         (files / "server-ca.pem").write_bytes(server_ca.pem())
@@ -168,3 +169,19 @@ def test_client_certificates_at_the_vip_and_tls_to_the_member(
         until(lambda: fetch("bob").startswith("503"), "no member verified")
         update("pool", pool.id, ca_tls_container_ref=member_ca_ref)
         until(lambda: fetch("bob") == '200 member lb-client bob', "the member again")
+
+        # L7 rules on the client certificate: with OPTIONAL, one without a certificate
+        # and bob by name are rejected, carol goes through.
+        update("listener", listener.id, client_authentication="OPTIONAL")
+        for rule in ({"type": "SSL_CONN_HAS_CERT", "compare_type": "EQUAL_TO",
+                      "value": "True", "invert": True},
+                     {"type": "SSL_DN_FIELD", "compare_type": "EQUAL_TO", "key": "CN",
+                      "value": "bob"}):
+            policy = conn.load_balancer.create_l7_policy(listener_id=listener.id,
+                                                         action="REJECT")
+            active(conn, lb.id)
+            conn.load_balancer.create_l7_rule(policy, **rule)
+            active(conn, lb.id)
+        until(lambda: fetch("bob").startswith("403"), "bob rejected by his name")
+        assert fetch("none").startswith("403")
+        assert fetch("carol") == "200 member lb-client carol"

@@ -153,3 +153,37 @@ def test_pool_tls_refs_and_their_400s(cloud, conn, raw, member, subnet):
     assert raw.error("PUT", path, {"pool": {"crl_container_ref": crl}}) == (
         400, FAIL + "A CA reference is required to specify a certificate revocation list.")
     assert conn.load_balancer.get_pool(pool["id"]).tls_enabled is False
+
+
+def test_client_certificate_l7_rules_and_their_400s(conn, raw, subnet):
+    lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
+    active(conn, lb.id)
+    listener = conn.load_balancer.create_listener(loadbalancer_id=lb.id, protocol="HTTP",
+                                                  protocol_port=80)
+    active(conn, lb.id)
+    policy = conn.load_balancer.create_l7_policy(listener_id=listener.id, action="REJECT")
+    active(conn, lb.id)
+    path = f"/v2/lbaas/l7policies/{policy.id}/rules"
+    error = "Error parsing L7Rule: Invalid L7 Rule: "
+    for rule, message in (
+            ({"type": "SSL_CONN_HAS_CERT", "compare_type": "EQUAL_TO", "value": "True",
+              "key": "x"}, 'L7rule type SSL_CONN_HAS_CERT does not use the "key" field.'),
+            ({"type": "SSL_CONN_HAS_CERT", "compare_type": "EQUAL_TO", "value": "yes"},
+             "L7rule value yes is not a boolean True string."),
+            ({"type": "SSL_CONN_HAS_CERT", "compare_type": "CONTAINS", "value": "true"},
+             "L7rule type SSL_CONN_HAS_CERT only supports the EQUAL_TO compare type."),
+            ({"type": "SSL_VERIFY_RESULT", "compare_type": "EQUAL_TO", "value": "-1"},
+             "L7rule type SSL_VERIFY_RESULT needs a int value, which is >= 0"),
+            ({"type": "SSL_DN_FIELD", "compare_type": "EQUAL_TO", "value": "bob"},
+             "L7rule type SSL_DN_FIELD needs to specify a key and a value."),
+            ({"type": "SSL_DN_FIELD", "compare_type": "EQUAL_TO", "value": "bob",
+              "key": "-CN"}, "Invalid L7rule distinguished name field.")):
+        assert raw.error("POST", path, {"rule": rule}) == (400, error + message), rule
+    assert list(conn.load_balancer.l7_rules(policy)) == []
+    for rule in ({"type": "SSL_CONN_HAS_CERT", "compare_type": "EQUAL_TO", "value": "True"},
+                 {"type": "SSL_VERIFY_RESULT", "compare_type": "EQUAL_TO", "value": "0"},
+                 {"type": "SSL_DN_FIELD", "compare_type": "REGEX", "key": "OU",
+                  "value": "^ops$"}):
+        r = raw("POST", path, {"rule": rule})
+        assert r.status_code == 201, r.text
+        active(conn, lb.id)
