@@ -1,7 +1,8 @@
 """A PING health monitor on the haproxy data plane sends real ICMP (an external check in
 the load balancer's namespace, as Octavia's amphora does): a member whose namespace stops
 answering echo requests turns ERROR in the status tree and gets no traffic although its
-HTTP server still runs, and comes back ONLINE once it answers again."""
+HTTP server still runs, and comes back ONLINE once it answers again; a member's
+monitor_address is what is pinged."""
 from __future__ import annotations
 
 from lb_helpers import active
@@ -49,3 +50,14 @@ def test_a_member_that_stops_answering_ping_turns_error_and_comes_back(
         until(lambda: set(member_status(scene.conn, lb.id).values()) == {"ONLINE"},
               "the member ONLINE again once it answers")
         assert {client.fetch(address) for _ in range(4)} == {"one", "two"}
+
+        # A monitor_address is what gets pinged: an address nobody holds turns the
+        # member ERROR although the member itself answers.
+        [pool] = scene.conn.load_balancer.pools(loadbalancer_id=lb.id)
+        [member] = [m for m in scene.conn.load_balancer.members(pool)
+                    if m.address == two.address]
+        scene.conn.load_balancer.update_member(member, pool, monitor_address="10.69.0.99")
+        active(scene.conn, lb.id)
+        until(lambda: member_status(scene.conn, lb.id) == {one.address: "ONLINE",
+                                                           two.address: "ERROR"},
+              "the member whose monitor address answers nothing ERROR")

@@ -93,6 +93,8 @@ class HAProxyPlane:
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
             udp = udp_config(s, lb, listeners)
+            pings = {m.id: m.monitor_address for m in tree.rows(s, M.Member, lb.id)
+                     if m.monitor_address}
             refs, secret_refs = tls_refs(s, lb, listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
@@ -112,7 +114,7 @@ class HAProxyPlane:
         self._write_certificates(lb_id, refs, secret_refs)
         script = os.path.join(self._dir(lb_id), PING_CHECK)
         with open(script + ".new", "w") as f:
-            f.write(ping_script())
+            f.write(ping_script(pings))
         os.chmod(script + ".new", 0o700)
         os.replace(script + ".new", script)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
@@ -436,14 +438,23 @@ def uses_ping(s, lb: M.LoadBalancer) -> bool:
                for h in tree.rows(s, M.HealthMonitor, lb.id))
 
 
-def ping_script() -> str:
+def ping_script(monitor_addresses: dict[str, str] | None = None) -> str:
     """The external check of PING monitors (Octavia's ping-wrapper.sh): HAProxy runs it
-    with <proxy address> <proxy port> <server address> <server port>; one echo request,
-    one second to answer. iputils' ping where installed, else busybox's."""
+    with <proxy address> <proxy port> <server address> <server port> and the server's
+    name (the member id) in HAPROXY_SERVER_NAME; one echo request, one second to answer,
+    to the member's monitor_address if it has one (HAProxy passes the server's own
+    address even with a check address). iputils' ping where installed, else busybox's."""
     ping = shutil.which("ping")
     command = f"{ping} -n" if ping else f"{shutil.which('busybox') or 'busybox'} ping"
-    return (f"#!/bin/sh\n# A PING health monitor's check: one ICMP echo to the member.\n"
-            f"exec {command} -q -c 1 -W 1 \"$3\" >/dev/null 2>&1\n")
+    lines = ["#!/bin/sh", "# A PING health monitor's check: one ICMP echo to the member.",
+             'address="$3"']
+    if monitor_addresses:
+        lines.append('case "$HAPROXY_SERVER_NAME" in')
+        lines += [f"    {member_id}) address={address} ;;"
+                  for member_id, address in sorted(monitor_addresses.items())]
+        lines.append("esac")
+    lines.append(f'exec {command} -q -c 1 -W 1 "$address" >/dev/null 2>&1')
+    return "\n".join(lines) + "\n"
 
 
 def tls_refs(s, lb: M.LoadBalancer, listeners: list[M.Listener]
