@@ -1,7 +1,8 @@
 """The userspace UDP balancer on its own (no namespace: loopback addresses): flows
 alternate between two echo members, a member's closed port turns it DOWN under a
 UDP-CONNECT monitor and the flows go to the other, a SIGHUP reads a new configuration;
-`pocketstack audit` names a balancer whose load balancer is gone."""
+SOURCE_IP keeps a client address on one member; idle flows go after the listener's
+timeout; `pocketstack audit` names a balancer whose load balancer is gone."""
 from __future__ import annotations
 
 import json
@@ -42,8 +43,9 @@ class Echo:
                 return
 
 
-def _ask(port: int) -> str:
+def _ask(port: int, source: str = "127.0.0.1") -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind((source, 0))
         sock.settimeout(2)
         sock.sendto(b"?", ("127.0.0.1", port))
         try:
@@ -114,3 +116,38 @@ def test_the_udp_balancer_alone_and_in_the_audit(cloud):
         proc.wait(10)
         shutil.rmtree(folder)
     assert not any(ghost in p for p in run_checks(stuck_after=300)["load balancers"])
+
+
+def test_source_ip_keeps_a_client_address_on_one_member_and_idle_flows_go(tmp_path):
+    from pocketstack.loadbalancer import udp_balancer
+
+    one, two = Echo("one"), Echo("two")
+    port = _free_port()
+    folder = str(tmp_path)
+    with open(os.path.join(folder, "udp.json"), "w") as f:
+        json.dump({"listeners": [{"id": "L", "address": "127.0.0.1", "port": port,
+                                  "timeout": 1000, "pool": {
+                                      "id": "P", "algorithm": "SOURCE_IP",
+                                      "members": [
+                                          {"id": "m1", "address": "127.0.0.1",
+                                           "port": one.port},
+                                          {"id": "m2", "address": "127.0.0.1",
+                                           "port": two.port}]}}]}, f)
+    proc = subprocess.Popen([sys.executable, udp_balancer.__file__, folder])
+    try:
+        wait_for(lambda: _ask(port) != "-", 30, "the balancer answering", interval=0.1)
+        for source in ("127.0.0.2", "127.0.0.3"):
+            assert len({_ask(port, source) for _ in range(6)}) == 1, source
+        seen = {_ask(port, f"127.0.1.{i}") for i in range(1, 21)}
+        assert seen == {"one", "two"}, seen
+
+        def listener() -> dict:
+            return _status(folder).get("listeners", {}).get("L", {})
+        wait_for(lambda: listener().get("total_connections", 0) >= 33, 10,
+                 "the flows counted", interval=0.1)
+        # Idle for the listener's timeout (1 s), the flows go.
+        wait_for(lambda: listener().get("active_connections") == 0, 30,
+                 "the idle flows gone", interval=0.1)
+    finally:
+        proc.terminate()
+        proc.wait(10)
