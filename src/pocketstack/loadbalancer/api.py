@@ -164,8 +164,9 @@ LISTENER_FIELDS = {**COMMON, "connection_limit": Field("int", minimum=-1),
                    "timeout_client_data": TIMEOUT, "timeout_member_connect": TIMEOUT,
                    "timeout_member_data": TIMEOUT, "timeout_tcp_inspect": TIMEOUT,
                    "allowed_cidrs": Field("cidrlist"),
-                   "client_authentication": Field("enum", choices=("NONE", "OPTIONAL",
-                                                                   "MANDATORY"))}
+                   "client_ca_tls_container_ref": Field("str"),
+                   "client_crl_container_ref": Field("str"),
+                   "client_authentication": Field("enum", choices=C.CLIENT_AUTH_MODES)}
 LISTENER_SCHEMA = {**LISTENER_FIELDS, **OWNER,
                    "loadbalancer_id": Field("uuid", mandatory=True),
                    "protocol": Field("enum", mandatory=True, choices=C.LISTENER_PROTOCOLS),
@@ -181,6 +182,9 @@ def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict,
     given = [data["default_tls_container_ref"]] if data.get("default_tls_container_ref") \
         else []
     given += list(data.get("sni_container_refs") or [])
+    if current is None and data.get("client_ca_tls_container_ref") and not given:
+        raise V.validation_failure("An SNI or default certificate container reference must "
+                                   "be provided with a client CA container reference.")
     if protocol == C.TERMINATED_HTTPS:
         kept_default = current is not None and "default_tls_container_ref" not in data \
             and current.default_tls_container_ref
@@ -192,9 +196,7 @@ def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict,
     elif given:
         raise V.validation_failure("Certificate container references are only allowed on "
                                    "TERMINATED_HTTPS protocol listeners.")
-    if data.get("client_authentication") not in (None, "NONE"):
-        raise V.validation_failure("An client authentication CA reference is required to "
-                                   "specify a client authentication mode.")
+    check_client_auth(data, current)
     headers = data.get("insert_headers") or {}
     if headers:
         if protocol not in C.HEADER_PROTOCOLS:
@@ -225,9 +227,30 @@ def check_listener(s, lb: M.LoadBalancer, protocol: str, data: dict,
         check_protocols(protocol, pool.protocol)
 
 
-def check_certificates(ctx, protocol: str, data: dict) -> None:
-    """The certificate refs a TERMINATED_HTTPS listener is given, read from the key
-    manager for the user (calls to another service: outside any transaction)."""
+def _kept(data: dict, current, key: str):
+    """The value a key has after the request: the one given, else the one stored."""
+    return data[key] if key in data else getattr(current, key, None)
+
+
+def check_client_auth(data: dict, current: M.Listener | None = None) -> None:
+    """Octavia's client authentication checks: a mode other than NONE and a CRL each
+    need a client CA (given now or kept)."""
+    ca = _kept(data, current, "client_ca_tls_container_ref")
+    mode = data.get("client_authentication")
+    if mode not in (None, C.CLIENT_AUTH_NONE) and not (
+            ca or (current is not None and current.client_ca_tls_container_ref)):
+        raise V.validation_failure(f"Client authentication setting {mode} requires a "
+                                   f"client CA container reference.")
+    if _kept(data, current, "client_crl_container_ref") and not ca:
+        raise V.validation_failure("A client authentication CA reference is required to "
+                                   "specify a client authentication revocation list.")
+
+
+def check_certificates(ctx, protocol: str, data: dict,
+                       current: M.Listener | None = None) -> None:
+    """The certificate refs a TERMINATED_HTTPS listener is given, and its client CA
+    and CRL, read from the key manager for the user (calls to another service: outside
+    any transaction)."""
     if protocol != C.TERMINATED_HTTPS:
         return
     refs = [data["default_tls_container_ref"]] if data.get("default_tls_container_ref") \
@@ -235,6 +258,10 @@ def check_certificates(ctx, protocol: str, data: dict) -> None:
     refs += list(data.get("sni_container_refs") or [])
     if refs:
         certs.check(ctx, list(dict.fromkeys(refs)))
+    if "client_ca_tls_container_ref" in data or "client_crl_container_ref" in data:
+        ca = _kept(data, current, "client_ca_tls_container_ref")
+        if ca:
+            certs.check_ca_and_crl(ctx, ca, _kept(data, current, "client_crl_container_ref"))
 
 
 def check_protocols(listener_protocol: str, pool_protocol: str) -> None:
@@ -294,7 +321,10 @@ def new_listener(lb: M.LoadBalancer, data: dict) -> M.Listener:
         insert_headers=data.get("insert_headers") or {},
         allowed_cidrs=data.get("allowed_cidrs") or None,
         default_tls_container_ref=data.get("default_tls_container_ref"),
-        sni_container_refs=list(dict.fromkeys(data.get("sni_container_refs") or [])))
+        sni_container_refs=list(dict.fromkeys(data.get("sni_container_refs") or [])),
+        client_ca_tls_container_ref=data.get("client_ca_tls_container_ref"),
+        client_authentication=data.get("client_authentication") or C.CLIENT_AUTH_NONE,
+        client_crl_container_ref=data.get("client_crl_container_ref"))
 
 
 def _timeout(data: dict, key: str, default: int, applies: bool):
@@ -312,7 +342,8 @@ def update_listener(ctx, listener_id: str, body) -> dict:
         check_listener(s, s.get(M.LoadBalancer, listener.load_balancer_id),
                        listener.protocol, data, listener)
         protocol = listener.protocol
-    check_certificates(ctx, protocol, data)
+        s.expunge(listener)
+    check_certificates(ctx, protocol, data, listener)
     with db.transaction() as s:
         listener = tree.get(s, M.Listener, listener_id, ctx, ("listener", "put"))
         lb = s.get(M.LoadBalancer, listener.load_balancer_id)
@@ -323,7 +354,9 @@ def update_listener(ctx, listener_id: str, body) -> dict:
         tree.mark(listener)
         if "sni_container_refs" in data:
             data["sni_container_refs"] = list(dict.fromkeys(data["sni_container_refs"] or []))
-        _apply(listener, {k: v for k, v in data.items() if k != "client_authentication"})
+        if "client_authentication" in data and data["client_authentication"] is None:
+            data["client_authentication"] = C.CLIENT_AUTH_NONE
+        _apply(listener, data)
         out = {"listener": show.view(s, listener)}
     driver.notify()
     return out

@@ -68,14 +68,15 @@ def _data_plane(lbs: dict[str, str]) -> list[str]:
         if ns.startswith(prefix) and ns[len(prefix):] not in lbs:
             out.append(f"namespace {ns} belongs to load balancer {ns[len(prefix):]}, which "
                        f"is gone")
-    for pid, lb_id in _haproxies(root + os.sep):
+    for pid, lb_id, name in _haproxies(root + os.sep):
         if lb_id not in lbs:
-            out.append(f"HAProxy process {pid} serves load balancer {lb_id}, which is gone")
+            out.append(f"{name} process {pid} serves load balancer {lb_id}, which is gone")
     return out
 
 
-def _haproxies(root: str) -> list[tuple[int, str]]:
-    """(pid, load balancer id) of the HAProxies running a configuration under ``root``."""
+def _haproxies(root: str) -> list[tuple[int, str, str]]:
+    """(pid, load balancer id, HAProxy or UDP balancer) of the HAProxies and UDP
+    balancers running a configuration under ``root``."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -83,10 +84,16 @@ def _haproxies(root: str) -> list[tuple[int, str]]:
                 args = f.read().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if not args or os.path.basename(args[0]) != "haproxy":
+        if not args:
+            continue
+        if os.path.basename(args[0]) == "haproxy":
+            name = "HAProxy"
+        elif any(os.path.basename(arg) == "udp_balancer.py" for arg in args):
+            name = "UDP balancer"
+        else:
             continue
         for arg in args:
             if arg.startswith(root):
-                out.append((int(pid), arg[len(root):].split(os.sep)[0]))
+                out.append((int(pid), arg[len(root):].split(os.sep)[0], name))
                 break
     return out

@@ -123,3 +123,49 @@ def check(ctx, refs: list[str]) -> None:
             bad.append(ref)
     if bad:
         raise V.Invalid(f"Could not retrieve certificate: {bad}")
+
+
+def load_secret(ref: str, ctx=None) -> bytes:
+    """A secret's payload (a CA bundle or a CRL, PEM), read for the user of ``ctx`` or,
+    without one, as the octavia service user (Octavia's cert manager get_secret)."""
+    client = keymanager.KeyManagerClient(ctx, caller=SERVICE, as_service=ctx is None)
+    return client._payload(ref)  # noqa: SLF001 - the payload read certificate_parts uses
+
+
+def check_ca_and_crl(ctx, ca_ref: str, crl_ref: str | None) -> None:
+    """Octavia's _validate_client_ca_and_crl_refs: the CA (and the CRL) readable by the
+    user, the octavia user granted read on them, the CA an x509 PEM certificate, the CRL
+    a PEM revocation list signed by that CA."""
+    bad, payloads = [], {}
+    user_id = None
+    for ref in [ca_ref] + ([crl_ref] if crl_ref else []):
+        try:
+            payloads[ref] = load_secret(ref, ctx)
+            user_id = user_id or keymanager.service_user_id(SERVICE)
+            keymanager.KeyManagerClient(ctx, caller=SERVICE).grant_read(ref, user_id)
+        except (exceptions.PocketstackError, ValueError, TypeError, KeyError) as error:
+            LOG.info("Secret %s is not usable: %s", ref, error)
+            bad.append(ref)
+    if bad:
+        raise V.Invalid(f"Could not retrieve certificate: {bad}")
+    try:
+        ca = x509.load_pem_x509_certificate(payloads[ca_ref])
+    except Exception as error:  # noqa: BLE001 - any unreadable certificate
+        raise V.validation_failure(
+            f"The client authentication CA certificate is invalid. It must be a valid x509 "
+            f"PEM format certificate. Error: {error}") from None
+    if crl_ref:
+        try:
+            crl = x509.load_pem_x509_crl(payloads[crl_ref])
+        except Exception as error:  # noqa: BLE001 - any unreadable list
+            raise V.validation_failure(
+                f"The client authentication certificate revocation list is invalid. It "
+                f"must be a valid x509 PEM format certificate revocation list. Error: "
+                f"{error}") from None
+        try:
+            valid = crl.is_signature_valid(ca.public_key())
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise V.validation_failure("The CRL specified is not valid for client "
+                                       "certificate authority reference supplied.")

@@ -45,6 +45,12 @@ L7_COMPARE_TYPES = ("REGEX", "STARTS_WITH", "ENDS_WITH", "CONTAINS", "EQUAL_TO")
 L7_REDIRECT_CODES = (301, 302, 303, 307, 308)
 MAX_L7RULES_PER_POLICY = 50
 
+CLIENT_AUTH_NONE = "NONE"
+CLIENT_AUTH_MODES = (CLIENT_AUTH_NONE, "OPTIONAL", "MANDATORY")
+# HAProxy's verify of each (Octavia's CLIENT_AUTH_MAP)
+CLIENT_AUTH_VERIFY = {CLIENT_AUTH_NONE: "none", "OPTIONAL": "optional",
+                      "MANDATORY": "required"}
+
 HTTP_HEADERS = ("X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto")
 SSL_HEADERS = ("X-SSL-Client-Verify", "X-SSL-Client-Has-Cert", "X-SSL-Client-DN",
                "X-SSL-Client-CN", "X-SSL-Issuer", "X-SSL-Client-SHA1",

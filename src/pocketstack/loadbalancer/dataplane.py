@@ -5,10 +5,11 @@ monitors checks; the stats socket tells member health and the counters.
 
 The VIP port is bound to the network node host ([loadbalancer] haproxy_host) through the
 network API, so the host agent makes the bridge and filters the tap with the port's
-security group (lb-<id>: the listeners' ports) and spoofing rules. UDP and SCTP listeners
-are left to the simulated provider (HAProxy serves TCP and HTTP only; Octavia runs LVS
-for UDP); a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives a
-delete: the process, the namespace and its veth go.
+security group (lb-<id>: the listeners' ports) and spoofing rules. HAProxy serves TCP
+and HTTP only: UDP listeners are served by a small userspace balancer in the same namespace
+(udp_balancer.py; Octavia runs LVS, which needs a kernel module), SCTP ones are refused by
+the API; a PROMETHEUS listener is HAProxy's own exporter at /metrics. Nothing here outlives
+a delete: the processes, the namespace and its veth go.
 """
 from __future__ import annotations
 
@@ -16,16 +17,18 @@ import csv
 import hashlib
 import io
 import ipaddress
+import json
 import logging
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 from pocketstack.common import config, db
-from pocketstack.loadbalancer import certs, tree, vip
+from pocketstack.loadbalancer import certs, tree, udp_balancer, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
 
@@ -89,7 +92,10 @@ class HAProxyPlane:
             listeners = [li for li in tree.rows(s, M.Listener, lb_id)
                          if li.provisioning_status != C.PENDING_DELETE]
             text = render(s, lb, listeners)
-            refs = tls_refs(listeners)
+            udp = udp_config(s, lb, listeners)
+            pings = {m.id: m.monitor_address for m in tree.rows(s, M.Member, lb.id)
+                     if m.monitor_address}
+            refs, secret_refs = tls_refs(s, lb, listeners)
             openings = [(C.L4_PROTOCOL[li.protocol], li.protocol_port, cidr)
                         for li in listeners for cidr in (li.allowed_cidrs or [None])]
             project_id, port_id, address = lb.project_id, lb.vip_port_id, lb.vip_address
@@ -105,7 +111,12 @@ class HAProxyPlane:
         subnet = vip.service_subnet(subnet_id)
         self._plug(lb_id, port, bridge, address, subnet)
         os.makedirs(self._dir(lb_id), mode=0o700, exist_ok=True)
-        self._write_certificates(lb_id, refs)
+        self._write_certificates(lb_id, refs, secret_refs)
+        script = os.path.join(self._dir(lb_id), PING_CHECK)
+        with open(script + ".new", "w") as f:
+            f.write(ping_script(pings))
+        os.chmod(script + ".new", 0o700)
+        os.replace(script + ".new", script)
         path = os.path.join(self._dir(lb_id), "haproxy.cfg")
         with open(path + ".new", "w") as f:
             f.write(text.replace("@DIR@/haproxy.sock", self._sock(lb_id))
@@ -113,22 +124,26 @@ class HAProxyPlane:
         _run(HAPROXY, "-c", "-f", path + ".new")
         os.replace(path + ".new", path)
         self._start_or_reload(lb_id, path)
+        self._udp(lb_id, udp)
         if os.path.exists(f"/run/netns/{legacy_namespace(lb_id)}"):
             _run("ip", "netns", "del", legacy_namespace(lb_id), check=False)
         return self.health(lb_id)
 
-    def _write_certificates(self, lb_id: str, refs: list[str]) -> None:
-        """Each TLS listener's certificate, key and intermediates as one PEM (owner-only)
-        in the load balancer's directory, read from the key manager as the octavia user;
-        the files of refs no listener names any more go."""
+    def _write_certificates(self, lb_id: str, refs: list[str],
+                            secret_refs: list[str]) -> None:
+        """Each certificate (a TLS listener's, a pool's client certificate) with its key
+        and intermediates as one PEM, and each CA or CRL secret as it is, owner-only in
+        the load balancer's directory, read from the key manager as the octavia user;
+        the files of refs nothing names any more go."""
         folder = os.path.join(self._dir(lb_id), "certs")
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        wanted = {cert_file(ref) for ref in refs}
-        for ref in refs:
+        wanted = {cert_file(ref) for ref in refs + secret_refs}
+        for ref, read in [(r, lambda r: certs.load(r).pem()) for r in refs] + \
+                [(r, certs.load_secret) for r in secret_refs]:
             path = os.path.join(folder, cert_file(ref))
             fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
-                f.write(certs.load(ref).pem())
+                f.write(read(ref))
             os.replace(path + ".new", path)
         for name in os.listdir(folder):
             if name not in wanted:
@@ -176,22 +191,57 @@ class HAProxyPlane:
             args += ["-sf", str(old)]
         _run(*args)
 
+    def _udp_pid(self, lb_id: str) -> int | None:
+        try:
+            with open(os.path.join(self._dir(lb_id), udp_balancer.PIDFILE)) as f:
+                pid = int(f.read().split()[0])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if self._dir(lb_id).encode() in cmdline else None
+
+    def _udp(self, lb_id: str, conf: dict | None) -> None:
+        """The UDP balancer of the load balancer's UDP listeners: started, told to read
+        its configuration again (SIGHUP), or stopped when no UDP listener is left."""
+        folder = self._dir(lb_id)
+        path = os.path.join(folder, udp_balancer.CONFIG)
+        pid = self._udp_pid(lb_id)
+        if conf is None:
+            if pid is not None:
+                _stop(pid)
+            for name in (udp_balancer.CONFIG, udp_balancer.STATUS, udp_balancer.PIDFILE):
+                if os.path.exists(os.path.join(folder, name)):
+                    os.unlink(os.path.join(folder, name))
+            return
+        with open(path + ".new", "w") as f:
+            json.dump(conf, f)
+        os.replace(path + ".new", path)
+        if pid is not None:
+            os.kill(pid, signal.SIGHUP)
+            return
+        _run("ip", "netns", "exec", namespace(lb_id), sys.executable, "-I",
+             udp_balancer.__file__, folder, "--daemon")
+
+    def _udp_status(self, lb_id: str) -> dict:
+        try:
+            with open(os.path.join(self._dir(lb_id), udp_balancer.STATUS)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
     def built(self, lb_id: str) -> bool:
         return os.path.exists(os.path.join(self._dir(lb_id), "haproxy.cfg"))
 
     def running(self, lb_id: str) -> bool:
-        return self._pid(lb_id) is not None
+        """Its HAProxy runs, and its UDP balancer too if it has UDP listeners."""
+        udp = os.path.exists(os.path.join(self._dir(lb_id), udp_balancer.CONFIG))
+        return self._pid(lb_id) is not None and (not udp or self._udp_pid(lb_id) is not None)
 
     def remove(self, lb_id: str) -> None:
-        pid = self._pid(lb_id)
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            deadline = time.monotonic() + 5
-            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-                time.sleep(0.02)
+        for pid in (self._pid(lb_id), self._udp_pid(lb_id)):
+            if pid is not None:
+                _stop(pid)
         for ns in (namespace(lb_id), legacy_namespace(lb_id)):
             if os.path.exists(f"/run/netns/{ns}"):
                 _run("ip", "netns", "del", ns, check=False)
@@ -224,11 +274,14 @@ class HAProxyPlane:
         return list(csv.DictReader(io.StringIO(text)))
 
     def health(self, lb_id: str) -> dict | None:
-        """member id -> ONLINE/ERROR/OFFLINE for the members HAProxy checks."""
+        """member id -> ONLINE/ERROR/OFFLINE for the members HAProxy or the UDP
+        balancer checks."""
         rows = self._stat(lb_id)
-        if not rows:
+        udp = self._udp_status(lb_id).get("members") or {}
+        if not rows and not udp:
             return None
-        out = {}
+        out = {member_id: UDP_STATES[state] for member_id, state in udp.items()
+               if state in UDP_STATES}
         for row in rows:
             if row.get("svname") in ("FRONTEND", "BACKEND") or not row.get("check_status"):
                 continue
@@ -242,6 +295,11 @@ class HAProxyPlane:
         return out
 
     def counters(self, lb_id: str, listener_id: str) -> dict | None:
+        udp = (self._udp_status(lb_id).get("listeners") or {}).get(listener_id)
+        if udp is not None:
+            return {key: int(udp.get(key) or 0) for key in (
+                "bytes_in", "bytes_out", "active_connections", "total_connections",
+                "request_errors")}
         for row in self._stat(lb_id):
             if row.get("pxname") == listener_id and row.get("svname") == "FRONTEND":
                 def num(key):
@@ -255,7 +313,67 @@ class HAProxyPlane:
         return None
 
 
+UDP_STATES = {udp_balancer.UP: C.ONLINE, udp_balancer.DOWN: C.ERROR,
+              udp_balancer.MAINT: C.OFFLINE}
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 # --- the configuration ----------------------------------------------------------------------
+
+def udp_config(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> dict | None:
+    """The UDP balancer's configuration (udp_balancer.py) for the load balancer's UDP
+    listeners that are up; None when there is none."""
+    out = []
+    for li in listeners:
+        if li.protocol != C.UDP or not li.admin_state_up:
+            continue
+        conf = {"id": li.id, "address": lb.vip_address, "port": li.protocol_port,
+                "allowed_cidrs": list(li.allowed_cidrs or []),
+                "connection_limit": li.connection_limit if li.connection_limit else -1,
+                "timeout": li.timeout_client_data or C.DEFAULT_TIMEOUT, "pool": None}
+        pool = s.get(M.Pool, li.default_pool_id) if li.default_pool_id else None
+        if pool is not None and pool.provisioning_status != C.PENDING_DELETE \
+                and pool.admin_state_up:
+            hm = next((h for h in tree.rows(s, M.HealthMonitor, lb.id, pool_id=pool.id)
+                       if h.provisioning_status != C.PENDING_DELETE and h.admin_state_up),
+                      None)
+            sp = pool.session_persistence or {}
+            conf["pool"] = {
+                "id": pool.id, "algorithm": pool.lb_algorithm,
+                "persistence": {"type": sp.get("type"),
+                                "timeout": sp.get("persistence_timeout") or 360},
+                "monitor": None if hm is None else {
+                    "type": hm.type, "delay": hm.delay, "timeout": hm.timeout,
+                    "max_retries": hm.max_retries, "max_retries_down": hm.max_retries_down,
+                    "http_method": hm.http_method, "url_path": hm.url_path,
+                    "expected_codes": _code_list(hm.expected_codes)},
+                "members": [{"id": m.id, "address": m.address, "port": m.protocol_port,
+                             "weight": m.weight, "backup": m.backup,
+                             "enabled": m.admin_state_up,
+                             "monitor_address": m.monitor_address,
+                             "monitor_port": m.monitor_port}
+                            for m in tree.rows(s, M.Member, lb.id, pool_id=pool.id)
+                            if m.provisioning_status != C.PENDING_DELETE]}
+        out.append(conf)
+    return {"listeners": out} if out else None
+
+
+def _code_list(expected: str | None) -> list[str]:
+    codes = (expected or "200").replace(" ", "")
+    if "-" in codes:
+        low, high = (int(c) for c in codes.split("-"))
+        return [str(c) for c in range(low, high + 1)]
+    return codes.split(",")
+
 
 def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
     """haproxy.cfg for the load balancer (@DIR@ stands for its directory; apply puts
@@ -266,6 +384,8 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
              "", "defaults", "    retries 3", "    option redispatch",
              "    timeout connect 5000", "    timeout client 50000",
              "    timeout server 50000", ""]
+    if uses_ping(s, lb):  # HAProxy runs external checks only when told it may fork
+        lines[2:2] = ["    external-check", "    insecure-fork-wanted"]
     used_pools = []
     for li in listeners:
         if li.protocol in (C.UDP, C.SCTP) or not li.admin_state_up:
@@ -289,6 +409,9 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             if headers.get("X-Forwarded-Proto"):
                 proto = "https" if li.protocol == C.TERMINATED_HTTPS else "http"
                 lines.append(f"    http-request set-header X-Forwarded-Proto {proto}")
+            if li.protocol == C.TERMINATED_HTTPS:
+                lines += [f"    http-request set-header {name} {value}"
+                          for name, value in SSL_HEADERS.items() if headers.get(name)]
             lines += _l7(s, lb, li, used_pools)
         if li.protocol == C.PROMETHEUS:  # Octavia's metrics endpoint, HAProxy's exporter
             lines.append("    http-request use-service prometheus-exporter if "
@@ -306,13 +429,53 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tls_refs(listeners: list[M.Listener]) -> list[str]:
-    refs = []
+PING_CHECK = "ping-check"
+
+
+def uses_ping(s, lb: M.LoadBalancer) -> bool:
+    return any(h.type == "PING" and h.admin_state_up
+               and h.provisioning_status != C.PENDING_DELETE
+               for h in tree.rows(s, M.HealthMonitor, lb.id))
+
+
+def ping_script(monitor_addresses: dict[str, str] | None = None) -> str:
+    """The external check of PING monitors (Octavia's ping-wrapper.sh): HAProxy runs it
+    with <proxy address> <proxy port> <server address> <server port> and the server's
+    name (the member id) in HAPROXY_SERVER_NAME; one echo request, one second to answer,
+    to the member's monitor_address if it has one (HAProxy passes the server's own
+    address even with a check address). iputils' ping where installed, else busybox's."""
+    ping = shutil.which("ping")
+    command = f"{ping} -n" if ping else f"{shutil.which('busybox') or 'busybox'} ping"
+    lines = ["#!/bin/sh", "# A PING health monitor's check: one ICMP echo to the member.",
+             'address="$3"']
+    if monitor_addresses:
+        lines.append('case "$HAPROXY_SERVER_NAME" in')
+        lines += [f"    {member_id}) address={address} ;;"
+                  for member_id, address in sorted(monitor_addresses.items())]
+        lines.append("esac")
+    lines.append(f'exec {command} -q -c 1 -W 1 "$address" >/dev/null 2>&1')
+    return "\n".join(lines) + "\n"
+
+
+def tls_refs(s, lb: M.LoadBalancer, listeners: list[M.Listener]
+             ) -> tuple[list[str], list[str]]:
+    """The certificate refs (containers or PKCS12: certificate and key) and the secret
+    refs (a CA bundle, a CRL) the configuration uses."""
+    refs, secrets = [], []
     for li in listeners:
         if li.protocol == C.TERMINATED_HTTPS and li.admin_state_up:
             refs += [r for r in [li.default_tls_container_ref, *(li.sni_container_refs or [])]
                      if r]
-    return list(dict.fromkeys(refs))
+            if li.client_ca_tls_container_ref:
+                secrets += [r for r in (li.client_ca_tls_container_ref,
+                                        li.client_crl_container_ref) if r]
+    for pool in tree.rows(s, M.Pool, lb.id):
+        if pool.tls_enabled and pool.provisioning_status != C.PENDING_DELETE:
+            refs += [pool.tls_container_ref] if pool.tls_container_ref else []
+            if pool.ca_tls_container_ref:
+                secrets += [r for r in (pool.ca_tls_container_ref, pool.crl_container_ref)
+                            if r]
+    return list(dict.fromkeys(refs)), list(dict.fromkeys(secrets))
 
 
 def cert_file(ref: str) -> str:
@@ -326,7 +489,32 @@ def _tls_bind(li: M.Listener) -> str:
         return ""
     refs = list(dict.fromkeys(r for r in [li.default_tls_container_ref,
                                           *(li.sni_container_refs or [])] if r))
-    return " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
+    out = " ssl" + "".join(f" crt @DIR@/certs/{cert_file(r)}" for r in refs)
+    if li.client_ca_tls_container_ref:  # client authentication (Octavia's client_ca_opt)
+        verify = C.CLIENT_AUTH_VERIFY[li.client_authentication or C.CLIENT_AUTH_NONE]
+        out += f" ca-file @DIR@/certs/{cert_file(li.client_ca_tls_container_ref)} " \
+               f"verify {verify}"
+        if li.client_crl_container_ref:
+            out += f" crl-file @DIR@/certs/{cert_file(li.client_crl_container_ref)}"
+    return out
+
+
+def _server_tls(pool: M.Pool) -> str:
+    """TLS to the members of a pool with tls_enabled (Octavia's server options): its
+    client certificate, and the members' verified against its CA (and CRL), else not
+    verified; the client's SNI name passed on."""
+    if not pool.tls_enabled:
+        return ""
+    out = " ssl"
+    if pool.tls_container_ref:
+        out += f" crt @DIR@/certs/{cert_file(pool.tls_container_ref)}"
+    if pool.ca_tls_container_ref:
+        out += f" ca-file @DIR@/certs/{cert_file(pool.ca_tls_container_ref)} verify required"
+        if pool.crl_container_ref:
+            out += f" crl-file @DIR@/certs/{cert_file(pool.crl_container_ref)}"
+    else:
+        out += " verify none"
+    return out + " sni ssl_fc_sni"
 
 
 def _l7(s, lb, li, used_pools: list) -> list[str]:
@@ -359,6 +547,16 @@ def _l7(s, lb, li, used_pools: list) -> list[str]:
     return lines
 
 
+# The client certificate's facts as Octavia's amphora inserts them.
+SSL_HEADERS = {"X-SSL-Client-Verify": "%[ssl_c_verify]",
+               "X-SSL-Client-Has-Cert": "%[ssl_c_used]",
+               "X-SSL-Client-DN": "%{+Q}[ssl_c_s_dn]",
+               "X-SSL-Client-CN": "%{+Q}[ssl_c_s_dn(cn)]",
+               "X-SSL-Issuer": "%{+Q}[ssl_c_i_dn]",
+               "X-SSL-Client-SHA1": "%{+Q}[ssl_c_sha1,hex]",
+               "X-SSL-Client-Not-Before": "%{+Q}[ssl_c_notbefore]",
+               "X-SSL-Client-Not-After": "%{+Q}[ssl_c_notafter]"}
+
 COMPARE = {"REGEX": "-m reg", "STARTS_WITH": "-m beg", "ENDS_WITH": "-m end",
            "CONTAINS": "-m sub", "EQUAL_TO": "-m str"}
 
@@ -375,6 +573,12 @@ def _acl(rule: M.L7Rule) -> str:
             f"path_reg {value}"
     if rule.type == "HEADER":
         return f"req.hdr({rule.key}) {match} {value}"
+    if rule.type == "SSL_CONN_HAS_CERT":
+        return "ssl_c_used"
+    if rule.type == "SSL_VERIFY_RESULT":
+        return f"ssl_c_verify eq {value}"
+    if rule.type == "SSL_DN_FIELD":
+        return f"ssl_c_s_dn({rule.key}) {match} {value}"
     return f"req.cook({rule.key}) {match} {value}"  # COOKIE
 
 
@@ -415,8 +619,12 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
             lines.append(f"    http-check expect rstatus {_codes(hm.expected_codes)}")
         elif hm.type == "TLS-HELLO":
             lines.append("    option ssl-hello-chk")
-        # TCP and PING: a connect check (HAProxy sends no ICMP; Octavia's amphora runs
-        # an external ping script for PING).
+        elif hm.type == "PING":
+            # HAProxy sends no ICMP: as Octavia's amphora, an external check runs a ping
+            # of the member (the script apply writes) in the load balancer's namespace.
+            lines.append("    option external-check")
+            lines.append(f"    external-check command @DIR@/{PING_CHECK}")
+        # TCP: a connect check.
         check = (f" check inter {hm.delay}s fall {hm.max_retries_down} "
                  f"rise {hm.max_retries}")
         if hm.type == "HTTPS":
@@ -431,6 +639,7 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
                 line += f" addr {member.monitor_address}"
             if member.monitor_port:
                 line += f" port {member.monitor_port}"
+        line += _server_tls(pool)
         if sp.get("type") == "HTTP_COOKIE" and mode == "http":
             line += f" cookie {member.id}"
         if member.backup:

@@ -130,10 +130,20 @@ def create(ctx, body) -> dict:
         refs = [listener.get("default_tls_container_ref")]
         refs += listener.get("sni_container_refs") or [] if isinstance(
             listener.get("sni_container_refs"), list) else []
+        client = {key: listener[key] for key in ("client_ca_tls_container_ref",
+                                                 "client_crl_container_ref")
+                  if isinstance(listener.get(key), str)}
         if listener.get("protocol") == C.TERMINATED_HTTPS and all(
                 isinstance(r, str) for r in refs if r):
+            api.check_client_auth(client)
             api.check_certificates(ctx, C.TERMINATED_HTTPS, {
-                "default_tls_container_ref": refs[0], "sni_container_refs": refs[1:]})
+                "default_tls_container_ref": refs[0], "sni_container_refs": refs[1:],
+                **client})
+    for pool in pool_list + [li["default_pool"] for li in listeners
+                             if isinstance(li.get("default_pool"), dict)]:
+        if isinstance(pool, dict):
+            pools.check_tls_refs(ctx, {k: v for k, v in pool.items()
+                                       if k in pools.TLS_REFS and isinstance(v, str)})
     return api.create_load_balancer(
         ctx, lb_body, extend=lambda s, lb: build(ctx, s, lb, listeners, pool_list))
 

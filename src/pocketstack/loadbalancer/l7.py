@@ -216,8 +216,29 @@ def check_rule(rule: dict) -> None:
     elif rtype in ("PATH", "HOST_NAME") and any(c.isspace() for c in value):
         raise _rule_error("Invalid characters in value")
     if rtype.startswith("SSL_"):
-        raise V.validation_failure(f"L7rule type {rtype} requires a TERMINATED_HTTPS "
-                                   f"listener with client authentication.")
+        check_ssl_rule(rtype, compare, rule.get("key"), value)
+
+
+DN_FIELD = re.compile(r"^([a-zA-Z][A-Za-z0-9-]*)$")  # octavia-lib's
+
+
+def check_ssl_rule(rtype: str, compare: str, key: str | None, value: str) -> None:
+    """Octavia's validate_l7rule_ssl_types: the client certificate's rules."""
+    msg = None
+    if rtype in ("SSL_CONN_HAS_CERT", "SSL_VERIFY_RESULT") and key:
+        msg = f'L7rule type {rtype} does not use the "key" field.'
+    elif rtype == "SSL_CONN_HAS_CERT" and value.lower() != "true":
+        msg = f"L7rule value {value} is not a boolean True string."
+    elif rtype == "SSL_VERIFY_RESULT" and not value.isdigit():
+        msg = f"L7rule type {rtype} needs a int value, which is >= 0"
+    elif rtype in ("SSL_CONN_HAS_CERT", "SSL_VERIFY_RESULT") and compare != "EQUAL_TO":
+        msg = f"L7rule type {rtype} only supports the EQUAL_TO compare type."
+    elif rtype == "SSL_DN_FIELD" and not key:
+        msg = f"L7rule type {rtype} needs to specify a key and a value."
+    elif rtype == "SSL_DN_FIELD" and not DN_FIELD.match(key):
+        msg = "Invalid L7rule distinguished name field."
+    if msg:
+        raise _rule_error(msg)
 
 
 def _policy_of(s, ctx, policy_id: str, rule_id: str | None, action: str):

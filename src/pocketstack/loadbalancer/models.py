@@ -65,6 +65,10 @@ class Listener(Provisioned, Base):
     allowed_cidrs: Mapped[list | None] = mapped_column(sa.JSON)
     default_tls_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
     sni_container_refs: Mapped[list] = mapped_column(sa.JSON, default=list)
+    client_ca_tls_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
+    client_authentication: Mapped[str] = mapped_column(sa.String(16), default="NONE",
+                                                       server_default="NONE")
+    client_crl_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
 
 
 class Pool(Provisioned, Base):
@@ -74,6 +78,9 @@ class Pool(Provisioned, Base):
     lb_algorithm: Mapped[str] = mapped_column(sa.String(32))
     session_persistence: Mapped[dict | None] = mapped_column(sa.JSON)
     tls_enabled: Mapped[bool] = mapped_column(default=False)
+    tls_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
+    ca_tls_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
+    crl_container_ref: Mapped[str | None] = mapped_column(sa.String(1024))
 
 
 class Member(Provisioned, Base):

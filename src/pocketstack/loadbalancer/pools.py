@@ -5,7 +5,7 @@ import ipaddress
 import re
 
 from pocketstack.common import db, exceptions
-from pocketstack.loadbalancer import api, driver, quotas, show, tree, vip
+from pocketstack.loadbalancer import api, certs, driver, quotas, show, tree, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
 from pocketstack.loadbalancer import validation as V
@@ -13,7 +13,10 @@ from pocketstack.loadbalancer.validation import Field
 
 POOL_FIELDS = {**api.COMMON, "lb_algorithm": Field("enum", choices=C.LB_ALGORITHMS,
                                                    nullable=False),
-               "session_persistence": Field("dict"), "tls_enabled": Field("bool")}
+               "session_persistence": Field("dict"), "tls_enabled": Field("bool"),
+               "tls_container_ref": Field("str"), "ca_tls_container_ref": Field("str"),
+               "crl_container_ref": Field("str")}
+TLS_REFS = ("tls_container_ref", "ca_tls_container_ref", "crl_container_ref")
 POOL_SCHEMA = {**POOL_FIELDS, **api.OWNER, "loadbalancer_id": V.UUID, "listener_id": V.UUID,
                "protocol": Field("enum", mandatory=True, choices=C.POOL_PROTOCOLS),
                "lb_algorithm": Field("enum", mandatory=True, choices=C.LB_ALGORITHMS)}
@@ -50,6 +53,40 @@ def session_persistence(value, protocol: str):
             "persistence_granularity": sp.get("persistence_granularity")}
 
 
+def check_tls_refs(ctx, data: dict, current: M.Pool | None = None) -> None:
+    """Octavia's checks of a pool's TLS refs to its members: a CRL needs a CA (given or
+    kept; a kept CRL keeps its CA), the client certificate is a usable certificate
+    container, the CA and CRL readable PEM and the CRL signed by the CA; all read for
+    the user (calls to another service: outside any transaction)."""
+    crl = data["crl_container_ref"] if "crl_container_ref" in data else \
+        getattr(current, "crl_container_ref", None)
+    stored_ca = getattr(current, "ca_tls_container_ref", None)
+    if current is None:
+        if crl and not data.get("ca_tls_container_ref"):
+            raise V.validation_failure("A CA certificate reference is required to specify a "
+                                       "revocation list.")
+        ca = data.get("ca_tls_container_ref")
+    elif "ca_tls_container_ref" in data:
+        if not data["ca_tls_container_ref"] and stored_ca and crl:
+            raise V.validation_failure("A CA reference cannot be removed when a certificate "
+                                       "revocation list is present.")
+        if not data["ca_tls_container_ref"] and not stored_ca and crl:
+            raise V.validation_failure("A CA reference is required to specify a "
+                                       "certificate revocation list.")
+        ca = data["ca_tls_container_ref"]
+    elif stored_ca:
+        ca = stored_ca
+    elif crl:
+        raise V.validation_failure("A CA reference is required to specify a certificate "
+                                   "revocation list.")
+    else:
+        ca = None
+    if data.get("tls_container_ref"):
+        certs.check(ctx, [data["tls_container_ref"]])
+    if ca and ("ca_tls_container_ref" in data or "crl_container_ref" in data):
+        certs.check_ca_and_crl(ctx, ca, crl)
+
+
 class NotImplementedByProvider(exceptions.PocketstackError):
     code = 501
 
@@ -61,6 +98,7 @@ def create_pool(ctx, body) -> dict:
     if not lb_id and not listener_id:
         raise V.validation_failure("Must provide at least one of: loadbalancer_id, "
                                    "listener_id")
+    check_tls_refs(ctx, data)
     with db.transaction() as s:
         listener = None
         if listener_id:
@@ -95,7 +133,8 @@ def new_pool(lb: M.LoadBalancer, data: dict, sp: dict | None) -> M.Pool:
                   tags=data.get("tags") or [], provisioning_status=C.PENDING_CREATE,
                   operating_status=C.OFFLINE, protocol=data["protocol"],
                   lb_algorithm=data["lb_algorithm"], session_persistence=sp,
-                  tls_enabled=bool(data.get("tls_enabled")))
+                  tls_enabled=bool(data.get("tls_enabled")),
+                  **{key: data.get(key) for key in TLS_REFS})
 
 
 def check_algorithm(lb: M.LoadBalancer, protocol: str, algorithm: str | None) -> None:
@@ -107,6 +146,13 @@ def check_algorithm(lb: M.LoadBalancer, protocol: str, algorithm: str | None) ->
 
 def update_pool(ctx, pool_id: str, body) -> dict:
     data = V.parse(body, "pool", POOL_FIELDS, create=False)
+    if any(key in data for key in TLS_REFS):
+        with db.reader() as s:
+            current = tree.get(s, M.Pool, pool_id, ctx, ("pool", "put"))
+            s.expunge(current)
+        check_tls_refs(ctx, data, current)
+    if "tls_enabled" in data and data["tls_enabled"] is None:
+        data["tls_enabled"] = False
     with db.transaction() as s:
         pool = tree.get(s, M.Pool, pool_id, ctx, ("pool", "put"))
         lb = s.get(M.LoadBalancer, pool.load_balancer_id)

@@ -43,8 +43,10 @@ def listener(li: models.Listener, l7policy_ids) -> dict:
                timeout_member_connect=li.timeout_member_connect,
                timeout_member_data=li.timeout_member_data,
                timeout_tcp_inspect=li.timeout_tcp_inspect,
-               allowed_cidrs=li.allowed_cidrs, client_ca_tls_container_ref=None,
-               client_authentication="NONE", client_crl_container_ref=None,
+               allowed_cidrs=li.allowed_cidrs,
+               client_ca_tls_container_ref=li.client_ca_tls_container_ref,
+               client_authentication=li.client_authentication or "NONE",
+               client_crl_container_ref=li.client_crl_container_ref,
                tls_ciphers=None, tls_versions=None, alpn_protocols=None,
                hsts_max_age=None, hsts_include_subdomains=False, hsts_preload=False)
     return out
@@ -58,8 +60,9 @@ def pool(p: models.Pool, listener_ids, member_ids, healthmonitor_id) -> dict:
                loadbalancers=[{"id": p.load_balancer_id}],
                listeners=[{"id": i} for i in listener_ids],
                members=[{"id": i} for i in member_ids], healthmonitor_id=healthmonitor_id,
-               tls_enabled=p.tls_enabled, tls_container_ref=None, ca_tls_container_ref=None,
-               crl_container_ref=None, tls_ciphers=None, tls_versions=None,
+               tls_enabled=p.tls_enabled, tls_container_ref=p.tls_container_ref,
+               ca_tls_container_ref=p.ca_tls_container_ref,
+               crl_container_ref=p.crl_container_ref, tls_ciphers=None, tls_versions=None,
                alpn_protocols=None)
     return out
 
