@@ -275,3 +275,38 @@ def test_lists_page_by_limit_and_marker(designate):
             r = designate.get(f"{where}?limit={limit}")
             assert (r.status_code, r.json()["type"]) == (400, "invalid_limit"), where
     assert len(designate.get(path + "?limit=max").json()["recordsets"]) == 5
+
+
+def test_a_secondary_zone_larger_than_its_quota_is_not_taken(cloud, designate, member):
+    """The transfer stops once the master has sent more records than the zone may hold
+    (the zone_records quota): a master cannot fill the cloud's memory."""
+    import dns.name
+    import dns.rrset
+
+    from pocketstack.dns import authority, server
+
+    user, client = member
+    name = _name()
+    rrsets = [dns.rrset.from_text(name, 300, "IN", "SOA",
+                                  "ns.master. admin.master. 7 3600 600 86400 300"),
+              dns.rrset.from_text(name, 300, "IN", "NS", "ns.master.")]
+    rrsets += [dns.rrset.from_text(f"h{i}.{name}", 300, "IN", "A", f"192.0.2.{i}")
+               for i in range(1, 31)]
+    master_data = authority.Authority()
+    master_data.install(authority.ZoneData(dns.name.from_text(name), rrsets))
+    master = server.DNSServer(master_data, "127.0.0.1", 0).start()
+    r = designate.req("PATCH", f"/v2/quotas/{user['project_id']}", json={"zone_records": 10})
+    assert r.status_code == 200, r.text
+    try:
+        r = client.post("/v2/zones", {"name": name, "type": "SECONDARY",
+                                      "masters": [f"127.0.0.1:{master.port}"]})
+        assert r.status_code == 202, r.text
+        zone_id = r.json()["id"]
+        eventually(lambda: client.get(f"/v2/zones/{zone_id}").json()["status"] == "ERROR",
+                   "a zone over its quota: ERROR")
+        rows = client.get(f"/v2/zones/{zone_id}/recordsets").json()["recordsets"]
+        assert not [r for r in rows if r["type"] == "A"]
+        client.req("DELETE", f"/v2/zones/{zone_id}")
+    finally:
+        master.stop()
+        designate.req("DELETE", f"/v2/quotas/{user['project_id']}")

@@ -17,7 +17,7 @@ import dns.rrset
 import sqlalchemy as sa
 
 from pocketstack.common import config, db, runtime
-from pocketstack.dns import authority as auth
+from pocketstack.dns import authority as auth, quotas
 from pocketstack.dns.models import RecordSet, Zone
 
 LOG = logging.getLogger(__name__)
@@ -185,7 +185,9 @@ class Publisher:
         from pocketstack.dns import secondary
 
         try:
-            data = secondary.transfer(zone)
+            with db.reader() as s:
+                max_records = quotas.limits(s, zone.project_id)["zone_records"]
+            data = secondary.transfer(zone, max_records)
         except Exception as error:  # noqa: BLE001 - masters down, refused, bad data
             LOG.warning("Zone transfer of %s from %s failed: %s", zone.name, zone.masters,
                         error)

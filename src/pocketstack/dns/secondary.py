@@ -16,18 +16,30 @@ from pocketstack.dns.models import RecordSet, Zone
 TIMEOUT = 5.0
 
 
-def transfer(zone: Zone) -> auth.ZoneData:
-    """The zone from the first master that hands it over."""
+def _bounded(messages, max_records: int):
+    """The transfer's messages, stopped once they carry more than ``max_records``
+    records (the zone's quota): a master must not fill this process's memory."""
+    seen = 0
+    for message in messages:
+        seen += sum(len(rrset) for rrset in message.answer)
+        if 0 <= max_records < seen:
+            raise ValueError(f"the zone has more than {max_records} records (its quota)")
+        yield message
+
+
+def transfer(zone: Zone, max_records: int = -1) -> auth.ZoneData:
+    """The zone from the first master that hands it over, within ``max_records``
+    (the SOA, given at both ends of an AXFR, counted twice; -1: no limit)."""
     last: Exception | None = None
     for master in json.loads(zone.masters):
         host, sep, port = master.rpartition(":")
         if not sep:
             host, port = master, "53"
         try:
-            xfr = dns.zone.from_xfr(dns.query.xfr(host.strip("[]"), zone.name,
-                                                  port=int(port), timeout=TIMEOUT,
-                                                  lifetime=TIMEOUT * 2, relativize=False),
-                                    relativize=False)
+            messages = dns.query.xfr(host.strip("[]"), zone.name, port=int(port),
+                                     timeout=TIMEOUT, lifetime=TIMEOUT * 2, relativize=False)
+            limit = max_records + 1 if max_records >= 0 else -1
+            xfr = dns.zone.from_xfr(_bounded(messages, limit), relativize=False)
         except Exception as error:  # noqa: BLE001 - try the next master
             last = error
             continue
