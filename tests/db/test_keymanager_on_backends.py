@@ -51,6 +51,8 @@ def test_key_manager_on_backends(backend_cloud):
     alice.put(text_ref + "/acl", json={"read": {"users": [bob_user.id]}}, **KM)
     assert bob.get(text_ref + "/payload", headers={"Accept": "text/plain"}, **KM
                    ).text == marker
+    shared = bob.get("/v1/secrets?acl_only=true", **KM).json()
+    assert [x["secret_ref"] for x in shared["secrets"]] == [text_ref]
 
     container = alice.post("/v1/containers", json={"type": "generic", "secret_refs": [
         {"name": "t", "secret_ref": text_ref}, {"name": "b", "secret_ref": binary_ref}]},

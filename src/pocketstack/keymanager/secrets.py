@@ -447,8 +447,11 @@ def list_secrets(ctx, query, base: str,
     offset, limit = paging.clean(query.get("offset"), query.get("limit"))
     with db.reader() as s:
         if (query.get("acl_only") or "").lower() == "true":
+            # the database narrows to ACLs whose JSON text names the user (ids carry no
+            # LIKE wildcards); the exact check is on the decoded list
             shared = [a.entity_id for a in s.scalars(sa.select(Acl).where(
-                Acl.entity_type == "secret", Acl.operation == "read"))
+                Acl.entity_type == "secret", Acl.operation == "read",
+                sa.cast(Acl.users, sa.Text).like(f'%"{ctx.user_id}"%')))
                 if ctx.user_id in (a.users or [])]
             conditions = [Secret.id.in_(shared), _alive()] + conditions[2:]
         total = s.scalar(sa.select(sa.func.count()).select_from(Secret).where(*conditions))
