@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from helpers.dashboard import alert_text, csrf_token, login
+from helpers.dashboard import alert_text, csrf_token
 
 
 @pytest.fixture(scope="module")
@@ -28,29 +28,10 @@ def external_net(cloud):
     admin.network.delete_network(net)
 
 
-@pytest.fixture()
-def member(cloud):
-    user = cloud.make_user()
-    client = login(cloud, user["name"], user["password"])
-    yield user, client
-    client.close()
-
-
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
     return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
-
-
-@pytest.fixture(scope="module")
-def image_id(cloud):
-    s = cloud.session()
-    image = s.post(cloud.url + "/image/v2/images", json={
-        "name": f"dash-net-img-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
-        "container_format": "bare", "visibility": "public"}).json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
 
 
 def _wait_active(conn, server_id):
