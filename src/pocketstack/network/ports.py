@@ -137,7 +137,7 @@ def is_compute(port: Port) -> bool:
 
 
 def authorize_attributes(ctx, action: str, values: dict, target: dict,
-                          network: Network) -> None:
+                         network: Network) -> None:
     if "mac_address" in values:
         base.authorize(ctx, f"{action}:mac_address", target)
     if any("ip_address" in item for item in values.get("fixed_ips") or []):
@@ -159,7 +159,7 @@ def policy_target(project_id: str, network: Network) -> dict:
 # --- security groups and address pairs --------------------------------------------
 
 def check_security(s, ctx, port_security: bool, group_ids: list[str] | None,
-                    pairs: list[dict], project_id: str) -> None:
+                   pairs: list[dict], project_id: str) -> None:
     # As ML2: security groups need port security, not an IP address (a port without one
     # gets the default group and may be given others).
     if group_ids:
