@@ -1,5 +1,5 @@
-"""A lab of several hosts on one machine (`pocketstack lab`), and the namespace plumbing
-the overlay tests share with it.
+"""A lab of several hosts on one machine (`pocketstack lab`): its lifecycle (up, down,
+status). The namespace plumbing it shares with the overlay tests is netns_hosts.py.
 
 The layout is the one of several real machines (docs/multihost.md), each machine a
 network namespace on a switch:
@@ -32,6 +32,10 @@ import subprocess
 import sys
 import time
 
+from pocketstack.netns_hosts import (kill, link_namespaces, make_switch, namespaces, plug_host,
+                                     processes_under, remove_agent_leftovers, running, sh,
+                                     spawn, stop)
+
 UNDERLAY = "10.99.0.{}/24"
 NETWORK_NODE = "network"
 EXTNET, UPLINK = "extnet", "uplink0"
@@ -44,207 +48,6 @@ STATE_FILE = "lab.json"
 
 class LabError(Exception):
     pass
-
-
-def sh(*args, check=True, timeout=60):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=check)
-
-
-# --- namespaces on a switch (also tests/overlay_hosts.py) ----------------------------------
-
-def make_switch(ns: str, bridge: str = "sw") -> None:
-    """A namespace holding one bridge: the hosts' shared link."""
-    sh("ip", "netns", "add", ns)
-    sh("ip", "-n", ns, "link", "add", bridge, "type", "bridge")
-    sh("ip", "-n", ns, "link", "set", bridge, "up")
-
-
-def plug_host(switch: str, ns: str, index: int, address: str, bridge: str = "sw",
-              physnet_iface: str | None = None) -> None:
-    """A host namespace ``ns`` with ``up0`` on the switch holding ``address`` (a CIDR);
-    with ``physnet_iface`` a second link to the switch without an address (for flat and
-    vlan provider networks)."""
-    sh("ip", "netns", "add", ns)
-    sh("ip", "-n", switch, "link", "add", f"p{index}", "type", "veth", "peer", "name", "up0",
-       "netns", ns)
-    sh("ip", "-n", switch, "link", "set", f"p{index}", "master", bridge, "up")
-    if physnet_iface:
-        sh("ip", "-n", switch, "link", "add", f"q{index}", "type", "veth", "peer", "name",
-           physnet_iface, "netns", ns)
-        sh("ip", "-n", switch, "link", "set", f"q{index}", "master", bridge, "up")
-    for command in ("link set lo up", f"addr add {address} dev up0", "link set up0 up"):
-        sh("ip", "-n", ns, *command.split())
-
-
-def link_namespaces(ns: str, iface: str, other: str, address: str) -> None:
-    """A new namespace ``other`` whose ``eth0`` (``address``) is the peer of ``iface``
-    (up, no address) in ``ns``."""
-    sh("ip", "netns", "add", other)
-    sh("ip", "-n", ns, "link", "add", iface, "type", "veth", "peer", "name", "eth0", "netns",
-       other)
-    sh("ip", "-n", ns, "link", "set", iface, "up")
-    for command in ("link set lo up", f"addr add {address} dev eth0", "link set eth0 up"):
-        sh("ip", "-n", other, *command.split())
-
-
-def processes_under(directory: str) -> list[int]:
-    """Pids of the processes whose command line names a path in ``directory`` (a lab's or
-    fabric's processes and the dnsmasq its agents started), but for this one's own."""
-    found, mine = [], _ancestry()
-    marker = directory.rstrip("/").encode() + b"/"
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if int(pid) not in mine and marker in cmdline:
-            found.append(int(pid))
-    return found
-
-
-def _ancestry() -> set[int]:
-    """This process and its parents (a `sudo` or `timeout` before `lab down --dir …` names
-    the dir too)."""
-    pids, pid = set(), os.getpid()
-    while pid > 1 and pid not in pids:
-        pids.add(pid)
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                pid = int(f.read().rsplit(") ", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-    return pids
-
-
-def remove_agent_leftovers(directory: str, agent_dirs) -> None:
-    """What stopped agents leave behind: a network node's dnsmasq (started from
-    ``directory``), and the qdhcp-/qrouter- namespace names (the machine's, not the host
-    namespace's) their state dirs record."""
-    for pid in processes_under(directory):
-        if _command(pid).startswith("dnsmasq"):
-            _kill(pid, signal.SIGKILL)
-    for agent_dir in agent_dirs:
-        for kind, prefix in (("agent", "qdhcp-"), ("l3", "qrouter-")):
-            state = os.path.join(agent_dir, "network", kind)
-            for name in (os.listdir(state) if os.path.isdir(state) else ()):
-                sh("ip", "netns", "del", prefix + name, check=False)
-
-
-def _command(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def _kill(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
-
-
-# --- processes of the lab ---------------------------------------------------------------
-
-def spawn(argv: list[str], log_path: str, pid_path: str, netns: str | None = None,
-          module: str = "pocketstack.cli.main") -> int:
-    """``pocketstack <argv>`` in the background (in ``netns``: `ip netns exec` execs it, so
-    the pid is the process's own), its pid kept in ``pid_path``."""
-    command = [sys.executable, "-m", module, *argv]
-    if netns:
-        command = ["ip", "netns", "exec", netns, *command]
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    with open(pid_path, "w") as f:
-        f.write(f"{proc.pid}\n")
-    return proc.pid
-
-
-def running(pid_path: str, marker: str) -> int | None:
-    """The pid in ``pid_path`` while that process runs with ``marker`` in its command
-    line (a reused pid is not ours)."""
-    try:
-        with open(pid_path) as f:
-            pid = int(f.read().strip())
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            ours = marker.encode() in f.read()
-        with open(f"/proc/{pid}/stat") as f:
-            zombie = f.read().split(") ", 1)[1][:1] == "Z"
-    except (OSError, ValueError):
-        return None
-    return pid if ours and not zombie else None
-
-
-def stop(pid_path: str, marker: str, timeout: float = 30.0) -> bool:
-    """SIGTERM, then SIGKILL after ``timeout``; whether it was running."""
-    pid = running(pid_path, marker)
-    if pid is None:
-        return False
-    _kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while running(pid_path, marker) == pid:
-        if time.monotonic() > deadline:
-            _kill(pid, signal.SIGKILL)
-            deadline += 10
-        time.sleep(0.05)
-    return True
-
-
-def relay(netns: str, port: int) -> None:
-    """Forever: connections to 127.0.0.1:``port`` inside ``netns`` go on to 127.0.0.1:``port``
-    of the machine — the API, for the network node's metadata proxy and network calls,
-    at the same URL as everywhere else."""
-    import ctypes
-    import socket
-    import threading
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    clone_newnet = 0x40000000
-    with open("/proc/self/ns/net") as home, open(f"/run/netns/{netns}") as there:
-        # still one thread: the listening socket is made in the namespace, the rest here
-        if libc.setns(there.fileno(), clone_newnet) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into {netns}")
-        listener = socket.create_server(("127.0.0.1", port))
-        if libc.setns(home.fileno(), clone_newnet) != 0:
-            raise OSError(ctypes.get_errno(), "setns back")
-    while True:
-        client, _address = listener.accept()
-        threading.Thread(target=_relay_one, args=(client, port), daemon=True).start()
-
-
-def _relay_one(client, port: int) -> None:
-    import socket
-    import threading
-
-    try:
-        upstream = socket.create_connection(("127.0.0.1", port), timeout=10)
-    except OSError:
-        client.close()
-        return
-    upstream.settimeout(None)
-
-    def pipe(source, sink):
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
-                try:
-                    sock.shutdown(how)
-                except OSError:
-                    pass
-
-    back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
-    back.start()
-    pipe(client, upstream)
-    back.join()
-    client.close()
-    upstream.close()
 
 
 # --- the lab ----------------------------------------------------------------------------
@@ -333,7 +136,7 @@ class Lab:
         problem = missing_requirements()
         if problem:
             raise LabError(problem)
-        taken = [ns for ns in _namespaces() if ns.startswith(prefix + "-")]
+        taken = [ns for ns in namespaces() if ns.startswith(prefix + "-")]
         if taken:
             raise LabError(f"namespaces with the prefix {prefix}- exist already "
                            f"({', '.join(taken[:3])}): choose another --prefix")
@@ -432,7 +235,7 @@ class Lab:
             if host["role"] == "network":
                 spawn(["relay", host["ns"], str(self.state["port"]), data_dir],
                       os.path.join(data_dir, "relay.log"), os.path.join(data_dir, "relay.pid"),
-                      module="pocketstack.lab")
+                      module="pocketstack.netns_hosts")
             if host["role"] == "compute":
                 spawn(["service", "compute", *common], os.path.join(data_dir, "compute.log"),
                       os.path.join(data_dir, "compute.pid"))
@@ -493,10 +296,10 @@ class Lab:
             echo(f"removed the libvirt domain {name}")
         remove_agent_leftovers(self.dir, [self.host_dir(h["name"]) for h in self.hosts()])
         for pid in processes_under(self.dir):  # anything left of the lab's processes
-            _kill(pid, signal.SIGKILL)
+            kill(pid, signal.SIGKILL)
         self._remove_nft_tables()
         if self.prefix:
-            gone = [ns for ns in _namespaces() if ns.startswith(self.prefix + "-")]
+            gone = [ns for ns in namespaces() if ns.startswith(self.prefix + "-")]
             for ns in gone:
                 sh("ip", "netns", "del", ns, check=False)
             if gone:
@@ -583,7 +386,7 @@ class Lab:
                 pass
         rows = []
         for host in self.hosts():
-            row = dict(host, namespace=host["ns"] if host["ns"] in _namespaces()
+            row = dict(host, namespace=host["ns"] if host["ns"] in namespaces()
                        else f"{host['ns']} (missing)")
             for what in ("network-agent", "compute"):
                 pid = running(*self._pid(host, what)) if what in self._processes(host) \
@@ -615,12 +418,3 @@ def _hypervisors(session) -> dict[str, dict]:
     body = session.get("/os-hypervisors/detail", endpoint_filter=_COMPUTE,
                        headers={"OpenStack-API-Version": "compute 2.53"}).json()
     return {h["hypervisor_hostname"]: h for h in body["hypervisors"]}
-
-
-def _namespaces() -> list[str]:
-    out = sh("ip", "netns", "list", check=False).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-if __name__ == "__main__" and sys.argv[1:2] == ["relay"]:
-    relay(sys.argv[2], int(sys.argv[3]))  # (argv[4], the lab's dir, marks it as the lab's)

@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
 from helpers.up_process import UpProcess  # noqa: E402
-from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}
 UNSETTLED = ("reserved", "attaching", "detaching", "creating", "downloading", "deleting")
@@ -157,12 +157,12 @@ def cloud_with_networks(api: Api) -> dict:
 
 def kill(up: UpProcess) -> None:
     """SIGKILL the main process; its children (with --workers) go with it."""
-    old_children = _children(up.proc.pid)
+    old_children = child_pids(up.proc.pid)
     if up.proc.poll() is None:
         up.proc.send_signal(signal.SIGKILL)
     up.proc.wait(10)
     up.stop()
-    wait_for("the old processes gone", lambda: not _alive(old_children), 20)
+    wait_for("the old processes gone", lambda: not alive_pids(old_children), 20)
 
 
 def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
@@ -231,8 +231,8 @@ def builds_held_then_killed(up: UpProcess, api: Api) -> dict:
     # made certain: the process of its host is stopped before and killed after).
     [port] = api.ports(running)
     host = api.servers()[running]["OS-EXT-SRV-ATTR:host"]
-    stopped = [p for p in _children(up.proc.pid)
-               if f"--name compute-{host.rsplit('-', 1)[-1]} " in _cmdline(p)]
+    stopped = [p for p in child_pids(up.proc.pid)
+               if f"--name compute-{host.rsplit('-', 1)[-1]} " in cmdline_of(p)]
     for pid in stopped:
         os.kill(pid, signal.SIGSTOP)
     fip = api.floating_ip(external, port["id"])

@@ -24,8 +24,8 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
 from helpers.up_process import EXE, UpProcess  # noqa: E402
-from test_workers import _alive, _children, _cmdline  # noqa: E402
 
 VOLUME_API = {"OpenStack-API-Version": "volume 3.44"}
 # No volume may be left in these once the cloud has settled.
@@ -242,7 +242,7 @@ def test_compute_child_killed_mid_burst_of_boots_with_volumes(root):
     try:
         api = Api(up)
         image_id, volumes = image_and_volumes(api, 8)
-        [compute] = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        [compute] = [p for p in child_pids(up.proc.pid) if "--name compute-1 " in cmdline_of(p)]
 
         def nothing(_n):
             pass
@@ -254,7 +254,7 @@ def test_compute_child_killed_mid_burst_of_boots_with_volumes(root):
         # loaded machine that cmp-1 had finished its builds and no build met the kill.)
         os.kill(compute, signal.SIGKILL)
         ids += burst(api, image_id, volumes[4:], extra=4, on_accepted=nothing)
-        assert len(ids) == 16 and not _alive([compute])
+        assert len(ids) == 16 and not alive_pids([compute])
         servers, took = settle(api, ids, 90)
         print(f"16 boots settled {took:.1f}s after the burst "
               f"({time.monotonic() - started:.1f}s in all)")
@@ -343,7 +343,7 @@ def test_main_process_killed_while_images_are_copied_into_new_volumes(root):
     try:
         api = Api(up)
         image_id = api.image(b"\x01" * (32 << 20))  # long enough a copy to kill during
-        old_children = _children(up.proc.pid)
+        old_children = child_pids(up.proc.pid)
         ids = burst(api, image_id, [], extra=6, on_accepted=lambda n: None)
         assert len(ids) == 6
         wait_for("a volume downloading", lambda: any(
@@ -353,7 +353,7 @@ def test_main_process_killed_while_images_are_copied_into_new_volumes(root):
         up.stop()
         up = UpProcess(data_dir, conf=CONF, port=up.port,
                        args=("--workers", "2")).start(timeout=120)
-        assert not _alive(old_children), [_cmdline(p) for p in _alive(old_children)]
+        assert not alive_pids(old_children), [cmdline_of(p) for p in alive_pids(old_children)]
         api = Api(up)
         servers, took = settle(api, ids, 60)
         print(f"{len(servers)} servers settled {took:.1f}s after the restart")
@@ -380,8 +380,8 @@ def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
     try:
         api = Api(up)
         image_id, volumes = image_and_volumes(api, 4)
-        old = _children(up.proc.pid)
-        [stopped] = [p for p in old if "--name compute-1 " in _cmdline(p)]
+        old = child_pids(up.proc.pid)
+        [stopped] = [p for p in old if "--name compute-1 " in cmdline_of(p)]
 
         def kill(n):
             if n == 4:
@@ -391,7 +391,7 @@ def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
         ids = burst(api, image_id, volumes, extra=4, on_accepted=kill)
         up.proc.wait(10)
         up.stop()
-        wait_for("the other children gone", lambda: _alive(old) == [stopped], 10)
+        wait_for("the other children gone", lambda: alive_pids(old) == [stopped], 10)
 
         again = UpProcess(data_dir, conf=CONF, port=up.port, args=("--workers", "2"))
         up = again.spawn()
@@ -399,12 +399,12 @@ def test_a_restart_waits_for_the_children_of_a_killed_main_process(root):
                  in up.output(), 60, detail=up.output)
         time.sleep(1.0)
         assert "pocketstack is up at" not in up.output()
-        assert not _children(up.proc.pid), "started children beside the old ones"
+        assert not child_pids(up.proc.pid), "started children beside the old ones"
         os.kill(stopped, signal.SIGCONT)
         wait_for("up", lambda: "pocketstack is up at" in up.output()
                  or up.proc.poll() is not None, 60)
         assert up.proc.poll() is None, up.output()
-        assert not _alive(old)
+        assert not alive_pids(old)
         stopped = None
         api = Api(up)
         servers, took = settle(api, ids, 30)
@@ -436,14 +436,14 @@ def test_api_child_killed_mid_burst_of_boots_with_volumes(root):
     try:
         api = Api(up)
         image_id, volumes = image_and_volumes(api, 8)
-        [child] = [p for p in _children(up.proc.pid) if "--name api-1 " in _cmdline(p)]
+        [child] = [p for p in child_pids(up.proc.pid) if "--name api-1 " in cmdline_of(p)]
 
         def kill(n):
             if n == 3:
                 os.kill(child, signal.SIGKILL)
 
         ids = burst(api, image_id, volumes, extra=4, on_accepted=kill)
-        assert not _alive([child])
+        assert not alive_pids([child])
         servers, took = settle(api, ids, 30)
         print(f"{len(servers)} servers ({len(ids)} acknowledged) settled {took:.1f}s after "
               "the burst")

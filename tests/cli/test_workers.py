@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
 from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
 
 # Two hosts of 3 vCPUs each, no overcommit: room for exactly 6 one-vCPU servers.
@@ -44,47 +45,11 @@ def _hypervisor_usage(conn) -> list[dict]:
     return conn.compute.get("/os-hypervisors/detail",
                             microversion="2.87").json()["hypervisors"]
 
-def _children(pid: int) -> list[int]:
-    """Pids whose parent is ``pid``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(name))
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _alive(pids) -> list[int]:
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
-                    alive.append(pid)
-        except OSError:
-            pass
-    return alive
-
-
 def _wait_gone(pids, bound: float) -> list[int]:
     deadline = time.monotonic() + bound
-    while _alive(pids) and time.monotonic() < deadline:
+    while alive_pids(pids) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _alive(pids)
+    return alive_pids(pids)
 
 
 def _env() -> dict:
@@ -123,11 +88,11 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
     assert started.returncode == 0, started.stdout + started.stderr
     with open(os.path.join(data_dir, "pocketstack.pid")) as f:
         main_pid = int(f.read())
-    children = _children(main_pid)
+    children = child_pids(main_pid)
     try:
         # One API worker and two compute processes (the default: one per worker, each
         # with one of the two hosts) beside the main process.
-        kinds = sorted(_cmdline(pid).split("--name ")[1].split()[0] for pid in children)
+        kinds = sorted(cmdline_of(pid).split("--name ")[1].split()[0] for pid in children)
         assert kinds == ["api-1", "compute-1", "compute-2"], kinds
 
         up = UpProcess(data_dir, port=port)
@@ -173,8 +138,8 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
         down = subprocess.run([EXE, "down", "--data-dir", data_dir], capture_output=True,
                               text=True, timeout=90, env=_env())
     assert down.returncode == 0, down.stdout + down.stderr
-    assert not _alive([main_pid])
-    assert not _alive(children), [_cmdline(p) for p in _alive(children)]
+    assert not alive_pids([main_pid])
+    assert not alive_pids(children), [cmdline_of(p) for p in alive_pids(children)]
     assert not [n for n in os.listdir(os.path.join(data_dir, "rpc")) if n.endswith(".sock")]
     audit = subprocess.run([EXE, "audit", "--data-dir", data_dir, "--config-file", conf_path],
                            capture_output=True, text=True, timeout=120, env=_env())
@@ -226,8 +191,8 @@ def test_children_stop_when_the_main_process_is_killed(root):
     up = UpProcess(os.path.join(root, "data"), conf=CONF,
                    args=("--admin-password", "pw", "--workers", "2")).start(timeout=120)
     try:
-        children = _children(up.proc.pid)
-        assert len(children) == 3, [_cmdline(p) for p in children]
+        children = child_pids(up.proc.pid)
+        assert len(children) == 3, [cmdline_of(p) for p in children]
         # Served by whichever process accepts: every request works while all run.
         session = up.session(password="pw")
         for _ in range(10):
@@ -247,7 +212,7 @@ def test_children_stop_when_the_main_process_is_killed(root):
         up.proc.send_signal(signal.SIGKILL)
         up.proc.wait(10)
         # Bounded wait for correctness (they exit as soon as they notice), not a timing check.
-        assert not _wait_gone(children, 60), [_cmdline(p) for p in _alive(children)]
+        assert not _wait_gone(children, 60), [cmdline_of(p) for p in alive_pids(children)]
     finally:
         up.stop()
 
@@ -275,11 +240,11 @@ def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(ro
         assert len(wanted) == 2
         open(host_file, "w").close()  # as if the rewrite had been lost with the process
 
-        compute = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        compute = [p for p in child_pids(up.proc.pid) if "--name compute-1 " in cmdline_of(p)]
         assert len(compute) == 1
         os.kill(compute[0], signal.SIGKILL)
         assert not _missing_host_lines(host_file, wanted, 90)
-        again = [p for p in _children(up.proc.pid) if "--name compute-1 " in _cmdline(p)]
+        again = [p for p in child_pids(up.proc.pid) if "--name compute-1 " in cmdline_of(p)]
         assert len(again) == 1 and again[0] != compute[0]
 
         more = [conn.compute.create_server(name=f"r-more-{i}", image_id=image.id,

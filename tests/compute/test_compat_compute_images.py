@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from tests.compute.conftest import Compute
+from compute_rest import Compute
 
 
 @pytest.fixture(scope="module")

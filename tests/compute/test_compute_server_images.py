@@ -11,8 +11,7 @@ import uuid
 
 import pytest
 
-from compute_rest import Compute
-from test_compute_volumes import Volumes
+from compute_rest import Compute, Volumes
 
 
 @pytest.fixture

@@ -11,47 +11,9 @@ import uuid
 
 import pytest
 
-from compute_rest import Compute
+from compute_rest import Compute, Volumes
 
 NIL = "00000000-0000-0000-0000-000000000000"
-VOLUME_API = {"OpenStack-API-Version": "volume 3.60"}
-
-
-class Volumes:
-    """The volume service through the catalog's block-storage endpoint, as a user."""
-
-    def __init__(self, session):
-        self.s = session
-
-    def req(self, method, path, json=None, version=None):
-        headers = {"OpenStack-API-Version": f"volume {version}"} if version else VOLUME_API
-        r = self.s.request(path, method, json=json, headers=headers, raise_exc=False,
-                           endpoint_filter={"service_type": "block-storage",
-                                            "interface": "public"})
-        return r
-
-    def create(self, size=1, **extra):
-        r = self.req("POST", "/volumes", {"volume": dict({"size": size,
-                                                          "name": f"v-{uuid.uuid4().hex[:6]}"},
-                                                         **extra)})
-        assert r.status_code == 202, r.text
-        return self.wait(r.json()["volume"]["id"], "available")
-
-    def get(self, volume_id):
-        r = self.req("GET", f"/volumes/{volume_id}")
-        return r.json()["volume"] if r.status_code == 200 else None
-
-    def wait(self, volume_id, status, timeout=30.0):
-        deadline = time.monotonic() + timeout
-        while True:
-            volume = self.get(volume_id)
-            if (volume or {}).get("status") == status or (volume is None and
-                                                           status == "deleted"):
-                return volume
-            assert time.monotonic() < deadline, f"{volume_id} not {status}: {volume}"
-            time.sleep(0.02)
-
-
 def _driver(cloud, host):
     return next(w.manager.driver for w in cloud.cloud.workers
                 if getattr(w, "manager", None) is not None

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
+from helpers.dashboard import alert_text, csrf_token, login
 
 ADMIN_PAGES = ("/dashboard/admin/projects", "/dashboard/admin/users",
                "/dashboard/admin/quotas", "/dashboard/admin/resource-providers",
@@ -24,7 +24,7 @@ def admin_client(cloud):
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 def test_projects_create_and_delete_and_a_duplicate_name_is_the_apis_409(cloud, admin_client):
@@ -41,7 +41,7 @@ def test_projects_create_and_delete_and_a_duplicate_name_is_the_apis_409(cloud, 
     api = cloud.session().post(cloud.url + "/identity/v3/projects",
                                json={"project": {"name": name}}, raise_exc=False)
     assert bad.status_code == api.status_code == 409
-    assert _alert(bad.text) == api.json()["error"]["message"]
+    assert alert_text(bad.text) == api.json()["error"]["message"]
     assert [p.id for p in sdk.identity.projects(name=name)] == [project.id]
     r = _post(admin_client, "/dashboard/admin/projects", action="delete",
               project_id=project.id)
@@ -72,7 +72,7 @@ def test_users_create_assign_revoke_delete(cloud, admin_client):
         login(cloud, name, "s3cret-pass", project.name).close()
         bad = _post(admin_client, "/dashboard/admin/users", action="assign",
                     user_id=user.id, project_id=project.id, role_id="no-such-role")
-        assert bad.status_code == 404 and "no-such-role" in _alert(bad.text)
+        assert bad.status_code == 404 and "no-such-role" in alert_text(bad.text)
         assert _post(admin_client, "/dashboard/admin/users", action="assign",
                      user_id=user.id, project_id="", role_id=member.id).status_code == 400
         r = _post(admin_client, "/dashboard/admin/users", action="revoke", user_id=user.id,
@@ -81,7 +81,7 @@ def test_users_create_assign_revoke_delete(cloud, admin_client):
         assert list(sdk.identity.role_assignments(user_id=user.id)) == []
         bad = _post(admin_client, "/dashboard/admin/users", action="create", name=name,
                     password="x")
-        assert bad.status_code == 409 and _alert(bad.text)
+        assert bad.status_code == 409 and alert_text(bad.text)
         assert len(list(sdk.identity.users(name=name))) == 1
         r = _post(admin_client, "/dashboard/admin/users", action="delete", user_id=user.id)
         assert r.status_code == 303 and sdk.identity.find_user(name) is None
@@ -102,7 +102,7 @@ def test_quotas_edit_across_services_and_a_bad_value_changes_nothing(cloud, admi
     assert (f'name="compute.instances" inputmode="numeric" value="{compute["instances"]}"'
             in page.text)
     r = admin_client.post("/dashboard/admin/quotas", data={
-        "csrf_token": _csrf(page.text), "project_id": project, "compute.instances": "7",
+        "csrf_token": csrf_token(page.text), "project_id": project, "compute.instances": "7",
         "volume.volumes": "3", "network.floatingip": "2"})
     assert r.status_code == 200 and 'role="status">Quotas saved.' in r.text
     assert 'name="compute.instances" inputmode="numeric" value="7"' in r.text
@@ -116,9 +116,9 @@ def test_quotas_edit_across_services_and_a_bad_value_changes_nothing(cloud, admi
     # A good compute value with a bad network one: the API's message, and the compute
     # quota keeps its old value (nothing half-made).
     bad = admin_client.post("/dashboard/admin/quotas", data={
-        "csrf_token": _csrf(page.text), "project_id": project, "compute.instances": "9",
+        "csrf_token": csrf_token(page.text), "project_id": project, "compute.instances": "9",
         "network.port": "many"})
-    assert bad.status_code == 400 and _alert(bad.text)
+    assert bad.status_code == 400 and alert_text(bad.text)
     assert 'value="many"' in bad.text
     assert s.get(f"{cloud.url}/compute/v2.1/os-quota-sets/{project}").json()[
         "quota_set"]["instances"] == 7
@@ -132,7 +132,7 @@ def test_a_member_gets_403_pages_and_no_admin_menu(cloud):
         for path in ADMIN_PAGES:
             page = client.get(path)
             assert page.status_code == 403 and "for admins only" in page.text
-            csrf = _csrf(client.get("/dashboard/servers").text)
+            csrf = csrf_token(client.get("/dashboard/servers").text)
             assert client.post(path, data={"csrf_token": csrf, "action": "create",
                                            "name": "sneaky"}).status_code in (403, 405)
         assert cloud.sdk().identity.find_project("sneaky") is None
@@ -218,7 +218,7 @@ def test_the_service_project_and_users_offer_no_delete_and_a_forged_one_is_the_a
     api = cloud.session().delete(f"{cloud.url}/identity/v3/projects/{service.id}",
                                  raise_exc=False)
     assert r.status_code == api.status_code == 403
-    assert _alert(r.text) == api.json()["error"]["message"]
+    assert alert_text(r.text) == api.json()["error"]["message"]
     assert sdk.identity.find_project("service", domain_id="default") is not None
 
     nova = sdk.identity.find_user("nova", domain_id="default")
@@ -229,7 +229,7 @@ def test_the_service_project_and_users_offer_no_delete_and_a_forged_one_is_the_a
     admin_role = sdk.identity.find_role("admin")
     r = _post(admin_client, "/dashboard/admin/users", action="revoke", user_id=nova.id,
               project_id=service.id, role_id=admin_role.id)
-    assert r.status_code == 403 and "from a service user" in _alert(r.text)
+    assert r.status_code == 403 and "from a service user" in alert_text(r.text)
     r = _post(admin_client, "/dashboard/admin/users", action="delete", user_id=nova.id)
-    assert r.status_code == 403 and _alert(r.text).startswith("Cannot delete user nova")
+    assert r.status_code == 403 and alert_text(r.text).startswith("Cannot delete user nova")
     assert sdk.identity.find_user("nova", domain_id="default") is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.test_dashboard_pages import _csrf, login
+from helpers.dashboard import csrf_token, login
 
 GARBAGE = ["²", "9" * 40, "-0", " ", "\x00", "a" * 300, "<script>x</script>", "1e3", "../..",
            "ünïcödé"]
@@ -34,7 +34,7 @@ def _check(client, path, csrf, form):
 @pytest.mark.parametrize("value", GARBAGE)
 def test_garbage_in_the_network_storage_and_admin_forms_is_never_a_500(cloud, people, value):
     user, member, admin, group = people
-    csrf = _csrf(member.get("/dashboard/servers").text)
+    csrf = csrf_token(member.get("/dashboard/servers").text)
     for path, form in [
         ("/dashboard/floating-ips", {"action": "allocate", "network_id": value}),
         ("/dashboard/floating-ips", {"action": "associate", "floatingip_id": value,
@@ -60,7 +60,7 @@ def test_garbage_in_the_network_storage_and_admin_forms_is_never_a_500(cloud, pe
         ("/dashboard/volumes/backups", {"action": "delete", "item_id": value}),
     ]:
         _check(member, path, csrf, form)
-    csrf = _csrf(admin.get("/dashboard/servers").text)
+    csrf = csrf_token(admin.get("/dashboard/servers").text)
     roles = {"project_id": user["project_id"], "user_id": user["id"], "role_id": value}
     for path, form in [
         ("/dashboard/admin/users", {"action": "assign", **roles}),

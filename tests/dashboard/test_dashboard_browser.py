@@ -3,49 +3,18 @@ log in through the form and open a server's boot waterfall."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import uuid
 
 import pytest
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
-from selenium.common.exceptions import (  # noqa: E402
-    StaleElementReferenceException, WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-
-def _find(name: str) -> str | None:
-    path = shutil.which(name) or f"/usr/bin/{name}"
-    return path if os.path.exists(path) else None
-
-
-@pytest.fixture
-def browser(tmp_path):
-    # Looked for when a test runs, not at collection: a chromium installed while a long
-    # run is under way is used, and a skip's reason says what is missing now.
-    chromium, chromedriver = _find("chromium"), _find("chromedriver")
-    if chromium is None or chromedriver is None:
-        missing = " and ".join(n for n, p in (("chromium", chromium),
-                                             ("chromedriver", chromedriver)) if p is None)
-        pytest.skip(f"{missing} not found (Debian: apt-get install chromium "
-                    "chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=webdriver.ChromeService(chromedriver), options=options)
-    driver.set_page_load_timeout(60)
-    driver.implicitly_wait(10)  # a click's navigation may still be loading when find runs
-    try:
-        yield driver
-    finally:
-        driver.quit()
+from helpers.dashboard_browser import log_in, submit, wait_for_table, wait_for_url  # noqa: E402
 
 
 @pytest.fixture
@@ -60,45 +29,6 @@ def shot(tmp_path):
                 os.makedirs(folder, exist_ok=True)
                 assert browser.save_screenshot(os.path.join(folder, f"dashboard-{name}.png"))
     return take
-
-
-def _log_in(browser, url, name, password, project=None):
-    browser.get(url + "/dashboard/login")
-    browser.find_element(By.ID, "username").send_keys(name)
-    browser.find_element(By.ID, "password").send_keys(password)
-    if project:
-        browser.find_element(By.ID, "project").send_keys(project)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    _wait_for_url(browser, lambda u: u.endswith("/dashboard/servers"))
-
-
-def _wait_for_table(browser, text: str) -> None:
-    """Until the (reloaded) page's table shows ``text``; the old page's table may go stale
-    under our feet while the new one loads (as a stale reference, or as chromedriver's
-    "Node with given id does not belong to the document" when the swap is mid-read)."""
-    def shows(b) -> bool:
-        try:
-            return text in b.find_element(By.TAG_NAME, "table").text
-        except WebDriverException as error:
-            if "does not belong to the document" in str(error):
-                return False
-            raise
-    WebDriverWait(browser, 60, poll_frequency=0.1,
-                  ignored_exceptions=(StaleElementReferenceException,)).until(shows)
-
-
-def _submit(browser, css: str) -> None:
-    """Click a form's button and wait for the page it leads to: until then the old page's
-    elements (the same ids) would still be found."""
-    old = browser.find_element(By.TAG_NAME, "html")
-    browser.find_element(By.CSS_SELECTOR, css).click()
-    WebDriverWait(browser, 60, poll_frequency=0.05).until(expected_conditions.staleness_of(old))
-
-
-def _wait_for_url(browser, test) -> str:
-    """A click returns before its navigation ends: wait for the URL it leads to."""
-    WebDriverWait(browser, 30, poll_frequency=0.05).until(lambda b: test(b.current_url))
-    return browser.current_url
 
 
 def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
@@ -133,7 +63,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         browser.find_element(By.ID, "username").send_keys(user["name"])
         browser.find_element(By.ID, "password").send_keys(user["password"])
         browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
+        wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         browser.find_element(By.LINK_TEXT, "browser-vm").click()
         assert browser.find_element(By.ID, "waterfall").text == "Waterfalls, one per request"
         browser.execute_script("document.getElementById('boot-path-title').scrollIntoView();")
@@ -153,7 +83,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         Select(browser.find_element(By.ID, "security_groups")).select_by_value("default")
         shot(browser, "launch")
         browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-        form_vm = _wait_for_url(browser, lambda url: "/launch" not in url).rsplit("/", 1)[1]
+        form_vm = wait_for_url(browser, lambda url: "/launch" not in url).rsplit("/", 1)[1]
         browser.get(cloud.url + "/dashboard/servers")
         browser.execute_script("window.stillTheSamePage = true;")
         cell = browser.find_element(By.CSS_SELECTOR, f'[data-server-status="{form_vm}"]')
@@ -169,7 +99,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         # (a fault rule), and the page follows it to its result without a reload.
         rule = s.post(cloud.url + "/pocketstack/v1/faults", json={"fault": {
             "operation": "power_on", "action": "hang", "hang_seconds": 2, "times": 1}})
-        _submit(browser, 'button[value="start"]')
+        submit(browser, 'button[value="start"]')
         progress = browser.find_element(By.ID, "server-progress")
         assert progress.text == "powering-on"  # the page the start led to
         browser.execute_script("window.stillTheSamePage = true;")
@@ -211,15 +141,15 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         # A floating IP for form-vm, allocated and associated on the Floating IPs page.
         browser.get(cloud.url + "/dashboard/floating-ips")
         Select(browser.find_element(By.ID, "fip-network")).select_by_value(external.id)
-        _submit(browser, 'button[value="allocate"]')
-        _submit(browser, 'button[value="associate"]')
+        submit(browser, 'button[value="allocate"]')
+        submit(browser, 'button[value="associate"]')
         assert "form-vm" in browser.find_element(By.CSS_SELECTOR, "[data-associated]").text
         shot(browser, "floating-ips")
         # A static route through the Routers page's form.
         browser.get(cloud.url + "/dashboard/routers")
         browser.find_element(By.ID, f"dst-{router.id}").send_keys("10.200.0.0/24")
         browser.find_element(By.ID, f"hop-{router.id}").send_keys("10.66.0.9")
-        _submit(browser, 'button[value="add_route"]')
+        submit(browser, 'button[value="add_route"]')
         route = browser.find_element(By.CSS_SELECTOR, '[data-route="10.200.0.0/24"]')
         assert "via 10.66.0.9" in route.text
         shot(browser, "routers")
@@ -267,7 +197,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
         shot(browser, "topology")
         browser.get(cloud.url + f"/dashboard/servers/{form_vm}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="delete"]').click()
-        _wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
+        wait_for_url(browser, lambda url: url.endswith("/dashboard/servers"))
         WebDriverWait(browser, 60, poll_frequency=0.1).until(
             lambda _: conn.compute.find_server(form_vm) is None)
     finally:
@@ -288,7 +218,7 @@ def test_log_in_and_open_the_boot_waterfall(cloud, browser, shot):
 
 def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
     user = cloud.make_user()
-    _log_in(browser, cloud.url, user["name"], user["password"])
+    log_in(browser, cloud.url, user["name"], user["password"])
     browser.find_element(By.LINK_TEXT, "Images").click()
     path = tmp_path / "disk.raw"
     path.write_bytes(os.urandom(8 << 20))
@@ -302,7 +232,7 @@ def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
           sessionStorage.setItem('seen', JSON.stringify(seen));
         }).observe(document.getElementById('upload-status'), {childList: true});""")
     browser.find_element(By.CSS_SELECTOR, "#upload-form button[type=submit]").click()
-    _wait_for_table(browser, "uploaded-in-browser")
+    wait_for_table(browser, "uploaded-in-browser")
     seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'));")
     assert "100% sent" in seen and "Uploaded." in seen, seen
     [image] = [i for i in cloud.user_sdk(user).image.images()
@@ -320,7 +250,7 @@ def test_upload_an_image_with_a_progress_bar(cloud, browser, shot, tmp_path):
         < 0.95)
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", bar)
     shot(browser, "image-upload")
-    _wait_for_table(browser, "second")
+    wait_for_table(browser, "second")
 
 
 def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
@@ -335,16 +265,16 @@ def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
     secret = conn.compute.create_server(name="project-a-only", image_id=image["id"],
                                         flavor_id="42", networks="none")
     try:
-        _log_in(browser, cloud.url, b["name"], b["password"])
+        log_in(browser, cloud.url, b["name"], b["password"])
         assert "project-a-only" not in browser.find_element(By.TAG_NAME, "main").text
         browser.get(cloud.url + f"/dashboard/servers/{secret.id}")
         assert "project-a-only" not in browser.page_source
         assert browser.find_element(By.CSS_SELECTOR, "[role=alert]").text
         assert not browser.find_elements(By.LINK_TEXT, "Hypervisors")  # no admin menu
         browser.find_element(By.CSS_SELECTOR, "form[action$='/logout'] button").click()
-        _wait_for_url(browser, lambda u: u.endswith("/dashboard/login"))
+        wait_for_url(browser, lambda u: u.endswith("/dashboard/login"))
 
-        _log_in(browser, cloud.url, "admin", cloud.admin_password, "admin")
+        log_in(browser, cloud.url, "admin", cloud.admin_password, "admin")
         browser.find_element(By.LINK_TEXT, "Hypervisors").click()
         hosts = [h["hypervisor_hostname"] for h in s.get(
             cloud.url + "/compute/v2.1/os-hypervisors").json()["hypervisors"]]
@@ -359,11 +289,11 @@ def test_isolation_in_the_browser_and_the_admin_pages(cloud, browser, shot):
         browser.find_element(By.LINK_TEXT, "Quotas").click()
         Select(browser.find_element(By.ID, "quota-project-pick")).select_by_value(
             a["project_id"])
-        _submit(browser, "form[method=get] button")
+        submit(browser, "form[method=get] button")
         field = browser.find_element(By.ID, "quota-compute.instances")
         field.clear()
         field.send_keys("4")
-        _submit(browser, "form[aria-label='Edit quotas'] button")
+        submit(browser, "form[aria-label='Edit quotas'] button")
         assert browser.find_element(By.CSS_SELECTOR, "[role=status]").text == "Quotas saved."
         assert s.get(cloud.url + f"/compute/v2.1/os-quota-sets/{a['project_id']}").json()[
             "quota_set"]["instances"] == 4

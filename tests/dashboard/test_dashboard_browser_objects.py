@@ -13,16 +13,15 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from tests.dashboard.test_dashboard_browser import (_log_in, _submit, _wait_for_table,  # noqa: E402
-                                          browser)  # noqa: F401
+from helpers.dashboard_browser import log_in, submit, wait_for_table  # noqa: E402
 
 
-def test_upload_an_object_with_a_progress_bar_and_publish_it(cloud, browser, tmp_path):  # noqa: F811
+def test_upload_an_object_with_a_progress_bar_and_publish_it(cloud, browser, tmp_path):
     user = cloud.make_user()
-    _log_in(browser, cloud.url, user["name"], user["password"])
+    log_in(browser, cloud.url, user["name"], user["password"])
     browser.find_element(By.LINK_TEXT, "Containers").click()
     browser.find_element(By.ID, "container-name").send_keys("photos")
-    _submit(browser, "button[value=create]")
+    submit(browser, "button[value=create]")
     browser.find_element(By.LINK_TEXT, "photos").click()
     data = os.urandom(4 << 20)
     path = tmp_path / "cat.bin"
@@ -36,14 +35,14 @@ def test_upload_an_object_with_a_progress_bar_and_publish_it(cloud, browser, tmp
           sessionStorage.setItem('seen', JSON.stringify(seen));
         }).observe(document.getElementById('upload-status'), {childList: true});""")
     browser.find_element(By.CSS_SELECTOR, "#object-upload-form button[type=submit]").click()
-    _wait_for_table(browser, "cat.bin")  # the folder's page, where it went
+    wait_for_table(browser, "cat.bin")  # the folder's page, where it went
     assert browser.current_url.endswith("/dashboard/containers/photos?prefix=2026%2F")
     seen = browser.execute_script("return JSON.parse(sessionStorage.getItem('seen'));")
     assert "100% sent" in seen and "Uploaded." in seen, seen
     account = cloud.user_session(user).get_endpoint(service_type="object-store",
                                                      interface="public")
     assert httpx.get(f"{account}/photos/2026/cat.bin").status_code == 401
-    _submit(browser, "button[value=public]")
+    submit(browser, "button[value=public]")
     WebDriverWait(browser, 30, poll_frequency=0.05).until(
         lambda b: b.find_element(By.CSS_SELECTOR, "[data-access]").text.startswith("public"))
     anonymous = httpx.get(f"{account}/photos/2026/cat.bin")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from helpers.cloud import wait_for
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from helpers.dashboard import alert_text, csrf_token
 
 DNS = {"service_type": "dns"}
 
@@ -18,7 +18,7 @@ def _zone_name() -> str:
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 def _zone(s, name):
@@ -68,17 +68,17 @@ def test_bad_zone_input_shows_designates_message(cloud, member):
     api = s.post("/v2/zones", endpoint_filter=DNS, raise_exc=False,
                  json={"name": "no-trailing-dot.org", "email": "a@example.org"})
     assert r.status_code == api.status_code == 400
-    assert _alert(r.text) == api.json()["message"]
+    assert alert_text(r.text) == api.json()["message"]
     assert 'value="no-trailing-dot.org"' in r.text  # the form keeps what was typed
     r = _post(client, "/dashboard/zones", action="create", name=_zone_name(),
               email="a@example.org", ttl="soon")
-    assert r.status_code == 400 and _alert(r.text)
+    assert r.status_code == 400 and alert_text(r.text)
     # Another project's zone: designate's 404, shown on the page and for its recordsets.
     other = cloud.user_session(cloud.make_user())
     theirs = other.post("/v2/zones", endpoint_filter=DNS, json={
         "name": _zone_name(), "email": "a@example.org"}).json()
     r = _post(client, "/dashboard/zones", action="delete", zone_id=theirs["id"])
-    assert r.status_code == 404 and _alert(r.text)
+    assert r.status_code == 404 and alert_text(r.text)
     assert client.get(f"/dashboard/zones/{theirs['id']}").status_code == 404
     assert other.get(f"/v2/zones/{theirs['id']}", endpoint_filter=DNS).status_code == 200
 
@@ -114,14 +114,14 @@ def test_recordsets_create_with_a_relative_name_and_delete(cloud, member):
                  raise_exc=False, json={"name": "bad." + name, "type": "A",
                                         "records": ["not-an-ip"]})
     assert r.status_code == api.status_code == 400
-    assert _alert(r.text) == api.json()["message"]
+    assert alert_text(r.text) == api.json()["message"]
     r = _post(client, path, action="create", name="www", type="A", records="192.0.2.12")
-    assert r.status_code == 409 and _alert(r.text)
+    assert r.status_code == 409 and alert_text(r.text)
     r = _post(client, path, action="delete", recordset_id=rs["id"])
     assert r.status_code == 303
     wait_for(lambda: s.get(f"/v2/zones/{zone['id']}/recordsets/{rs['id']}",
                            endpoint_filter=DNS, raise_exc=False).status_code == 404,
              10, "the recordset gone", 0.05)
     r = _post(client, path, action="delete", recordset_id=rs["id"])
-    assert r.status_code == 404 and _alert(r.text)
+    assert r.status_code == 404 and alert_text(r.text)
     s.delete(f"/v2/zones/{zone['id']}", endpoint_filter=DNS)

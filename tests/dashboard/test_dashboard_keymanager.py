@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from helpers.dashboard import alert_text, csrf_token
 
 KM = {"service_type": "key-manager"}
 
@@ -42,7 +42,7 @@ def test_delete_a_secret_and_barbicans_refusal(cloud, member):
     s = cloud.user_session(user)
     ref = _store(s, "gone-soon", name="temporary")
     secret_id = ref.rsplit("/", 1)[1]
-    csrf = _csrf(client.get("/dashboard/secrets").text)
+    csrf = csrf_token(client.get("/dashboard/secrets").text)
     r = client.post("/dashboard/secrets", data={"csrf_token": csrf, "action": "delete",
                                                 "secret_id": secret_id})
     assert r.status_code == 303
@@ -53,18 +53,18 @@ def test_delete_a_secret_and_barbicans_refusal(cloud, member):
                                                 "secret_id": secret_id})
     api = s.delete(ref, endpoint_filter=KM, raise_exc=False)
     assert r.status_code == api.status_code == 404
-    assert _alert(r.text) == api.json()["description"]
+    assert alert_text(r.text) == api.json()["description"]
     # Another project's secret: barbican's refusal for this member, and it stays.
     theirs = _store(cloud.user_session(cloud.make_user()), "x")
     r = client.post("/dashboard/secrets", data={"csrf_token": csrf, "action": "delete",
                                                 "secret_id": theirs.rsplit("/", 1)[1]})
     api = s.delete(theirs, endpoint_filter=KM, raise_exc=False)
     assert r.status_code == api.status_code == 403
-    assert _alert(r.text) == api.json()["description"]
+    assert alert_text(r.text) == api.json()["description"]
     assert cloud.session().get(theirs, endpoint_filter=KM).status_code == 200
     r = client.post("/dashboard/secrets", data={"csrf_token": csrf, "action": "delete",
                                                 "secret_id": ""})
-    assert r.status_code == 400 and _alert(r.text)
+    assert r.status_code == 400 and alert_text(r.text)
 
 
 def test_secret_containers_with_their_refs(cloud, member):

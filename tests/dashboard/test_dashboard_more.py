@@ -11,9 +11,8 @@ import uuid
 import httpx
 import pytest
 
-# The same image, admin and member fixtures as the other pages' tests.
-from tests.dashboard.test_dashboard_pages import (  # noqa: F401
-    _alert, _csrf, _row, admin_client, image_id, login, member)
+# The image, admin and member fixtures are conftest.py's.
+from helpers.dashboard import alert_text, csrf_token, login, table_row
 
 
 JSON = {"Accept": "application/json"}  # what upload.js asks for
@@ -36,7 +35,7 @@ def test_image_upload_streams_the_file_into_glance(cloud, member):
     page = client.get("/dashboard/images")
     assert 'id="upload-progress"' in page.text and "/static/upload.js" in page.text
     assert client.get("/dashboard/static/upload.js").status_code == 200
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     r = client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": "uploaded", "disk_format": "raw",
         "container_format": "bare", "visibility": "private"})
@@ -62,7 +61,7 @@ def test_image_upload_streams_the_file_into_glance(cloud, member):
 def test_image_upload_bad_input_gets_the_apis_message_and_leaves_no_image(cloud, member):
     user, client = member
     s = cloud.user_session(user)
-    csrf = _csrf(client.get("/dashboard/images").text)
+    csrf = csrf_token(client.get("/dashboard/images").text)
     form = {"csrf_token": csrf, "name": "bad", "disk_format": "raw",
             "container_format": "bare", "visibility": "private"}
     r = client.post("/dashboard/images/new", headers=JSON,
@@ -96,13 +95,13 @@ def test_image_upload_bad_input_gets_the_apis_message_and_leaves_no_image(cloud,
     assert client.get("/dashboard/images/new").status_code == 405
     # The form posted without JavaScript (no file, no JSON asked for): the page says why.
     r = client.post("/dashboard/images/new", data=form, follow_redirects=True)
-    assert r.status_code == 200 and "needs JavaScript" in _alert(r.text)
+    assert r.status_code == 200 and "needs JavaScript" in alert_text(r.text)
     s.delete(cloud.url + f"/image/v2/images/{image_id}")
 
 
 def test_a_second_upload_to_an_active_image_keeps_it(cloud, member):
     user, client = member
-    csrf = _csrf(client.get("/dashboard/images").text)
+    csrf = csrf_token(client.get("/dashboard/images").text)
     made = client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": "keep", "disk_format": "raw",
         "container_format": "bare"}).json()
@@ -167,7 +166,7 @@ def test_topology_of_a_project_without_networks(cloud, member):
 
 def test_admin_creates_and_deletes_flavors_and_sees_the_apis_validation(
         cloud, admin_client, member):
-    csrf = _csrf(admin_client.get("/dashboard/admin/flavors").text)
+    csrf = csrf_token(admin_client.get("/dashboard/admin/flavors").text)
     name = f"dash3-{uuid.uuid4().hex[:6]}"
     form = {"csrf_token": csrf, "action": "create", "name": name, "id": "",
             "vcpus": "2", "ram": "256", "disk": "1", "is_public": "yes"}
@@ -176,11 +175,11 @@ def test_admin_creates_and_deletes_flavors_and_sees_the_apis_validation(
         "name": name, "vcpus": "two", "ram": 256, "disk": 1}}, raise_exc=False)
     r = admin_client.post("/dashboard/admin/flavors", data={**form, "vcpus": "two"})
     assert r.status_code == api.status_code == 400
-    assert _alert(r.text) == api.json()["badRequest"]["message"]
+    assert alert_text(r.text) == api.json()["badRequest"]["message"]
     assert 'value="two"' in r.text  # the form keeps what was typed
     for bad in ({"ram": "-5"}, {"name": ""}, {"disk": "1.5"}, {"vcpus": ""}):
         r = admin_client.post("/dashboard/admin/flavors", data={**form, **bad})
-        assert r.status_code == 400 and _alert(r.text), bad
+        assert r.status_code == 400 and alert_text(r.text), bad
     assert name not in {f["name"] for f in s.get(
         cloud.url + "/compute/v2.1/flavors", params={"is_public": "None"}).json()["flavors"]}
     r = admin_client.post("/dashboard/admin/flavors", data=form)
@@ -191,11 +190,11 @@ def test_admin_creates_and_deletes_flavors_and_sees_the_apis_validation(
     page = admin_client.get("/dashboard/admin/flavors").text
     assert f'<th scope="row">{name}</th><td>{flavor["id"]}</td><td>2</td>' in page
     r = admin_client.post("/dashboard/admin/flavors", data=form)  # the name is taken
-    assert r.status_code == 409 and name in _alert(r.text)
+    assert r.status_code == 409 and name in alert_text(r.text)
     user, client = member  # a member gets nova's 403 for the form
     r = client.post("/dashboard/admin/flavors", data={
-        **form, "name": "x", "csrf_token": _csrf(client.get("/dashboard/servers").text)})
-    assert r.status_code == 403 and _alert(r.text)
+        **form, "name": "x", "csrf_token": csrf_token(client.get("/dashboard/servers").text)})
+    assert r.status_code == 403 and alert_text(r.text)
     r = admin_client.post("/dashboard/admin/flavors", data={
         "csrf_token": csrf, "action": "delete", "flavor_id": flavor["id"]})
     assert r.status_code == 303
@@ -203,10 +202,10 @@ def test_admin_creates_and_deletes_flavors_and_sees_the_apis_validation(
                  raise_exc=False).status_code == 404
     r = admin_client.post("/dashboard/admin/flavors", data={
         "csrf_token": csrf, "action": "delete", "flavor_id": flavor["id"]})
-    assert r.status_code == 404 and _alert(r.text)
+    assert r.status_code == 404 and alert_text(r.text)
     r = admin_client.post("/dashboard/admin/flavors", data={
         "csrf_token": csrf, "action": "delete", "flavor_id": " "})
-    assert r.status_code == 400 and _alert(r.text)
+    assert r.status_code == 400 and alert_text(r.text)
 
 
 # -- server detail and the launch form ----------------------------------------------
@@ -222,7 +221,7 @@ def test_launch_with_key_group_and_a_new_volume_and_the_detail_shows_them(
     page = client.get("/dashboard/servers/launch")
     assert '<option value="dash3-key">dash3-key</option>' in page.text
     assert '<option value="dash3-web">dash3-web</option>' in page.text
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     data = {"csrf_token": csrf, "name": "dash3-vm", "image": image_id, "flavor": "42",
             "network": net.id, "key_name": "dash3-key",
             "security_groups": ["dash3-web", "default"],  # a multiple select
@@ -265,11 +264,11 @@ def test_launch_with_key_group_and_a_new_volume_and_the_detail_shows_them(
 def test_boot_from_volume_through_the_form(cloud, member, image_id):
     user, client = member
     conn = cloud.user_sdk(user)
-    csrf = _csrf(client.get("/dashboard/servers/launch").text)
+    csrf = csrf_token(client.get("/dashboard/servers/launch").text)
     r = client.post("/dashboard/servers/launch", data={
         "csrf_token": csrf, "name": "dash3-bfv", "image": image_id, "flavor": "42",
         "network": "none", "volume": "boot", "volume_size": "1"})
-    assert r.status_code == 303, _alert(r.text)
+    assert r.status_code == 303, alert_text(r.text)
     server_id = r.headers["location"].rsplit("/", 1)[1]
     try:
         _until(lambda: conn.compute.get_server(server_id).status, ("ACTIVE", "ERROR"))
@@ -279,13 +278,13 @@ def test_boot_from_volume_through_the_form(cloud, member, image_id):
         assert conn.block_storage.get_volume(attached["id"]).is_bootable
         # The boot volume offers neither detach (nova's 400) nor delete (cinder's 400).
         page = client.get("/dashboard/volumes").text
-        row = _row(page, f'<tr data-volume="{attached["id"]}">')
+        row = table_row(page, f'<tr data-volume="{attached["id"]}">')
         assert "boot volume" in row
         assert 'value="detach"' not in row and 'value="delete"' not in row
         r = client.post("/dashboard/volumes", data={
             "csrf_token": csrf, "action": "detach", "volume_id": attached["id"],
             "server_id": server_id})
-        assert r.status_code == 400 and _alert(r.text) == "Cannot detach a root device volume"
+        assert r.status_code == 400 and alert_text(r.text) == "Cannot detach a root device volume"
     finally:
         conn.compute.delete_server(server_id)
         _until(lambda: conn.compute.find_server(server_id) is None, (True,))
@@ -299,10 +298,10 @@ def test_boot_from_volume_through_the_form(cloud, member, image_id):
 def test_the_launch_form_shows_the_apis_message_for_bad_input(cloud, member, image_id, bad):
     user, client = member
     page = client.get("/dashboard/servers/launch")
-    form = {"csrf_token": _csrf(page.text), "name": "dash3-bad", "image": image_id,
+    form = {"csrf_token": csrf_token(page.text), "name": "dash3-bad", "image": image_id,
             "flavor": "42", "network": "none", "volume": "none", **bad}
     r = client.post("/dashboard/servers/launch", data=form)
-    assert 400 <= r.status_code < 500 and _alert(r.text), r.text
+    assert 400 <= r.status_code < 500 and alert_text(r.text), r.text
     assert list(cloud.user_sdk(user).compute.servers()) == []
 
 
@@ -363,7 +362,7 @@ GARBAGE = ["²", "１２", "9" * 40, "-0", " ", "\x00", "a" * 300, "<script>x</s
 
 @pytest.mark.parametrize("value", GARBAGE)
 def test_garbage_in_the_new_forms_is_a_4xx_never_a_500(cloud, admin_client, image_id, value):
-    csrf = _csrf(admin_client.get("/dashboard/servers").text)
+    csrf = csrf_token(admin_client.get("/dashboard/servers").text)
     posts = [
         ("/dashboard/admin/flavors", {"action": "create", "name": value, "id": value,
                                       "vcpus": value, "ram": value, "disk": value,
@@ -400,9 +399,9 @@ def test_garbage_in_the_new_forms_is_a_4xx_never_a_500(cloud, admin_client, imag
 def test_a_superscript_volume_size_is_a_4xx(cloud, member):
     user, client = member
     r = client.post("/dashboard/volumes", data={
-        "csrf_token": _csrf(client.get("/dashboard/volumes").text), "action": "create",
+        "csrf_token": csrf_token(client.get("/dashboard/volumes").text), "action": "create",
         "name": "v", "size": "²"})
-    assert r.status_code == 400 and _alert(r.text)
+    assert r.status_code == 400 and alert_text(r.text)
 
 
 def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_id):
@@ -413,7 +412,7 @@ def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_i
     try:
         _until(lambda: conn.compute.get_server(server.id).status, ("ACTIVE",))
         page = client.get(f"/dashboard/servers/{server.id}").text
-        csrf, action = _csrf(page), f"/dashboard/servers/{server.id}/action"
+        csrf, action = csrf_token(page), f"/dashboard/servers/{server.id}/action"
         bigger = next(f for f in conn.compute.flavors() if f.id != "42" and f.disk >= 1)
         assert f'<option value="{bigger.id}">{bigger.name}</option>' in page
         api = cloud.user_session(user).post(
@@ -421,7 +420,7 @@ def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_i
             json={"resize": {"flavorRef": "42"}}, raise_exc=False)
         r = client.post(action, data={"csrf_token": csrf, "action": "resize", "flavor": "42"})
         assert r.status_code == api.status_code == 400
-        assert _alert(r.text) == api.json()["badRequest"]["message"]
+        assert alert_text(r.text) == api.json()["badRequest"]["message"]
         r = client.post(action, data={"csrf_token": csrf, "action": "resize",
                                       "flavor": bigger.id})
         assert r.status_code == 303
@@ -434,7 +433,7 @@ def test_resize_confirm_and_snapshot_from_the_server_page(cloud, member, image_i
         assert conn.compute.get_server(server.id).flavor.name == bigger.name
         r = client.post(action, data={"csrf_token": csrf, "action": "snapshot",
                                       "snapshot_name": ""})
-        assert r.status_code == 400 and _alert(r.text)
+        assert r.status_code == 400 and alert_text(r.text)
         r = client.post(action, data={"csrf_token": csrf, "action": "snapshot",
                                       "snapshot_name": "dash3-snap"})
         assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"
@@ -449,7 +448,7 @@ def test_an_upload_that_breaks_off_leaves_no_image(cloud, member):
     import socket
 
     user, client = member
-    csrf = _csrf(client.get("/dashboard/images").text)
+    csrf = csrf_token(client.get("/dashboard/images").text)
     made = client.post("/dashboard/images/new", headers=JSON, data={
         "csrf_token": csrf, "name": "broken-off", "disk_format": "raw",
         "container_format": "bare"}).json()

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
 from helpers.cloud import wait_for
+from helpers.dashboard import alert_text, csrf_token
 
 
 @pytest.fixture(scope="module")
@@ -29,29 +29,10 @@ def external_net(cloud):
     admin.network.delete_network(net)
 
 
-@pytest.fixture()
-def member(cloud):
-    user = cloud.make_user()
-    client = login(cloud, user["name"], user["password"])
-    yield user, client
-    client.close()
-
-
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
-
-
-@pytest.fixture(scope="module")
-def image_id(cloud):
-    s = cloud.session()
-    image = s.post(cloud.url + "/image/v2/images", json={
-        "name": f"dash-net-img-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
-        "container_format": "bare", "visibility": "public"}).json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 def _wait_active(conn, server_id):
@@ -102,7 +83,7 @@ def test_routers_create_with_gateway_interfaces_routes_and_delete(cloud, member,
         json={"router": {"routes": [{"destination": "10.98.0.0/24",
                                      "nexthop": "192.0.2.1"}]}}, raise_exc=False)
     assert bad.status_code == api.status_code == 400
-    assert _alert(bad.text) == api.json()["NeutronError"]["message"]
+    assert alert_text(bad.text) == api.json()["NeutronError"]["message"]
     assert len(conn.network.get_router(router.id).routes) == 1
     r = _post(client, "/dashboard/routers", action="remove_route", router_id=router.id,
               destination="10.99.0.0/24", nexthop="10.71.0.5")
@@ -110,7 +91,7 @@ def test_routers_create_with_gateway_interfaces_routes_and_delete(cloud, member,
 
     # Deleting a router with an interface: the API refuses, the page says why.
     refused = _post(client, "/dashboard/routers", action="delete", router_id=router.id)
-    assert refused.status_code == 409 and "still has ports" in _alert(refused.text)
+    assert refused.status_code == 409 and "still has ports" in alert_text(refused.text)
     for action, data in (("remove_interface", {"subnet_id": subnet.id}),
                          ("clear_gateway", {}), ("delete", {})):
         r = _post(client, "/dashboard/routers", action=action, router_id=router.id, **data)
@@ -126,7 +107,7 @@ def test_a_router_refused_at_create_is_not_made(cloud, member):
     conn = cloud.user_sdk(user)
     bad = _post(client, "/dashboard/routers", action="create", name="dash-r-bad",
                 gateway_network_id="no-such-network")
-    assert bad.status_code in (400, 404) and _alert(bad.text)
+    assert bad.status_code in (400, 404) and alert_text(bad.text)
     assert 'value="dash-r-bad"' in bad.text  # the form keeps what was typed
     assert conn.network.find_router("dash-r-bad") is None
     assert _post(client, "/dashboard/routers", action="add_interface",
@@ -181,7 +162,7 @@ def test_floating_ip_allocate_associate_disassociate_release(cloud, member, exte
             f"{cloud.url}/network/v2.0/floatingips/{fip.id}",
             json={"floatingip": {"port_id": "no-such-port"}}, raise_exc=False)
         assert bad.status_code == api.status_code and api.status_code in (400, 404)
-        assert _alert(bad.text) == api.json()["NeutronError"]["message"]
+        assert alert_text(bad.text) == api.json()["NeutronError"]["message"]
         assert conn.network.get_ip(fip.id).port_id is None
         r = _post(client, "/dashboard/floating-ips", action="release", floatingip_id=fip.id)
         assert r.status_code == 303 and conn.network.find_ip(fip.id) is None
@@ -189,7 +170,7 @@ def test_floating_ip_allocate_associate_disassociate_release(cloud, member, exte
                      network_id="").status_code == 400
         bad = _post(client, "/dashboard/floating-ips", action="allocate",
                     network_id=net.id)  # not external: refused, nothing allocated
-        assert bad.status_code == 400 and _alert(bad.text)
+        assert bad.status_code == 400 and alert_text(bad.text)
         assert list(conn.network.ips(project_id=user["project_id"])) == []
     finally:
         conn.compute.delete_server(server.id)
@@ -224,7 +205,7 @@ def test_security_groups_and_rules_create_delete_and_bad_input(cloud, member):
         bad = _post(client, "/dashboard/security-groups", action="add_rule",
                     group_id=group.id, direction="ingress", ethertype="IPv4",
                     protocol="tcp", port_range_min=low, port_range_max=high)
-        assert bad.status_code == 400 and _alert(bad.text), bad.text[:300]
+        assert bad.status_code == 400 and alert_text(bad.text), bad.text[:300]
     assert [x.id for x in conn.network.security_group_rules(security_group_id=group.id)
             if x.direction == "ingress"] == [rules[0].id]
     r = _post(client, "/dashboard/security-groups", action="delete_rule",
@@ -237,7 +218,7 @@ def test_security_groups_and_rules_create_delete_and_bad_input(cloud, member):
     assert conn.network.find_security_group("dash-web", project_id=user["project_id"]) is None
     # A group name the API refuses (too long): its message, no group.
     bad = _post(client, "/dashboard/security-groups", action="create", name="x" * 300)
-    assert bad.status_code == 400 and _alert(bad.text)
+    assert bad.status_code == 400 and alert_text(bad.text)
     assert conn.network.find_security_group("x" * 300, project_id=user["project_id"]) is None
 
 

@@ -9,7 +9,7 @@ import uuid
 
 import httpx
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login, member  # noqa: F401
+from helpers.dashboard import alert_text, csrf_token
 
 
 def _swift(cloud, user):
@@ -20,7 +20,7 @@ def _swift(cloud, user):
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 def test_containers_page_shows_the_projects_containers_only(cloud, member):
@@ -75,7 +75,7 @@ def test_create_make_public_and_private_and_delete_a_container(cloud, member):
     r = _post(client, "/dashboard/containers", action="delete", container=name)
     api = s.delete(f"{account}/{name}", raise_exc=False)
     assert r.status_code == api.status_code == 409
-    assert _alert(r.text) in api.text
+    assert alert_text(r.text) in api.text
     s.delete(f"{account}/{name}/hello.txt")
     assert f"Delete container {name}" in client.get("/dashboard/containers").text
     r = _post(client, "/dashboard/containers", action="delete", container=name)
@@ -90,17 +90,17 @@ def test_bad_container_input_shows_swifts_message(cloud, member):
     r = _post(client, "/dashboard/containers", action="create", container=long)
     api = s.put(f"{account}/{long}", raise_exc=False)
     assert r.status_code == api.status_code == 400
-    assert _alert(r.text) == api.text.strip()
+    assert alert_text(r.text) == api.text.strip()
     for name, status in (("", 400), ("a/b", 400)):
         r = _post(client, "/dashboard/containers", action="create", container=name)
-        assert r.status_code == status and _alert(r.text)
+        assert r.status_code == status and alert_text(r.text)
     name = f"dup-{uuid.uuid4().hex[:6]}"
     assert _post(client, "/dashboard/containers", action="create",
                  container=name).status_code == 303
     r = _post(client, "/dashboard/containers", action="create", container=name)
-    assert r.status_code == 409 and "already exists" in _alert(r.text)
+    assert r.status_code == 409 and "already exists" in alert_text(r.text)
     r = _post(client, "/dashboard/containers", action="delete", container="no-such")
-    assert r.status_code == 404 and _alert(r.text)
+    assert r.status_code == 404 and alert_text(r.text)
     assert client.get("/dashboard/containers/no-such").status_code == 404
 
 
@@ -122,7 +122,7 @@ def test_objects_with_folders_upload_download_and_delete(cloud, member):
     assert 'data-object="docs/a.txt"' in inside.text
     assert 'data-folder="docs/deep/"' in inside.text and 'data-object="top.txt"' not in inside.text
     # Upload: the body streamed through in chunks, with the page's CSRF token.
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     data = bytes(range(256)) * 4096 + b"tail"
 
     def chunks():
@@ -160,7 +160,7 @@ def test_objects_with_folders_upload_download_and_delete(cloud, member):
     assert s.head(f"{account}/{name}/docs/a.txt", raise_exc=False).status_code == 404
     r = client.post(f"/dashboard/containers/{name}",
                     data={"csrf_token": csrf, "action": "delete", "object": "docs/a.txt"})
-    assert r.status_code == 404 and html.unescape(_alert(r.text))
+    assert r.status_code == 404 and html.unescape(alert_text(r.text))
     container = client.get("/dashboard/containers").text
     assert f'data-count="{name}">3</td>' in container  # top, deep/b, big
 

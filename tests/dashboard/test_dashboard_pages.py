@@ -3,7 +3,6 @@ admin (hypervisors, services, all servers, flavors, fault rules), volumes, keypa
 and networks. A member gets the API's refusal shown, never a 500."""
 from __future__ import annotations
 
-import html
 import re
 import time
 import uuid
@@ -11,54 +10,7 @@ import uuid
 import httpx
 import pytest
 
-
-def _csrf(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
-
-
-def login(cloud, name, password, project=None) -> httpx.Client:
-    client = httpx.Client(base_url=cloud.url, timeout=60)
-    page = client.get("/dashboard/login")
-    r = client.post("/dashboard/login", data={
-        "csrf_token": _csrf(page.text), "domain": "Default", "username": name,
-        "password": password, **({"project": project} if project else {})})
-    assert r.status_code == 303, r.text
-    return client
-
-
-@pytest.fixture(scope="module")
-def image_id(cloud):
-    s = cloud.session()
-    image = s.post(cloud.url + "/image/v2/images", json={
-        "name": f"dash2-img-{uuid.uuid4().hex[:6]}", "disk_format": "raw",
-        "container_format": "bare", "visibility": "public"}).json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=b"\0" * 4096,
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
-
-
-@pytest.fixture(scope="module")
-def admin_client(cloud):
-    client = login(cloud, "admin", cloud.admin_password, "admin")
-    yield client
-    client.close()
-
-
-@pytest.fixture()
-def member(cloud):
-    user = cloud.make_user()
-    client = login(cloud, user["name"], user["password"])
-    yield user, client
-    client.close()
-
-
-def _row(page: str, start: str) -> str:
-    row = page[page.index(start):]
-    return row[:row.index("</tr>")]
-
-
-def _alert(page: str) -> str:
-    return html.unescape(page.split('role="alert">')[1].split("</p>")[0])
+from helpers.dashboard import alert_text, csrf_token, table_row
 
 
 def test_admin_sees_hypervisors_with_usage_bars_as_the_api_counts_them(cloud, admin_client):
@@ -103,7 +55,7 @@ def test_all_servers_for_the_admin_and_the_apis_403_for_a_member(
         api = cloud.user_session(user).get(cloud.url + "/compute/v2.1/servers/detail",
                                            params={"all_tenants": 1}, raise_exc=False)
         assert api.status_code == refused.status_code == 403
-        assert _alert(refused.text) == api.json()["forbidden"]["message"]
+        assert alert_text(refused.text) == api.json()["forbidden"]["message"]
         for path in ("/dashboard/admin/hypervisors", "/dashboard/admin/services",
                      "/dashboard/admin/faults"):
             assert client.get(path).status_code == 403
@@ -144,10 +96,10 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
     try:
         page = client.get("/dashboard/volumes")
         assert page.status_code == 200 and "No volumes in this project" in page.text
-        csrf = _csrf(page.text)
+        csrf = csrf_token(page.text)
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "create",
                                                     "name": "data", "size": "abc"})
-        assert r.status_code == 400 and "size" in _alert(r.text).lower()
+        assert r.status_code == 400 and "size" in alert_text(r.text).lower()
         assert 'value="abc"' in r.text  # the form keeps what was typed
         assert client.post("/dashboard/volumes", data={
             "action": "create", "name": "data", "size": "1"}).status_code == 403  # no CSRF
@@ -170,21 +122,21 @@ def test_volumes_create_attach_detach_and_the_apis_message_on_bad_input(
         # Attach is offered only where it can work: not on an in-use, single-attach volume;
         # nor delete, which cinder refuses for an attached volume (a forged one: its 400).
         assert f'id="attach-{volume.id}"' not in page
-        row = _row(page, f'<tr data-volume="{volume.id}">')
+        row = table_row(page, f'<tr data-volume="{volume.id}">')
         assert 'value="detach"' in row and 'value="delete"' not in row
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "delete",
                                                     "volume_id": volume.id})
-        assert r.status_code == 400 and "attached" in _alert(r.text)
+        assert r.status_code == 400 and "attached" in alert_text(r.text)
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "attach",
                                                     "volume_id": volume.id,
                                                     "server_id": server.id})
-        assert r.status_code in (400, 409) and _alert(r.text)  # already attached: the API says
+        assert r.status_code in (400, 409) and alert_text(r.text)  # already attached: the API says
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "detach",
                                                     "volume_id": volume.id,
                                                     "server_id": server.id})
         assert r.status_code == 303
         _until(lambda: conn.block_storage.get_volume(volume.id).status, "available")
-        assert 'value="delete"' in _row(client.get("/dashboard/volumes").text,
+        assert 'value="delete"' in table_row(client.get("/dashboard/volumes").text,
                                         f'<tr data-volume="{volume.id}">')
         r = client.post("/dashboard/volumes", data={"csrf_token": csrf, "action": "delete",
                                                     "volume_id": volume.id})
@@ -201,7 +153,7 @@ def test_keypairs_generate_import_delete_and_a_bad_key_shows_the_apis_message(cl
     conn = cloud.user_sdk(user)
     page = client.get("/dashboard/keypairs")
     assert page.status_code == 200 and "No key pairs" in page.text
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
                                                  "name": "generated"})
     assert r.status_code == 200 and "-----BEGIN" in r.text and "PRIVATE KEY" in r.text
@@ -223,10 +175,10 @@ def test_keypairs_generate_import_delete_and_a_bad_key_shows_the_apis_message(cl
     api = cloud.user_session(user).post(cloud.url + "/compute/v2.1/os-keypairs", json={
         "keypair": {"name": "broken", "public_key": "not a key"}}, raise_exc=False)
     assert r.status_code == api.status_code == 400
-    assert _alert(r.text) == api.json()["badRequest"]["message"]
+    assert alert_text(r.text) == api.json()["badRequest"]["message"]
     r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "create",
                                                  "name": "imported", "public_key": public})
-    assert r.status_code == 409 and "imported" in _alert(r.text)  # the name is taken
+    assert r.status_code == 409 and "imported" in alert_text(r.text)  # the name is taken
     for name in ("generated", "imported"):
         r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "delete",
                                                      "name": name})
@@ -234,7 +186,7 @@ def test_keypairs_generate_import_delete_and_a_bad_key_shows_the_apis_message(cl
     assert list(conn.compute.keypairs()) == []
     r = client.post("/dashboard/keypairs", data={"csrf_token": csrf, "action": "delete",
                                                  "name": "generated"})
-    assert r.status_code == 404 and _alert(r.text)
+    assert r.status_code == 404 and alert_text(r.text)
 
 
 def test_images_page_lists_and_deletes_and_a_member_cannot_delete_a_public_image(
@@ -247,14 +199,14 @@ def test_images_page_lists_and_deletes_and_a_member_cannot_delete_a_public_image
     page = client.get("/dashboard/images")
     assert page.status_code == 200 and f'<th scope="row">{image["name"]}</th>' in page.text
     # Not the member's to delete: no button (a forged delete is glance's 403).
-    assert 'value="delete"' not in _row(page.text, f'<tr data-image="{image["id"]}">')
-    r = client.post("/dashboard/images", data={"csrf_token": _csrf(page.text),
+    assert 'value="delete"' not in table_row(page.text, f'<tr data-image="{image["id"]}">')
+    r = client.post("/dashboard/images", data={"csrf_token": csrf_token(page.text),
                                                "action": "delete", "image_id": image["id"]})
-    assert r.status_code == 403 and _alert(r.text)  # glance's refusal, shown
+    assert r.status_code == 403 and alert_text(r.text)  # glance's refusal, shown
     page = admin_client.get("/dashboard/images")
-    assert 'value="delete"' in _row(page.text, f'<tr data-image="{image["id"]}">')
+    assert 'value="delete"' in table_row(page.text, f'<tr data-image="{image["id"]}">')
     r = admin_client.post("/dashboard/images", data={
-        "csrf_token": _csrf(page.text), "action": "delete", "image_id": image["id"]})
+        "csrf_token": csrf_token(page.text), "action": "delete", "image_id": image["id"]})
     assert r.status_code == 303 and r.headers["location"] == "/dashboard/images"
     assert s.get(cloud.url + f"/image/v2/images/{image['id']}",
                  raise_exc=False).status_code == 404
@@ -266,7 +218,7 @@ def test_networks_create_with_subnet_and_a_bad_cidr_leaves_no_network_behind(clo
     conn = cloud.user_sdk(user)
     page = client.get("/dashboard/networks")
     assert page.status_code == 200
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "create",
                                                  "name": "dash2-net", "cidr": "10.77.0.0/24"})
     assert r.status_code == 303 and r.headers["location"] == "/dashboard/networks"
@@ -277,7 +229,7 @@ def test_networks_create_with_subnet_and_a_bad_cidr_leaves_no_network_behind(clo
     assert '<th scope="row">dash2-net</th>\n    <td>10.77.0.0/24</td>' in page
     r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "create",
                                                  "name": "dash2-bad", "cidr": "10.77.0.0/99"})
-    assert r.status_code == 400 and _alert(r.text) and 'value="10.77.0.0/99"' in r.text
+    assert r.status_code == 400 and alert_text(r.text) and 'value="10.77.0.0/99"' in r.text
     assert not [n for n in conn.network.networks() if n.name == "dash2-bad"]
     r = client.post("/dashboard/networks", data={"csrf_token": csrf, "action": "delete",
                                                  "network_id": net.id})
@@ -290,7 +242,7 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
     s = cloud.session()
     page = admin_client.get("/dashboard/admin/faults")
     assert page.status_code == 200 and '<option>spawn</option>' in page.text
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     before = {f["id"] for f in s.get(api).json()["faults"]}
     rule = {"csrf_token": csrf, "action_kind": "create", "operation": "spawn",
             "action": "fail", "host": "dash2-no-such-host", "times": "2",
@@ -309,7 +261,7 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
                           ({"times": "many"}, "numbers"), ({"operation": "explode"},
                                                              "explode")):
             r = admin_client.post("/dashboard/admin/faults", data={**rule, **bad})
-            assert r.status_code == 400 and word in _alert(r.text), (bad, r.text)
+            assert r.status_code == 400 and word in alert_text(r.text), (bad, r.text)
         assert len(s.get(api).json()["faults"]) == len(before) + 1
         # An empty id is refused here: DELETE on the collection would reset every rule.
         r = admin_client.post("/dashboard/admin/faults", data={
@@ -318,7 +270,7 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
         user, client = member  # a member gets the API's 403, for the page and the form
         assert client.get("/dashboard/admin/faults").status_code == 403
         r = client.post("/dashboard/admin/faults", data={
-            **rule, "csrf_token": _csrf(client.get("/dashboard/servers").text)})
+            **rule, "csrf_token": csrf_token(client.get("/dashboard/servers").text)})
         assert r.status_code == 403
         r = admin_client.post("/dashboard/admin/faults", data={
             "csrf_token": csrf, "action_kind": "delete", "fault_id": new["id"]})
@@ -326,7 +278,7 @@ def test_fault_rules_page_adds_lists_and_deletes_rules_through_the_admin_api(
         assert new["id"] not in {f["id"] for f in s.get(api).json()["faults"]}
         r = admin_client.post("/dashboard/admin/faults", data={
             "csrf_token": csrf, "action_kind": "delete", "fault_id": new["id"]})
-        assert r.status_code == 404 and new["id"] in _alert(r.text)
+        assert r.status_code == 404 and new["id"] in alert_text(r.text)
     finally:
         s.delete(f"{api}/{new['id']}", raise_exc=False)
 
@@ -362,6 +314,6 @@ def test_every_page_wants_a_login_and_every_form_its_csrf_token(cloud, admin_cli
         assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
     r = admin_client.post(path, json={"action": "delete"})  # not a form: no token in it
     assert r.status_code in (403, 405) and "Traceback" not in r.text
-    r = admin_client.post(path, data={"csrf_token": _csrf(admin_client.get(path).text),
+    r = admin_client.post(path, data={"csrf_token": csrf_token(admin_client.get(path).text),
                                       "action": "explode", "action_kind": "explode"})
     assert r.status_code in (400, 405) and 'role="alert"' in r.text

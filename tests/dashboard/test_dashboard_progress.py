@@ -8,7 +8,7 @@ import uuid
 
 import httpx
 
-from tests.dashboard.test_dashboard_pages import _csrf, image_id, login  # noqa: F401
+from helpers.dashboard import csrf_token, login
 
 
 def _until(fetch, test, timeout=60):
@@ -20,7 +20,7 @@ def _until(fetch, test, timeout=60):
 
 
 def test_server_progress_follows_a_boot_to_its_result_and_is_the_apis_to_refuse(
-        cloud, image_id):  # noqa: F811
+        cloud, image_id):
     user = cloud.make_user()
     client = login(cloud, user["name"], user["password"])
     conn = cloud.user_sdk(user)
@@ -46,7 +46,7 @@ def test_server_progress_follows_a_boot_to_its_result_and_is_the_apis_to_refuse(
         client.close()
 
 
-def test_a_failed_boot_ends_with_its_fault(cloud, image_id):  # noqa: F811
+def test_a_failed_boot_ends_with_its_fault(cloud, image_id):
     user = cloud.make_user()
     client = login(cloud, user["name"], user["password"])
     admin = cloud.sdk()
@@ -68,7 +68,7 @@ def test_a_failed_boot_ends_with_its_fault(cloud, image_id):  # noqa: F811
 
 
 def test_volume_from_an_image_and_the_statuses_of_volumes_snapshots_backups(
-        cloud, image_id):  # noqa: F811
+        cloud, image_id):
     user = cloud.make_user()
     client = login(cloud, user["name"], user["password"])
     conn = cloud.user_sdk(user)
@@ -76,7 +76,7 @@ def test_volume_from_an_image_and_the_statuses_of_volumes_snapshots_backups(
     assert f'<option value="{image_id}">' in page.text
     assert 'data-live-statuses="/dashboard/volumes/status"' in page.text
     r = client.post("/dashboard/volumes", data={
-        "csrf_token": _csrf(page.text), "action": "create", "name": "from-image",
+        "csrf_token": csrf_token(page.text), "action": "create", "name": "from-image",
         "size": "1", "image_id": image_id})
     assert r.status_code == 303
     (volume,) = conn.block_storage.volumes()
@@ -91,7 +91,7 @@ def test_volume_from_an_image_and_the_statuses_of_volumes_snapshots_backups(
                   lambda s: s.get(snapshot.id) == "available")
     assert client.get("/dashboard/volumes/backups/status").json() == {}
     bad = client.post("/dashboard/volumes", data={
-        "csrf_token": _csrf(page.text), "action": "create", "name": "bad-image",
+        "csrf_token": csrf_token(page.text), "action": "create", "name": "bad-image",
         "size": "1", "image_id": "no-such-image"})
     assert 400 <= bad.status_code < 500 and 'role="alert"' in bad.text
     assert [v.name for v in conn.block_storage.volumes()] == ["from-image"]

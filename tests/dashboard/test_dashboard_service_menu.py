@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
+from helpers.dashboard import alert_text, csrf_token, login
 
 SERVICES = {"object-store": ("Containers", "/dashboard/containers"),
             "key-manager": ("Secrets", "/dashboard/secrets"),
@@ -39,7 +39,7 @@ def test_menu_entries_follow_the_catalog(cloud):
             for _, path in SERVICES.values():
                 page = client.get(path)
                 assert page.status_code == 404
-                assert _alert(page.text).startswith("This cloud has no ")
+                assert alert_text(page.text).startswith("This cloud has no ")
         finally:
             client.close()
     finally:
@@ -68,9 +68,9 @@ def test_the_new_pages_want_a_login_and_their_forms_a_csrf_token(cloud):
         for path in paths:
             r = client.post(path, data={"action": "delete"})  # no token
             assert r.status_code == 403 and 'role="alert"' in r.text
-            token = _csrf(client.get(path).text)
+            token = csrf_token(client.get(path).text)
             r = client.post(path, data={"csrf_token": token, "action": "explode",
                                         "container": "box"})
-            assert r.status_code == 400 and _alert(r.text) == "Unknown form action."
+            assert r.status_code == 400 and alert_text(r.text) == "Unknown form action."
     finally:
         client.close()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
+from helpers.dashboard import alert_text, csrf_token, login
 
 
 def _until(fetch, want, timeout=60):
@@ -31,7 +31,7 @@ def member_with_volume(cloud):
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 @pytest.mark.parametrize("kind", ["snapshots", "backups"])
@@ -60,7 +60,7 @@ def test_create_list_and_delete_from_a_volume(cloud, member_with_volume, kind):
         f"{cloud.url}/volume/v3/{user['project_id']}/{kind}",
         json={kind[:-1]: {"volume_id": "no-such-volume", "name": "bad"}}, raise_exc=False)
     assert bad.status_code == api.status_code and 400 <= api.status_code < 500
-    assert _alert(bad.text) == next(iter(api.json().values()))["message"]
+    assert alert_text(bad.text) == next(iter(api.json().values()))["message"]
     assert [x.id for x in listed()] == [item.id]
     assert _post(client, path, action="create", volume_id="").status_code == 400
     r = _post(client, path, action="delete", item_id=item.id)
@@ -102,7 +102,7 @@ def test_a_backup_restores_to_a_new_volume_and_over_an_existing_one_after_confir
     # A volume that is not there: the API's 4xx and its message.
     r = _post(client, path, action="restore", item_id=backup.id, volume_id="no-such",
               confirm="yes")
-    assert 400 <= r.status_code < 500 and _alert(r.text)
+    assert 400 <= r.status_code < 500 and alert_text(r.text)
     for v in (new, target):
         conn.block_storage.delete_volume(v.id)
     conn.block_storage.delete_backup(backup.id)

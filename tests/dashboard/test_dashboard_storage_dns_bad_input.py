@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.test_dashboard_pages import _csrf, login
+from helpers.dashboard import csrf_token, login
 
 ODD = ("%00", "x%0Ay", "%20", "a" * 300, "%E2%80%AE", "..", "%25")
 
@@ -31,7 +31,7 @@ def test_odd_names_and_ids_in_paths(client, odd):
                  f"/dashboard/secrets?offset={odd}"):
         r = client.get(path)
         assert r.status_code < 500, (path, r.status_code, r.text[:300])
-    csrf = _csrf(client.get("/dashboard/containers").text)
+    csrf = csrf_token(client.get("/dashboard/containers").text)
     for path, form in ((f"/dashboard/zones/{odd}", {"action": "create", "name": "www",
                                                     "type": "A", "records": "192.0.2.1"}),
                        (f"/dashboard/zones/{odd}", {"action": "delete", "recordset_id": "x"}),
@@ -44,7 +44,7 @@ def test_odd_names_and_ids_in_paths(client, odd):
 def test_odd_names_in_forms(client, odd):
     page = client.get("/dashboard/containers")
     assert page.status_code == 200 and "Create a container" in page.text
-    csrf = _csrf(page.text)
+    csrf = csrf_token(page.text)
     for path, form in (
             ("/dashboard/containers", {"action": "create", "container": odd}),
             ("/dashboard/containers/box", {"action": "public"}),

@@ -224,3 +224,48 @@ http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Echo).serve_forev
 def echo_server(ns: str, port: int = 8080) -> subprocess.Popen:
     return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", ECHO_SERVER,
                              str(port)])
+
+
+# --- the world beyond a router ------------------------------------------------------------
+
+EXTERNAL_CIDR, OUTSIDE_IP = "198.51.100.0/24", "198.51.100.1"  # documentation range
+
+
+class Outside:
+    """A namespace on the external network's bridge, playing the world beyond the
+    router: it holds the external subnet's gateway address and runs the echo server."""
+
+    def __init__(self, external_network_id: str):
+        self.ns = "gno" + uuid.uuid4().hex[:10]
+        self.veth = self.ns
+        self.server = None
+        sh("ip", "netns", "add", self.ns)
+        sh("ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns",
+           self.ns)
+        self.bridge = "brq" + external_network_id[:11]
+        self.attach()
+        sh("ip", "-n", self.ns, "addr", "add", f"{OUTSIDE_IP}/24", "dev", "eth0")
+        sh("ip", "-n", self.ns, "link", "set", "eth0", "up")
+        sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+        self.server = echo_server(self.ns)
+
+    def attach(self):
+        """On the external network's bridge, again if the agent made it anew (it goes
+        with the last router using the network, as a real uplink would not)."""
+        sh("ip", "link", "set", self.veth, "master", self.bridge, "up")
+
+    def ping(self, address: str, wait: int = 1) -> bool:
+        return sh("ip", "netns", "exec", self.ns, "busybox", "ping", "-c", "1", "-W",
+                  str(wait), address, check=False).returncode == 0
+
+    def fetch(self, address: str, port: int) -> str | None:
+        """The echo server's answer at address:port, None if nothing answers in 3 s."""
+        proc = sh("ip", "netns", "exec", self.ns, "timeout", "3", "busybox", "wget", "-q",
+                  "-O", "-", f"http://{address}:{port}/", check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    def remove(self):
+        if self.server is not None:
+            self.server.kill()
+            self.server.wait(timeout=10)
+        sh("ip", "netns", "del", self.ns, check=False)

@@ -7,9 +7,9 @@ would be) or real QEMU guests booted by a compute agent of the host's own
 ``[libvirt] host_netns`` naming the host's namespace).
 
 Everything lives in namespaces named ``<tag>…`` made here (with the plumbing of
-`pocketstack lab`, pocketstack/lab.py): ``Fabric.close()`` stops the agents and deletes the
-namespaces, which takes every bridge, VXLAN device, veth and nftables table inside with
-them.
+`pocketstack lab`, pocketstack/netns_hosts.py): ``Fabric.close()`` stops the agents and
+deletes the namespaces, which takes every bridge, VXLAN device, veth and nftables table
+inside with them.
 """
 from __future__ import annotations
 
@@ -18,25 +18,24 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import uuid
 from urllib.parse import urlsplit
 
 from helpers.cloud import own_cloud, wait_for
 from helpers.guestnet import UDHCPC_SCRIPT, echo_server
 
-from pocketstack import lab
+from pocketstack import netns_hosts
+from pocketstack.netns_hosts import Relay
 
 EXE = os.path.join(os.path.dirname(sys.executable), "pocketstack")
 UNDERLAY = "10.99.0.{}/24"
 PHYSNET, PHYSNET_IFACE = "physnet1", "ph0"
 
 
-sh = lab.sh
+sh = netns_hosts.sh
 
 
 def wait(predicate, timeout: float, what: str, interval: float = 0.1):
@@ -93,57 +92,6 @@ def floating_ip_opened_by_its_group(admin, node, outside, router_id: str, extern
     return fip
 
 
-class Relay:
-    """TCP from 127.0.0.1:<port> inside a host's namespace to an address of the
-    machine's (the controller cloud's API): the host reaches the controller as a real
-    one reaches it over the management network. close() stops it."""
-
-    def __init__(self, ns: str, target: tuple[str, int]):
-        from pocketstack.network.agent.ip import listening_socket
-
-        self.target = target
-        self.sock = listening_socket(ns, "127.0.0.1", 0)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, name=f"relay-{ns}", daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:  # closed
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: socket.socket) -> None:
-        try:
-            upstream = socket.create_connection(self.target, timeout=30)
-        except OSError:
-            client.close()
-            return
-        back = threading.Thread(target=self._pipe, args=(upstream, client), daemon=True)
-        back.start()
-        self._pipe(client, upstream)
-        back.join(timeout=60)
-        client.close()
-        upstream.close()
-
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept
-        except OSError:
-            pass
-        self.sock.close()
-
-
 class Host:
     """A compute host: its namespace, underlay address and agent process."""
 
@@ -156,7 +104,7 @@ class Host:
         self.proc = self.compute = None
         fabric.made.append(self.ns)
         # with a second link to the switch (no address): physnet1 for flat/vlan networks
-        lab.plug_host(fabric.switch, self.ns, index, UNDERLAY.format(index),
+        netns_hosts.plug_host(fabric.switch, self.ns, index, UNDERLAY.format(index),
                       physnet_iface=PHYSNET_IFACE)
         os.makedirs(self.data_dir, mode=0o700)
         self.conf = os.path.join(self.data_dir, "agent.conf")
@@ -335,7 +283,7 @@ class Fabric:
         self.hosts: list[Host] = []
         self.servers: list[subprocess.Popen] = []
         self.relays: list[Relay] = []
-        lab.make_switch(self.switch)
+        netns_hosts.make_switch(self.switch)
 
     def add_host(self, name: str) -> Host:
         host = Host(self, name, len(self.hosts) + 1)
@@ -360,7 +308,7 @@ class Fabric:
         for relay in self.relays:
             relay.close()
         # a network node's dnsmasq and the qdhcp-/qrouter- names its agent made
-        lab.remove_agent_leftovers(self.tmp, [host.data_dir for host in self.hosts])
+        netns_hosts.remove_agent_leftovers(self.tmp, [host.data_dir for host in self.hosts])
         for ns in reversed(self.made):
             sh("ip", "netns", "del", ns, check=False)
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -1,10 +1,13 @@
-"""Helpers shared by the libvirt driver tests: skip reasons and disk images. (A module of
-its own: ``from conftest import`` can resolve to another test directory's conftest.)"""
+"""Helpers shared by the libvirt driver tests: skip reasons and disk images, and what the
+real guests' tests share (their libvirt host, their boot timeout, a guest's console).
+(A module of its own: ``from conftest import`` can resolve to another test directory's
+conftest.)"""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import uuid
 
 def libvirt_python_missing() -> str | None:
     try:
@@ -46,3 +49,23 @@ def real_guests_missing(tools: tuple[str, ...]) -> str | None:
 
 def make_qcow2(path: str, size: str = "64M") -> None:
     subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", path, size], check=True)
+
+
+# --- real guests (test_libvirt_guests and the tests that boot the tiny guest too) -----------
+
+GUEST_TOOLS = ("ip", "dnsmasq", "nft")
+NFT_TABLE = f"lvt_{uuid.uuid4().hex[:8]}"  # its own: runs may share a host
+BOOT_TIMEOUT = 120.0  # QEMU's software emulation on a loaded 2-core machine
+
+
+class RealHost:
+    def __init__(self, cloud, name, service):
+        self.cloud, self.name, self.service = cloud, name, service
+        self.driver = service.manager.driver
+
+    def domain_names(self) -> set[str]:
+        return {d.name() for d in self.driver.host.conn().listAllDomains(0)}
+
+
+def console(conn, server_id) -> str:
+    return conn.compute.get_server_console_output(server_id)["output"]

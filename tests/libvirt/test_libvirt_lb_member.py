@@ -11,14 +11,9 @@ import uuid
 import pytest
 from helpers.cloud import wait_for
 from helpers.guestnet import Guest
-from test_libvirt_guests import (  # noqa: F401
-    BOOT_TIMEOUT,
-    SKIP,
-    console,
-    member,
-    real_host,
-    tiny_image,
-)
+from libvirt_helpers import BOOT_TIMEOUT, GUEST_TOOLS, console, real_guests_missing
+
+SKIP = real_guests_missing(GUEST_TOOLS)
 
 pytestmark = pytest.mark.skipif(SKIP is not None or shutil.which("haproxy") is None,
                                 reason=SKIP or "needs haproxy")
@@ -32,8 +27,8 @@ def _plugged(admin, port_id):
     return port if (port.binding_vif_details or {}).get("bridge_name") else None
 
 
-def test_a_tiny_guest_serves_through_a_load_balancer(cloud, real_host, tiny_image,  # noqa: F811
-                                                     member, tmp_path):  # noqa: F811
+def test_a_tiny_guest_serves_through_a_load_balancer(cloud, real_host, tiny_image,
+                                                     member, tmp_path):
     from pocketstack.common import config
 
     user, conn = member

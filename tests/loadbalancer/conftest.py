@@ -1,10 +1,12 @@
 """Fixtures for the load balancer tests: SDK connections of a fresh member project with
-a network and subnet of its own, and raw HTTP on the load-balancer endpoint."""
+a network and subnet of its own, raw HTTP on the load-balancer endpoint, and the haproxy
+data plane on this host (its host agent and configuration)."""
 from __future__ import annotations
 
 import pytest
 
-from lb_helpers import Raw, make_subnet
+from helpers.guestnet import running_agent, unique_table
+from lb_helpers import BRIDGE_HOST, Raw, make_subnet
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +37,24 @@ def raw(cloud, member):
 @pytest.fixture
 def admin_raw(cloud):
     return Raw(cloud.session())
+
+
+@pytest.fixture(scope="module")
+def host_agent(cloud):
+    """The host agent plumbing BRIDGE_HOST's ports (the haproxy tests' guests and VIPs)."""
+    with running_agent(BRIDGE_HOST, unique_table("lb_haproxy")) as handle:
+        yield handle
+
+
+@pytest.fixture
+def haproxy_plane(cloud):
+    """The haproxy data plane on BRIDGE_HOST, for the test."""
+    from pocketstack.common import config
+
+    config.CONF.set_override("data_plane", "haproxy", group="loadbalancer")
+    config.CONF.set_override("haproxy_host", BRIDGE_HOST, group="loadbalancer")
+    try:
+        yield
+    finally:
+        config.CONF.clear_override("data_plane", group="loadbalancer")
+        config.CONF.clear_override("haproxy_host", group="loadbalancer")

@@ -1,10 +1,16 @@
 """Helpers of the load balancer tests (a module of its own: ``from conftest import`` can
-resolve to another directory's conftest)."""
+resolve to another directory's conftest), and what the haproxy data plane's tests share:
+their skip mark, backends and clean-up (their fixtures are in conftest.py)."""
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
 
+import pytest
+
 from helpers.cloud import wait_for
+from helpers.guestnet import Guest
 
 
 class Raw:
@@ -49,6 +55,102 @@ def active(conn, lb_id: str, timeout: float = 30):
     return wait_for(ready, timeout, f"load balancer {lb_id} ACTIVE", interval=0.05)
 
 
+def http_pool(conn, lb_id: str):
+    """(listener, pool): an HTTP listener on port 80 of the load balancer and a round
+    robin HTTP pool behind it, the load balancer ACTIVE after each."""
+    listener = conn.load_balancer.create_listener(loadbalancer_id=lb_id, protocol="HTTP",
+                                                  protocol_port=80)
+    active(conn, lb_id)
+    pool = conn.load_balancer.create_pool(listener_id=listener.id, protocol="HTTP",
+                                          lb_algorithm="ROUND_ROBIN")
+    active(conn, lb_id)
+    return listener, pool
+
+
 def gone(conn, lb_id: str, timeout: float = 30):
     return wait_for(lambda: conn.load_balancer.find_load_balancer(lb_id) is None, timeout,
                     f"load balancer {lb_id} deleted", interval=0.05)
+
+
+# --- the haproxy data plane on this host ----------------------------------------------------
+
+BRIDGE_HOST = "lb-haproxy-host"
+HAPROXY_TOOLS = ("ip", "dnsmasq", "nft", "busybox", "haproxy")
+_missing = [t for t in HAPROXY_TOOLS if shutil.which(t) is None]
+needs_haproxy = pytest.mark.skipif(
+    os.geteuid() != 0 or bool(_missing),
+    reason=f"the haproxy data plane needs root and {', '.join(HAPROXY_TOOLS)} "
+           f"(missing: {', '.join(_missing) or 'root'})")
+
+# Answers every GET with its own name: which backend served the request.
+NAMED_SERVER = """
+import http.server, sys
+class Named(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = sys.argv[2].encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Named).serve_forever()
+"""
+
+
+def namespace_of(lb_id: str) -> str:
+    from pocketstack.loadbalancer import dataplane
+
+    return dataplane.namespace(lb_id)
+
+
+def haproxy_pids(marker: str) -> list[int]:
+    """The HAProxy processes whose command line holds ``marker`` (a load balancer's id,
+    or a cloud's data dir)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if b"haproxy" in cmdline.split(b"\0")[0] and marker.encode() in cmdline:
+            out.append(int(pid))
+    return out
+
+
+def plug_backends(conn, admin, user, host_agent, subnet, addresses: list[str], tmp_path,
+                  guests: list) -> None:
+    """Pretend guests on ``subnet`` at ``addresses`` (compute ports of ``user``'s bound to
+    BRIDGE_HOST, their default security group open to TCP 8080, the backends' port);
+    each is appended to ``guests`` once made, for the caller to remove."""
+    ports = [admin.network.create_port(
+        network_id=subnet.network_id, project_id=user["project_id"],
+        binding_host_id=BRIDGE_HOST, device_owner="compute:nova", device_id=str(uuid.uuid4()),
+        fixed_ips=[{"subnet_id": subnet.id, "ip_address": address}])
+        for address in addresses]
+    default = next(conn.network.security_groups(name="default",
+                                                project_id=user["project_id"]))
+    conn.network.create_security_group_rule(
+        security_group_id=default.id, direction="ingress", ethertype="IPv4",
+        protocol="tcp", port_range_min=8080, port_range_max=8080)
+    host_agent.reconcile()
+    for port in ports:
+        port = admin.network.get_port(port.id)
+        guest = Guest(port, tmp_path)
+        guests.append(guest)
+        guest.run("ip", "addr", "add", f"{port.fixed_ips[0]['ip_address']}/24", "dev",
+                  "eth0")
+
+
+def remove_backends(conn, admin, net, lb, guests: list) -> None:
+    """What a haproxy test made on ``net``: its load balancer (None: deleted already), its
+    guests and their ports, and the network."""
+    if lb is not None:
+        conn.load_balancer.delete_load_balancer(lb.id, cascade=True, ignore_missing=True)
+        gone(conn, lb.id)
+    for guest in guests:
+        guest.remove()
+    for port in admin.network.ports(network_id=net.id, device_owner="compute:nova"):
+        admin.network.delete_port(port)
+    conn.network.delete_network(net)

@@ -3,7 +3,7 @@ listener, see its VIP and statuses, delete it; bad input shows Octavia's own mes
 makes nothing."""
 from __future__ import annotations
 
-from tests.dashboard.test_dashboard_pages import _alert, _csrf, login
+from helpers.dashboard import alert_text, csrf_token, login
 
 from helpers.cloud import wait_for
 from lb_helpers import make_subnet
@@ -12,7 +12,7 @@ from lb_helpers import make_subnet
 def _post(client, path, **data):
     page = client.get(path)
     assert page.status_code == 200, page.text
-    return client.post(path, data={"csrf_token": _csrf(page.text), **data})
+    return client.post(path, data={"csrf_token": csrf_token(page.text), **data})
 
 
 def test_load_balancers_page_create_listener_and_delete(cloud, member, conn):
@@ -40,14 +40,14 @@ def test_load_balancers_page_create_listener_and_delete(cloud, member, conn):
         bad = _post(client, "/dashboard/load-balancers", action="add_listener",
                     loadbalancer_id=lb.id, protocol="HTTP", protocol_port="70000")
         assert bad.status_code == 400
-        assert "Value should be lower or equal to 65535" in _alert(bad.text)
+        assert "Value should be lower or equal to 65535" in alert_text(bad.text)
         dup = _post(client, "/dashboard/load-balancers", action="add_listener",
                     loadbalancer_id=lb.id, protocol="TCP", protocol_port="8080")
-        assert dup.status_code == 409 and "already using protocol TCP" in _alert(dup.text)
+        assert dup.status_code == 409 and "already using protocol TCP" in alert_text(dup.text)
         assert len(list(conn.load_balancer.listeners(loadbalancer_id=lb.id))) == 1
         nothing = _post(client, "/dashboard/load-balancers", action="create", name="x",
                         vip_subnet_id="")
-        assert nothing.status_code == 400 and _alert(nothing.text)
+        assert nothing.status_code == 400 and alert_text(nothing.text)
         gone = _post(client, "/dashboard/load-balancers", action="delete",
                      loadbalancer_id=lb.id)
         assert gone.status_code == 303

@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import uuid
 
 from helpers.cloud import wait_for
-from helpers.guestnet import Guest, unique
-from lb_helpers import active, gone
-from tests.network.agent.test_guestnet_l3 import EXTERNAL_CIDR, OUTSIDE_IP, Outside
-from test_lb_haproxy import (  # noqa: F401
-    BRIDGE_HOST,
-    NAMED_SERVER,
-    haproxy_plane,
-    host_agent,
-    pytestmark,
-)
+from helpers.guestnet import EXTERNAL_CIDR, OUTSIDE_IP, Outside, unique
+from lb_helpers import NAMED_SERVER, active, gone, needs_haproxy, plug_backends
+
+pytestmark = needs_haproxy
 
 
 def test_a_floating_ip_on_the_vip_reaches_the_listener_from_outside(
-        cloud, host_agent, haproxy_plane, tmp_path):  # noqa: F811
+        cloud, host_agent, haproxy_plane, tmp_path):
     user = cloud.make_user()
     conn, admin = cloud.user_sdk(user), cloud.sdk()
     external = admin.network.create_network(name=unique("lbext"), is_router_external=True)
@@ -32,21 +25,10 @@ def test_a_floating_ip_on_the_vip_reaches_the_listener_from_outside(
     router = conn.network.create_router(name=unique("lbr"),
                                         external_gateway_info={"network_id": external.id})
     conn.network.add_interface_to_router(router, subnet_id=subnet.id)
-    guest, server, lb, outside, fip = None, None, None, None, None
+    guests, server, lb, outside, fip = [], None, None, None, None
     try:
-        port = admin.network.create_port(
-            network_id=net.id, project_id=user["project_id"], binding_host_id=BRIDGE_HOST,
-            device_owner="compute:nova", device_id=str(uuid.uuid4()),
-            fixed_ips=[{"subnet_id": subnet.id, "ip_address": "10.66.0.20"}])
-        default = next(conn.network.security_groups(name="default",
-                                                    project_id=user["project_id"]))
-        conn.network.create_security_group_rule(
-            security_group_id=default.id, direction="ingress", ethertype="IPv4",
-            protocol="tcp", port_range_min=8080, port_range_max=8080)
-        host_agent.reconcile()
-        guest = Guest(admin.network.get_port(port.id), tmp_path)
-        guest.run("ip", "addr", "add", "10.66.0.20/24", "dev", "eth0")
-        server = subprocess.Popen(["ip", "netns", "exec", guest.ns, sys.executable, "-c",
+        plug_backends(conn, admin, user, host_agent, subnet, ["10.66.0.20"], tmp_path, guests)
+        server = subprocess.Popen(["ip", "netns", "exec", guests[0].ns, sys.executable, "-c",
                                    NAMED_SERVER, "8080", "backend"])
         lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id, listeners=[{
             "protocol": "HTTP", "protocol_port": 80, "default_pool": {
@@ -73,7 +55,7 @@ def test_a_floating_ip_on_the_vip_reaches_the_listener_from_outside(
         if lb is not None:
             conn.load_balancer.delete_load_balancer(lb.id, cascade=True, ignore_missing=True)
             gone(conn, lb.id)
-        if guest is not None:
+        for guest in guests:
             guest.remove()
         for p in admin.network.ports(network_id=net.id, device_owner="compute:nova"):
             admin.network.delete_port(p)

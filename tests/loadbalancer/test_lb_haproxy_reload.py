@@ -7,18 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
 
 from helpers.cloud import wait_for
-from helpers.guestnet import Guest, unique
-from lb_helpers import active, gone
-from test_lb_haproxy import (  # noqa: F401
-    BRIDGE_HOST,
-    NAMED_SERVER,
-    haproxy_plane,
-    host_agent,
-    pytestmark,
-)
+from helpers.guestnet import unique
+from lb_helpers import active, http_pool, needs_haproxy, plug_backends, remove_backends
+
+pytestmark = needs_haproxy
 
 # /slow answers once the file argv[2]/release exists (argv[2]/arrived tells the test the
 # request is in); anything else answers at once.
@@ -49,7 +43,7 @@ def _pid(cloud, lb_id: str) -> int:
         return int(f.read().split()[0])
 
 
-def test_a_reload_keeps_the_request_in_flight(cloud, host_agent, haproxy_plane,  # noqa: F811
+def test_a_reload_keeps_the_request_in_flight(cloud, host_agent, haproxy_plane,
                                               tmp_path):
     user = cloud.make_user()
     conn, admin = cloud.user_sdk(user), cloud.sdk()
@@ -57,34 +51,14 @@ def test_a_reload_keeps_the_request_in_flight(cloud, host_agent, haproxy_plane, 
     subnet = conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.63.0.0/24")
     guests, server, slow, lb = [], None, None, None
     try:
-        ports = [admin.network.create_port(
-            network_id=net.id, project_id=user["project_id"], binding_host_id=BRIDGE_HOST,
-            device_owner="compute:nova", device_id=str(uuid.uuid4()),
-            fixed_ips=[{"subnet_id": subnet.id, "ip_address": f"10.63.0.{20 + i}"}])
-            for i in range(2)]
-        default = next(conn.network.security_groups(name="default",
-                                                    project_id=user["project_id"]))
-        conn.network.create_security_group_rule(
-            security_group_id=default.id, direction="ingress", ethertype="IPv4",
-            protocol="tcp", port_range_min=8080, port_range_max=8080)
-        host_agent.reconcile()
-        for port in ports:
-            port = admin.network.get_port(port.id)
-            guest = Guest(port, tmp_path)
-            guests.append(guest)
-            guest.run("ip", "addr", "add", f"{port.fixed_ips[0]['ip_address']}/24", "dev",
-                      "eth0")
+        plug_backends(conn, admin, user, host_agent, subnet,
+                      [f"10.63.0.{20 + i}" for i in range(2)], tmp_path, guests)
         backend, client = guests
         server = subprocess.Popen(["ip", "netns", "exec", backend.ns, sys.executable, "-c",
                                    SLOW_SERVER, "8080", str(tmp_path)])
         lb = conn.load_balancer.create_load_balancer(vip_subnet_id=subnet.id)
         active(conn, lb.id)
-        listener = conn.load_balancer.create_listener(loadbalancer_id=lb.id, protocol="HTTP",
-                                                      protocol_port=80)
-        active(conn, lb.id)
-        pool = conn.load_balancer.create_pool(listener_id=listener.id, protocol="HTTP",
-                                              lb_algorithm="ROUND_ROBIN")
-        active(conn, lb.id)
+        listener, pool = http_pool(conn, lb.id)
         conn.load_balancer.create_member(pool, address="10.63.0.20", protocol_port=8080,
                                          subnet_id=subnet.id)
         active(conn, lb.id)
@@ -117,11 +91,4 @@ def test_a_reload_keeps_the_request_in_flight(cloud, host_agent, haproxy_plane, 
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
-        if lb is not None:
-            conn.load_balancer.delete_load_balancer(lb.id, cascade=True, ignore_missing=True)
-            gone(conn, lb.id)
-        for guest in guests:
-            guest.remove()
-        for port in admin.network.ports(network_id=net.id, device_owner="compute:nova"):
-            admin.network.delete_port(port)
-        conn.network.delete_network(net)
+        remove_backends(conn, admin, net, lb, guests)

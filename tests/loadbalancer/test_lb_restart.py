@@ -15,8 +15,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 from helpers.cloud import wait_for
 from helpers.guestnet import Guest, sh, unique_table
-from test_lb_haproxy import NAMED_SERVER, pytestmark  # noqa: F401
 from helpers.up_process import UpProcess
+from lb_helpers import NAMED_SERVER, haproxy_pids, needs_haproxy
+
+pytestmark = needs_haproxy
 
 HOST = "lb-restart-host"
 COUNT = 20
@@ -43,17 +45,7 @@ provisioning_delay = 0.3
 
 
 def _haproxies(data_dir: str) -> list[int]:
-    root = os.path.join(data_dir, "loadbalancer").encode()
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if b"haproxy" in cmdline.split(b"\0")[0] and root in cmdline:
-            out.append(int(pid))
-    return out
+    return haproxy_pids(os.path.join(data_dir, "loadbalancer"))
 
 
 def _plugged(conn, port_id):

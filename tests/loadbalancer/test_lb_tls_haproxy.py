@@ -9,20 +9,14 @@ import os
 import stat
 import subprocess
 import sys
-import uuid
 
 from helpers.cloud import wait_for
-from helpers.guestnet import Guest, namespaces, unique
-from lb_helpers import active, gone
-from test_lb_haproxy import (  # noqa: F401
-    BRIDGE_HOST,
-    NAMED_SERVER,
-    haproxy_plane,
-    host_agent,
-    namespace_of,
-    pytestmark,
-)
+from helpers.guestnet import namespaces, unique
+from lb_helpers import (NAMED_SERVER, active, gone, namespace_of, needs_haproxy, plug_backends,
+                        remove_backends)
 from tls_helpers import CA, Barbican
+
+pytestmark = needs_haproxy
 
 # GET / over TLS, verifying the server against the CA for the given name: the body and
 # the common name of the certificate served.
@@ -41,7 +35,7 @@ print(body, subject["commonName"])
 
 
 def test_https_through_the_vip_with_certificates_from_the_key_manager(
-        cloud, host_agent, haproxy_plane, tmp_path):  # noqa: F811
+        cloud, host_agent, haproxy_plane, tmp_path):
     user = cloud.make_user()
     conn, admin = cloud.user_sdk(user), cloud.sdk()
     ca, barbican = CA(), Barbican(cloud.user_session(user))
@@ -53,23 +47,8 @@ def test_https_through_the_vip_with_certificates_from_the_key_manager(
     subnet = conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.62.0.0/24")
     guests, server, lb = [], None, None
     try:
-        ports = [admin.network.create_port(
-            network_id=net.id, project_id=user["project_id"], binding_host_id=BRIDGE_HOST,
-            device_owner="compute:nova", device_id=str(uuid.uuid4()),
-            fixed_ips=[{"subnet_id": subnet.id, "ip_address": f"10.62.0.{20 + i}"}])
-            for i in range(2)]
-        default = next(conn.network.security_groups(name="default",
-                                                    project_id=user["project_id"]))
-        conn.network.create_security_group_rule(
-            security_group_id=default.id, direction="ingress", ethertype="IPv4",
-            protocol="tcp", port_range_min=8080, port_range_max=8080)
-        host_agent.reconcile()
-        for port in ports:
-            port = admin.network.get_port(port.id)
-            guest = Guest(port, tmp_path)
-            guests.append(guest)
-            guest.run("ip", "addr", "add", f"{port.fixed_ips[0]['ip_address']}/24", "dev",
-                      "eth0")
+        plug_backends(conn, admin, user, host_agent, subnet,
+                      [f"10.62.0.{20 + i}" for i in range(2)], tmp_path, guests)
         backend, client = guests
         server = subprocess.Popen(["ip", "netns", "exec", backend.ns, sys.executable, "-c",
                                    NAMED_SERVER, "8080", "backend"])
@@ -124,11 +103,4 @@ def test_https_through_the_vip_with_certificates_from_the_key_manager(
         if server is not None:
             server.kill()
             server.wait(10)
-        if lb is not None:
-            conn.load_balancer.delete_load_balancer(lb.id, cascade=True, ignore_missing=True)
-            gone(conn, lb.id)
-        for guest in guests:
-            guest.remove()
-        for port in admin.network.ports(network_id=net.id, device_owner="compute:nova"):
-            admin.network.delete_port(port)
-        conn.network.delete_network(net)
+        remove_backends(conn, admin, net, lb, guests)

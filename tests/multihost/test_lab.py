@@ -25,7 +25,7 @@ import pytest
 
 from helpers.cloud import wait_for
 
-from pocketstack import lab
+from pocketstack import lab, netns_hosts
 
 SKIP = lab.missing_requirements() or (None if shutil.which("busybox") else
                                       "the outside namespace pings with busybox")
@@ -74,12 +74,12 @@ class LabRun:
 
     def leftovers(self, namespaces=()) -> list[str]:
         """Whatever of the lab is still on the machine."""
-        found = [f"namespace {ns}" for ns in lab._namespaces()
+        found = [f"namespace {ns}" for ns in netns_hosts.namespaces()
                  if ns.startswith(self.prefix + "-") or ns in namespaces]
-        links = lab.sh("ip", "-o", "link", "show").stdout
+        links = netns_hosts.sh("ip", "-o", "link", "show").stdout
         found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines()
                   if line.split(":")[1].strip().startswith(self.prefix)]
-        found += [f"process {pid}" for pid in lab.processes_under(self.dir)]
+        found += [f"process {pid}" for pid in netns_hosts.processes_under(self.dir)]
         found += [f"domain {name}" for name in _domains_under(self.dir)]
         if os.path.exists(self.dir):
             found.append(f"dir {self.dir}")
@@ -239,15 +239,15 @@ def _metadata_through_the_network_node(run: LabRun, conn, image) -> None:
                                                     device_owner="network:dhcp"), None), 30,
                     "the network's DHCP port")
     guest, tap, host_ns = f"{run.prefix}-md1", "tap" + port.id[:11], f"{run.prefix}-host1"
-    lab.sh("ip", "netns", "add", guest)
-    lab.sh("ip", "-n", host_ns, "link", "add", tap, "type", "veth", "peer", "name", "eth0",
+    netns_hosts.sh("ip", "netns", "add", guest)
+    netns_hosts.sh("ip", "-n", host_ns, "link", "add", tap, "type", "veth", "peer", "name", "eth0",
            "netns", guest)
-    lab.sh("ip", "-n", host_ns, "link", "set", tap, "master", "brq" + net.id[:11], "up")
+    netns_hosts.sh("ip", "-n", host_ns, "link", "set", tap, "master", "brq" + net.id[:11], "up")
     for command in ("link set lo up", f"link set eth0 address {port.mac_address}",
                     f"addr add {port.fixed_ips[0]['ip_address']}/24 dev eth0",
                     "link set eth0 up",
                     f"route add 169.254.169.254 via {dhcp.fixed_ips[0]['ip_address']}"):
-        lab.sh("ip", "-n", guest, *command.split())
+        netns_hosts.sh("ip", "-n", guest, *command.split())
     url = "http://169.254.169.254/openstack/latest/meta_data.json"
     body = wait_for(lambda: subprocess.run(
         ["ip", "netns", "exec", guest, "timeout", "5", "busybox", "wget", "-q", "-O", "-", url],

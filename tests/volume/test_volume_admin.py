@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from test_volume_api import Raw, create, wait_gone, wait_status
+from volume_helpers import Raw, create, wait_gone, wait_status
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from test_volume_api import Raw, wait_gone, wait_status
+from volume_helpers import Raw, wait_gone, wait_status
 
 WAIT = {"wait": 60, "interval": 0.1}
 # cinder's snapshot summary view (cinder/api/views/snapshots.py), which is also its

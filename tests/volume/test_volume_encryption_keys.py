@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from helpers.cloud import wait_for
-from test_volume_api import Raw, create, wait_gone, wait_status
+from volume_helpers import Raw, create, wait_gone, wait_status
 
 SPEC = {"provider": "luks", "cipher": "aes-xts-plain64", "key_size": 256,
         "control_location": "front-end"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_volume_api import Raw, create, wait_status
+from volume_helpers import Raw, create, wait_status
 
 WAIT = {"wait": 60, "interval": 0.1}
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from test_volume_api import EP, create, wait_status
+from volume_helpers import EP, create, wait_status
 
 VOLUME_KEYS = ["size", "name", "description", "metadata", "volume_type", "imageRef",
                "snapshot_id", "source_volid", "availability_zone", "multiattach",
@@ -53,7 +53,7 @@ def _send(session, method, path, body=None, raw=None, version="3.60"):
 
 @pytest.fixture(scope="module")
 def volume_id(session):
-    from test_volume_api import Raw
+    from volume_helpers import Raw
 
     raw = Raw(session)
     return wait_status(raw, create(raw, name="fuzz")["id"], "available")["id"]

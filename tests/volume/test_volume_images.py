@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from test_volume_api import Raw, create, wait_status
+from volume_helpers import Raw, create, wait_status
 
 needs_qemu_img = pytest.mark.skipif(shutil.which("qemu-img") is None,
                                     reason="qemu-img is not installed (Debian: qemu-utils)")

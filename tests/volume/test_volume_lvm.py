@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from test_volume_api import Raw, create, wait_gone, wait_status
+from volume_helpers import Raw, create, wait_gone, wait_status
 
 
 def _missing() -> str | None:

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from openstack import exceptions as sdk_exc
 
-from test_volume_api import Raw, wait_gone
+from volume_helpers import Raw, wait_gone
 
 WAIT = {"wait": 60, "interval": 0.1}
 GiB = 1 << 30

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from test_volume_api import Raw, create, wait_status
+from volume_helpers import Raw, create, wait_status
 
 
 @pytest.fixture

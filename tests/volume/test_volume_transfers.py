@@ -9,7 +9,7 @@ import uuid
 import pytest
 from openstack import exceptions as sdk_exc
 
-from test_volume_api import Raw
+from volume_helpers import Raw
 
 WAIT = {"wait": 60, "interval": 0.1}
 

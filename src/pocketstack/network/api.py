@@ -10,8 +10,8 @@ shapes, so code written against neutron's API reads the same here.
 """
 from __future__ import annotations
 
-from pocketstack.network import (floatingips, listing, networks, port_delete, ports, quotas,
-                                 routers, security_groups, subnets)
+from pocketstack.network import (floatingips, listing, networks, port_delete, port_update, ports,
+                                 quotas, routers, security_groups, subnets)
 
 create_network = networks.create_network
 get_network = networks.get_network
@@ -23,7 +23,7 @@ update_subnet = subnets.update_subnet
 delete_subnet = subnets.delete_subnet
 create_port = ports.create_port
 get_port = ports.get_port
-update_port = ports.update_port
+update_port = port_update.update_port
 delete_port = port_delete.delete_port
 get_security_group = security_groups.get_security_group
 create_router = routers.create_router

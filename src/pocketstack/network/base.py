@@ -15,7 +15,7 @@ from sqlalchemy import orm
 from pocketstack.common import config, exceptions, policy, runtime
 from pocketstack.common.timeutils import isotime, utcnow
 from pocketstack.network import validate
-from pocketstack.network.exceptions import RevisionNumberConstraintFailed
+from pocketstack.network.exceptions.common import RevisionNumberConstraintFailed
 from pocketstack.network.models import Tag
 
 LOG = logging.getLogger(__name__)

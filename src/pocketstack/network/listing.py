@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import sqlalchemy as sa
 
 from pocketstack.common import numbers
-from pocketstack.network.exceptions import HTTPBadRequest
+from pocketstack.network.exceptions.common import HTTPBadRequest
 from pocketstack.network.models import Tag
 
 PAGING_PARAMS = {"limit", "marker", "page_reverse", "sort_key", "sort_dir", "fields"}

@@ -14,7 +14,7 @@ from pocketstack.network import base
 from pocketstack.network import agent as host_agent
 from pocketstack.network import exceptions as exc
 from pocketstack.network.models import FloatingIP, Network, Port, Router, Tag
-from pocketstack.network.ports import PROTECTED_OWNERS, _is_compute, _target, get_row
+from pocketstack.network.ports import PROTECTED_OWNERS, get_row, is_compute, policy_target
 
 
 @base.retry_on_deadlock
@@ -26,7 +26,7 @@ def delete_port(ctx, port_id: str, if_revision: int | None = None) -> None:
     with db.reader() as s:
         port = get_row(s, ctx, port_id)
         network = s.get(Network, port.network_id)
-    base.authorize(ctx, "delete_port", _target(port.project_id, network))
+    base.authorize(ctx, "delete_port", policy_target(port.project_id, network))
     with db.transaction() as s:
         # Locked: of two concurrent deletes, the second finds nothing (404), as in neutron.
         # The owner is read again: it may have changed since.
@@ -64,7 +64,7 @@ def _delete_unloaded(conn, port, effects: base.AfterCommit) -> None:
     for statement in (_DELETE_TAGS, _DELETE_PORT):
         conn.execute(statement, {"port_id": port.id})
     effects.dhcp(port.network_id)
-    if _is_compute(port):
+    if is_compute(port):
         effects.event("network-vif-deleted", port.device_id, port.id)
 
 
@@ -106,5 +106,5 @@ def delete_in(s, port: Port, effects: base.AfterCommit) -> None:
     # every server delete.
     s.execute(sa.delete(Port).where(Port.id == port.id))
     effects.dhcp(port.network_id)
-    if _is_compute(port):
+    if is_compute(port):
         effects.event("network-vif-deleted", port.device_id, port.id)

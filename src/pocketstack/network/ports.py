@@ -43,7 +43,7 @@ def get_row(s, ctx, port_id: str) -> Port:
     return port
 
 
-def _show_binding(ctx) -> bool:
+def show_binding(ctx) -> bool:
     return base.can(ctx, "get_port:binding", {"project_id": ctx.project_id})
 
 
@@ -80,7 +80,7 @@ def view(port: Port, tags, show_binding: bool) -> dict:
     return out
 
 
-def _load_options():
+def load_options():
     return [orm.selectinload(Port.fixed_ips), orm.selectinload(Port.security_group_bindings)]
 
 
@@ -104,7 +104,7 @@ def binding_state(port: Port) -> None:
     """Status and VIF from the binding: bound to a host and up means ACTIVE."""
     session = _session_of(port)
     if port.host_id and host_agent.is_bridge_host(port.host_id, session):
-        if _is_compute(port) and not _host_reaches(port, session):
+        if is_compute(port) and not _host_reaches(port, session):
             # as ML2: no mechanism driver could bind it (nova fails the boot on it)
             port.vif_type, port.vif_details, port.status = "binding_failed", {}, "DOWN"
             return
@@ -132,12 +132,12 @@ def _host_reaches(port: Port, session) -> bool:
     return host_agent.maps_physnet(port.host_id, network.physical_network, session)
 
 
-def _is_compute(port: Port) -> bool:
+def is_compute(port: Port) -> bool:
     return port.device_owner.startswith("compute:") and bool(port.device_id)
 
 
-def _authorize_attributes(ctx, action: str, values: dict, target: dict,
-                          network: Network) -> None:
+def authorize_attributes(ctx, action: str, values: dict, target: dict,
+                         network: Network) -> None:
     if "mac_address" in values:
         base.authorize(ctx, f"{action}:mac_address", target)
     if any("ip_address" in item for item in values.get("fixed_ips") or []):
@@ -152,14 +152,14 @@ def _authorize_attributes(ctx, action: str, values: dict, target: dict,
         base.authorize(ctx, f"{action}:trusted", target)
 
 
-def _target(project_id: str, network: Network) -> dict:
+def policy_target(project_id: str, network: Network) -> dict:
     return {"project_id": project_id, "network:project_id": network.project_id}
 
 
 # --- security groups and address pairs --------------------------------------------
 
-def _check_security(s, ctx, port_security: bool, group_ids: list[str] | None,
-                    pairs: list[dict], project_id: str) -> None:
+def check_security(s, ctx, port_security: bool, group_ids: list[str] | None,
+                   pairs: list[dict], project_id: str) -> None:
     # As ML2: security groups need port security, not an IP address (a port without one
     # gets the default group and may be given others).
     if group_ids:
@@ -203,10 +203,10 @@ def create_port(ctx, body: dict) -> dict:
             port = create_in(s, ctx, values, effects)
     except sa.exc.IntegrityError as error:
         _explain_vanished(error, values)
-    _tell_other_hosts(_plug_bridge_ports([port]))
+    _tell_other_hosts(plug_bridge_ports([port]))
     effects.run()
     # Rendered after the commit: on SQLite the write lock is held no longer than needed.
-    return {"port": view(port, values.get("tags"), _show_binding(ctx))}
+    return {"port": view(port, values.get("tags"), show_binding(ctx))}
 
 
 @base.retry_on_deadlock
@@ -219,12 +219,12 @@ def create_ports(ctx, items) -> list[dict]:
     try:
         with db.transaction() as s:
             rows = [(create_in(s, ctx, values, effects), values) for values in parsed]
-            show = _show_binding(ctx)
+            show = show_binding(ctx)
             out = [view(port, values.get("tags"), show) for port, values in rows]
     except sa.exc.IntegrityError as error:
         for values in parsed:
             _explain_vanished(error, values)
-    _tell_other_hosts(_plug_bridge_ports([port for port, _ in rows]))
+    _tell_other_hosts(plug_bridge_ports([port for port, _ in rows]))
     effects.run()
     return out
 
@@ -283,10 +283,10 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
     facts = network.facts
     limit, used, default_group = (facts["quota_limit"], facts["quota_used"],
                                   facts["default_group"])
-    target = _target(project_id, network)
+    target = policy_target(project_id, network)
     if not trusted:
         base.authorize(ctx, "create_port", target)
-        _authorize_attributes(ctx, "create_port", values, target, network)
+        authorize_attributes(ctx, "create_port", values, target, network)
     if not trusted:
         quotas.enforce("port", limit, used)
     device_owner = values.get("device_owner", "")
@@ -327,7 +327,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
                                                   port.mac_address)
     allocations = fixed_ips.allocate(s, port, plan, attach=not deferred)
     group_ids = values.get("security_groups")
-    _check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, project_id)
+    check_security(s, ctx, port_security, group_ids, port.allowed_address_pairs, project_id)
     if group_ids is None:
         trusted_owner = device_owner.startswith("network:")
         group_ids = ([default_group or security_groups.ensure_default(s, project_id)]
@@ -349,7 +349,7 @@ def _create_in(s, ctx, values: dict, effects: base.AfterCommit, trusted: bool) -
         base.set_tags(s, port.id, values["tags"])
     s.flush()
     effects.dhcp(network.id)
-    if port.status == "ACTIVE" and _is_compute(port):
+    if port.status == "ACTIVE" and is_compute(port):
         effects.event("network-vif-plugged", port.device_id, port.id)
     return port
 
@@ -397,7 +397,7 @@ def get_port(ctx, port_id: str) -> dict:
         port = get_row(s, ctx, port_id)
         qos.network_policies(s, [port])
         trunk_details.attach(s, [port])
-        return view(port, base.tags_of(s, port.id), _show_binding(ctx))
+        return view(port, base.tags_of(s, port.id), show_binding(ctx))
 
 
 # Fields a listing can answer from the port rows alone, in the view's order.
@@ -417,9 +417,9 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
         return items, page
     with db.reader() as s:
         page = listing.select_page(s, COLLECTION, params, visible(ctx),
-                                   options=_load_options())
+                                   options=load_options())
         tags = listing.tags_by_id(s, [p.id for p in page.rows])
-        show = _show_binding(ctx)
+        show = show_binding(ctx)
         qos.network_policies(s, page.rows)
         trunk_details.attach(s, page.rows)
         items = [listing.select_fields(view(p, tags.get(p.id), show), params)
@@ -427,120 +427,9 @@ def list_ports(ctx, params: listing.Params) -> tuple[list[dict], listing.Page]:
     return items, page
 
 
-# --- update: plain columns only ------------------------------------------------------
+# --- update: the locked read-modify-write (port_update has the entry point) ---------
 
-# A port update that sets only plain columns of the port row (name, admin state, device,
-# binding: every boot's binding and every server delete's unbinding), with the SQLite
-# writer lock held for one UPDATE only.
-#
-# The port, its network and its tags are read, the caller authorized, the checks made and
-# the new status and VIF worked out outside the write transaction; the write is then a
-# compare-and-swap on the revision number read. Every change to a port bumps it
-# (base.touch), so a port changed or deleted in between makes the UPDATE match nothing and
-# the caller falls back to the locked read-modify-write (ports.update_in), which decides
-# as before. The response is the row as read plus what was written.
-
-# request attribute -> Port attribute, the ones written to the port row alone
-_PLAIN = {"name": "name", "description": "description", "admin_state_up": "admin_state_up",
-         "device_id": "device_id", "device_owner": "device_owner",
-         "binding:host_id": "host_id", "binding:profile": "profile",
-         "binding:vnic_type": "vnic_type"}
-# also written: what binding_state and base.touch derive
-_DERIVED = ("status", "vif_type", "vif_details", "updated_at", "revision_number")
-
-_READ = sa.select(Port).options(*_load_options()) \
-    .where(Port.id == sa.bindparam("port_id"))
-
-
-_TABLE = Port.__table__
-
-
-@functools.cache
-def _write_statement(columns: tuple) -> sa.Update:
-    """The compare-and-swap UPDATE for one set of columns, built once (a statement and its
-    cache key cost more to build than SQLite takes to run it; Port's attributes are named
-    as its columns)."""
-    return _TABLE.update().where(
-        _TABLE.c.id == sa.bindparam("p_id"),
-        _TABLE.c.revision_number == sa.bindparam("p_revision")).values(
-        {c: sa.bindparam(f"v_{c}") for c in columns})
-
-
-def _plain_applies(values: dict) -> bool:
-    return bool(values) and all(key in _PLAIN for key in values)
-
-
-def _plain_update(ctx, port_id: str, values: dict, effects: base.AfterCommit,
-           if_revision: int | None = None) -> Port | None:
-    """The updated port (its tags as ``port.read_tags``), or None when it changed
-    between the read and the write (the caller then takes the locked path).
-    ``If-Match: revision_number=N`` is checked against the revision read: the
-    compare-and-swap then writes only a port still at N, and a port changed in between
-    goes to the locked path, which checks N again (and answers 412)."""
-    with db.reader() as s:
-        port = s.scalar(_READ.where(visible(ctx)), {"port_id": port_id})
-        if port is None:
-            raise exc.PortNotFound(port_id)
-        network = s.get(Network, port.network_id)
-        tags = base.tags_of(s, port.id)
-    # project and network of a port never change: the policy target read holds
-    target = _target(port.project_id, network)
-    base.authorize(ctx, "update_port", target)
-    _authorize_attributes(ctx, "update_port", values, target, network)
-    base.check_revision(port, if_revision)
-    # What update_in checks on a port whose security settings this update leaves alone.
-    if not port.port_security_enabled and port.security_group_bindings:
-        raise exc.PortSecurityPortHasSecurityGroup()
-    _check_security(None, ctx, port.port_security_enabled, None,
-                          port.allowed_address_pairs or [], port.project_id)
-    was_active, read_revision = port.status == "ACTIVE", port.revision_number
-    for key, value in values.items():
-        setattr(port, _PLAIN[key], value)
-    binding_state(port)
-    base.touch(port)
-    columns = tuple(_PLAIN[k] for k in values) + _DERIVED
-    params = {f"v_{c}": getattr(port, c) for c in columns}
-    params.update(p_id=port_id, p_revision=read_revision)
-    statement = _write_statement(columns)
-    with db.transaction() as s:
-        written = s.connection().execute(statement, params).rowcount == 1
-    if not written:
-        return None
-    port.network_qos_policy_id = network.qos_policy_id
-    port.read_tags = tags
-    if _is_compute(port) and port.status == "ACTIVE" and not was_active:
-        effects.event("network-vif-plugged", port.device_id, port.id)
-    elif _is_compute(port) and was_active and port.status != "ACTIVE":
-        effects.event("network-vif-unplugged", port.device_id, port.id)
-    return port
-
-
-# --- update --------------------------------------------------------------------------
-
-@base.retry_on_deadlock
-def update_port(ctx, port_id: str, body: dict, if_revision: int | None = None) -> dict:
-    values = v.parse(v.resource_body(body, "port"), ATTRS, update=True)
-    effects = base.AfterCommit()
-    port = (_plain_update(ctx, port_id, values, effects, if_revision)
-            if _plain_applies(values) else None)
-    if port is not None:
-        out = view(port, port.read_tags, _show_binding(ctx))
-    else:
-        with db.transaction() as s:
-            port = update_in(s, ctx, port_id, values, effects,  # sets the network's policy
-                             if_revision=if_revision)
-            for collection in ("fixed_ips", "security_group_bindings"):
-                getattr(port, collection)  # loaded here, for the view below
-            tags = base.tags_of(s, port.id)
-        # Rendered after the commit: on SQLite the write lock is held no longer than needed.
-        out = view(port, tags, _show_binding(ctx))
-    _plug_bridge_ports([port])
-    effects.run()
-    host_agent.changed()  # security groups or addresses may have changed
-    return {"port": out}
-
-
-def _plug_bridge_ports(ports: list) -> set[str]:
+def plug_bridge_ports(ports: list) -> set[str]:
     """Ports bound to a real host: their network's bridge and DHCP namespace exist
     before the ports' events go out (compute plugs the taps when it hears them).
     Returns the hosts so plumbed."""
@@ -564,10 +453,10 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     if port is None:
         raise exc.PortNotFound(port_id)
     network = s.get(Network, port.network_id)
-    target = _target(port.project_id, network)
+    target = policy_target(port.project_id, network)
     if not trusted:
         base.authorize(ctx, "update_port", target)
-        _authorize_attributes(ctx, "update_port", values, target, network)
+        authorize_attributes(ctx, "update_port", values, target, network)
     base.check_revision(port, if_revision)
     was_active, old_mac = port.status == "ACTIVE", port.mac_address
     dhcp_relevant = False
@@ -648,8 +537,8 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
         raise exc.PortSecurityPortHasSecurityGroup()
     if not port.port_security_enabled and port.allowed_address_pairs:
         raise exc.AddressPairAndPortSecurityRequired()
-    _check_security(s, ctx, port.port_security_enabled, group_ids,
-                    port.allowed_address_pairs, port.project_id)
+    check_security(s, ctx, port.port_security_enabled, group_ids,
+                   port.allowed_address_pairs, port.project_id)
     if group_ids is not None:
         _set_security_groups(s, port, group_ids)
     s.flush()
@@ -658,8 +547,8 @@ def update_in(s, ctx, port_id: str, values: dict, effects: base.AfterCommit,
     port.network_qos_policy_id = network.qos_policy_id
     if dhcp_relevant or old_mac != port.mac_address:
         effects.dhcp(network.id)
-    if _is_compute(port) and port.status == "ACTIVE" and not was_active:
+    if is_compute(port) and port.status == "ACTIVE" and not was_active:
         effects.event("network-vif-plugged", port.device_id, port.id)
-    elif _is_compute(port) and was_active and port.status != "ACTIVE":
+    elif is_compute(port) and was_active and port.status != "ACTIVE":
         effects.event("network-vif-unplugged", port.device_id, port.id)
     return port

@@ -12,7 +12,7 @@ import re
 import uuid
 from typing import Any, Callable
 
-from pocketstack.network.exceptions import HTTPBadRequest
+from pocketstack.network.exceptions.common import HTTPBadRequest
 
 NAME_MAX = 255
 

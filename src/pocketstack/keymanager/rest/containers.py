@@ -1,16 +1,14 @@
 """/v1/containers: thin handlers over keymanager.containers and keymanager.acls."""
 from __future__ import annotations
 
-from pocketstack.keymanager import access, acls, containers
-from pocketstack.keymanager.rest.util import base, json_body
+from pocketstack.keymanager import access, containers
+from pocketstack.keymanager.rest.util import acl_handlers, base, created, json_body
 from pocketstack.wsgi import routing
 
 
 def create(req):
     access.enforce_plain(req.context, "containers:post", "Container creation")
-    container_id = containers.create(req.context, json_body(req), base(req))
-    ref = f"{base(req)}/v1/containers/{container_id}"
-    return routing.json_response({"container_ref": ref}, 201, headers={"Location": ref})
+    return created(req, "container", containers.create(req.context, json_body(req), base(req)))
 
 
 def list_containers(req):
@@ -46,36 +44,13 @@ def remove_consumer(req):
         req.context, req.params["container_id"], json_body(req), base(req)))
 
 
-def _acl_ref(req) -> dict:
-    return {"acl_ref": f"{base(req)}/v1/containers/{req.params['container_id']}/acl"}
-
-
-def get_acl(req):
-    return routing.json_response(acls.get(req.context, "container", containers.lookup,
-                                          req.params["container_id"]))
-
-
-def put_acl(req):
-    acls.update(req.context, "container", containers.lookup, req.params["container_id"],
-                json_body(req), replace=True)
-    return routing.json_response(_acl_ref(req))
-
-
-def patch_acl(req):
-    acls.update(req.context, "container", containers.lookup, req.params["container_id"],
-                json_body(req), replace=False)
-    return routing.json_response(_acl_ref(req))
-
-
-def delete_acl(req):
-    acls.delete(req.context, "container", containers.lookup, req.params["container_id"])
-    return routing.empty(200)
+get_acl, put_acl, patch_acl, delete_acl = acl_handlers(
+    "container", containers.lookup, "container_id")
 
 
 def add_secret(req):
     containers.add_secret(req.context, req.params["container_id"], json_body(req))
-    ref = f"{base(req)}/v1/containers/{req.params['container_id']}"
-    return routing.json_response({"container_ref": ref}, 201, headers={"Location": ref})
+    return created(req, "container", req.params["container_id"])
 
 
 def remove_secret(req):

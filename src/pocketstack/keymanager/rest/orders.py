@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 from pocketstack.keymanager import access, orders
-from pocketstack.keymanager.rest.util import base, json_body
+from pocketstack.keymanager.rest.util import base, created, json_body
 from pocketstack.wsgi import routing
 
 
 def create(req):
     access.enforce_plain(req.context, "orders:post", "Order creation")
-    order_id = orders.create(req.context, json_body(req), base(req))
-    ref = f"{base(req)}/v1/orders/{order_id}"
-    return routing.json_response({"order_ref": ref}, 202, headers={"Location": ref})
+    return created(req, "order", orders.create(req.context, json_body(req), base(req)), 202)
 
 
 def list_orders(req):

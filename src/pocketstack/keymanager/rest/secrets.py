@@ -3,17 +3,15 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from pocketstack.keymanager import access, acls, metadata, paging, secrets
+from pocketstack.keymanager import access, metadata, paging, secrets
 from pocketstack.common import exceptions
-from pocketstack.keymanager.rest.util import base, json_body, version
+from pocketstack.keymanager.rest.util import acl_handlers, base, created, json_body, version
 from pocketstack.wsgi import routing
 
 
 def create(req):
     access.enforce_plain(req.context, "secrets:post", "Secret creation")
-    secret_id = secrets.create(req.context, json_body(req))
-    ref = f"{base(req)}/v1/secrets/{secret_id}"
-    return routing.json_response({"secret_ref": ref}, 201, headers={"Location": ref})
+    return created(req, "secret", secrets.create(req.context, json_body(req)))
 
 
 def list_secrets(req):
@@ -114,27 +112,5 @@ def delete_metadatum(req):
     return routing.empty(204)
 
 
-def _acl_ref(req) -> dict:
-    return {"acl_ref": f"{base(req)}/v1/secrets/{req.params['secret_id']}/acl"}
-
-
-def get_acl(req):
-    return routing.json_response(acls.get(req.context, "secret", secrets.lookup,
-                                          req.params["secret_id"]))
-
-
-def put_acl(req):
-    acls.update(req.context, "secret", secrets.lookup, req.params["secret_id"],
-                json_body(req), replace=True)
-    return routing.json_response(_acl_ref(req))
-
-
-def patch_acl(req):
-    acls.update(req.context, "secret", secrets.lookup, req.params["secret_id"],
-                json_body(req), replace=False)
-    return routing.json_response(_acl_ref(req))
-
-
-def delete_acl(req):
-    acls.delete(req.context, "secret", secrets.lookup, req.params["secret_id"])
-    return routing.empty(200)
+get_acl, put_acl, patch_acl, delete_acl = acl_handlers(
+    "secret", secrets.lookup, "secret_id")

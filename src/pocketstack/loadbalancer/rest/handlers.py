@@ -34,6 +34,60 @@ def _truthy(value: str | None) -> bool:
     return (value or "").lower() in ("true", "1", "yes")
 
 
+def _collection(model, key: str, create, update, delete) -> tuple:
+    """The list, create, show, update and delete handlers of a top-level collection (the
+    id in ``req.params[key]``): ``create(ctx, body)``, ``update(ctx, id, body)`` and
+    ``delete(ctx, id)`` do the work."""
+    def list_all(req):
+        return json_response(show.many(req.context, model, req.query, url=_here(req)))
+
+    def create_one(req):
+        return json_response(create(req.context, _json(req)), 201)
+
+    def show_one(req):
+        return json_response(show.one(req.context, model, req.params[key], req.query))
+
+    def update_one(req):
+        return json_response(update(req.context, req.params[key], _json(req)))
+
+    def delete_one(req):
+        delete(req.context, req.params[key])
+        return routing.empty(204)
+
+    return list_all, create_one, show_one, update_one, delete_one
+
+
+def _children(parent_model, parent_key: str, parent_column, key: str, create, update,
+              delete) -> tuple:
+    """The same for a collection under a parent (members of a pool, rules of an L7
+    policy): ``parent_column`` (a model's attribute) holds the parent's id, which is in
+    ``req.params[parent_key]``; the writes take it first."""
+    model, column = parent_column.class_, parent_column.key
+
+    def list_all(req):
+        parent = req.params[parent_key]
+        show.require_exists(parent_model, parent)
+        return json_response(show.many(req.context, model, req.query, parent_column == parent,
+                                       url=_here(req)))
+
+    def create_one(req):
+        return json_response(create(req.context, req.params[parent_key], _json(req)), 201)
+
+    def show_one(req):
+        return json_response(show.one(req.context, model, req.params[key], req.query,
+                                      parent=(column, req.params[parent_key])))
+
+    def update_one(req):
+        return json_response(update(req.context, req.params[parent_key], req.params[key],
+                                    _json(req)))
+
+    def delete_one(req):
+        delete(req.context, req.params[parent_key], req.params[key])
+        return routing.empty(204)
+
+    return list_all, create_one, show_one, update_one, delete_one
+
+
 # --- load balancers -----------------------------------------------------------------------
 
 def list_load_balancers(req):
@@ -78,27 +132,9 @@ def failover_load_balancer(req):
 
 # --- listeners ----------------------------------------------------------------------------
 
-def list_listeners(req):
-    return json_response(show.many(req.context, M.Listener, req.query, url=_here(req)))
-
-
-def create_listener(req):
-    return json_response(api.create_listener(req.context, _json(req)), 201)
-
-
-def show_listener(req):
-    return json_response(show.one(req.context, M.Listener, req.params["listener_id"],
-                                  req.query))
-
-
-def update_listener(req):
-    return json_response(api.update_listener(req.context, req.params["listener_id"],
-                                             _json(req)))
-
-
-def delete_listener(req):
-    api.delete_listener(req.context, req.params["listener_id"])
-    return routing.empty(204)
+list_listeners, create_listener, show_listener, update_listener, delete_listener = \
+    _collection(M.Listener, "listener_id", api.create_listener, api.update_listener,
+                api.delete_listener)
 
 
 def listener_stats(req):
@@ -108,36 +144,12 @@ def listener_stats(req):
 
 # --- pools, members, monitors -------------------------------------------------------------
 
-def list_pools(req):
-    return json_response(show.many(req.context, M.Pool, req.query, url=_here(req)))
+list_pools, create_pool, show_pool, update_pool, delete_pool = _collection(
+    M.Pool, "pool_id", pools.create_pool, pools.update_pool, pools.delete_pool)
 
-
-def create_pool(req):
-    return json_response(pools.create_pool(req.context, _json(req)), 201)
-
-
-def show_pool(req):
-    return json_response(show.one(req.context, M.Pool, req.params["pool_id"], req.query))
-
-
-def update_pool(req):
-    return json_response(pools.update_pool(req.context, req.params["pool_id"], _json(req)))
-
-
-def delete_pool(req):
-    pools.delete_pool(req.context, req.params["pool_id"])
-    return routing.empty(204)
-
-
-def list_members(req):
-    show.require_exists(M.Pool, req.params["pool_id"])
-    return json_response(show.many(req.context, M.Member, req.query,
-                                   M.Member.pool_id == req.params["pool_id"], url=_here(req)))
-
-
-def create_member(req):
-    return json_response(pools.create_member(req.context, req.params["pool_id"], _json(req)),
-                         201)
+list_members, create_member, show_member, update_member, delete_member = _children(
+    M.Pool, "pool_id", M.Member.pool_id, "member_id", pools.create_member, pools.update_member,
+    pools.delete_member)
 
 
 def batch_update_members(req):
@@ -146,94 +158,20 @@ def batch_update_members(req):
     return routing.empty(202)
 
 
-def show_member(req):
-    return json_response(show.one(req.context, M.Member, req.params["member_id"], req.query,
-                                  parent=("pool_id", req.params["pool_id"])))
-
-
-def update_member(req):
-    return json_response(pools.update_member(req.context, req.params["pool_id"],
-                                             req.params["member_id"], _json(req)))
-
-
-def delete_member(req):
-    pools.delete_member(req.context, req.params["pool_id"], req.params["member_id"])
-    return routing.empty(204)
-
-
-def list_health_monitors(req):
-    return json_response(show.many(req.context, M.HealthMonitor, req.query, url=_here(req)))
-
-
-def create_health_monitor(req):
-    return json_response(pools.create_health_monitor(req.context, _json(req)), 201)
-
-
-def show_health_monitor(req):
-    return json_response(show.one(req.context, M.HealthMonitor, req.params["hm_id"],
-                                  req.query))
-
-
-def update_health_monitor(req):
-    return json_response(pools.update_health_monitor(req.context, req.params["hm_id"],
-                                                     _json(req)))
-
-
-def delete_health_monitor(req):
-    pools.delete_health_monitor(req.context, req.params["hm_id"])
-    return routing.empty(204)
+(list_health_monitors, create_health_monitor, show_health_monitor, update_health_monitor,
+ delete_health_monitor) = _collection(M.HealthMonitor, "hm_id", pools.create_health_monitor,
+                                      pools.update_health_monitor, pools.delete_health_monitor)
 
 
 # --- L7 -----------------------------------------------------------------------------------
 
-def list_l7policies(req):
-    return json_response(show.many(req.context, M.L7Policy, req.query, url=_here(req)))
+list_l7policies, create_l7policy, show_l7policy, update_l7policy, delete_l7policy = \
+    _collection(M.L7Policy, "policy_id", l7.create_l7policy, l7.update_l7policy,
+                l7.delete_l7policy)
 
-
-def create_l7policy(req):
-    return json_response(l7.create_l7policy(req.context, _json(req)), 201)
-
-
-def show_l7policy(req):
-    return json_response(show.one(req.context, M.L7Policy, req.params["policy_id"],
-                                  req.query))
-
-
-def update_l7policy(req):
-    return json_response(l7.update_l7policy(req.context, req.params["policy_id"],
-                                            _json(req)))
-
-
-def delete_l7policy(req):
-    l7.delete_l7policy(req.context, req.params["policy_id"])
-    return routing.empty(204)
-
-
-def list_l7rules(req):
-    show.require_exists(M.L7Policy, req.params["policy_id"])
-    return json_response(show.many(req.context, M.L7Rule, req.query,
-                                   M.L7Rule.l7policy_id == req.params["policy_id"],
-                                   url=_here(req)))
-
-
-def create_l7rule(req):
-    return json_response(l7.create_l7rule(req.context, req.params["policy_id"], _json(req)),
-                         201)
-
-
-def show_l7rule(req):
-    return json_response(show.one(req.context, M.L7Rule, req.params["rule_id"], req.query,
-                                  parent=("l7policy_id", req.params["policy_id"])))
-
-
-def update_l7rule(req):
-    return json_response(l7.update_l7rule(req.context, req.params["policy_id"],
-                                          req.params["rule_id"], _json(req)))
-
-
-def delete_l7rule(req):
-    l7.delete_l7rule(req.context, req.params["policy_id"], req.params["rule_id"])
-    return routing.empty(204)
+list_l7rules, create_l7rule, show_l7rule, update_l7rule, delete_l7rule = _children(
+    M.L7Policy, "policy_id", M.L7Rule.l7policy_id, "rule_id", l7.create_l7rule, l7.update_l7rule,
+    l7.delete_l7rule)
 
 
 # --- quotas -------------------------------------------------------------------------------

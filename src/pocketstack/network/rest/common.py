@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pocketstack.network import listing
-from pocketstack.network.exceptions import BadRequest, HTTPBadRequest
+from pocketstack.network.exceptions.common import BadRequest, HTTPBadRequest
 from pocketstack.wsgi import routing
 
 

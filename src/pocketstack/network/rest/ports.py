@@ -1,5 +1,5 @@
 """/v2.0/ports"""
-from pocketstack.network import port_delete, ports
+from pocketstack.network import port_delete, port_update, ports
 from pocketstack.network.rest import common
 
 
@@ -18,8 +18,9 @@ def show_port(req):
 
 
 def update_port(req):
-    return common.ok(ports.update_port(req.context, req.params["port_id"], common.body(req),
-                                      if_revision=common.if_revision(req)))
+    return common.ok(port_update.update_port(req.context, req.params["port_id"],
+                                             common.body(req),
+                                             if_revision=common.if_revision(req)))
 
 
 def delete_port(req):

@@ -9,7 +9,8 @@ from typing import Callable
 from starlette.concurrency import run_in_threadpool
 
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import accounts, common, containers, formpost, info, objects
+from pocketstack.objectstore.rest import (accounts, common, containers, formpost, info,
+                                          object_reads, objects)
 from pocketstack.wsgi import faults, routing
 
 
@@ -36,7 +37,7 @@ ROUTES = {
                       "PUT": accounts.not_allowed, "DELETE": accounts.not_allowed},
     "/v1/{account}/{container}": {"GET": containers.show, "PUT": containers.create,
                                   "POST": _post(containers.update), "DELETE": containers.delete},
-    "/v1/{account}/{container}/{obj:path}": {"GET": objects.get, "PUT": objects.put,
+    "/v1/{account}/{container}/{obj:path}": {"GET": object_reads.get, "PUT": objects.put,
                                              "POST": _post(objects.update),
                                              "DELETE": objects.delete,
                                              "COPY": objects.copy},

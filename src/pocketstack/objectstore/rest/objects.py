@@ -1,5 +1,6 @@
-"""/v1/{account}/{container}/{object}: PUT (streamed to disk, MD5 checked), GET/HEAD
-(streamed, ranges, conditionals), POST (metadata), DELETE, COPY and X-Copy-From.
+"""/v1/{account}/{container}/{object}: PUT (streamed to disk, MD5 checked), POST
+(metadata), DELETE, COPY and X-Copy-From; and who may, which GET/HEAD (object_reads.py)
+shares.
 
 An upload is acknowledged (201) only once its file is fsynced and renamed into place and
 its row committed; until then nothing of it is visible. Bytes stream through in 1 MiB
@@ -8,12 +9,8 @@ buffers, hashed and written on threads of their own: an object never sits in mem
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import json
-import os
 import urllib.parse
-import uuid
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
@@ -22,11 +19,9 @@ from starlette.responses import Response
 from pocketstack.common import config
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, large_objects, ranges, symlinks, versioning
+from pocketstack.objectstore.rest import common, large_objects, symlinks, versioning
 from pocketstack.wsgi import routing
 
-READ_SIZE = 1 << 20
-READ_AHEAD = 4
 # Object headers besides X-Object-Meta-* that PUT, POST and COPY keep.
 KEPT = ("content-disposition", "content-encoding", "x-object-manifest")
 DEFAULT_TYPE = "application/octet-stream"
@@ -100,28 +95,6 @@ def _content_type(headers, default: str = DEFAULT_TYPE) -> str:
     if len(value) > 1024:
         raise bad_request("Invalid Content-Type")
     return value
-
-
-def _object_headers(obj: api.ObjectInfo) -> dict:
-    headers = {"Etag": f'"{obj.etag}"', "Last-Modified": api.http_date(obj.timestamp),
-               "X-Timestamp": obj.timestamp, "Accept-Ranges": "bytes",
-               **common.meta_headers(obj.meta)}
-    if obj.delete_at:
-        headers["X-Delete-At"] = str(obj.delete_at)
-    return headers
-
-
-def _filename_disposition(req, headers: dict) -> None:
-    """tempurl's ``filename``/``inline`` query: the Content-Disposition it asks for."""
-    if "temp_url_sig" not in req.query:
-        return
-    filename = req.query.get("filename")
-    if "inline" in req.query:
-        headers["Content-Disposition"] = "inline" + (
-            f"; filename*=UTF-8''{urllib.parse.quote(filename)}" if filename else "")
-    elif filename is not None:
-        headers["Content-Disposition"] = (
-            f"attachment; filename*=UTF-8''{urllib.parse.quote(filename)}")
 
 
 # --- PUT --------------------------------------------------------------------------------
@@ -383,225 +356,6 @@ async def copy(req):
     if not destination:
         raise SwiftError(412, "You must specify a Destination header")
     return await _copy(req, destination, account, account, container, obj)
-
-
-# --- GET / HEAD -------------------------------------------------------------------------
-
-
-def _lookup(req, account, container, obj):
-    """(object, open file, (account, container, object) of a symlink's target or None)."""
-    info, found = authorized_object(req, account, container, obj, req.method)
-    if found is None:
-        raise not_found()
-    location = None
-    if req.query.get("symlink") != "get":
-        found, location = symlinks.follow(found, account, lambda a, c, o: authorized_object(
-            req, a, c, o, req.method)[1])
-        if location is not None:
-            info, obj = api.find_container(location[0], location[1]), location[2]
-    for _ in range(3):  # a concurrent overwrite may remove the file between row and open
-        try:
-            return found, store.open_file(found.file), location
-        except FileNotFoundError:
-            found = api.get_object(info, obj)
-            if found is None:
-                raise not_found() from None
-    raise not_found()
-
-
-def _large_object(req, account, found, handle):
-    """(sources, size, ETag) of what a GET of ``found`` sends: its own file, or the
-    segments of a large object (unless ``multipart-manifest=get`` asks for the manifest)."""
-    manifest_asked = req.query.get("multipart-manifest") == "get"
-    if found.meta.get(large_objects.SLO) and not manifest_asked:
-        handle.close()
-        manifest = large_objects.read_manifest(found)
-
-        def lookup(acct, container, name):
-            return api.get_object(authorized_container(req, acct, container, name, "GET"), name)
-
-        return large_objects.slo_sources(account, manifest, lookup), found.size, found.etag
-    if found.meta.get(large_objects.DLO) and not manifest_asked:
-        handle.close()
-
-        def segments(acct, container, prefix):
-            return api.list_segments(
-                authorized_container(req, acct, container, prefix, "GET"), prefix)
-
-        return large_objects.dlo_sources(account, found.meta[large_objects.DLO], segments)
-    return [(handle, 0, found.size)], found.size, found.etag
-
-
-def _manifest_response(req, found, handle) -> Response:
-    """``?multipart-manifest=get`` of an SLO: its manifest as JSON."""
-    with handle:
-        manifest = json.loads(handle.read())
-    if req.query.get("format") == "raw":
-        manifest = large_objects.raw_manifest(manifest)
-    body = json.dumps(manifest).encode()
-    return common.response(200, b"" if req.method == "HEAD" else body,
-                           {**_object_headers(found), "X-Static-Large-Object": "True"},
-                           content_type="application/json; charset=utf-8")
-
-
-@routing.public
-async def get(req):
-    account, container, obj = common.names(req)
-    found, handle, location = await run_in_threadpool(_lookup, req, account, container, obj)
-    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
-        return await run_in_threadpool(_manifest_response, req, found, handle)
-    try:
-        sources, size, etag = await run_in_threadpool(_large_object, req, account, found,
-                                                      handle)
-    except BaseException:
-        handle.close()
-        raise
-    try:
-        headers = _object_headers(found)
-        headers["Etag"] = f'"{etag}"'
-        if location is not None:
-            headers["Content-Location"] = "/v1/" + "/".join(
-                urllib.parse.quote(part) for part in location)
-        _filename_disposition(req, headers)
-        status = ranges.evaluate(req.headers, etag, found.timestamp, req.method)
-        if status is not None:
-            _close(sources)
-            if status == 304:
-                return Response(b"", status_code=304, headers=headers)
-            raise SwiftError(status)
-        spans = ranges.parse(req.headers.get("range"), size)
-    except BaseException:
-        _close(sources)
-        raise
-    return ObjectResponse(sources, size, found.content_type, spans, headers)
-
-
-def _close(sources) -> None:
-    for source, _, _ in sources:
-        if not isinstance(source, str):
-            source.close()
-
-
-class ObjectResponse(Response):
-    """Streams an object's bytes (or ranges of them: one as a 206, several as
-    multipart/byteranges) with positional reads on worker threads, a few ahead of the
-    socket. The bytes are ``sources``, read one after the other: (open file or file id,
-    offset in it, length) — one file for a plain object, the segments for a large one.
-    Files are opened as reading reaches them and closed once it leaves them."""
-
-    def __init__(self, sources: list, size: int, content_type: str, spans, headers: dict):
-        self.sources = sources
-        self.pieces: list = []  # bytes, or (source index, offset in its file, length)
-        if spans is None:
-            status, media = 200, content_type
-            self._add(0, size)
-        elif len(spans) == 1:
-            (first, end), = spans
-            status, media = 206, content_type
-            headers["Content-Range"] = f"bytes {first}-{end - 1}/{size}"
-            self._add(first, end - first)
-        else:
-            status = 206
-            boundary = uuid.uuid4().hex
-            media = f"multipart/byteranges;boundary={boundary}"
-            for first, end in spans:
-                self.pieces.append((f"--{boundary}\r\nContent-Type: {content_type}\r\n"
-                                    f"Content-Range: bytes {first}-{end - 1}/{size}"
-                                    "\r\n\r\n").encode())
-                self._add(first, end - first)
-                self.pieces.append(b"\r\n")
-            self.pieces.append(f"--{boundary}--".encode())
-        self.length = sum(p[2] if isinstance(p, tuple) else len(p) for p in self.pieces)
-        self._open: dict[int, object] = {}
-        super().__init__(status_code=status, headers={
-            **headers, "Content-Type": media, "Content-Length": str(self.length)})
-
-    def _add(self, first: int, length: int) -> None:
-        """The pieces of the sources that bytes [first, first + length) are."""
-        at = 0
-        for index, (_, offset, size) in enumerate(self.sources):
-            lo, hi = max(first, at), min(first + length, at + size)
-            if lo < hi:
-                self.pieces.append((index, offset + lo - at, hi - lo))
-            at += size
-
-    def _fd(self, index: int) -> int:
-        handle = self._open.get(index)
-        if handle is None:
-            source = self.sources[index][0]
-            handle = store.open_file(source) if isinstance(source, str) else source
-            self._open[index] = handle
-        return handle.fileno()
-
-    def _close(self, keep: int | None = None) -> None:
-        for index in [i for i in self._open if keep is None or i < keep]:
-            with contextlib.suppress(OSError):
-                self._open.pop(index).close()
-        if keep is None:  # files never reached
-            for source, _, _ in self.sources:
-                if not isinstance(source, str):
-                    with contextlib.suppress(OSError):
-                        source.close()
-
-    def _read(self, index: int, size: int, at: int) -> bytes:
-        return os.pread(self._fd(index), size, at)
-
-    async def __call__(self, scope, receive, send):
-        try:
-            await send({"type": "http.response.start", "status": self.status_code,
-                        "headers": self.raw_headers})
-            if scope["method"] == "HEAD" or self.length == 0:
-                await send({"type": "http.response.body", "body": b""})
-                return
-            await self._send_body(send)
-        finally:
-            await run_in_threadpool(self._close)
-
-    def _chunks(self):
-        for piece in self.pieces:
-            if isinstance(piece, bytes):
-                yield piece
-                continue
-            index, offset, length = piece
-            end = offset + length
-            for at in range(offset, end, READ_SIZE):
-                yield (index, min(READ_SIZE, end - at), at)
-
-    async def _send_body(self, send):
-        chunks = self._chunks()
-        reads: collections.deque = collections.deque()  # (source index, future)
-
-        def read_next() -> None:
-            item = next(chunks, None)
-            if item is None:
-                return
-            if isinstance(item, bytes):
-                future = asyncio.get_running_loop().create_future()
-                future.set_result(item)
-                reads.append((None, future))
-            else:
-                reads.append((item[0], asyncio.ensure_future(
-                    run_in_threadpool(self._read, *item))))
-
-        for _ in range(READ_AHEAD):
-            read_next()
-        sent = 0
-        try:
-            while reads:
-                index, future = reads.popleft()
-                data = await future
-                if not data:
-                    raise SwiftError(500)  # a file shorter than its row says
-                if index is not None and index and (index - 1) in self._open:
-                    await run_in_threadpool(self._close, index)  # done with earlier files
-                read_next()
-                sent += len(data)
-                await send({"type": "http.response.body", "body": data,
-                            "more_body": sent < self.length})
-        finally:
-            if reads:
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait([future for _, future in reads])
 
 
 # --- POST / DELETE ----------------------------------------------------------------------
