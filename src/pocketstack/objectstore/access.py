@@ -5,7 +5,8 @@
   ``ResellerAdmin`` (``objectstore:reseller_admin``) reaches every account.
 * Container ACLs: ``X-Container-Read`` (``.r:*`` lets anyone read objects, ``.rlistings``
   also list them; ``<project>:<user>``, ``<project>:*``, ``*:<user>``, ``*:*`` name
-  token holders, by id or name) and ``X-Container-Write`` (token holders only).
+  token holders, by id, or by name for users and projects of the default domain) and
+  ``X-Container-Write`` (token holders only).
 * A temporary URL (``temp_url_sig``/``temp_url_expires``) signed with an account or
   container key grants one method on one object (or a prefix) until it expires.
 Denied: 401 without a token, 403 with one.
@@ -59,12 +60,31 @@ def parse_acl(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
-def _user_matches(ctx, item: str) -> bool:
+def _user_matches(ctx, item: str, names: bool) -> bool:
+    """``<project>:<user>`` against the token: ids or ``*``, and names when ``names``."""
     if ":" not in item:
         return False
     project, user = item.split(":", 1)
-    return (project in ("*", ctx.project_id, ctx.project_name)
-            and user in ("*", ctx.user_id, ctx.user_name))
+    projects, users = ["*", ctx.project_id], ["*", ctx.user_id]
+    if names:
+        projects.append(ctx.project_name)
+        users.append(ctx.user_name)
+    return project in projects and user in users
+
+
+def _names_allowed(ctx) -> bool:
+    """Names are unique only inside a domain: as swift's keystoneauth (allow_names_in_acls),
+    an ACL's names match only a user and project of the default domain."""
+    default = config.CONF.identity.default_domain_id
+    return all(domain in (None, default) for domain in (ctx.user_domain_id,
+                                                        ctx.project_domain_id))
+
+
+def _acl_grants(ctx, acl: list[str]) -> bool:
+    if not ctx.user_id:
+        return False
+    names = _names_allowed(ctx)
+    return any(_user_matches(ctx, item, names) for item in acl)
 
 
 def check_container(ctx, account: str, container_meta: dict, method: str,
@@ -79,11 +99,11 @@ def check_container(ctx, account: str, container_meta: dict, method: str,
         anyone = ".r:*" in acl or ".referrer:*" in acl
         if anyone and (not listing or ".rlistings" in acl):
             return
-        if ctx.user_id and any(_user_matches(ctx, item) for item in acl):
+        if _acl_grants(ctx, acl):
             return
     elif not listing:
         acl = parse_acl(container_meta.get("x-container-write"))
-        if ctx.user_id and any(_user_matches(ctx, item) for item in acl):
+        if _acl_grants(ctx, acl):
             return
     raise denied(ctx)
 
