@@ -134,10 +134,41 @@ def _signature(sig: str) -> tuple[str, bytes] | None:
         return None
 
 
-def check_temp_url(query, method: str, paths: list[str], keys: list[str]) -> bool:
-    """Whether the query's temp_url_sig is valid for ``method`` on one of ``paths`` (the
-    object's path as swift sees it, and as the client reached it) with one of ``keys``.
-    Raises 401 for an expired or malformed temporary URL."""
+ACCOUNT_SCOPE, CONTAINER_SCOPE = "account", "container"
+KEY_NAMES = ("temp-url-key", "temp-url-key-2")
+
+
+def temp_url_keys(account_meta: dict, container_meta: dict | None) -> list[tuple[str, str]]:
+    """(key, scope) for the account's and the container's Temp-URL keys (tempurl's and
+    formpost's ``_get_keys``)."""
+    keys = [(account_meta[f"x-account-meta-{name}"], ACCOUNT_SCOPE) for name in KEY_NAMES
+            if account_meta.get(f"x-account-meta-{name}")]
+    if container_meta is not None:
+        keys += [(container_meta[f"x-container-meta-{name}"], CONTAINER_SCOPE)
+                 for name in KEY_NAMES if container_meta.get(f"x-container-meta-{name}")]
+    return keys
+
+
+def signed_scope(sig: str, bodies: list[bytes], keys: list[tuple[str, str]]) -> str | None:
+    """The scope of the key whose HMAC of one of ``bodies`` is ``sig`` (hex or
+    ``<digest>:<base64>``, a digest of ``[objectstore] tempurl_digests``), or None."""
+    parsed = _signature(sig)
+    if parsed is None or parsed[0] not in config.CONF.objectstore.tempurl_digests:
+        return None
+    digest, raw = parsed
+    for key, scope in keys:
+        for body in bodies:
+            if hmac.compare_digest(hmac.new(key.encode(), body, DIGESTS[digest]).digest(), raw):
+                return scope
+    return None
+
+
+def check_temp_url(query, method: str, paths: list[str], keys: list[tuple[str, str]]
+                   ) -> str | None:
+    """The scope (account or container) of the key that signed the query's temp_url_sig
+    for ``method`` on one of ``paths`` (the object's path as swift sees it, and as the
+    client reached it), None if none did. Raises 401 for an expired or malformed
+    temporary URL."""
     sig, expires = query.get("temp_url_sig"), query.get("temp_url_expires")
     if sig is None or expires is None:
         raise SwiftError(401)
@@ -147,24 +178,19 @@ def check_temp_url(query, method: str, paths: list[str], keys: list[str]) -> boo
         raise SwiftError(401) from None
     if expiry < time.time():
         raise SwiftError(401)
-    parsed = _signature(sig)
-    if parsed is None or parsed[0] not in config.CONF.objectstore.tempurl_digests:
+    if _signature(sig) is None:
         raise SwiftError(401)
-    digest, raw = parsed
     prefix = query.get("temp_url_prefix")
     methods = [method] + (["GET", "PUT", "POST"] if method == "HEAD" else [])
-    for key in keys:
-        for path in paths:
-            if prefix is not None:
-                base = path.split("/", 4)
-                if len(base) < 5 or not base[4].startswith(prefix):
-                    continue
-                path = "prefix:" + "/".join(base[:4]) + "/" + prefix
-            for m in methods:
-                if m not in config.CONF.objectstore.tempurl_methods and m != "HEAD":
-                    continue
-                body = f"{m}\n{expiry}\n{path}".encode()
-                expected = hmac.new(key.encode(), body, DIGESTS[digest]).digest()
-                if hmac.compare_digest(expected, raw):
-                    return True
-    return False
+    bodies = []
+    for path in paths:
+        if prefix is not None:
+            base = path.split("/", 4)
+            if len(base) < 5 or not base[4].startswith(prefix):
+                continue
+            path = "prefix:" + "/".join(base[:4]) + "/" + prefix
+        for m in methods:
+            if m not in config.CONF.objectstore.tempurl_methods and m != "HEAD":
+                continue
+            bodies.append(f"{m}\n{expiry}\n{path}".encode())
+    return signed_scope(sig, bodies, keys)
