@@ -290,8 +290,9 @@ def authenticate(body: dict, *, nocatalog: bool = False,
             trusts.consume_use(trust.id)
         token_id, data = tokens.issue(
             user_id=user.id, user_domain_id=user.domain_id, methods=methods_out,
-            roles=[r["name"] for r in roles],
+            roles=[r["name"] for r in roles], user_name=user.name,
             project_id=project.id if project else None,
+            project_name=project.name if project else None,
             project_domain_id=project.domain_id if project else None,
             domain_id=domain.id if domain else None, system=system, expires_at=expires_at,
             parent_audit_id=extra.get("parent_audit_id"),

@@ -114,6 +114,7 @@ def authenticate(body, kind: str) -> tuple[str, dict]:
         roles = auth._role_refs(s, role_ids)
         token_id, data = tokens.issue(
             user_id=user.id, user_domain_id=user.domain_id, methods=["ec2credential"],
-            roles=[r["name"] for r in roles], project_id=project.id,
+            roles=[r["name"] for r in roles], project_id=project.id, user_name=user.name,
+            project_name=project.name,
             project_domain_id=project.domain_id, app_cred_id=cred.id if cred else None)
         return token_id, auth.render(s, data, roles=roles)

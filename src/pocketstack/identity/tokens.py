@@ -1,7 +1,9 @@
 """Fernet tokens: issued by POST /v3/auth/tokens, validated locally by every API process.
 
 The payload carries what a service needs to build a RequestContext — user, scope, role
-names, expiry, audit ids — so validation is one decryption plus a look at the revocation
+names, expiry, audit ids, the user's and project's names (as keystonemiddleware hands
+services X-User-Name and X-Project-Name; as at issue: a rename shows in tokens issued
+after it) — so validation is one decryption plus a look at the revocation
 events, never a database round trip or an HTTP call. Roles are fixed at issue time;
 revoking an assignment, disabling or deleting a user or project, or changing a password
 writes a revocation event, so a token whose roles went stale stops validating at once.
@@ -36,10 +38,12 @@ class TokenData(dict):
     """The decrypted payload, with accessors (keys are kept short to keep tokens short)."""
 
     user_id = property(lambda self: self["u"])
+    user_name = property(lambda self: self.get("un"))
     user_domain_id = property(lambda self: self.get("ud"))
     methods = property(lambda self: self["m"])
     project_id = property(lambda self: self.get("p"))
     project_domain_id = property(lambda self: self.get("pd"))
+    project_name = property(lambda self: self.get("pn"))
     domain_id = property(lambda self: self.get("d"))
     system = property(lambda self: self.get("s"))
     roles = property(lambda self: self.get("r", []))
@@ -77,7 +81,8 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
           domain_id: str | None = None, system: str | None = None,
           expires_at: dt.datetime | None = None, parent_audit_id: str | None = None,
           app_cred_id: str | None = None, trust: list | None = None,
-          oauth: list | None = None) -> tuple[str, TokenData]:
+          oauth: list | None = None, user_name: str | None = None,
+          project_name: str | None = None) -> tuple[str, TokenData]:
     now = time.time()
     expires = (expires_at.replace(tzinfo=dt.timezone.utc).timestamp() if expires_at
                else now + config.CONF.token.expiration)
@@ -85,7 +90,8 @@ def issue(*, user_id: str, user_domain_id: str, methods: list[str], roles: list[
                "r": roles, "e": round(expires, 6), "i": round(now, 6),
                "a": [new_audit_id()] + ([parent_audit_id] if parent_audit_id else [])}
     for key, value in (("p", project_id), ("pd", project_domain_id), ("d", domain_id),
-                       ("s", system), ("ac", app_cred_id), ("t", trust), ("o", oauth)):
+                       ("s", system), ("ac", app_cred_id), ("t", trust), ("o", oauth),
+                       ("un", user_name), ("pn", project_name)):
         if value:
             payload[key] = value
     token = fernet.crypto().encrypt(json.dumps(payload, separators=(",", ":")).encode())
@@ -130,8 +136,9 @@ def _service_payloads() -> dict[str, TokenData]:
 
 def to_context(data: TokenData, token: str | None = None) -> RequestContext:
     return RequestContext(
-        user_id=data.user_id, user_domain_id=data.user_domain_id,
-        project_id=data.project_id, project_domain_id=data.project_domain_id,
+        user_id=data.user_id, user_name=data.user_name, user_domain_id=data.user_domain_id,
+        project_id=data.project_id, project_name=data.project_name,
+        project_domain_id=data.project_domain_id,
         domain_id=data.domain_id, system_scope=data.system, roles=list(data.roles),
         auth_token=token, audit_ids=list(data.audit_ids))
 

@@ -5,7 +5,8 @@
   ``ResellerAdmin`` (``objectstore:reseller_admin``) reaches every account.
 * Container ACLs: ``X-Container-Read`` (``.r:*`` lets anyone read objects, ``.rlistings``
   also list them; ``<project>:<user>``, ``<project>:*``, ``*:<user>``, ``*:*`` name
-  token holders, by id or name) and ``X-Container-Write`` (token holders only).
+  token holders, by id, or by name for users and projects of the default domain) and
+  ``X-Container-Write`` (token holders only).
 * A temporary URL (``temp_url_sig``/``temp_url_expires``) signed with an account or
   container key grants one method on one object (or a prefix) until it expires.
 Denied: 401 without a token, 403 with one.
@@ -59,12 +60,31 @@ def parse_acl(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 
 
-def _user_matches(ctx, item: str) -> bool:
+def _user_matches(ctx, item: str, names: bool) -> bool:
+    """``<project>:<user>`` against the token: ids or ``*``, and names when ``names``."""
     if ":" not in item:
         return False
     project, user = item.split(":", 1)
-    return (project in ("*", ctx.project_id, ctx.project_name)
-            and user in ("*", ctx.user_id, ctx.user_name))
+    projects, users = ["*", ctx.project_id], ["*", ctx.user_id]
+    if names:
+        projects.append(ctx.project_name)
+        users.append(ctx.user_name)
+    return project in projects and user in users
+
+
+def _names_allowed(ctx) -> bool:
+    """Names are unique only inside a domain: as swift's keystoneauth (allow_names_in_acls),
+    an ACL's names match only a user and project of the default domain."""
+    default = config.CONF.identity.default_domain_id
+    return all(domain in (None, default) for domain in (ctx.user_domain_id,
+                                                        ctx.project_domain_id))
+
+
+def _acl_grants(ctx, acl: list[str]) -> bool:
+    if not ctx.user_id:
+        return False
+    names = _names_allowed(ctx)
+    return any(_user_matches(ctx, item, names) for item in acl)
 
 
 def check_container(ctx, account: str, container_meta: dict, method: str,
@@ -79,11 +99,11 @@ def check_container(ctx, account: str, container_meta: dict, method: str,
         anyone = ".r:*" in acl or ".referrer:*" in acl
         if anyone and (not listing or ".rlistings" in acl):
             return
-        if ctx.user_id and any(_user_matches(ctx, item) for item in acl):
+        if _acl_grants(ctx, acl):
             return
     elif not listing:
         acl = parse_acl(container_meta.get("x-container-write"))
-        if ctx.user_id and any(_user_matches(ctx, item) for item in acl):
+        if _acl_grants(ctx, acl):
             return
     raise denied(ctx)
 
@@ -114,10 +134,41 @@ def _signature(sig: str) -> tuple[str, bytes] | None:
         return None
 
 
-def check_temp_url(query, method: str, paths: list[str], keys: list[str]) -> bool:
-    """Whether the query's temp_url_sig is valid for ``method`` on one of ``paths`` (the
-    object's path as swift sees it, and as the client reached it) with one of ``keys``.
-    Raises 401 for an expired or malformed temporary URL."""
+ACCOUNT_SCOPE, CONTAINER_SCOPE = "account", "container"
+KEY_NAMES = ("temp-url-key", "temp-url-key-2")
+
+
+def temp_url_keys(account_meta: dict, container_meta: dict | None) -> list[tuple[str, str]]:
+    """(key, scope) for the account's and the container's Temp-URL keys (tempurl's and
+    formpost's ``_get_keys``)."""
+    keys = [(account_meta[f"x-account-meta-{name}"], ACCOUNT_SCOPE) for name in KEY_NAMES
+            if account_meta.get(f"x-account-meta-{name}")]
+    if container_meta is not None:
+        keys += [(container_meta[f"x-container-meta-{name}"], CONTAINER_SCOPE)
+                 for name in KEY_NAMES if container_meta.get(f"x-container-meta-{name}")]
+    return keys
+
+
+def signed_scope(sig: str, bodies: list[bytes], keys: list[tuple[str, str]]) -> str | None:
+    """The scope of the key whose HMAC of one of ``bodies`` is ``sig`` (hex or
+    ``<digest>:<base64>``, a digest of ``[objectstore] tempurl_digests``), or None."""
+    parsed = _signature(sig)
+    if parsed is None or parsed[0] not in config.CONF.objectstore.tempurl_digests:
+        return None
+    digest, raw = parsed
+    for key, scope in keys:
+        for body in bodies:
+            if hmac.compare_digest(hmac.new(key.encode(), body, DIGESTS[digest]).digest(), raw):
+                return scope
+    return None
+
+
+def check_temp_url(query, method: str, paths: list[str], keys: list[tuple[str, str]]
+                   ) -> str | None:
+    """The scope (account or container) of the key that signed the query's temp_url_sig
+    for ``method`` on one of ``paths`` (the object's path as swift sees it, and as the
+    client reached it), None if none did. Raises 401 for an expired or malformed
+    temporary URL."""
     sig, expires = query.get("temp_url_sig"), query.get("temp_url_expires")
     if sig is None or expires is None:
         raise SwiftError(401)
@@ -127,24 +178,19 @@ def check_temp_url(query, method: str, paths: list[str], keys: list[str]) -> boo
         raise SwiftError(401) from None
     if expiry < time.time():
         raise SwiftError(401)
-    parsed = _signature(sig)
-    if parsed is None or parsed[0] not in config.CONF.objectstore.tempurl_digests:
+    if _signature(sig) is None:
         raise SwiftError(401)
-    digest, raw = parsed
     prefix = query.get("temp_url_prefix")
     methods = [method] + (["GET", "PUT", "POST"] if method == "HEAD" else [])
-    for key in keys:
-        for path in paths:
-            if prefix is not None:
-                base = path.split("/", 4)
-                if len(base) < 5 or not base[4].startswith(prefix):
-                    continue
-                path = "prefix:" + "/".join(base[:4]) + "/" + prefix
-            for m in methods:
-                if m not in config.CONF.objectstore.tempurl_methods and m != "HEAD":
-                    continue
-                body = f"{m}\n{expiry}\n{path}".encode()
-                expected = hmac.new(key.encode(), body, DIGESTS[digest]).digest()
-                if hmac.compare_digest(expected, raw):
-                    return True
-    return False
+    bodies = []
+    for path in paths:
+        if prefix is not None:
+            base = path.split("/", 4)
+            if len(base) < 5 or not base[4].startswith(prefix):
+                continue
+            path = "prefix:" + "/".join(base[:4]) + "/" + prefix
+        for m in methods:
+            if m not in config.CONF.objectstore.tempurl_methods and m != "HEAD":
+                continue
+            bodies.append(f"{m}\n{expiry}\n{path}".encode())
+    return signed_scope(sig, bodies, keys)

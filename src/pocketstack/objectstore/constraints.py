@@ -2,7 +2,6 @@
 X-Delete-At/After, listing limits. Each check raises swift's status and text."""
 from __future__ import annotations
 
-import math
 import time
 
 from pocketstack.common import config
@@ -86,21 +85,28 @@ def check_stored_metadata(meta: dict, target: str) -> None:
         raise bad_request(f"Total metadata too large; max {MAX_META_OVERALL_SIZE}")
 
 
+# The latest X-Delete-At swift keeps: later times are capped to it (its expirer sorts
+# ten-digit names; utils.normalize_delete_at_timestamp).
+MAX_DELETE_AT = 9999999999
+
+
 def delete_at(headers, now: float) -> int | None:
-    """X-Delete-At from X-Delete-After or X-Delete-At (400 as swift for bad values);
-    None when neither is given."""
+    """X-Delete-At from X-Delete-After or X-Delete-At (400 as swift for bad values, capped
+    at MAX_DELETE_AT as swift does); None when neither is given."""
     if "x-delete-after" in headers:
         try:
             after = int(headers["x-delete-after"])
         except ValueError:
             raise bad_request("Non-integer X-Delete-After") from None
-        at = int(math.ceil(now + after)) if after > 0 else int(now + after)
+        # integer arithmetic: a float of a huge value overflows
+        at = min(max(0, int(now) + after + (1 if after > 0 and now % 1 else 0)),
+                 MAX_DELETE_AT)
         if at <= now:
             raise bad_request("X-Delete-After in past")
         return at
     if "x-delete-at" in headers:
         try:
-            at = int(headers["x-delete-at"])
+            at = min(max(0, int(headers["x-delete-at"])), MAX_DELETE_AT)
         except ValueError:
             raise bad_request("Non-integer X-Delete-At") from None
         if at <= now:

@@ -2,14 +2,15 @@
 ``/v1/{account}/{container}[/{object prefix}]`` uploads its files as objects named
 ``<prefix><filename>``, when ``signature`` (HMAC of ``path``, ``redirect``,
 ``max_file_size``, ``max_file_count`` and ``expires`` with an account or container
-Temp-URL key) is valid and ``expires`` is in the future. The answer is a 303 to
-``redirect`` with ``status`` and ``message``, or, without ``redirect``, a short page.
+Temp-URL key, a digest of ``[objectstore] tempurl_digests``) is valid and ``expires`` is
+in the future. The answer is a 303 to ``redirect`` with ``status`` and ``message`` once
+the signature verified (never for a form that is not signed, nor to a ``redirect`` with
+control characters: 400), otherwise a short page.
 
 The body is parsed as it arrives; each file streams into its object as a PUT's would.
 """
 from __future__ import annotations
 
-import hmac
 import html
 import time
 import urllib.parse
@@ -21,6 +22,7 @@ from pocketstack.objectstore.errors import SwiftError
 from pocketstack.objectstore.rest import common
 
 MAX_VALUE = 4096  # bytes of a form field that is not a file
+_URL_SAFE = "".join(chr(c) for c in range(33, 127))  # printable ASCII but the space
 
 
 class FormError(Exception):
@@ -115,28 +117,6 @@ async def _parts(stream, boundary: bytes):
                 pass
 
 
-def _signature_ok(fields: dict, path: str, keys: list[str]) -> bool:
-    sig = fields.get("signature", "")
-    body = "\n".join([path, fields.get("redirect", ""), fields.get("max_file_size", ""),
-                      fields.get("max_file_count", ""), fields.get("expires", "")]).encode()
-    parsed = access._signature(sig)
-    if parsed is None:
-        return False
-    digest, raw = parsed
-    return any(hmac.compare_digest(hmac.new(key.encode(), body, access.DIGESTS[digest])
-                                   .digest(), raw) for key in keys)
-
-
-def _keys(account: str, info: api.ContainerInfo | None) -> list[str]:
-    names = ("temp-url-key", "temp-url-key-2")
-    keys = [v for k, v in api.account_meta(account).items()
-            if k in (f"x-account-meta-{n}" for n in names)]
-    if info is not None:
-        keys += [v for k, v in info.meta.items()
-                 if k in (f"x-container-meta-{n}" for n in names)]
-    return keys
-
-
 def _int_field(fields: dict, name: str) -> int:
     try:
         return int(fields.get(name, ""))
@@ -173,12 +153,14 @@ async def handle(req, account: str, container: str, prefix: str, record):
             await _upload(info, prefix + params["filename"], headers, body, fields, record)
             written += 1
         if info is None:  # a form without files still has to be signed
-            await run_in_threadpool(_authorize, req, account, container, prefix, fields)
+            info = await run_in_threadpool(_authorize, req, account, container, prefix, fields)
         status, message = "201 Created", ""
     except FormError as error:
         status, message = error.status, error.message
-    redirect = fields.get("redirect", "")
+    # the form's own redirect only once its signature verified: anyone may POST a form
+    redirect = fields.get("redirect", "") if info is not None else ""
     if redirect:
+        redirect = urllib.parse.quote(redirect, safe=_URL_SAFE)  # non-ASCII as UTF-8 escapes
         separator = "&" if "?" in redirect else "?"
         query = urllib.parse.urlencode({"status": status.split()[0], "message": message})
         return common.response(303, f'<html><body><p><a href="{html.escape(redirect)}'
@@ -198,10 +180,16 @@ def _authorize(req, account, container, prefix, fields) -> api.ContainerInfo:
         raise FormError("401 Unauthorized", "form expired")
     info = api.find_container(account, container)
     path = f"/v1/{account}/{container}" + (f"/{prefix}" if prefix else "")
-    paths = [path, req.raw.scope.get("root_path", "") + path]
-    keys = _keys(account, info)
-    if not keys or not any(_signature_ok(fields, p, keys) for p in paths):
+    redirect = fields.get("redirect", "")
+    bodies = ["\n".join([p, redirect, fields.get("max_file_size", ""),
+                         fields.get("max_file_count", ""), expires]).encode()
+              for p in (path, req.raw.scope.get("root_path", "") + path)]
+    keys = access.temp_url_keys(api.account_meta(account),
+                                info.meta if info is not None else None)
+    if access.signed_scope(fields.get("signature", ""), bodies, keys) is None:
         raise FormError("401 Unauthorized", "invalid signature")
+    if any(ord(c) < 32 or ord(c) == 127 for c in redirect):
+        raise FormError("400 Bad Request", "invalid redirect")
     if info is None:
         raise FormError("404 Not Found", "")
     return info

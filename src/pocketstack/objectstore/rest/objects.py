@@ -59,17 +59,37 @@ def authorized_object(req, account: str, container: str, obj: str, method: str,
     return info, found
 
 
+# Set once a temporary URL let a GET or HEAD in: the (account, container or None) its key
+# reaches, where a symlink's target and a large object's segments may then be read.
+_TEMP_URL_SCOPE = "pocketstack.objectstore.temp_url_scope"
+# Headers a writing temporary URL may not carry: they would point the object at data the
+# URL does not reach (tempurl's DISALLOWED_INCOMING_HEADERS).
+_TEMP_URL_DISALLOWED = ("x-object-manifest", "x-symlink-target")
+
+
 def _temp_url_container(req, account, container, obj, method) -> api.ContainerInfo:
     info = api.find_container(account, container)
-    keys = [v for k, v in api.account_meta(account).items()
-            if k in ("x-account-meta-temp-url-key", "x-account-meta-temp-url-key-2")]
-    if info is not None:
-        keys += [v for k, v in info.meta.items()
-                 if k in ("x-container-meta-temp-url-key", "x-container-meta-temp-url-key-2")]
-    path = f"/v1/{account}/{container}/{obj}"
-    paths = [path, req.raw.scope.get("root_path", "") + path]
-    if not keys or not access.check_temp_url(req.query, method, paths, keys):
-        raise SwiftError(401)
+    reach = req.raw.scope.get(_TEMP_URL_SCOPE)
+    if reach is not None and method in access.READS:
+        # what a verified temporary URL leads to: swift reads it with the URL's authorization
+        # (authorize_same_account / authorize_same_container), not its signature again
+        if account != reach[0] or reach[1] not in (None, container):
+            raise SwiftError(401)
+    else:
+        keys = access.temp_url_keys(api.account_meta(account),
+                                    info.meta if info is not None else None)
+        path = f"/v1/{account}/{container}/{obj}"
+        paths = [path, req.raw.scope.get("root_path", "") + path]
+        scope = access.check_temp_url(req.query, method, paths, keys) if keys else None
+        if scope is None:
+            raise SwiftError(401)
+        if req.method in access.READS:
+            req.raw.scope[_TEMP_URL_SCOPE] = (
+                account, container if scope == access.CONTAINER_SCOPE else None)
+        for header in _TEMP_URL_DISALLOWED:
+            if req.method not in access.READS and header in req.headers:
+                raise bad_request(f"The header {common.title(header)!r} is not allowed in "
+                                  "this tempurl")
     if info is None:
         raise not_found()
     return info
