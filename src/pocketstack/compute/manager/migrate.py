@@ -105,7 +105,9 @@ class MigrateMixin:
             self.driver.hold_transition()  # REBUILD (evacuation)
             _bind(inst, self.host)
             image_meta = self._image(ctx, inst) if inst.image_ref else {}
-            self.driver.spawn(_guest(inst), image_meta, inst.network_info or [], None)
+            # evacuated_from: a driver whose hosts share instance storage keeps the disks
+            self.driver.spawn(dict(_guest(inst), evacuated_from=m.source_compute),
+                              image_meta, inst.network_info or [], None)
             if stopped:
                 self.driver.power_off(_guest(inst))
         except Exception as error:  # noqa: BLE001 - the server stays on the dead host

@@ -93,10 +93,22 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                 LOG.warning("Removing leftover guest %s (%s)", uuid, dom.name())
                 self._remove_domain(dom)
         for name in os.listdir(self.instances_path):
+            path = os.path.join(self.instances_path, name)
             if UUID_RE.match(name.removesuffix("_resize")) and \
-                    name.removesuffix("_resize") not in known:
+                    name.removesuffix("_resize") not in known and self._dir_is_mine(path):
                 LOG.warning("Removing leftover instance dir %s", name)
-                shutil.rmtree(os.path.join(self.instances_path, name), ignore_errors=True)
+                shutil.rmtree(path, ignore_errors=True)
+
+    def _dir_is_mine(self, path: str) -> bool:
+        """Whether an instance dir is this agent's: its domain XML names this host (an
+        instances path shared by several hosts holds the others' guests too), or it has
+        none (a spawn that crashed before writing it)."""
+        try:
+            with open(os.path.join(path, "libvirt.xml")) as f:
+                owner = read_owner(f.read())
+        except OSError:
+            owner = None
+        return owner is None or owner[0] == self.host_name
 
     def resources(self):
         info = self.host.conn().getInfo()  # [model, memory MiB, cpus, …]
@@ -120,6 +132,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
 
     def spawn(self, instance, image_meta, network_info, block_device_info):
         uuid = instance["uuid"]
+        source = instance.get("evacuated_from")
+        if source and self.take_over(instance, source):
+            return
         inst_dir = self._dir(uuid)
         os.makedirs(inst_dir, exist_ok=True)
         guest = self._guest_config(instance, image_meta, network_info, block_device_info,
