@@ -105,9 +105,18 @@ class ColdResize:
                             self.instances_path)
         with open(os.path.join(inst_dir, "libvirt.xml"), "w") as f:
             f.write(xml)
+        self._ceph_secrets_of(xml)
         dom = self._call("Defining the guest", self.host.conn().defineXML, xml)
         if power_on:
             self._start(dom)
+
+    def _ceph_secrets_of(self, xml: str) -> None:
+        """The libvirt secrets of the guest's Ceph disks and volumes, on this host's
+        libvirtd (a guest from another host may name secrets this one has not made)."""
+        for auth in ET.fromstring(xml).findall("devices/disk/auth"):
+            secret = auth.find("secret")
+            if secret is not None and secret.get("type") == "ceph" and secret.get("uuid"):
+                self._secrets().ensure(secret.get("uuid"), auth.get("username"))
 
     def take_over(self, instance, source: str) -> bool:
         """An evacuation to this host: with shared instance storage the guest's directory
@@ -132,6 +141,7 @@ class ColdResize:
         with open(path + ".tmp", "w") as f:
             f.write(xml)
         os.replace(path + ".tmp", path)
+        self._ceph_secrets_of(xml)
         dom = self._call("Defining the guest", self.host.conn().defineXML, xml)
         self._start(dom)
         return True
