@@ -194,6 +194,8 @@ def test_cold_migration_and_evacuation_between_hosts_sharing_instance_storage(
             two.finish_migration(moved, [VIF], True)
             assert (one.get_power_state(uuid_), two.get_power_state(uuid_)) == (
                 None, states.RUNNING)
+            one.init_host(one.host_name, [])  # a restart meanwhile keeps what revert needs
+            assert os.path.isdir(disk.rsplit("/", 1)[0] + "_resize")
             assert qemu_info(disk)["virtual-size"] == 2 << 30
             if finish == "revert":
                 two.destroy(dict(moved, keep_resize_source=True))

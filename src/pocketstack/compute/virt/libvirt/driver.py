@@ -102,12 +102,14 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def _dir_is_mine(self, path: str) -> bool:
         """Whether an instance dir is this agent's: its domain XML names this host (an
         instances path shared by several hosts holds the others' guests too), or it has
-        none (a spawn that crashed before writing it)."""
-        try:
-            with open(os.path.join(path, "libvirt.xml")) as f:
-                owner = read_owner(f.read())
-        except OSError:
-            owner = None
+        none (a spawn that crashed before writing it). A kept ``<uuid>_resize`` beside the
+        guest's dir of another host is a cold migration to that host not yet confirmed:
+        its revert needs it."""
+        owner = _dir_owner(path)
+        if path.endswith("_resize"):
+            moved_to = _dir_owner(path.removesuffix("_resize"))
+            if moved_to is not None and moved_to[0] != self.host_name:
+                return False
         return owner is None or owner[0] == self.host_name
 
     def resources(self):
@@ -438,6 +440,15 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def devices(self, instance_uuid: str) -> dict:
         """{"disks": {dev: source}, "macs": {mac: tap}} of the guest (tests, tools)."""
         return find_devices(self._dom(instance_uuid).XMLDesc(0))
+
+
+def _dir_owner(path: str) -> tuple[str, str] | None:
+    """(host, instances path) the domain XML in an instance dir names, if any."""
+    try:
+        with open(os.path.join(path, "libvirt.xml")) as f:
+            return read_owner(f.read())
+    except OSError:
+        return None
 
 
 def tap_name(port_id: str) -> str:
