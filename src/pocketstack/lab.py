@@ -211,8 +211,11 @@ class Lab:
             extra = []
         else:
             users = [f"nova_password = {passwords['nova']}"]
+            # the compute hosts share their instances path (shared instance storage):
+            # cold migration and evacuation keep a guest's disks
             extra = ["[database]", f"connection = {database}", "[libvirt]",
-                     f"host_netns = {host['ns']}"]
+                     f"host_netns = {host['ns']}",
+                     f"instances_path = {os.path.join(self.dir, 'instances')}"]
         lines = ["[DEFAULT]", f"transport_url = {self.transport_url}",
                  f"public_url = http://127.0.0.1:{self.state['port']}",
                  f"compute_driver = {driver}", "[service_user]", *users, "[network]",

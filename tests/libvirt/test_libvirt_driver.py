@@ -150,6 +150,83 @@ def test_resize_on_the_host_then_revert_or_confirm(driver):
     assert not os.path.exists(inst_dir) and not os.path.exists(inst_dir + "_resize")
 
 
+def _shared_host(name: str, instances: str, data_dir: str):
+    from pocketstack.compute.virt.libvirt.driver import LibvirtDriver
+
+    drv = LibvirtDriver(f"{name}-{uuid.uuid4().hex[:6]}", data_dir)
+    assert drv.instances_path == instances
+    return drv
+
+
+def test_cold_migration_and_evacuation_between_hosts_sharing_instance_storage(
+        driver, libvirt_conf, tmp_path):
+    """Two hosts on one libvirt (as a lab's), one instances path: a cold migration keeps
+    the guest's disk content (grown to the new flavor) and hands the guest to the
+    destination; revert gives it back; the source's start-up reconciliation leaves the
+    other host's guest alone; an evacuation defines the same disk as the new host's
+    once the old guest is dead. A host with an instances path of its own refuses before
+    anything moves."""
+    from pocketstack.compute.virt.libvirt.host import GuestError
+
+    shared = str(tmp_path / "shared")
+    libvirt_conf("instances_path", shared)
+    one, two = (_shared_host(n, shared, str(tmp_path / n)) for n in ("lva", "lvb"))
+    make_qcow2(one.cache.path("image-1"))
+    for name in ("kernel-1", "ramdisk-1"):
+        with open(one.cache.path(name), "wb") as f:
+            f.write(b"not really a kernel")
+    inst = instance()
+    uuid_ = inst["uuid"]
+    disk = os.path.join(shared, uuid_, "disk")
+    bigger = dict(FLAVOR, name="m1.bigger", memory_mb=256, root_gb=2)
+    one.spawn(inst, dict(IMAGE), [VIF], None)
+    try:
+        subprocess.run(["qemu-io", "-f", "qcow2", "-c", "write -P 0x5a 1M 64k", disk],
+                       check=True, capture_output=True)
+        with pytest.raises(GuestError, match="needs shared instance storage"):
+            driver.prep_resize(dict(inst, source_host=one.host_name))  # its own path
+        assert one.get_power_state(uuid_) == states.RUNNING
+
+        moved = dict(inst, flavor=bigger, source_host=one.host_name)
+        for finish in ("revert", "confirm"):
+            two.prep_resize(moved)
+            one.migrate_disk_and_power_off(inst, bigger)
+            two.finish_migration(moved, [VIF], True)
+            assert (one.get_power_state(uuid_), two.get_power_state(uuid_)) == (
+                None, states.RUNNING)
+            one.init_host(one.host_name, [])  # a restart meanwhile keeps what revert needs
+            assert os.path.isdir(disk.rsplit("/", 1)[0] + "_resize")
+            assert qemu_info(disk)["virtual-size"] == 2 << 30
+            if finish == "revert":
+                two.destroy(dict(moved, keep_resize_source=True))
+                one.finish_revert_migration(inst, [VIF], True)
+                assert (one.get_power_state(uuid_), two.get_power_state(uuid_)) == (
+                    states.RUNNING, None)
+                assert qemu_info(disk)["virtual-size"] == 1 << 30
+            else:
+                one.confirm_migration(inst)
+        assert not os.path.exists(disk.rsplit("/", 1)[0] + "_resize")
+        read = subprocess.run(["qemu-io", "-U", "-f", "qcow2", "-c", "read -P 0x5a 1M 64k",
+                               disk], capture_output=True, text=True)
+        assert "Pattern verification failed" not in read.stdout + read.stderr, read.stdout
+
+        one.init_host(one.host_name, [])  # the guest is two's now
+        assert two.get_power_state(uuid_) == states.RUNNING and os.path.exists(disk)
+
+        evacuee = dict(inst, flavor=bigger, evacuated_from=two.host_name)
+        with pytest.raises(GuestError, match="still runs"):
+            one.spawn(evacuee, dict(IMAGE), [VIF], None)
+        before = os.stat(disk).st_ino
+        two.host.lookup(uuid_).destroy()  # its host died
+        one.spawn(evacuee, dict(IMAGE), [VIF], None)
+        assert (one.get_power_state(uuid_), two.get_power_state(uuid_)) == (
+            states.RUNNING, None)
+        assert os.stat(disk).st_ino == before  # the same disk, not a new one
+    finally:
+        for drv in (one, two):
+            drv.destroy({"uuid": uuid_})
+
+
 def test_flavor_too_small_for_the_image_leaves_nothing(driver):
     from pocketstack.compute.virt.libvirt.imagecache import ImageError
 

@@ -316,3 +316,112 @@ def test_real_guests_on_two_lab_hosts_ping_each_other_and_the_outside_reaches_th
     assert down.returncode == 0, down.stdout + down.stderr
     assert "removed the libvirt domain" in down.stdout
     assert a_lab.leftovers(namespaces) == []
+
+
+DISK_MARK = "MARK-" + uuid.uuid4().hex[:8]
+# The tiny guest runs from its initramfs; its root disk is raw to it: the first boot writes
+# a mark at the disk's start, every later boot reads it back (whatever host it runs on).
+DISK_SCRIPT = f"""#!/bin/sh
+m=$(dd if=/dev/vda bs=16 count=1 2>/dev/null | tr -dc 'A-Za-z0-9-')
+case "$m" in
+  MARK-*) echo "DISK-KEPT $m";;
+  *) printf '{DISK_MARK}' | dd of=/dev/vda conv=notrunc 2>/dev/null; sync; echo DISK-WROTE;;
+esac
+"""
+
+
+def _console(conn, server_id: str) -> str:
+    return conn.compute.get_server_console_output(server_id)["output"]
+
+
+def _status(conn, server_id: str):
+    server = conn.compute.get_server(server_id)
+    return server.status, server.task_state, server.hypervisor_hostname
+
+
+@needs_root
+@pytest.mark.skipif(SKIP_REAL is not None, reason=SKIP_REAL or "")
+def test_real_guest_cold_migrates_and_evacuates_between_lab_hosts_with_its_disk(a_lab):
+    """The lab's hosts share their instances path: a real guest on host1 cold-migrates
+    to host2 (VERIFY_RESIZE there, then confirmed), still answering on its floating IP and
+    reading back what it wrote on its disk on host1; with host2's compute stopped and
+    its guest dead, it is evacuated to host1, the same disk again."""
+    a_lab.up("--hosts", "2")
+    tiny = subprocess.run([sys.executable, "-m", "pocketstack.cli.main", "image", "tiny",
+                           "--data-dir", os.path.join(a_lab.dir, "controller")],
+                          capture_output=True, text=True, timeout=300)
+    assert tiny.returncode == 0, tiny.stdout + tiny.stderr
+    conn = a_lab.connection()
+    image = conn.image.find_image("pocketstack-tiny")
+    public, net, _subnet, _router = _router_with_gateway(conn, "10.95.0.0/24")
+    group = conn.network.create_security_group(name="lab-icmp")
+    conn.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
+                                            protocol="icmp", remote_ip_prefix="0.0.0.0/0")
+    port = conn.network.create_port(network_id=net.id, security_group_ids=[group.id])
+    server = conn.compute.create_server(
+        name="mover", image_id=image.id, flavor_id="42", config_drive=True,
+        networks=[{"port": port.id}], availability_zone="nova:host1",
+        user_data=base64.b64encode(DISK_SCRIPT.encode()).decode())
+    sid = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT).id
+    assert _status(conn, sid)[2] == "host1"
+    wait_for(lambda: "DISK-WROTE" in _console(conn, sid), BOOT_TIMEOUT,
+             "the guest to write its mark on its disk")
+    fip = conn.network.create_ip(floating_network_id=public.id, port_id=port.id)
+
+    def answers(where: str) -> None:
+        wait_for(lambda: a_lab.outside("busybox", "ping", "-c", "1", "-W", "1",
+                                       fip.floating_ip_address).returncode == 0, 60,
+                 f"the outside to ping the guest on its floating IP {where}")
+
+    def kept_its_disk(times: int, where: str) -> None:
+        wait_for(lambda: _console(conn, sid).count(f"DISK-KEPT {DISK_MARK}") >= times,
+                 BOOT_TIMEOUT, f"the guest to read its mark back {where}")
+
+    answers("on host1")
+    conn.compute.migrate_server(sid)
+    wait_for(lambda: _status(conn, sid) == ("VERIFY_RESIZE", None, "host2"), BOOT_TIMEOUT,
+             "VERIFY_RESIZE on host2")
+    assert os.path.isdir(os.path.join(a_lab.dir, "instances", sid + "_resize"))
+    conn.compute.confirm_server_resize(sid)
+    wait_for(lambda: _status(conn, sid) == ("ACTIVE", None, "host2"), 60, "ACTIVE on host2")
+    assert not os.path.exists(os.path.join(a_lab.dir, "instances", sid + "_resize"))
+    kept_its_disk(1, "on host2")
+    answers("on host2")
+    migration = next(m for m in conn.compute.migrations() if m.server_id == sid)
+    assert (migration.source_compute, migration.dest_compute, migration.status) == (
+        "host1", "host2", "confirmed")
+
+    # host2 dies: its compute stops and its guest with it; an admin says it is down
+    host2 = os.path.join(a_lab.dir, "host2")
+    assert lab.stop(os.path.join(host2, "compute.pid"), host2)
+    import libvirt
+
+    libvirt_conn = libvirt.open("qemu:///system")
+    try:
+        libvirt_conn.lookupByUUIDString(sid).destroy()
+    finally:
+        libvirt_conn.close()
+    service = next(conn.compute.services(host="host2", binary="nova-compute"))
+    conn.compute.update_service_forced_down(service, forced=True)
+    # before 2.95 an evacuated server runs on its new host (from 2.95 it comes up stopped)
+    evacuate = conn.compute.post(f"/servers/{sid}/action", json={"evacuate": {}},
+                                 microversion="2.94")
+    assert evacuate.status_code == 200, evacuate.text
+    try:
+        wait_for(lambda: _status(conn, sid) == ("ACTIVE", None, "host1"), BOOT_TIMEOUT,
+                 "ACTIVE on host1 after the evacuation")
+    except AssertionError as error:  # say where it stands and what the hosts did
+        server = conn.compute.get_server(sid)
+        events = [(e.event, e.result, getattr(e, "details", None))
+                  for a in conn.compute.server_actions(sid)
+                  for e in conn.compute.get_server_action(a.request_id, sid).events or ()]
+        raise AssertionError(f"{error}: {_status(conn, sid)} {server.fault} {events}") \
+            from None
+    kept_its_disk(2, "on host1 after the evacuation")
+    assert "DISK-WROTE" not in _console(conn, sid).split(f"DISK-KEPT {DISK_MARK}", 1)[1]
+    answers("on host1 after the evacuation")
+
+    namespaces = a_lab.agent_namespaces()
+    down = a_lab.run("down")
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert a_lab.leftovers(namespaces) == []

@@ -67,9 +67,6 @@ def migrate(ctx, inst, host: str | None = None) -> None:
         raise exceptions.Conflict(f"Cannot 'migrate' instance {inst.uuid}: its compute host "
                                   f"{inst.host or '-'} is not up.")
     _check_target(inst, host)
-    from pocketstack.compute.resize import check_disk_moves
-
-    check_disk_moves(inst, "migrate")
     m = _migration(inst, "migration", "pre-migrating", host)
     _start(ctx, inst, m, states.RESIZE_PREP, "migrate", (states.ACTIVE, states.STOPPED))
     from pocketstack.compute.api import conductor
@@ -84,7 +81,9 @@ def _schedule_elsewhere(ctx, inst, m: Migration, host: str | None):
     from pocketstack.compute.scheduler.rpcapi import SchedulerAPI
 
     claims.move_to_migration(inst.uuid, m.uuid)
-    spec = dict(inst.request_spec or {})
+    from pocketstack.compute.resize import same_hypervisor
+
+    spec = same_hypervisor(dict(inst.request_spec or {}), inst)
     spec.update(flavor=inst.flavor, tried_hosts=[inst.host] if inst.host else [],
                 force_host=host, force_node=None, num_instances=1)
     step = Step(ctx, inst.uuid, "scheduler_select_destinations", "scheduler", None)

@@ -120,22 +120,27 @@ def _check_host_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
-def keeps_disks_local(inst) -> bool:
-    """A host of real guests (libvirt): their disks stay on it, so a resize happens on
-    that host and a cold migration cannot happen yet; only the simulated driver hands
-    disks over to another host."""
+def _hypervisor_type(host: str | None) -> str | None:
     with db.reader() as s:
-        kind = s.scalar(sa.select(ComputeNode.hypervisor_type)
-                        .where(ComputeNode.host == inst.host))
-    return kind not in (None, "fake")
+        return s.scalar(sa.select(ComputeNode.hypervisor_type)
+                        .where(ComputeNode.host == host))
 
 
-def check_disk_moves(inst, action: str) -> None:
-    """Refuse with 409 before anything changes (the host would refuse after a 202)."""
-    if keeps_disks_local(inst):
-        raise exceptions.Conflict(
-            f"Cannot '{action}' instance {inst.uuid}: its host {inst.host} runs real guests, "
-            f"and moving their disks to another host is not supported yet.")
+def keeps_disks_local(inst) -> bool:
+    """A host of real guests (libvirt): a resize happens on that host (where the disks
+    are); only a cold migration moves them (shared instance storage, checked by the
+    destination before anything moves)."""
+    return _hypervisor_type(inst.host) not in (None, "fake")
+
+
+def same_hypervisor(spec: dict, inst) -> dict:
+    """The request spec of a move: a real guest goes only to a host of its hypervisor
+    type (a simulated host cannot take its disks), as the image property img_hv_type
+    would ask of the ImagePropertiesFilter."""
+    kind = _hypervisor_type(inst.host)
+    if kind not in (None, "fake"):
+        spec["image_properties"] = dict(spec.get("image_properties") or {}, img_hv_type=kind)
+    return spec
 
 
 def _new_flavor(ctx, inst, flavor_ref: str) -> dict:

@@ -28,7 +28,7 @@ class ResizeTaskMixin:
         # The source keeps what it holds, under the migration's name (placement's
         # "migration allocation"); the instance's name is free for the destination.
         claims.move_to_migration(instance_uuid, m.uuid)
-        spec = dict(inst.request_spec or {})
+        spec = resize.same_hypervisor(dict(inst.request_spec or {}), inst)
         # A cold migration (same flavor) must land elsewhere, on the host named if any;
         # a resize lands on the host the API named (a real guest's own), else anywhere.
         moving = m.migration_type == "migration"

@@ -13,6 +13,7 @@ import logging
 from pocketstack.common import db
 from pocketstack.compute import instances, migrate, resize, states, trace
 from pocketstack.clients.network import NetworkClient
+from pocketstack.compute.manager.build import _as_dict
 from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
@@ -105,7 +106,10 @@ class MigrateMixin:
             self.driver.hold_transition()  # REBUILD (evacuation)
             _bind(inst, self.host)
             image_meta = self._image(ctx, inst) if inst.image_ref else {}
-            self.driver.spawn(_guest(inst), image_meta, inst.network_info or [], None)
+            # all a boot gives the driver (a rebuilt guest's config drive, its metadata);
+            # evacuated_from: a driver whose hosts share instance storage keeps the disks
+            self.driver.spawn(dict(_as_dict(inst), evacuated_from=m.source_compute),
+                              image_meta, inst.network_info or [], None)
             if stopped:
                 self.driver.power_off(_guest(inst))
         except Exception as error:  # noqa: BLE001 - the server stays on the dead host

@@ -64,7 +64,8 @@ class ResizeMixin:
             return
         step = Step(ctx, instance_uuid, "compute_prep_resize", "compute", self.host)
         try:
-            self.driver.prep_resize(_guest(inst, m.new_flavor))
+            self.driver.prep_resize(dict(_guest(inst, m.new_flavor),
+                                         source_host=m.source_compute))
         except Exception as error:  # noqa: BLE001 - every failure rolls back
             self._fail_before_move(ctx, inst, m, step, error, states.RESIZE_PREP)
             return
@@ -85,8 +86,9 @@ class ResizeMixin:
         power_on = m.old_vm_state != states.STOPPED
         try:
             _bind_ports(inst, self.host)
-            self.driver.finish_migration(_guest(inst, m.new_flavor), inst.network_info or [],
-                                         power_on)
+            self.driver.finish_migration(dict(_guest(inst, m.new_flavor),
+                                              source_host=m.source_compute),
+                                         inst.network_info or [], power_on)
         except Exception as error:  # noqa: BLE001 - the guest goes back to the source
             LOG.info("Finishing the resize of %s failed on %s: %s", instance_uuid, self.host,
                      error)

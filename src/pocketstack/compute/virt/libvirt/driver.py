@@ -93,10 +93,24 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                 LOG.warning("Removing leftover guest %s (%s)", uuid, dom.name())
                 self._remove_domain(dom)
         for name in os.listdir(self.instances_path):
+            path = os.path.join(self.instances_path, name)
             if UUID_RE.match(name.removesuffix("_resize")) and \
-                    name.removesuffix("_resize") not in known:
+                    name.removesuffix("_resize") not in known and self._dir_is_mine(path):
                 LOG.warning("Removing leftover instance dir %s", name)
-                shutil.rmtree(os.path.join(self.instances_path, name), ignore_errors=True)
+                shutil.rmtree(path, ignore_errors=True)
+
+    def _dir_is_mine(self, path: str) -> bool:
+        """Whether an instance dir is this agent's: its domain XML names this host (an
+        instances path shared by several hosts holds the others' guests too), or it has
+        none (a spawn that crashed before writing it). A kept ``<uuid>_resize`` beside the
+        guest's dir of another host is a cold migration to that host not yet confirmed:
+        its revert needs it."""
+        owner = _dir_owner(path)
+        if path.endswith("_resize"):
+            moved_to = _dir_owner(path.removesuffix("_resize"))
+            if moved_to is not None and moved_to[0] != self.host_name:
+                return False
+        return owner is None or owner[0] == self.host_name
 
     def resources(self):
         info = self.host.conn().getInfo()  # [model, memory MiB, cpus, …]
@@ -120,6 +134,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
 
     def spawn(self, instance, image_meta, network_info, block_device_info):
         uuid = instance["uuid"]
+        source = instance.get("evacuated_from")
+        if source and self.take_over(instance, source):
+            return
         inst_dir = self._dir(uuid)
         os.makedirs(inst_dir, exist_ok=True)
         guest = self._guest_config(instance, image_meta, network_info, block_device_info,
@@ -423,6 +440,15 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def devices(self, instance_uuid: str) -> dict:
         """{"disks": {dev: source}, "macs": {mac: tap}} of the guest (tests, tools)."""
         return find_devices(self._dom(instance_uuid).XMLDesc(0))
+
+
+def _dir_owner(path: str) -> tuple[str, str] | None:
+    """(host, instances path) the domain XML in an instance dir names, if any."""
+    try:
+        with open(os.path.join(path, "libvirt.xml")) as f:
+            return read_owner(f.read())
+    except OSError:
+        return None
 
 
 def tap_name(port_id: str) -> str:

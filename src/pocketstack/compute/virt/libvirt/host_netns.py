@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 
 from pocketstack.common import exceptions
 
 TAPS_FILE = "taps.json"
+BRIDGE_WAIT = 60.0  # seconds the host's agent gets to make a network's bridge
 
 
 class TapMoveError(exceptions.PocketstackError):
@@ -64,7 +66,19 @@ def bring_home(netns: str, taps: dict[str, str]) -> None:
             if moved.returncode != 0:
                 raise TapMoveError(f"Moving {tap} into network namespace {netns} failed: "
                                    f"{moved.stderr.strip()}")
+        _wait_for_bridge(netns, bridge)
         plugged = _ip("-n", netns, "link", "set", "dev", tap, "master", bridge, "up")
         if plugged.returncode != 0:
             raise TapMoveError(f"Plugging {tap} into {bridge} in network namespace {netns} "
                                f"failed: {plugged.stderr.strip()}")
+
+
+def _wait_for_bridge(netns: str, bridge: str) -> None:
+    """A guest moved here (a cold migration, an evacuation) may come before this host's
+    network agent has made its network's bridge for the port just bound here: wait for
+    it (a boot waited for network-vif-plugged before)."""
+    deadline = time.monotonic() + BRIDGE_WAIT
+    while _ip("-n", netns, "link", "show", "dev", bridge).returncode != 0:
+        if time.monotonic() > deadline:
+            return  # plugging says what is missing
+        time.sleep(0.2)

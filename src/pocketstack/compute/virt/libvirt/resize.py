@@ -1,11 +1,17 @@
-"""Cold resize of a libvirt guest on its own host (the LibvirtDriver's resize methods).
+"""Cold resize and cold migration of a libvirt guest (the LibvirtDriver's resize methods),
+and the take-over of an evacuated guest's disks.
 
-As nova's libvirt driver on one host: the stopped guest's directory is kept as
-<uuid>_resize (its disks and its domain XML as it stood, hot-plugged devices included),
-the new guest gets copies grown to the new flavor, confirm drops the kept one and revert
-brings it back. The disks never leave this machine, so a destination host with another
-instances path cannot take the guest. RBD disks (images_type = rbd) stay in the cluster:
-a snapshot keeps them for a revert, as nova's rbd backend does.
+As nova's libvirt driver with shared instance storage: the source powers the guest off and
+keeps its directory as <uuid>_resize (its disks and its domain XML as it stood, hot-plugged
+devices included); the destination — the same host, or another host whose instances path
+is the same shared directory (``[libvirt] instances_path`` on a filesystem every host
+mounts, as the one-machine lab's hosts share theirs) — makes the new guest from copies
+grown to the new flavor, owned by itself; confirm drops the kept one on the source and
+revert brings it back there. A destination that does not see the guest's directory in its
+instances path refuses in prep_resize, before anything moves (nova would copy the disks
+over ssh; pocketstack does not log in to other machines). RBD disks (images_type = rbd)
+stay in the cluster: a snapshot keeps them for a revert, as nova's rbd backend does;
+volumes stay where they are.
 """
 from __future__ import annotations
 
@@ -37,6 +43,8 @@ class ColdResize:
             raise exceptions.BadRequest("Adding an ephemeral disk or changing the swap "
                                         "size is not supported by resize on libvirt hosts.")
         dom = self._dom(uuid)
+        if not os.path.isdir(self._dir(uuid)):
+            raise GuestError(f"The guest's directory is not in {self.instances_path}.")
         self.power_off(instance)
         self._rbd_resize_step(uuid, "snapshot")
         xml = self._call("Reading the guest", dom.XMLDesc, self.lv.VIR_DOMAIN_XML_INACTIVE)
@@ -47,12 +55,33 @@ class ColdResize:
             f.write(xml)  # as it stands now: hot-plugged volumes and ports included
         self._remove_domain(dom)
 
+    def prep_resize(self, instance):
+        """On the destination, before the source powers the guest off: a guest of another
+        host can come here only if its directory is in this host's instances path (shared
+        instance storage, what nova's marker-file check finds out)."""
+        source = instance.get("source_host")
+        if source and source != self.host_name and not self._on_shared_storage(instance):
+            raise GuestError(self._not_shared(source))
+
+    def _on_shared_storage(self, instance) -> bool:
+        uuid = instance["uuid"]
+        return any(os.path.isfile(os.path.join(d, "libvirt.xml"))
+                   for d in (self._dir(uuid), self._kept(uuid)))
+
+    def _not_shared(self, source: str) -> str:
+        return (f"The guest's directory is not in {self.host_name}'s instances path "
+                f"{self.instances_path}: moving a libvirt guest from {source} to "
+                f"{self.host_name} needs shared instance storage (the same [libvirt] "
+                f"instances_path on a filesystem both hosts mount).")
+
     def finish_migration(self, instance, network_info, power_on):
         uuid, flavor = instance["uuid"], instance["flavor"]
         kept = self._kept(uuid)
         if not os.path.isdir(kept):
-            raise GuestError(f"The guest's disks are not on {self.host_name}: resizing a "
-                             f"libvirt guest to another host is not supported.")
+            source = instance.get("source_host")
+            raise GuestError(self._not_shared(source) if source and source != self.host_name
+                             else f"The guest's disks are not on {self.host_name}: moving "
+                                  f"a libvirt guest this way is not supported.")
         inst_dir = self._dir(uuid)
         shutil.rmtree(inst_dir, ignore_errors=True)
         os.makedirs(inst_dir)
@@ -72,12 +101,50 @@ class ColdResize:
                 imagecache.qemu_img("resize", "-q", "-f", info["format"], path, str(size))
         self._rbd_resize_step(uuid, "grow", flavor)
         with open(os.path.join(kept, "libvirt.xml")) as f:
-            xml = resized_xml(f.read(), flavor)
+            xml = owned_xml(resized_xml(f.read(), flavor), self.host_name,
+                            self.instances_path)
         with open(os.path.join(inst_dir, "libvirt.xml"), "w") as f:
             f.write(xml)
+        self._ceph_secrets_of(xml)
         dom = self._call("Defining the guest", self.host.conn().defineXML, xml)
         if power_on:
             self._start(dom)
+
+    def _ceph_secrets_of(self, xml: str) -> None:
+        """The libvirt secrets of the guest's Ceph disks and volumes, on this host's
+        libvirtd (a guest from another host may name secrets this one has not made)."""
+        for auth in ET.fromstring(xml).findall("devices/disk/auth"):
+            secret = auth.find("secret")
+            if secret is not None and secret.get("type") == "ceph" and secret.get("uuid"):
+                self._secrets().ensure(secret.get("uuid"), auth.get("username"))
+
+    def take_over(self, instance, source: str) -> bool:
+        """An evacuation to this host: with shared instance storage the guest's directory
+        is here — its disks, config drive and domain XML (volumes and ports included) — and
+        the guest is defined again as this host's and started, its disks kept (nova's
+        rebuild on shared storage). False when the directory is not here (the caller
+        rebuilds the guest from its image; RBD disks are kept by that rebuild)."""
+        uuid = instance["uuid"]
+        path = os.path.join(self._dir(uuid), "libvirt.xml")
+        if not os.path.isfile(path):
+            return False
+        dom = self.host.lookup(uuid)
+        if dom is not None and not self._owned(dom):
+            # one libvirtd for several hosts (a lab): the dead host's definition is still
+            # there; a guest still running there is not dead, and is left alone
+            if self._active(dom):
+                raise GuestError(f"The guest still runs under libvirt as {source}'s: "
+                                 f"its compute service is down, its QEMU is not.")
+            self._remove_domain(dom)
+        with open(path) as f:
+            xml = owned_xml(f.read(), self.host_name, self.instances_path)
+        with open(path + ".tmp", "w") as f:
+            f.write(xml)
+        os.replace(path + ".tmp", path)
+        self._ceph_secrets_of(xml)
+        dom = self._call("Defining the guest", self.host.conn().defineXML, xml)
+        self._start(dom)
+        return True
 
     def confirm_migration(self, instance):
         shutil.rmtree(self._kept(instance["uuid"]), ignore_errors=True)
@@ -124,6 +191,19 @@ class ColdResize:
         if power_on:
             self._start(dom)
 
+
+
+def owned_xml(xml: str, host: str, instances_path: str) -> str:
+    """The domain XML owned by the compute agent of ``host`` (its metadata's owner)."""
+    from pocketstack.compute.virt.libvirt.config import POCKETSTACK_NS
+
+    root = ET.fromstring(xml)
+    owner = root.find(f"metadata/{{{POCKETSTACK_NS}}}owner")
+    if owner is None:
+        raise GuestError("The guest's domain XML names no owner.")
+    owner.set("host", host)
+    owner.set("path", instances_path)
+    return ET.tostring(root, encoding="unicode")
 
 
 def resized_xml(xml: str, flavor: dict) -> str:
