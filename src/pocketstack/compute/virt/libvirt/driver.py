@@ -21,7 +21,8 @@ from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import states
 from pocketstack.compute.virt.driver import ComputeDriver
-from pocketstack.compute.virt.libvirt import host_netns, imagecache, iscsi_auth
+from pocketstack.compute.virt.libvirt import (host_netns, imagecache, iscsi_auth,
+                                              volume_encryption)
 from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
@@ -136,6 +137,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def _start(self, dom) -> None:
         """Started paused, resumed once its taps are on their bridges (nova starts paused
         until network-vif-plugged; the manager has waited for that before spawn)."""
+        if "<encryption" in dom.XMLDesc(0):  # LUKS volumes: their secrets first
+            volume_encryption.restore(self.host, (self.host_name, self.instances_path),
+                                      dom.XMLDesc(0))
         paused = True
         try:
             dom.createWithFlags(self.lv.VIR_DOMAIN_START_PAUSED)
@@ -222,9 +226,12 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         uuid = instance["uuid"]
         dom = self.host.lookup(uuid)
         if dom is not None and self._owned(dom):
-            chap_secrets = iscsi_auth.secrets_of(ET.fromstring(dom.XMLDesc(0)))
+            tree = ET.fromstring(dom.XMLDesc(0))
+            chap_secrets = iscsi_auth.secrets_of(tree)
+            luks_secrets = volume_encryption.secrets_of(tree)
             self._remove_domain(dom)
             iscsi_auth.release_unused(self.host, chap_secrets)
+            volume_encryption.release_unused(self.host, luks_secrets)
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         if not instance.get("keep_resize_source"):  # a revert still needs it
             shutil.rmtree(self._kept(uuid), ignore_errors=True)
@@ -363,6 +370,8 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                    self._live_flags(dom))
         self._wait_detached(dom, "disk", target)
         iscsi_auth.release_unused(self.host, iscsi_auth.secrets_of(ET.fromstring(element)))
+        volume_encryption.release_unused(
+            self.host, volume_encryption.secrets_of(ET.fromstring(element)))
 
     def extend_volume(self, instance, connection_info, mountpoint, new_size):
         """QEMU re-reads the disk's size (a running guest's kernel sees vdX grow)."""
