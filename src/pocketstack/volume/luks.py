@@ -94,7 +94,7 @@ def target_opts(backend: Backend, volume_id: str) -> str:
     """qemu's image options of the volume opened through LUKS."""
     path = backend.path(volume_id)
     if path.startswith("rbd:"):
-        protocol = "file.filename=" + path.replace(",", ",,")
+        protocol = "file.driver=rbd,file.filename=" + path.replace(",", ",,")
     else:
         driver = "host_device" if is_block(path) else "file"
         protocol = f"file.driver={driver},file.filename={path.replace(',', ',,')}"
