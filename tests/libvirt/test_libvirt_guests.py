@@ -668,6 +668,17 @@ def test_encrypted_volume_is_luks_under_the_guest(cloud, real_host, tiny_image, 
                     content = f.read()
                 assert key.hex().encode() not in content and key not in content, name
 
+        # in-use extend: the guest's disk grows to the new size less the header, the
+        # volume's file to the new size exactly
+        r = conn.block_storage.post(f"/volumes/{volume.id}/action",
+                                    json={"os-extend": {"new_size": 2}},
+                                    headers={"OpenStack-API-Version": "volume 3.42"})
+        assert r.status_code == 202, r.text
+        dom = real_host.driver._dom(server.id)
+        wait_for(lambda: dom.blockInfo("vdb")[0] == (2 << 30) - header, 60,
+                 "QEMU to see vdb at 2 GiB less the LUKS header")
+        assert os.path.getsize(path) == 2 << 30
+
         conn.compute.delete_volume_attachment(server, volume.id)
         conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
         assert our_secrets() == []

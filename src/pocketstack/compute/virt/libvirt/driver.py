@@ -379,8 +379,33 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         if not dom.isActive():
             return  # a stopped guest reads the size when it starts
         target = (mountpoint or "").rsplit("/", 1)[-1]
+        encrypted = self._device_element(
+            dom, "disk", lambda d: d.find("target") is not None
+            and d.find("target").get("dev") == target and d.find("encryption") is not None)
+        if encrypted is not None:
+            new_size -= self._luks_payload_offset(connection_info)
         self._call("Growing the volume's disk", dom.blockResize, target, new_size,
                    self.lv.VIR_DOMAIN_BLOCK_RESIZE_BYTES)
+
+    @staticmethod
+    def _luks_payload_offset(connection_info) -> int:
+        """Where a LUKS volume's payload starts (its header's size): QEMU grows the LUKS
+        layer to the size it is given plus this, so the guest gets the volume's new size
+        less it and the volume is not grown past its size (nova's
+        _resize_attached_encrypted_volume). Only a volume the host opens as a path."""
+        import json
+
+        data = (connection_info or {}).get("data") or {}
+        path = data.get("device_path")
+        if (connection_info or {}).get("driver_volume_type") != "local" or not path:
+            raise GuestError("Growing an attached encrypted volume is done for local "
+                             "volumes only: detach it and attach it again to see its size.")
+        info = json.loads(imagecache.qemu_img("info", "-U", "--output=json", path))
+        try:
+            return int(info["format-specific"]["data"]["payload-offset"])
+        except (KeyError, TypeError, ValueError):
+            raise GuestError(f"Volume {data.get('volume_id')} is not LUKS on its "
+                             "backend.") from None
 
     def attach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
