@@ -592,8 +592,9 @@ def test_encrypted_volume_is_luks_under_the_guest(cloud, real_host, tiny_image, 
     manager) attached to a real guest through QEMU's native LUKS: the guest writes a
     marker to vdb and reads it back; the volume's file holds LUKS bytes only (the marker
     is not in it, but is there through the key), the guest's disk is the volume less the
-    LUKS header, the key sits in an ephemeral private libvirt secret of usage volume
-    while attached (in no file of the instance) and the secret goes with the detach."""
+    LUKS header (also once grown in use), the key sits in an ephemeral private libvirt
+    secret of usage volume while attached (in no file of the instance), defined again
+    when the server starts without it (libvirtd restarted), and goes with the detach."""
     import base64
     import xml.etree.ElementTree as ET
 
@@ -667,6 +668,17 @@ def test_encrypted_volume_is_luks_under_the_guest(cloud, real_host, tiny_image, 
                 with open(os.path.join(root, name), "rb") as f:
                     content = f.read()
                 assert key.hex().encode() not in content and key not in content, name
+
+        # libvirtd forgets ephemeral secrets when it restarts: a start defines it again
+        conn.compute.stop_server(server)
+        conn.compute.wait_for_server(server, status="SHUTOFF", interval=0.2, wait=120)
+        our_secrets()[0].undefine()
+        conn.compute.start_server(server)
+        conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        wait_for(lambda: console(conn, server.id).count("luks-sectors") >= 2, BOOT_TIMEOUT,
+                 "the guest, started again, to read vdb")
+        assert console(conn, server.id).count(f"luks-readback {marker}") >= 2
+        assert len(our_secrets()) == 1
 
         # in-use extend: the guest's disk grows to the new size less the header, the
         # volume's file to the new size exactly
