@@ -176,3 +176,31 @@ def test_encrypted_volume_bytes_are_luks(cloud, encrypted_type):
     for v in (blank, plain, volume, clone):
         raw("DELETE", f"/volumes/{v['id']}")
         wait_gone(raw, v["id"])
+
+
+def test_encrypted_volume_attaches_to_a_simulated_server(cloud, encrypted_type):
+    """The simulated compute driver records an encrypted volume's attachment as any other
+    (it opens no disk, so needs no key)."""
+    user = cloud.make_user(roles=("member",))
+    conn = cloud.user_sdk(user)
+    admin = cloud.sdk()
+    image = admin.image.create_image(name=f"sim-{uuid.uuid4().hex[:6]}", disk_format="raw",
+                                     container_format="bare", visibility="public",
+                                     data=b"\0" * 1024)
+    server = conn.compute.wait_for_server(conn.compute.create_server(
+        name="sim-luks", image_id=image.id, flavor_id="42", networks="none"),
+        wait=60, interval=0.1)
+    volume = conn.block_storage.create_volume(size=1, volume_type=encrypted_type.id)
+    volume = conn.block_storage.wait_for_status(volume, "available", interval=0.1, wait=60)
+    try:
+        conn.compute.create_volume_attachment(server, volume_id=volume.id)
+        volume = conn.block_storage.wait_for_status(volume, "in-use", interval=0.1, wait=60)
+        assert volume.is_encrypted and volume.attachments[0]["server_id"] == server.id
+        conn.compute.delete_volume_attachment(server, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.1, wait=60)
+    finally:
+        conn.compute.delete_server(server)
+        conn.compute.wait_for_delete(server, interval=0.1, wait=60)
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
+        conn.block_storage.wait_for_delete(volume, interval=0.1, wait=60)
+        admin.image.delete_image(image)
