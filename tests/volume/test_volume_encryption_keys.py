@@ -204,3 +204,33 @@ def test_encrypted_volume_attaches_to_a_simulated_server(cloud, encrypted_type):
         conn.block_storage.delete_volume(volume, ignore_missing=True)
         conn.block_storage.wait_for_delete(volume, interval=0.1, wait=60)
         admin.image.delete_image(image)
+
+
+@needs_qemu_img
+@pytest.mark.parametrize("maker", ["cryptsetup", "qemu-img"])
+def test_a_luks_header_opens_with_its_passphrase_only(maker, tmp_path, monkeypatch):
+    """Either maker's header (cryptsetup where installed, else qemu-img) is LUKS1 that
+    QEMU opens with the passphrase and refuses with another."""
+    from pocketstack.volume import luks
+
+    if maker == "qemu-img":
+        monkeypatch.setattr(luks.shutil, "which", lambda name: None)
+    elif shutil.which("cryptsetup") is None:
+        pytest.skip("cryptsetup is not installed")
+    passphrase = os.urandom(32).hex()
+    path = tmp_path / "volume"
+    header = luks.header(passphrase)
+    path.write_bytes(header)
+    os.truncate(path, 64 << 20)
+    source = tmp_path / "image"
+    source.write_bytes(b"through the key" * 1000)
+
+    class Backend:
+        def path(self, volume_id):
+            return str(path)
+
+    assert luks.payload_size(Backend(), "v", passphrase) == (64 << 20) - len(header)
+    luks.write_image(Backend(), "v", str(source), "raw", passphrase)
+    assert b"through the key" not in path.read_bytes()
+    with pytest.raises(luks.BackendError, match="(?i)password|key"):
+        luks.write_image(Backend(), "v", str(source), "raw", os.urandom(32).hex())
