@@ -226,18 +226,26 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         uuid = instance["uuid"]
         dom = self.host.lookup(uuid)
         if dom is not None and self._owned(dom):
-            tree = ET.fromstring(dom.XMLDesc(0))
-            chap_secrets = iscsi_auth.secrets_of(tree)
-            luks_secrets = volume_encryption.secrets_of(tree)
+            chap_secrets = iscsi_auth.secrets_of(ET.fromstring(dom.XMLDesc(0)))
             self._remove_domain(dom)
             iscsi_auth.release_unused(self.host, chap_secrets)
-            volume_encryption.release_unused(self.host, luks_secrets)
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         if not instance.get("keep_resize_source"):  # a revert still needs it
             shutil.rmtree(self._kept(uuid), ignore_errors=True)
             self._remove_disks(uuid)
 
     def _remove_domain(self, dom) -> None:
+        """Destroy and undefine the guest; the LUKS secrets of its volumes go with it
+        unless another guest uses them (whatever removes it: a delete, a resize, the
+        start-up reconciliation)."""
+        try:
+            luks_secrets = volume_encryption.secrets_of(ET.fromstring(dom.XMLDesc(0)))
+        except self.lv.libvirtError:
+            luks_secrets = {}
+        self._undefine(dom)
+        volume_encryption.release_unused(self.host, luks_secrets)
+
+    def _undefine(self, dom) -> None:
         if self._active(dom):
             try:
                 dom.destroy()
