@@ -148,6 +148,11 @@ def test_encrypted_volume_bytes_are_luks(cloud, encrypted_type):
     assert status == 200 and meta == {"encryption_key_id": blank["encryption_key_id"],
                                       **SPEC}
     assert raw("GET", f"/volumes/{blank['id']}/encryption/provider")[1] == "luks"
+    status, body, _ = raw("GET", f"/volumes/{blank['id']}/encryption/nothing")
+    assert status == 404 and "itemNotFound" in body
+    stranger = Raw(cloud.user_session(cloud.make_user(roles=("member",))), version="3.64")
+    status, body, _ = stranger("GET", f"/volumes/{blank['id']}/encryption")
+    assert status == 404 and "itemNotFound" in body  # another project's volume
     plain = wait_status(raw, create(raw)["id"], "available")
     assert raw("GET", f"/volumes/{plain['id']}/encryption")[1] == {
         "encryption_key_id": None}
