@@ -478,3 +478,64 @@ def test_boot_from_an_rbd_volume(env, images):
     finally:
         conn.compute.delete_server(server, ignore_missing=True)
         conn.compute.wait_for_delete(server, interval=0.5, wait=60)
+
+
+LUKS_SCRIPT = """#!/bin/sh
+i=0
+while [ ! -e /sys/block/vdb ] && [ $i -lt 240 ]; do sleep 1; i=$((i+1)); done
+[ -b /dev/vdb ] || mknod /dev/vdb b $(tr ':' ' ' < /sys/block/vdb/dev)
+printf '%s' '{marker}' > /tmp/marker
+dd if=/tmp/marker of=/dev/vdb bs=512 seek=2048 conv=fsync 2>/dev/null
+echo 3 > /proc/sys/vm/drop_caches
+echo "luks-readback $(dd if=/dev/vdb bs=512 skip=2048 count=1 2>/dev/null | head -c {length})"
+"""
+
+
+@real
+def test_guest_writes_through_luks_to_an_encrypted_rbd_volume(env, images):
+    """An RBD volume of a LUKS type attached to a real guest: QEMU opens it through
+    librbd and its native LUKS (the key in a libvirt secret, the disk's <encryption>);
+    the guest reads back the marker it wrote, and the RBD image holds LUKS bytes only."""
+    import rbd
+
+    cloud = env.cloud
+    admin = cloud.sdk()
+    user = cloud.make_user()
+    conn = cloud.user_sdk(user)
+    vtype = admin.block_storage.create_type(name=f"lrb-luks-{uuid.uuid4().hex[:6]}")
+    admin.block_storage.create_type_encryption(
+        vtype, provider="luks", cipher="aes-xts-plain64", key_size=256,
+        control_location="front-end")
+    marker = f"pocketstack-rbd-luks-{uuid.uuid4().hex}"
+    script = LUKS_SCRIPT.format(marker=marker, length=len(marker))
+    server = conn.compute.create_server(
+        name="lrb-luks", image_id=images["raw"].id, flavor_id="42", networks="none",
+        config_drive=True, user_data=base64.b64encode(script.encode()).decode())
+    volume = conn.block_storage.create_volume(size=1, name="lrb-luks", volume_type=vtype.id)
+    try:
+        volume = conn.block_storage.wait_for_status(volume, "available", interval=0.2,
+                                                    wait=60)
+        server = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT)
+        conn.compute.create_volume_attachment(server, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
+        vdb = domain_disk(env, server.id, "vdb")
+        assert vdb.get("type") == "network" and vdb.find("encryption").get("format") == "luks"
+        log = wait_for(lambda: (lambda out: out if "luks-readback" in out else None)(
+            console(conn, server.id)), BOOT_TIMEOUT, "the guest to write to vdb")
+        assert f"luks-readback {marker}" in log, log
+        ceph = env.ceph.admin()
+        try:
+            with rbd.Image(ceph.open_ioctx(env.names["volume_pool"]), f"volume-{volume.id}",
+                           read_only=True) as image:
+                head = image.read(0, 8 * MiB)
+        finally:
+            ceph.shutdown()
+        assert head[:6] == b"LUKS\xba\xbe" and marker.encode() not in head
+        conn.compute.delete_volume_attachment(server, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+    finally:
+        conn.compute.delete_server(server, ignore_missing=True)
+        conn.compute.wait_for_delete(server, interval=0.5, wait=120)
+        conn.block_storage.delete_volume(volume, ignore_missing=True)
+        conn.block_storage.wait_for_delete(volume, interval=0.2, wait=60)
+        admin.block_storage.delete_type(vtype)

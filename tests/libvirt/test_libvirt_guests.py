@@ -463,3 +463,156 @@ def _public_key() -> str:
     key = ed25519.Ed25519PrivateKey.generate().public_key()
     return key.public_bytes(serialization.Encoding.OpenSSH,
                             serialization.PublicFormat.OpenSSH).decode() + " lvt@test"
+
+
+LUKS_SCRIPT = """#!/bin/sh
+i=0
+while [ ! -e /sys/block/vdb ] && [ $i -lt 240 ]; do sleep 1; i=$((i+1)); done
+[ -b /dev/vdb ] || mknod /dev/vdb b $(tr ':' ' ' < /sys/block/vdb/dev)
+printf '%s' '{marker}' > /tmp/marker
+dd if=/tmp/marker of=/dev/vdb bs=512 seek=2048 conv=fsync 2>/dev/null
+echo 3 > /proc/sys/vm/drop_caches
+echo "luks-readback $(dd if=/dev/vdb bs=512 skip=2048 count=1 2>/dev/null | head -c {length})"
+echo "luks-sectors $(cat /sys/block/vdb/size)"
+"""
+
+
+def _decrypted(path: str, key: bytes, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` of a LUKS file's payload, opened with nova's
+    passphrase (the key's hex) through a pipe."""
+    out = path + ".plain"
+    read_end, write_end = os.pipe()
+    os.write(write_end, key.hex().encode())
+    os.close(write_end)
+    try:
+        subprocess.run(["qemu-img", "dd", "--object",
+                        f"secret,id=sec0,file=/dev/fd/{read_end}", "--image-opts",
+                        f"if=driver=luks,key-secret=sec0,file.filename={path}", "-O", "raw",
+                        f"of={out}", "bs=1M", f"count={(offset + length) // (1 << 20) + 1}"],
+                       check=True, pass_fds=(read_end,), capture_output=True)
+        with open(out, "rb") as f:
+            f.seek(offset)
+            return f.read(length)
+    finally:
+        os.close(read_end)
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def test_encrypted_volume_is_luks_under_the_guest(cloud, real_host, tiny_image, member):
+    """A volume of a LUKS type (cinder's volume type encryption, its key from the key
+    manager) attached to a real guest through QEMU's native LUKS: the guest writes a
+    marker to vdb and reads it back; the volume's file holds LUKS bytes only (the marker
+    is not in it, but is there through the key), the guest's disk is the volume less the
+    LUKS header (also once grown in use), the key sits in an ephemeral private libvirt
+    secret of usage volume while attached (in no file of the instance), defined again
+    when the server starts without it (libvirtd restarted), and goes with the detach."""
+    import base64
+    import xml.etree.ElementTree as ET
+
+    import libvirt
+
+    user, conn = member
+    admin = cloud.sdk()
+    vtype = admin.block_storage.create_type(name=f"lvt-luks-{uuid.uuid4().hex[:6]}")
+    admin.block_storage.create_type_encryption(
+        vtype, provider="luks", cipher="aes-xts-plain64", key_size=256,
+        control_location="front-end")
+    marker = f"pocketstack-luks-marker-{uuid.uuid4().hex}"
+    script = LUKS_SCRIPT.format(marker=marker, length=len(marker))
+    server = volume = None
+    lv = real_host.driver.host.conn()
+
+    def our_secrets():
+        return [s for s in lv.listAllSecrets()
+                if s.usageType() == libvirt.VIR_SECRET_USAGE_TYPE_VOLUME
+                and volume.id in (s.usageID() or "")]
+    try:
+        volume = conn.block_storage.create_volume(size=1, name="lvt-luks", volume_type=vtype.id)
+        volume = conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        assert volume.is_encrypted
+        session = cloud.user_session(user)
+        key_id = session.get(f"/volumes/{volume.id}", endpoint_filter={
+            "service_type": "block-storage"}, headers={"OpenStack-API-Version":
+                                                        "volume 3.64"}).json()["volume"][
+            "encryption_key_id"]
+        key = session.get(f"/v1/secrets/{key_id}/payload",
+                          endpoint_filter={"service_type": "key-manager"},
+                          headers={"Accept": "application/octet-stream"}).content
+        path = os.path.join(cloud.data_dir, "volumes", f"volume-{volume.id}")
+        with open(path, "rb") as f:
+            assert f.read(6) == b"LUKS\xba\xbe"
+
+        server = conn.compute.create_server(
+            name="lvt-luks", image_id=tiny_image.id, flavor_id="42", networks="none",
+            config_drive=True, user_data=base64.b64encode(script.encode()).decode())
+        server = conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        conn.compute.create_volume_attachment(server, volume_id=volume.id)
+        conn.block_storage.wait_for_status(volume, "in-use", interval=0.2, wait=60)
+
+        secrets = our_secrets()
+        assert len(secrets) == 1
+        secret_xml = secrets[0].XMLDesc(0)
+        assert "ephemeral='yes'" in secret_xml and "private='yes'" in secret_xml
+        with pytest.raises(libvirt.libvirtError):
+            secrets[0].value()  # private: libvirt never gives it back
+        domain = ET.fromstring(real_host.driver._dom(server.id).XMLDesc(0))
+        disk = next(d for d in domain.iter("disk") if d.findtext("serial") == volume.id)
+        encryption = disk.find("encryption")
+        assert encryption.get("format") == "luks"
+        assert encryption.find("secret").attrib == {"type": "passphrase",
+                                                    "uuid": secrets[0].UUIDString()}
+
+        log = wait_for(lambda: (lambda out: out if "luks-sectors" in out else None)(
+            console(conn, server.id)), BOOT_TIMEOUT, "the guest to write to vdb")
+        assert f"luks-readback {marker}" in log, log
+        sectors = int(re.search(r"luks-sectors (\d+)", log).group(1))
+        header = (1 << 30) - sectors * 512
+        assert 0 < header <= 16 << 20, sectors  # the guest's disk: the volume less its header
+        print(f"\nLUKS header {header} bytes; the guest sees {sectors * 512} bytes")
+
+        with open(path, "rb") as f:
+            data = f.read()
+        assert marker.encode() not in data
+        assert _decrypted(path, key, 2048 * 512, len(marker)) == marker.encode()
+        for root, _, files in os.walk(instance_dir(real_host, server.id)):
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    content = f.read()
+                assert key.hex().encode() not in content and key not in content, name
+
+        # libvirtd forgets ephemeral secrets when it restarts: a start defines it again
+        conn.compute.stop_server(server)
+        conn.compute.wait_for_server(server, status="SHUTOFF", interval=0.2, wait=120)
+        our_secrets()[0].undefine()
+        conn.compute.start_server(server)
+        conn.compute.wait_for_server(server, interval=0.2, wait=BOOT_TIMEOUT)
+        wait_for(lambda: console(conn, server.id).count("luks-sectors") >= 2, BOOT_TIMEOUT,
+                 "the guest, started again, to read vdb")
+        assert console(conn, server.id).count(f"luks-readback {marker}") >= 2
+        assert len(our_secrets()) == 1
+
+        # in-use extend: the guest's disk grows to the new size less the header, the
+        # volume's file to the new size exactly
+        r = conn.block_storage.post(f"/volumes/{volume.id}/action",
+                                    json={"os-extend": {"new_size": 2}},
+                                    headers={"OpenStack-API-Version": "volume 3.42"})
+        assert r.status_code == 202, r.text
+        dom = real_host.driver._dom(server.id)
+        wait_for(lambda: dom.blockInfo("vdb")[0] == (2 << 30) - header, 60,
+                 "QEMU to see vdb at 2 GiB less the LUKS header")
+        assert os.path.getsize(path) == 2 << 30
+
+        conn.compute.delete_volume_attachment(server, volume.id)
+        conn.block_storage.wait_for_status(volume, "available", interval=0.2, wait=60)
+        assert our_secrets() == []
+    finally:
+        if server is not None:
+            conn.compute.delete_server(server, ignore_missing=True)
+            conn.compute.wait_for_delete(server, interval=0.2, wait=60)
+        if volume is not None:
+            conn.block_storage.delete_volume(volume, ignore_missing=True)
+            conn.block_storage.wait_for_delete(volume, interval=0.2, wait=60)
+        admin.block_storage.delete_type(vtype)
+        if volume is not None:
+            assert our_secrets() == []

@@ -51,6 +51,11 @@ class KeyManagerClient(Client):
         except exceptions.NotFound:
             pass
 
+    def key(self, key_id: str) -> bytes:
+        """A symmetric key's bytes (castellan's get(...).get_encoded())."""
+        return self.request("GET", f"/secrets/{key_id}/payload",
+                            headers={"Accept": "application/octet-stream"}).content
+
     def exists(self, key_id: str) -> bool:
         return self.find(f"/secrets/{key_id}") is not None
 

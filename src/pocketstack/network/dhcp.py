@@ -69,6 +69,18 @@ def host_name(ip_address: str, dns_name: str = "",
     return hostname, f"{hostname}.{domain}" if domain else hostname
 
 
+def network_domain(dns_domain: str | None) -> str:
+    """The domain a network's guests are named in (without the final dot): the network's
+    ``dns_domain`` when it has one (a literal name; one with neutron's keywords such as
+    <project_id> names external records only), else ``[network] dns_domain``. Neutron's
+    dnsmasq uses the agent's dns_domain alone; a network's own makes its ports' dns_name
+    answer under it here, which is what users of a network's dns_domain expect of
+    internal DNS."""
+    if dns_domain and "<" not in dns_domain and dns_domain.strip("."):
+        return dns_domain.rstrip(".")
+    return (config.CONF.network.dns_domain or "").rstrip(".")
+
+
 def dns_assignment(ip_address: str, dns_name: str = "") -> dict:
     hostname, fqdn = host_name(ip_address, dns_name)
     return {"hostname": hostname, "ip_address": ip_address,
@@ -108,14 +120,15 @@ def _lines(ip_address: str, mac_address: str, dns_name: str, domain: str,
 
 
 def render(subnets: list, allocations: list, now: float | None = None,
-           cache: dict | None = None) -> dict[str, str]:
+           cache: dict | None = None, domain: str | None = None) -> dict[str, str]:
     """The four files' text for one network.
 
     ``subnets``: Subnet rows; ``allocations``: rows with mac_address, ip_address, subnet_id,
     dns_name, device_owner, and optionally port_id and extra_dhcp_opts (one per fixed IP
     of each port). ``cache``: the lines of the
     previous render of this network (reused, then replaced by this render's), so a rewrite
-    after one new port formats one port, not all of them.
+    after one new port formats one port, not all of them. ``domain``: the network's
+    (network_domain), by default ``[network] dns_domain``.
     """
     # Per subnet: (in the host file, in the leases file). No host entry for a subnet
     # without DHCP nor for SLAAC/DHCPv6-stateless addresses; leases are IPv4 only.
@@ -124,7 +137,8 @@ def render(subnets: list, allocations: list, now: float | None = None,
         in_host = bool(s.enable_dhcp) and not (s.ip_version == 6 and _auto_address(s))
         facts[s.id] = (in_host, in_host and s.ip_version == 4)
     conf = config.CONF.network
-    domain = (conf.dns_domain or "").rstrip(".")
+    if domain is None:
+        domain = (conf.dns_domain or "").rstrip(".")
     if now is None:
         now = time.time()
     expiry = 0 if conf.dhcp_lease_duration == -1 else int(now) + conf.dhcp_lease_duration
@@ -149,7 +163,8 @@ def render(subnets: list, allocations: list, now: float | None = None,
         cache.clear()
         cache.update(fresh)
     return {"host": "".join(host), "addn_hosts": "".join(addn_hosts),
-            "opts": "\n".join(_options(subnets, allocations) + _port_options(allocations)),
+            "opts": "\n".join(_options(subnets, allocations, domain)
+                              + _port_options(allocations)),
             "leases": "".join(leases)}
 
 
@@ -163,10 +178,14 @@ def _option(subnet, name: str, *values: str) -> str:
     return ",".join([f"tag:subnet-{subnet.id}", option, *values])
 
 
-def _options(subnets: list, allocations: list) -> list[str]:
+def _options(subnets: list, allocations: list, domain: str | None = None) -> list[str]:
     """neutron's _generate_opts_per_subnet; isolated metadata (a route to 169.254.169.254
-    through the DHCP port on subnets without a router) when host networking runs."""
-    domain = (config.CONF.network.dns_domain or "").rstrip(".")
+    through the DHCP port on subnets without a router) when host networking runs. A
+    network's own domain (``domain`` other than dnsmasq's --domain) is given to IPv4
+    clients as their domain name and search list."""
+    own = (config.CONF.network.dns_domain or "").rstrip(".")
+    if domain is None:
+        domain = own
     routed = {row.subnet_id for row in allocations
               if row.device_owner in ROUTER_INTERFACE_OWNERS}
     gateways = {s.id: s.gateway_ip for s in subnets}
@@ -188,6 +207,9 @@ def _options(subnets: list, allocations: list) -> list[str]:
             options.append(_option(subnet, "domain-search", domain))
         if subnet.ip_version != 4:
             continue
+        if domain and domain != own:
+            options.append(_option(subnet, "domain-name", domain))
+            options.append(_option(subnet, "domain-search", domain))
         gateway = subnet.gateway_ip
         routes = []
         for route in subnet.host_routes or []:
@@ -257,18 +279,20 @@ _ALLOCATIONS = sa.select(Port.mac_address, Port.dns_name, Port.device_owner,
                          IPAllocation.ip_address, IPAllocation.subnet_id).join(
     IPAllocation, IPAllocation.port_id == Port.id).where(
     Port.network_id == sa.bindparam("network_id"))
-_EXISTS = sa.select(Network.id).where(Network.id == sa.bindparam("network_id"))
+_EXISTS = sa.select(Network.id, Network.dns_domain).where(
+    Network.id == sa.bindparam("network_id"))
 
 
 def _load(network_id: str):
-    """(the network exists, its subnets, its fixed IPs) as read-only rows, read in one
-    transaction with Core statements built once (this runs for every rewrite)."""
+    """(the network's dns_domain, None if it does not exist; its subnets; its fixed IPs)
+    as read-only rows, read in one transaction with Core statements built once (this runs
+    for every rewrite)."""
     params = {"network_id": network_id}
     with db.engine().connect() as conn:
-        exists = conn.execute(_EXISTS, params).first() is not None
+        network = conn.execute(_EXISTS, params).first()
         subnets = conn.execute(_SUBNETS, params).all()
         allocations = conn.execute(_ALLOCATIONS, params).all()
-    return exists, subnets, allocations
+    return (None if network is None else network.dns_domain or ""), subnets, allocations
 
 
 # What this process last wrote, per network: the lines of its render (reused by the next
@@ -326,10 +350,10 @@ def contents(network_id: str, cache: dict | None = None) -> dict[str, str] | Non
     """The network's four files as text (None: no DHCP on it); what this process writes,
     and what a network node whose agent runs in another process, without the database,
     gets over RPC (agent_rpc.py)."""
-    exists, subnets, allocations = _load(network_id)
-    if not exists or not any(s.enable_dhcp for s in subnets):
+    dns_domain, subnets, allocations = _load(network_id)
+    if dns_domain is None or not any(s.enable_dhcp for s in subnets):
         return None
-    return render(subnets, allocations, cache=cache)
+    return render(subnets, allocations, cache=cache, domain=network_domain(dns_domain))
 
 
 def write_received(network_id: str, texts: dict[str, str]) -> bool:

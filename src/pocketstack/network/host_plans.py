@@ -64,6 +64,9 @@ def _network_plan(s, network_id: str, hosts, endpoints: l2pop.Endpoints | None
         Subnet.network_id == network_id))}
     port = s.scalar(sa.select(Port).where(Port.network_id == network_id,
                                           Port.device_owner == DHCP_OWNER).limit(1))
+    from pocketstack.network import dhcp
+
+    plan.dns_domain = dhcp.network_domain(network.dns_domain)
     if port is not None:
         plan.dhcp_port_id, plan.dhcp_mac = port.id, port.mac_address
         for alloc in port.fixed_ips:

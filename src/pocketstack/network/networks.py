@@ -493,8 +493,12 @@ def update_network(ctx, network_id: str, body: dict, if_revision: int | None = N
         base.touch(network)
         s.flush()
         out = view(network, base.tags_of(s, network.id), _show_provider(ctx), granted)
-    if "admin_state_up" in values:
-        host_agent.changed()  # a network set down passes no frame on any host
+    if "admin_state_up" in values or "dns_domain" in values:
+        host_agent.changed()  # a network set down passes no frame; dnsmasq's --domain
+    if "dns_domain" in values:
+        from pocketstack.network import dhcp
+
+        dhcp.sync(network_id)  # its guests' names are under its domain (internal DNS)
     return out
 
 

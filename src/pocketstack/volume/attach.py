@@ -40,8 +40,12 @@ def connection_info(volume: Volume, mode: str | None) -> dict:
         if chap is None:
             volume.provider_auth = iscsi_target.new_provider_auth()
             chap = iscsi_target.parse_provider_auth(volume.provider_auth)
-    return driver.connection_info(volume.id, mode="ro" if volume.readonly or mode == "ro"
+    info = driver.connection_info(volume.id, mode="ro" if volume.readonly or mode == "ro"
                                   else "rw", chap=chap)
+    # cinder's: the host then reads the volume's encryption metadata and key (nova's
+    # encryptors; QEMU's native LUKS for a luks provider)
+    info.setdefault("data", {})["encrypted"] = volume.encryption_key_id is not None
+    return info
 
 
 def _load(s, ctx, attachment_id: str, *, lock: bool = True) -> tuple[VolumeAttachment, Volume]:

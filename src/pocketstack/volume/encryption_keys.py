@@ -2,14 +2,20 @@
 through castellan: a new volume of such a type gets a new key (algorithm from the type's
 cipher, ``aes-xts-plain64`` → aes in xts mode, length its key_size), a clone or a volume
 from a snapshot a copy of its origin's key, and the volume's deletion deletes its key.
-Pocketstack records the keys; no backend encrypts the data with them."""
+
+A volume whose provider is LUKS is LUKS-formatted with its key (luks.py) and the compute
+hosts open it through QEMU's native LUKS. Nova reads the key with the user's token at
+attach; here the key's read ACL names the compute service's user as well (Octavia's
+barbican_acl model), so a host can open the volume again when no user token is at hand
+(a server started after a host restart, a rescheduled build). Only the hosts' service user
+gains read access; the key stays the project's."""
 from __future__ import annotations
 
 import logging
 
 import sqlalchemy as sa
 
-from pocketstack.clients.keymanager import KeyManagerClient
+from pocketstack.clients.keymanager import KeyManagerClient, service_user_id
 from pocketstack.common import exceptions
 from pocketstack.volume.models import VolumeTypeEncryption
 
@@ -31,13 +37,43 @@ def for_new_volume(ctx, spec: VolumeTypeEncryption | None, origin_key: str | Non
     client = KeyManagerClient(ctx, caller="volume")
     try:
         if origin_key is not None:
-            return client.copy_key(origin_key, name=name)
-        parts = (spec.cipher or "aes").split("-")
-        mode = parts[1] if len(parts) > 1 else None
-        return client.create_key(parts[0], spec.key_size or DEFAULT_BITS, mode, name=name)
+            key_id = client.copy_key(origin_key, name=name)
+        else:
+            parts = (spec.cipher or "aes").split("-")
+            mode = parts[1] if len(parts) > 1 else None
+            key_id = client.create_key(parts[0], spec.key_size or DEFAULT_BITS, mode,
+                                       name=name)
     except (exceptions.NotFound, exceptions.BadRequest) as error:
         raise exceptions.BadRequest(f"Invalid input received: the volume's encryption key "
                                     f"could not be made: {error}") from None
+    try:
+        client.grant_read(f"/secrets/{key_id}", service_user_id("compute"))
+    except exceptions.PocketstackError as error:  # a cloud without compute: nobody to tell
+        LOG.warning("Could not let the compute hosts read encryption key %s: %s", key_id,
+                    error)
+    return key_id
+
+
+def passphrase(ctx, key_id: str) -> str:
+    """The volume's LUKS passphrase (nova's: the hex of its key), read as the user, or as
+    the compute hosts' user without one."""
+    from pocketstack.volume import luks
+
+    if getattr(ctx, "auth_token", None):
+        client = KeyManagerClient(ctx, caller="volume")
+    else:
+        client = KeyManagerClient(caller="compute", as_service=True)
+    return luks.passphrase_of(client.key(key_id))
+
+
+def is_luks(s, volume) -> bool:
+    """Whether the volume's bytes are LUKS (its type's provider, and it has a key)."""
+    from pocketstack.volume import luks
+
+    if volume.encryption_key_id is None or volume.volume_type_id is None:
+        return False
+    spec = spec_of(s, volume.volume_type_id)
+    return spec is not None and luks.is_luks(spec.provider)
 
 
 def delete(key_id: str | None) -> None:

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.volume import backends, scheduler
+from pocketstack.volume import backends, encryption_keys, luks, scheduler
 from pocketstack.volume.backends import BackendError
 from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment
 
@@ -88,22 +88,31 @@ class VolumeManager:
                 return
             source = s.get(Volume, volume.source_volid) if volume.source_volid else None
             snapshot = s.get(Snapshot, volume.snapshot_id) if volume.snapshot_id else None
+            # a clone's or snapshot's bytes are LUKS already, under a copy of its key
+            encrypted = snapshot is None and source is None \
+                and encryption_keys.is_luks(s, volume)
         backend = _backend(volume)
         try:
+            passphrase = (encryption_keys.passphrase(ctx, volume.encryption_key_id)
+                          if encrypted else None)
             if snapshot is not None:
                 backend.create_from_snapshot(volume.id, snapshot.id, snapshot.volume_id,
                                              volume.size)
             elif source is not None:
                 backend.create_from_volume(volume.id, source.id, volume.size)
-            elif image is not None and backend.clone_image(volume.id, image, volume.size):
+            elif image is not None and not encrypted \
+                    and backend.clone_image(volume.id, image, volume.size):
                 pass  # a copy-on-write clone of the image: no bytes to copy
             else:
                 backend.create(volume.id, volume.size)
+                if passphrase is not None:
+                    luks.format_volume(backend, volume.id, volume.size, passphrase)
                 if image is not None:
                     if not _set_while_creating(volume.id, status="downloading"):
                         raise Cancelled("The volume was deleted before its data was "
                                         "written.")
-                    self._copy_image(ctx, image, backend, volume.size, volume.id)
+                    self._copy_image(ctx, image, backend, volume.size, volume.id,
+                                     passphrase)
                 elif backup_id is not None:
                     from pocketstack.volume import backup_store
 
@@ -135,13 +144,20 @@ class VolumeManager:
             backend.delete(volume.id)  # deleted meanwhile: its delete may have run first
 
     def _copy_image(self, ctx, image: dict, backend: backends.Backend, size_gb: int,
-                    volume_id: str) -> None:
+                    volume_id: str, passphrase: str | None = None) -> None:
+        """The image's bytes into the volume; with ``passphrase`` into the payload of the
+        LUKS volume (through qemu-img, which encrypts)."""
         from pocketstack.clients.image import ImageClient
 
         chunks = _cancellable(ImageClient(ctx, caller="volume").chunks(image["id"]),
                               volume_id)
-        if image.get("disk_format") in (None, "raw", "iso", "ami", "aki", "ari"):
+        raw = image.get("disk_format") in (None, "raw", "iso", "ami", "aki", "ari")
+        if raw and passphrase is None:
             backend.write_stream(volume_id, chunks, size_gb * GiB)
+            return
+        if passphrase is not None:
+            self._copy_image_encrypted(chunks, "raw" if raw else image["disk_format"],
+                                       backend, size_gb, volume_id, passphrase)
             return
         path = backend.path(volume_id)
         network = path.startswith("rbd:")  # qemu-img writes into the RBD image itself
@@ -164,6 +180,25 @@ class VolumeManager:
             _qemu_img(*args, src, path, timeout=3600)
             if not network and not backends.is_block(path):
                 os.truncate(path, size_gb * GiB)  # qemu-img wrote the virtual size
+
+    @staticmethod
+    def _copy_image_encrypted(chunks, disk_format: str, backend: backends.Backend,
+                              size_gb: int, volume_id: str, passphrase: str) -> None:
+        import json
+
+        with tempfile.TemporaryDirectory(prefix="pocketstack-image-") as tmp:
+            src = os.path.join(tmp, "image")
+            with open(src, "wb") as f:
+                for chunk in chunks:
+                    f.write(chunk)
+            virtual = json.loads(_qemu_img("info", "--output=json", "-f", disk_format,
+                                           src)).get("virtual-size", 0)
+            room = luks.payload_size(backend, volume_id, passphrase)
+            if virtual > room:
+                raise BackendError(f"Image virtual size {virtual} bytes does not fit into "
+                                   f"the encrypted volume ({room} bytes after its LUKS "
+                                   "header).")
+            luks.write_image(backend, volume_id, src, disk_format, passphrase)
 
     def delete_volume(self, ctx, volume_id: str) -> None:
         with db.reader() as s:
@@ -251,9 +286,13 @@ class VolumeManager:
                 return
             servers = [a.instance_uuid for a in s.scalars(sa.select(VolumeAttachment).where(
                 VolumeAttachment.volume_id == volume_id)).all() if a.instance_uuid]
+            encrypted = encryption_keys.is_luks(s, volume)
         status = "completed"
         try:
-            self._copy_image(ctx, image, _backend(volume), volume.size, volume.id)
+            passphrase = (encryption_keys.passphrase(ctx, volume.encryption_key_id)
+                          if encrypted else None)
+            self._copy_image(ctx, image, _backend(volume), volume.size, volume.id,
+                             passphrase)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Reimaging volume %s failed: %s", volume_id, error)
             _set(volume_id, status="error", error_reason=_reason(error))

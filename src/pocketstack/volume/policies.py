@@ -52,6 +52,8 @@ def list_rules():
     reader = [
         ("volume:get", "Show a volume."),
         ("volume:get_all", "List volumes."),
+        ("volume_extension:volume_encryption_metadata",
+         "Show a volume's encryption metadata (its key id, its type's encryption)."),
         ("volume:get_snapshot", "Show a snapshot."),
         ("volume:get_volume_metadata", "Show a volume's (image) metadata."),
         ("volume_extension:volume_image_metadata:show", "Show a volume's image metadata."),

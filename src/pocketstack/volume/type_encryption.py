@@ -1,6 +1,7 @@
 """Volume type encryption (cinder's volume_type_encryption extension): how volumes of a
 type are encrypted (provider, cipher, key size, where). Admin only; refused with 400 once a
-volume of the type exists, as cinder. Pocketstack records it; no backend encrypts."""
+volume of the type exists, as cinder. A volume of a LUKS type is LUKS on its backend
+(luks.py); ``volume_metadata`` is cinder's per-volume view nova reads at attach."""
 from __future__ import annotations
 
 import uuid
@@ -143,3 +144,21 @@ def delete(ctx, type_id: str) -> None:
         if row is None:
             raise EncryptionNotFound(type_id)
         s.delete(row)
+
+
+def volume_metadata(ctx, volume_id: str) -> dict:
+    """cinder's volume_encryption_metadata (GET /volumes/{id}/encryption): the volume's key
+    id, with its type's provider, cipher, key size and control location when encrypted."""
+    from pocketstack.volume import api
+
+    with db.reader() as s:
+        volume = api.load(s, ctx, volume_id)
+        policy.authorize(ctx, "volume_extension:volume_encryption_metadata",
+                         api.target(volume))
+        out = {"encryption_key_id": volume.encryption_key_id}
+        spec = s.scalar(sa.select(VolumeTypeEncryption).where(
+            VolumeTypeEncryption.volume_type_id == volume.volume_type_id)) \
+            if volume.volume_type_id else None
+        if spec is not None:
+            out.update({field: getattr(spec, field) for field in FIELDS})
+        return out

@@ -327,3 +327,44 @@ def test_a_flat_network_no_interface_maps_fails_the_binding_and_the_boot(project
         project.admin.compute.wait_for_delete(server, interval=0.05, wait=60)
     finally:
         admin.delete_network(net)
+
+
+def test_guests_resolve_each_others_dns_name_through_the_dhcp_server(project, host_agent,
+                                                                      guests):
+    """Internal DNS (neutron's dns-integration with dnsmasq): a port's dns_name under its
+    network's dns_domain is answered by the dnsmasq of the network's DHCP namespace, to
+    another guest asking that server (its DNS server by DHCP), by full and by short name;
+    a renamed port answers under its new name only, and a domain change follows."""
+    from helpers.cloud import wait_for
+    from pocketstack.network.agent import plumbing
+
+    domain = f"{unique('gn')}.example.org"
+    conn = project.conn
+    net = conn.network.create_network(name=unique("net"), dns_domain=domain + ".")
+    conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.40.20.0/24",
+                               name=unique("sub"))
+    web = bind_to_bridge_host(project, project.boot(net.id))
+    web = project.admin.network.update_port(web, dns_name="web1")
+    asker = guests(bind_to_bridge_host(project, project.boot(net.id)))
+    asker.dhcp()
+    dhcp_ip = next(project.admin.network.ports(
+        network_id=net.id, device_owner="network:dhcp")).fixed_ips[0]["ip_address"]
+    web_ip = web.fixed_ips[0]["ip_address"]
+
+    def answer(name: str) -> str:
+        return asker.run("busybox", "nslookup", name, dhcp_ip, check=False).stdout
+
+    wait_for(lambda: web_ip in answer(f"web1.{domain}"), 20, "web1's name answered")
+    assert web_ip in answer("web1")
+    with open(f"/proc/{plumbing.dnsmasq_pid(net.id)}/cmdline") as f:
+        assert f"--domain={domain}" in f.read().split("\0")
+
+    project.admin.network.update_port(web, dns_name="web2")
+    wait_for(lambda: web_ip in answer(f"web2.{domain}"), 20, "web2's name answered")
+    assert web_ip not in answer(f"web1.{domain}")
+
+    other = f"{unique('gn')}.example.net"
+    conn.network.update_network(net, dns_domain=other + ".")
+    host_agent.reconcile()
+    wait_for(lambda: web_ip in answer(f"web2.{other}"), 20, "the new domain answered")
+    assert web_ip not in answer(f"web2.{domain}")

@@ -33,6 +33,7 @@ class NetworkPlan:
     dhcp_mac: str | None = None
     dhcp_addresses: list[str] = dataclasses.field(default_factory=list)  # ip/prefixlen
     dhcp_subnets: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (id, cidr)
+    dns_domain: str = ""  # its guests' domain (dhcp.network_domain): dnsmasq's --domain
     # How the bridge reaches other hosts (overlay.py, provider_links.py)
     network_type: str = "local"
     segmentation_id: int | None = None
@@ -133,7 +134,7 @@ def _dnsmasq_args(plan: NetworkPlan, ns_end: str) -> list[str]:
             "--bind-interfaces", f"--interface={ns_end}", "--except-interface=lo",
             f"--dhcp-option-force=option:mtu,{plan.mtu}", "--dhcp-lease-max=16777216",
             "--dhcp-match=set:ipxe,175", "--local-service"]
-    domain = (conf.dns_domain or "").rstrip(".")
+    domain = plan.dns_domain or (conf.dns_domain or "").rstrip(".")
     if domain:
         args.append(f"--domain={domain}")
     for subnet_id, cidr in plan.dhcp_subnets:

@@ -24,6 +24,8 @@ V3 = {
     "/volumes/{volume_id}/metadata/{key}": {"GET": volumes.show_metadata_key,
                                             "PUT": volumes.update_metadata_key,
                                             "DELETE": volumes.delete_metadata_key},
+    "/volumes/{volume_id}/encryption": {"GET": type_encryption.volume_index},
+    "/volumes/{volume_id}/encryption/{key}": {"GET": type_encryption.volume_show},
     "/attachments": {"GET": attachments.list_attachments, "POST": attachments.create},
     "/attachments/detail": {"GET": attachments.list_detail},
     "/attachments/{attachment_id}": {"GET": attachments.show, "PUT": attachments.update,

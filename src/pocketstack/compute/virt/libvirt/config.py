@@ -50,6 +50,7 @@ class Disk:
     network: NetworkSource | None = None
     cache: str | None = None         # writeback for RBD, as nova
     discard: str | None = None       # unmap: thin RBD images give freed blocks back
+    encryption_secret: str | None = None  # uuid of the LUKS passphrase secret (QEMU decrypts)
 
     def element(self) -> ET.Element:
         disk = ET.Element("disk", type=self.source_type, device=self.device)
@@ -70,6 +71,9 @@ class Disk:
             ET.SubElement(disk, "source", {"file" if self.source_type == "file" else "dev":
                                            self.source})
         ET.SubElement(disk, "target", dev=self.target, bus=self.bus)
+        if self.encryption_secret:
+            encryption = ET.SubElement(disk, "encryption", format="luks")
+            ET.SubElement(encryption, "secret", type="passphrase", uuid=self.encryption_secret)
         if self.readonly:
             ET.SubElement(disk, "readonly")
         if self.serial:

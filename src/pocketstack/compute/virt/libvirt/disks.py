@@ -146,6 +146,24 @@ class GuestDisks:
             self._rbd().remove_disks(uuid)
 
     def _volume_disk(self, connection_info: dict, target: str) -> Disk:
+        """The disk of a volume; an encrypted (LUKS) one opened through QEMU's LUKS with
+        its key in a libvirt secret (volume_encryption.py)."""
+        disk = self._plain_volume_disk(connection_info, target)
+        data = (connection_info or {}).get("data") or {}
+        if data.get("encrypted") and data.get("volume_id"):
+            from pocketstack.compute.virt.libvirt import volume_encryption
+
+            value = volume_encryption.passphrase(data["volume_id"])
+            if value is not None:
+                usage = volume_encryption.usage_name((self.host_name, self.instances_path),
+                                                     data["volume_id"])
+                disk.encryption_secret = volume_encryption.ensure_secret(self.host, usage,
+                                                                         value)
+                disk.driver_type = "raw"  # the LUKS layer is the <encryption>
+                disk.serial = data["volume_id"]
+        return disk
+
+    def _plain_volume_disk(self, connection_info: dict, target: str) -> Disk:
         connection_info = connection_info or {}
         kind = connection_info.get("driver_volume_type")
         data = connection_info.get("data") or {}

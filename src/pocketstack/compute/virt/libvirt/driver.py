@@ -21,7 +21,8 @@ from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import states
 from pocketstack.compute.virt.driver import ComputeDriver
-from pocketstack.compute.virt.libvirt import host_netns, imagecache, iscsi_auth
+from pocketstack.compute.virt.libvirt import (host_netns, imagecache, iscsi_auth,
+                                              volume_encryption)
 from pocketstack.compute.virt.libvirt.disks import GuestDisks, rbd_backed
 from pocketstack.compute.virt.libvirt.config import (Disk, GuestConfig, Interface, Metadata,
                                                      Port, device_xml, find_devices,
@@ -153,6 +154,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
     def _start(self, dom) -> None:
         """Started paused, resumed once its taps are on their bridges (nova starts paused
         until network-vif-plugged; the manager has waited for that before spawn)."""
+        if "<encryption" in dom.XMLDesc(0):  # LUKS volumes: their secrets first
+            volume_encryption.restore(self.host, (self.host_name, self.instances_path),
+                                      dom.XMLDesc(0))
         paused = True
         try:
             dom.createWithFlags(self.lv.VIR_DOMAIN_START_PAUSED)
@@ -248,6 +252,17 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
             self._remove_disks(uuid)
 
     def _remove_domain(self, dom) -> None:
+        """Destroy and undefine the guest; the LUKS secrets of its volumes go with it
+        unless another guest uses them (whatever removes it: a delete, a resize, the
+        start-up reconciliation)."""
+        try:
+            luks_secrets = volume_encryption.secrets_of(ET.fromstring(dom.XMLDesc(0)))
+        except self.lv.libvirtError:
+            luks_secrets = {}
+        self._undefine(dom)
+        volume_encryption.release_unused(self.host, luks_secrets)
+
+    def _undefine(self, dom) -> None:
         if self._active(dom):
             try:
                 dom.destroy()
@@ -380,6 +395,8 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
                    self._live_flags(dom))
         self._wait_detached(dom, "disk", target)
         iscsi_auth.release_unused(self.host, iscsi_auth.secrets_of(ET.fromstring(element)))
+        volume_encryption.release_unused(
+            self.host, volume_encryption.secrets_of(ET.fromstring(element)))
 
     def extend_volume(self, instance, connection_info, mountpoint, new_size):
         """QEMU re-reads the disk's size (a running guest's kernel sees vdX grow)."""
@@ -387,8 +404,33 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         if not dom.isActive():
             return  # a stopped guest reads the size when it starts
         target = (mountpoint or "").rsplit("/", 1)[-1]
+        encrypted = self._device_element(
+            dom, "disk", lambda d: d.find("target") is not None
+            and d.find("target").get("dev") == target and d.find("encryption") is not None)
+        if encrypted is not None:
+            new_size -= self._luks_payload_offset(connection_info)
         self._call("Growing the volume's disk", dom.blockResize, target, new_size,
                    self.lv.VIR_DOMAIN_BLOCK_RESIZE_BYTES)
+
+    @staticmethod
+    def _luks_payload_offset(connection_info) -> int:
+        """Where a LUKS volume's payload starts (its header's size): QEMU grows the LUKS
+        layer to the size it is given plus this, so the guest gets the volume's new size
+        less it and the volume is not grown past its size (nova's
+        _resize_attached_encrypted_volume). Only a volume the host opens as a path."""
+        import json
+
+        data = (connection_info or {}).get("data") or {}
+        path = data.get("device_path")
+        if (connection_info or {}).get("driver_volume_type") != "local" or not path:
+            raise GuestError("Growing an attached encrypted volume is done for local "
+                             "volumes only: detach it and attach it again to see its size.")
+        info = json.loads(imagecache.qemu_img("info", "-U", "--output=json", path))
+        try:
+            return int(info["format-specific"]["data"]["payload-offset"])
+        except (KeyError, TypeError, ValueError):
+            raise GuestError(f"Volume {data.get('volume_id')} is not LUKS on its "
+                             "backend.") from None
 
     def attach_interface(self, instance, vif):
         dom = self._dom(instance["uuid"])
