@@ -13,7 +13,8 @@ SUDO=""
 
 PACKAGES=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev pkg-config
           qemu-system-x86 qemu-utils busybox-static linux-image-cloud-amd64 cpio kmod
-          iproute2 dnsmasq-base nftables haproxy)
+          iproute2 dnsmasq-base nftables haproxy
+          cryptsetup-bin)  # LUKS headers of encrypted volumes in 0.2 s (qemu-img takes ~6 s)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
