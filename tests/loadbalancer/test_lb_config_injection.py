@@ -156,6 +156,20 @@ def test_a_newline_in_any_other_rendered_value_is_refused(conn, raw, scene):
         ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {
             "vip_subnet_id": scene["subnet"].id, "vip_address": "fe80::1%x\n"}},
          "Value should be IPv4 or IPv6 format"),
+        # The fully populated create checks its tree as the single creates do.
+        ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {
+            "vip_subnet_id": scene["subnet"].id, "pools": [{
+                "protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN", "healthmonitor": {
+                    "type": "HTTP", "delay": 1, "timeout": 1, "max_retries": 1,
+                    "http_version": 1.1, "domain_name": "a.example\nglobal"}}]}},
+         "Invalid input for field/attribute domain_name."),
+        ("POST", "/v2/lbaas/loadbalancers", {"loadbalancer": {
+            "vip_subnet_id": scene["subnet"].id, "listeners": [{
+                "protocol": "HTTP", "protocol_port": 81, "l7policies": [{
+                    "action": "REJECT", "rules": [{
+                        "type": "COOKIE", "compare_type": "EQUAL_TO", "key": "tier",
+                        "value": "gold\nglobal"}]}]}]}},
+         "Error parsing L7Rule: Invalid characters in cookie value"),
         ("PUT", f"/v2/lbaas/listeners/{scene['listener'].id}", {"listener": {
             "insert_headers": {"X-Forwarded-For": "true\n"}}},
          "Header X-Forwarded-For value must be true or false."),
