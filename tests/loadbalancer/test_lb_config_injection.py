@@ -11,6 +11,9 @@ import subprocess
 import pytest
 
 from lb_helpers import active
+from lb_scene import NAMED_HTTP, Scene, haproxy_plane, needs_haproxy, scene_agent, until
+
+__all__ = ["haproxy_plane", "scene_agent"]
 
 NEWLINE_DIRECTIVE = "\n    stats socket ipv4@0.0.0.0:9999 level admin"
 DOMAIN_PATTERN = (r"^(?=.{1,253}\.?$)(?:(?!-|[^.]+_)[A-Za-z0-9-_]{1,63}(?<!-)"
@@ -273,3 +276,56 @@ def test_the_renderer_refuses_a_stored_value_that_would_break_the_configuration(
     with pytest.raises(dataplane.UnsafeValue):
         dataplane.ping_script({scene["member"].id: "10.0.0.1\nreboot"})
     assert "address=10.0.0.1 ;;" in dataplane.ping_script({scene["member"].id: "10.0.0.1"})
+
+
+@needs_haproxy
+def test_with_real_haproxy_an_escaped_value_matches_whole_and_a_bad_row_fails_the_change(
+        cloud, scene_agent, haproxy_plane, tmp_path):
+    """A header value with a # (a comment to HAProxy's parser, so the rule matched only
+    what came before it) matches whole; a row holding a newline, written around the API,
+    makes the next change fail (ERROR) while HAProxy keeps serving the last good
+    configuration, which never holds the caller's directive."""
+    from pocketstack.common import db
+    from pocketstack.loadbalancer import dataplane, models
+
+    with Scene(cloud, scene_agent, tmp_path, octet=74) as scene:
+        scene.allow("tcp", 8080)
+        [backend] = scene.guests(1)
+        scene.serve(backend.ns, NAMED_HTTP, "8080", "backend")
+        lb = scene.load_balancer(listeners=[{
+            "protocol": "HTTP", "protocol_port": 80,
+            "default_pool": {"protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN",
+                             "members": [{"address": backend.address,
+                                          "protocol_port": 8080}]},
+            "l7policies": [{"action": "REJECT", "rules": [{
+                "type": "HEADER", "compare_type": "EQUAL_TO", "key": "X-Kind",
+                "value": "a#b"}]}]}])
+        active(scene.conn, lb.id)
+        address = scene.floating_ip(lb.vip_port_id)
+        client = scene.outside("198.51.100.74")
+
+        def fetch(kind: str) -> str | None:
+            proc = client.run("timeout", "3", "busybox", "wget", "-q", "-O", "-",
+                              "--header", f"X-Kind: {kind}", f"http://{address}:80/",
+                              check=False)
+            return proc.stdout.strip() if proc.returncode == 0 else None
+
+        until(lambda: fetch("a") == "backend", "a request the rule does not match")
+        assert fetch("a#b") is None  # refused: 403
+        assert fetch("a#bc") == "backend"
+
+        [pool] = scene.conn.load_balancer.pools(loadbalancer_id=lb.id)
+        monitor = scene.conn.load_balancer.create_health_monitor(
+            pool_id=pool.id, type="HTTP", delay=5, timeout=2, max_retries=2)
+        active(scene.conn, lb.id)
+        with db.transaction() as s:
+            row = s.get(models.HealthMonitor, monitor.id)
+            row.http_version, row.domain_name = 1.1, "example.com" + NEWLINE_DIRECTIVE
+        [listener] = scene.conn.load_balancer.listeners(loadbalancer_id=lb.id)
+        scene.conn.load_balancer.update_listener(listener, name="changed")
+        until(lambda: scene.conn.load_balancer.get_load_balancer(
+            lb.id).provisioning_status == "ERROR", "the change failed")
+        plane = dataplane.HAProxyPlane(cloud.data_dir)
+        text = open(f"{plane._dir(lb.id)}/haproxy.cfg").read()
+        assert "stats socket ipv4@" not in text and "hdr Host" not in text
+        assert fetch("a") == "backend" and fetch("a#b") is None
