@@ -20,6 +20,10 @@ OPTS = {"loadbalancer": [
     cfg.FloatOpt("poll_interval", default=1.0, min=0.05,
                  help="Seconds between the provider's looks for pending changes made by "
                       "other API processes (changes made in its own are applied at once)."),
+    cfg.StrOpt("pagination_max_limit", default="1000",
+               help="The most items a listing returns at once (Octavia's [api_settings] "
+                    "pagination_max_limit): more come through its next link; 'infinite' "
+                    "or a negative number: no limit."),
     cfg.IntOpt("default_load_balancer_quota", default=-1, min=-1,
                help="Load balancers per project (-1: unlimited)."),
     cfg.IntOpt("default_listener_quota", default=-1, min=-1, help="Listeners per project."),

@@ -20,6 +20,8 @@ import ipaddress
 import json
 import logging
 import os
+import re
+import shlex
 import shutil
 import signal
 import socket
@@ -329,6 +331,39 @@ def _stop(pid: int) -> None:
 
 # --- the configuration ----------------------------------------------------------------------
 
+class UnsafeValue(ValueError):
+    """A stored value the configuration cannot hold as one word: the API refuses these,
+    so one here is a row of before its checks or written around them; the configuration
+    is not written (the change fails) rather than let it begin a line of its own."""
+
+
+UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+ESCAPED = re.compile(r"""([\\ #'"])""")
+
+
+def word(value, what: str, *, spaces: bool = False) -> str:
+    """Every user-supplied value goes into haproxy.cfg through here: refused if it is
+    empty or has a control character (a newline or a tab ends a line or a word of
+    HAProxy's), or a blank where none belongs; escaped for HAProxy's parser (backslash,
+    blank, the # of a comment, the quotes) so that it stays one word, read back as given."""
+    text = str(value)
+    if not text or UNSAFE.search(text) or (not spaces and " " in text):
+        raise UnsafeValue(f"{what} {text!r} cannot go into haproxy.cfg")
+    return ESCAPED.sub(r"\\\1", text)
+
+
+def address(value: str, what: str) -> str:
+    """An IP address (or network) as the API takes one: no IPv6 scope id (Python's
+    ipaddress takes any characters after a %)."""
+    try:
+        if "%" in value or UNSAFE.search(value) or value != value.strip():
+            raise ValueError(value)
+        ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise UnsafeValue(f"{what} {value!r} is not an IP address") from None
+    return value
+
+
 def udp_config(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> dict | None:
     """The UDP balancer's configuration (udp_balancer.py) for the load balancer's UDP
     listeners that are up; None when there is none."""
@@ -354,12 +389,15 @@ def udp_config(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> dict | Non
                 "monitor": None if hm is None else {
                     "type": hm.type, "delay": hm.delay, "timeout": hm.timeout,
                     "max_retries": hm.max_retries, "max_retries_down": hm.max_retries_down,
-                    "http_method": hm.http_method, "url_path": hm.url_path,
+                    "http_method": _checked(hm.http_method, "http_method"),
+                    "url_path": _checked(hm.url_path, "url_path"),
                     "expected_codes": _code_list(hm.expected_codes)},
-                "members": [{"id": m.id, "address": m.address, "port": m.protocol_port,
+                "members": [{"id": m.id, "address": address(m.address, "address"),
+                             "port": m.protocol_port,
                              "weight": m.weight, "backup": m.backup,
                              "enabled": m.admin_state_up,
-                             "monitor_address": m.monitor_address,
+                             "monitor_address": m.monitor_address and address(
+                                 m.monitor_address, "monitor_address"),
                              "monitor_port": m.monitor_port}
                             for m in tree.rows(s, M.Member, lb.id, pool_id=pool.id)
                             if m.provisioning_status != C.PENDING_DELETE]}
@@ -367,8 +405,17 @@ def udp_config(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> dict | Non
     return {"listeners": out} if out else None
 
 
+def _checked(value: str | None, what: str) -> str | None:
+    """A value the UDP balancer writes into a check's request line, as one word."""
+    if value is not None:
+        word(value, what)
+    return value
+
+
 def _code_list(expected: str | None) -> list[str]:
     codes = (expected or "200").replace(" ", "")
+    if not re.fullmatch(r"\d{3}(,\d{3})*|\d{3}-\d{3}", codes):
+        raise UnsafeValue(f"expected_codes {expected!r} are not status codes")
     if "-" in codes:
         low, high = (int(c) for c in codes.split("-"))
         return [str(c) for c in range(low, high + 1)]
@@ -392,12 +439,13 @@ def render(s, lb: M.LoadBalancer, listeners: list[M.Listener]) -> str:
             continue
         mode = "http" if li.protocol in C.HEADER_PROTOCOLS + (C.PROMETHEUS,) else "tcp"
         lines += [f"frontend {li.id}", f"    mode {mode}",
-                  f"    bind {lb.vip_address}:{li.protocol_port}{_tls_bind(li)}",
+                  f"    bind {address(lb.vip_address, 'vip_address')}:{li.protocol_port}"
+                  f"{_tls_bind(li)}",
                   f"    timeout client {li.timeout_client_data or C.DEFAULT_TIMEOUT}"]
         if li.connection_limit and li.connection_limit > 0:
             lines.append(f"    maxconn {li.connection_limit}")
         for cidr in li.allowed_cidrs or []:
-            lines.append(f"    acl allowed_cidr src {cidr}")
+            lines.append(f"    acl allowed_cidr src {address(cidr, 'allowed_cidr')}")
         if li.allowed_cidrs:
             lines.append("    tcp-request connection reject unless allowed_cidr")
         headers = {k: str(v).lower() == "true" for k, v in (li.insert_headers or {}).items()}
@@ -450,8 +498,10 @@ def ping_script(monitor_addresses: dict[str, str] | None = None) -> str:
              'address="$3"']
     if monitor_addresses:
         lines.append('case "$HAPROXY_SERVER_NAME" in')
-        lines += [f"    {member_id}) address={address} ;;"
-                  for member_id, address in sorted(monitor_addresses.items())]
+        # The script runs as root: every address a plain IP (refused otherwise), quoted.
+        lines += [f"    {shlex.quote(word(member_id, 'member id'))}) "
+                  f"address={shlex.quote(address(addr, 'monitor_address'))} ;;"
+                  for member_id, addr in sorted(monitor_addresses.items())]
         lines.append("esac")
     lines.append(f'exec {command} -q -c 1 -W 1 "$address" >/dev/null 2>&1')
     return "\n".join(lines) + "\n"
@@ -537,10 +587,10 @@ def _l7(s, lb, li, used_pools: list) -> list[str]:
             lines.append(f"    http-request deny if {cond}")
         elif policy.action == "REDIRECT_TO_URL":
             lines.append(f"    redirect code {policy.redirect_http_code} location "
-                         f"{policy.redirect_url} if {cond}")
+                         f"{word(policy.redirect_url, 'redirect_url')} if {cond}")
         elif policy.action == "REDIRECT_PREFIX":
             lines.append(f"    redirect code {policy.redirect_http_code} prefix "
-                         f"{policy.redirect_prefix} if {cond}")
+                         f"{word(policy.redirect_prefix, 'redirect_prefix')} if {cond}")
         elif policy.action == "REDIRECT_TO_POOL":
             lines.append(f"    use_backend {policy.redirect_pool_id} if {cond}")
             used_pools.append((policy.redirect_pool_id, li))
@@ -562,8 +612,9 @@ COMPARE = {"REGEX": "-m reg", "STARTS_WITH": "-m beg", "ENDS_WITH": "-m end",
 
 
 def _acl(rule: M.L7Rule) -> str:
-    value = rule.value.replace("\\", "\\\\").replace(" ", "\\ ")
+    value = word(rule.value, "L7 rule value", spaces=True)
     match = COMPARE[rule.compare_type]
+    key = rule.key and word(rule.key, "L7 rule key")
     if rule.type == "HOST_NAME":
         return f"req.hdr(host),field(1,:) -i {match} {value}"
     if rule.type == "PATH":
@@ -572,23 +623,27 @@ def _acl(rule: M.L7Rule) -> str:
         return f"path_end -i .{value}" if rule.compare_type == "EQUAL_TO" else \
             f"path_reg {value}"
     if rule.type == "HEADER":
-        return f"req.hdr({rule.key}) {match} {value}"
+        return f"req.hdr({_argument(key)}) {match} {value}"
     if rule.type == "SSL_CONN_HAS_CERT":
         return "ssl_c_used"
     if rule.type == "SSL_VERIFY_RESULT":
         return f"ssl_c_verify eq {value}"
     if rule.type == "SSL_DN_FIELD":
-        return f"ssl_c_s_dn({rule.key}) {match} {value}"
-    return f"req.cook({rule.key}) {match} {value}"  # COOKIE
+        return f"ssl_c_s_dn({_argument(key)}) {match} {value}"
+    return f"req.cook({_argument(key)}) {match} {value}"  # COOKIE
+
+
+def _argument(key: str) -> str:
+    """A sample fetch's argument: it ends at a comma or a closing parenthesis."""
+    if any(c in key for c in ",()"):
+        raise UnsafeValue(f"{key!r} cannot be a sample fetch's argument")
+    return key
 
 
 def _codes(expected: str) -> str:
     """Octavia's expected_codes (200, 200,202 or 200-204) as an HAProxy status regex."""
-    codes = expected.replace(" ", "")
-    if "-" in codes:
-        low, high = (int(c) for c in codes.split("-"))
-        return "^(" + "|".join(str(c) for c in range(low, high + 1)) + ")$"
-    return "^(" + codes.replace(",", "|") + ")$"
+    return "^(" + "|".join(_code_list(expected)) + ")$"
+
 
 
 def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
@@ -601,8 +656,9 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
         lines.append("    cookie SRV insert indirect nocache")
     elif sp.get("type") == "APP_COOKIE" and mode == "http":
         lines.append("    stick-table type string len 64 size 10k")
-        lines.append(f"    stick store-response res.cook({sp['cookie_name']})")
-        lines.append(f"    stick match req.cook({sp['cookie_name']})")
+        cookie = _argument(word(sp["cookie_name"], "cookie_name"))
+        lines.append(f"    stick store-response res.cook({cookie})")
+        lines.append(f"    stick match req.cook({cookie})")
     elif sp.get("type") == "SOURCE_IP":
         lines += ["    stick-table type ip size 10k", "    stick on src"]
     hm = next((h for h in tree.rows(s, M.HealthMonitor, lb.id, pool_id=pool.id)
@@ -612,10 +668,11 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
         lines.append(f"    timeout check {hm.timeout}s")
         if hm.type in C.HM_HTTP_TYPES:
             version = " ver HTTP/1.1" if hm.http_version == 1.1 else ""
-            host = f" hdr Host {hm.domain_name}" if hm.domain_name and version else ""
+            host = f" hdr Host {word(hm.domain_name, 'domain_name')}" \
+                if hm.domain_name and version else ""
             lines.append("    option httpchk")
-            lines.append(f"    http-check send meth {hm.http_method} uri {hm.url_path}"
-                         f"{version}{host}")
+            lines.append(f"    http-check send meth {word(hm.http_method, 'http_method')} "
+                         f"uri {word(hm.url_path, 'url_path')}{version}{host}")
             lines.append(f"    http-check expect rstatus {_codes(hm.expected_codes)}")
         elif hm.type == "TLS-HELLO":
             lines.append("    option ssl-hello-chk")
@@ -632,11 +689,11 @@ def _backend(s, lb, pool: M.Pool, mode: str, li: M.Listener) -> list[str]:
     for member in tree.rows(s, M.Member, lb.id, pool_id=pool.id):
         if member.provisioning_status == C.PENDING_DELETE:
             continue
-        line = (f"    server {member.id} {member.address}:{member.protocol_port} "
-                f"weight {member.weight}{check}")
+        line = (f"    server {member.id} {address(member.address, 'member address')}:"
+                f"{member.protocol_port} weight {member.weight}{check}")
         if check and (member.monitor_address or member.monitor_port):
             if member.monitor_address:
-                line += f" addr {member.monitor_address}"
+                line += f" addr {address(member.monitor_address, 'monitor_address')}"
             if member.monitor_port:
                 line += f" port {member.monitor_port}"
         line += _server_tls(pool)

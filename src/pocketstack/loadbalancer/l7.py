@@ -14,10 +14,15 @@ from pocketstack.loadbalancer import validation as V
 from pocketstack.loadbalancer.validation import Field
 
 
+# Octavia's validate.INVALID_URL_CHARS_RE: control characters and blanks, refused before
+# parsing (a newline in a redirect target would begin a line of haproxy.cfg).
+INVALID_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f]")
+
+
 def _url(value: str) -> str | None:
     parsed = urllib.parse.urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc or any(
-            c.isspace() for c in value):
+    if INVALID_URL_CHARS.search(value) or parsed.scheme not in ("http", "https") \
+            or not parsed.netloc:
         return f"Not a valid URL: {value}"
     return None
 
@@ -188,23 +193,43 @@ RULE_SCHEMA = {**RULE_FIELDS, **api.OWNER,
                "type": Field("enum", mandatory=True, choices=C.L7_RULE_TYPES),
                "compare_type": Field("enum", mandatory=True, choices=C.L7_COMPARE_TYPES),
                "value": Field("str", mandatory=True)}
-TOKEN = re.compile(r"^[\x21\x23-\x27\x2a\x2b\x2d\x2e\x30-\x39\x41-\x5a\x5e-\x7a\x7c\x7e]+$")
+# Octavia's constants (RFCs 7230, 6265), matched whole with \A and \Z as there; the
+# header name's class without the '+-.' range Octavia's has, which lets in a comma (no
+# token character, and the end of a sample fetch's argument in HAProxy).
+HEADER_NAME = re.compile(r"\A[a-zA-Z0-9!#$%&'*+\-.^_`|~]+\Z")
+COOKIE_VALUE = re.compile(r"\A[a-zA-Z0-9!#$%&'()*+-./:<=>?@[\]^_`{|}~]+\Z")
+HEADER_VALUE = re.compile(r"\A[a-zA-Z0-9!\"#$%&'()*+,-./:;<=>?@[\]^_`{|}~\\]+\Z")
+QUOTED_HEADER_VALUE = re.compile(r"\A\"[a-zA-Z0-9 \t!\"#$%&'()*+,-./:;<=>?@[\]^_`{|}~\\]*\"\Z")
 
 
 def _rule_error(msg: str) -> V.Invalid:
     return V.Invalid(f"Error parsing L7Rule: Invalid L7 Rule: {msg}")
 
 
+def _header_value(value: str) -> bool:
+    """Octavia's header_value_string, less the tab its quoted form lets in (HAProxy reads
+    a tab as the end of a word)."""
+    return bool(HEADER_VALUE.match(value) or QUOTED_HEADER_VALUE.match(value)) \
+        and not V.has_control(value)
+
+
+def _invalid_string(what: str) -> V.Invalid:
+    return V.Invalid(f"Error parsing L7Rule: Invalid characters in {what}")
+
+
 def check_rule(rule: dict) -> None:
-    """Octavia's validate.l7rule_data, for the rule types the amphora driver serves."""
+    """Octavia's validate.l7rule_data, for the rule types the amphora driver serves: a
+    header or cookie name a token, a value of the characters a header (or a cookie) value
+    may have, a regex one Python compiles; and (beyond Octavia, whose regexes and DN
+    values may hold them) no control character in any value."""
     rtype, compare, value = rule["type"], rule["compare_type"], rule.get("value")
     if not value:
         raise _rule_error("L7 rule type requires a value")
     if rtype in ("HEADER", "COOKIE"):
         if not rule.get("key"):
             raise _rule_error("L7 rule type requires a key")
-        if not TOKEN.match(rule["key"]):
-            raise _rule_error("Invalid characters in key")
+        if not HEADER_NAME.match(rule["key"]):
+            raise _invalid_string("key")
     if rtype == "FILE_TYPE" and compare not in ("REGEX", "EQUAL_TO"):
         raise _rule_error("invalid comparison type for rule type")
     if compare == "REGEX":
@@ -213,13 +238,24 @@ def check_rule(rule: dict) -> None:
         except re.error as error:
             raise V.Invalid(f"Error parsing L7Rule: Unable to parse regular expression: "
                             f"{error}") from None
-    elif rtype in ("PATH", "HOST_NAME") and any(c.isspace() for c in value):
-        raise _rule_error("Invalid characters in value")
+        if V.has_control(value):
+            raise _invalid_string("regular expression")
+    elif rtype == "HEADER":
+        if not _header_value(value):
+            raise _invalid_string("header value")
+    elif rtype == "COOKIE":
+        if not COOKIE_VALUE.match(value):
+            raise _invalid_string("cookie value")
+    elif rtype in ("PATH", "HOST_NAME", "FILE_TYPE"):
+        if not _header_value(value):
+            raise _invalid_string("comparison value")
+    elif V.has_control(value):  # the client certificate's rules
+        raise _invalid_string("comparison value")
     if rtype.startswith("SSL_"):
         check_ssl_rule(rtype, compare, rule.get("key"), value)
 
 
-DN_FIELD = re.compile(r"^([a-zA-Z][A-Za-z0-9-]*)$")  # octavia-lib's
+DN_FIELD = re.compile(r"([a-zA-Z][A-Za-z0-9-]*)")  # octavia-lib's, matched whole
 
 
 def check_ssl_rule(rtype: str, compare: str, key: str | None, value: str) -> None:
@@ -235,7 +271,7 @@ def check_ssl_rule(rtype: str, compare: str, key: str | None, value: str) -> Non
         msg = f"L7rule type {rtype} only supports the EQUAL_TO compare type."
     elif rtype == "SSL_DN_FIELD" and not key:
         msg = f"L7rule type {rtype} needs to specify a key and a value."
-    elif rtype == "SSL_DN_FIELD" and not DN_FIELD.match(key):
+    elif rtype == "SSL_DN_FIELD" and not DN_FIELD.fullmatch(key):
         msg = "Invalid L7rule distinguished name field."
     if msg:
         raise _rule_error(msg)

@@ -46,7 +46,7 @@ def session_persistence(value, protocol: str):
     if sp["type"] != "APP_COOKIE" and sp.get("cookie_name"):
         raise V.validation_failure("Field cookie_name can only be specified with "
                                    "APP_COOKIE session persistence type.")
-    if sp.get("cookie_name") and not COOKIE.match(sp["cookie_name"]):
+    if sp.get("cookie_name") and not COOKIE.fullmatch(sp["cookie_name"]):
         raise V.Invalid("Invalid characters in cookie_name")
     return {"type": sp["type"], "cookie_name": sp.get("cookie_name"),
             "persistence_timeout": sp.get("persistence_timeout"),
@@ -331,21 +331,50 @@ def batch_update_members(ctx, pool_id: str, body, additive_only: bool) -> None:
 
 # --- health monitors ----------------------------------------------------------------------
 
+# Octavia's constants.DOMAIN_NAME_REGEX (matched whole: Python's $ also matches before a
+# final newline, which would reach haproxy.cfg).
+DOMAIN_NAME = (r'^(?=.{1,253}\.?$)(?:(?!-|[^.]+_)[A-Za-z0-9-_]{1,63}(?<!-)(?:\.|$))+$')
+CODES_PATTERN = r"^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$"
+CODES = re.compile(r"^(\d{3}( *, *\d{3})*)$|^(\d{3}-\d{3})$")  # blanks: spaces only
+URL_PATH = re.compile(r"/[\x21-\x7e]*")
+
+
+def _domain_name(value: str) -> str | None:
+    """Octavia's HealthMonitorPOST.domain_name: StringType(min_length=1, max_length=255,
+    pattern=DOMAIN_NAME_REGEX)."""
+    if not value or not re.fullmatch(DOMAIN_NAME, value):
+        return f"Value should match the pattern {DOMAIN_NAME}"
+    return None
+
+
+def _expected_codes(value: str) -> str | None:
+    if not CODES.fullmatch(value):
+        return f"Value should match the pattern {CODES_PATTERN}"
+    return None
+
+
+def _url_path(value: str) -> str | None:
+    """Octavia's URLPathType: a path (no scheme, host nor blank), beginning with /."""
+    if not URL_PATH.fullmatch(value):
+        return "Value must be a valid URL Path string"
+    return None
+
+
 HM_FIELDS = {"name": V.NAME, "admin_state_up": V.ADMIN_STATE, "tags": V.TAGS,
              "delay": Field("int", minimum=0, maximum=2147483647),
              "timeout": Field("int", minimum=0, maximum=2147483647),
              "max_retries": Field("int", minimum=1, maximum=10),
              "max_retries_down": Field("int", minimum=1, maximum=10),
              "http_method": Field("enum", choices=C.HM_HTTP_METHODS),
-             "url_path": Field("str", max_length=2048), "expected_codes": Field("str"),
-             "http_version": Field("float"), "domain_name": Field("str")}
+             "url_path": Field("str", max_length=2048, check=_url_path),
+             "expected_codes": Field("str", check=_expected_codes),
+             "http_version": Field("float"),
+             "domain_name": Field("str", check=_domain_name)}
 HM_SCHEMA = {**HM_FIELDS, **api.OWNER, "pool_id": Field("uuid", mandatory=True),
              "type": Field("enum", mandatory=True, choices=C.HM_TYPES),
              "delay": Field("int", mandatory=True, minimum=0, maximum=2147483647),
              "timeout": Field("int", mandatory=True, minimum=0, maximum=2147483647),
              "max_retries": Field("int", mandatory=True, minimum=1, maximum=10)}
-CODES = re.compile(r"^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$")
-URL_PATH = re.compile(r"^/[\x21-\x7e]*$")
 
 
 def check_monitor(hm_type: str, pool_protocol: str, data: dict) -> None:
@@ -362,12 +391,6 @@ def check_monitor(hm_type: str, pool_protocol: str, data: dict) -> None:
         raise V.validation_failure(f"The associated pool protocol is {pool_protocol}, so "
                                    f"only a HTTP, HTTPS, PING, TCP, TLS-HELLO type health "
                                    f"monitor is supported.")
-    if data.get("expected_codes") is not None and not CODES.match(data["expected_codes"]):
-        raise V.invalid_field("expected_codes", data["expected_codes"],
-                              "Value should match the pattern ^(\\d{3}(\\s*,\\s*\\d{3})*)$|"
-                              "^(\\d{3}-\\d{3})$")
-    if data.get("url_path") is not None and not URL_PATH.match(data["url_path"]):
-        raise V.Invalid(f"Not a valid URL path: {data['url_path']}")
     if data.get("http_version") is not None and data["http_version"] not in (1.0, 1.1):
         raise V.invalid_field("http_version", data["http_version"],
                               "Value should be one of: 1.0, 1.1")

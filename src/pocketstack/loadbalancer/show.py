@@ -1,13 +1,11 @@
 """Objects read back for the API: one, a filtered list, the status tree, statistics."""
 from __future__ import annotations
 
-import urllib.parse
-
 import sqlalchemy as sa
 
-from pocketstack.common import db
+from pocketstack.common import config, db
+from pocketstack.loadbalancer import listing, tree, validation, views
 from pocketstack.loadbalancer import models as M
-from pocketstack.loadbalancer import tree, validation, views
 
 # The names in URLs and policies, and each model's key in the response bodies.
 NAMES = {M.LoadBalancer: ("loadbalancer", "loadbalancers"), M.Listener: ("listener", "listeners"),
@@ -72,6 +70,10 @@ FILTERABLE = {"id", "name", "description", "project_id", "provisioning_status",
 ALIASES = {"loadbalancer_id": "load_balancer_id", "tenant_id": "project_id"}
 
 
+# Columns no API shows: never sorted on (nor filtered, above).
+HIDDEN = {"claimed_by", "claimed_at", "vip_port_owned", "l4_protocol"}
+
+
 def _coerce(column, value: str):
     python = column.type.python_type
     if python is bool:
@@ -87,66 +89,69 @@ def _coerce(column, value: str):
     return value
 
 
+def _sort_column(model, key: str):
+    """The column of an attribute the API shows (by its API name), to sort on."""
+    name = ALIASES.get(key, key)
+    column = getattr(model, name, None)
+    table = model.__table__.c
+    if name in HIDDEN or name not in table or isinstance(table[name].type, sa.JSON):
+        raise validation.Invalid(f"Supplied sort key '{key}' is not valid.")
+    return column
+
+
+def _max_limit() -> int | None:
+    text = str(config.CONF.loadbalancer.pagination_max_limit)
+    try:
+        return None if text == "infinite" or int(text) < 0 else int(text)
+    except ValueError:
+        return None
+
+
 def many(ctx, model, query, where=None, url: str = "") -> dict:
-    """GET of a collection: the caller's project (every project for an admin, or the one
-    asked with project_id), filtered by attribute, by tags, paged by limit/marker."""
+    """GET of a collection as Octavia lists: the caller's project (every project for an
+    admin, or the one asked with project_id), filtered by attribute and by tags, sorted
+    (sort=key:dir,... or sort_key/sort_dir, then created_at and id), paged by
+    limit/marker/page_reverse with next and previous links; all in SQL."""
     singular, plural = NAMES[model]
     tree.authorize(ctx, POLICY_NAME.get(model, singular), "get_all",
                    ctx.project_id)
-    stmt = sa.select(model)
-    if where is not None:
-        stmt = stmt.where(where)
+    visible = [] if where is None else [where]
     if not ctx.is_admin:
-        stmt = stmt.where(model.project_id == ctx.project_id)
-    for key in set(query.keys()) - {"fields", "limit", "marker", "page_reverse", "sort",
-                                    "sort_key", "sort_dir", "tags", "tags-any", "not-tags",
-                                    "not-tags-any"}:
+        visible.append(model.project_id == ctx.project_id)
+    clauses = list(visible)
+    for key in set(query.keys()) - set(listing.PAGING_PARAMS) - set(listing.TAG_PARAMS):
         name = ALIASES.get(key, key)
         column = getattr(model, name, None)
         if key not in FILTERABLE | set(ALIASES) or column is None:
             continue  # Octavia ignores filters of attributes the object lacks
-        stmt = stmt.where(column.in_([_coerce(column, v) for v in query.getlist(key)]))
-    stmt = stmt.order_by(model.created_at, model.id)
-    limit = query.get("limit")
+        clauses.append(column.in_([_coerce(column, v) for v in query.getlist(key)]))
+    clauses += listing.tag_clauses(model.tags, query)
+    limit = listing.parse_limit(query, _max_limit())
+    reverse = (query.getlist("page_reverse") or [""])[-1].lower() == "true"
+    sorts = [(_sort_column(model, key), (direction == "asc") != reverse)
+             for key, direction in listing.sort_keys(query)]
+    order = listing.terms(sorts)
+    marker = (query.getlist("marker") or [None])[-1]
+    stmt = sa.select(model).where(*clauses)
     with db.reader() as s:
-        objs = list(s.scalars(stmt))
-        objs = [o for o in objs if _tags_match(o.tags or [], query)]
-        marker = query.get("marker")
         if marker:
-            ids = [o.id for o in objs]
-            if marker not in ids:
-                raise validation.Invalid(f"Supplied pagination marker '{marker}' is not valid.")
-            objs = objs[ids.index(marker) + 1:]
-        links = []
-        if limit is not None:
-            try:
-                size = int(limit)
-                if size < 0:
-                    raise ValueError
-            except ValueError:
-                raise validation.Invalid(f"Supplied pagination limit '{limit}' is not "
-                                         f"valid.") from None
-            if size and len(objs) > size:
-                objs = objs[:size]
-                kept = [(k, v) for k, v in query.multi_items() if k != "marker"]
-                href = urllib.parse.urlencode(kept + [("marker", objs[-1].id)])
-                links.append({"rel": "next", "href": f"{url}?{href}"})
+            marker_row = s.scalar(sa.select(model).where(model.id == marker, *visible))
+            if marker_row is None:
+                raise validation.Invalid(f"Supplied pagination marker '{marker}' is not "
+                                         f"valid.")
+            stmt = stmt.where(listing.after(order, marker_row))
+        stmt = stmt.order_by(*listing.order_by(order))
+        if limit:
+            stmt = stmt.limit(limit + 1)
+        objs = list(s.scalars(stmt))
+        has_more = bool(limit) and len(objs) > limit
+        objs = objs[:limit] if limit else objs
+        if reverse:
+            objs.reverse()
+        links = listing.links(objs, url=url, query=query, limit=limit, has_more=has_more,
+                              reverse=reverse, marker=marker)
         body = [trim(view(s, o), query) for o in objs]
     return {plural: body, f"{plural}_links": links}
-
-
-def _tags_match(tags: list, query) -> bool:
-    def wanted(key):
-        return [t for value in query.getlist(key) for t in value.split(",") if t]
-    if wanted("tags") and not set(wanted("tags")) <= set(tags):
-        return False
-    if wanted("tags-any") and not set(wanted("tags-any")) & set(tags):
-        return False
-    if wanted("not-tags") and set(wanted("not-tags")) <= set(tags):
-        return False
-    if wanted("not-tags-any") and set(wanted("not-tags-any")) & set(tags):
-        return False
-    return True
 
 
 def status_tree(ctx, lb_id: str) -> dict:

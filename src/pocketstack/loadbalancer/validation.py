@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import re
 import uuid
 from typing import Any, Callable
 
@@ -15,6 +16,15 @@ from pocketstack.common import exceptions
 
 class Invalid(exceptions.BadRequest):
     pass
+
+
+# Control characters: no value the API stores may carry one (a newline in a value the data
+# plane writes into haproxy.cfg would begin a directive of the caller's).
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def has_control(value: str) -> bool:
+    return bool(CONTROL.search(value))
 
 
 def invalid_field(name: str, value: Any, why: str) -> Invalid:
@@ -64,7 +74,7 @@ def _convert(name: str, field: Field, value: Any) -> Any:
                 raise invalid_field(name, value, "Value should be UUID format") from None
         if kind == "ip":
             try:
-                ipaddress.ip_address(value)
+                _address(value)
             except ValueError:
                 raise invalid_field(name, value,
                                     "Value should be IPv4 or IPv6 format") from None
@@ -98,7 +108,7 @@ def _convert(name: str, field: Field, value: Any) -> Any:
         if kind == "cidrlist":
             for cidr in value:
                 try:
-                    ipaddress.ip_network(cidr, strict=False)
+                    _address(cidr, network=True)
                 except ValueError:
                     raise invalid_field(name, value,
                                         "Value should be IPv4 or IPv6 CIDR format") from None
@@ -114,6 +124,16 @@ def _convert(name: str, field: Field, value: Any) -> Any:
                                              f"'{type(value)}'")
         return dict(value)
     return value
+
+
+def _address(value: str, network: bool = False):
+    """An IP address (or network) as the data plane can write it: Python's ipaddress takes
+    an IPv6 scope id of any characters ('fe80::1%<anything>'), which neither WSME's
+    address types nor HAProxy do."""
+    if "%" in value or has_control(value) or value != value.strip():
+        raise ValueError(value)
+    return ipaddress.ip_network(value, strict=False) if network else \
+        ipaddress.ip_address(value)
 
 
 def parse(body: Any, root: str, schema: dict[str, Field], *, create: bool) -> dict:
