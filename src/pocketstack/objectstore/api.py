@@ -15,6 +15,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import db
+from pocketstack.objectstore import versions
 from pocketstack.objectstore.errors import SwiftError, not_found
 from pocketstack.objectstore.models import Account, Container, Object
 
@@ -72,6 +73,7 @@ class ObjectInfo:
     meta: dict
     delete_at: int | None
     file: str
+    version_id: str | None = None  # X-Object-Version-Id (None: "null")
 
 
 def _container_info(row: Container) -> ContainerInfo:
@@ -82,7 +84,8 @@ def _container_info(row: Container) -> ContainerInfo:
 
 def _object_info(row: Object) -> ObjectInfo:
     return ObjectInfo(row.name, row.size, row.etag, row.content_type, row.timestamp,
-                      row.last_modified, dict(row.meta or {}), row.delete_at, row.file)
+                      row.last_modified, dict(row.meta or {}), row.delete_at, row.file,
+                      row.version_id)
 
 
 def _live(now: float | None = None):
@@ -101,6 +104,7 @@ def get_account(account: str) -> AccountInfo:
                       sa.func.coalesce(sa.func.sum(Container.object_count), 0),
                       sa.func.coalesce(sa.func.sum(Container.bytes_used), 0))
             .where(Container.account == account)).one()
+        used = int(used) + versions.account_bytes(s, account)
         if row is None:
             return AccountInfo(account, {}, timestamp(), count, int(objects), int(used))
         return AccountInfo(account, dict(row.meta or {}), row.timestamp, count,
@@ -231,6 +235,8 @@ def delete_container(account: str, name: str) -> list[str]:
                         .limit(1))
         if live is not None:
             raise SwiftError(409)
+        if versions.any_version(s, row.id):
+            raise SwiftError(409, "Delete all versions before deleting container.")
         leftover = s.scalars(sa.select(Object.file).where(Object.container_id == row.id)).all()
         s.execute(sa.delete(Object).where(Object.container_id == row.id))
         s.delete(row)
@@ -349,11 +355,13 @@ def _count(s, container_id: int, objects: int, size: int) -> None:
 
 def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
                content_type: str, meta: dict, delete_at: int | None, file: str,
-               guard=None, quotas: dict | None = None) -> tuple[ObjectInfo, str | None]:
+               guard=None, quotas: dict | None = None,
+               versioning: str | None = None) -> tuple[ObjectInfo, str | None]:
     """Record the object (replacing any); (its info, the replaced file to remove).
     ``guard(old ObjectInfo | None)`` may refuse it (If-None-Match: *); ``quotas``
     ({"bytes", "count", "account_bytes"}: limits or None) are checked here, where the
-    usage is exact."""
+    usage is exact. ``versioning`` ("enabled", "suspended": the container's
+    X-Versions-Enabled) keeps the replaced version as a non-current one (versions.py)."""
     ts = timestamp()
     with db.transaction() as s:
         row = _locked_container(s, container)
@@ -368,11 +376,14 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
         if quotas:
             _check_quotas(s, row, quotas, objects, delta)
         if old is not None:
+            if versioning and versions.archive(s, old, versioning):
+                replaced = None  # its file is a non-current version's now
             s.delete(old)
             s.flush()
         row = Object(container_id=container.id, name=name, size=size, etag=etag,
                      content_type=content_type, timestamp=ts, last_modified=_datetime(ts),
-                     meta=meta, delete_at=delete_at, file=file)
+                     meta=meta, delete_at=delete_at, file=file,
+                     version_id=ts if versioning == "enabled" else None)
         s.add(row)
         _count(s, container.id, objects, delta)
         s.flush()
@@ -446,7 +457,7 @@ def expire(now: float, batch: int = 500) -> list[str]:
 
 def all_files() -> set[str]:
     with db.reader() as s:
-        return set(s.scalars(sa.select(Object.file)))
+        return set(s.scalars(sa.select(Object.file))) | versions.files(s)
 
 
 def list_segments(container: ContainerInfo, prefix: str,

@@ -20,9 +20,10 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from pocketstack.common import config
-from pocketstack.objectstore import access, api, constraints, store
+from pocketstack.objectstore import access, api, constraints, store, versions
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, large_objects, ranges, symlinks, versioning
+from pocketstack.objectstore.rest import (common, large_objects, object_versioning, ranges,
+                                          symlinks, versioning)
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -108,6 +109,8 @@ def _object_headers(obj: api.ObjectInfo) -> dict:
                **common.meta_headers(obj.meta)}
     if obj.delete_at:
         headers["X-Delete-At"] = str(obj.delete_at)
+    if obj.version_id:  # set only where versioning applies (object_versioning.read)
+        headers["X-Object-Version-Id"] = obj.version_id
     return headers
 
 
@@ -239,6 +242,9 @@ async def put(req):
                 checked = (*checked[:2], symlinks.CONTENT_TYPE, *checked[3:])
         return checked, _check_quotas_early(account, checked[0], declared)
 
+    if req.query.get(object_versioning.QUERY):
+        return await run_in_threadpool(lambda: object_versioning.put(
+            req, authorized_container(req, account, container, obj, "PUT"), obj, declared))
     (info, meta, content_type, delete_at, guard), limits = await run_in_threadpool(checks)
     if req.query.get("multipart-manifest") == "put":
         return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
@@ -304,7 +310,8 @@ async def record(info, obj, *, file, headers: dict | None = None, limits=False,
         limits = await run_in_threadpool(quotas, info.account, info)
     def write():
         versioning.before_write(info, obj)
-        return api.put_object(info, obj, file=file, quotas=limits, **fields)
+        return api.put_object(info, obj, file=file, quotas=limits,
+                              versioning=versions.state(info.meta), **fields)
 
     try:
         written, replaced = await run_in_threadpool(write)  # one thread hop for both
@@ -314,6 +321,8 @@ async def record(info, obj, *, file, headers: dict | None = None, limits=False,
     if replaced:
         await run_in_threadpool(store.remove, replaced)
     # the proxy's PUT answer carries the bare MD5 (normalize_etag); GET/HEAD quote it
+    if written.version_id:
+        headers = {**(headers or {}), "X-Object-Version-Id": written.version_id}
     return common.response(201, headers={"Etag": written.etag,
                                          "Last-Modified": api.http_date(written.timestamp),
                                          **(headers or {})})
@@ -345,6 +354,8 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
     def prepare():
         src_info = authorized_container(req, source_account, src_container, src_obj, "GET")
         found = api.get_object(src_info, src_obj)
+        if req.method == "COPY":  # ?version-id names the source's version
+            found = object_versioning.read(req, src_info, src_obj, found)
         if found is None:
             raise not_found()
         if req.query.get("symlink") != "get":  # a copy of a link is a copy of its target
@@ -391,6 +402,7 @@ async def copy(req):
 def _lookup(req, account, container, obj):
     """(object, open file, (account, container, object) of a symlink's target or None)."""
     info, found = authorized_object(req, account, container, obj, req.method)
+    found = object_versioning.read(req, info, obj, found)
     if found is None:
         raise not_found()
     location = None
@@ -611,6 +623,7 @@ class ObjectResponse(Response):
 def update(req):
     account, container, obj = common.names(req)
     info = authorized_container(req, account, container, obj, "POST")
+    object_versioning.requested(req, info)  # a POST to a version: 400
     if any(key in req.headers for key in symlinks.KEYS):
         raise bad_request("A symlink's target can't be changed by a POST")
     meta = _object_meta(req.headers)
@@ -630,6 +643,9 @@ def delete(req):
         found = api.get_object(info, obj)
         if found is not None and found.meta.get(large_objects.SLO):
             return _delete_manifest(req, account, info, obj, found)
+    answered = object_versioning.delete(req, info, obj)
+    if answered is not None:
+        return answered
     if not versioning.delete(info, obj):
         store.remove(api.delete_object(info, obj))
     return common.response(204)
