@@ -135,6 +135,13 @@ def test_versions_listing_paging_prefix_and_delimiter(owner, container):
         ("a", ids["a"][0]), ("b/x", ids["b/x"][1])]
     page = _versions(swift, container, marker="b/y", limit=10)
     assert [e["name"] for e in page] == ["c", "c"]
+    # a bulk delete writes delete markers as a DELETE does
+    r = requests.post(owner.url, params={"bulk-delete": ""}, data=f"/{container}/c\n",
+                      headers={**owner.headers, "Accept": "application/json"})
+    assert r.json()["Number Deleted"] == 1
+    listed = _versions(swift, container, prefix="c")
+    assert [(e["content_type"] == MARKER_TYPE, e["is_latest"]) for e in listed] == [
+        (True, True), (False, False), (False, False)]
 
 
 def test_versioning_bad_requests(owner, container):

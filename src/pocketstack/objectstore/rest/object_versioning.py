@@ -147,10 +147,20 @@ def delete(req, container, obj: str):
             store.remove(gone)
         return common.response(204, headers={"X-Object-Version-Id": version_id,
                                              "X-Object-Current-Version-Id": current})
+    marker = delete_current(container, obj)
+    if marker is False:
+        return None
+    return common.response(204, headers={"X-Object-Version-Id": marker} if marker else {})
+
+
+def delete_current(container, obj: str):
+    """A DELETE without version-id (bulk delete's too): False when the container is not
+    versioned (the caller deletes as usual), else the delete marker's id (None while
+    versioning is suspended)."""
     mode = versions.state(container.meta)
     if mode is None:
-        return None
+        return False
     gone, marker = versions.delete_current(container, obj, mode)
     if gone:
         store.remove(gone)
-    return common.response(204, headers={"X-Object-Version-Id": marker} if marker else {})
+    return marker
