@@ -15,7 +15,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.objectstore import versions
+from pocketstack.objectstore import sqlite_fast, versions
 from pocketstack.objectstore.errors import SwiftError, not_found
 from pocketstack.objectstore.models import Account, Container, Object
 
@@ -113,6 +113,8 @@ def get_account(account: str) -> AccountInfo:
 
 def account_meta(account: str) -> dict:
     """An account's metadata alone (one lookup by key, no usage sums)."""
+    if sqlite_fast.enabled():
+        return sqlite_fast.account_meta(account)
     with db.reader() as s:
         meta = s.scalar(sa.select(Account.meta).where(Account.name == account))
         return dict(meta or {})
@@ -121,6 +123,8 @@ def account_meta(account: str) -> dict:
 def lookup(account: str, container: str, name: str) -> tuple[ContainerInfo | None,
                                                               ObjectInfo | None]:
     """A container and one of its (live) objects in one query (the GET/HEAD path)."""
+    if sqlite_fast.enabled():
+        return sqlite_fast.lookup(account, container, name, (ContainerInfo, ObjectInfo))
     with db.reader() as s:
         row = s.execute(
             sa.select(Container, Object)
@@ -169,6 +173,11 @@ def _merged(meta: dict | None, changes: dict) -> dict:
 
 
 def get_container(account: str, name: str) -> ContainerInfo:
+    if sqlite_fast.enabled():
+        found = sqlite_fast.find_container(account, name, ContainerInfo)
+        if found is None:
+            raise not_found()
+        return found
     with db.reader() as s:
         row = s.scalars(sa.select(Container).where(Container.account == account,
                                                    Container.name == name)).first()
@@ -408,6 +417,8 @@ def list_objects(container: ContainerInfo, **params) -> list[dict]:
 
 def get_object(container: ContainerInfo, name: str) -> ObjectInfo | None:
     """The object, None when missing or expired."""
+    if sqlite_fast.enabled():
+        return sqlite_fast.get_object(container.id, name, ObjectInfo)
     with db.reader() as s:
         row = s.scalars(sa.select(Object).where(Object.container_id == container.id,
                                                 Object.name == name, _live())).first()
@@ -441,6 +452,11 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
     usage is exact. ``versioning`` ("enabled", "suspended": the container's
     X-Versions-Enabled) keeps the replaced version as a non-current one (versions.py)."""
     ts = timestamp()
+    if not versioning and sqlite_fast.enabled():
+        return sqlite_fast.put_object(
+            container.id, name, ts, _datetime(ts),
+            {"size": size, "etag": etag, "content_type": content_type, "meta": meta,
+             "delete_at": delete_at, "file": file}, guard, quotas, _check_usage, ObjectInfo)
     with db.transaction() as s:
         row = _locked_container(s, container)
         old = s.scalars(sa.select(Object).where(Object.container_id == container.id,
@@ -481,6 +497,20 @@ def _check_quotas(s, row: Container, quotas: dict, objects: int, delta: int) -> 
                         .where(Container.account == row.account))
         if int(used) + delta > quotas["account_bytes"]:
             raise exceeded
+
+
+def _check_usage(usage, quotas: dict, objects: int, delta: int, account_bytes) -> None:
+    """_check_quotas on a container's (object_count, bytes_used, account) and a callable
+    giving the account's bytes (the SQLite path)."""
+    exceeded = SwiftError(413, "Upload exceeds quota.")
+    if quotas.get("bytes") is not None and delta > 0 and usage[1] + delta > quotas["bytes"]:
+        raise exceeded
+    if quotas.get("count") is not None and objects > 0 and \
+            usage[0] + objects > quotas["count"]:
+        raise exceeded
+    if quotas.get("account_bytes") is not None and delta > 0 and \
+            int(account_bytes()) + delta > quotas["account_bytes"]:
+        raise exceeded
 
 
 def _alive(row: Object) -> bool:
