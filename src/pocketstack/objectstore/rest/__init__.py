@@ -6,11 +6,10 @@ from __future__ import annotations
 import urllib.parse
 from typing import Callable
 
-from starlette.concurrency import run_in_threadpool
-
 from pocketstack.objectstore.errors import SwiftError
 from pocketstack.objectstore.rest import (accounts, common, containers, cors, formpost, info,
                                           objects, staticweb)
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import faults, routing
 
 

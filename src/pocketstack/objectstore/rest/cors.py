@@ -15,10 +15,9 @@
 """
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
-
 from pocketstack.objectstore import api
 from pocketstack.objectstore.errors import SwiftError
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import faults
 
 ALLOW_ORIGIN = "x-container-meta-access-control-allow-origin"

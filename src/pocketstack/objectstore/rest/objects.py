@@ -15,7 +15,6 @@ import os
 import urllib.parse
 import uuid
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
@@ -24,6 +23,7 @@ from pocketstack.objectstore import access, api, constraints, store, versions
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
 from pocketstack.objectstore.rest import (common, large_objects, object_versioning, ranges,
                                           symlinks, versioning)
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -240,16 +240,36 @@ async def put(req):
             checked[1].update(link)
             if not req.headers.get("content-type"):
                 checked = (*checked[:2], symlinks.CONTENT_TYPE, *checked[3:])
-        return checked, _check_quotas_early(account, checked[0], declared)
+        manifest = req.query.get("multipart-manifest") == "put"
+        # the temp file is opened in the same thread hop (a small PUT makes two in all)
+        return checked, _check_quotas_early(account, checked[0], declared), (
+            None if manifest else store.Writer())
 
     if req.query.get(object_versioning.QUERY):
         return await run_in_threadpool(lambda: object_versioning.put(
             req, authorized_container(req, account, container, obj, "PUT"), obj, declared))
-    (info, meta, content_type, delete_at, guard), limits = await run_in_threadpool(checks)
-    if req.query.get("multipart-manifest") == "put":
+    (info, meta, content_type, delete_at, guard), limits, writer = \
+        await run_in_threadpool(checks)
+    if writer is None:
         return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
                                    guard)
-    writer = await run_in_threadpool(store.Writer)
+    expected = req.headers.get("etag")
+
+    def finish(last: bytes):
+        """The rest in one hop: the last bytes, fsync, the ETag check, the rename into
+        place and the row."""
+        try:
+            etag = writer.finish(last)
+            if expected is not None and expected.strip().strip('"').lower() != etag:
+                raise SwiftError(422)
+            file_id = writer.commit()
+        except BaseException:
+            writer.abort()
+            raise
+        return _record(info, obj, file_id, limits, size=writer.size, etag=etag,
+                       content_type=content_type, meta=meta, delete_at=delete_at,
+                       guard=guard)
+
     try:
         try:
             last = await _receive_into(req, writer, declared)
@@ -257,17 +277,10 @@ async def put(req):
             raise SwiftError(499) from None
         if symlinks.TARGET in meta and (writer.size or last):
             raise bad_request("Symlink requests require a zero byte body")
-        etag = await run_in_threadpool(writer.finish, last)
-        expected = req.headers.get("etag")
-        if expected is not None and expected.strip().strip('"').lower() != etag:
-            raise SwiftError(422)
-        file_id = await run_in_threadpool(writer.commit)
     except BaseException:
         await run_in_threadpool(writer.abort)
         raise
-    return await record(info, obj, size=writer.size, etag=etag, content_type=content_type,
-                         meta=meta, delete_at=delete_at, file=file_id, guard=guard,
-                         limits=limits)
+    return _created(await run_in_threadpool(finish, last))
 
 
 async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, guard):
@@ -306,20 +319,28 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
 
 async def record(info, obj, *, file, headers: dict | None = None, limits=False,
                   **fields):
-    if limits is False:
-        limits = await run_in_threadpool(quotas, info.account, info)
-    def write():
-        versioning.before_write(info, obj)
-        return api.put_object(info, obj, file=file, quotas=limits,
-                              versioning=versions.state(info.meta), **fields)
+    return _created(await run_in_threadpool(_record, info, obj, file, limits, **fields),
+                    headers)
 
+
+def _record(info, obj, file, limits, **fields) -> api.ObjectInfo:
+    """The row of a stored file (the file removed if the row is refused), the replaced
+    file removed."""
     try:
-        written, replaced = await run_in_threadpool(write)  # one thread hop for both
+        if limits is False:
+            limits = quotas(info.account, info)
+        versioning.before_write(info, obj)
+        written, replaced = api.put_object(info, obj, file=file, quotas=limits,
+                                           versioning=versions.state(info.meta), **fields)
     except BaseException:
-        await run_in_threadpool(store.remove, file)
+        store.remove(file)
         raise
     if replaced:
-        await run_in_threadpool(store.remove, replaced)
+        store.remove(replaced)
+    return written
+
+
+def _created(written: api.ObjectInfo, headers: dict | None = None):
     # the proxy's PUT answer carries the bare MD5 (normalize_etag); GET/HEAD quote it
     if written.version_id:
         headers = {**(headers or {}), "X-Object-Version-Id": written.version_id}
@@ -459,15 +480,10 @@ def _manifest_response(req, found, handle) -> Response:
 @routing.public
 async def get(req):
     account, container, obj = common.names(req)
-    found, handle, location = await run_in_threadpool(_lookup, req, account, container, obj)
-    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
-        return await run_in_threadpool(_manifest_response, req, found, handle)
-    try:
-        sources, size, etag = await run_in_threadpool(_large_object, req, account, found,
-                                                      handle)
-    except BaseException:
-        handle.close()
-        raise
+    prepared = await run_in_threadpool(_prepare_get, req, account, container, obj)
+    if isinstance(prepared, Response):
+        return prepared
+    found, location, sources, size, etag, small = prepared
     try:
         headers = _object_headers(found)
         headers["Etag"] = f'"{etag}"'
@@ -485,7 +501,38 @@ async def get(req):
     except BaseException:
         _close(sources)
         raise
+    if small is not None and spans is None:
+        return Response(small, status_code=200, headers={
+            **headers, "Content-Type": found.content_type, "Content-Length": str(size)})
     return ObjectResponse(sources, size, found.content_type, spans, headers)
+
+
+SMALL = 64 * 1024  # bytes a GET reads in the lookup's thread hop and sends at once
+
+
+def _prepare_get(req, account, container, obj):
+    """A GET's or HEAD's blocking part in one thread hop: (object, symlink target's
+    location, sources, size, ETag, the bytes of a small plain object or None), or the
+    manifest's response for ``multipart-manifest=get``."""
+    found, handle, location = _lookup(req, account, container, obj)
+    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
+        return _manifest_response(req, found, handle)
+    try:
+        sources, size, etag = _large_object(req, account, found, handle)
+    except BaseException:
+        handle.close()
+        raise
+    small = None
+    if (len(sources) == 1 and size <= SMALL and req.method == "GET"
+            and "range" not in req.headers and not isinstance(sources[0][0], str)):
+        try:
+            small = os.pread(sources[0][0].fileno(), size, 0) if size else b""
+        finally:
+            sources[0][0].close()
+        if len(small) != size:
+            raise SwiftError(500)  # a file shorter than its row says
+        sources = []
+    return found, location, sources, size, etag, small
 
 
 def _close(sources) -> None:

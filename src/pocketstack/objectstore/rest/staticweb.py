@@ -21,11 +21,10 @@ import html
 import json
 import urllib.parse
 
-from starlette.concurrency import run_in_threadpool
-
 from pocketstack.objectstore import api
 from pocketstack.objectstore.errors import SwiftError
 from pocketstack.objectstore.rest import cors
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi.routing import TRAILING_SLASH_KEY
 
 
