@@ -60,6 +60,7 @@ class ContainerInfo:
     object_count: int
     bytes_used: int
     last_modified: dt.datetime
+    account_meta: dict | None = None  # read with it where that is free (SQLite)
 
 
 @dataclasses.dataclass

@@ -25,7 +25,9 @@ _LIVE = "(o.delete_at IS NULL OR o.delete_at > ?)"
 _LOOKUP = (f"SELECT {CONTAINER}, {OBJECT} FROM objectstore_containers c "
            f"LEFT JOIN objectstore_objects o ON o.container_id = c.id AND o.name = ? "
            f"AND {_LIVE} WHERE c.account = ? AND c.name = ?")
-_CONTAINER = f"SELECT {CONTAINER} FROM objectstore_containers c WHERE c.account = ? AND c.name = ?"
+_CONTAINER = (f"SELECT {CONTAINER}, a.meta FROM objectstore_containers c "
+              "LEFT JOIN objectstore_accounts a ON a.name = c.account "
+              "WHERE c.account = ? AND c.name = ?")
 _OBJECT = (f"SELECT {OBJECT} FROM objectstore_objects o WHERE o.container_id = ? AND o.name = ? "
            f"AND {_LIVE}")
 _ACCOUNT_META = "SELECT meta FROM objectstore_accounts WHERE name = ?"
@@ -108,7 +110,11 @@ def lookup(account: str, container: str, name: str, types):
 def find_container(account: str, container: str, container_type):
     with _Reading() as driver:
         row = driver.execute(_CONTAINER, (account, container.encode("utf-8"))).fetchone()
-    return _container(row, container_type) if row is not None else None
+    if row is None:
+        return None
+    info = _container(row, container_type)
+    info.account_meta = _meta(row[9])  # the account's metadata too (quotas, temp URL keys)
+    return info
 
 
 def get_object(container_id: int, name: str, object_type):

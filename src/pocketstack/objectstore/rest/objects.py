@@ -154,7 +154,9 @@ def quotas(account: str, info: api.ContainerInfo) -> dict | None:
     X-Account-Meta-Quota-Bytes), None when there are none."""
     found = {"bytes": info.meta.get("x-container-meta-quota-bytes"),
              "count": info.meta.get("x-container-meta-quota-count"),
-             "account_bytes": api.account_meta(account).get("x-account-meta-quota-bytes")}
+             "account_bytes": (info.account_meta if info.account_meta is not None
+                               else api.account_meta(account)).get(
+                                   "x-account-meta-quota-bytes")}
     found = {k: int(v) for k, v in found.items() if v not in (None, "")}
     return found or None
 
