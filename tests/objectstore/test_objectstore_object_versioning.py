@@ -180,3 +180,24 @@ def test_versioning_bad_requests(owner, container):
     assert "x-versions-enabled" not in owner.swift.head_container(legacy)
     r = requests.post(url, headers={**headers, "X-Versions-Location": plain})
     assert r.status_code == 400
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e20", "0x10", "", "1 2", "null"])
+def test_odd_version_ids_are_400_or_404_never_500(owner, container, value):
+    url = f"{owner.url}/{container}/o"
+    requests.post(f"{owner.url}/{container}", headers={**owner.headers,
+                                                       "X-Versions-Enabled": "true"})
+    requests.put(url, data=b"1", headers=owner.headers)
+    for method in ("GET", "HEAD", "DELETE", "PUT"):
+        r = requests.request(method, url, params={"version-id": value},
+                             headers={**owner.headers, "Content-Length": "0"})
+        if value == "":  # no version asked for: the plain request
+            continue
+        # "null" is a version id: the object has a real one (404), DELETE keeps it as a
+        # non-current version (204), PUT cannot make "null" current (400)
+        expected = {400, 404} | ({204} if value == "null" else set())
+        assert r.status_code in expected, (method, r.status_code, r.text)
+    listing = requests.get(f"{owner.url}/{container}", params={
+        "versions": "", "marker": "o", "version_marker": value, "reverse": "true"},
+        headers=owner.headers)
+    assert listing.status_code in (200, 400)

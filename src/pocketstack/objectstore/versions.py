@@ -48,7 +48,7 @@ def valid_version(value: str, allow_null: bool = True) -> bool:
         number = float(value)
     except ValueError:
         return False
-    return number >= 0 and number == number and number != float("inf")
+    return 0 <= number < 10_000_000_000  # swift's Timestamp range (NaN compares False)
 
 
 def normalized(value: str) -> str:
