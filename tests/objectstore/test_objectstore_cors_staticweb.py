@@ -3,6 +3,9 @@ object answers) and static web sites (swift's staticweb) through the real HTTP A
 container set up with python-swiftclient as a user would."""
 from __future__ import annotations
 
+import http.client
+import urllib.parse
+
 import requests
 
 ORIGIN = "https://app.example"
@@ -124,3 +127,31 @@ def test_static_web_listing_disabled_and_listing_acl(owner, container):
     owner.swift.post_container(container, {"X-Container-Meta-Web-Error": ""})
     r = requests.get(base + "/files/")
     assert r.status_code == 404 and "Web Listing Disabled" in r.text
+
+
+def test_odd_cors_and_static_web_requests_get_4xx_not_500(owner, container):
+    base = owner.url.split("/v1/")[0]
+    parsed = urllib.parse.urlparse(owner.url)
+    # OPTIONS of /info, the account, a container name over the limit, a missing container
+    assert requests.options(base + "/info").headers["allow"] == "HEAD, GET, OPTIONS"
+    assert requests.options(owner.url).status_code == 200
+    preflight = {"Origin": ORIGIN, "Access-Control-Request-Method": "GET"}
+    assert requests.options(f"{owner.url}/{'c' * 300}/o", headers=preflight).status_code == 401
+    assert requests.options(f"{owner.url}/nope-{container}", headers=preflight
+                            ).status_code == 401
+    # a path that is not UTF-8 or holds a NUL: swift's 412, whatever the method
+    for raw in ("/%FF", "/%00"):
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        conn.request("OPTIONS", f"{parsed.path}/{container}{raw}", headers=preflight)
+        assert conn.getresponse().status == 412
+        conn.close()
+    # a static site with names that need quoting
+    _site(owner, container)
+    owner.swift.put_object(container, "dir é/a&b <c>.txt", b"odd", content_type="text/plain")
+    r = requests.get(f"{owner.url}/{container}/dir%20%C3%A9/")
+    assert r.status_code == 200 and "a&amp;b &lt;c&gt;.txt" in r.text
+    assert './a%26b%20%3Cc%3E%2Etxt' in r.text
+    assert requests.get(f"{owner.url}/{container}/dir%20%C3%A9/a%26b%20%3Cc%3E.txt"
+                        ).content == b"odd"
+    r = requests.head(f"{owner.url}/{container}/nowhere/")
+    assert r.status_code == 404 and r.content == b""
