@@ -46,8 +46,12 @@ def test_versions_listing_restore_and_delete_markers(owner, container):
     assert [(e["name"], e["version_id"], e["is_latest"]) for e in listed] == [
         ("doc", v2, True), ("doc", v1, False)]
     assert swift.get_container(container)[1][0]["name"] == "doc"  # plain listing: current
-    # the container's bytes count every version (swift adds its versions container's)
+    # the container's bytes count every version (swift adds its versions container's),
+    # in the account's listing and usage too
     assert swift.head_container(container)["x-container-bytes-used"] == "7"
+    listed = {c["name"]: c["bytes"] for c in swift.get_account()[1]}
+    assert listed[container] == 7
+    assert int(swift.head_account()["x-account-bytes-used"]) >= 7
 
     answer = {}
     swift.delete_object(container, "doc", response_dict=answer)

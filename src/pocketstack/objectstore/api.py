@@ -319,11 +319,23 @@ def _listing(s, select, column, make, *, prefix, delimiter, marker, end_marker, 
 
 
 def list_containers(account: str, **params) -> list[dict]:
+    """The account's containers; a container's bytes count its non-current versions too
+    (swift adds its hidden versions container's)."""
     with db.reader() as s:
-        return _listing(
-            s, sa.select(Container).where(Container.account == account), Container.name,
-            lambda c: {"name": c.name, "count": c.object_count, "bytes": c.bytes_used,
-                       "last_modified": listing_time(c.last_modified)}, **params)
+        ids: dict[str, int] = {}
+
+        def entry(c: Container) -> dict:
+            ids[c.name] = c.id
+            return {"name": c.name, "count": c.object_count, "bytes": c.bytes_used,
+                    "last_modified": listing_time(c.last_modified)}
+
+        entries = _listing(s, sa.select(Container).where(Container.account == account),
+                           Container.name, entry, **params)
+        kept = versions.bytes_by_container(s, list(ids.values()))
+        for item in entries:
+            if "name" in item and kept.get(ids.get(item["name"])):
+                item["bytes"] += kept[ids[item["name"]]]
+        return entries
 
 
 # One page of a delimiter listing in one statement (SQLite): a recursive walk over the

@@ -215,6 +215,16 @@ def bytes_used(container_id: int) -> int:
                             .where(ObjectVersion.container_id == container_id)))
 
 
+def bytes_by_container(s, container_ids: list[int]) -> dict[int, int]:
+    """Container id -> bytes of its non-current versions (those that have some)."""
+    if not container_ids:
+        return {}
+    return {cid: int(total) for cid, total in s.execute(
+        sa.select(ObjectVersion.container_id, sa.func.sum(ObjectVersion.size))
+        .where(ObjectVersion.container_id.in_(container_ids))
+        .group_by(ObjectVersion.container_id))}
+
+
 def account_bytes(s, account: str) -> int:
     """The bytes of non-current versions in an account's containers."""
     return int(s.scalar(
