@@ -181,7 +181,13 @@ def small_objects(storage: str, token: str, clients: int, seconds: float,
                   server_pid: int | list[int] | None = None) -> dict:
     """{"PUT": per second, "GET": per second} and, with ``server_pid``, the server's
     (and its children's) CPU milliseconds per request: {"PUT cpu": ms, "GET cpu": ms}."""
-    httpx.put(f"{storage}/small", headers={"X-Auth-Token": token}, timeout=30)
+    deadline = time.monotonic() + 60
+    while True:  # upstream's account and container servers may still be starting
+        r = httpx.put(f"{storage}/small", headers={"X-Auth-Token": token}, timeout=30)
+        if r.status_code in (201, 202) or time.monotonic() > deadline:
+            r.raise_for_status()
+            break
+        time.sleep(0.5)
     rates = {}
     with multiprocessing.Pool(clients) as pool:
         for mode in ("PUT", "GET"):

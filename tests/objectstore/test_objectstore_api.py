@@ -32,7 +32,7 @@ def test_catalog_url_carries_the_project_and_info_lists_what_is_supported(owner)
     # exactly what is implemented
     assert set(info) == {"swift", "tempurl", "keystoneauth", "slo", "dlo", "bulk_delete",
                          "container_quotas", "account_quotas", "versioned_writes",
-                         "formpost", "symlink"}
+                         "formpost", "symlink", "object_versioning", "staticweb"}
     r = requests.get(owner.url.split("/v1/")[0] + "/info")
     assert r.status_code == 200 and r.json() == info
 

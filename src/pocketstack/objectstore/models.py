@@ -86,3 +86,30 @@ class Object(Base):
     meta: Mapped[dict] = mapped_column(sa.JSON, default=dict)
     delete_at: Mapped[int | None] = mapped_column(sa.BigInteger, index=True)
     file: Mapped[str] = mapped_column(sa.String(64))  # the file's id (store.py)
+    # X-Object-Version-Id of the current version in a container that has had
+    # X-Versions-Enabled (None: the "null" version, written while versioning was off).
+    version_id: Mapped[str | None] = mapped_column(sa.String(20))
+
+
+class ObjectVersion(Base):
+    """A version of an object that is not the current one (versions.py): an overwritten
+    or deleted object of a container with X-Versions-Enabled, or a delete marker. The
+    current version stays in objectstore_objects, so plain reads and listings never look
+    here."""
+    __tablename__ = "objectstore_versions"
+    __table_args__ = (sa.UniqueConstraint(
+        "container_id", "name", "version_id",
+        name="uniq_objectstore_versions0container_id0name0version_id"),)
+    id: Mapped[int] = mapped_column(sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    container_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("objectstore_containers.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(Name(1024))
+    version_id: Mapped[str] = mapped_column(sa.String(20))
+    size: Mapped[int] = mapped_column(sa.BigInteger)
+    etag: Mapped[str] = mapped_column(sa.String(64))
+    content_type: Mapped[str] = mapped_column(sa.String(1024))
+    timestamp: Mapped[str] = mapped_column(sa.String(20))
+    last_modified: Mapped[dt.datetime] = mapped_column()
+    meta: Mapped[dict] = mapped_column(sa.JSON, default=dict)
+    file: Mapped[str | None] = mapped_column(sa.String(64))  # None: a delete marker

@@ -23,10 +23,29 @@ def root() -> str:
     return config.CONF.objectstore.data_dir or os.path.join(config.data_dir(), "objects")
 
 
-def _tmp_dir() -> str:
-    path = os.path.join(root(), "tmp")
-    os.makedirs(path, mode=0o700, exist_ok=True)
+_made: set[str] = set()  # directories known to exist (created once, never removed)
+
+
+def _ensure_dir(path: str) -> str:
+    if path not in _made:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        _made.add(path)
     return path
+
+
+def _tmp_dir() -> str:
+    return _ensure_dir(os.path.join(root(), "tmp"))
+
+
+def _retrying(call, path: str):
+    """``call()``, once more after making ``path`` again if a directory believed made
+    is gone (removed under a running cloud)."""
+    try:
+        return call()
+    except FileNotFoundError:
+        _made.discard(path)
+        _ensure_dir(path)
+        return call()
 
 
 def path_of(file_id: str) -> str:
@@ -51,8 +70,9 @@ class Writer:
     def __init__(self):
         self.file_id = uuid.uuid4().hex
         # The writer's pid in the name: the sweep leaves live processes' uploads alone.
-        self.tmp_path = os.path.join(_tmp_dir(), f"{self.file_id}.{os.getpid()}")
-        self._file = open(self.tmp_path, "xb", buffering=0)
+        tmp = _tmp_dir()
+        self.tmp_path = os.path.join(tmp, f"{self.file_id}.{os.getpid()}")
+        self._file = _retrying(lambda: open(self.tmp_path, "xb", buffering=0), tmp)
         self._md5 = hashlib.md5(usedforsecurity=False)
         self.size = 0
         self._threads: list[concurrent.futures.ThreadPoolExecutor] = []  # made when needed
@@ -101,9 +121,8 @@ class Writer:
     def commit(self) -> str:
         """Rename the finished file into place; its id."""
         final = path_of(self.file_id)
-        directory = os.path.dirname(final)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        os.replace(self.tmp_path, final)
+        directory = _ensure_dir(os.path.dirname(final))
+        _retrying(lambda: os.replace(self.tmp_path, final), directory)
         if config.CONF.objectstore.fsync:
             _fsync_dir(directory)
         return self.file_id
@@ -124,7 +143,7 @@ def link(file_id: str) -> str:
     or an archived version without copying."""
     new_id = uuid.uuid4().hex
     final = path_of(new_id)
-    os.makedirs(os.path.dirname(final), mode=0o700, exist_ok=True)
+    _ensure_dir(os.path.dirname(final))
     os.link(path_of(file_id), final)
     if config.CONF.objectstore.fsync:
         _fsync_dir(os.path.dirname(final))

@@ -6,11 +6,10 @@ from __future__ import annotations
 import urllib.parse
 from typing import Callable
 
-from starlette.concurrency import run_in_threadpool
-
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import (accounts, common, containers, formpost, info,
-                                          object_reads, objects)
+from pocketstack.objectstore.rest import (accounts, common, containers, cors, formpost, info,
+                                          object_reads, objects, staticweb)
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import faults, routing
 
 
@@ -55,7 +54,10 @@ def body_limit_exempt(scope) -> bool:
 
 def wrap(app):
     """Swift's 412 for a path that is not UTF-8 or holds a NUL, before the router's own
-    (400) check."""
+    (400) check; then CORS (cors.py) and static web sites (staticweb.py), which answer
+    or decorate what the app answers, errors included."""
+    app = cors.wrap(staticweb.wrap(_one_content_type(app)))
+
     async def checked(scope, receive, send):
         if scope["type"] == "http":
             raw = urllib.parse.unquote_to_bytes(scope.get("raw_path") or b"")
@@ -67,6 +69,25 @@ def wrap(app):
                 return await _precondition_failed(scope, send)
         return await app(scope, receive, send)
     return checked
+
+
+def _one_content_type(app):
+    """An error that names its own Content-Type (a delete marker's 404) replaces the
+    error page's, as swob's headers do."""
+    async def single(scope, receive, send):
+        if b"version-id" not in scope.get("query_string", b""):
+            return await app(scope, receive, send)
+
+        async def deduped(message):
+            if message["type"] == "http.response.start":
+                headers = message.get("headers", [])
+                types = [i for i, (k, _) in enumerate(headers) if k.lower() == b"content-type"]
+                if len(types) > 1:
+                    message["headers"] = [h for i, h in enumerate(headers)
+                                          if i not in types[:-1]]
+            await send(message)
+        return await app(scope, receive, deduped)
+    return single
 
 
 async def _precondition_failed(scope, send):

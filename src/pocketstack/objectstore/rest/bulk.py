@@ -7,7 +7,7 @@ import urllib.parse
 
 from pocketstack.objectstore import access, api, store
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import common, objects
+from pocketstack.objectstore.rest import common, object_versioning, objects
 
 MAX_DELETES = 10000
 REASONS = {401: "401 Unauthorized", 403: "403 Forbidden", 409: "409 Conflict",
@@ -31,7 +31,8 @@ def delete(req, account: str):
                 raise SwiftError(400)
             if obj:
                 found = objects.authorized_container(req, account, container, obj, "DELETE")
-                store.remove(api.delete_object(found, obj))
+                if object_versioning.delete_current(found, obj) is False:
+                    store.remove(api.delete_object(found, obj))
             else:
                 access.check_account(req.context, account, "DELETE")
                 for file_id in api.delete_container(account, container):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError
-from pocketstack.objectstore.rest import common, versioning
+from pocketstack.objectstore.rest import common, object_versioning, versioning
 from pocketstack.wsgi import routing
 
 # Container headers besides X-Container-Meta-* that PUT and POST keep (ACLs).
@@ -18,6 +18,7 @@ def _changes(req) -> dict:
     constraints.check_metadata(req.headers, "container")
     changes = common.meta_changes(req.headers, "container", KEPT)
     versioning.check_headers(changes, {})
+    object_versioning.container_changes(req.headers, changes)
     for key in QUOTAS:
         value = changes.get(key)
         if value:
@@ -29,16 +30,20 @@ def _changes(req) -> dict:
     return changes
 
 
-def _check(meta: dict) -> None:
-    constraints.check_stored_metadata(meta, "container")
-    versioning.check_headers({}, meta)
+def _checker(changes: dict):
+    def check(meta: dict) -> None:
+        constraints.check_stored_metadata(meta, "container")
+        versioning.check_headers({}, meta)
+        object_versioning.check_container(changes, meta)
+    return check
 
 
 @routing.public
 def create(req):
     account, container, _ = common.names(req)
     access.check_account(req.context, account, req.method)
-    created = api.put_container(account, container, _changes(req), _check)
+    changes = _changes(req)
+    created = api.put_container(account, container, changes, _checker(changes))
     return common.response(201 if created else 202)
 
 
@@ -46,7 +51,8 @@ def create(req):
 def update(req):
     account, container, _ = common.names(req)
     access.check_account(req.context, account, req.method)
-    api.post_container(account, container, _changes(req), _check)
+    changes = _changes(req)
+    api.post_container(account, container, changes, _checker(changes))
     return common.response(204)
 
 
@@ -59,15 +65,19 @@ def show(req):
     else:  # a stranger to the account: the container's read ACL decides
         info = _readable(req, account, container)
         access.check_container(req.context, account, info.meta, req.method, listing=True)
-    hidden = () if role in ("owner", "reseller") else ACLS + TEMP_URL_KEYS
+    hidden = object_versioning.HIDDEN + (() if role in ("owner", "reseller")
+                                         else ACLS + TEMP_URL_KEYS)
     headers = {"X-Container-Object-Count": str(info.object_count),
-               "X-Container-Bytes-Used": str(info.bytes_used),
+               "X-Container-Bytes-Used": str(info.bytes_used
+                                             + object_versioning.container_bytes(info)),
                "X-Timestamp": info.timestamp, "X-Put-Timestamp": info.put_timestamp,
                "Last-Modified": api.http_date(info.put_timestamp),
                "X-Storage-Policy": "Policy-0", "Accept-Ranges": "bytes",
                **common.meta_headers(info.meta, hidden)}
     if req.method == "HEAD":
         return common.head_response(req, headers)
+    if "versions" in req.query:
+        return object_versioning.listing(req, info, headers)
     entries = api.list_objects(info, **common.listing_params(req))
     return common.listing_response(req, "container", container, entries, headers)
 

@@ -15,11 +15,10 @@ import html
 import time
 import urllib.parse
 
-from starlette.concurrency import run_in_threadpool
-
 from pocketstack.objectstore import access, api, constraints, store
 from pocketstack.objectstore.errors import SwiftError
 from pocketstack.objectstore.rest import common
+from pocketstack.objectstore.threads import run_in_threadpool
 
 MAX_VALUE = 4096  # bytes of a form field that is not a file
 _URL_SAFE = "".join(chr(c) for c in range(33, 127))  # printable ASCII but the space

@@ -6,7 +6,8 @@ import json
 
 from pocketstack.common import config
 from pocketstack.objectstore import constraints
-from pocketstack.objectstore.rest import bulk, common, large_objects, symlinks, versioning
+from pocketstack.objectstore.rest import (bulk, common, large_objects, object_versioning,
+                                          staticweb, symlinks, versioning)
 from pocketstack.wsgi import routing
 
 
@@ -27,8 +28,10 @@ def capabilities() -> dict:
         "container_quotas": {},
         "account_quotas": {},
         "versioned_writes": versioning.info(),
+        "object_versioning": object_versioning.info(),
         "formpost": {},
         "symlink": symlinks.info(),
+        "staticweb": staticweb.info(),
     }
 
 

@@ -11,12 +11,13 @@ import os
 import urllib.parse
 import uuid
 
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from pocketstack.objectstore import api, store
 from pocketstack.objectstore.errors import SwiftError, not_found
-from pocketstack.objectstore.rest import common, large_objects, objects, ranges, symlinks
+from pocketstack.objectstore.rest import (common, large_objects, object_versioning, objects,
+                                          ranges, symlinks)
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import routing
 
 READ_SIZE = 1 << 20
@@ -29,6 +30,8 @@ def _object_headers(obj: api.ObjectInfo) -> dict:
                **common.meta_headers(obj.meta)}
     if obj.delete_at:
         headers["X-Delete-At"] = str(obj.delete_at)
+    if obj.version_id:  # set only where versioning applies (object_versioning.read)
+        headers["X-Object-Version-Id"] = obj.version_id
     return headers
 
 
@@ -48,6 +51,7 @@ def _filename_disposition(req, headers: dict) -> None:
 def _lookup(req, account, container, obj):
     """(object, open file, (account, container, object) of a symlink's target or None)."""
     info, found = objects.authorized_object(req, account, container, obj, req.method)
+    found = object_versioning.read(req, info, obj, found)
     if found is None:
         raise not_found()
     location = None
@@ -105,15 +109,10 @@ def _manifest_response(req, found, handle) -> Response:
 @routing.public
 async def get(req):
     account, container, obj = common.names(req)
-    found, handle, location = await run_in_threadpool(_lookup, req, account, container, obj)
-    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
-        return await run_in_threadpool(_manifest_response, req, found, handle)
-    try:
-        sources, size, etag = await run_in_threadpool(_large_object, req, account, found,
-                                                      handle)
-    except BaseException:
-        handle.close()
-        raise
+    prepared = await run_in_threadpool(_prepare_get, req, account, container, obj)
+    if isinstance(prepared, Response):
+        return prepared
+    found, location, sources, size, etag, small = prepared
     try:
         headers = _object_headers(found)
         headers["Etag"] = f'"{etag}"'
@@ -131,7 +130,38 @@ async def get(req):
     except BaseException:
         _close(sources)
         raise
+    if small is not None and spans is None:
+        return Response(small, status_code=200, headers={
+            **headers, "Content-Type": found.content_type, "Content-Length": str(size)})
     return ObjectResponse(sources, size, found.content_type, spans, headers)
+
+
+SMALL = 64 * 1024  # bytes a GET reads in the lookup's thread hop and sends at once
+
+
+def _prepare_get(req, account, container, obj):
+    """A GET's or HEAD's blocking part in one thread hop: (object, symlink target's
+    location, sources, size, ETag, the bytes of a small plain object or None), or the
+    manifest's response for ``multipart-manifest=get``."""
+    found, handle, location = _lookup(req, account, container, obj)
+    if found.meta.get(large_objects.SLO) and req.query.get("multipart-manifest") == "get":
+        return _manifest_response(req, found, handle)
+    try:
+        sources, size, etag = _large_object(req, account, found, handle)
+    except BaseException:
+        handle.close()
+        raise
+    small = None
+    if (len(sources) == 1 and size <= SMALL and req.method == "GET"
+            and "range" not in req.headers and not isinstance(sources[0][0], str)):
+        try:
+            small = os.pread(sources[0][0].fileno(), size, 0) if size else b""
+        finally:
+            sources[0][0].close()
+        if len(small) != size:
+            raise SwiftError(500)  # a file shorter than its row says
+        sources = []
+    return found, location, sources, size, etag, small
 
 
 def _close(sources) -> None:

@@ -12,14 +12,15 @@ import asyncio
 import json
 import urllib.parse
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from pocketstack.common import config
-from pocketstack.objectstore import access, api, constraints, store
+from pocketstack.objectstore import access, api, constraints, store, versions
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
-from pocketstack.objectstore.rest import common, large_objects, symlinks, versioning
+from pocketstack.objectstore.rest import (common, large_objects, object_versioning, symlinks,
+                                          versioning)
+from pocketstack.objectstore.threads import run_in_threadpool
 from pocketstack.wsgi import routing
 
 # Object headers besides X-Object-Meta-* that PUT, POST and COPY keep.
@@ -144,7 +145,9 @@ def quotas(account: str, info: api.ContainerInfo) -> dict | None:
     X-Account-Meta-Quota-Bytes), None when there are none."""
     found = {"bytes": info.meta.get("x-container-meta-quota-bytes"),
              "count": info.meta.get("x-container-meta-quota-count"),
-             "account_bytes": api.account_meta(account).get("x-account-meta-quota-bytes")}
+             "account_bytes": (info.account_meta if info.account_meta is not None
+                               else api.account_meta(account)).get(
+                                   "x-account-meta-quota-bytes")}
     found = {k: int(v) for k, v in found.items() if v not in (None, "")}
     return found or None
 
@@ -230,13 +233,36 @@ async def put(req):
             checked[1].update(link)
             if not req.headers.get("content-type"):
                 checked = (*checked[:2], symlinks.CONTENT_TYPE, *checked[3:])
-        return checked, _check_quotas_early(account, checked[0], declared)
+        manifest = req.query.get("multipart-manifest") == "put"
+        # the temp file is opened in the same thread hop (a small PUT makes two in all)
+        return checked, _check_quotas_early(account, checked[0], declared), (
+            None if manifest else store.Writer())
 
-    (info, meta, content_type, delete_at, guard), limits = await run_in_threadpool(checks)
-    if req.query.get("multipart-manifest") == "put":
+    if req.query.get(object_versioning.QUERY):
+        return await run_in_threadpool(lambda: object_versioning.put(
+            req, authorized_container(req, account, container, obj, "PUT"), obj, declared))
+    (info, meta, content_type, delete_at, guard), limits, writer = \
+        await run_in_threadpool(checks)
+    if writer is None:
         return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
                                    guard)
-    writer = await run_in_threadpool(store.Writer)
+    expected = req.headers.get("etag")
+
+    def finish(last: bytes):
+        """The rest in one hop: the last bytes, fsync, the ETag check, the rename into
+        place and the row."""
+        try:
+            etag = writer.finish(last)
+            if expected is not None and expected.strip().strip('"').lower() != etag:
+                raise SwiftError(422)
+            file_id = writer.commit()
+        except BaseException:
+            writer.abort()
+            raise
+        return _record(info, obj, file_id, limits, size=writer.size, etag=etag,
+                       content_type=content_type, meta=meta, delete_at=delete_at,
+                       guard=guard)
+
     try:
         try:
             last = await _receive_into(req, writer, declared)
@@ -244,17 +270,10 @@ async def put(req):
             raise SwiftError(499) from None
         if symlinks.TARGET in meta and (writer.size or last):
             raise bad_request("Symlink requests require a zero byte body")
-        etag = await run_in_threadpool(writer.finish, last)
-        expected = req.headers.get("etag")
-        if expected is not None and expected.strip().strip('"').lower() != etag:
-            raise SwiftError(422)
-        file_id = await run_in_threadpool(writer.commit)
     except BaseException:
         await run_in_threadpool(writer.abort)
         raise
-    return await record(info, obj, size=writer.size, etag=etag, content_type=content_type,
-                         meta=meta, delete_at=delete_at, file=file_id, guard=guard,
-                         limits=limits)
+    return _created(await run_in_threadpool(finish, last))
 
 
 async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, guard):
@@ -293,20 +312,31 @@ async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, 
 
 async def record(info, obj, *, file, headers: dict | None = None, limits=False,
                   **fields):
-    if limits is False:
-        limits = await run_in_threadpool(quotas, info.account, info)
-    def write():
-        versioning.before_write(info, obj)
-        return api.put_object(info, obj, file=file, quotas=limits, **fields)
+    return _created(await run_in_threadpool(_record, info, obj, file, limits, **fields),
+                    headers)
 
+
+def _record(info, obj, file, limits, **fields) -> api.ObjectInfo:
+    """The row of a stored file (the file removed if the row is refused), the replaced
+    file removed."""
     try:
-        written, replaced = await run_in_threadpool(write)  # one thread hop for both
+        if limits is False:
+            limits = quotas(info.account, info)
+        versioning.before_write(info, obj)
+        written, replaced = api.put_object(info, obj, file=file, quotas=limits,
+                                           versioning=versions.state(info.meta), **fields)
     except BaseException:
-        await run_in_threadpool(store.remove, file)
+        store.remove(file)
         raise
     if replaced:
-        await run_in_threadpool(store.remove, replaced)
+        store.remove(replaced)
+    return written
+
+
+def _created(written: api.ObjectInfo, headers: dict | None = None):
     # the proxy's PUT answer carries the bare MD5 (normalize_etag); GET/HEAD quote it
+    if written.version_id:
+        headers = {**(headers or {}), "X-Object-Version-Id": written.version_id}
     return common.response(201, headers={"Etag": written.etag,
                                          "Last-Modified": api.http_date(written.timestamp),
                                          **(headers or {})})
@@ -338,6 +368,8 @@ async def _copy(req, source: str, source_account: str, account: str, container: 
     def prepare():
         src_info = authorized_container(req, source_account, src_container, src_obj, "GET")
         found = api.get_object(src_info, src_obj)
+        if req.method == "COPY":  # ?version-id names the source's version
+            found = object_versioning.read(req, src_info, src_obj, found)
         if found is None:
             raise not_found()
         if req.query.get("symlink") != "get":  # a copy of a link is a copy of its target
@@ -385,6 +417,7 @@ async def copy(req):
 def update(req):
     account, container, obj = common.names(req)
     info = authorized_container(req, account, container, obj, "POST")
+    object_versioning.requested(req, info)  # a POST to a version: 400
     if any(key in req.headers for key in symlinks.KEYS):
         raise bad_request("A symlink's target can't be changed by a POST")
     meta = _object_meta(req.headers)
@@ -404,6 +437,9 @@ def delete(req):
         found = api.get_object(info, obj)
         if found is not None and found.meta.get(large_objects.SLO):
             return _delete_manifest(req, account, info, obj, found)
+    answered = object_versioning.delete(req, info, obj)
+    if answered is not None:
+        return answered
     if not versioning.delete(info, obj):
         store.remove(api.delete_object(info, obj))
     return common.response(204)
