@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from pocketstack.objectstore import store, versions
+from pocketstack.objectstore import store, version_store, versions
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
 from pocketstack.objectstore.rest import common, versioning
 
@@ -76,7 +76,7 @@ def listing(req, container, headers: dict):
             version_marker = versions.normalized(version_marker)
     if set(params["delimiter"]) & set("0123456789."):
         raise bad_request("invalid delimiter param")
-    entries = versions.list_versions(
+    entries = version_store.list_versions(
         container, prefix=params["prefix"], delimiter=params["delimiter"],
         marker=params["marker"], version_marker=version_marker, limit=params["limit"],
         reverse=params["reverse"])
@@ -109,7 +109,7 @@ def read(req, container, obj: str, found):
     container is versioned."""
     version_id = requested(req, container)
     if version_id is not None:
-        found, marker = versions.get_version(container, obj, version_id)
+        found, marker = version_store.get_version(container, obj, version_id)
         if marker:
             raise SwiftError(404, headers={"X-Object-Version-Id": version_id,
                                            "Content-Type": versions.DELETE_MARKER_TYPE})
@@ -128,7 +128,7 @@ def put(req, container, obj: str, declared: int | None):
         raise bad_request("Invalid version parameter")
     if declared:
         raise bad_request("PUT version-id requests require a zero byte body")
-    current, replaced = versions.restore(container, obj, version_id)
+    current, replaced = version_store.restore(container, obj, version_id)
     if replaced:
         store.remove(replaced)
     return common.response(201, headers={"Etag": current.etag,
@@ -142,7 +142,7 @@ def delete(req, container, obj: str):
     if version_id is not None:
         if versions.state(container.meta) is None:
             return None  # version-id=null where versioning never was: a plain DELETE
-        gone, current = versions.delete_version(container, obj, version_id)
+        gone, current = version_store.delete_version(container, obj, version_id)
         if gone:
             store.remove(gone)
         return common.response(204, headers={"X-Object-Version-Id": version_id,
@@ -160,7 +160,7 @@ def delete_current(container, obj: str):
     mode = versions.state(container.meta)
     if mode is None:
         return False
-    gone, marker = versions.delete_current(container, obj, mode)
+    gone, marker = version_store.delete_current(container, obj, mode)
     if gone:
         store.remove(gone)
     return marker
