@@ -87,6 +87,54 @@ def test_a_host_may_not_beat_or_register_for_another(cloud, server):
     _host_db(cloud, owner, "heartbeats", {"hosts": [owner], "binary": "nova-compute"})
 
 
+def test_a_host_may_not_delete_build_or_report_for_another(cloud, admin_api, server):
+    """The build's, the delete's and the periodic tasks' operations: another host's
+    server, node rows, provider, claim or fault rules are refused, and nothing moved."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    sid = server["id"]
+    owner_node = next(h for h in admin_api.get("/os-hypervisors/detail").json()[
+        "hypervisors"] if h["service"]["host"] == owner)
+    refused = (
+        ("finish_delete", {"instance_uuid": sid, "events": [], "request_id": None,
+                           "cleanup": {}}),
+        ("forget_block_devices", {"instance_uuid": sid}),
+        ("update_instance", {"instance_uuid": sid, "values": {"vm_state": "error"}}),
+        ("finish_build", {"instance_uuid": sid, "hosts": [owner], "values": {},
+                          "attempt": 0, "events": []}),
+        ("release_own_claim", {"hosts": [owner], "instance_uuid": sid}),
+        ("owned_instances", {"hosts": [owner]}),
+        ("register_nodes", {"hosts": [owner], "resources": {}, "ratios": {}}),
+        ("reconcile_resources", {"hosts": [owner]}),
+        ("fault_rules", {"hosts": [owner]}),
+        ("report_providers", {"hosts": [other], "reports": [{
+            "uuid": owner_node["id"], "name": owner, "totals": {"VCPU": 1},
+            "reserved": {}, "ratios": {}, "initial_ratios": {}, "traits": []}]}),
+    )
+    for op, args in refused:
+        with pytest.raises(exceptions.Forbidden):
+            _host_db(cloud, other, op, args)
+    server_now = admin_api.server(sid)
+    assert server_now["status"] == "ACTIVE" and server_now["OS-EXT-SRV-ATTR:host"] == owner
+    node = next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+                if h["service"]["host"] == owner)
+    assert node["running_vms"] >= 1 and node["vcpus"] == owner_node["vcpus"]
+    # A build's check of a server that is not its own answers what stops it quietly,
+    # and its own claim released on its own provider only: nothing of the owner's.
+    assert _host_db(cloud, other, "take_over", {"instance_uuid": sid, "attempt": 0}) is False
+    assert _host_db(cloud, other, "advance_build", {
+        "instance_uuid": sid, "values": {"vm_state": "error"}, "expect_task": None,
+        "attempt": 0, "events": []}) is False
+    assert _host_db(cloud, other, "is_live", {"instance_uuid": sid}) is True
+    assert _host_db(cloud, other, "block_devices_of", {"instance_uuid": sid}) == []
+    assert _host_db(cloud, other, "release_own_claim", {"hosts": [other],
+                                                        "instance_uuid": sid}) is False
+    assert _host_db(cloud, owner, "owned_instances", {"hosts": [owner]})[0]["host"] == owner
+    assert next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+                if h["service"]["host"] == owner)["running_vms"] == node["running_vms"]
+
+
 def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):
     owner = server["OS-EXT-SRV-ATTR:host"]
     with pytest.raises(exceptions.BadRequest):
@@ -159,6 +207,16 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
                          headers={"OpenStack-API-Version": "compute 2.51"}).json()
         by_name = {e["event"]: e for e in events["instanceAction"]["events"]}
         assert by_name["compute_power_on_instance"]["result"] == "Success"
+
+        # Deleted on its host through the conductor: claim, row and action in one commit.
+        before = api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert api.delete(f"/servers/{sid}").status_code == 204
+        wait_for(lambda: api.get(f"/servers/{sid}").status_code == 404, 30, "the delete")
+        after = api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert sum(h["running_vms"] for h in after) == sum(h["running_vms"]
+                                                          for h in before) - 1
+        actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
+        assert next(a for a in actions if a["action"] == "delete")["message"] is None
 
         def beats():
             rows = api.get("/os-services?binary=nova-compute").json()["services"]

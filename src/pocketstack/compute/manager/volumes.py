@@ -25,7 +25,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, instances, trace
+from pocketstack.compute import block_devices, hostdb, instances, trace
 from pocketstack.clients.volume import VolumeClient, connector
 from pocketstack.compute.models import BlockDeviceMapping
 from pocketstack.compute.trace import Step
@@ -123,7 +123,7 @@ def block_device_info(instance_uuid: str) -> dict | None:
 # --- cleanups --------------------------------------------------------------------------
 
 def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only: bool = False,
-            use_service_token: bool = False) -> list[str]:
+            use_service_token: bool = False, hdb=None) -> list[str]:
     """Undo a build's volumes: delete its attachments (the volumes become available) and
     the volumes it created. ``held`` is what this attempt made; without ``own_only`` the
     attachments and created volumes recorded in the rows go too (a failed build, an
@@ -132,14 +132,15 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
     done: list[str] = []
     attachments = {h["attachment_id"] for h in held or [] if h.get("attachment_id")}
     created = {h["volume_id"] for h in held or [] if h.get("created")}
-    rows = block_devices.for_instance(instance_uuid)
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("block_devices_of", instance_uuid=instance_uuid)
     if not own_only:
         attachments |= {r.attachment_id for r in rows if r.attachment_id}
         created |= {r.volume_id for r in rows if r.volume_id and r.source_type != "volume"}
         if rows:
             attachments |= _unrecorded_attachments(ctx, instance_uuid, rows)
         if any(r.source_type != "volume" for r in rows):
-            created |= _lost_volumes(ctx, instance_uuid, rows)
+            created |= _lost_volumes(ctx, instance_uuid, rows, hdb)
     for attachment_id in attachments:
         try:
             if client.attachment_delete(attachment_id):
@@ -151,17 +152,19 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
             done.append(f"deleted volume {volume_id}")
     for r in rows:
         if r.attachment_id in attachments:
-            block_devices.update(r.id, {"attachment_id": None, "connection_info": None},
-                                 expect={"attachment_id": r.attachment_id})
+            hdb.call("update_block_device", instance_uuid=instance_uuid, bdm_id=r.id,
+                     values={"attachment_id": None, "connection_info": None},
+                     expect={"attachment_id": r.attachment_id})
         if r.volume_id in created:
-            block_devices.update(r.id, {"volume_id": None}, expect={"volume_id": r.volume_id})
+            hdb.call("update_block_device", instance_uuid=instance_uuid, bdm_id=r.id,
+                     values={"volume_id": None}, expect={"volume_id": r.volume_id})
     return done
 
 
-def _lost_volumes(ctx, instance_uuid: str, rows) -> set[str]:
+def _lost_volumes(ctx, instance_uuid: str, rows, hdb) -> set[str]:
     """Volumes made for the server (CREATED_FOR) that no mapping names: a process killed
     after the volume service made one and before the build recorded its id."""
-    inst = instances.load(instance_uuid)
+    inst = hdb.call("load_instance", instance_uuid=instance_uuid)
     if inst is None:
         return set()
     named = {r.volume_id for r in rows}
@@ -210,10 +213,12 @@ def _delete_volume(ctx, client: VolumeClient, volume_id: str) -> bool:
     return False
 
 
-def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False) -> list[str]:
+def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False,
+                       hdb=None) -> list[str]:
     """A deleted server's volumes: every attachment goes, the volumes marked
     delete_on_termination too, then the mappings (nova's _cleanup_volumes)."""
-    rows = block_devices.for_instance(instance_uuid)
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("block_devices_of", instance_uuid=instance_uuid)
     if not rows:
         return []
     client = _client(ctx, use_service_token)
@@ -227,7 +232,7 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
                     done.append(f"deleted attachment {attachment_id}")
             except exceptions.PocketstackError as error:
                 LOG.warning("Deleting attachment %s failed: %s", attachment_id, error)
-        lost = _lost_volumes(ctx, instance_uuid, rows) \
+        lost = _lost_volumes(ctx, instance_uuid, rows, hdb) \
             if any(r.source_type != "volume" for r in rows) else set()
         for volume_id in lost:
             if _delete_volume(ctx, client, volume_id):
@@ -242,30 +247,26 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
         if r.volume_id and r.delete_on_termination \
                 and _delete_volume(ctx, client, r.volume_id):
             done.append(f"deleted volume {r.volume_id}")
-    with db.transaction() as s:
-        s.execute(sa.delete(BlockDeviceMapping)
-                  .where(BlockDeviceMapping.instance_uuid == instance_uuid))
+    hdb.call("forget_block_devices", instance_uuid=instance_uuid)
     return done
 
 
-def reconcile(ctx, instance_uuids: list[str], started_at) -> list[str]:
+def reconcile(ctx, instance_uuids: list[str], started_at, hdb=None, host=None) -> list[str]:
     """Start-up, for this host's servers that are not building: an attach cut short by a
     crash (the volume reserved, never connected) gives its reservation back, so the volume
     is available again and the server does not list it. Every mapping without its
     connection written before this host started (``started_at``) is one: the attach
-    call that was to complete it went to the process that is gone."""
-    with db.reader() as s:
-        rows = list(s.scalars(sa.select(BlockDeviceMapping).where(
-            BlockDeviceMapping.instance_uuid.in_(instance_uuids),
-            BlockDeviceMapping.attachment_id.is_not(None),
-            BlockDeviceMapping.connection_info.is_(None),
-            BlockDeviceMapping.updated_at < started_at)).all())
-        s.expunge_all()
+    call that was to complete it went to the process that is gone (``host``: the
+    host whose servers they are)."""
+    if not instance_uuids:
+        return []
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("unconnected_block_devices", hosts=[host], instance_uuids=instance_uuids,
+                    before=started_at)
     done = []
     for row in rows:
         _delete_attachment(ctx, row, use_service_token=True)
-        with db.transaction() as s:
-            _forget(s, row)
+        hdb.call("forget_block_device", instance_uuid=row.instance_uuid, bdm_id=row.id)
         done.append(f"gave back the reservation of volume {row.volume_id} for "
                     f"{row.instance_uuid}")
     return done
