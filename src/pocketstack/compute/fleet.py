@@ -60,8 +60,9 @@ class ComputeFleet:
             driver = make_driver(kind, name, data_dir)
             self.managers[name] = ComputeManager(name, driver, data_dir,
                                                  fake_cache if kind == "fake" else None)
-        if db.forbidden():  # fault injection rules too come through the conductor
-            faults.use_remote(*_remote_faults(self.managers))
+        if db.forbidden():  # everything goes through the conductor: wait for one
+            hostdb.wait_for_conductor(next(iter(self.managers)), CONDUCTOR_WAIT)
+            faults.use_remote(*_remote_faults(self.managers))  # fault injection rules too
         periodic.register_nodes(self.managers)
         # Threads are made as messages arrive and reused once idle, so the pool's size is
         # only the ceiling one agent per host had.
@@ -103,6 +104,9 @@ class ComputeFleet:
                 task.stop()
         self.pool.shutdown(wait=True)
         self.builds.shutdown(wait=True)
+
+
+CONDUCTOR_WAIT = 120.0  # seconds a host without the database waits for a conductor
 
 
 def _remote_faults(managers: dict):

@@ -616,6 +616,31 @@ class ConductorRPC:
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
 
+def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
+    """Until a conductor answers ``host`` (a compute host without the database starts
+    nothing before: its node rows and providers are written through it), or raise the
+    last MessagingTimeout after ``timeout`` seconds. A call to a conductor not started
+    yet is lost (no queue to hold it), so each try waits ``poll`` seconds only."""
+    import time
+
+    from pocketstack.common.context import RequestContext
+    from pocketstack.common.rpc_errors import MessagingTimeout
+    from pocketstack.compute.conductor.rpcapi import ConductorAPI
+
+    deadline, said = time.monotonic() + timeout, False
+    while True:
+        try:
+            ConductorAPI().host_db(RequestContext.admin(), host, "node_providers",
+                                   {"hosts": [host]}, timeout=poll)
+            return
+        except MessagingTimeout:
+            if time.monotonic() > deadline:
+                raise
+            if not said:
+                LOG.info("Waiting up to %gs for a conductor to answer %s", timeout, host)
+                said = True
+
+
 def for_host(host: str):
     """How ``host``'s agent reaches the cloud's state ([compute] database_access)."""
     if config.CONF.compute.database_access == "conductor":
