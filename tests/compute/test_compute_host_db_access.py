@@ -208,6 +208,28 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
         by_name = {e["event"]: e for e in events["instanceAction"]["events"]}
         assert by_name["compute_power_on_instance"]["result"] == "Success"
 
+        # Live-migrated, then evacuated from its host forced down: the migration's status,
+        # its claims and the server's new host through the conductor, asked by each host.
+        for action, body, mv in (("os-migrateLive", {"host": None,
+                                                     "block_migration": "auto"}, "2.30"),
+                                 ("evacuate", {}, "2.68")):
+            source = api.server(sid)["OS-EXT-SRV-ATTR:host"]
+            service = None
+            if action == "evacuate":
+                service = next(x for x in api.get("/os-services?binary=nova-compute").json()[
+                    "services"] if x["host"] == source)
+                api.req("PUT", f"/os-services/{service['id']}", {"forced_down": True})
+            try:
+                r = api.post(f"/servers/{sid}/action", {action: body},
+                             headers={"OpenStack-API-Version": f"compute {mv}"})
+                assert r.status_code in (200, 202), r.text
+                server = wait_for(lambda: (lambda x: x["OS-EXT-STS:task_state"] is None
+                                           and x)(api.server(sid)), 60, action)
+            finally:
+                if service is not None:
+                    api.req("PUT", f"/os-services/{service['id']}", {"forced_down": False})
+            assert server["status"] == "ACTIVE" and \
+                server["OS-EXT-SRV-ATTR:host"] != source, (action, server)
         # Deleted on its host through the conductor: claim, row and action in one commit.
         before = api.get("/os-hypervisors/detail").json()["hypervisors"]
         assert api.delete(f"/servers/{sid}").status_code == 204

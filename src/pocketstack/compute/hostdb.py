@@ -460,6 +460,41 @@ def consume_fault(hosts: list[str], rule_id: str) -> bool:
     return faults.consume_rule(rule_id)
 
 
+# --- live migration and evacuation (manager/migrate.py) -------------------------------
+
+
+@operation(INSTANCE)
+def set_migration_status(instance_uuid: str, migration_uuid: str, status: str) -> bool:
+    return resize.set_status(migration_uuid, status)
+
+
+@operation(INSTANCE)
+def fail_move(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
+              request_id: str, vm_state: str | None = None) -> None:
+    """migrate.fail, for a host: the destination's claim dropped, the source's back."""
+    from pocketstack.compute import migrate
+
+    migrate.fail(types.SimpleNamespace(request_id=request_id), instance_uuid,
+                 migration_uuid, _StoredStep(event), reason, vm_state=vm_state)
+
+
+@operation(INSTANCE)
+def finish_move(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
+                events: list[dict], request_id: str, status: str) -> bool:
+    """The end of a live migration or an evacuation, in one commit: the server on its new
+    host, the source's claim (under the migration) given back, the migration ``status``
+    (error, and the server's claim given back, if it was deleted meanwhile)."""
+    with db.transaction() as s:
+        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
+                              events=[_StoredStep(e) for e in events], session=s)
+        claims.release(migration_uuid, session=s)
+        resize.set_status(migration_uuid, status if ok else "error", session=s)
+        if ok:
+            trace.finish_action(s, request_id, instance_uuid)
+        else:
+            claims.release(instance_uuid, session=s)
+    return ok
+
 # --- resize (manager/resize.py): each a transaction block of the flow, moved here --------
 
 
