@@ -201,6 +201,38 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
         assert "if" in api.server(sid)["addresses"]
         assert api.delete(f"/servers/{sid}/os-interface/{port}").status_code == 202
         wait_for(lambda: "if" not in api.server(sid)["addresses"], 30, "the port detached")
+        # A volume attached and detached, and a server booted from a new volume and
+        # deleted with it: the mappings through the conductor.
+        def volumes(method, path, body=None):
+            return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
+                "service_type": "block-storage", "interface": "public"})
+
+        vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
+        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+                 == "available", 30, "the volume")
+        r = api.post(f"/servers/{sid}/os-volume_attachments",
+                     {"volumeAttachment": {"volumeId": vid}})
+        assert r.status_code == 200, r.text
+        assert volumes("GET", f"/volumes/{vid}").json()["volume"]["status"] == "in-use"
+        assert api.delete(f"/servers/{sid}/os-volume_attachments/{vid}").status_code == 202
+        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+                 == "available", 30, "the volume detached")
+        raw = s.post(c.url + "/image/v2/images", json={
+            "name": "raw", "disk_format": "raw", "container_format": "bare"}).json()["id"]
+        s.put(c.url + f"/image/v2/images/{raw}/file", data=b"boot" * 1024,
+              headers={"Content-Type": "application/octet-stream"})
+        bfv = api.post("/servers", {"server": {
+            "name": "bfv", "flavorRef": "42", "networks": "none",
+            "block_device_mapping_v2": [{"source_type": "image", "uuid": raw,
+                                         "destination_type": "volume", "boot_index": 0,
+                                         "volume_size": 1, "delete_on_termination": True}]}})
+        assert bfv.status_code == 202, bfv.text
+        bfv = bfv.json()["server"]["id"]
+        attached = api.wait(bfv)["os-extended-volumes:volumes_attached"]
+        assert api.server(bfv)["status"] == "ACTIVE" and len(attached) == 1
+        assert api.delete(f"/servers/{bfv}").status_code == 204
+        wait_for(lambda: volumes("GET", f"/volumes/{attached[0]['id']}").status_code == 404,
+                 30, "the boot volume deleted with its server")
         actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
         start = next(a for a in actions if a["action"] == "start")
         events = api.get(f"/servers/{sid}/os-instance-actions/{start['request_id']}",

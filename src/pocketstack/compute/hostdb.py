@@ -308,6 +308,24 @@ def unconnected_block_devices(hosts: list[str], instance_uuids: list[str], befor
 
 
 @operation(INSTANCE)
+def finish_volume_step(instance_uuid: str, bdm_id: int, events: list[dict],
+                       request_id: str | None, connection_info=_UNSET,
+                       result: str | None = None) -> None:
+    """The end of a volume attach or detach, in one commit: the mapping connected
+    (``connection_info``) or gone (none given), its events and the action's finish."""
+    b = BlockDeviceMapping
+    with db.transaction() as s:
+        if connection_info == _UNSET:
+            s.execute(sa.delete(b).where(b.id == bdm_id))
+        else:
+            s.execute(sa.update(b).where(b.id == bdm_id)
+                      .values(connection_info=connection_info, updated_at=utcnow()))
+        trace.store_rows(s, [_event_row(e) for e in events])
+        if request_id is not None:
+            trace.finish_action(s, request_id, instance_uuid, result)
+
+
+@operation(INSTANCE)
 def forget_block_devices(instance_uuid: str) -> None:
     """A deleted server's mappings go (after its volumes were released)."""
     with db.transaction() as s:

@@ -21,13 +21,9 @@ import logging
 import threading
 import time
 
-import sqlalchemy as sa
-
-from pocketstack.common import config, db, exceptions
-from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, hostdb, instances, trace
+from pocketstack.common import config, exceptions
+from pocketstack.compute import block_devices, hostdb
 from pocketstack.clients.volume import VolumeClient, connector
-from pocketstack.compute.models import BlockDeviceMapping
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +59,7 @@ def _owner_client(ctx, inst, creates: bool) -> VolumeClient:
     failed attempt gave them back."""
     if getattr(ctx, "auth_token", None):
         return VolumeClient(ctx)
-    token = instances.build_token(inst.uuid)
+    token = getattr(inst, "build_token", None)  # the row the build loaded
     if token is not None:
         return VolumeClient(ctx, user_token=token)
     if not creates:
@@ -111,9 +107,11 @@ def mapping_entry(row, conn: dict | None) -> dict:
             "volume_id": row.volume_id}
 
 
-def block_device_info(instance_uuid: str) -> dict | None:
+def block_device_info(instance_uuid: str, hdb=None) -> dict | None:
     """The driver's view of an existing server's volumes (rebuild, resize, restart)."""
-    rows = [r for r in block_devices.for_instance(instance_uuid) if r.connection_info]
+    rows = [r for r in (hdb or hostdb.Direct()).call("block_devices_of",
+                                                      instance_uuid=instance_uuid)
+            if r.connection_info]
     if not rows:
         return None
     return {"root_device_name": block_devices.ROOT_DEVICE,
@@ -288,7 +286,7 @@ class VolumeMixin:
     def _prep_block_devices(self, ctx, inst, held: list[dict], steps: list) -> dict | None:
         """Create, wait for and attach every volume of the server; returns the driver's
         block_device_info (None without volumes). Each step's trace goes into ``steps``."""
-        rows = block_devices.for_instance(inst.uuid)
+        rows = self.db.call("block_devices_of", instance_uuid=inst.uuid)
         if not rows:
             return None
         client = _owner_client(ctx, inst, any(r.volume_id is None for r in rows))
@@ -308,7 +306,7 @@ class VolumeMixin:
                                                       host_connector)
                 row.attachment_id = attachment["id"]
                 held.append({"attachment_id": row.attachment_id})
-                block_devices.update(row.id, {"attachment_id": row.attachment_id})
+                self._bdm(inst.uuid, row, attachment_id=row.attachment_id)
             else:  # reserved by the API
                 attachment = client.attachment_update(row.attachment_id, host_connector)
             conn = attachment.get("connection_info")
@@ -316,7 +314,7 @@ class VolumeMixin:
                 raise VolumeAttachFailed(f"The volume service gave no connection_info for "
                                          f"volume {row.volume_id}.")
             client.attachment_complete(row.attachment_id)
-            block_devices.update(row.id, {"connection_info": conn})
+            self._bdm(inst.uuid, row, connection_info=conn)
             mapping.append(mapping_entry(row, conn))
             step.done(detail=f"{row.volume_id} as {row.device_name} "
                              f"({conn.get('driver_volume_type')})")
@@ -336,11 +334,15 @@ class VolumeMixin:
                                metadata={CREATED_FOR: inst.uuid})
         row.volume_id = volume["id"]
         held.append({"volume_id": row.volume_id, "created": True})
-        block_devices.update(row.id, {"volume_id": row.volume_id})
+        self._bdm(inst.uuid, row, volume_id=row.volume_id)
         step.detail = f"{row.volume_id}: {row.volume_size} GB from {source}"
         wait_available(client, row.volume_id,
                        config.CONF.compute.block_device_allocate_timeout)
         step.done()
+
+    def _bdm(self, instance_uuid: str, row, **values) -> None:
+        self.db.call("update_block_device", instance_uuid=instance_uuid, bdm_id=row.id,
+                     values=values)
 
     # --- attach and detach on a running server ------------------------------------------
 
@@ -348,7 +350,8 @@ class VolumeMixin:
         """Connect the reserved volume of mapping ``bdm_uuid`` and hot-plug it; on failure
         the reservation and the mapping go and the caller gets the error."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.uuid == bdm_uuid), None)
             if row is None:
                 raise exceptions.NotFound(f"No volume Block Device Mapping {bdm_uuid}.")
@@ -368,21 +371,17 @@ class VolumeMixin:
                     self.driver.detach_volume({"uuid": instance_uuid}, conn, row.device_name)
                     raise
                 step.done(detail=f"{row.volume_id} as {row.device_name}")
-                with db.transaction() as s:
-                    s.execute(sa.update(BlockDeviceMapping)
-                              .where(BlockDeviceMapping.id == row.id)
-                              .values(connection_info=conn, updated_at=utcnow()))
-                    trace.store(s, [step])
-                    trace.finish_action(s, ctx.request_id, instance_uuid)
+                self.db.call("finish_volume_step", instance_uuid=instance_uuid,
+                             bdm_id=row.id, connection_info=conn,
+                             events=[hostdb.event(step)], request_id=ctx.request_id)
             except Exception as error:  # noqa: BLE001 - undo, then tell the caller
                 LOG.info("Attaching volume %s to %s failed: %s", row.volume_id,
                          instance_uuid, error)
                 undo = _delete_attachment(ctx, row)
                 step.fail(f"{_describe(error)}; undone: {undo}")
-                with db.transaction() as s:
-                    _forget(s, row)
-                    trace.store(s, [step])
-                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                self.db.call("finish_volume_step", instance_uuid=instance_uuid,
+                             bdm_id=row.id, events=[hostdb.event(step)],
+                             request_id=ctx.request_id, result="Error")
                 if isinstance(error, exceptions.PocketstackError) and error.code < 500:
                     raise
                 raise VolumeAttachFailed(f"Failed to attach volume {row.volume_id} to "
@@ -392,11 +391,13 @@ class VolumeMixin:
         """Unplug the volume, delete its attachment and the mapping. A driver failure
         leaves it attached (the volume goes back to in-use)."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.volume_id == volume_id), None)
             step = Step(ctx, instance_uuid, "compute_detach_volume", "compute", self.host)
             if row is None:
-                trace.record(step.done(detail=f"{volume_id} was already detached"))
+                self._record(instance_uuid, step.done(
+                    detail=f"{volume_id} was already detached"))
                 return
             client = VolumeClient(ctx)
             try:
@@ -408,24 +409,24 @@ class VolumeMixin:
                     client.roll_detaching(volume_id)
                 except exceptions.PocketstackError:
                     pass
-                with db.transaction() as s:
-                    trace.store(s, [step.fail(error)])
-                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                             expect_task=None, events=[hostdb.event(step.fail(error))],
+                             request_id=ctx.request_id, result="Error")
                 raise VolumeAttachFailed(f"Failed to detach volume {volume_id} from "
                                          f"{instance_uuid}: {_describe(error)}") from None
             undo = _delete_attachment(ctx, row)
-            with db.transaction() as s:
-                _forget(s, row)
-                trace.store(s, [step.done(detail=f"{volume_id} from {row.device_name}; "
-                                                 f"{undo}")])
-                trace.finish_action(s, ctx.request_id, instance_uuid)
+            self.db.call("finish_volume_step", instance_uuid=instance_uuid, bdm_id=row.id,
+                         events=[hostdb.event(step.done(
+                             detail=f"{volume_id} from {row.device_name}; {undo}"))],
+                         request_id=ctx.request_id)
 
 
     def extend_attached_volume(self, ctx, instance_uuid: str, volume_id: str) -> None:
         """The volume service grew a volume this guest has attached (volume-extended,
         cinder's in-use extend): the guest's disk follows (nova's _extend_volume)."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.volume_id == volume_id and r.connection_info), None)
             if row is None:
                 return
@@ -440,13 +441,10 @@ class VolumeMixin:
             except Exception as error:  # noqa: BLE001 - recorded on the server's trace
                 LOG.warning("Growing volume %s of %s failed: %s", volume_id, instance_uuid,
                             error)
-                trace.record(step.fail(f"{volume_id}: {_describe(error)}"))
+                self._record(instance_uuid, step.fail(f"{volume_id}: {_describe(error)}"))
                 return
-            trace.record(step.done(detail=f"{volume_id} at {row.device_name}: {size} GiB"))
-
-
-def _forget(session, row) -> None:
-    session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
+            self._record(instance_uuid, step.done(
+                detail=f"{volume_id} at {row.device_name}: {size} GiB"))
 
 
 def _delete_attachment(ctx, row, use_service_token: bool = False) -> str:
