@@ -5,6 +5,7 @@ is refused, and the server is unchanged. A cloud whose hosts use the conductor
 ([compute] database_access = conductor) runs power actions and heartbeats through it."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -108,9 +109,6 @@ def test_a_host_may_not_delete_build_or_report_for_another(cloud, admin_api, ser
         ("register_nodes", {"hosts": [owner], "resources": {}, "ratios": {}}),
         ("reconcile_resources", {"hosts": [owner]}),
         ("fault_rules", {"hosts": [owner]}),
-        ("report_providers", {"hosts": [other], "reports": [{
-            "uuid": owner_node["id"], "name": owner, "totals": {"VCPU": 1},
-            "reserved": {}, "ratios": {}, "initial_ratios": {}, "traits": []}]}),
     )
     for op, args in refused:
         with pytest.raises(exceptions.Forbidden):
@@ -148,8 +146,34 @@ def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api
 
 def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(image_id):
     with own_cloud("hostdb", **{"compute.database_access": "conductor",
-                                "compute.report_interval": 0.2}) as c:
+                                "compute.report_interval": 0.2,
+                                "compute.periodic_interval": 0.3}) as c:
         api = Compute(c, c.session())
+        # The hosts reported their providers over placement's REST API (the nova service
+        # user, as nova's report client): made with the COMPUTE_NODE trait, and an
+        # operator's allocation ratio stays through the periodic reports that follow.
+        p = c.session()
+        placement = c.url + "/placement"
+        mv = {"OpenStack-API-Version": "placement 1.26"}
+        node = api.get("/os-hypervisors/detail").json()["hypervisors"][0]
+        wait_for(lambda: p.get(f"{placement}/resource_providers/{node['id']}/inventories"
+                               "/VCPU", headers=mv, raise_exc=False).status_code == 200,
+                 30, "the host's provider (reported once the API listens)")
+        traits = p.get(f"{placement}/resource_providers/{node['id']}/traits",
+                       headers=mv).json()
+        assert traits["traits"] == ["COMPUTE_NODE"]
+        inventory = p.get(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                          headers=mv).json()
+        assert inventory["total"] == node["vcpus"]
+        r = p.put(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                  headers=mv, json=dict(inventory, allocation_ratio=7.0))
+        assert r.status_code == 200, r.text
+        generation = r.json()["resource_provider_generation"]
+        time.sleep(1.0)  # a few periodic reports (nothing to wait for: nothing changes)
+        kept = p.get(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                     headers=mv).json()
+        assert kept["allocation_ratio"] == 7.0 and kept["total"] == node["vcpus"]
+        assert kept["resource_provider_generation"] == generation  # nothing rewritten
         r = c.session().post(c.url + "/image/v2/images", json={
             "name": "cirros", "disk_format": "qcow2", "container_format": "bare"})
         image = r.json()["id"]

@@ -431,22 +431,6 @@ def node_providers(hosts: list[str]) -> list[list]:
 
 
 @operation(HOSTS)
-def report_providers(hosts: list[str], reports: list[dict]) -> None:
-    """These hosts' resource providers and inventories into placement
-    (placement/report.py); a provider not of one of their nodes is refused."""
-    from pocketstack.placement import report as placement_report
-
-    mine = {uuid for _, uuid, _ in node_providers(hosts)}
-    foreign = [r["uuid"] for r in reports if r["uuid"] not in mine]
-    if foreign:
-        from pocketstack.common import exceptions
-
-        raise exceptions.Forbidden(f"Providers {foreign} are not of hosts {hosts}.")
-    placement_report.report([placement_report.Host(**dict(r, traits=tuple(r["traits"])))
-                             for r in reports])
-
-
-@operation(HOSTS)
 def adopt_old_claims(hosts: list[str]) -> None:
     from pocketstack.compute.manager.periodic import _adopt_old_claims as adopt
 

@@ -7,14 +7,14 @@ ComputeManager), so 1,000 simulated hosts in one process cost a few statements p
 not a few per host (compute/fleet.py); a lone agent passes itself."""
 from __future__ import annotations
 
-import dataclasses
 import logging
+import threading
 import time
 import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, exceptions, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.rpc_errors import MessagingTimeout
 from pocketstack.common.timeutils import utcnow
@@ -77,7 +77,7 @@ def register_nodes(managers: dict) -> None:
     nodes = _each(managers, "register_nodes", ratios=ratios,
                   per_host=lambda hosts: {"resources": {h: resources[h] for h in hosts}})
     _report(managers, [(host, _provider(node_uuid, name, sizes, conf))
-                       for host, node_uuid, name, sizes in nodes])
+                       for host, node_uuid, name, sizes in nodes], at_start=True)
     _each(managers, "adopt_old_claims")
     hostdb.for_hosts(list(managers), "register_services", binary="nova-compute",
                      topic="compute")
@@ -120,16 +120,49 @@ def write_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list]:
     return nodes
 
 
-def _report(managers: dict, reports: list[tuple[str, placement_report.Host]]) -> None:
-    """These hosts' providers into placement: in-process (placement/report.py), or, for a
-    host without the database, through the conductor, host by host."""
+def _report(managers: dict, reports: list[tuple[str, placement_report.Host]],
+            at_start: bool = False) -> None:
+    """These hosts' providers into placement: in-process (placement/report.py: a
+    thousand simulated hosts in a few statements), or, for hosts on the conductor, over
+    placement's REST API with the nova service user, as nova's report client does
+    (placement/report_client.py)."""
     if config.CONF.compute.database_access != "conductor":
         placement_report.report([r for _, r in reports])
         return
-    for host, manager in managers.items():
-        mine = [dataclasses.asdict(r) for h, r in reports if h == host]
-        if mine:
-            manager.db.call("report_providers", hosts=[host], reports=mine)
+    from pocketstack.placement import report_client
+
+    hosts = [r for _, r in reports]
+    if not at_start:
+        report_client.report(hosts)
+        return
+    try:
+        report_client.report(hosts)
+    except exceptions.ServiceUnavailable as error:
+        # The API (placement) may not listen yet: a process that runs it too starts its
+        # roles first, and a compute host may start before the API host. Keep trying in
+        # the background (the scheduler sees the hosts once it works), bounded.
+        LOG.info("Placement not reachable yet (%s); reporting in the background", error)
+        threading.Thread(target=runtime.bind(_report_later), args=(hosts,),
+                         name="placement-report", daemon=True).start()
+
+
+def _report_later(hosts: list, timeout: float = CONDUCTOR_WAIT) -> None:
+    from pocketstack.placement import report_client
+
+    deadline = time.monotonic() + timeout
+    while True:
+        time.sleep(0.2)
+        try:
+            report_client.report(hosts)
+            return
+        except exceptions.ServiceUnavailable:
+            if time.monotonic() > deadline:
+                LOG.warning("Placement still unreachable after %gs; the periodic report "
+                            "will try again", timeout)
+                return
+        except Exception:  # noqa: BLE001 - the periodic report tries again
+            LOG.exception("Reporting to placement failed")
+            return
 
 
 def _adopt_old_claims(hosts: list[str]) -> None:
