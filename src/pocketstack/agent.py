@@ -36,16 +36,29 @@ class Agent:
         self.services: list = []
         self._stop = threading.Event()
 
-    def prepare(self, schema_timeout: float = 60.0) -> "Agent":
+    def prepare(self, schema_timeout: float = 60.0, roles=()) -> "Agent":
+        """The config, the message bus, the service user's password and (but for a
+        compute host on the conductor: ``roles`` is only compute) the database."""
         if self.config_file_given and not os.path.isfile(self.config_file):
             raise config.ConfigError(f"Config file {self.config_file} does not exist.")
         make_private_dir(self.data_dir)
-        config.load(self.data_dir, self.config_file, self.overrides)
+        opts = config.load(self.data_dir, self.config_file, self.overrides)
         config.check()
         require_message_bus(self.config_file)
         rpc.preload()  # on this (main) thread: see rpc.preload
         conf = config.CONF
+        without_database = (tuple(roles) == ("compute",)
+                            and conf.compute.database_access == "conductor")
+        if without_database:
+            self._refuse_database(opts)
         self._wait_for_password(self.PASSWORD_TIMEOUT)
+        if without_database:
+            # It reaches the cloud's state through the conductor (compute/hostdb.py) and
+            # placement through the conductor's checks: nothing may open the database,
+            # not even the default SQLite file of the data dir.
+            db.forbid("this compute host reaches the cloud through the conductor "
+                      "([compute] database_access = conductor) and has no database")
+            return self
         if conf.database.connection.startswith("sqlite"):
             LOG.warning("[database] connection is SQLite: every process must run on this "
                         "host with the same database file; use PostgreSQL or MariaDB "
@@ -54,6 +67,27 @@ class Agent:
         db.configure_models()
         self._wait_for_schema(schema_timeout)
         return self
+
+    @staticmethod
+    def _refuse_database(opts) -> None:
+        """A compute host on the conductor must not hold the database's credential: a
+        ``[database] connection`` in its config (or environment, or command line) is a
+        start-up error naming where it is, not a warning - ignored, the password would
+        still sit on the most exposed host, which is the exposure itself."""
+        from oslo_config import cfg
+
+        try:
+            where = opts.get_location("connection", group="database")
+        except (cfg.NoSuchOptError, AttributeError):
+            return
+        if where is None or where.location not in (
+                cfg.Locations.user, cfg.Locations.command_line, cfg.Locations.environment):
+            return
+        raise config.ConfigError(
+            f"[database] connection is set (in {where.detail or where.location.name}), but "
+            "this compute host reaches the cloud through the conductor ([compute] "
+            "database_access = conductor) and must not hold the database's credential: "
+            "remove it from this host's config.")
 
     def _wait_for_password(self, timeout: float) -> None:
         """The nova service user's password, with which this node's services log in at

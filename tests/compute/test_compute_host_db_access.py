@@ -5,6 +5,7 @@ is refused, and the server is unchanged. A cloud whose hosts use the conductor
 ([compute] database_access = conductor) runs power actions and heartbeats through it."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -87,6 +88,51 @@ def test_a_host_may_not_beat_or_register_for_another(cloud, server):
     _host_db(cloud, owner, "heartbeats", {"hosts": [owner], "binary": "nova-compute"})
 
 
+def test_a_host_may_not_delete_build_or_report_for_another(cloud, admin_api, server):
+    """The build's, the delete's and the periodic tasks' operations: another host's
+    server, node rows, provider, claim or fault rules are refused, and nothing moved."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    sid = server["id"]
+    owner_node = next(h for h in admin_api.get("/os-hypervisors/detail").json()[
+        "hypervisors"] if h["service"]["host"] == owner)
+    refused = (
+        ("finish_delete", {"instance_uuid": sid, "events": [], "request_id": None,
+                           "cleanup": {}}),
+        ("forget_block_devices", {"instance_uuid": sid}),
+        ("update_instance", {"instance_uuid": sid, "values": {"vm_state": "error"}}),
+        ("finish_build", {"instance_uuid": sid, "hosts": [owner], "values": {},
+                          "attempt": 0, "events": []}),
+        ("release_own_claim", {"hosts": [owner], "instance_uuid": sid}),
+        ("owned_instances", {"hosts": [owner]}),
+        ("register_nodes", {"hosts": [owner], "resources": {}, "ratios": {}}),
+        ("reconcile_resources", {"hosts": [owner]}),
+        ("fault_rules", {"hosts": [owner]}),
+    )
+    for op, args in refused:
+        with pytest.raises(exceptions.Forbidden):
+            _host_db(cloud, other, op, args)
+    server_now = admin_api.server(sid)
+    assert server_now["status"] == "ACTIVE" and server_now["OS-EXT-SRV-ATTR:host"] == owner
+    node = next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+                if h["service"]["host"] == owner)
+    assert node["running_vms"] >= 1 and node["vcpus"] == owner_node["vcpus"]
+    # A build's check of a server that is not its own answers what stops it quietly,
+    # and its own claim released on its own provider only: nothing of the owner's.
+    assert _host_db(cloud, other, "take_over", {"instance_uuid": sid, "attempt": 0}) is False
+    assert _host_db(cloud, other, "advance_build", {
+        "instance_uuid": sid, "values": {"vm_state": "error"}, "expect_task": None,
+        "attempt": 0, "events": []}) is False
+    assert _host_db(cloud, other, "is_live", {"instance_uuid": sid}) is True
+    assert _host_db(cloud, other, "block_devices_of", {"instance_uuid": sid}) == []
+    assert _host_db(cloud, other, "release_own_claim", {"hosts": [other],
+                                                        "instance_uuid": sid}) is False
+    assert _host_db(cloud, owner, "owned_instances", {"hosts": [owner]})[0]["host"] == owner
+    assert next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
+                if h["service"]["host"] == owner)["running_vms"] == node["running_vms"]
+
+
 def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):
     owner = server["OS-EXT-SRV-ATTR:host"]
     with pytest.raises(exceptions.BadRequest):
@@ -100,8 +146,34 @@ def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api
 
 def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(image_id):
     with own_cloud("hostdb", **{"compute.database_access": "conductor",
-                                "compute.report_interval": 0.2}) as c:
+                                "compute.report_interval": 0.2,
+                                "compute.periodic_interval": 0.3}) as c:
         api = Compute(c, c.session())
+        # The hosts reported their providers over placement's REST API (the nova service
+        # user, as nova's report client): made with the COMPUTE_NODE trait, and an
+        # operator's allocation ratio stays through the periodic reports that follow.
+        p = c.session()
+        placement = c.url + "/placement"
+        mv = {"OpenStack-API-Version": "placement 1.26"}
+        node = api.get("/os-hypervisors/detail").json()["hypervisors"][0]
+        wait_for(lambda: p.get(f"{placement}/resource_providers/{node['id']}/inventories"
+                               "/VCPU", headers=mv, raise_exc=False).status_code == 200,
+                 30, "the host's provider (reported once the API listens)")
+        traits = p.get(f"{placement}/resource_providers/{node['id']}/traits",
+                       headers=mv).json()
+        assert traits["traits"] == ["COMPUTE_NODE"]
+        inventory = p.get(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                          headers=mv).json()
+        assert inventory["total"] == node["vcpus"]
+        r = p.put(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                  headers=mv, json=dict(inventory, allocation_ratio=7.0))
+        assert r.status_code == 200, r.text
+        generation = r.json()["resource_provider_generation"]
+        time.sleep(1.0)  # a few periodic reports (nothing to wait for: nothing changes)
+        kept = p.get(f"{placement}/resource_providers/{node['id']}/inventories/VCPU",
+                     headers=mv).json()
+        assert kept["allocation_ratio"] == 7.0 and kept["total"] == node["vcpus"]
+        assert kept["resource_provider_generation"] == generation  # nothing rewritten
         r = c.session().post(c.url + "/image/v2/images", json={
             "name": "cirros", "disk_format": "qcow2", "container_format": "bare"})
         image = r.json()["id"]
@@ -153,12 +225,76 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
         assert "if" in api.server(sid)["addresses"]
         assert api.delete(f"/servers/{sid}/os-interface/{port}").status_code == 202
         wait_for(lambda: "if" not in api.server(sid)["addresses"], 30, "the port detached")
+        # A volume attached and detached, and a server booted from a new volume and
+        # deleted with it: the mappings through the conductor.
+        def volumes(method, path, body=None):
+            return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
+                "service_type": "block-storage", "interface": "public"})
+
+        vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
+        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+                 == "available", 30, "the volume")
+        r = api.post(f"/servers/{sid}/os-volume_attachments",
+                     {"volumeAttachment": {"volumeId": vid}})
+        assert r.status_code == 200, r.text
+        assert volumes("GET", f"/volumes/{vid}").json()["volume"]["status"] == "in-use"
+        assert api.delete(f"/servers/{sid}/os-volume_attachments/{vid}").status_code == 202
+        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+                 == "available", 30, "the volume detached")
+        raw = s.post(c.url + "/image/v2/images", json={
+            "name": "raw", "disk_format": "raw", "container_format": "bare"}).json()["id"]
+        s.put(c.url + f"/image/v2/images/{raw}/file", data=b"boot" * 1024,
+              headers={"Content-Type": "application/octet-stream"})
+        bfv = api.post("/servers", {"server": {
+            "name": "bfv", "flavorRef": "42", "networks": "none",
+            "block_device_mapping_v2": [{"source_type": "image", "uuid": raw,
+                                         "destination_type": "volume", "boot_index": 0,
+                                         "volume_size": 1, "delete_on_termination": True}]}})
+        assert bfv.status_code == 202, bfv.text
+        bfv = bfv.json()["server"]["id"]
+        attached = api.wait(bfv)["os-extended-volumes:volumes_attached"]
+        assert api.server(bfv)["status"] == "ACTIVE" and len(attached) == 1
+        assert api.delete(f"/servers/{bfv}").status_code == 204
+        wait_for(lambda: volumes("GET", f"/volumes/{attached[0]['id']}").status_code == 404,
+                 30, "the boot volume deleted with its server")
         actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
         start = next(a for a in actions if a["action"] == "start")
         events = api.get(f"/servers/{sid}/os-instance-actions/{start['request_id']}",
                          headers={"OpenStack-API-Version": "compute 2.51"}).json()
         by_name = {e["event"]: e for e in events["instanceAction"]["events"]}
         assert by_name["compute_power_on_instance"]["result"] == "Success"
+
+        # Live-migrated, then evacuated from its host forced down: the migration's status,
+        # its claims and the server's new host through the conductor, asked by each host.
+        for action, body, mv in (("os-migrateLive", {"host": None,
+                                                     "block_migration": "auto"}, "2.30"),
+                                 ("evacuate", {}, "2.68")):
+            source = api.server(sid)["OS-EXT-SRV-ATTR:host"]
+            service = None
+            if action == "evacuate":
+                service = next(x for x in api.get("/os-services?binary=nova-compute").json()[
+                    "services"] if x["host"] == source)
+                api.req("PUT", f"/os-services/{service['id']}", {"forced_down": True})
+            try:
+                r = api.post(f"/servers/{sid}/action", {action: body},
+                             headers={"OpenStack-API-Version": f"compute {mv}"})
+                assert r.status_code in (200, 202), r.text
+                server = wait_for(lambda: (lambda x: x["OS-EXT-STS:task_state"] is None
+                                           and x)(api.server(sid)), 60, action)
+            finally:
+                if service is not None:
+                    api.req("PUT", f"/os-services/{service['id']}", {"forced_down": False})
+            assert server["status"] == "ACTIVE" and \
+                server["OS-EXT-SRV-ATTR:host"] != source, (action, server)
+        # Deleted on its host through the conductor: claim, row and action in one commit.
+        before = api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert api.delete(f"/servers/{sid}").status_code == 204
+        wait_for(lambda: api.get(f"/servers/{sid}").status_code == 404, 30, "the delete")
+        after = api.get("/os-hypervisors/detail").json()["hypervisors"]
+        assert sum(h["running_vms"] for h in after) == sum(h["running_vms"]
+                                                          for h in before) - 1
+        actions = api.get(f"/servers/{sid}/os-instance-actions").json()["instanceActions"]
+        assert next(a for a in actions if a["action"] == "delete")["message"] is None
 
         def beats():
             rows = api.get("/os-services?binary=nova-compute").json()["services"]

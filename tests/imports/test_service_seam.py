@@ -59,12 +59,13 @@ def test_no_service_reaches_into_another(package, forbidden):
     assert _offenders(package, forbidden) == []
 
 
-def test_compute_reaches_placement_only_through_its_in_process_door():
+def test_compute_reaches_placement_only_through_its_doors():
     """The scheduler claims and the hosts report through placement/direct.py and
-    placement/report.py (docs/architecture.md says why not HTTP); nothing else of
-    placement's is compute's business."""
+    placement/report.py in-process (docs/architecture.md says why not HTTP), a host on
+    the conductor reports through its REST client (placement/report_client.py); nothing
+    else of placement's is compute's business."""
     allowed = {"pocketstack.placement", "pocketstack.placement.direct",
-               "pocketstack.placement.report"}
+               "pocketstack.placement.report", "pocketstack.placement.report_client"}
     found = []
     for path in sorted((SRC / "compute").rglob("*.py")):
         for name in sorted(_imports(path)):

@@ -3,16 +3,18 @@ RabbitMQ (127.0.0.1:5672, guest/guest) and PostgreSQL (127.0.0.1:5432) on this m
 
 ``scaleout`` (module scope) makes a throw-away PostgreSQL database and a RabbitMQ virtual
 host of its own (``rabbitmqctl``; without it, prefixed topics on the default vhost: see
-``Broker``), writes one config file that every process shares, and starts ``api``,
-``conductor``, ``scheduler`` and two ``compute`` agents (cmp-a, cmp-b) with one data dir
-(so they share the Fernet keys). Teardown stops whatever still runs (SIGTERM, then SIGKILL
-after a bound), drops the database and deletes the vhost (or the queues). Without a broker
-or a PostgreSQL server the tests skip, saying which is missing.
+``Broker``), writes the API's config file, and starts ``api``, ``conductor``, ``scheduler``
+and two ``compute`` agents (cmp-a, cmp-b), each agent with a data dir and a copy of that
+config of its own (the computes' without database settings: they reach the cloud through
+the conductor). Teardown stops whatever still runs (SIGTERM, then SIGKILL after a bound),
+drops the database and deletes the vhost (or the queues). Without a broker or a
+PostgreSQL server the tests skip, saying which is missing.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -206,9 +208,12 @@ class ScaleOut:
             config_file = os.path.join(self.tmp, f"{name}.conf")
             with open(self.config_file) as f, open(config_file, "w") as out:
                 text = f.read()
-                if role == "compute":  # what it changes goes through the conductor
+                if role == "compute":
+                    # What it reads and changes goes through the conductor: its config has
+                    # no database settings at all (it refuses to start with them).
                     text = text.replace("[compute]\n", "[compute]\n"
                                         "database_access = conductor\n")
+                    text = re.sub(r"\[database\]\n(?:[^\[\n][^\n]*\n)*", "", text)
                 out.write(text + "[service_user]\nnova_password = "
                           f"{self.service_password('nova')}\n")
         args = ["--data-dir", data_dir, "--config-file", config_file, *extra]

@@ -1,6 +1,7 @@
 """The whole boot with api, conductor, scheduler and two computes as separate processes over
 the real RabbitMQ and PostgreSQL: servers ACTIVE on each host through
-openstacksdk, deleted without leaking ports or claims; a compute killed with SIGKILL in
+openstacksdk, deleted without leaking ports or claims, by computes that hold no database
+(their config has none; they ask the conductor); a compute killed with SIGKILL in
 the middle of a build leads, after the build deadline, to a reschedule (never BUILD
 forever) and shows as down in os-services; every process stops cleanly on SIGTERM.
 
@@ -100,6 +101,30 @@ def test_boot_on_both_hosts_over_rabbitmq_and_postgresql(scaleout):
     _wait_gone(cloud, conn, [s.id for s in active])
     cloud.wait_for("nothing left behind",
                    lambda: _leftovers(cloud, sess, network_id) == NOTHING, timeout=10)
+
+
+def test_compute_hosts_hold_no_database(scaleout):
+    """The computes booted and deleted the servers above with no database settings in
+    their config, and hold no connection to PostgreSQL (the conductor, which does, has
+    some): their state went through the conductor over RabbitMQ."""
+    import psutil
+
+    cloud = scaleout
+    for host in cloud.hosts:
+        with open(cloud.nodes[host].command[cloud.nodes[host].command.index(
+                "--config-file") + 1]) as f:
+            text = f.read()
+        assert "[database]" not in text and "postgresql" not in text and \
+            "database_access = conductor" in text
+
+    def to_postgres(name):
+        proc = psutil.Process(cloud.nodes[name].proc.pid)
+        return [c for p in [proc, *proc.children(recursive=True)]
+                for c in p.net_connections(kind="tcp") if c.raddr and c.raddr.port == 5432]
+
+    assert to_postgres("conductor")
+    for host in cloud.hosts:
+        assert cloud.nodes[host].alive and not to_postgres(host), host
 
 
 def test_a_host_stops_and_starts_its_server_through_the_conductor(scaleout):

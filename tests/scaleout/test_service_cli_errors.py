@@ -49,3 +49,21 @@ def test_a_missing_config_file_is_named(tmp_path):
                             capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 1
     assert f"Config file {tmp_path / 'nope.conf'} does not exist." in result.stderr
+
+
+RABBIT = "[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n"
+
+
+def test_a_compute_host_on_the_conductor_refuses_a_database_url(tmp_path):
+    """A compute host that reaches the cloud through the conductor must not hold the
+    database's credential: a [database] connection in its config is refused, naming the
+    file (ignoring it would leave the password on the host)."""
+    result = _run(tmp_path, "compute", "--host", "c1",
+                  conf=RABBIT + "[database]\nconnection = postgresql+psycopg://nova:secret@db/x\n"
+                                "[compute]\ndatabase_access = conductor\n")
+    assert result.returncode == 1
+    assert "[database] connection is set" in result.stderr
+    assert str(tmp_path / "pocketstack.conf") in result.stderr
+    assert "database_access = conductor" in result.stderr
+    assert "secret" not in result.stderr and "Traceback" not in result.stderr
+

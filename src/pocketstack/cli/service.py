@@ -140,7 +140,7 @@ def _run_agent(role: str, data_dir, config_file, node, debug) -> None:
     stopping = []
     _install_signals(lambda: (stopping.append(1), agent.request_stop()), lambda: bool(stopping))
     try:
-        agent.prepare()
+        agent.prepare(roles=[role])
     except Exception as error:  # noqa: BLE001 - database unreachable, bad URL, …
         agent.close()
         if stopping:  # asked to stop while waiting for the database: not a failure

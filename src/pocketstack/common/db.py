@@ -74,6 +74,7 @@ class _Database:
         self.is_sqlite = False
         self.sqlite_write_lock = threading.RLock()
         self.sqlite_flock_fd: int | None = None  # <database>.lock, writers of all processes
+        self.forbidden: str | None = None  # why this process has no database (forbid)
 
 
 def _db() -> _Database:
@@ -83,9 +84,28 @@ def _db() -> _Database:
 _local = threading.local()  # the session of the transaction open in this thread, if any
 
 
+class NoDatabase(RuntimeError):
+    """This process runs without the database (a compute host on the conductor)."""
+
+
+def forbid(reason: str) -> None:
+    """This process may not open the database: any use raises NoDatabase(reason) (a
+    compute host that reaches the cloud through the conductor must not fall back to the
+    default SQLite file in its data dir)."""
+    dispose()
+    _db().forbidden = reason
+
+
+def forbidden() -> str | None:
+    """Why this process has no database (forbid), or None."""
+    return _db().forbidden
+
+
 def configure(url: str | None = None) -> sa.Engine:
     """Create the cloud's engine (idempotent for the same URL)."""
     state = _db()
+    if state.forbidden:
+        raise NoDatabase(state.forbidden)
     url = url or config.CONF.database.connection
     if state.engine is not None and str(state.engine.url) == str(sa.make_url(url)):
         return state.engine

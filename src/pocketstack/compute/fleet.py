@@ -19,7 +19,8 @@ import concurrent.futures
 import os
 import threading
 
-from pocketstack.common import config, rpc, runtime
+from pocketstack.common import config, db, rpc, runtime
+from pocketstack.control import faults
 from pocketstack.compute.runners import BuildPool, Periodic, make_driver
 
 # Messages one host may have in flight at once, as its own agent's pool allowed.
@@ -59,6 +60,9 @@ class ComputeFleet:
             driver = make_driver(kind, name, data_dir)
             self.managers[name] = ComputeManager(name, driver, data_dir,
                                                  fake_cache if kind == "fake" else None)
+        if db.forbidden():  # everything goes through the conductor: wait for one
+            hostdb.wait_for_conductor(next(iter(self.managers)), CONDUCTOR_WAIT)
+            faults.use_remote(*_remote_faults(self.managers))  # fault injection rules too
         periodic.register_nodes(self.managers)
         # Threads are made as messages arrive and reused once idle, so the pool's size is
         # only the ceiling one agent per host had.
@@ -100,6 +104,26 @@ class ComputeFleet:
                 task.stop()
         self.pool.shutdown(wait=True)
         self.builds.shutdown(wait=True)
+
+
+CONDUCTOR_WAIT = 120.0  # seconds a host without the database waits for a conductor
+
+
+def _remote_faults(managers: dict):
+    """(read, consume) of the fault injection rules, asked of the conductor host by host
+    (each host may read and take only its own rules and those for every host)."""
+    def read() -> list[dict]:
+        rules = {}
+        for host, manager in managers.items():
+            for rule in manager.db.call("fault_rules", hosts=[host]):
+                rules[rule["id"]] = rule
+        return sorted(rules.values(), key=lambda r: r["created_at"] or "")
+
+    def consume(rule_id: str) -> bool:
+        return any(manager.db.call("consume_fault", hosts=[host], rule_id=rule_id)
+                   for host, manager in managers.items())
+
+    return read, consume
 
 
 def start(hosts: list[tuple[str, str | None]], data_dir: str) -> list:

@@ -24,16 +24,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 import types
 from typing import Callable
 
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
-from pocketstack.compute import instances, resize, service_rows, states, trace
-from pocketstack.compute.models import Instance, Migration
+from pocketstack.common.timeutils import utcnow
+from pocketstack.compute import block_devices, instances, resize, service_rows, states, trace
+from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
 from pocketstack.compute.scheduler import claims
 
+LOG = logging.getLogger(__name__)
 HOSTS, INSTANCE = "hosts", "instance"
 
 
@@ -41,18 +44,22 @@ HOSTS, INSTANCE = "hosts", "instance"
 class Operation:
     func: Callable
     scope: str  # HOSTS or INSTANCE: what the conductor checks before running it
-    returns_instance: bool = False  # a row: its columns cross the bus
-    read: bool = False  # a server not on the asking host is not there for it: None
+    returns_instance: bool = False  # a row (or a list of rows): columns cross the bus
+    # The answer for a server that is not the asking host's (REFUSE: a 403). A read
+    # answers None, as for a server that does not exist (a late event for a server that
+    # moved on); a build's checks answer what makes a superseded build stop quietly.
+    foreign: object = None
 
 
 OPERATIONS: dict[str, Operation] = {}
 _UNSET = "<unset>"  # a primitive: it crosses the bus as itself
+REFUSE = "<refuse>"
 
 
-def operation(scope: str, returns_instance: bool = False):
+def operation(scope: str, returns_instance: bool = False, foreign=_UNSET):
     def register(func):
-        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance,
-                                              read=returns_instance)
+        answer = foreign if foreign is not _UNSET else (None if returns_instance else REFUSE)
+        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance, answer)
         return func
     return register
 
@@ -62,6 +69,8 @@ def instance_columns(row) -> dict | None:
     answer to the operations that return one."""
     if row is None:
         return None
+    if isinstance(row, list):
+        return [instance_columns(r) for r in row]
     if isinstance(row, sa.Row):
         return _primitive(row._asdict())
     return _primitive({attr.key: getattr(row, attr.key)
@@ -72,14 +81,18 @@ def instance_from_columns(columns: dict | None):
     """A row answered over the bus, read as the row was: attributes."""
     if columns is None:
         return None
+    if isinstance(columns, list):
+        return [instance_from_columns(c) for c in columns]
     return types.SimpleNamespace(**{
         k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str) else v
         for k, v in columns.items()})
 
 
-_DATETIMES = frozenset(attr.key for model in (Instance, Migration)
+_DATETIMES = frozenset(attr.key for model in (Instance, Migration, BlockDeviceMapping)
                        for attr in sa.inspect(model).column_attrs
-                       if isinstance(attr.columns[0].type, sa.DateTime))
+                       if isinstance(attr.columns[0].type, sa.DateTime)
+                       or isinstance(getattr(attr.columns[0].type, "impl", None),
+                                     sa.DateTime))
 
 
 # --- the operations -------------------------------------------------------------------
@@ -161,11 +174,13 @@ def _locked(s, instance_uuid: str):
 
 
 @operation(INSTANCE)
-def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET) -> bool:
-    """The compare-and-swap update of instances.update (``expect_task`` when given)."""
-    if expect_task is _UNSET:
-        return instances.update(instance_uuid, values)
-    return instances.update(instance_uuid, values, expect_task=expect_task)
+def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET,
+                    expect_vm=_UNSET) -> bool:
+    """The compare-and-swap update of instances.update (``expect_task``, ``expect_vm``
+    when given)."""
+    expect = {k: v for k, v in (("expect_task", expect_task), ("expect_vm", expect_vm))
+              if v != _UNSET}
+    return instances.update(instance_uuid, _values(values), **expect)
 
 
 @operation(INSTANCE)
@@ -192,6 +207,295 @@ def finish_action(instance_uuid: str, values: dict | None, expect_task, events: 
                 trace.finish_action(s, request_id, instance_uuid, result)
     return ok
 
+
+# --- the build (manager/build.py) and the delete (manager/delete.py) ------------------
+
+
+@operation(INSTANCE, foreign=False)  # rescheduled to another host: superseded here
+def advance_build(instance_uuid: str, values: dict, expect_task, attempt: int,
+                  events: list[dict]) -> bool:
+    """One step of a build: the compare-and-swap on the task and the attempt, with the
+    events of the step that ended."""
+    return instances.update(instance_uuid, _values(values), expect_task=expect_task,
+                            attempt=attempt, events=[_StoredStep(e) for e in events])
+
+
+@operation(INSTANCE, foreign=False)
+def finish_build(instance_uuid: str, hosts: list[str], values: dict, attempt: int,
+                 events: list[dict]) -> bool:
+    """The guest is up: a success of this host's (its failed-build count cleared, the
+    node row first, as a delete's claim release takes them: no deadlock on engines that
+    lock rows) and the server ACTIVE, in one commit."""
+    with db.transaction() as s:
+        s.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": hosts[0]})
+        return instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
+                                attempt=attempt, events=[_StoredStep(e) for e in events],
+                                session=s)
+
+
+_CLEAR_FAILED_BUILDS = (sa.update(ComputeNode.__table__)
+                        .where(ComputeNode.__table__.c.host == sa.bindparam("p_host"),
+                               ComputeNode.__table__.c.failed_builds != 0)
+                        .values(failed_builds=0))
+
+
+@operation(INSTANCE, foreign=False)
+def take_over(instance_uuid: str, attempt: int) -> bool:
+    """instances.take_over: the build's attempt made the caller's to undo and hand back."""
+    return instances.take_over(instance_uuid, attempt)
+
+
+# A server that moved to another host lives on there: its ports stay (the answer that
+# undoes less).
+@operation(INSTANCE, foreign=True)
+def is_live(instance_uuid: str) -> bool:
+    return instances.is_live(instance_uuid)
+
+
+@operation(INSTANCE, foreign=None)  # events of a server that moved on: dropped
+def record(instance_uuid: str, events: list[dict]) -> None:
+    """Trace events no state change carries (trace.record)."""
+    try:
+        with db.transaction() as s:
+            trace.store_rows(s, [_event_row(e) for e in events])
+    except Exception:  # noqa: BLE001 - tracing must never break the pipeline
+        LOG.exception("Could not record trace events")
+
+
+@operation(HOSTS)
+def release_own_claim(hosts: list[str], instance_uuid: str) -> bool:
+    """The server's claim, only if it is on the asking host's own provider (a build that
+    lost its server to a reschedule must not free the next attempt's claim elsewhere)."""
+    return claims.release(instance_uuid, host=hosts[0])
+
+
+@operation(INSTANCE, returns_instance=True, foreign=[])
+def block_devices_of(instance_uuid: str):
+    """The server's block device mappings (block_devices.for_instance)."""
+    return block_devices.for_instance(instance_uuid)
+
+
+@operation(INSTANCE)
+def update_block_device(instance_uuid: str, bdm_id: int, values: dict,
+                        expect: dict | None = None) -> bool:
+    """block_devices.update of one of the server's mappings (the conductor checks it is
+    the server's)."""
+    return block_devices.update(bdm_id, values, expect=expect)
+
+
+@operation(INSTANCE)
+def forget_block_device(instance_uuid: str, bdm_id: int) -> None:
+    with db.transaction() as s:
+        s.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == bdm_id))
+
+
+@operation(HOSTS, returns_instance=True)
+def unconnected_block_devices(hosts: list[str], instance_uuids: list[str], before):
+    """Mappings of these servers (those on the asking host) reserved but never connected
+    before ``before`` (an attach cut short by a crash: manager/volumes.reconcile)."""
+    if isinstance(before, str):
+        before = dt.datetime.fromisoformat(before)
+    b = BlockDeviceMapping
+    with db.reader() as s:
+        rows = list(s.scalars(sa.select(b).join(Instance, Instance.uuid == b.instance_uuid)
+                              .where(b.instance_uuid.in_(instance_uuids),
+                                     Instance.host.in_(hosts),
+                                     b.attachment_id.is_not(None),
+                                     b.connection_info.is_(None),
+                                     b.updated_at < before)).all())
+        s.expunge_all()
+    return rows
+
+
+@operation(INSTANCE)
+def finish_volume_step(instance_uuid: str, bdm_id: int, events: list[dict],
+                       request_id: str | None, connection_info=_UNSET,
+                       result: str | None = None) -> None:
+    """The end of a volume attach or detach, in one commit: the mapping connected
+    (``connection_info``) or gone (none given), its events and the action's finish."""
+    b = BlockDeviceMapping
+    with db.transaction() as s:
+        if connection_info == _UNSET:
+            s.execute(sa.delete(b).where(b.id == bdm_id))
+        else:
+            s.execute(sa.update(b).where(b.id == bdm_id)
+                      .values(connection_info=connection_info, updated_at=utcnow()))
+        trace.store_rows(s, [_event_row(e) for e in events])
+        if request_id is not None:
+            trace.finish_action(s, request_id, instance_uuid, result)
+
+
+@operation(INSTANCE)
+def forget_block_devices(instance_uuid: str) -> None:
+    """A deleted server's mappings go (after its volumes were released)."""
+    with db.transaction() as s:
+        s.execute(sa.delete(BlockDeviceMapping)
+                  .where(BlockDeviceMapping.instance_uuid == instance_uuid))
+
+
+@operation(INSTANCE)
+def finish_delete(instance_uuid: str, events: list[dict], request_id: str | None,
+                  cleanup: dict) -> list[str]:
+    """The end of a delete, in one commit: the claim (and a resize's) given back, the
+    server group membership gone, the row marked deleted, its events (``cleanup``: the
+    step whose detail lists what was released, finished here) and the action finished.
+    What was released, for the detail."""
+    from pocketstack.compute.manager.delete import delete_rows
+
+    with db.transaction() as s:
+        done = delete_rows(s, instance_uuid)
+        cleanup = dict(cleanup)
+        cleanup["detail"] = "; ".join(cleanup.pop("done") + done) or "nothing held"
+        now = utcnow()
+        instances.update(instance_uuid, {
+            "deleted": True, "deleted_at": now, "terminated_at": now,
+            "vm_state": states.DELETED, "task_state": None, "power_state": states.NOSTATE,
+            "build_token": None}, events=[_StoredStep(e) for e in events + [cleanup]],
+            session=s)
+        if request_id is not None:
+            trace.finish_action(s, request_id, instance_uuid)
+    return done
+
+
+# --- start-up recovery and the periodic tasks (manager/periodic.py) -------------------
+
+CHUNK = 500  # hosts per IN (...) list: well inside every engine's bound-parameter limit
+
+
+def _chunks(items: list):
+    for start in range(0, len(items), CHUNK):
+        yield items[start:start + CHUNK]
+
+
+@operation(HOSTS, returns_instance=True)
+def owned_instances(hosts: list[str]):
+    """The live servers of these hosts (start-up recovery)."""
+    rows = []
+    with db.reader() as s:
+        for part in _chunks(hosts):
+            rows += s.scalars(sa.select(Instance).where(Instance.host.in_(part),
+                                                        Instance.deleted.is_(False))).all()
+        s.expunge_all()
+    return rows
+
+
+@operation(HOSTS)
+def power_sync_rows(hosts: list[str]) -> list[list]:
+    """[uuid, host, vm_state, power_state] of these hosts' settled servers."""
+    rows = []
+    with db.reader() as s:
+        for part in _chunks(hosts):
+            rows += s.execute(sa.select(Instance.uuid, Instance.host, Instance.vm_state,
+                                        Instance.power_state)
+                              .where(Instance.host.in_(part), Instance.deleted.is_(False),
+                                     Instance.task_state.is_(None),
+                                     Instance.vm_state.in_([states.ACTIVE, states.STOPPED,
+                                                            states.PAUSED,
+                                                            states.SUSPENDED]))).all()
+    return [list(r) for r in rows]
+
+
+@operation(HOSTS)
+def due_reclaims(hosts: list[str], interval: float) -> list[list]:
+    """[uuid, host] of these hosts' servers soft-deleted longer than ``interval``."""
+    due = []
+    with db.reader() as s:
+        for part in _chunks(hosts):
+            due += s.execute(sa.select(Instance.uuid, Instance.host).where(
+                Instance.host.in_(part), Instance.deleted.is_(False),
+                Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
+                Instance.deleted_at < utcnow() - dt.timedelta(seconds=interval))).all()
+    return [list(r) for r in due]
+
+
+@operation(HOSTS)
+def register_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list]:
+    """The compute_nodes rows of these hosts with what their drivers report
+    (``resources``: host -> the driver's figures); [host, node uuid, name, sizes] of
+    each, for its resource provider."""
+    from pocketstack.compute.manager.periodic import write_nodes
+
+    return write_nodes(hosts, resources, ratios)
+
+
+@operation(HOSTS)
+def node_providers(hosts: list[str]) -> list[list]:
+    """[host, node uuid, hypervisor hostname] of these hosts' nodes."""
+    rows = []
+    with db.reader() as s:
+        for part in _chunks(hosts):
+            rows += s.execute(sa.select(ComputeNode.host, ComputeNode.uuid,
+                                        ComputeNode.hypervisor_hostname)
+                              .where(ComputeNode.host.in_(part))).all()
+    return [list(r) for r in rows]
+
+
+@operation(HOSTS)
+def adopt_old_claims(hosts: list[str]) -> None:
+    from pocketstack.compute.manager.periodic import _adopt_old_claims as adopt
+
+    adopt(hosts)
+
+
+@operation(HOSTS)
+def reconcile_resources(hosts: list[str]) -> None:
+    from pocketstack.compute.manager.periodic import reconcile_usage
+
+    reconcile_usage(hosts)
+
+
+@operation(HOSTS)
+def fault_rules(hosts: list[str]) -> list[dict]:
+    """The fault injection rules for these hosts (and for every host)."""
+    from pocketstack.control import faults
+
+    return [r for r in faults.read_rules() if r["host"] in (None, *hosts)]
+
+
+@operation(HOSTS)
+def consume_fault(hosts: list[str], rule_id: str) -> bool:
+    """One use of a rule for these hosts (or for every host)."""
+    from pocketstack.control import faults
+
+    if not any(r["id"] == rule_id for r in fault_rules(hosts)):
+        return False
+    return faults.consume_rule(rule_id)
+
+
+# --- live migration and evacuation (manager/migrate.py) -------------------------------
+
+
+@operation(INSTANCE)
+def set_migration_status(instance_uuid: str, migration_uuid: str, status: str) -> bool:
+    return resize.set_status(migration_uuid, status)
+
+
+@operation(INSTANCE)
+def fail_move(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
+              request_id: str, vm_state: str | None = None) -> None:
+    """migrate.fail, for a host: the destination's claim dropped, the source's back."""
+    from pocketstack.compute import migrate
+
+    migrate.fail(types.SimpleNamespace(request_id=request_id), instance_uuid,
+                 migration_uuid, _StoredStep(event), reason, vm_state=vm_state)
+
+
+@operation(INSTANCE)
+def finish_move(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
+                events: list[dict], request_id: str, status: str) -> bool:
+    """The end of a live migration or an evacuation, in one commit: the server on its new
+    host, the source's claim (under the migration) given back, the migration ``status``
+    (error, and the server's claim given back, if it was deleted meanwhile)."""
+    with db.transaction() as s:
+        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
+                              events=[_StoredStep(e) for e in events], session=s)
+        claims.release(migration_uuid, session=s)
+        resize.set_status(migration_uuid, status if ok else "error", session=s)
+        if ok:
+            trace.finish_action(s, request_id, instance_uuid)
+        else:
+            claims.release(instance_uuid, session=s)
+    return ok
 
 # --- resize (manager/resize.py): each a transaction block of the flow, moved here --------
 
@@ -291,6 +595,12 @@ class _StoredStep:
         return self.row
 
 
+def _values(values: dict) -> dict:
+    """An instance row's new values as they crossed the bus, datetimes read back."""
+    return {k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str)
+            else v for k, v in values.items()}
+
+
 def _event_row(event: dict) -> dict:
     return {k: dt.datetime.fromisoformat(v) if k in ("start_time", "finish_time") and
             isinstance(v, str) else v for k, v in event.items()}
@@ -341,6 +651,31 @@ class ConductorRPC:
         answer = self.conductor.host_db(RequestContext.admin(), self.host, op,
                                         _primitive(kwargs))
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
+
+
+def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
+    """Until a conductor answers ``host`` (a compute host without the database starts
+    nothing before: its node rows and providers are written through it), or raise the
+    last MessagingTimeout after ``timeout`` seconds. A call to a conductor not started
+    yet is lost (no queue to hold it), so each try waits ``poll`` seconds only."""
+    import time
+
+    from pocketstack.common.context import RequestContext
+    from pocketstack.common.rpc_errors import MessagingTimeout
+    from pocketstack.compute.conductor.rpcapi import ConductorAPI
+
+    deadline, said = time.monotonic() + timeout, False
+    while True:
+        try:
+            ConductorAPI().host_db(RequestContext.admin(), host, "node_providers",
+                                   {"hosts": [host]}, timeout=poll)
+            return
+        except MessagingTimeout:
+            if time.monotonic() > deadline:
+                raise
+            if not said:
+                LOG.info("Waiting up to %gs for a conductor to answer %s", timeout, host)
+                said = True
 
 
 def for_host(host: str):

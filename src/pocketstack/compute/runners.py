@@ -30,7 +30,14 @@ class Periodic:
             last = time.monotonic()
             try:
                 self.func()
-            except Exception:  # noqa: BLE001 - a periodic task must keep running
+            except Exception as error:  # noqa: BLE001 - a periodic task must keep running
+                if self.stopping.is_set():
+                    # Stopped mid-run: what it was asking may have stopped too (on SIGTERM
+                    # a host on the conductor finds the conductor gone, or its transport
+                    # closed under the call) - the end of the run, not a fault.
+                    LOG.info("Periodic task %s ended by the stop: %s", self.thread.name,
+                             error or type(error).__name__)
+                    return
                 LOG.exception("Periodic task %s failed", self.thread.name)
 
     def stop(self):

@@ -34,6 +34,18 @@ class _FaultCache:
         self.lock = threading.Lock()
         self.cache: tuple[float, list[dict]] | None = None
         self.generation = 0  # bumped by invalidate(): a reader that started before must not cache
+        # A compute host without the database reads and takes its rules through the
+        # conductor (compute/hostdb.py): (read_rules, consume_rule) replacements.
+        self.remote: tuple | None = None
+
+
+def use_remote(read, consume) -> None:
+    """Read this process's rules with ``read()`` and take a use with ``consume(id)``."""
+    st = _state()
+    with st.lock:
+        st.remote = (read, consume)
+        st.generation += 1
+        st.cache = None
 
 
 def _state() -> _FaultCache:
@@ -58,11 +70,7 @@ def _rules() -> list[dict]:
     generation = st.generation
     if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
         return cached[1]
-    from pocketstack.control.models import FaultRule
-
-    with db.reader() as s:
-        rows = s.scalars(sa.select(FaultRule).order_by(FaultRule.created_at)).all()
-        rules = [view(r) for r in rows]
+    rules = st.remote[0]() if st.remote is not None else read_rules()
     with st.lock:
         if generation == st.generation:  # else a rule changed while we read: stay uncached
             st.cache = (time.monotonic(), rules)
@@ -75,7 +83,25 @@ def view(r) -> dict:
             "hits": r.hits, "created_at": r.created_at.isoformat() if r.created_at else None}
 
 
+def read_rules() -> list[dict]:
+    from pocketstack.control.models import FaultRule
+
+    with db.reader() as s:
+        rows = s.scalars(sa.select(FaultRule).order_by(FaultRule.created_at)).all()
+        return [view(r) for r in rows]
+
+
 def _consume(rule_id: str) -> bool:
+    remote = _state().remote
+    if remote is None:
+        return consume_rule(rule_id)
+    taken = remote[1](rule_id)
+    if taken:
+        invalidate()  # the conductor's count moved: read the rules again
+    return taken
+
+
+def consume_rule(rule_id: str) -> bool:
     """Take one use of a counted rule atomically; False when another caller took the last."""
     from pocketstack.control.models import FaultRule
 

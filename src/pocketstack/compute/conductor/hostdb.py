@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import hostdb, resize
-from pocketstack.compute.models import ComputeNode, Instance, Migration
+from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
 from pocketstack.compute.scheduler import claims
 
 LOG = logging.getLogger(__name__)
@@ -58,9 +58,17 @@ def _of_server(uuid, instance_uuid: str) -> bool:
             Migration.uuid == uuid)) == instance_uuid
 
 
-def check(host, op, args) -> hostdb.Operation | None:
-    """The operation ``host`` may run with ``args``; None for a read of a server that is
-    not the host's (it answers None, as for a server that does not exist)."""
+def _bdm_of_server(bdm_id, instance_uuid: str) -> bool:
+    with db.reader() as s:
+        return isinstance(bdm_id, int) and s.scalar(
+            sa.select(BlockDeviceMapping.instance_uuid)
+            .where(BlockDeviceMapping.id == bdm_id)) == instance_uuid
+
+
+def check(host, op, args) -> tuple[hostdb.Operation, bool]:
+    """The operation ``host`` may run with ``args``, and whether it is to run: a read of
+    a server that is not the host's is answered ``operation.foreign`` instead (None, as
+    for a server that does not exist)."""
     if not isinstance(host, str) or not host:
         raise _refuse(str(host), str(op), "no host named")
     operation = hostdb.OPERATIONS.get(op) if isinstance(op, str) else None
@@ -68,13 +76,18 @@ def check(host, op, args) -> hostdb.Operation | None:
         raise _refuse(host, str(op), "not an operation a compute host may ask")
     if not isinstance(args, dict):
         raise _refuse(host, op, "arguments are not a mapping")
-    if operation.scope == hostdb.HOSTS:
-        others = [h for h in args.get("hosts") or () if h != host]
-        if others or not args.get("hosts"):
+    if operation.scope == hostdb.HOSTS or "hosts" in args:
+        # Host names given (the rows an operation writes for its hosts: service and node
+        # rows, the claim released only on the host's own provider) are the asker's only.
+        names = args.get("hosts")
+        others = [h for h in names if h != host] if isinstance(names, list) else [names]
+        if others or not names:
             raise _refuse(host, op, f"names other hosts {others}")
+    if operation.scope == hostdb.HOSTS:
+        pass
     elif not serves(host, args.get("instance_uuid")):
-        if operation.read and isinstance(args.get("instance_uuid"), str):
-            return None  # as if it did not exist: a late event for a server that moved on
+        if operation.foreign != hostdb.REFUSE and isinstance(args.get("instance_uuid"), str):
+            return operation, False
         raise _refuse(host, op, f"server {args.get('instance_uuid')} is not on this host")
     else:
         # A migration or claim named beside the server must be that server's own.
@@ -82,14 +95,19 @@ def check(host, op, args) -> hostdb.Operation | None:
             if name in args and not _of_server(args[name], args["instance_uuid"]):
                 raise _refuse(host, op, f"{args[name]} is not server "
                                         f"{args['instance_uuid']}'s")
-    return operation
+        if "bdm_id" in args and not _bdm_of_server(args["bdm_id"], args["instance_uuid"]):
+            raise _refuse(host, op, f"mapping {args['bdm_id']} is not server "
+                                    f"{args['instance_uuid']}'s")
+    return operation, True
 
 
 class HostDBMixin:
     def host_db(self, ctx, host: str, op: str, args: dict):
-        operation = check(host, op, args)
-        if operation is None:
-            return None
+        operation, run = check(host, op, args)
+        if not run:
+            LOG.info("Answered %s from compute host %s with %r: server %s is not on it",
+                     op, host, operation.foreign, args.get("instance_uuid"))
+            return operation.foreign
         try:
             inspect.signature(operation.func).bind(**args)
         except TypeError as error:  # arguments the operation does not take

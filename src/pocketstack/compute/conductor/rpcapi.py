@@ -34,5 +34,6 @@ class ConductorAPI:
     def resize_instance(self, ctx, instance_uuid: str, flavor: dict) -> None:
         self.client.cast(ctx, "resize_instance", instance_uuid=instance_uuid, flavor=flavor)
 
-    def host_db(self, ctx, host: str, op: str, args: dict):
-        return self.client.call(ctx, "host_db", host=host, op=op, args=args)
+    def host_db(self, ctx, host: str, op: str, args: dict, timeout: float | None = None):
+        client = self.client.prepare(timeout=timeout) if timeout else self.client
+        return client.call(ctx, "host_db", host=host, op=op, args=args)

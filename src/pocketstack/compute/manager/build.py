@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import logging
 
-import sqlalchemy as sa
-
-from pocketstack.common import config, db, exceptions
+from pocketstack.common import config, exceptions
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, instances, states
+from pocketstack.compute import block_devices, hostdb, states
 from pocketstack.clients.image import ImageClient
 from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.manager.errors import Superseded
-from pocketstack.compute.models import ComputeNode
-from pocketstack.compute.scheduler import claims
-from pocketstack.compute.trace import Step, record
+from pocketstack.compute.trace import Step
 from pocketstack.control import faults
 
 LOG = logging.getLogger(__name__)
@@ -32,9 +28,11 @@ class BuildMixin:
         if faults.match(self.host, "build_message") is not None:
             LOG.warning("Dropping build of %s on %s (fault injection)", instance_uuid, self.host)
             return
-        inst = instances.load(instance_uuid)
+        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
         if inst is None or inst.deleted or inst.attempt != attempt:
-            claims.release(instance_uuid) if inst is None or inst.deleted else None
+            if inst is None or inst.deleted:
+                self.db.call("release_own_claim", hosts=[self.host],
+                             instance_uuid=instance_uuid)
             return
         whole = Step(ctx, instance_uuid, "compute__do_build_and_run_instance", "compute",
                      self.host)
@@ -46,19 +44,21 @@ class BuildMixin:
             # Deleted, or rescheduled after its build deadline while we worked: the next
             # attempt may hold ports, volumes and a claim under this server by now.
             undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host, held=held,
-                                keep_ports=instances.is_live(instance_uuid))
-            record(whole.fail("superseded: the server was deleted or rescheduled; undone: "
-                              + ("; ".join(undone) or "nothing")))
+                                keep_ports=self._is_live(instance_uuid))
+            self._record(instance_uuid, whole.fail(
+                "superseded: the server was deleted or rescheduled; undone: "
+                + ("; ".join(undone) or "nothing")))
         except Exception as error:  # noqa: BLE001 - every failure is rescheduled or ERROR
             LOG.info("Build of %s failed on %s: %s", instance_uuid, self.host, error)
             # Fence before undoing everything the server holds: the conductor may have
             # rescheduled it meanwhile (build deadline), and the next attempt's ports,
             # attachments and claim are the server's too.
-            if not instances.take_over(instance_uuid, attempt):
+            if not self.db.call("take_over", instance_uuid=instance_uuid, attempt=attempt):
                 undone = self._undo(ctx, inst, vifs, release=True, only_host=self.host,
-                                    held=held, keep_ports=instances.is_live(instance_uuid))
-                record(whole.fail(f"{_describe(error)}; superseded meanwhile: undone: "
-                                  + ("; ".join(undone) or "nothing")))
+                                    held=held, keep_ports=self._is_live(instance_uuid))
+                self._record(instance_uuid, whole.fail(
+                    f"{_describe(error)}; superseded meanwhile: undone: "
+                    + ("; ".join(undone) or "nothing")))
                 return
             attempt += 1
             # The ports stay the server's for the next attempt (floating IPs on them stay
@@ -76,9 +76,18 @@ class BuildMixin:
                                       host_fault=host_fault)
 
     def _advance(self, inst, attempt, frm, to, events=(), **values) -> None:
-        if not instances.update(inst.uuid, dict(values, task_state=to), expect_task=frm,
-                                attempt=attempt, events=events):
+        if not self.db.call("advance_build", instance_uuid=inst.uuid,
+                            values=dict(values, task_state=to), expect_task=frm,
+                            attempt=attempt, events=[hostdb.event(e) for e in events]):
             raise Superseded()
+
+    def _record(self, instance_uuid: str, *steps) -> None:
+        """Trace events no state change carries (trace.record, through the host's db)."""
+        self.db.call("record", instance_uuid=instance_uuid,
+                     events=[hostdb.event(s) for s in steps])
+
+    def _is_live(self, instance_uuid: str) -> bool:
+        return self.db.call("is_live", instance_uuid=instance_uuid)
 
     def _build(self, ctx, inst, attempt, vifs, whole, held):
         uuid = inst.uuid
@@ -96,7 +105,8 @@ class BuildMixin:
             faults.check(self.host, "allocate_network")
             # A later attempt (a reschedule, a build resumed after a restart) binds the
             # ports the server has already instead of making new ones.
-            plugged = network.allocate(ctx, inst, self.host, vifs, reuse=attempt > 0)
+            plugged = network.allocate(ctx, inst, self.host, vifs, reuse=attempt > 0,
+                                       is_live=self._is_live)
             step.done(detail=", ".join(f"{v['port_id']} on {v['network_name'] or v['network_id']}"
                                        for v in vifs) or "no networks requested")
             wait = Step(ctx, uuid, "compute_wait_vif_plugged", "compute", self.host)
@@ -131,8 +141,8 @@ class BuildMixin:
             block_info = self._prep_block_devices(ctx, inst, held, volume_steps) \
                 if has_volumes else None
         except Exception as error:
-            record(*events, *[s.fail(error) if s.finish is None else s for s in volume_steps],
-                   step.fail(error))
+            self._record(uuid, *events, *[s.fail(error) if s.finish is None else s
+                                          for s in volume_steps], step.fail(error))
             raise
         attached = (block_info or {}).get("block_device_mapping") or []
         local = "" if (inst.request_spec or {}).get("is_bfv") else "; local root disk"
@@ -147,22 +157,23 @@ class BuildMixin:
 
         # seed 28: the hypervisor
         step = Step(ctx, uuid, "compute_spawn", "compute", self.host)
-        self.driver.spawn(_as_dict(inst), image_meta, vifs, block_info)
+        self.driver.spawn(driver_view(inst), image_meta, vifs, block_info)
         step.done(detail=f"{self.driver.__class__.__name__} on {self.host}")
         whole.done()
-        with db.transaction() as s:
-            # The guest is up: a success of this host's, whatever became of the server.
-            # The node row first, as a delete's claim release takes them (no deadlock on
-            # engines that lock rows).
-            self._note_success(s)
-            ok = instances.update(uuid, {"vm_state": states.ACTIVE, "task_state": None,
-                                         "power_state": states.RUNNING,
-                                         "launched_at": utcnow(), "build_deadline": None,
-                                         "build_token": None,
-                                         "progress": 100},
-                                  expect_task=states.SPAWNING, attempt=attempt,
-                                  events=[step, whole], session=s)
-        if not ok:
+        # The guest is up: a success of this host's, whatever became of the server. Any
+        # success clears the host's failed-build count; the count is in the database (the
+        # conductor adds to it, and it outlives a restart), so it is cleared there: an
+        # in-memory count that starts at 0 never cleared what an earlier run left. In the
+        # commit of the server's ACTIVE, where an UPDATE that matches nothing (the usual
+        # case) costs less than a read of its own.
+        self._failed_builds = 0
+        if not self.db.call("finish_build", instance_uuid=uuid, hosts=[self.host],
+                            values={"vm_state": states.ACTIVE, "task_state": None,
+                                    "power_state": states.RUNNING, "launched_at": utcnow(),
+                                    "build_deadline": None, "build_token": None,
+                                    "progress": 100},
+                            attempt=attempt, events=[hostdb.event(step),
+                                                     hostdb.event(whole)]):
             raise Superseded()
 
     def cache_images(self, ctx, image_ids: list[str]) -> None:
@@ -227,7 +238,7 @@ class BuildMixin:
         attempt, which binds the same ports (nova keeps a rescheduled server's ports)."""
         done = []
         try:
-            self.driver.destroy(_as_dict(inst))
+            self.driver.destroy(driver_view(inst))
         except Exception as error:  # noqa: BLE001
             LOG.warning("Destroying guest %s failed: %s", inst.uuid, error)
         if not keep_ports:
@@ -235,10 +246,14 @@ class BuildMixin:
         elif vifs:
             done.append(f"kept {len(vifs)} port(s) for the next attempt")
         try:
-            done += volumes.release(ctx, inst.uuid, held, own_only=only_host is not None)
+            done += volumes.release(ctx, inst.uuid, held, own_only=only_host is not None,
+                                    hdb=self.db)
         except Exception as error:  # noqa: BLE001 - the rest of the cleanup must happen
             LOG.warning("Releasing the volumes of %s failed: %s", inst.uuid, error)
-        if release and claims.release(inst.uuid, host=only_host):
+        if release and (self.db.call("release_own_claim", hosts=[self.host],
+                                     instance_uuid=inst.uuid) if only_host else
+                        self.db.call("release_claim", instance_uuid=inst.uuid,
+                                     consumer=inst.uuid)):
             done.append(f"released claim on {self.host}")
         return done
 
@@ -252,21 +267,6 @@ class BuildMixin:
                                                                 and requested),
                                   only_host=only_host)
 
-    def _note_success(self, session) -> None:
-        """Any success clears this host's failed-build count. The count is in the
-        database (the conductor adds to it, and it outlives a restart), so clear it there:
-        an in-memory count that starts at 0 never cleared what an earlier run left. In the
-        write transaction of the server's ACTIVE, where an UPDATE that matches nothing
-        (the usual case) costs less than a read of its own."""
-        self._failed_builds = 0
-        session.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": self.host})
-
-
-_CLEAR_FAILED_BUILDS = (sa.update(ComputeNode.__table__)
-                        .where(ComputeNode.__table__.c.host == sa.bindparam("p_host"),
-                               ComputeNode.__table__.c.failed_builds != 0)
-                        .values(failed_builds=0))
-
 
 class VifPlugTimeout(exceptions.PocketstackError):
     code = 500
@@ -276,7 +276,7 @@ def _describe(error: BaseException) -> str:
     return getattr(error, "message", None) or str(error) or type(error).__name__
 
 
-def _as_dict(inst) -> dict:
+def driver_view(inst) -> dict:
     """What drivers get: the fake one uses the first few, the libvirt one the rest (domain
     metadata, config drive)."""
     return {"uuid": inst.uuid, "hostname": inst.hostname, "flavor": inst.flavor,

@@ -5,9 +5,7 @@ import logging
 
 import sqlalchemy as sa
 
-from pocketstack.common import db
-from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import instances, states, trace
+from pocketstack.compute import hostdb
 from pocketstack.compute.manager import network, volumes
 from pocketstack.compute.models import Migration
 from pocketstack.compute.scheduler import claims
@@ -17,9 +15,11 @@ LOG = logging.getLogger(__name__)
 
 
 def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
-                  use_service_token: bool = False) -> None:
+                  use_service_token: bool = False, hdb=None) -> None:
     """Release everything a server holds and mark it deleted. Idempotent: safe to run
-    from the API (no host), the host, and a racing build cleanup."""
+    from the API (no host), the host, and a racing build cleanup. ``hdb``: how the
+    caller reaches the cloud's state (compute/hostdb.py; in-process when not given)."""
+    hdb = hdb or hostdb.Direct(host)
     user_ports = [r["port_id"] for r in (inst.requested_networks or [])
                   if isinstance(r, dict) and r.get("port_id")]
     step = Step(ctx, inst.uuid, "compute_cleanup", "compute" if host else "api", host)
@@ -29,27 +29,29 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
                               requested_networks_empty=not (isinstance(requested, list)
                                                             and requested))
     # Every attachment goes, and the volumes marked delete_on_termination.
-    done += volumes.release_for_delete(ctx, inst.uuid, use_service_token=use_service_token)
-    with db.transaction() as s:
-        if claims.release(inst.uuid, session=s):
-            done.append("released claim")
-        from pocketstack.compute.resize import release_for_delete
+    done += volumes.release_for_delete(ctx, inst.uuid, use_service_token=use_service_token,
+                                       hdb=hdb)
+    hdb.call("finish_delete", instance_uuid=inst.uuid,
+             events=[hostdb.event(s) for s in steps], request_id=ctx.request_id,
+             cleanup=dict(hostdb.event(step), done=done))
 
-        # A Core look first: almost no server is deleted mid-resize, and the ORM's
-        # look costs several times this under the writer lock.
-        if s.connection().execute(_RESIZING, {"uuid": inst.uuid}).first() is not None:
-            done += release_for_delete(s, inst.uuid)
-        from pocketstack.compute.server_groups import forget_member
 
-        forget_member(s, inst.uuid)
-        now = utcnow()
-        # One UPDATE (a no-op on a row already deleted), the events with it.
-        instances.update(inst.uuid, {"deleted": True, "deleted_at": now, "terminated_at": now,
-                                     "vm_state": states.DELETED, "task_state": None,
-                                     "power_state": states.NOSTATE, "build_token": None},
-                         events=list(steps) + [step.done(detail="; ".join(done)
-                                                         or "nothing held")], session=s)
-        trace.finish_action(s, ctx.request_id, inst.uuid)
+def delete_rows(s, instance_uuid: str) -> list[str]:
+    """In the delete's commit: the claim given back (and a resize's), the server group
+    membership gone; what was released."""
+    done = []
+    if claims.release(instance_uuid, session=s):
+        done.append("released claim")
+    from pocketstack.compute.resize import release_for_delete
+
+    # A Core look first: almost no server is deleted mid-resize, and the ORM's
+    # look costs several times this under the writer lock.
+    if s.connection().execute(_RESIZING, {"uuid": instance_uuid}).first() is not None:
+        done += release_for_delete(s, instance_uuid)
+    from pocketstack.compute.server_groups import forget_member
+
+    forget_member(s, instance_uuid)
+    return done
 
 
 def _resizing_statement():
@@ -66,7 +68,8 @@ _RESIZING = _resizing_statement()  # built once: every delete asks
 class DeleteMixin:
     def terminate_instance(self, ctx, instance_uuid: str):
         # What finish_delete uses, not the whole row.
-        inst = instances.peek(instance_uuid, "uuid", "requested_networks", "network_info")
+        inst = self.db.call("peek_instance", instance_uuid=instance_uuid,
+                            columns=["uuid", "requested_networks", "network_info"])
         if inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_terminate_instance", "compute", self.host)
@@ -75,4 +78,4 @@ class DeleteMixin:
             step.done()
         except Exception as error:  # noqa: BLE001 - the guest is gone for the user anyway
             step.fail(error)
-        finish_delete(ctx, inst, self.host, steps=[step])
+        finish_delete(ctx, inst, self.host, steps=[step], hdb=self.db)

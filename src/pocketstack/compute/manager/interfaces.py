@@ -54,7 +54,7 @@ class InterfaceMixin:
         vifs: list = []
         waiter = self.events.prepare(instance_uuid)
         try:
-            network.allocate(ctx, shim, self.host, vifs)
+            network.allocate(ctx, shim, self.host, vifs, is_live=self._is_live)
             timeout = config.CONF.compute.vif_plugging_timeout
             if timeout > 0:
                 missing = waiter.wait({v["port_id"] for v in vifs}, timeout)

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from pocketstack.common import db
-from pocketstack.compute import instances, migrate, resize, states, trace
+from pocketstack.compute import hostdb, resize, states
 from pocketstack.clients.network import NetworkClient
-from pocketstack.compute.manager.build import _as_dict
-from pocketstack.compute.scheduler import claims
+from pocketstack.compute.manager.build import driver_view
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -33,16 +31,25 @@ def _bind(inst, host: str) -> None:
 
 
 class MigrateMixin:
+    def _move(self, instance_uuid: str, migration_uuid: str):
+        return (self.db.call("get_migration", instance_uuid=instance_uuid,
+                             migration_uuid=migration_uuid),
+                self.db.call("load_instance", instance_uuid=instance_uuid))
+
+    def _fail_move(self, ctx, instance_uuid, migration_uuid, step, reason, vm_state=None):
+        self.db.call("fail_move", instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+                     event=hostdb.event(step), reason=reason, request_id=ctx.request_id,
+                     vm_state=vm_state)
+
     def pre_live_migration(self, ctx, instance_uuid: str, migration_uuid: str):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m, inst = self._move(instance_uuid, migration_uuid)
         if m is None or inst is None or inst.deleted or inst.task_state != states.MIGRATING:
             if m is not None:
-                with db.transaction() as s:
-                    resize.release_for_delete(s, instance_uuid)
-                    claims.release(instance_uuid, session=s)
+                self.db.call("release_for_delete", instance_uuid=instance_uuid,
+                             release_claim=True)
             return
-        resize.set_status(migration_uuid, "running")
+        self.db.call("set_migration_status", instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid, status="running")
         step = Step(ctx, instance_uuid, "compute_pre_live_migration", "compute", self.host)
         try:
             self.driver.finish_migration(_guest(inst), inst.network_info or [],
@@ -54,17 +61,17 @@ class MigrateMixin:
                 self.driver.destroy({"uuid": instance_uuid})
             except Exception:  # noqa: BLE001
                 pass
-            migrate.fail(ctx, instance_uuid, migration_uuid, step.fail(error),
-                         f"Live migration to {self.host} failed: {error}")
+            self._fail_move(ctx, instance_uuid, migration_uuid, step.fail(error),
+                            f"Live migration to {self.host} failed: {error}")
             return
-        instances.update(instance_uuid, {}, events=[step.done(
-            detail=f"guest running on {self.host}, ports bound here")])
+        self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                     expect_task=None, request_id=None, events=[hostdb.event(step.done(
+                         detail=f"guest running on {self.host}, ports bound here"))])
         resize.compute_cast(ctx, m.source_compute, "live_migration",
                             instance_uuid=instance_uuid, migration_uuid=migration_uuid)
 
     def live_migration(self, ctx, instance_uuid: str, migration_uuid: str):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m, inst = self._move(instance_uuid, migration_uuid)
         if m is None or inst is None:
             return
         step = Step(ctx, instance_uuid, "compute_live_migration", "compute", self.host)
@@ -74,27 +81,22 @@ class MigrateMixin:
         except Exception as error:  # noqa: BLE001 - the guest runs elsewhere anyway
             LOG.warning("Removing %s from %s after its live migration failed: %s",
                         instance_uuid, self.host, error)
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {
-                "task_state": None, "host": m.dest_compute, "node": m.dest_node},
-                expect_task=states.MIGRATING, events=[step.done(
-                    detail=f"{self.host} → {m.dest_compute}")], session=s)
-            claims.release(migration_uuid, session=s)
-            resize.set_status(migration_uuid, "completed" if ok else "error", session=s)
-            if ok:
-                trace.finish_action(s, ctx.request_id, instance_uuid)
-            else:  # deleted meanwhile
-                claims.release(instance_uuid, session=s)
+        # (deleted meanwhile: the migration in error, the server's claim given back)
+        self.db.call("finish_move", instance_uuid=instance_uuid,
+                     migration_uuid=migration_uuid,
+                     values={"task_state": None, "host": m.dest_compute,
+                             "node": m.dest_node},
+                     expect_task=states.MIGRATING, events=[hostdb.event(step.done(
+                         detail=f"{self.host} → {m.dest_compute}"))],
+                     request_id=ctx.request_id, status="completed")
 
     def evacuate_instance(self, ctx, instance_uuid: str, migration_uuid: str,
                           target_state: str | None = None):
-        m = resize.get_migration(migration_uuid)
-        inst = instances.load(instance_uuid)
+        m, inst = self._move(instance_uuid, migration_uuid)
         if m is None or inst is None or inst.deleted or inst.task_state != states.REBUILDING:
             if m is not None:
-                with db.transaction() as s:
-                    resize.release_for_delete(s, instance_uuid)
-                    claims.release(instance_uuid, session=s)
+                self.db.call("release_for_delete", instance_uuid=instance_uuid,
+                             release_claim=True)
             return
         step = Step(ctx, instance_uuid, "compute_rebuild_instance", "compute", self.host,
                     f"evacuated from {m.source_compute}")
@@ -108,7 +110,7 @@ class MigrateMixin:
             image_meta = self._image(ctx, inst) if inst.image_ref else {}
             # all a boot gives the driver (a rebuilt guest's config drive, its metadata);
             # evacuated_from: a driver whose hosts share instance storage keeps the disks
-            self.driver.spawn(dict(_as_dict(inst), evacuated_from=m.source_compute),
+            self.driver.spawn(dict(driver_view(inst), evacuated_from=m.source_compute),
                               image_meta, inst.network_info or [], None)
             if stopped:
                 self.driver.power_off(_guest(inst))
@@ -118,20 +120,18 @@ class MigrateMixin:
                 self.driver.destroy({"uuid": instance_uuid})
             except Exception:  # noqa: BLE001
                 pass
-            migrate.fail(ctx, instance_uuid, migration_uuid, step.fail(error),
-                         f"Evacuation to {self.host} failed: {error}", vm_state=states.ERROR)
+            self._fail_move(ctx, instance_uuid, migration_uuid, step.fail(error),
+                            f"Evacuation to {self.host} failed: {error}",
+                            vm_state=states.ERROR)
             return
-        with db.transaction() as s:
-            ok = instances.update(instance_uuid, {
-                "vm_state": states.STOPPED if stopped else states.ACTIVE, "task_state": None,
-                "power_state": states.SHUTDOWN if stopped else states.RUNNING,
-                "host": self.host, "node": m.dest_node},
-                expect_task=states.REBUILDING, events=[step.done()], session=s)
-            claims.release(migration_uuid, session=s)  # the dead source's
-            resize.set_status(migration_uuid, "done" if ok else "error", session=s)
-            if ok:
-                trace.finish_action(s, ctx.request_id, instance_uuid)
-            else:
-                claims.release(instance_uuid, session=s)
+        # The dead source's claim (under the migration) given back with the move.
+        ok = self.db.call("finish_move", instance_uuid=instance_uuid,
+                          migration_uuid=migration_uuid, values={
+                              "vm_state": states.STOPPED if stopped else states.ACTIVE,
+                              "task_state": None,
+                              "power_state": states.SHUTDOWN if stopped else states.RUNNING,
+                              "host": self.host, "node": m.dest_node},
+                          expect_task=states.REBUILDING, events=[hostdb.event(step.done())],
+                          request_id=ctx.request_id, status="done")
         if not ok:
             self.driver.destroy({"uuid": instance_uuid})

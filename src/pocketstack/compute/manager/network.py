@@ -26,9 +26,11 @@ def binding(instance, host: str) -> dict:
             "binding:host_id": host}
 
 
-def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[str]:
+def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False,
+             is_live=None) -> set[str]:
     """Append to ``vifs`` as ports come, so a failure half-way still knows what to undo.
     ``reuse``: a rescheduled or resumed build, whose server may have ports already.
+    ``is_live(uuid)``: whether the server still exists (the host's own way to ask).
     Returns the ports that were plugged already (nothing to wait for: a port that stays
     ACTIVE while it is bound again sends no network-vif-plugged, as in nova's
     _get_neutron_events, which waits only for the ports not active yet)."""
@@ -46,7 +48,7 @@ def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[s
     sg_ids = (instance.request_spec or {}).get("security_group_ids") or []
     for req in requested:
         if req.get("port_id"):
-            _stop_if_deleted(instance.uuid)
+            _stop_if_deleted(instance.uuid, is_live)
             port = admin.update_port(req["port_id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", False, req.get("tag")))
             _check_bound(port)
@@ -55,7 +57,7 @@ def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[s
         if earlier is not None:
             # An earlier attempt's port: the server's, with its address and any
             # floating IP the user put on it meanwhile. Bound here, not made again.
-            _stop_if_deleted(instance.uuid)
+            _stop_if_deleted(instance.uuid, is_live)
             port = admin.update_port(earlier["id"], binding(instance, host))
             vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
             _check_bound(port)
@@ -71,7 +73,7 @@ def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[s
             body["fixed_ips"] = [{"ip_address": req["fixed_ip"]}]
         port = client.create_port(body)
         vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
-        _stop_if_deleted(instance.uuid)  # never bind a port of a server already deleted
+        _stop_if_deleted(instance.uuid, is_live)  # never bind a port of a server already deleted
         port = admin.update_port(port["id"], {"binding:host_id": host})
         vifs[-1] = _vif(port, req.get("network_name") or "", True, req.get("tag"))
         _check_bound(port)
@@ -82,7 +84,7 @@ def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False) -> set[s
             LOG.info("Deleted port %s of %s: no requested network of the server is "
                      "left for it", port_id, instance.uuid)
     if vifs:
-        _stop_if_deleted(instance.uuid)
+        _stop_if_deleted(instance.uuid, is_live)
     return plugged & {v["port_id"] for v in vifs}
 
 
@@ -116,13 +118,13 @@ def _check_bound(port: dict) -> None:
                                 "neutron logs for more information.")
 
 
-def _stop_if_deleted(instance_uuid: str) -> None:
+def _stop_if_deleted(instance_uuid: str, is_live=None) -> None:
     """A server deleted while its ports were being made: stop now, so the build's undo
     deletes them at once instead of after the wait for network-vif-plugged (the deleted
     server never gets that event), during which its subnet could not be deleted."""
-    from pocketstack.compute import instances
-
-    if not instances.is_live(instance_uuid):
+    if is_live is None:
+        from pocketstack.compute.instances import is_live
+    if not is_live(instance_uuid):
         raise Superseded()
 
 

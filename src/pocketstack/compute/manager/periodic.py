@@ -7,18 +7,18 @@ ComputeManager), so 1,000 simulated hosts in one process cost a few statements p
 not a few per host (compute/fleet.py); a lone agent passes itself."""
 from __future__ import annotations
 
-import datetime as dt
 import logging
+import threading
 import time
 import uuid as uuidlib
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, exceptions, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.rpc_errors import MessagingTimeout
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import instances, states
+from pocketstack.compute import hostdb, states
 from pocketstack.compute.models import Allocation, ComputeNode, Instance, Migration
 from pocketstack.compute.service_rows import heartbeats, register_services  # noqa: F401
 from pocketstack.placement import direct
@@ -50,6 +50,22 @@ def _ratio(conf, name: str) -> float:
     return value if value is not None else getattr(conf, f"initial_{name}_allocation_ratio")
 
 
+def _each(managers: dict, op: str, per_host=None, **kwargs) -> list:
+    """A ``hosts`` operation of compute/hostdb.py for these hosts, its answers (lists)
+    joined: one call for all of them in-process (1,000 simulated hosts cost a few
+    statements), one per host through the conductor (each host speaks for itself).
+    ``per_host(hosts)``: the arguments that depend on the hosts."""
+    if config.CONF.compute.database_access == "conductor":
+        out: list = []
+        for host, manager in managers.items():
+            out += manager.db.call(op, hosts=[host], **(per_host([host]) if per_host else {}),
+                                   **kwargs) or []
+        return out
+    hosts = list(managers)
+    return hostdb.Direct().call(op, hosts=hosts, **(per_host(hosts) if per_host else {}),
+                                **kwargs) or []
+
+
 def register_nodes(managers: dict) -> None:
     """The compute_nodes rows of these hosts, with what their drivers report, then their
     resource providers in placement (report_to_placement) and their services rows."""
@@ -57,10 +73,22 @@ def register_nodes(managers: dict) -> None:
     ratios = {"cpu_allocation_ratio": _ratio(conf, "cpu"),
               "ram_allocation_ratio": _ratio(conf, "ram"),
               "disk_allocation_ratio": _ratio(conf, "disk")}
+    resources = {host: manager.driver.resources() for host, manager in managers.items()}
+    nodes = _each(managers, "register_nodes", ratios=ratios,
+                  per_host=lambda hosts: {"resources": {h: resources[h] for h in hosts}})
+    _report(managers, [(host, _provider(node_uuid, name, sizes, conf))
+                       for host, node_uuid, name, sizes in nodes], at_start=True)
+    _each(managers, "adopt_old_claims")
+    hostdb.for_hosts(list(managers), "register_services", binary="nova-compute",
+                     topic="compute")
+
+
+def write_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list]:
+    """register_nodes' rows (compute/hostdb.py: the operation of the same name)."""
     now = utcnow()
-    reports = []
+    nodes = []
     with db.transaction() as s:
-        for part in chunks(list(managers)):
+        for part in chunks(hosts):
             existing = {host: (node_id, node_uuid, name) for host, node_id, node_uuid, name
                         in s.execute(sa.select(ComputeNode.host, ComputeNode.id,
                                                ComputeNode.uuid,
@@ -68,7 +96,7 @@ def register_nodes(managers: dict) -> None:
                                      .where(ComputeNode.host.in_(part))).all()}
             new, changed = [], []
             for host in part:
-                res = managers[host].driver.resources()
+                res = resources[host]
                 sizes = {"vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
                          "local_gb": res["local_gb"], **ratios}
                 if host in existing:
@@ -81,7 +109,7 @@ def register_nodes(managers: dict) -> None:
                                 "hypervisor_type": res["hypervisor_type"],
                                 "hypervisor_version": res["hypervisor_version"],
                                 "created_at": now, **sizes})
-                reports.append(_provider(node_uuid, name, sizes, conf))
+                nodes.append([host, node_uuid, name, sizes])
             if new:
                 s.execute(sa.insert(ComputeNode), new)
             if changed:
@@ -89,9 +117,52 @@ def register_nodes(managers: dict) -> None:
                 s.connection().execute(
                     n.update().where(n.c.id == sa.bindparam("node_id")),
                     changed)
-    placement_report.report(reports)
-    _adopt_old_claims(list(managers))
-    register_services(list(managers), "nova-compute", "compute")
+    return nodes
+
+
+def _report(managers: dict, reports: list[tuple[str, placement_report.Host]],
+            at_start: bool = False) -> None:
+    """These hosts' providers into placement: in-process (placement/report.py: a
+    thousand simulated hosts in a few statements), or, for hosts on the conductor, over
+    placement's REST API with the nova service user, as nova's report client does
+    (placement/report_client.py)."""
+    if config.CONF.compute.database_access != "conductor":
+        placement_report.report([r for _, r in reports])
+        return
+    from pocketstack.placement import report_client
+
+    hosts = [r for _, r in reports]
+    if not at_start:
+        report_client.report(hosts)
+        return
+    try:
+        report_client.report(hosts)
+    except exceptions.ServiceUnavailable as error:
+        # The API (placement) may not listen yet: a process that runs it too starts its
+        # roles first, and a compute host may start before the API host. Keep trying in
+        # the background (the scheduler sees the hosts once it works), bounded.
+        LOG.info("Placement not reachable yet (%s); reporting in the background", error)
+        threading.Thread(target=runtime.bind(_report_later), args=(hosts,),
+                         name="placement-report", daemon=True).start()
+
+
+def _report_later(hosts: list, timeout: float = CONDUCTOR_WAIT) -> None:
+    from pocketstack.placement import report_client
+
+    deadline = time.monotonic() + timeout
+    while True:
+        time.sleep(0.2)
+        try:
+            report_client.report(hosts)
+            return
+        except exceptions.ServiceUnavailable:
+            if time.monotonic() > deadline:
+                LOG.warning("Placement still unreachable after %gs; the periodic report "
+                            "will try again", timeout)
+                return
+        except Exception:  # noqa: BLE001 - the periodic report tries again
+            LOG.exception("Reporting to placement failed")
+            return
 
 
 def _adopt_old_claims(hosts: list[str]) -> None:
@@ -128,17 +199,12 @@ def report_providers(managers: dict) -> None:
     into placement (a host whose figures did not change writes nothing)."""
     conf = config.CONF.scheduler
     reports = []
-    with db.reader() as s:
-        for part in chunks(list(managers)):
-            for host, node_uuid, name in s.execute(
-                    sa.select(ComputeNode.host, ComputeNode.uuid,
-                              ComputeNode.hypervisor_hostname)
-                    .where(ComputeNode.host.in_(part))).all():
-                res = managers[host].driver.resources()
-                reports.append(_provider(node_uuid, name, {
-                    "vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
-                    "local_gb": res["local_gb"]}, conf))
-    placement_report.report(reports)
+    for host, node_uuid, name in _each(managers, "node_providers"):
+        res = managers[host].driver.resources()
+        reports.append((host, _provider(node_uuid, name, {
+            "vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
+            "local_gb": res["local_gb"]}, conf)))
+    _report(managers, reports)
 
 
 def _provider(node_uuid: str, name: str, sizes: dict, conf) -> placement_report.Host:
@@ -162,12 +228,8 @@ def init_hosts(managers: dict) -> None:
     """Start-up recovery of these hosts: one query finds what they own; a host that owns
     nothing only tells its driver so."""
     owned: dict[str, list] = {host: [] for host in managers}
-    with db.reader() as s:
-        for part in chunks(list(managers)):
-            rows = s.scalars(sa.select(Instance).where(Instance.host.in_(part),
-                                                       Instance.deleted.is_(False))).all()
-            for row in rows:
-                owned[row.host].append(row)
+    for row in _each(managers, "owned_instances"):
+        owned[row.host].append(row)
     for host, rows in owned.items():
         manager = managers[host]
         try:
@@ -182,30 +244,27 @@ def init_hosts(managers: dict) -> None:
 def sync_power_states(managers: dict) -> None:
     """The hypervisor is the truth for power: a guest that stopped on its own shows
     SHUTOFF; one that vanished shows ERROR (nova's _sync_instance_power_state)."""
-    rows = []
-    with db.reader() as s:
-        for part in chunks(list(managers)):
-            rows += s.execute(sa.select(Instance.uuid, Instance.host, Instance.vm_state,
-                                        Instance.power_state)
-                              .where(Instance.host.in_(part), Instance.deleted.is_(False),
-                                     Instance.task_state.is_(None),
-                                     Instance.vm_state.in_([states.ACTIVE, states.STOPPED,
-                                                            states.PAUSED,
-                                                            states.SUSPENDED]))).all()
-    for uuid, host, vm_state, power in rows:
+    for uuid, host, vm_state, power in _each(managers, "power_sync_rows"):
         actual = managers[host].driver.get_power_state(uuid)
         if actual is None:
             if vm_state != states.STOPPED:
-                instances.update(uuid, {"power_state": states.NOSTATE,
-                                        "vm_state": states.ERROR}, expect_task=None)
+                managers[host].db.call("update_instance", instance_uuid=uuid, values={
+                    "power_state": states.NOSTATE, "vm_state": states.ERROR},
+                    expect_task=None)
         elif actual != power:
             values = {"power_state": actual}
             if actual == states.SHUTDOWN and vm_state == states.ACTIVE:
                 values["vm_state"] = states.STOPPED
-            instances.update(uuid, values, expect_task=None)
+            managers[host].db.call("update_instance", instance_uuid=uuid, values=values,
+                                   expect_task=None)
 
 
-def reconcile_resources(hosts: list[str]) -> None:
+def reconcile_resources(managers: dict) -> None:
+    """Usage counters = the nodes' allocations in placement (reconcile_usage)."""
+    _each(managers, "reconcile_resources")
+
+
+def reconcile_usage(hosts: list[str]) -> None:
     """Usage counters = the node's allocations in placement (repairs any drift). Read
     first; only a node that drifted is written, and only while no claim raced us (its
     generation must not have moved)."""
@@ -237,16 +296,10 @@ def reclaim_queued_deletes(managers: dict) -> None:
     interval = config.CONF.compute.reclaim_instance_interval
     if interval <= 0:
         return
-    due = []
-    with db.reader() as s:
-        for part in chunks(list(managers)):
-            due += s.execute(sa.select(Instance.uuid, Instance.host).where(
-                Instance.host.in_(part), Instance.deleted.is_(False),
-                Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
-                Instance.deleted_at < utcnow() - dt.timedelta(seconds=interval))).all()
-    for uuid, host in due:
-        if instances.update(uuid, {"task_state": states.DELETING}, expect_task=None,
-                            expect_vm=states.SOFT_DELETED):
+    for uuid, host in _each(managers, "due_reclaims", interval=interval):
+        if managers[host].db.call("update_instance", instance_uuid=uuid,
+                                  values={"task_state": states.DELETING}, expect_task=None,
+                                  expect_vm=states.SOFT_DELETED):
             managers[host].terminate_instance(RequestContext.admin(), uuid)
 
 
@@ -256,10 +309,10 @@ def periodic_tasks(managers: dict) -> None:
     sync_power_states(managers)
     reclaim_queued_deletes(managers)
     report_providers(managers)
-    reconcile_resources(list(managers))
+    reconcile_resources(managers)
 
 
-def _heal_network_info(ctx, rows) -> None:
+def _heal_network_info(ctx, rows, hdb) -> None:
     """A network-changed event (a floating IP put on a server's port or taken off) cast
     to the process that was killed went with it, and the server would show its old
     addresses for good: read them again once at start-up, for all the host's servers at
@@ -269,11 +322,7 @@ def _heal_network_info(ctx, rows) -> None:
     changed = network.refresh_floating_ips(
         ctx, {r.uuid: list(r.network_info) for r in rows}) if rows else {}
     for uuid, fresh in changed.items():
-        by_id = {v["port_id"]: v for v in fresh}
-        with db.transaction() as s:
-            row = s.scalar(sa.select(Instance).where(Instance.uuid == uuid).with_for_update())
-            if row is not None and not row.deleted:
-                row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
+        hdb.call("refresh_vifs", instance_uuid=uuid, fresh=fresh)
 
 
 class PeriodicMixin:
@@ -284,9 +333,7 @@ class PeriodicMixin:
         """Recover what this host owns after a restart (``rows``: its instances, when the
         caller read them already)."""
         if rows is None:
-            with db.reader() as s:
-                rows = s.scalars(sa.select(Instance).where(Instance.host == self.host,
-                                                           Instance.deleted.is_(False))).all()
+            rows = self.db.call("owned_instances", hosts=[self.host])
         self.driver.init_host(self.host, [{"uuid": r.uuid, "power_state": r.power_state}
                                           for r in rows])
         ctx = RequestContext.admin()
@@ -294,18 +341,19 @@ class PeriodicMixin:
 
         for line in volumes.reconcile(ctx, [r.uuid for r in rows
                                             if r.vm_state != states.BUILDING],
-                                      self.started_at):
+                                      self.started_at, hdb=self.db, host=self.host):
             LOG.info("%s: %s", self.host, line)
         for inst in rows:
             if inst.task_state == states.DELETING:
                 from pocketstack.compute.manager.delete import finish_delete
 
-                finish_delete(ctx, inst, self.host, use_service_token=True)
+                finish_delete(ctx, inst, self.host, use_service_token=True, hdb=self.db)
             elif inst.vm_state == states.BUILDING:
                 # Interrupted mid-build: hand it back for a reschedule now rather than
                 # waiting for the build deadline - unless a conductor took it already
                 # (what it holds now is the next attempt's).
-                if not instances.take_over(inst.uuid, inst.attempt):
+                if not self.db.call("take_over", instance_uuid=inst.uuid,
+                                    attempt=inst.attempt):
                     continue
                 # Its ports stay the server's: the next attempt binds them again, so a
                 # floating IP the user put on one meanwhile stays on it.
@@ -318,11 +366,13 @@ class PeriodicMixin:
                 vm = {states.RUNNING: states.ACTIVE, states.SHUTDOWN: states.STOPPED,
                       states.PAUSED_POWER: states.PAUSED,
                       states.SUSPENDED_POWER: states.SUSPENDED}.get(power, states.ERROR)
-                instances.update(inst.uuid, {"task_state": None, "vm_state": vm,
-                                             "power_state": power or states.NOSTATE})
+                self.db.call("update_instance", instance_uuid=inst.uuid, values={
+                    "task_state": None, "vm_state": vm,
+                    "power_state": power or states.NOSTATE})
         try:
             _heal_network_info(ctx, [r for r in rows if r.vm_state != states.BUILDING
-                                     and r.task_state != states.DELETING and r.network_info])
+                                     and r.task_state != states.DELETING and r.network_info],
+                               self.db)
         except Exception:  # noqa: BLE001 - addresses shown as before; the rest is done
             LOG.exception("Refreshing the addresses of the servers on %s failed", self.host)
 
@@ -346,4 +396,4 @@ class PeriodicMixin:
         sync_power_states({self.host: self})
 
     def reconcile_resources(self) -> None:
-        reconcile_resources([self.host])
+        reconcile_resources({self.host: self})

@@ -70,7 +70,7 @@ class PowerMixin:
             from pocketstack.compute.manager.volumes import block_device_info
 
             self.driver.spawn(_d(inst), image_meta, inst.network_info or [],
-                              block_device_info(inst.uuid))
+                              block_device_info(inst.uuid, self.db))
         except Exception as error:  # noqa: BLE001
             self._action_failed(ctx, inst, [states.REBUILDING, states.REBUILD_SPAWNING],
                                 step.fail(error), error)
@@ -88,9 +88,8 @@ class PowerMixin:
         from pocketstack.clients.image import ImageClient
         from pocketstack.clients.volume import VolumeClient, connector
         from pocketstack.common import config, exceptions
-        from pocketstack.compute import block_devices
 
-        root = next((r for r in block_devices.for_instance(inst.uuid)
+        root = next((r for r in self.db.call("block_devices_of", instance_uuid=inst.uuid)
                      if r.volume_id and r.boot_index == 0), None)
         if root is None:
             raise exceptions.PocketstackError(f"Server {inst.uuid} has no root volume.")
@@ -103,8 +102,8 @@ class PowerMixin:
             if root.attachment_id:
                 client.attachment_delete(root.attachment_id)
             new = client.attachment_create(root.volume_id, inst.uuid)
-            block_devices.update(root.id, {"attachment_id": new["id"],
-                                           "connection_info": None})
+            self.db.call("update_block_device", instance_uuid=inst.uuid, bdm_id=root.id,
+                         values={"attachment_id": new["id"], "connection_info": None})
             client.reimage(root.volume_id, image_ref, reimage_reserved=True)
             size = max(int(root.volume_size or 1), 1)
             timeout = config.CONF.compute.reimage_timeout_per_gb * size
@@ -118,7 +117,8 @@ class PowerMixin:
         attachment = client.attachment_update(new["id"], connector(self.host,
                                                                    root.device_name))
         client.attachment_complete(new["id"])
-        block_devices.update(root.id, {"connection_info": attachment.get("connection_info")})
+        self.db.call("update_block_device", instance_uuid=inst.uuid, bdm_id=root.id,
+                     values={"connection_info": attachment.get("connection_info")})
         spec = dict(inst.request_spec or {})
         spec["image"] = {k: image.get(k) for k in ("id", "name", "min_ram", "min_disk",
                                                    "size", "disk_format",
@@ -162,6 +162,6 @@ class PowerMixin:
 
 
 def _d(inst) -> dict:
-    from pocketstack.compute.manager.build import _as_dict
+    from pocketstack.compute.manager.build import driver_view
 
-    return _as_dict(inst)
+    return driver_view(inst)

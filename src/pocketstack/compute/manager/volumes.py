@@ -21,13 +21,9 @@ import logging
 import threading
 import time
 
-import sqlalchemy as sa
-
-from pocketstack.common import config, db, exceptions
-from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, instances, trace
+from pocketstack.common import config, exceptions
+from pocketstack.compute import block_devices, hostdb
 from pocketstack.clients.volume import VolumeClient, connector
-from pocketstack.compute.models import BlockDeviceMapping
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +59,7 @@ def _owner_client(ctx, inst, creates: bool) -> VolumeClient:
     failed attempt gave them back."""
     if getattr(ctx, "auth_token", None):
         return VolumeClient(ctx)
-    token = instances.build_token(inst.uuid)
+    token = getattr(inst, "build_token", None)  # the row the build loaded
     if token is not None:
         return VolumeClient(ctx, user_token=token)
     if not creates:
@@ -111,9 +107,11 @@ def mapping_entry(row, conn: dict | None) -> dict:
             "volume_id": row.volume_id}
 
 
-def block_device_info(instance_uuid: str) -> dict | None:
+def block_device_info(instance_uuid: str, hdb=None) -> dict | None:
     """The driver's view of an existing server's volumes (rebuild, resize, restart)."""
-    rows = [r for r in block_devices.for_instance(instance_uuid) if r.connection_info]
+    rows = [r for r in (hdb or hostdb.Direct()).call("block_devices_of",
+                                                      instance_uuid=instance_uuid)
+            if r.connection_info]
     if not rows:
         return None
     return {"root_device_name": block_devices.ROOT_DEVICE,
@@ -123,7 +121,7 @@ def block_device_info(instance_uuid: str) -> dict | None:
 # --- cleanups --------------------------------------------------------------------------
 
 def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only: bool = False,
-            use_service_token: bool = False) -> list[str]:
+            use_service_token: bool = False, hdb=None) -> list[str]:
     """Undo a build's volumes: delete its attachments (the volumes become available) and
     the volumes it created. ``held`` is what this attempt made; without ``own_only`` the
     attachments and created volumes recorded in the rows go too (a failed build, an
@@ -132,14 +130,15 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
     done: list[str] = []
     attachments = {h["attachment_id"] for h in held or [] if h.get("attachment_id")}
     created = {h["volume_id"] for h in held or [] if h.get("created")}
-    rows = block_devices.for_instance(instance_uuid)
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("block_devices_of", instance_uuid=instance_uuid)
     if not own_only:
         attachments |= {r.attachment_id for r in rows if r.attachment_id}
         created |= {r.volume_id for r in rows if r.volume_id and r.source_type != "volume"}
         if rows:
             attachments |= _unrecorded_attachments(ctx, instance_uuid, rows)
         if any(r.source_type != "volume" for r in rows):
-            created |= _lost_volumes(ctx, instance_uuid, rows)
+            created |= _lost_volumes(ctx, instance_uuid, rows, hdb)
     for attachment_id in attachments:
         try:
             if client.attachment_delete(attachment_id):
@@ -151,17 +150,19 @@ def release(ctx, instance_uuid: str, held: list[dict] | None = None, *, own_only
             done.append(f"deleted volume {volume_id}")
     for r in rows:
         if r.attachment_id in attachments:
-            block_devices.update(r.id, {"attachment_id": None, "connection_info": None},
-                                 expect={"attachment_id": r.attachment_id})
+            hdb.call("update_block_device", instance_uuid=instance_uuid, bdm_id=r.id,
+                     values={"attachment_id": None, "connection_info": None},
+                     expect={"attachment_id": r.attachment_id})
         if r.volume_id in created:
-            block_devices.update(r.id, {"volume_id": None}, expect={"volume_id": r.volume_id})
+            hdb.call("update_block_device", instance_uuid=instance_uuid, bdm_id=r.id,
+                     values={"volume_id": None}, expect={"volume_id": r.volume_id})
     return done
 
 
-def _lost_volumes(ctx, instance_uuid: str, rows) -> set[str]:
+def _lost_volumes(ctx, instance_uuid: str, rows, hdb) -> set[str]:
     """Volumes made for the server (CREATED_FOR) that no mapping names: a process killed
     after the volume service made one and before the build recorded its id."""
-    inst = instances.load(instance_uuid)
+    inst = hdb.call("load_instance", instance_uuid=instance_uuid)
     if inst is None:
         return set()
     named = {r.volume_id for r in rows}
@@ -210,10 +211,12 @@ def _delete_volume(ctx, client: VolumeClient, volume_id: str) -> bool:
     return False
 
 
-def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False) -> list[str]:
+def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False,
+                       hdb=None) -> list[str]:
     """A deleted server's volumes: every attachment goes, the volumes marked
     delete_on_termination too, then the mappings (nova's _cleanup_volumes)."""
-    rows = block_devices.for_instance(instance_uuid)
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("block_devices_of", instance_uuid=instance_uuid)
     if not rows:
         return []
     client = _client(ctx, use_service_token)
@@ -227,7 +230,7 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
                     done.append(f"deleted attachment {attachment_id}")
             except exceptions.PocketstackError as error:
                 LOG.warning("Deleting attachment %s failed: %s", attachment_id, error)
-        lost = _lost_volumes(ctx, instance_uuid, rows) \
+        lost = _lost_volumes(ctx, instance_uuid, rows, hdb) \
             if any(r.source_type != "volume" for r in rows) else set()
         for volume_id in lost:
             if _delete_volume(ctx, client, volume_id):
@@ -242,30 +245,26 @@ def release_for_delete(ctx, instance_uuid: str, use_service_token: bool = False)
         if r.volume_id and r.delete_on_termination \
                 and _delete_volume(ctx, client, r.volume_id):
             done.append(f"deleted volume {r.volume_id}")
-    with db.transaction() as s:
-        s.execute(sa.delete(BlockDeviceMapping)
-                  .where(BlockDeviceMapping.instance_uuid == instance_uuid))
+    hdb.call("forget_block_devices", instance_uuid=instance_uuid)
     return done
 
 
-def reconcile(ctx, instance_uuids: list[str], started_at) -> list[str]:
+def reconcile(ctx, instance_uuids: list[str], started_at, hdb=None, host=None) -> list[str]:
     """Start-up, for this host's servers that are not building: an attach cut short by a
     crash (the volume reserved, never connected) gives its reservation back, so the volume
     is available again and the server does not list it. Every mapping without its
     connection written before this host started (``started_at``) is one: the attach
-    call that was to complete it went to the process that is gone."""
-    with db.reader() as s:
-        rows = list(s.scalars(sa.select(BlockDeviceMapping).where(
-            BlockDeviceMapping.instance_uuid.in_(instance_uuids),
-            BlockDeviceMapping.attachment_id.is_not(None),
-            BlockDeviceMapping.connection_info.is_(None),
-            BlockDeviceMapping.updated_at < started_at)).all())
-        s.expunge_all()
+    call that was to complete it went to the process that is gone (``host``: the
+    host whose servers they are)."""
+    if not instance_uuids:
+        return []
+    hdb = hdb or hostdb.Direct()
+    rows = hdb.call("unconnected_block_devices", hosts=[host], instance_uuids=instance_uuids,
+                    before=started_at)
     done = []
     for row in rows:
         _delete_attachment(ctx, row, use_service_token=True)
-        with db.transaction() as s:
-            _forget(s, row)
+        hdb.call("forget_block_device", instance_uuid=row.instance_uuid, bdm_id=row.id)
         done.append(f"gave back the reservation of volume {row.volume_id} for "
                     f"{row.instance_uuid}")
     return done
@@ -287,7 +286,7 @@ class VolumeMixin:
     def _prep_block_devices(self, ctx, inst, held: list[dict], steps: list) -> dict | None:
         """Create, wait for and attach every volume of the server; returns the driver's
         block_device_info (None without volumes). Each step's trace goes into ``steps``."""
-        rows = block_devices.for_instance(inst.uuid)
+        rows = self.db.call("block_devices_of", instance_uuid=inst.uuid)
         if not rows:
             return None
         client = _owner_client(ctx, inst, any(r.volume_id is None for r in rows))
@@ -307,7 +306,7 @@ class VolumeMixin:
                                                       host_connector)
                 row.attachment_id = attachment["id"]
                 held.append({"attachment_id": row.attachment_id})
-                block_devices.update(row.id, {"attachment_id": row.attachment_id})
+                self._bdm(inst.uuid, row, attachment_id=row.attachment_id)
             else:  # reserved by the API
                 attachment = client.attachment_update(row.attachment_id, host_connector)
             conn = attachment.get("connection_info")
@@ -315,7 +314,7 @@ class VolumeMixin:
                 raise VolumeAttachFailed(f"The volume service gave no connection_info for "
                                          f"volume {row.volume_id}.")
             client.attachment_complete(row.attachment_id)
-            block_devices.update(row.id, {"connection_info": conn})
+            self._bdm(inst.uuid, row, connection_info=conn)
             mapping.append(mapping_entry(row, conn))
             step.done(detail=f"{row.volume_id} as {row.device_name} "
                              f"({conn.get('driver_volume_type')})")
@@ -335,11 +334,15 @@ class VolumeMixin:
                                metadata={CREATED_FOR: inst.uuid})
         row.volume_id = volume["id"]
         held.append({"volume_id": row.volume_id, "created": True})
-        block_devices.update(row.id, {"volume_id": row.volume_id})
+        self._bdm(inst.uuid, row, volume_id=row.volume_id)
         step.detail = f"{row.volume_id}: {row.volume_size} GB from {source}"
         wait_available(client, row.volume_id,
                        config.CONF.compute.block_device_allocate_timeout)
         step.done()
+
+    def _bdm(self, instance_uuid: str, row, **values) -> None:
+        self.db.call("update_block_device", instance_uuid=instance_uuid, bdm_id=row.id,
+                     values=values)
 
     # --- attach and detach on a running server ------------------------------------------
 
@@ -347,7 +350,8 @@ class VolumeMixin:
         """Connect the reserved volume of mapping ``bdm_uuid`` and hot-plug it; on failure
         the reservation and the mapping go and the caller gets the error."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.uuid == bdm_uuid), None)
             if row is None:
                 raise exceptions.NotFound(f"No volume Block Device Mapping {bdm_uuid}.")
@@ -367,21 +371,17 @@ class VolumeMixin:
                     self.driver.detach_volume({"uuid": instance_uuid}, conn, row.device_name)
                     raise
                 step.done(detail=f"{row.volume_id} as {row.device_name}")
-                with db.transaction() as s:
-                    s.execute(sa.update(BlockDeviceMapping)
-                              .where(BlockDeviceMapping.id == row.id)
-                              .values(connection_info=conn, updated_at=utcnow()))
-                    trace.store(s, [step])
-                    trace.finish_action(s, ctx.request_id, instance_uuid)
+                self.db.call("finish_volume_step", instance_uuid=instance_uuid,
+                             bdm_id=row.id, connection_info=conn,
+                             events=[hostdb.event(step)], request_id=ctx.request_id)
             except Exception as error:  # noqa: BLE001 - undo, then tell the caller
                 LOG.info("Attaching volume %s to %s failed: %s", row.volume_id,
                          instance_uuid, error)
                 undo = _delete_attachment(ctx, row)
                 step.fail(f"{_describe(error)}; undone: {undo}")
-                with db.transaction() as s:
-                    _forget(s, row)
-                    trace.store(s, [step])
-                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                self.db.call("finish_volume_step", instance_uuid=instance_uuid,
+                             bdm_id=row.id, events=[hostdb.event(step)],
+                             request_id=ctx.request_id, result="Error")
                 if isinstance(error, exceptions.PocketstackError) and error.code < 500:
                     raise
                 raise VolumeAttachFailed(f"Failed to attach volume {row.volume_id} to "
@@ -391,11 +391,13 @@ class VolumeMixin:
         """Unplug the volume, delete its attachment and the mapping. A driver failure
         leaves it attached (the volume goes back to in-use)."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.volume_id == volume_id), None)
             step = Step(ctx, instance_uuid, "compute_detach_volume", "compute", self.host)
             if row is None:
-                trace.record(step.done(detail=f"{volume_id} was already detached"))
+                self._record(instance_uuid, step.done(
+                    detail=f"{volume_id} was already detached"))
                 return
             client = VolumeClient(ctx)
             try:
@@ -407,24 +409,24 @@ class VolumeMixin:
                     client.roll_detaching(volume_id)
                 except exceptions.PocketstackError:
                     pass
-                with db.transaction() as s:
-                    trace.store(s, [step.fail(error)])
-                    trace.finish_action(s, ctx.request_id, instance_uuid, "Error")
+                self.db.call("finish_action", instance_uuid=instance_uuid, values=None,
+                             expect_task=None, events=[hostdb.event(step.fail(error))],
+                             request_id=ctx.request_id, result="Error")
                 raise VolumeAttachFailed(f"Failed to detach volume {volume_id} from "
                                          f"{instance_uuid}: {_describe(error)}") from None
             undo = _delete_attachment(ctx, row)
-            with db.transaction() as s:
-                _forget(s, row)
-                trace.store(s, [step.done(detail=f"{volume_id} from {row.device_name}; "
-                                                 f"{undo}")])
-                trace.finish_action(s, ctx.request_id, instance_uuid)
+            self.db.call("finish_volume_step", instance_uuid=instance_uuid, bdm_id=row.id,
+                         events=[hostdb.event(step.done(
+                             detail=f"{volume_id} from {row.device_name}; {undo}"))],
+                         request_id=ctx.request_id)
 
 
     def extend_attached_volume(self, ctx, instance_uuid: str, volume_id: str) -> None:
         """The volume service grew a volume this guest has attached (volume-extended,
         cinder's in-use extend): the guest's disk follows (nova's _extend_volume)."""
         with self._vol_lock(instance_uuid):
-            row = next((r for r in block_devices.for_instance(instance_uuid)
+            row = next((r for r in self.db.call("block_devices_of",
+                                                instance_uuid=instance_uuid)
                         if r.volume_id == volume_id and r.connection_info), None)
             if row is None:
                 return
@@ -439,13 +441,10 @@ class VolumeMixin:
             except Exception as error:  # noqa: BLE001 - recorded on the server's trace
                 LOG.warning("Growing volume %s of %s failed: %s", volume_id, instance_uuid,
                             error)
-                trace.record(step.fail(f"{volume_id}: {_describe(error)}"))
+                self._record(instance_uuid, step.fail(f"{volume_id}: {_describe(error)}"))
                 return
-            trace.record(step.done(detail=f"{volume_id} at {row.device_name}: {size} GiB"))
-
-
-def _forget(session, row) -> None:
-    session.execute(sa.delete(BlockDeviceMapping).where(BlockDeviceMapping.id == row.id))
+            self._record(instance_uuid, step.done(
+                detail=f"{volume_id} at {row.device_name}: {size} GiB"))
 
 
 def _delete_attachment(ctx, row, use_service_token: bool = False) -> str:
