@@ -240,7 +240,7 @@ def test_claims_kept_by_compute_before_placement_are_adopted(sdk, ks):
     import sqlalchemy as sa
 
     from pocketstack.common import db
-    from pocketstack.compute.manager import periodic
+    from pocketstack.compute import host_rows
     from pocketstack.compute.models import Allocation, ComputeNode
 
     old = str(uuid.uuid4())
@@ -248,7 +248,7 @@ def test_claims_kept_by_compute_before_placement_are_adopted(sdk, ks):
         node = s.scalars(sa.select(ComputeNode).order_by(ComputeNode.id)).first()
         s.add(Allocation(instance_uuid=old, node_id=node.id, host=node.host, vcpus=1,
                          memory_mb=32, disk_gb=0))
-    periodic._adopt_old_claims([node.host])
+    host_rows.adopt_old_claims([node.host])
     try:
         held = ks("GET", f"/allocations/{old}").json()["allocations"]
         assert held == {node.uuid: {"generation": held[node.uuid]["generation"],

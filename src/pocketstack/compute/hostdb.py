@@ -32,7 +32,8 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import block_devices, instances, resize, service_rows, states, trace
+from pocketstack.compute import (block_devices, host_rows, instances, resize, service_rows,
+                                 states, trace)
 from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
 from pocketstack.compute.scheduler import claims
 
@@ -340,10 +341,9 @@ def finish_delete(instance_uuid: str, events: list[dict], request_id: str | None
     server group membership gone, the row marked deleted, its events (``cleanup``: the
     step whose detail lists what was released, finished here) and the action finished.
     What was released, for the detail."""
-    from pocketstack.compute.manager.delete import delete_rows
 
     with db.transaction() as s:
-        done = delete_rows(s, instance_uuid)
+        done = host_rows.delete_rows(s, instance_uuid)
         cleanup = dict(cleanup)
         cleanup["detail"] = "; ".join(cleanup.pop("done") + done) or "nothing held"
         now = utcnow()
@@ -413,9 +413,8 @@ def register_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list
     """The compute_nodes rows of these hosts with what their drivers report
     (``resources``: host -> the driver's figures); [host, node uuid, name, sizes] of
     each, for its resource provider."""
-    from pocketstack.compute.manager.periodic import write_nodes
 
-    return write_nodes(hosts, resources, ratios)
+    return host_rows.write_nodes(hosts, resources, ratios)
 
 
 @operation(HOSTS)
@@ -432,16 +431,14 @@ def node_providers(hosts: list[str]) -> list[list]:
 
 @operation(HOSTS)
 def adopt_old_claims(hosts: list[str]) -> None:
-    from pocketstack.compute.manager.periodic import _adopt_old_claims as adopt
 
-    adopt(hosts)
+    host_rows.adopt_old_claims(hosts)
 
 
 @operation(HOSTS)
 def reconcile_resources(hosts: list[str]) -> None:
-    from pocketstack.compute.manager.periodic import reconcile_usage
 
-    reconcile_usage(hosts)
+    host_rows.reconcile_usage(hosts)
 
 
 @operation(HOSTS)

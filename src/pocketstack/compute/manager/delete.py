@@ -3,12 +3,9 @@ from __future__ import annotations
 
 import logging
 
-import sqlalchemy as sa
 
 from pocketstack.compute import hostdb
 from pocketstack.compute.manager import network, volumes
-from pocketstack.compute.models import Migration
-from pocketstack.compute.scheduler import claims
 from pocketstack.compute.trace import Step
 
 LOG = logging.getLogger(__name__)
@@ -34,35 +31,6 @@ def finish_delete(ctx, inst, host: str | None, vifs=None, steps=(),
     hdb.call("finish_delete", instance_uuid=inst.uuid,
              events=[hostdb.event(s) for s in steps], request_id=ctx.request_id,
              cleanup=dict(hostdb.event(step), done=done))
-
-
-def delete_rows(s, instance_uuid: str) -> list[str]:
-    """In the delete's commit: the claim given back (and a resize's), the server group
-    membership gone; what was released."""
-    done = []
-    if claims.release(instance_uuid, session=s):
-        done.append("released claim")
-    from pocketstack.compute.resize import release_for_delete
-
-    # A Core look first: almost no server is deleted mid-resize, and the ORM's
-    # look costs several times this under the writer lock.
-    if s.connection().execute(_RESIZING, {"uuid": instance_uuid}).first() is not None:
-        done += release_for_delete(s, instance_uuid)
-    from pocketstack.compute.server_groups import forget_member
-
-    forget_member(s, instance_uuid)
-    return done
-
-
-def _resizing_statement():
-    from pocketstack.compute.resize import IN_PROGRESS
-
-    table = Migration.__table__
-    return sa.select(table.c.id).where(table.c.instance_uuid == sa.bindparam("uuid"),
-                                       table.c.status.in_(IN_PROGRESS)).limit(1)
-
-
-_RESIZING = _resizing_statement()  # built once: every delete asks
 
 
 class DeleteMixin:

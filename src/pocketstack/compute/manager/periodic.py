@@ -10,31 +10,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid as uuidlib
 
-import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions, runtime
+from pocketstack.common import config, exceptions, runtime
 from pocketstack.common.context import RequestContext
 from pocketstack.common.rpc_errors import MessagingTimeout
-from pocketstack.common.timeutils import utcnow
 from pocketstack.compute import hostdb, states
-from pocketstack.compute.models import Allocation, ComputeNode, Instance, Migration
 from pocketstack.compute.service_rows import heartbeats, register_services  # noqa: F401
-from pocketstack.placement import direct
 from pocketstack.placement import report as placement_report
 
 LOG = logging.getLogger(__name__)
 
-# Hosts per IN (...) list: well inside every engine's limit on bound parameters.
-CHUNK = 500
 # Seconds a restarted host waits for a conductor to hand its interrupted builds back to.
 CONDUCTOR_WAIT = 120.0
-
-
-def chunks(items: list, size: int = CHUNK):
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 def register_service(host: str, binary: str, topic: str) -> None:
@@ -83,43 +71,6 @@ def register_nodes(managers: dict) -> None:
                      topic="compute")
 
 
-def write_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list]:
-    """register_nodes' rows (compute/hostdb.py: the operation of the same name)."""
-    now = utcnow()
-    nodes = []
-    with db.transaction() as s:
-        for part in chunks(hosts):
-            existing = {host: (node_id, node_uuid, name) for host, node_id, node_uuid, name
-                        in s.execute(sa.select(ComputeNode.host, ComputeNode.id,
-                                               ComputeNode.uuid,
-                                               ComputeNode.hypervisor_hostname)
-                                     .where(ComputeNode.host.in_(part))).all()}
-            new, changed = [], []
-            for host in part:
-                res = resources[host]
-                sizes = {"vcpus": res["vcpus"], "memory_mb": res["memory_mb"],
-                         "local_gb": res["local_gb"], **ratios}
-                if host in existing:
-                    node_id, node_uuid, name = existing[host]
-                    changed.append({"node_id": node_id, **sizes})
-                else:
-                    node_uuid, name = str(uuidlib.uuid4()), host
-                    new.append({"uuid": node_uuid, "host": host,
-                                "hypervisor_hostname": host,
-                                "hypervisor_type": res["hypervisor_type"],
-                                "hypervisor_version": res["hypervisor_version"],
-                                "created_at": now, **sizes})
-                nodes.append([host, node_uuid, name, sizes])
-            if new:
-                s.execute(sa.insert(ComputeNode), new)
-            if changed:
-                n = ComputeNode.__table__
-                s.connection().execute(
-                    n.update().where(n.c.id == sa.bindparam("node_id")),
-                    changed)
-    return nodes
-
-
 def _report(managers: dict, reports: list[tuple[str, placement_report.Host]],
             at_start: bool = False) -> None:
     """These hosts' providers into placement: in-process (placement/report.py: a
@@ -163,35 +114,6 @@ def _report_later(hosts: list, timeout: float = CONDUCTOR_WAIT) -> None:
         except Exception:  # noqa: BLE001 - the periodic report tries again
             LOG.exception("Reporting to placement failed")
             return
-
-
-def _adopt_old_claims(hosts: list[str]) -> None:
-    """A cloud upgraded from before placement held the claims kept them in compute_allocations: they
-    become placement allocations (server's owner as the consumer's project/user; a
-    migration's for the source of a move) and the old rows go."""
-    a = Allocation
-    with db.transaction() as s:
-        for part in chunks(hosts):
-            rows = s.execute(sa.select(a.instance_uuid, a.vcpus, a.memory_mb, a.disk_gb,
-                                       ComputeNode.uuid)
-                             .join(ComputeNode, ComputeNode.id == a.node_id)
-                             .where(a.host.in_(part))).all()
-            if not rows:
-                continue
-            consumers = [r[0] for r in rows]
-            moves = dict(s.execute(sa.select(Migration.uuid, Migration.instance_uuid)
-                                   .where(Migration.uuid.in_(consumers))).all())
-            owners = {uuid: (project, user) for uuid, project, user in s.execute(
-                sa.select(Instance.uuid, Instance.project_id, Instance.user_id)
-                .where(Instance.uuid.in_(consumers + list(moves.values()))))}
-            for uuid, instance in moves.items():
-                owners[uuid] = owners.get(instance, ("", "")) + ("MIGRATION",)
-            for consumer, vcpus, ram, disk, node_uuid in rows:
-                project, user, *kind = owners.get(consumer, ("", ""))
-                direct.adopt(consumer, node_uuid, {"VCPU": vcpus, "MEMORY_MB": ram,
-                                                   "DISK_GB": disk}, project, user,
-                             kind[0] if kind else "INSTANCE", session=s)
-            s.execute(sa.delete(a).where(a.instance_uuid.in_(consumers)))
 
 
 def report_providers(managers: dict) -> None:
@@ -262,32 +184,6 @@ def sync_power_states(managers: dict) -> None:
 def reconcile_resources(managers: dict) -> None:
     """Usage counters = the nodes' allocations in placement (reconcile_usage)."""
     _each(managers, "reconcile_resources")
-
-
-def reconcile_usage(hosts: list[str]) -> None:
-    """Usage counters = the node's allocations in placement (repairs any drift). Read
-    first; only a node that drifted is written, and only while no claim raced us (its
-    generation must not have moved)."""
-    n = ComputeNode
-    fixes = []
-    with db.reader() as s:
-        for part in chunks(hosts):
-            nodes = s.execute(sa.select(n.id, n.uuid, n.vcpus_used, n.memory_mb_used,
-                                        n.local_gb_used, n.generation)
-                              .where(n.host.in_(part))).all()
-            usage = direct.usage_by_provider([node[1] for node in nodes], session=s)
-            for node_id, node_uuid, vcpus, ram, disk, generation in nodes:
-                used = usage.get(node_uuid, {})
-                want = (used.get("VCPU", 0), used.get("MEMORY_MB", 0), used.get("DISK_GB", 0))
-                if (vcpus, ram, disk) != want:
-                    fixes.append((node_id, generation, want))
-    if not fixes:
-        return
-    with db.transaction() as s:
-        for node_id, generation, (vcpus, ram, disk) in fixes:
-            s.execute(sa.update(n).where(n.id == node_id, n.generation == generation)
-                      .values(vcpus_used=vcpus, memory_mb_used=ram, local_gb_used=disk,
-                              generation=generation + 1))
 
 
 def reclaim_queued_deletes(managers: dict) -> None:
