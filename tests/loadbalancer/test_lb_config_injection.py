@@ -203,7 +203,7 @@ def test_names_and_escaped_values_stay_out_of_or_within_one_word_of_haproxy_cfg(
     values the checks let in with characters HAProxy's parser reads specially (a #, a
     quote, a blank, a backslash) are escaped so that HAProxy accepts the file."""
     from pocketstack.common import db
-    from pocketstack.loadbalancer import dataplane, models, tree
+    from pocketstack.loadbalancer import haproxy_config, models, tree
 
     lb_api, lb = conn.load_balancer, scene["lb"]
     odd = "x\n    insecure-fork-wanted"
@@ -225,7 +225,7 @@ def test_names_and_escaped_values_stay_out_of_or_within_one_word_of_haproxy_cfg(
                               **({"key": key} if key else {}))
         active(conn, lb.id)
     with db.reader() as s:
-        text = dataplane.render(s, s.get(models.LoadBalancer, lb.id),
+        text = haproxy_config.render(s, s.get(models.LoadBalancer, lb.id),
                                 tree.rows(s, models.Listener, lb.id))
     assert "insecure-fork-wanted" not in text
     for expected in ("location https://example.org/\\#top if", "-m str a\\#b",
@@ -243,7 +243,7 @@ def test_the_renderer_refuses_a_stored_value_that_would_break_the_configuration(
     """The last line of defence: a row written around the API's checks (or from before
     them) makes the change fail (the load balancer ERROR) with nothing written."""
     from pocketstack.common import db
-    from pocketstack.loadbalancer import dataplane, models, tree
+    from pocketstack.loadbalancer import haproxy_config, models, tree
 
     lb_id = scene["lb"].id
 
@@ -251,7 +251,8 @@ def test_the_renderer_refuses_a_stored_value_that_would_break_the_configuration(
         with db.reader() as s:
             lb = s.get(models.LoadBalancer, lb_id)
             listeners = tree.rows(s, models.Listener, lb_id)
-            return dataplane.render(s, lb, listeners), dataplane.udp_config(s, lb, listeners)
+            return (haproxy_config.render(s, lb, listeners),
+                    haproxy_config.udp_config(s, lb, listeners))
 
     rendered()
     for model, row_id, field, bad in (
@@ -266,16 +267,16 @@ def test_the_renderer_refuses_a_stored_value_that_would_break_the_configuration(
             setattr(s.get(model, row_id), field, bad)
         if field == "http_version":
             continue
-        with pytest.raises(dataplane.UnsafeValue):
+        with pytest.raises(haproxy_config.UnsafeValue):
             rendered()
         with db.transaction() as s:
             setattr(s.get(model, row_id), field, {
                 "domain_name": None, "url_path": "/", "expected_codes": "200",
                 "value": "/admin", "address": "10.20.0.40"}[field])
         rendered()
-    with pytest.raises(dataplane.UnsafeValue):
-        dataplane.ping_script({scene["member"].id: "10.0.0.1\nreboot"})
-    assert "address=10.0.0.1 ;;" in dataplane.ping_script({scene["member"].id: "10.0.0.1"})
+    with pytest.raises(haproxy_config.UnsafeValue):
+        haproxy_config.ping_script({scene["member"].id: "10.0.0.1\nreboot"})
+    assert "address=10.0.0.1 ;;" in haproxy_config.ping_script({scene["member"].id: "10.0.0.1"})
 
 
 @needs_haproxy

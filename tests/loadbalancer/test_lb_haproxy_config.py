@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None,
 
 def test_every_feature_renders_a_configuration_haproxy_accepts(conn, subnet, tmp_path):
     from pocketstack.common import db
-    from pocketstack.loadbalancer import dataplane, models, tree
+    from pocketstack.loadbalancer import haproxy_config, models, tree
 
     lb_api = conn.load_balancer
     lb = lb_api.create_load_balancer(vip_subnet_id=subnet.id)
@@ -81,7 +81,7 @@ def test_every_feature_renders_a_configuration_haproxy_accepts(conn, subnet, tmp
         active(conn, lb.id)
 
     with db.reader() as s:
-        text = dataplane.render(s, s.get(models.LoadBalancer, lb.id),
+        text = haproxy_config.render(s, s.get(models.LoadBalancer, lb.id),
                                 tree.rows(s, models.Listener, lb.id))
     path = tmp_path / "haproxy.cfg"
     path.write_text(text.replace("@DIR@", str(tmp_path)))
