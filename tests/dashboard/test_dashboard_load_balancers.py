@@ -1,0 +1,182 @@
+"""The dashboard's load balancer pages over real HTTP, against the simulated data plane:
+the create wizard makes the whole tree (listener, pool, members, health monitor) in one
+call and leads to the load balancer's page, whose status tree shows each member's
+operating status; bad input shows Octavia's own message on the wizard, keeps what was
+typed and makes nothing; delete takes everything under it. What the dashboard made is
+checked through openstacksdk."""
+from __future__ import annotations
+
+import re
+import uuid
+
+from helpers.cloud import wait_for
+from helpers.dashboard import alert_text, csrf_token
+
+WIZARD = "/dashboard/load-balancers/create"
+
+
+def _subnet(conn, cidr: str):
+    network = conn.network.create_network(name=f"dash-lbnet-{uuid.uuid4().hex[:6]}")
+    return conn.network.create_subnet(network_id=network.id, ip_version=4, cidr=cidr,
+                                      name=f"dash-lbsub-{uuid.uuid4().hex[:6]}")
+
+
+def _wizard(client, **fields):
+    page = client.get(WIZARD)
+    assert page.status_code == 200, page.text
+    form = {"csrf_token": csrf_token(page.text), "action": "create", "name": "",
+            "vip_subnet_id": "", "protocol": "HTTP", "protocol_port": "80",
+            "lb_algorithm": "ROUND_ROBIN", "monitor_type": "", "delay": "5",
+            "timeout": "5", "max_retries": "3", "url_path": "", "member_rows": "3",
+            **{f"member_{k}_{i}": "" for i in range(3) for k in ("address", "port")}}
+    form.update(fields)
+    return client.post(WIZARD, data=form)
+
+
+def _active(conn, lb_id):
+    def ready():
+        lb = conn.load_balancer.get_load_balancer(lb_id)
+        assert lb.provisioning_status != "ERROR", lb
+        return lb if lb.provisioning_status == "ACTIVE" else None
+    return wait_for(ready, 30, f"load balancer {lb_id} ACTIVE", interval=0.05)
+
+
+def _tree_item(page: str, kind: str, obj_id: str) -> str:
+    """The text of one status tree item (up to its nested list or its end)."""
+    item = page[page.index(f'data-tree-{kind}="{obj_id}"'):]
+    return re.split(r"<ul|</li>", item, maxsplit=1)[0]
+
+
+def test_wizard_creates_the_tree_its_page_shows_member_health_and_delete(cloud, member):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    subnet = _subnet(conn, "10.71.0.0/24")
+    page = client.get(WIZARD)
+    assert page.status_code == 200
+    assert f'<option value="{subnet.id}">' in page.text
+    for legend in ("Load balancer", "Listener", "Pool", "Health monitor (optional)",
+                   "Members (empty rows are left out)"):
+        assert f"<legend>{legend}</legend>" in page.text
+    assert page.text.count('name="member_address_') >= 2
+
+    made = _wizard(client, name="web-lb", vip_subnet_id=subnet.id, protocol="HTTP",
+                   protocol_port="8080", lb_algorithm="LEAST_CONNECTIONS",
+                   monitor_type="HTTP", delay="3", timeout="2", max_retries="4",
+                   url_path="/healthz", member_address_0="10.71.0.11", member_port_0="80",
+                   member_address_2="10.71.0.12", member_port_2="8081")
+    assert made.status_code == 303, made.text
+    lb = conn.load_balancer.find_load_balancer("web-lb")
+    assert made.headers["location"] == f"/dashboard/load-balancers/{lb.id}"
+    lb = _active(conn, lb.id)
+
+    # What was made is what the form said (the empty middle row left out).
+    assert lb.vip_subnet_id == subnet.id and lb.vip_address.startswith("10.71.0.")
+    [listener] = conn.load_balancer.listeners(loadbalancer_id=lb.id)
+    assert (listener.protocol, listener.protocol_port) == ("HTTP", 8080)
+    [pool] = conn.load_balancer.pools(loadbalancer_id=lb.id)
+    assert listener.default_pool_id == pool.id
+    assert (pool.protocol, pool.lb_algorithm) == ("HTTP", "LEAST_CONNECTIONS")
+    members = {(m.address, m.protocol_port): m for m in conn.load_balancer.members(pool)}
+    assert set(members) == {("10.71.0.11", 80), ("10.71.0.12", 8081)}
+    monitor = conn.load_balancer.get_health_monitor(pool.health_monitor_id)
+    assert (monitor.type, monitor.delay, monitor.timeout, monitor.max_retries,
+            monitor.url_path) == ("HTTP", 3, 2, 4, "/healthz")
+
+    # The list links to the page; the page shows the VIP and the tree with every member.
+    listing = client.get("/dashboard/load-balancers")
+    assert f'href="/dashboard/load-balancers/{lb.id}"' in listing.text
+    shown = client.get(f"/dashboard/load-balancers/{lb.id}")
+    assert shown.status_code == 200
+    assert f'data-vip="{lb.id}">{lb.vip_address} on' in shown.text
+    assert 'data-lb-provisioning="ACTIVE"' in shown.text
+    assert "(HTTP 8080)" in _tree_item(shown.text, "listener", listener.id)
+    assert "(HTTP, LEAST_CONNECTIONS)" in _tree_item(shown.text, "pool", pool.id)
+    hm_item = _tree_item(shown.text, "monitor", monitor.id)
+    assert "(HTTP)" in hm_item and 'data-operating-status="ONLINE"' in hm_item
+    for (address, port), m in members.items():
+        item = _tree_item(shown.text, "member", m.id)
+        assert f"{address}:{port}" in item and 'data-operating-status="ONLINE"' in item
+    assert 'value="delete"' in shown.text
+
+    # A member taken out of service shows OFFLINE in the tree, the other still ONLINE.
+    off = members[("10.71.0.12", 8081)]
+    conn.load_balancer.update_member(off, pool, admin_state_up=False)
+    _active(conn, lb.id)
+    shown = client.get(f"/dashboard/load-balancers/{lb.id}")
+    assert 'data-operating-status="OFFLINE"' in _tree_item(shown.text, "member", off.id)
+    on = members[("10.71.0.11", 80)]
+    assert 'data-operating-status="ONLINE"' in _tree_item(shown.text, "member", on.id)
+
+    # Delete from its page: everything under it goes, back to the list.
+    gone = client.post(f"/dashboard/load-balancers/{lb.id}", data={
+        "csrf_token": csrf_token(shown.text), "action": "delete"})
+    assert gone.status_code == 303 and gone.headers["location"] == "/dashboard/load-balancers"
+    wait_for(lambda: conn.load_balancer.find_load_balancer(lb.id) is None, 30,
+             "the load balancer deleted", interval=0.05)
+    assert list(conn.load_balancer.pools(loadbalancer_id=lb.id)) == []
+    missing = client.get(f"/dashboard/load-balancers/{lb.id}")
+    assert missing.status_code == 404 and lb.id in missing.text
+
+
+def test_wizard_without_monitor_shows_no_monitor_and_adds_rows(cloud, member):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    subnet = _subnet(conn, "10.72.0.0/24")
+    more = _wizard(client, action="add_row", name="tcp-lb", member_address_0="10.72.0.5",
+                   member_port_0="22")
+    assert more.status_code == 200
+    assert 'name="member_address_3"' in more.text and 'name="member_address_4"' not in more.text
+    assert 'value="tcp-lb"' in more.text and 'value="10.72.0.5"' in more.text
+    made = _wizard(client, name="tcp-lb", vip_subnet_id=subnet.id, protocol="TCP",
+                   protocol_port="22", lb_algorithm="SOURCE_IP", member_rows="4",
+                   member_address_0="10.72.0.5", member_port_0="22",
+                   member_address_3="10.72.0.6", member_port_3="2222")
+    assert made.status_code == 303, made.text
+    lb = _active(conn, made.headers["location"].rsplit("/", 1)[1])
+    [pool] = conn.load_balancer.pools(loadbalancer_id=lb.id)
+    assert (pool.protocol, pool.lb_algorithm, pool.health_monitor_id) == ("TCP", "SOURCE_IP",
+                                                                          None)
+    members = list(conn.load_balancer.members(pool))
+    assert {(m.address, m.protocol_port) for m in members} == {("10.72.0.5", 22),
+                                                               ("10.72.0.6", 2222)}
+    shown = client.get(made.headers["location"])
+    assert "No health monitor" in shown.text
+    for m in members:
+        assert 'data-operating-status="NO_MONITOR"' in _tree_item(shown.text, "member", m.id)
+    conn.load_balancer.delete_load_balancer(lb.id, cascade=True)
+
+
+def test_wizard_bad_input_shows_the_api_message_keeps_the_form_and_makes_nothing(cloud,
+                                                                                  member):
+    user, client = member
+    conn = cloud.user_sdk(user)
+    subnet = _subnet(conn, "10.73.0.0/24")
+    other = cloud.make_user()
+    theirs = _subnet(cloud.user_sdk(other), "10.74.0.0/24")
+    typed = {"name": "bad-lb", "member_address_0": "10.73.0.9", "member_port_0": "80"}
+    cases = [
+        ({"vip_subnet_id": subnet.id, "protocol_port": "0"},
+         "Value should be greater or equal to 1"),
+        ({"vip_subnet_id": subnet.id, "protocol_port": "70000"},
+         "Value should be lower or equal to 65535"),
+        ({"vip_subnet_id": subnet.id, "member_port_0": "70000"},
+         "Value should be lower or equal to 65535"),
+        ({"vip_subnet_id": ""}, "VIP must contain one of"),
+        ({"vip_subnet_id": theirs.id}, f"Subnet {theirs.id} not found"),
+        ({"vip_subnet_id": subnet.id, "monitor_type": "PING", "max_retries": "11"},
+         "Value should be lower or equal to 10"),
+    ]
+    for fields, message in cases:
+        bad = _wizard(client, **{**typed, **fields})
+        assert bad.status_code == 400, (fields, bad.status_code)
+        assert message in alert_text(bad.text), (fields, alert_text(bad.text))
+        # The form keeps what was typed.
+        assert 'value="bad-lb"' in bad.text and 'value="10.73.0.9"' in bad.text
+        assert f'value="{fields.get("protocol_port", "80")}"' in bad.text
+        if fields["vip_subnet_id"] == subnet.id:
+            assert f'<option value="{subnet.id}" selected>' in bad.text
+    assert list(conn.load_balancer.load_balancers()) == []
+    assert list(cloud.user_sdk(other).load_balancer.load_balancers()) == []
+    # A page of no load balancer: the API's 404, not a 500.
+    missing = client.get(f"/dashboard/load-balancers/{uuid.uuid4()}")
+    assert missing.status_code == 404
