@@ -161,6 +161,8 @@ def test_wizard_bad_input_shows_the_api_message_keeps_the_form_and_makes_nothing
          "Value should be lower or equal to 65535"),
         ({"vip_subnet_id": subnet.id, "member_port_0": "70000"},
          "Value should be lower or equal to 65535"),
+        # A half-filled member row goes to the API, which names what is missing.
+        ({"vip_subnet_id": subnet.id, "member_port_0": ""}, "protocol_port"),
         ({"vip_subnet_id": ""}, "VIP must contain one of"),
         ({"vip_subnet_id": theirs.id}, f"Subnet {theirs.id} not found"),
         ({"vip_subnet_id": subnet.id, "monitor_type": "PING", "max_retries": "11"},
@@ -172,7 +174,8 @@ def test_wizard_bad_input_shows_the_api_message_keeps_the_form_and_makes_nothing
         assert message in alert_text(bad.text), (fields, alert_text(bad.text))
         # The form keeps what was typed.
         assert 'value="bad-lb"' in bad.text and 'value="10.73.0.9"' in bad.text
-        assert f'value="{fields.get("protocol_port", "80")}"' in bad.text
+        port = fields.get("protocol_port", "80")
+        assert f'name="protocol_port" inputmode="numeric" value="{port}"' in bad.text
         if fields["vip_subnet_id"] == subnet.id:
             assert f'<option value="{subnet.id}" selected>' in bad.text
     assert list(conn.load_balancer.load_balancers()) == []
@@ -180,3 +183,73 @@ def test_wizard_bad_input_shows_the_api_message_keeps_the_form_and_makes_nothing
     # A page of no load balancer: the API's 404, not a 500.
     missing = client.get(f"/dashboard/load-balancers/{uuid.uuid4()}")
     assert missing.status_code == 404
+
+
+def test_page_marks_every_operating_status_and_offers_delete_only_when_octavia_would():
+    """The statuses the simulated data plane never gives (a failed check's ERROR, a
+    draining member) rendered from a status tree as Octavia returns it; a load balancer
+    in a PENDING state has no delete button (Octavia answers 409) and the page reloads
+    itself until the change is done."""
+    from pocketstack.dashboard import web
+
+    statuses = ("ONLINE", "ERROR", "OFFLINE", "NO_MONITOR", "DRAINING")
+    members = [{"id": f"m-{s}", "name": "", "address": f"10.0.0.{i}", "protocol_port": 80,
+                "provisioning_status": "ACTIVE", "operating_status": s}
+               for i, s in enumerate(statuses, 1)]
+    tree = {"id": "lb", "name": "x", "provisioning_status": "ACTIVE",
+            "operating_status": "DEGRADED", "listeners": [{
+                "id": "li", "name": "", "provisioning_status": "ACTIVE",
+                "operating_status": "DEGRADED", "pools": [{
+                    "id": "pl", "name": "", "provisioning_status": "ACTIVE",
+                    "operating_status": "DEGRADED", "members": members,
+                    "health_monitor": {"id": "hm", "name": "", "type": "TCP",
+                                       "provisioning_status": "ACTIVE",
+                                       "operating_status": "ONLINE"}}]}]}
+
+    def page(provisioning, deletable):
+        lb = {"id": "lb", "name": "x", "vip_address": "10.0.0.100",
+              "provisioning_status": provisioning, "operating_status": "DEGRADED"}
+        return web.render("load_balancer.html", session=None, lb=lb, tree=tree,
+                          tree_error=None, message=None, subnet_label="s", listeners={},
+                          pools={}, deletable=deletable).body.decode()
+
+    shown = page("ACTIVE", True)
+    for status in statuses:
+        item = _tree_item(shown, "member", f"m-{status}")
+        assert (f'<span class="op op-{status}" data-operating-status="{status}">{status}'
+                f'</span>') in item
+    assert 'data-operating-status="DEGRADED"' in _tree_item(shown, "pool", "pl")
+    assert 'value="delete"' in shown and 'http-equiv="refresh"' not in shown
+    pending = page("PENDING_UPDATE", False)
+    assert 'value="delete"' not in pending and 'http-equiv="refresh"' in pending
+
+
+def test_new_pages_want_a_login_and_their_forms_a_csrf_token(cloud, member):
+    import httpx
+
+    user, client = member
+    conn = cloud.user_sdk(user)
+    subnet = _subnet(conn, "10.75.0.0/24")
+    lb_page = f"/dashboard/load-balancers/{uuid.uuid4()}"
+    with httpx.Client(base_url=cloud.url) as anonymous:
+        for path in (WIZARD, lb_page):
+            r = anonymous.get(path)
+            assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
+    forged = client.post(WIZARD, data={"action": "create", "name": "forged",
+                                       "vip_subnet_id": subnet.id, "protocol": "HTTP",
+                                       "protocol_port": "80", "lb_algorithm": "ROUND_ROBIN"})
+    assert forged.status_code == 403 and "form expired" in alert_text(forged.text)
+    assert list(conn.load_balancer.load_balancers()) == []
+    made = _wizard(client, name="kept", vip_subnet_id=subnet.id)  # no members: a bare pool
+    assert made.status_code == 303, made.text
+    lb = _active(conn, made.headers["location"].rsplit("/", 1)[1])
+    path = made.headers["location"]
+    r = client.post(path, data={"action": "delete"})
+    assert r.status_code == 403
+    r = client.post(path, data={"csrf_token": csrf_token(client.get(path).text),
+                                "action": "explode"})
+    assert r.status_code == 400 and alert_text(r.text) == "Unknown form action."
+    assert conn.load_balancer.get_load_balancer(lb.id).provisioning_status == "ACTIVE"
+    shown = client.get(path)
+    assert "No members" in shown.text and "No health monitor" in shown.text
+    conn.load_balancer.delete_load_balancer(lb.id, cascade=True)
