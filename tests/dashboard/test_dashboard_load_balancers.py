@@ -253,3 +253,53 @@ def test_new_pages_want_a_login_and_their_forms_a_csrf_token(cloud, member):
     shown = client.get(path)
     assert "No members" in shown.text and "No health monitor" in shown.text
     conn.load_balancer.delete_load_balancer(lb.id, cascade=True)
+
+
+def test_wizard_in_a_browser(cloud, member, browser, tmp_path):
+    """The wizard used in headless Chromium: the fields filled, a member row added, Enter
+    in a field creates (the first button is Create); the page reloads itself until the
+    load balancer is ACTIVE and then shows the members in its tree."""
+    import os
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.select import Select
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from helpers.dashboard_browser import log_in, submit, wait_for_url
+
+    def shoot(name):  # kept in $POCKETSTACK_SCREENSHOTS too when set, as the docs' are
+        for folder in (tmp_path, os.environ.get("POCKETSTACK_SCREENSHOTS")):
+            if folder:
+                assert browser.save_screenshot(os.path.join(folder, f"dashboard-{name}.png"))
+
+    user, _ = member
+    conn = cloud.user_sdk(user)
+    subnet = _subnet(conn, "10.76.0.0/24")
+    log_in(browser, cloud.url, user["name"], user["password"])
+    browser.get(cloud.url + WIZARD)
+    browser.find_element(By.ID, "lb-name").send_keys("browser-lb")
+    Select(browser.find_element(By.ID, "lb-subnet")).select_by_value(subnet.id)
+    Select(browser.find_element(By.ID, "lb-monitor")).select_by_value("TCP")
+    port = browser.find_element(By.ID, "lb-port")
+    port.clear()
+    port.send_keys("8000")
+    browser.find_element(By.NAME, "member_address_0").send_keys("10.76.0.21")
+    browser.find_element(By.NAME, "member_port_0").send_keys("8000")
+    submit(browser, 'button[value="add_row"]')
+    assert browser.find_element(By.NAME, "member_address_0").get_attribute("value") == \
+        "10.76.0.21"
+    browser.find_element(By.NAME, "member_address_3").send_keys("10.76.0.22")
+    browser.find_element(By.NAME, "member_port_3").send_keys("8001")
+    shoot("load-balancer-create")
+    browser.find_element(By.NAME, "member_port_3").send_keys(Keys.ENTER)
+    url = wait_for_url(browser, lambda u: "/load-balancers/" in u and not
+                       u.endswith("/create"))
+    lb_id = url.rsplit("/", 1)[1]
+    WebDriverWait(browser, 60, poll_frequency=0.2).until(
+        lambda b: 'data-lb-provisioning="ACTIVE"' in b.page_source)
+    tree = browser.find_element(By.CSS_SELECTOR, "ul.tree.root").text
+    assert "10.76.0.21:8000 ONLINE" in tree and "10.76.0.22:8001 ONLINE" in tree
+    assert "Health monitor" in tree and "(TCP)" in tree
+    shoot("load-balancer")
+    conn.load_balancer.delete_load_balancer(lb_id, cascade=True)
