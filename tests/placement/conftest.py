@@ -69,10 +69,6 @@ class Placement:
             "consumer_generation": generation, "consumer_type": "INSTANCE"})
 
 
-def error_code(response) -> str:
-    return response.json()["errors"][0].get("code")
-
-
 @pytest.fixture(scope="module")
 def placement(cloud):
     return Placement(cloud.session())

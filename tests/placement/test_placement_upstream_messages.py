@@ -7,7 +7,7 @@ import uuid
 import pytest
 from openstack import exceptions as sdk_exc
 
-from conftest import error_code
+from placement_helpers import error_code
 
 MESSAGE = ("Resource provider's generation already changed. Please update the generation "
            "and try again.")
