@@ -175,16 +175,13 @@ def dhcp_files(s) -> list[str]:
     root = dhcp.root()
     networks = set(s.scalars(sa.select(Network.id)))
     for network_id in sorted(networks):
-        exists, subnets, allocations = dhcp._load(network_id)
         directory = dhcp.network_dir(network_id)
-        if not exists:
-            continue
-        if not any(sub.enable_dhcp for sub in subnets):
-            if os.path.isdir(directory):
+        expected = dhcp.contents(network_id)  # what the network service would write
+        if expected is None:  # gone meanwhile, or no DHCP subnet
+            if os.path.isdir(directory) and s.get(Network, network_id) is not None:
                 problems.append(f"DHCP files of network {network_id}, which has no DHCP "
                                 "subnet")
             continue
-        expected = dhcp.render(subnets, allocations)
         for name in ("host", "addn_hosts", "opts"):
             path = os.path.join(directory, name)
             try:
