@@ -47,7 +47,8 @@ def test_consistency_groups_through_the_sdk(cloud, member):
         assert [s.id for s in conn.block_storage.consistency_group_snapshots()] == [snap.id]
         made = conn.block_storage.create_consistency_group_from_source(
             consistency_group_snapshot=snap, name="from-cgs")
-        assert conn.block_storage.get_consistency_group(made.id).status == "available"
+        # available once its volumes are, as cinder's (the snapshot can go after that)
+        made = conn.block_storage.wait_for_status(made, "available", **WAIT)
         for bad in (None, {}, {"consistencygroup": {}},
                     {"consistencygroup": {"volume_types": [], "name": "x"}},
                     {"consistencygroup": {"volume_types": "x", "other": 1}}):

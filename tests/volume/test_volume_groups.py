@@ -110,10 +110,12 @@ def test_group_lifecycle_with_snapshots(cloud, member, kinds):
                                                          source_group_id=group.id,
                                                          name="from-group")
     for made in (copy, clone):
+        # available once its volumes are, as cinder's
+        conn.block_storage.wait_for_status(made, "available", **WAIT)
         shown = raw("GET", f"/groups/{made.id}?list_volume=true", version="3.25")[1]["group"]
         assert len(shown["volumes"]) == 2 and shown["status"] == "available", shown
         for volume_id in shown["volumes"]:
-            wait_status(raw, volume_id, "available")
+            assert raw("GET", f"/volumes/{volume_id}")[1]["volume"]["status"] == "available"
     # delete: refused while group snapshots or volumes remain, then with its volumes
     status, body, _ = raw("POST", f"/groups/{group.id}/action",
                           {"delete": {"delete-volumes": True}}, version="3.13")

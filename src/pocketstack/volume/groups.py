@@ -7,11 +7,13 @@ remove_volumes); the group's delete with ``delete-volumes`` deletes its volumes.
 """
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, exceptions, policy
+from pocketstack.common import config, db, exceptions, policy, runtime
 from pocketstack.common.timeutils import isotime_naive, utcnow
 from pocketstack.volume import api, group_types, quotas, types, validation, visible
 from pocketstack.volume.models import GroupSnapshot, Snapshot, Volume, VolumeGroup
@@ -153,19 +155,44 @@ def create_from_src(ctx, body) -> VolumeGroup:
                             created_at=utcnow())
         s.add(group)
         members = [(key, ident, vol.volume_type_id, vol.size) for key, ident, vol in members]
-    status = "error"  # unless every volume was created
+    made = []
     try:
         for key, ident, type_id, size in members:
             volume = api.create_volume(ctx, {"volume": {key: ident, "volume_type": type_id,
                                                         "size": size}})
+            made.append(volume.id)
             with db.transaction() as s:
                 s.get(Volume, volume.id).group_id = group.id
-        status = "available"
-    finally:
-        with db.transaction() as s:
-            row = s.get(VolumeGroup, group.id)
-            row.status, row.updated_at = status, utcnow()
+    except BaseException:
+        _set_group_status(group.id, "error")
+        raise
+    # As cinder: the group is available once its volumes are (a client that waits for it
+    # may then delete the snapshots they were made from), error if one of them failed.
+    threading.Thread(target=runtime.bind(_settle), args=(group.id, made),
+                     name=f"group-{group.id[:8]}", daemon=True).start()
     return get(ctx, group.id)
+
+
+SETTLE_TIMEOUT = 3600.0  # s: a group's volumes still creating after this make it error
+
+
+def _settle(group_id: str, volume_ids: list[str]) -> None:
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while True:
+        with db.reader() as s:
+            statuses = [getattr(s.get(Volume, v), "status", "deleted") for v in volume_ids]
+        if "creating" not in statuses or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    _set_group_status(group_id, "available" if all(st == "available" for st in statuses)
+                      else "error")
+
+
+def _set_group_status(group_id: str, status: str) -> None:
+    with db.transaction() as s:
+        row = s.get(VolumeGroup, group_id)
+        if row is not None and row.status == "creating":
+            row.status, row.updated_at = status, utcnow()
 
 
 # --- read --------------------------------------------------------------------------------
