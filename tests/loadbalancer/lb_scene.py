@@ -9,41 +9,15 @@ Everything made is named per test and removed when the scene closes, whatever fa
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import subprocess
 import sys
 import uuid
 
-import pytest
 
 from helpers.cloud import wait_for
-from helpers.guestnet import Guest, running_agent, sh, unique, unique_table
-from lb_helpers import gone
-
-BRIDGE_HOST = "lb-scene-host"
-EXTERNAL_CIDR = "198.51.100.0/24"  # documentation range
-TOOLS = ("ip", "dnsmasq", "nft", "busybox", "haproxy")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_haproxy = pytest.mark.skipif(
-    os.geteuid() != 0 or bool(_missing),
-    reason=f"the haproxy data plane needs root and {', '.join(TOOLS)} "
-           f"(missing: {', '.join(_missing) or 'root'})")
-
-# Answers every GET with its own name: which backend served the request.
-NAMED_HTTP = """
-import http.server, sys
-class Named(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = sys.argv[2].encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Named).serve_forever()
-"""
+from helpers.guestnet import EXTERNAL_CIDR, Guest, sh, unique
+from lb_helpers import BRIDGE_HOST, gone, needs_haproxy  # noqa: F401 - tests take them here
+from lb_helpers import NAMED_SERVER as NAMED_HTTP  # noqa: F401
 
 # Answers every UDP datagram with its own name and the client's address as seen.
 NAMED_UDP = """
@@ -69,25 +43,6 @@ for payload in sys.argv[3:]:
         except OSError:
             print("-", flush=True)
 """
-
-
-@pytest.fixture(scope="module")
-def scene_agent(cloud):
-    with running_agent(BRIDGE_HOST, unique_table("lb_scene")) as handle:
-        yield handle
-
-
-@pytest.fixture
-def haproxy_plane(cloud):
-    from pocketstack.common import config
-
-    config.CONF.set_override("data_plane", "haproxy", group="loadbalancer")
-    config.CONF.set_override("haproxy_host", BRIDGE_HOST, group="loadbalancer")
-    try:
-        yield
-    finally:
-        config.CONF.clear_override("data_plane", group="loadbalancer")
-        config.CONF.clear_override("haproxy_host", group="loadbalancer")
 
 
 class Outside:

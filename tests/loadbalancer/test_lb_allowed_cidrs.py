@@ -4,15 +4,14 @@ address of the same outside network is refused; an update turns it round."""
 from __future__ import annotations
 
 from lb_helpers import active
-from lb_scene import NAMED_HTTP, Scene, haproxy_plane, needs_haproxy, scene_agent, until
+from lb_scene import NAMED_HTTP, Scene, needs_haproxy, until
 
 pytestmark = needs_haproxy
-__all__ = ["haproxy_plane", "scene_agent"]
 
 
 def test_allowed_cidrs_let_one_outside_source_in_and_refuse_another(
-        cloud, scene_agent, haproxy_plane, tmp_path):
-    with Scene(cloud, scene_agent, tmp_path, octet=68) as scene:
+        cloud, host_agent, haproxy_plane, tmp_path):
+    with Scene(cloud, host_agent, tmp_path, octet=68) as scene:
         scene.allow("tcp", 8080)
         [backend] = scene.guests(1)
         scene.serve(backend.ns, NAMED_HTTP, "8080", "backend")

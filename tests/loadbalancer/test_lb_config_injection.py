@@ -11,9 +11,8 @@ import subprocess
 import pytest
 
 from lb_helpers import active
-from lb_scene import NAMED_HTTP, Scene, haproxy_plane, needs_haproxy, scene_agent, until
+from lb_scene import NAMED_HTTP, Scene, needs_haproxy, until
 
-__all__ = ["haproxy_plane", "scene_agent"]
 
 NEWLINE_DIRECTIVE = "\n    stats socket ipv4@0.0.0.0:9999 level admin"
 DOMAIN_PATTERN = (r"^(?=.{1,253}\.?$)(?:(?!-|[^.]+_)[A-Za-z0-9-_]{1,63}(?<!-)"
@@ -281,7 +280,7 @@ def test_the_renderer_refuses_a_stored_value_that_would_break_the_configuration(
 
 @needs_haproxy
 def test_with_real_haproxy_an_escaped_value_matches_whole_and_a_bad_row_fails_the_change(
-        cloud, scene_agent, haproxy_plane, tmp_path):
+        cloud, host_agent, haproxy_plane, tmp_path):
     """A header value with a # (a comment to HAProxy's parser, so the rule matched only
     what came before it) matches whole; a row holding a newline, written around the API,
     makes the next change fail (ERROR) while HAProxy keeps serving the last good
@@ -289,7 +288,7 @@ def test_with_real_haproxy_an_escaped_value_matches_whole_and_a_bad_row_fails_th
     from pocketstack.common import db
     from pocketstack.loadbalancer import dataplane, models
 
-    with Scene(cloud, scene_agent, tmp_path, octet=74) as scene:
+    with Scene(cloud, host_agent, tmp_path, octet=74) as scene:
         scene.allow("tcp", 8080)
         [backend] = scene.guests(1)
         scene.serve(backend.ns, NAMED_HTTP, "8080", "backend")

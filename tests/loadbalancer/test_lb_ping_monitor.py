@@ -6,16 +6,14 @@ monitor_address is what is pinged."""
 from __future__ import annotations
 
 from lb_helpers import active
-from lb_scene import (NAMED_HTTP, Scene, haproxy_plane, member_status, needs_haproxy,
-                      scene_agent, status_tree, until)
+from lb_scene import NAMED_HTTP, Scene, member_status, needs_haproxy, status_tree, until
 
 pytestmark = needs_haproxy
-__all__ = ["haproxy_plane", "scene_agent"]
 
 
 def test_a_member_that_stops_answering_ping_turns_error_and_comes_back(
-        cloud, scene_agent, haproxy_plane, tmp_path):
-    with Scene(cloud, scene_agent, tmp_path, octet=69) as scene:
+        cloud, host_agent, haproxy_plane, tmp_path):
+    with Scene(cloud, host_agent, tmp_path, octet=69) as scene:
         scene.allow("tcp", 8080)
         scene.allow("icmp")
         one, two = scene.guests(2)

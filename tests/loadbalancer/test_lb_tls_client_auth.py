@@ -14,11 +14,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 
 from lb_helpers import active
-from lb_scene import Scene, haproxy_plane, needs_haproxy, scene_agent, until
+from lb_scene import Scene, needs_haproxy, until
 from tls_helpers import CA, Barbican
 
 pytestmark = needs_haproxy
-__all__ = ["haproxy_plane", "scene_agent"]
 
 # An HTTPS member that wants a client certificate its CA signed; it answers with its
 # name, the client certificate's common name and the X-SSL-Client-CN header it got.
@@ -83,10 +82,10 @@ def _files(folder, name: str, cert_pem: bytes, key_pem: bytes) -> tuple[str, str
 
 
 def test_client_certificates_at_the_vip_and_tls_to_the_member(
-        cloud, scene_agent, haproxy_plane, tmp_path):
+        cloud, host_agent, haproxy_plane, tmp_path):
     server_ca, client_ca, rogue_ca = CA("server CA"), CA("client CA"), CA("rogue CA")
     member_ca, lb_ca = CA("member CA"), CA("load balancer CA")
-    with Scene(cloud, scene_agent, tmp_path, octet=71) as scene:
+    with Scene(cloud, host_agent, tmp_path, octet=71) as scene:
         conn = scene.conn
         barbican = Barbican(cloud.user_session(scene.user))
         www = barbican.container(*server_ca.issue("www.example.test")[:2])

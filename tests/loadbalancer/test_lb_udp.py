@@ -9,11 +9,9 @@ from __future__ import annotations
 import os
 
 from lb_helpers import active, gone
-from lb_scene import (NAMED_UDP, Scene, haproxy_plane, member_status, needs_haproxy,
-                      scene_agent, until)
+from lb_scene import NAMED_UDP, Scene, member_status, needs_haproxy, until
 
 pytestmark = needs_haproxy
-__all__ = ["haproxy_plane", "scene_agent"]
 
 
 def _balancers(lb_id: str) -> list[int]:
@@ -30,8 +28,8 @@ def _balancers(lb_id: str) -> list[int]:
 
 
 def test_udp_datagrams_through_the_vip_alternate_backends_and_a_stopped_one_turns_error(
-        cloud, scene_agent, haproxy_plane, tmp_path):
-    with Scene(cloud, scene_agent, tmp_path, octet=70) as scene:
+        cloud, host_agent, haproxy_plane, tmp_path):
+    with Scene(cloud, host_agent, tmp_path, octet=70) as scene:
         conn = scene.conn
         scene.allow("udp", 5353)
         one, two = scene.guests(2)
