@@ -125,12 +125,62 @@ def test_a_host_may_not_delete_build_or_report_for_another(cloud, admin_api, ser
         "instance_uuid": sid, "values": {"vm_state": "error"}, "expect_task": None,
         "attempt": 0, "events": []}) is False
     assert _host_db(cloud, other, "is_live", {"instance_uuid": sid}) is True
+    # The build's first load and step: nothing for another host; for the owner, the row
+    # and no step (the server's build is long over); the row is the conductor's to read.
+    attempt = _host_db(cloud, owner, "load_instance", {"instance_uuid": sid})["attempt"]
+    assert _host_db(cloud, other, "begin_build", {"instance_uuid": sid,
+                                                  "attempt": attempt}) is None
+    row, advanced = _host_db(cloud, owner, "begin_build", {"instance_uuid": sid,
+                                                           "attempt": attempt})
+    assert (row["uuid"], row["task_state"], advanced) == (sid, None, False)
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, owner, "begin_build", {"instance_uuid": sid, "attempt": attempt,
+                                               "row": {"host": owner}})
     assert _host_db(cloud, other, "block_devices_of", {"instance_uuid": sid}) == []
     assert _host_db(cloud, other, "release_own_claim", {"hosts": [other],
                                                         "instance_uuid": sid}) is False
     assert _host_db(cloud, owner, "owned_instances", {"hosts": [owner]})[0]["host"] == owner
     assert next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
                 if h["service"]["host"] == owner)["running_vms"] == node["running_vms"]
+
+
+def test_a_host_may_not_move_its_own_server_into_another_project_or_host(cloud, admin_api,
+                                                                       server):
+    """Even on its own server a host writes only the columns its operation's work writes:
+    not the project, the user or the key of the server, and its host only to itself or
+    none; each refused with a 403, and the server is unchanged."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    sid = server["id"]
+    hostile = ({"project_id": "another-project"}, {"user_id": "another-user"},
+               {"host": other}, {"node": other}, {"host": owner, "node": "no-such-node"},
+               {"host": ["a", "list"]}, {"key_data": "ssh-ed25519 AAAA attacker"},
+               {"deleted": True}, {"task_state": None, "project_id": "another-project"})
+    for values in hostile:
+        for op, args in (
+                ("update_instance", {"instance_uuid": sid, "values": values}),
+                ("finish_action", dict(_stop_values(sid), values=values)),
+                ("advance_build", {"instance_uuid": sid, "values": values,
+                                   "expect_task": None, "attempt": 0, "events": []}),
+                ("finish_build", {"instance_uuid": sid, "hosts": [owner], "values": values,
+                                  "attempt": 0, "events": []})):
+            with pytest.raises(exceptions.Forbidden) as refused:
+                _host_db(cloud, owner, op, args)
+            assert owner in refused.value.message, (op, values)
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, owner, "update_instance", {"instance_uuid": sid, "values": "x"})
+    now = admin_api.server(sid)
+    assert (now["tenant_id"], now["user_id"], now["OS-EXT-SRV-ATTR:host"],
+            now["status"]) == (server["tenant_id"], server["user_id"], owner, "ACTIVE")
+    # What its work writes it may: the compare-and-swap runs (and matches nothing here).
+    assert _host_db(cloud, owner, "update_instance", {
+        "instance_uuid": sid, "values": {"vm_state": "error", "power_state": 0},
+        "expect_task": "powering-off"}) is False
+    assert _host_db(cloud, owner, "finish_action", dict(
+        _stop_values(sid), values={"task_state": None, "host": None, "node": None},
+        expect_task="shelving-offloading")) is False
+    assert admin_api.server(sid)["status"] == "ACTIVE"
 
 
 def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):
