@@ -58,6 +58,10 @@ class Operation:
     # It reads the server's whole row first (a ``row`` keyword): the conductor's check
     # loads that row to see whose server it is and hands it over (one read, not two).
     preloads: bool = False
+    # Its compare-and-swap names the asking host (an ``asker`` keyword, the conductor's):
+    # on a server that is not the host's it matches nothing and answers False, as
+    # ``foreign`` would - so the check reads nothing first.
+    fenced: bool = False
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -69,12 +73,12 @@ _FLAVOR_USAGE = ("vcpus", "memory_mb")  # resize.flavor_usage
 
 
 def operation(scope: str, returns_instance: bool = False, foreign=_UNSET, writes=None,
-              preloads: bool = False):
+              preloads: bool = False, fenced: bool = False):
     def register(func):
         answer = foreign if foreign is not _UNSET else (None if returns_instance else REFUSE)
         OPERATIONS[func.__name__] = Operation(
             func, scope, returns_instance, answer,
-            None if writes is None else frozenset(writes), preloads)
+            None if writes is None else frozenset(writes), preloads, fenced)
         return func
     return register
 
@@ -253,27 +257,42 @@ def begin_build(instance_uuid: str, attempt: int, *, row=_UNSET) -> list:
 
 
 # rescheduled to another host: superseded here
-@operation(INSTANCE, foreign=False, writes=("task_state", "network_info"))
+@operation(INSTANCE, foreign=False, writes=("task_state", "network_info"), fenced=True)
 def advance_build(instance_uuid: str, values: dict, expect_task, attempt: int,
-                  events: list[dict]) -> bool:
-    """One step of a build: the compare-and-swap on the task and the attempt, with the
-    events of the step that ended."""
-    return instances.update(instance_uuid, _values(values), expect_task=expect_task,
-                            attempt=attempt, events=[_StoredStep(e) for e in events])
+                  events: list[dict], *, asker: str | None = None) -> bool:
+    """One step of a build: the compare-and-swap on the task and the attempt (and, from
+    the conductor, the asking host), with the events of the step that ended."""
+    with db.transaction() as s:
+        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
+                              attempt=attempt, expect_host=asker, session=s)
+        _store_if_own(s, instance_uuid, ok, asker, events)
+        return ok
+
+
+def _store_if_own(s, instance_uuid: str, ok: bool, asker: str | None,
+                  events: list[dict]) -> None:
+    """A fenced step's events: with its write, or (a step superseded meanwhile) on the
+    server's trace only if the server is still the asking host's - another host's server
+    gets no events from it, as the check would have refused them."""
+    if not ok and asker is not None and s.scalar(
+            sa.select(Instance.host).where(Instance.uuid == instance_uuid)) != asker:
+        return
+    trace.store(s, [_StoredStep(e) for e in events])
 
 
 @operation(INSTANCE, foreign=False, writes=(*_STATES, "launched_at", "build_deadline",
-                                           "build_token", "progress"))
+                                           "build_token", "progress"), fenced=True)
 def finish_build(instance_uuid: str, hosts: list[str], values: dict, attempt: int,
-                 events: list[dict]) -> bool:
+                 events: list[dict], *, asker: str | None = None) -> bool:
     """The guest is up: a success of this host's (its failed-build count cleared, the
     node row first, as a delete's claim release takes them: no deadlock on engines that
     lock rows) and the server ACTIVE, in one commit."""
     with db.transaction() as s:
         s.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": hosts[0]})
-        return instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
-                                attempt=attempt, events=[_StoredStep(e) for e in events],
-                                session=s)
+        ok = instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
+                              attempt=attempt, expect_host=asker, session=s)
+        _store_if_own(s, instance_uuid, ok, asker, events)
+        return ok
 
 
 _CLEAR_FAILED_BUILDS = (sa.update(ComputeNode.__table__)

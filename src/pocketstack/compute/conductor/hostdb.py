@@ -86,6 +86,11 @@ def check(host, op, args) -> tuple[hostdb.Operation, bool, dict]:
         if others or not names:
             raise _refuse(host, op, f"names other hosts {others}")
     extra = {}
+    if operation.fenced:
+        # Its compare-and-swap names the asking host: nothing to read first.
+        if "asker" in args or not isinstance(args.get("instance_uuid"), str):
+            raise _refuse(host, op, "no server named, or the asking host named by the host")
+        extra["asker"] = host
     if operation.preloads:
         if "row" in args:
             raise _refuse(host, op, "a row is the conductor's to read")
