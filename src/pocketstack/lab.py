@@ -197,11 +197,11 @@ class Lab:
 
     def _host_config(self, host: dict, driver: str) -> str:
         """A host's pocketstack.conf: the bus and the API as everywhere, its underlay
-        address; a compute host the database and nova's password, the network node its
-        uplink and what its metadata proxy needs."""
+        address; a compute host nova's password and no database settings (it reaches
+        the cloud through the conductor and placement's API, as on real machines), the
+        network node its uplink and what its metadata proxy needs."""
         with open(os.path.join(self.controller_dir, "service-passwords")) as f:
             passwords = json.load(f)
-        database = "sqlite:///" + os.path.join(self.controller_dir, "pocketstack.db")
         network = [f"local_ip = {host['address']}", "report_interval = 2"]
         if host["role"] == "network":
             users = [f"neutron_password = {passwords['neutron']}",
@@ -213,7 +213,7 @@ class Lab:
             users = [f"nova_password = {passwords['nova']}"]
             # the compute hosts share their instances path (shared instance storage):
             # cold migration and evacuation keep a guest's disks
-            extra = ["[database]", f"connection = {database}", "[libvirt]",
+            extra = ["[compute]", "database_access = conductor", "[libvirt]",
                      f"host_netns = {host['ns']}",
                      f"instances_path = {os.path.join(self.dir, 'instances')}"]
         lines = ["[DEFAULT]", f"transport_url = {self.transport_url}",

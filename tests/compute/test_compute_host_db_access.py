@@ -30,6 +30,13 @@ def server(cloud, admin_api, image_id):
     admin_api.delete(f"/servers/{sid}")
 
 
+def _event(host, sid, request_id):
+    return {"event": "compute_hostile_step", "host": host, "result": "Success",
+            "service": "compute", "seed_step": "", "start_time": "2026-01-01T00:00:00",
+            "finish_time": "2026-01-01T00:00:01", "request_id": request_id,
+            "instance_uuid": sid, "detail": "", "traceback": None}
+
+
 def _stop_values(sid, request_id="req-hostile"):
     return {"instance_uuid": sid, "values": {"vm_state": "error", "task_state": None},
             "expect_task": None, "events": [], "request_id": request_id}
@@ -121,16 +128,85 @@ def test_a_host_may_not_delete_build_or_report_for_another(cloud, admin_api, ser
     # A build's check of a server that is not its own answers what stops it quietly,
     # and its own claim released on its own provider only: nothing of the owner's.
     assert _host_db(cloud, other, "take_over", {"instance_uuid": sid, "attempt": 0}) is False
-    assert _host_db(cloud, other, "advance_build", {
-        "instance_uuid": sid, "values": {"vm_state": "error"}, "expect_task": None,
-        "attempt": 0, "events": []}) is False
+    attempt = _host_db(cloud, owner, "load_instance", {"instance_uuid": sid})["attempt"]
+    create = next(a for a in admin_api.get(f"/servers/{sid}/os-instance-actions").json()[
+        "instanceActions"] if a["action"] == "create")["request_id"]
+    for op, extra in (("advance_build", {"expect_task": None}),
+                      ("finish_build", {"hosts": [other]})):
+        # The compare-and-swap names the asking host: another's server matches nothing,
+        # and its events are not stored either.
+        assert _host_db(cloud, other, op, {
+            "instance_uuid": sid, "values": {"task_state": None}, "attempt": attempt,
+            "events": [_event(other, sid, create)], **extra}) is False
+    # The owner's superseded step keeps its events (the trace says what it did).
+    assert _host_db(cloud, owner, "advance_build", {
+        "instance_uuid": sid, "values": {"task_state": None}, "expect_task": "networking",
+        "attempt": attempt, "events": [dict(_event(owner, sid, create),
+                                            event="compute_own_step")]}) is False
+    events = admin_api.get(f"/servers/{sid}/os-instance-actions/{create}").json()[
+        "instanceAction"]["events"]
+    assert "compute_own_step" in {e["event"] for e in events}
+    assert "compute_hostile_step" not in {e["event"] for e in events}
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, other, "advance_build", {
+            "instance_uuid": sid, "values": {"task_state": None}, "expect_task": None,
+            "attempt": attempt, "events": [], "asker": owner})
     assert _host_db(cloud, other, "is_live", {"instance_uuid": sid}) is True
+    # The build's first load and step: nothing for another host; for the owner, the row
+    # and no step (the server's build is long over); the row is the conductor's to read.
+    assert _host_db(cloud, other, "begin_build", {"instance_uuid": sid,
+                                                  "attempt": attempt}) is None
+    row, advanced = _host_db(cloud, owner, "begin_build", {"instance_uuid": sid,
+                                                           "attempt": attempt})
+    assert (row["uuid"], row["task_state"], advanced) == (sid, None, False)
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, owner, "begin_build", {"instance_uuid": sid, "attempt": attempt,
+                                               "row": {"host": owner}})
     assert _host_db(cloud, other, "block_devices_of", {"instance_uuid": sid}) == []
     assert _host_db(cloud, other, "release_own_claim", {"hosts": [other],
                                                         "instance_uuid": sid}) is False
     assert _host_db(cloud, owner, "owned_instances", {"hosts": [owner]})[0]["host"] == owner
     assert next(h for h in admin_api.get("/os-hypervisors/detail").json()["hypervisors"]
                 if h["service"]["host"] == owner)["running_vms"] == node["running_vms"]
+
+
+def test_a_host_may_not_move_its_own_server_into_another_project_or_host(cloud, admin_api,
+                                                                       server):
+    """Even on its own server a host writes only the columns its operation's work writes:
+    not the project, the user or the key of the server, and its host only to itself or
+    none; each refused with a 403, and the server is unchanged."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    sid = server["id"]
+    hostile = ({"project_id": "another-project"}, {"user_id": "another-user"},
+               {"host": other}, {"node": other}, {"host": owner, "node": "no-such-node"},
+               {"host": ["a", "list"]}, {"key_data": "ssh-ed25519 AAAA attacker"},
+               {"deleted": True}, {"task_state": None, "project_id": "another-project"})
+    for values in hostile:
+        for op, args in (
+                ("update_instance", {"instance_uuid": sid, "values": values}),
+                ("finish_action", dict(_stop_values(sid), values=values)),
+                ("advance_build", {"instance_uuid": sid, "values": values,
+                                   "expect_task": None, "attempt": 0, "events": []}),
+                ("finish_build", {"instance_uuid": sid, "hosts": [owner], "values": values,
+                                  "attempt": 0, "events": []})):
+            with pytest.raises(exceptions.Forbidden) as refused:
+                _host_db(cloud, owner, op, args)
+            assert owner in refused.value.message, (op, values)
+    with pytest.raises(exceptions.Forbidden):
+        _host_db(cloud, owner, "update_instance", {"instance_uuid": sid, "values": "x"})
+    now = admin_api.server(sid)
+    assert (now["tenant_id"], now["user_id"], now["OS-EXT-SRV-ATTR:host"],
+            now["status"]) == (server["tenant_id"], server["user_id"], owner, "ACTIVE")
+    # What its work writes it may: the compare-and-swap runs (and matches nothing here).
+    assert _host_db(cloud, owner, "update_instance", {
+        "instance_uuid": sid, "values": {"vm_state": "error", "power_state": 0},
+        "expect_task": "powering-off"}) is False
+    assert _host_db(cloud, owner, "finish_action", dict(
+        _stop_values(sid), values={"task_state": None, "host": None, "node": None},
+        expect_task="shelving-offloading")) is False
+    assert admin_api.server(sid)["status"] == "ACTIVE"
 
 
 def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):

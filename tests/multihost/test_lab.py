@@ -210,6 +210,7 @@ def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
              "the outside to reach the router's gateway")
 
     _metadata_through_the_network_node(a_lab, conn, image)
+    _computes_hold_no_database(a_lab)
 
     rows = _status_rows(a_lab)
     assert set(rows) == {"network", "host1", "host2"}
@@ -222,6 +223,29 @@ def test_simulated_lab_registers_its_hosts_and_leaves_nothing(a_lab):
     down = a_lab.run("down")
     assert down.returncode == 0, down.stdout + down.stderr
     assert a_lab.leftovers(namespaces) == []
+
+
+def _computes_hold_no_database(run: LabRun) -> None:
+    """The compute hosts booted their servers through the conductor: their config has no
+    database settings, and their processes never opened the controller's database file."""
+    database = os.path.realpath(os.path.join(run.dir, "controller", "pocketstack.db"))
+    assert os.path.exists(database)
+    for name in ("host1", "host2"):
+        host_dir = os.path.join(run.dir, name)
+        with open(os.path.join(host_dir, "pocketstack.conf")) as f:
+            text = f.read()
+        assert "[database]" not in text and "sqlite" not in text, text
+        assert "database_access = conductor" in text, text
+        pid = netns_hosts.running(os.path.join(host_dir, "compute.pid"), host_dir)
+        assert pid, f"the compute of {name} runs"
+        fds = f"/proc/{pid}/fd"
+        opened = set()
+        for fd in os.listdir(fds):
+            try:
+                opened.add(os.readlink(os.path.join(fds, fd)))
+            except OSError:
+                continue  # closed meanwhile
+        assert not [p for p in opened if p.startswith(database)], opened
 
 
 def _metadata_through_the_network_node(run: LabRun, conn, image) -> None:

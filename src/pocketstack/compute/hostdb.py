@@ -50,17 +50,35 @@ class Operation:
     # answers None, as for a server that does not exist (a late event for a server that
     # moved on); a build's checks answer what makes a superseded build stop quietly.
     foreign: object = None
+    # The server's columns its ``values`` may set (None: it takes no ``values``): what the
+    # compute code writes through it, no more. A host never moves a server into another
+    # project or onto another host's name: ``host`` only to itself or None, ``node`` only
+    # to one of its own nodes or None (the conductor checks both).
+    writes: frozenset | None = None
+    # It reads the server's whole row first (a ``row`` keyword): the conductor's check
+    # loads that row to see whose server it is and hands it over (one read, not two).
+    preloads: bool = False
+    # Its compare-and-swap names the asking host (an ``asker`` keyword, the conductor's):
+    # on a server that is not the host's it matches nothing and answers False, as
+    # ``foreign`` would - so the check reads nothing first.
+    fenced: bool = False
 
 
 OPERATIONS: dict[str, Operation] = {}
 _UNSET = "<unset>"  # a primitive: it crosses the bus as itself
 REFUSE = "<refuse>"
+_STATES = ("vm_state", "task_state", "power_state")
+_PLACE = ("host", "node")
+_FLAVOR_USAGE = ("vcpus", "memory_mb")  # resize.flavor_usage
 
 
-def operation(scope: str, returns_instance: bool = False, foreign=_UNSET):
+def operation(scope: str, returns_instance: bool = False, foreign=_UNSET, writes=None,
+              preloads: bool = False, fenced: bool = False):
     def register(func):
         answer = foreign if foreign is not _UNSET else (None if returns_instance else REFUSE)
-        OPERATIONS[func.__name__] = Operation(func, scope, returns_instance, answer)
+        OPERATIONS[func.__name__] = Operation(
+            func, scope, returns_instance, answer,
+            None if writes is None else frozenset(writes), preloads, fenced)
         return func
     return register
 
@@ -68,8 +86,8 @@ def operation(scope: str, returns_instance: bool = False, foreign=_UNSET):
 def instance_columns(row) -> dict | None:
     """A row (an Instance, a Migration, or a few columns) as primitives: the conductor's
     answer to the operations that return one."""
-    if row is None:
-        return None
+    if row is None or isinstance(row, (bool, int, float, str)):
+        return row  # beside a row in a list: a primitive already
     if isinstance(row, list):
         return [instance_columns(r) for r in row]
     if isinstance(row, sa.Row):
@@ -80,10 +98,10 @@ def instance_columns(row) -> dict | None:
 
 def instance_from_columns(columns: dict | None):
     """A row answered over the bus, read as the row was: attributes."""
-    if columns is None:
-        return None
     if isinstance(columns, list):
         return [instance_from_columns(c) for c in columns]
+    if not isinstance(columns, dict):
+        return columns  # None, or a primitive beside a row
     return types.SimpleNamespace(**{
         k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str) else v
         for k, v in columns.items()})
@@ -109,16 +127,25 @@ def heartbeats(hosts: list[str], binary: str) -> None:
     service_rows.heartbeats(hosts, binary)
 
 
-@operation(INSTANCE, returns_instance=True)
-def load_instance(instance_uuid: str):
+@operation(INSTANCE, returns_instance=True, preloads=True)
+def load_instance(instance_uuid: str, *, row=_UNSET):
     """The server's row (deleted or not), or None."""
-    return instances.load(instance_uuid)
+    return instances.load(instance_uuid) if row is _UNSET else row
 
 
 @operation(INSTANCE, returns_instance=True)
 def peek_instance(instance_uuid: str, columns: list[str]):
     """A few columns of the server's row (instances.peek), or None."""
     return instances.peek(instance_uuid, *columns)
+
+
+@operation(INSTANCE, foreign=None)
+def metadata_instance(instance_uuid: str) -> dict | None:
+    """The server as its metadata presents it (metadata/content.load_instance: the row,
+    its key pair's type): what a config drive adds to the driver's view."""
+    from pocketstack.compute.metadata import content
+
+    return _primitive(content.load_instance(instance_uuid))
 
 
 @operation(INSTANCE)
@@ -174,7 +201,7 @@ def _locked(s, instance_uuid: str):
     return None if row is None or row.deleted else row
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=(*_STATES, "request_spec"))
 def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET,
                     expect_vm=_UNSET) -> bool:
     """The compare-and-swap update of instances.update (``expect_task``, ``expect_vm``
@@ -184,7 +211,7 @@ def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET,
     return instances.update(instance_uuid, _values(values), **expect)
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=(*_STATES, *_PLACE, "system_metadata"))
 def finish_action(instance_uuid: str, values: dict | None, expect_task, events: list[dict],
                   request_id: str | None, result: str | None = None,
                   fault: dict | None = None, release_claim: bool = False,
@@ -212,26 +239,60 @@ def finish_action(instance_uuid: str, values: dict | None, expect_task, events: 
 # --- the build (manager/build.py) and the delete (manager/delete.py) ------------------
 
 
-@operation(INSTANCE, foreign=False)  # rescheduled to another host: superseded here
+# Not the host's (rescheduled elsewhere): None, as for a server that does not exist.
+@operation(INSTANCE, returns_instance=True, preloads=True)
+def begin_build(instance_uuid: str, attempt: int, *, row=_UNSET) -> list:
+    """A build's first load and first step in one call: [the server's row (deleted or
+    not, or None), whether its task moved from scheduling to networking under this
+    ``attempt`` (the compare-and-swap of the first advance_build)]."""
+    if row is _UNSET:
+        row = instances.load(instance_uuid)
+    if row is None or row.deleted or row.attempt != attempt:
+        return [row, False]
+    advanced = instances.update(instance_uuid, {"task_state": states.NETWORKING},
+                                expect_task=states.SCHEDULING, attempt=attempt)
+    if advanced:
+        row.task_state = states.NETWORKING  # as the update left it (a detached row)
+    return [row, advanced]
+
+
+# rescheduled to another host: superseded here
+@operation(INSTANCE, foreign=False, writes=("task_state", "network_info"), fenced=True)
 def advance_build(instance_uuid: str, values: dict, expect_task, attempt: int,
-                  events: list[dict]) -> bool:
-    """One step of a build: the compare-and-swap on the task and the attempt, with the
-    events of the step that ended."""
-    return instances.update(instance_uuid, _values(values), expect_task=expect_task,
-                            attempt=attempt, events=[_StoredStep(e) for e in events])
+                  events: list[dict], *, asker: str | None = None) -> bool:
+    """One step of a build: the compare-and-swap on the task and the attempt (and, from
+    the conductor, the asking host), with the events of the step that ended."""
+    with db.transaction() as s:
+        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
+                              attempt=attempt, expect_host=asker, session=s)
+        _store_if_own(s, instance_uuid, ok, asker, events)
+        return ok
 
 
-@operation(INSTANCE, foreign=False)
+def _store_if_own(s, instance_uuid: str, ok: bool, asker: str | None,
+                  events: list[dict]) -> None:
+    """A fenced step's events: with its write, or (a step superseded meanwhile) on the
+    server's trace only if the server is still the asking host's - another host's server
+    gets no events from it, as the check would have refused them."""
+    if not ok and asker is not None and s.scalar(
+            sa.select(Instance.host).where(Instance.uuid == instance_uuid)) != asker:
+        return
+    trace.store(s, [_StoredStep(e) for e in events])
+
+
+@operation(INSTANCE, foreign=False, writes=(*_STATES, "launched_at", "build_deadline",
+                                           "build_token", "progress"), fenced=True)
 def finish_build(instance_uuid: str, hosts: list[str], values: dict, attempt: int,
-                 events: list[dict]) -> bool:
+                 events: list[dict], *, asker: str | None = None) -> bool:
     """The guest is up: a success of this host's (its failed-build count cleared, the
     node row first, as a delete's claim release takes them: no deadlock on engines that
     lock rows) and the server ACTIVE, in one commit."""
     with db.transaction() as s:
         s.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": hosts[0]})
-        return instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
-                                attempt=attempt, events=[_StoredStep(e) for e in events],
-                                session=s)
+        ok = instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
+                              attempt=attempt, expect_host=asker, session=s)
+        _store_if_own(s, instance_uuid, ok, asker, events)
+        return ok
 
 
 _CLEAR_FAILED_BUILDS = (sa.update(ComputeNode.__table__)
@@ -477,7 +538,7 @@ def fail_move(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
                  migration_uuid, _StoredStep(event), reason, vm_state=vm_state)
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=(*_STATES, *_PLACE))
 def finish_move(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
                 events: list[dict], request_id: str, status: str) -> bool:
     """The end of a live migration or an evacuation, in one commit: the server on its new
@@ -518,7 +579,7 @@ def release_claim(instance_uuid: str, consumer: str) -> bool:
     return claims.release(consumer)
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=(*_STATES, *_PLACE, "flavor", "progress"))
 def advance_resize(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
                    status: str, expect_status: str | None = None,
                    events: list[dict] = (), request_id: str | None = None) -> bool:
@@ -534,7 +595,7 @@ def advance_resize(instance_uuid: str, migration_uuid: str, values: dict, expect
         return ok
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=("vm_state", *_FLAVOR_USAGE))
 def confirm_resize(instance_uuid: str, migration_uuid: str, values: dict | None,
                    event: dict, request_id: str) -> None:
     """The source's claim given back, the migration confirmed and, for a live server,
@@ -553,7 +614,7 @@ def confirm_resize(instance_uuid: str, migration_uuid: str, values: dict | None,
                 trace.store_rows(s, [_event_row(event)])
 
 
-@operation(INSTANCE)
+@operation(INSTANCE, writes=(*_STATES, *_PLACE, "flavor", *_FLAVOR_USAGE))
 def finish_revert(instance_uuid: str, migration_uuid: str, values: dict,
                   events: list[dict], request_id: str) -> bool:
     """The source's claim back to the server, its old flavor and host; the migration

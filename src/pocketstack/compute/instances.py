@@ -83,8 +83,10 @@ def is_live(uuid: str) -> bool:
 
 
 def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
-           attempt: int | None = None, events=(), session=None) -> bool:
-    """Apply ``values`` if the row still matches; store ``events`` in the same commit.
+           attempt: int | None = None, events=(), session=None,
+           expect_host: str | None = None) -> bool:
+    """Apply ``values`` if the row still matches (``expect_host``: and is on that host);
+    store ``events`` in the same commit.
 
     Returns False (and stores the events anyway) when the instance is gone or changed.
     """
@@ -99,7 +101,9 @@ def update(uuid: str, values: dict, *, expect_task=_UNSET, expect_vm=_UNSET,
     params.update(p_uuid=uuid, v_updated_at=utcnow())
     if attempt is not None:
         params["p_attempt"] = attempt
-    stmt = _update_statement(names, tasks, vms, attempt is not None)
+    if expect_host is not None:
+        params["p_host"] = expect_host
+    stmt = _update_statement(names, tasks, vms, attempt is not None, expect_host is not None)
     with (db.transaction() if session is None else _joined(session)) as s:
         result = s.connection().execute(stmt, params)
         trace.store(s, events)
@@ -110,11 +114,11 @@ _statements: dict[tuple, sa.Update] = {}
 
 
 def _update_statement(names: tuple, tasks: tuple | None, vms: tuple | None,
-                      with_attempt: bool) -> sa.Update:
+                      with_attempt: bool, with_host: bool = False) -> sa.Update:
     """The compare-and-swap UPDATE for one shape of call, built once: a Core statement on
     the table with bind parameters (building it and its cache key cost more than running
     it, and the pipeline runs a handful per boot; there are a few dozen shapes)."""
-    key = (names, tasks, vms, with_attempt)
+    key = (names, tasks, vms, with_attempt, with_host)
     stmt = _statements.get(key)
     if stmt is not None:
         return stmt
@@ -130,6 +134,8 @@ def _update_statement(names: tuple, tasks: tuple | None, vms: tuple | None,
         cond.append(c.vm_state.in_(vms))
     if with_attempt:
         cond.append(c.attempt == sa.bindparam("p_attempt"))
+    if with_host:
+        cond.append(c.host == sa.bindparam("p_host"))
     columns = {name: sa.bindparam(f"v_{name}") for name in names + ("updated_at",)}
     stmt = sa.update(_TABLE).where(*cond).values(columns)
     if len(_statements) < 512:

@@ -14,7 +14,7 @@ import logging
 import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
-from pocketstack.compute import hostdb, resize
+from pocketstack.compute import hostdb, instances, resize
 from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
 from pocketstack.compute.scheduler import claims
 
@@ -65,10 +65,12 @@ def _bdm_of_server(bdm_id, instance_uuid: str) -> bool:
             .where(BlockDeviceMapping.id == bdm_id)) == instance_uuid
 
 
-def check(host, op, args) -> tuple[hostdb.Operation, bool]:
-    """The operation ``host`` may run with ``args``, and whether it is to run: a read of
-    a server that is not the host's is answered ``operation.foreign`` instead (None, as
-    for a server that does not exist)."""
+def check(host, op, args) -> tuple[hostdb.Operation, bool, dict]:
+    """The operation ``host`` may run with ``args``, whether it is to run (a read of a
+    server that is not the host's is answered ``operation.foreign`` instead: None, as
+    for a server that does not exist) and what the check read for it to reuse (the
+    server's row for an operation that ``preloads`` it, read in this call: never a row
+    kept from an earlier one, which could let a host the server has left through)."""
     if not isinstance(host, str) or not host:
         raise _refuse(str(host), str(op), "no host named")
     operation = hostdb.OPERATIONS.get(op) if isinstance(op, str) else None
@@ -83,11 +85,24 @@ def check(host, op, args) -> tuple[hostdb.Operation, bool]:
         others = [h for h in names if h != host] if isinstance(names, list) else [names]
         if others or not names:
             raise _refuse(host, op, f"names other hosts {others}")
+    extra = {}
+    if operation.fenced:
+        # Its compare-and-swap names the asking host: nothing to read first.
+        if "asker" in args or not isinstance(args.get("instance_uuid"), str):
+            raise _refuse(host, op, "no server named, or the asking host named by the host")
+        extra["asker"] = host
+    if operation.preloads:
+        if "row" in args:
+            raise _refuse(host, op, "a row is the conductor's to read")
+        row = instances.load(args["instance_uuid"]) \
+            if isinstance(args.get("instance_uuid"), str) else None
+        if row is not None and row.host == host:
+            extra["row"] = row  # its host: the server is this host's (serves' first test)
     if operation.scope == hostdb.HOSTS:
         pass
-    elif not serves(host, args.get("instance_uuid")):
+    elif not extra and not serves(host, args.get("instance_uuid")):
         if operation.foreign != hostdb.REFUSE and isinstance(args.get("instance_uuid"), str):
-            return operation, False
+            return operation, False, extra
         raise _refuse(host, op, f"server {args.get('instance_uuid')} is not on this host")
     else:
         # A migration or claim named beside the server must be that server's own.
@@ -98,12 +113,44 @@ def check(host, op, args) -> tuple[hostdb.Operation, bool]:
         if "bdm_id" in args and not _bdm_of_server(args["bdm_id"], args["instance_uuid"]):
             raise _refuse(host, op, f"mapping {args['bdm_id']} is not server "
                                     f"{args['instance_uuid']}'s")
-    return operation, True
+        if operation.writes is not None:
+            _check_writes(host, op, operation.writes, args.get("values"),
+                          args.get("migration_uuid"))
+    return operation, True, extra
+
+
+def _check_writes(host: str, op: str, writes: frozenset, values, migration_uuid) -> None:
+    """``values`` sets only columns ``op`` may write, and places the server only on the
+    asking host, nowhere, or where the server's migration goes (a live migration's source
+    ends it): a host must not move its servers into another project, to another user or
+    onto another host."""
+    if values is None:
+        return
+    if not isinstance(values, dict):
+        raise _refuse(host, op, "values are not a mapping")
+    others = sorted(str(k) for k in values if k not in writes)
+    if others:
+        raise _refuse(host, op, f"may not write {', '.join(others)}")
+    place, node = values.get("host"), values.get("node")
+    if place is None and node is None:
+        return
+    if not isinstance(place, (str, type(None))) or not isinstance(node, (str, type(None))):
+        raise _refuse(host, op, "a host or node that is not a name")
+    with db.reader() as s:
+        dest = s.execute(sa.select(Migration.dest_compute, Migration.dest_node).where(
+            Migration.uuid == migration_uuid)).first() if isinstance(
+                migration_uuid, str) else None
+        if place not in (None, host) and (dest is None or place != dest[0]):
+            raise _refuse(host, op, f"may not place a server on host {place}")
+        nodes = set() if node is None else set(s.scalars(
+            sa.select(ComputeNode.hypervisor_hostname).where(ComputeNode.host == host)))
+    if node is not None and node not in nodes and (dest is None or node != dest[1]):
+        raise _refuse(host, op, f"may not place a server on node {node}")
 
 
 class HostDBMixin:
     def host_db(self, ctx, host: str, op: str, args: dict):
-        operation, run = check(host, op, args)
+        operation, run, extra = check(host, op, args)
         if not run:
             LOG.info("Answered %s from compute host %s with %r: server %s is not on it",
                      op, host, operation.foreign, args.get("instance_uuid"))
@@ -112,5 +159,5 @@ class HostDBMixin:
             inspect.signature(operation.func).bind(**args)
         except TypeError as error:  # arguments the operation does not take
             raise exceptions.BadRequest(f"{op}: {error}") from None
-        answer = operation.func(**args)
+        answer = operation.func(**args, **extra)
         return hostdb.instance_columns(answer) if operation.returns_instance else answer

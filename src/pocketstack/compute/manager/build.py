@@ -28,7 +28,10 @@ class BuildMixin:
         if faults.match(self.host, "build_message") is not None:
             LOG.warning("Dropping build of %s on %s (fault injection)", instance_uuid, self.host)
             return
-        inst = self.db.call("load_instance", instance_uuid=instance_uuid)
+        # The load and the first step (scheduling -> networking) in one call: through the
+        # conductor, one round trip fewer per build.
+        inst, advanced = self.db.call("begin_build", instance_uuid=instance_uuid,
+                                      attempt=attempt) or (None, False)
         if inst is None or inst.deleted or inst.attempt != attempt:
             if inst is None or inst.deleted:
                 self.db.call("release_own_claim", hosts=[self.host],
@@ -39,6 +42,8 @@ class BuildMixin:
         vifs: list = []
         held: list = []  # volumes and attachments this attempt made (manager/volumes.py)
         try:
+            if not advanced:  # its task moved on meanwhile (deleted, timed out)
+                raise Superseded()
             self._build(ctx, inst, attempt, vifs, whole, held)
         except Superseded:
             # Deleted, or rescheduled after its build deadline while we worked: the next
@@ -96,7 +101,7 @@ class BuildMixin:
         image_meta = self._image(ctx, inst)
         step.done(detail=f"{image_meta.get('name') or inst.image_ref or 'no image'}"
                          f"{' (cached)' if image_meta.get('_cached') else ''}")
-        self._advance(inst, attempt, states.SCHEDULING, states.NETWORKING, events=[step])
+        image_step = step  # stored with the next step's write (networking began already)
 
         # seed 22-24: ports, then wait for network-vif-plugged
         step = Step(ctx, uuid, "compute_allocate_network", "compute", self.host)
@@ -111,9 +116,12 @@ class BuildMixin:
                                        for v in vifs) or "no networks requested")
             wait = Step(ctx, uuid, "compute_wait_vif_plugged", "compute", self.host)
             self._wait_plugged(waiter, vifs, wait, plugged)
+        except Exception as error:
+            self._record(uuid, image_step, step.fail(error) if step.finish is None else step)
+            raise
         finally:
             waiter.close()
-        events = [step, wait]
+        events = [image_step, step, wait]
         if vifs:
             # SLAAC addresses of a subnet added meanwhile, floating IPs: what the server
             # shows in its addresses.

@@ -63,10 +63,12 @@ def build(files: list[tuple[str, bytes]], path: str, label: str = LABEL) -> None
             os.unlink(tmp)
 
 
-def build_config_drive(instance: dict, network_info: list, path: str) -> str:
+def build_config_drive(instance: dict, network_info: list, path: str,
+                       load=None) -> str:
     """Build the config drive of ``instance`` (a dict with at least ``uuid``; what it
-    lacks is read from the database) at ``path``; returns ``path``."""
-    full = content.load_instance(instance["uuid"]) or {}
+    lacks is read by ``load``, the database's content.load_instance unless given) at
+    ``path``; returns ``path``."""
+    full = (load or content.load_instance)(instance["uuid"]) or {}
     full.update({k: v for k, v in instance.items() if v is not None})
     md = content.InstanceMetadata(full, network_info)
     build(md.files(), path)

@@ -207,7 +207,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
             disks.append(self._volume_disk(bdm["connection_info"], target))
         if _wants_config_drive(instance):
             path = os.path.join(inst_dir, "disk.config")
-            if build_config_drive(instance, network_info, path):
+            if build_config_drive(instance, network_info, path, self.host_name):
                 disks.append(Disk("hdd", path, driver_type="raw", device="cdrom", bus="ide",
                                   readonly=True))
         return GuestConfig(
@@ -513,9 +513,10 @@ def _wants_config_drive(instance: dict) -> bool:
     return bool(force) or str(instance.get("config_drive") or "").lower() in ("true", "1", "yes")
 
 
-def build_config_drive(instance: dict, network_info: list, path: str) -> bool:
-    """The config drive ISO (label config-2) from the metadata package; False when that
-    package is not installed in this build."""
+def build_config_drive(instance: dict, network_info: list, path: str, host: str) -> bool:
+    """The config drive ISO (label config-2) from the metadata package, what the server's
+    row adds read as ``host`` reads it (compute/hostdb.py: through the conductor on a host
+    without the database); False when that package is not installed in this build."""
     try:
         from pocketstack.compute.metadata import configdrive
     except ImportError:
@@ -523,5 +524,10 @@ def build_config_drive(instance: dict, network_info: list, path: str) -> bool:
                     "unavailable; the guest gets the metadata service only",
                     instance["uuid"])
         return False
-    configdrive.build_config_drive(instance, network_info, path)
+    from pocketstack.compute import hostdb
+
+    host_db = hostdb.for_host(host)
+    configdrive.build_config_drive(
+        instance, network_info, path,
+        load=lambda uuid: host_db.call("metadata_instance", instance_uuid=uuid))
     return True
