@@ -264,24 +264,35 @@ def burst_then_killed(up: UpProcess, api: Api) -> dict:
             pass  # cut off by the kill
 
     def associate():
+        """Floating IPs onto the servers' ports as they appear; the kill comes at half of
+        them, or sooner if the builds are running out (a loaded machine associates
+        slowly), so that it always meets builds in flight."""
         seen = set()
         while booting.is_set():
             try:
                 ports = api.call("GET", f"/network/v2.0/ports?network_id={internal}"
                                         "&device_owner=compute:nova")["ports"]
-                for port in ports:
-                    if port["id"] in seen:
-                        continue
-                    seen.add(port["id"])
-                    fip = api.floating_ip(external, port["id"])
-                    fips[fip["id"]] = (port["device_id"], port["id"])
-                    if len(fips) == BURST // 2:
-                        building.extend(s["id"] for s in api.servers().values()
-                                        if s["status"] == "BUILD")
-                        up.proc.send_signal(signal.SIGKILL)
-                        return
             except (httpx.HTTPError, AssertionError):
-                return
+                return  # the kill came from elsewhere
+            for port in ports:
+                if port["id"] in seen:
+                    continue
+                seen.add(port["id"])
+                try:
+                    fip = api.floating_ip(external, port["id"])
+                except AssertionError:
+                    continue  # this port went meanwhile (a build retried): the next one
+                except httpx.HTTPError:
+                    return
+                fips[fip["id"]] = (port["device_id"], port["id"])
+                try:
+                    now = [i for i, srv in api.servers().items() if srv["status"] == "BUILD"]
+                except (httpx.HTTPError, AssertionError):
+                    return
+                if len(fips) >= BURST // 2 or (len(now) <= 3 and len(accepted) >= BURST // 2):
+                    building.extend(now)
+                    up.proc.send_signal(signal.SIGKILL)
+                    return
             time.sleep(0.02)
 
     booting.set()
