@@ -267,3 +267,19 @@ def test_resources_come_from_libvirt_and_the_instances_dir(driver):
     assert res["hypervisor_type"] == "QEMU"
     assert res["vcpus"] == 16 and res["memory_mb"] == 3072  # test:///default's node
     assert res["local_gb"] >= 1
+
+
+def test_hosts_sharing_an_instances_path_report_the_same_storage(driver, libvirt_conf,
+                                                                  tmp_path):
+    """The storage a host reports with its node: the same for hosts of one instances path
+    (the first to start names it in the path), another for a host of its own path; a
+    configured [libvirt] shared_storage_id wins."""
+    mine = driver.resources()["shared_storage"]
+    assert mine and driver.resources()["shared_storage"] == mine
+    shared = str(tmp_path / "shared")
+    libvirt_conf("instances_path", shared)
+    one, two = (_shared_host(n, shared, str(tmp_path / n)) for n in ("lva", "lvb"))
+    assert one.resources()["shared_storage"] == two.resources()["shared_storage"] != mine
+    assert sorted(os.listdir(shared)) == [".pocketstack-storage-id", "_base"]
+    libvirt_conf("shared_storage_id", "nfs-a")
+    assert one.resources()["shared_storage"] == "nfs-a"

@@ -13,6 +13,7 @@ down` leaves no namespace, link, process or libvirt domain of the lab.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import socket
@@ -444,6 +445,62 @@ def test_real_guest_cold_migrates_and_evacuates_between_lab_hosts_with_its_disk(
     kept_its_disk(2, "on host1 after the evacuation")
     assert "DISK-WROTE" not in _console(conn, sid).split(f"DISK-KEPT {DISK_MARK}", 1)[1]
     answers("on host1 after the evacuation")
+
+    namespaces = a_lab.agent_namespaces()
+    down = a_lab.run("down")
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert a_lab.leftovers(namespaces) == []
+
+
+@needs_root
+@pytest.mark.skipif(SKIP_REAL is not None, reason=SKIP_REAL or "")
+def test_real_guest_resizes_to_the_other_lab_host_sharing_its_instances_path(a_lab):
+    """The lab's hosts report the same instance storage (their shared instances path): a
+    real guest on host1 resized to a bigger flavor goes to host2, which has more room
+    (VERIFY_RESIZE there); confirmed, it runs there with the new flavor, its root disk
+    grown to it and what it wrote on its disk on host1 read back."""
+    a_lab.up("--hosts", "2")
+    tiny = subprocess.run([sys.executable, "-m", "pocketstack.cli.main", "image", "tiny",
+                           "--data-dir", os.path.join(a_lab.dir, "controller")],
+                          capture_output=True, text=True, timeout=300)
+    assert tiny.returncode == 0, tiny.stdout + tiny.stderr
+    conn = a_lab.connection()
+    image = conn.image.find_image("pocketstack-tiny")
+    net = conn.network.create_network(name="lab-resize", provider_network_type="vxlan")
+    conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.96.0.0/24")
+    bigger = conn.compute.create_flavor(name="lab-bigger", ram=256, vcpus=1, disk=2)
+    server = conn.compute.create_server(
+        name="grower", image_id=image.id, flavor_id="42", config_drive=True,
+        networks=[{"uuid": net.id}], availability_zone="nova:host1",
+        user_data=base64.b64encode(DISK_SCRIPT.encode()).decode())
+    sid = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT).id
+    assert _status(conn, sid)[2] == "host1"
+    wait_for(lambda: "DISK-WROTE" in _console(conn, sid), BOOT_TIMEOUT,
+             "the guest to write its mark on its disk")
+
+    conn.compute.resize_server(sid, bigger.id)
+    try:
+        wait_for(lambda: _status(conn, sid)[:2] == ("VERIFY_RESIZE", None), BOOT_TIMEOUT,
+                 "VERIFY_RESIZE")
+    except AssertionError as error:  # say where it stands and why
+        raise AssertionError(f"{error}: {_status(conn, sid)} "
+                             f"{conn.compute.get_server(sid).fault}") from None
+    assert _status(conn, sid) == ("VERIFY_RESIZE", None, "host2")
+    assert os.path.isdir(os.path.join(a_lab.dir, "instances", sid + "_resize"))
+    conn.compute.confirm_server_resize(sid)
+    wait_for(lambda: _status(conn, sid) == ("ACTIVE", None, "host2"), 60, "ACTIVE on host2")
+    assert not os.path.exists(os.path.join(a_lab.dir, "instances", sid + "_resize"))
+    assert conn.compute.get_server(sid).flavor["original_name"] == "lab-bigger"
+    info = subprocess.run(["qemu-img", "info", "--output=json", "-U",
+                           os.path.join(a_lab.dir, "instances", sid, "disk")],
+                          capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["virtual-size"] == 2 * 1024 ** 3
+    wait_for(lambda: f"DISK-KEPT {DISK_MARK}" in _console(conn, sid), BOOT_TIMEOUT,
+             "the guest to read its mark back on host2")
+    migration = next(m for m in conn.compute.migrations() if m.server_id == sid)
+    assert (migration.source_compute, migration.dest_compute, migration.status,
+            migration.migration_type) == ("host1", "host2", "confirmed", "resize")
 
     namespaces = a_lab.agent_namespaces()
     down = a_lab.run("down")

@@ -179,6 +179,13 @@ OPTS = {
                    help="Directory of guest disks, config drives and console logs, with the "
                         "image cache in its _base (default: <data dir>/compute/<host>/"
                         "instances)."),
+        cfg.StrOpt("shared_storage_id", default="",
+                   help="Names the storage of instances_path: hosts of the same name share "
+                        "their guests' disks, so a resize or cold migration of a guest may "
+                        "go from one to the other. Empty: a random name kept in the "
+                        "instances path's .pocketstack-storage-id, made by the first host "
+                        "to start there (hosts whose instances path is the same shared "
+                        "directory read the same one)."),
         cfg.FloatOpt("shutdown_timeout", default=60.0, min=0.0,
                      help="Seconds a clean shutdown (stop, soft reboot) waits for the guest "
                           "to power off after an ACPI power-button press before the guest "

@@ -64,13 +64,15 @@ def write_nodes(hosts: list[str], resources: dict, ratios: dict) -> list[list]:
                          "local_gb": res["local_gb"], **ratios}
                 if host in existing:
                     node_id, node_uuid, name = existing[host]
-                    changed.append({"node_id": node_id, **sizes})
+                    changed.append({"node_id": node_id,
+                                    "shared_storage": res.get("shared_storage"), **sizes})
                 else:
                     node_uuid, name = str(uuidlib.uuid4()), host
                     new.append({"uuid": node_uuid, "host": host,
                                 "hypervisor_hostname": host,
                                 "hypervisor_type": res["hypervisor_type"],
                                 "hypervisor_version": res["hypervisor_version"],
+                                "shared_storage": res.get("shared_storage"),
                                 "created_at": now, **sizes})
                 nodes.append([host, node_uuid, name, sizes])
             if new:

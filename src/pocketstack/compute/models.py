@@ -201,6 +201,9 @@ class ComputeNode(Base):
     hypervisor_type: Mapped[str] = mapped_column(sa.String(64), default="fake")
     hypervisor_version: Mapped[int] = mapped_column(default=1000)
     host_ip: Mapped[str] = mapped_column(sa.String(64), default="127.0.0.1")
+    # Where its guests' disks live, when other hosts see them too (libvirt's instances
+    # path on shared storage): hosts of the same value can take each other's guests.
+    shared_storage: Mapped[str | None] = mapped_column(sa.String(255))
     vcpus: Mapped[int]
     memory_mb: Mapped[int]
     local_gb: Mapped[int]

@@ -7,7 +7,8 @@ The flow, as nova's (migration status in brackets):
            task_state resize_prep; cast conductor.resize_instance
   conductor  re-keys the instance's claim to the migration (the source keeps it),
            schedules with the new flavor (same host allowed, as devstack's
-           allow_resize_to_same_host=True) — the scheduler claims the destination for the
+           allow_resize_to_same_host=True; a real guest only to hosts sharing its
+           instance storage) — the scheduler claims the destination for the
            instance; cast prep_resize to the destination
   dest     prep_resize → cast resize_instance to the source
   source   resize_migrating [migrating]: power off, disk away → resize_migrated
@@ -120,26 +121,36 @@ def _check_host_up(inst, action: str) -> None:
                                   f"{inst.host or '-'} is not up.")
 
 
-def _hypervisor_type(host: str | None) -> str | None:
+def _node(host: str | None) -> tuple[str | None, str | None]:
+    """(hypervisor type, shared storage) of a host's compute node."""
     with db.reader() as s:
-        return s.scalar(sa.select(ComputeNode.hypervisor_type)
-                        .where(ComputeNode.host == host))
+        row = s.execute(sa.select(ComputeNode.hypervisor_type, ComputeNode.shared_storage)
+                        .where(ComputeNode.host == host)).first()
+    return (row[0], row[1]) if row else (None, None)
 
 
 def keeps_disks_local(inst) -> bool:
-    """A host of real guests (libvirt): a resize happens on that host (where the disks
-    are); only a cold migration moves them (shared instance storage, checked by the
-    destination before anything moves)."""
-    return _hypervisor_type(inst.host) not in (None, "fake")
+    """A real guest (libvirt) whose host reports no shared instance storage: a resize
+    happens on that host, where its disks are. With shared storage it may go to any host
+    sharing it (nova's resize with a shared instances_path), the host itself included."""
+    kind, storage = _node(inst.host)
+    return kind not in (None, "fake") and not storage
 
 
 def same_hypervisor(spec: dict, inst) -> dict:
     """The request spec of a move: a real guest goes only to a host of its hypervisor
     type (a simulated host cannot take its disks), as the image property img_hv_type
-    would ask of the ImagePropertiesFilter."""
-    kind = _hypervisor_type(inst.host)
+    would ask of the ImagePropertiesFilter, and only to a host that shares its host's
+    instance storage (the SharedStorageFilter; its own host alone if it shares none)."""
+    kind, storage = _node(inst.host)
     if kind not in (None, "fake"):
         spec["image_properties"] = dict(spec.get("image_properties") or {}, img_hv_type=kind)
+        hosts = [inst.host]
+        if storage:
+            with db.reader() as s:
+                hosts = list(s.scalars(sa.select(ComputeNode.host)
+                                       .where(ComputeNode.shared_storage == storage)))
+        spec["storage_hosts"] = hosts
     return spec
 
 
@@ -184,7 +195,8 @@ def resize(ctx, inst, flavor_ref: str, auto_disk_config: bool | None = None) -> 
                           source_node=inst.node, old_flavor=old, new_flavor=new,
                           old_vm_state=inst.vm_state, project_id=inst.project_id,
                           user_id=inst.user_id,
-                          # a real guest is resized where its disks are
+                          # a real guest without shared storage is resized where
+                          # its disks are
                           dest_compute=inst.host if keeps_disks_local(inst) else None)
     values = {"task_state": states.RESIZE_PREP, "progress": 0,
               # counted quota holds the larger of the two flavors until the resize ends

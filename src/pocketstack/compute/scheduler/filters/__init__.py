@@ -12,7 +12,8 @@ ALL = [compute.ComputeFilter(), compute.RetryFilter(), compute.ForcedHostFilter(
        availability_zone.AvailabilityZoneFilter(), resources.ResourceFitFilter(),
        image_props.ImagePropertiesFilter(), affinity.ServerGroupAffinityFilter(),
        affinity.ServerGroupAntiAffinityFilter(), same_host.SameHostFilter(),
-       same_host.DifferentHostFilter(), aggregate_extra_specs.AggregateInstanceExtraSpecsFilter()]
+       same_host.DifferentHostFilter(), same_host.SharedStorageFilter(),
+       aggregate_extra_specs.AggregateInstanceExtraSpecsFilter()]
 
 # What the database does itself for host_state.best: enabled and up, room for the flavor,
 # the zone (while no aggregate gives hosts other zones).

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import time
+import uuid as uuidlib
 import xml.etree.ElementTree as ET
 
 from pocketstack.common import config, exceptions
@@ -123,7 +124,29 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
             except exceptions.PocketstackError as error:
                 LOG.warning("Cannot read the Ceph cluster's size: %s", error)
         return {"vcpus": int(info[2]), "memory_mb": int(info[1]), "local_gb": local_gb,
-                "hypervisor_type": "QEMU", "hypervisor_version": self._version()}
+                "hypervisor_type": "QEMU", "hypervisor_version": self._version(),
+                "shared_storage": self._storage_id()}
+
+    def _storage_id(self) -> str:
+        """The name of the storage under instances_path ([libvirt] shared_storage_id, or
+        the one in the path's marker file: the first host to start there makes it, at
+        once, so hosts sharing the directory all read the same name and hosts with a
+        local directory each have their own)."""
+        if config.CONF.libvirt.shared_storage_id:
+            return config.CONF.libvirt.shared_storage_id
+        marker = os.path.join(self.instances_path, ".pocketstack-storage-id")
+        if not os.path.exists(marker):
+            tmp = f"{marker}.{self.host_name}.{os.getpid()}"
+            with open(tmp, "w") as f:
+                f.write(str(uuidlib.uuid4()))
+            try:
+                os.link(tmp, marker)  # fails if another host made it first
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        with open(marker) as f:
+            return f.read().strip()
 
     def _version(self) -> int:
         try:
