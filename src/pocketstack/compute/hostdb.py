@@ -18,101 +18,30 @@ Two ways to run an operation (``for_host``):
   that holds no database credential.
 
 ``[compute] database_access`` picks one. Arguments and results are primitives (they
-cross the message bus; datetimes travel as ISO strings).
+cross the message bus; datetimes travel as ISO strings). How an operation is declared
+and carried is in host_operations.py; the operations that move a server (migration,
+evacuation, resize) are in hostdb_moves.py.
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
-import types
-from typing import Callable
 
 import sqlalchemy as sa
 
 from pocketstack.common import config, db
 from pocketstack.common.timeutils import utcnow
-from pocketstack.compute import (block_devices, host_rows, instances, resize, service_rows,
+from pocketstack.compute import (block_devices, host_rows, instances, service_rows,
                                  states, trace)
-from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
+from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance
 from pocketstack.compute.scheduler import claims
+from pocketstack.compute import hostdb_moves  # noqa: F401 - registers the move operations
+from pocketstack.compute.host_operations import (  # noqa: F401 - callers' names: hostdb.*
+    HOSTS, INSTANCE, OPERATIONS, PLACE, REFUSE, STATES, UNSET, Operation, StoredStep,
+    bus_values, event, event_row, instance_columns, instance_from_columns, locked_instance,
+    operation, primitive)
 
 LOG = logging.getLogger(__name__)
-HOSTS, INSTANCE = "hosts", "instance"
-
-
-@dataclasses.dataclass(frozen=True)
-class Operation:
-    func: Callable
-    scope: str  # HOSTS or INSTANCE: what the conductor checks before running it
-    returns_instance: bool = False  # a row (or a list of rows): columns cross the bus
-    # The answer for a server that is not the asking host's (REFUSE: a 403). A read
-    # answers None, as for a server that does not exist (a late event for a server that
-    # moved on); a build's checks answer what makes a superseded build stop quietly.
-    foreign: object = None
-    # The server's columns its ``values`` may set (None: it takes no ``values``): what the
-    # compute code writes through it, no more. A host never moves a server into another
-    # project or onto another host's name: ``host`` only to itself or None, ``node`` only
-    # to one of its own nodes or None (the conductor checks both).
-    writes: frozenset | None = None
-    # It reads the server's whole row first (a ``row`` keyword): the conductor's check
-    # loads that row to see whose server it is and hands it over (one read, not two).
-    preloads: bool = False
-    # Its compare-and-swap names the asking host (an ``asker`` keyword, the conductor's):
-    # on a server that is not the host's it matches nothing and answers False, as
-    # ``foreign`` would - so the check reads nothing first.
-    fenced: bool = False
-
-
-OPERATIONS: dict[str, Operation] = {}
-_UNSET = "<unset>"  # a primitive: it crosses the bus as itself
-REFUSE = "<refuse>"
-_STATES = ("vm_state", "task_state", "power_state")
-_PLACE = ("host", "node")
-_FLAVOR_USAGE = ("vcpus", "memory_mb")  # resize.flavor_usage
-
-
-def operation(scope: str, returns_instance: bool = False, foreign=_UNSET, writes=None,
-              preloads: bool = False, fenced: bool = False):
-    def register(func):
-        answer = foreign if foreign is not _UNSET else (None if returns_instance else REFUSE)
-        OPERATIONS[func.__name__] = Operation(
-            func, scope, returns_instance, answer,
-            None if writes is None else frozenset(writes), preloads, fenced)
-        return func
-    return register
-
-
-def instance_columns(row) -> dict | None:
-    """A row (an Instance, a Migration, or a few columns) as primitives: the conductor's
-    answer to the operations that return one."""
-    if row is None or isinstance(row, (bool, int, float, str)):
-        return row  # beside a row in a list: a primitive already
-    if isinstance(row, list):
-        return [instance_columns(r) for r in row]
-    if isinstance(row, sa.Row):
-        return _primitive(row._asdict())
-    return _primitive({attr.key: getattr(row, attr.key)
-                       for attr in sa.inspect(row).mapper.column_attrs})
-
-
-def instance_from_columns(columns: dict | None):
-    """A row answered over the bus, read as the row was: attributes."""
-    if isinstance(columns, list):
-        return [instance_from_columns(c) for c in columns]
-    if not isinstance(columns, dict):
-        return columns  # None, or a primitive beside a row
-    return types.SimpleNamespace(**{
-        k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str) else v
-        for k, v in columns.items()})
-
-
-_DATETIMES = frozenset(attr.key for model in (Instance, Migration, BlockDeviceMapping)
-                       for attr in sa.inspect(model).column_attrs
-                       if isinstance(attr.columns[0].type, sa.DateTime)
-                       or isinstance(getattr(attr.columns[0].type, "impl", None),
-                                     sa.DateTime))
-
 
 # --- the operations -------------------------------------------------------------------
 
@@ -128,9 +57,9 @@ def heartbeats(hosts: list[str], binary: str) -> None:
 
 
 @operation(INSTANCE, returns_instance=True, preloads=True)
-def load_instance(instance_uuid: str, *, row=_UNSET):
+def load_instance(instance_uuid: str, *, row=UNSET):
     """The server's row (deleted or not), or None."""
-    return instances.load(instance_uuid) if row is _UNSET else row
+    return instances.load(instance_uuid) if row is UNSET else row
 
 
 @operation(INSTANCE, returns_instance=True)
@@ -145,7 +74,7 @@ def metadata_instance(instance_uuid: str) -> dict | None:
     its key pair's type): what a config drive adds to the driver's view."""
     from pocketstack.compute.metadata import content
 
-    return _primitive(content.load_instance(instance_uuid))
+    return primitive(content.load_instance(instance_uuid))
 
 
 @operation(INSTANCE)
@@ -154,7 +83,7 @@ def add_vifs(instance_uuid: str, vifs: list[dict], request: dict, events: list[d
     """An attached interface joins the server's network_info (and, for a port the user
     gave, its requested networks), row-locked against a concurrent detach."""
     with db.transaction() as s:
-        row = _locked(s, instance_uuid)
+        row = locked_instance(s, instance_uuid)
         if row is None:
             raise instances.not_found(instance_uuid)
         row.network_info = list(row.network_info or []) + vifs
@@ -162,7 +91,7 @@ def add_vifs(instance_uuid: str, vifs: list[dict], request: dict, events: list[d
             current = row.requested_networks if isinstance(row.requested_networks,
                                                            list) else []
             row.requested_networks = current + [request]
-        trace.store_rows(s, [_event_row(e) for e in events])
+        trace.store_rows(s, [event_row(e) for e in events])
         trace.finish_action(s, request_id, instance_uuid)
 
 
@@ -171,7 +100,7 @@ def forget_port(instance_uuid: str, port_id: str, events: list[dict],
                 request_id: str | None = None) -> bool:
     """A detached or deleted port leaves the server; whether the server had it."""
     with db.transaction() as s:
-        row = _locked(s, instance_uuid)
+        row = locked_instance(s, instance_uuid)
         if row is None:
             return False
         had = any(v["port_id"] == port_id for v in row.network_info or [])
@@ -179,7 +108,7 @@ def forget_port(instance_uuid: str, port_id: str, events: list[dict],
         if isinstance(row.requested_networks, list):
             row.requested_networks = [r for r in row.requested_networks
                                       if r.get("port_id") != port_id]
-        trace.store_rows(s, [_event_row(e) for e in events])
+        trace.store_rows(s, [event_row(e) for e in events])
         if request_id:
             trace.finish_action(s, request_id, instance_uuid)
         return had
@@ -189,29 +118,23 @@ def forget_port(instance_uuid: str, port_id: str, events: list[dict],
 def refresh_vifs(instance_uuid: str, fresh: list[dict]) -> None:
     """The server's network_info with what the network service says now."""
     with db.transaction() as s:
-        row = _locked(s, instance_uuid)
+        row = locked_instance(s, instance_uuid)
         if row is not None:
             by_id = {v["port_id"]: v for v in fresh}
             row.network_info = [by_id.get(v["port_id"], v) for v in row.network_info or []]
 
 
-def _locked(s, instance_uuid: str):
-    row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
-                   .with_for_update())
-    return None if row is None or row.deleted else row
-
-
-@operation(INSTANCE, writes=(*_STATES, "request_spec"))
-def update_instance(instance_uuid: str, values: dict, expect_task=_UNSET,
-                    expect_vm=_UNSET) -> bool:
+@operation(INSTANCE, writes=(*STATES, "request_spec"))
+def update_instance(instance_uuid: str, values: dict, expect_task=UNSET,
+                    expect_vm=UNSET) -> bool:
     """The compare-and-swap update of instances.update (``expect_task``, ``expect_vm``
     when given)."""
     expect = {k: v for k, v in (("expect_task", expect_task), ("expect_vm", expect_vm))
-              if v != _UNSET}
-    return instances.update(instance_uuid, _values(values), **expect)
+              if v != UNSET}
+    return instances.update(instance_uuid, bus_values(values), **expect)
 
 
-@operation(INSTANCE, writes=(*_STATES, *_PLACE, "system_metadata"))
+@operation(INSTANCE, writes=(*STATES, *PLACE, "system_metadata"))
 def finish_action(instance_uuid: str, values: dict | None, expect_task, events: list[dict],
                   request_id: str | None, result: str | None = None,
                   fault: dict | None = None, release_claim: bool = False,
@@ -224,7 +147,7 @@ def finish_action(instance_uuid: str, values: dict | None, expect_task, events: 
     with db.transaction() as s:
         ok = values is None or instances.update(instance_uuid, values,
                                                 expect_task=expect_task, session=s)
-        trace.store_rows(s, [_event_row(e) for e in events])
+        trace.store_rows(s, [event_row(e) for e in events])
         if fault is not None:
             instances.add_fault(s, instance_uuid, fault["code"], fault["message"],
                                 host=fault.get("host"))
@@ -241,11 +164,11 @@ def finish_action(instance_uuid: str, values: dict | None, expect_task, events: 
 
 # Not the host's (rescheduled elsewhere): None, as for a server that does not exist.
 @operation(INSTANCE, returns_instance=True, preloads=True)
-def begin_build(instance_uuid: str, attempt: int, *, row=_UNSET) -> list:
+def begin_build(instance_uuid: str, attempt: int, *, row=UNSET) -> list:
     """A build's first load and first step in one call: [the server's row (deleted or
     not, or None), whether its task moved from scheduling to networking under this
     ``attempt`` (the compare-and-swap of the first advance_build)]."""
-    if row is _UNSET:
+    if row is UNSET:
         row = instances.load(instance_uuid)
     if row is None or row.deleted or row.attempt != attempt:
         return [row, False]
@@ -263,7 +186,7 @@ def advance_build(instance_uuid: str, values: dict, expect_task, attempt: int,
     """One step of a build: the compare-and-swap on the task and the attempt (and, from
     the conductor, the asking host), with the events of the step that ended."""
     with db.transaction() as s:
-        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
+        ok = instances.update(instance_uuid, bus_values(values), expect_task=expect_task,
                               attempt=attempt, expect_host=asker, session=s)
         _store_if_own(s, instance_uuid, ok, asker, events)
         return ok
@@ -277,10 +200,10 @@ def _store_if_own(s, instance_uuid: str, ok: bool, asker: str | None,
     if not ok and asker is not None and s.scalar(
             sa.select(Instance.host).where(Instance.uuid == instance_uuid)) != asker:
         return
-    trace.store(s, [_StoredStep(e) for e in events])
+    trace.store(s, [StoredStep(e) for e in events])
 
 
-@operation(INSTANCE, foreign=False, writes=(*_STATES, "launched_at", "build_deadline",
+@operation(INSTANCE, foreign=False, writes=(*STATES, "launched_at", "build_deadline",
                                            "build_token", "progress"), fenced=True)
 def finish_build(instance_uuid: str, hosts: list[str], values: dict, attempt: int,
                  events: list[dict], *, asker: str | None = None) -> bool:
@@ -289,7 +212,7 @@ def finish_build(instance_uuid: str, hosts: list[str], values: dict, attempt: in
     lock rows) and the server ACTIVE, in one commit."""
     with db.transaction() as s:
         s.connection().execute(_CLEAR_FAILED_BUILDS, {"p_host": hosts[0]})
-        ok = instances.update(instance_uuid, _values(values), expect_task=states.SPAWNING,
+        ok = instances.update(instance_uuid, bus_values(values), expect_task=states.SPAWNING,
                               attempt=attempt, expect_host=asker, session=s)
         _store_if_own(s, instance_uuid, ok, asker, events)
         return ok
@@ -319,7 +242,7 @@ def record(instance_uuid: str, events: list[dict]) -> None:
     """Trace events no state change carries (trace.record)."""
     try:
         with db.transaction() as s:
-            trace.store_rows(s, [_event_row(e) for e in events])
+            trace.store_rows(s, [event_row(e) for e in events])
     except Exception:  # noqa: BLE001 - tracing must never break the pipeline
         LOG.exception("Could not record trace events")
 
@@ -371,18 +294,18 @@ def unconnected_block_devices(hosts: list[str], instance_uuids: list[str], befor
 
 @operation(INSTANCE)
 def finish_volume_step(instance_uuid: str, bdm_id: int, events: list[dict],
-                       request_id: str | None, connection_info=_UNSET,
+                       request_id: str | None, connection_info=UNSET,
                        result: str | None = None) -> None:
     """The end of a volume attach or detach, in one commit: the mapping connected
     (``connection_info``) or gone (none given), its events and the action's finish."""
     b = BlockDeviceMapping
     with db.transaction() as s:
-        if connection_info == _UNSET:
+        if connection_info == UNSET:
             s.execute(sa.delete(b).where(b.id == bdm_id))
         else:
             s.execute(sa.update(b).where(b.id == bdm_id)
                       .values(connection_info=connection_info, updated_at=utcnow()))
-        trace.store_rows(s, [_event_row(e) for e in events])
+        trace.store_rows(s, [event_row(e) for e in events])
         if request_id is not None:
             trace.finish_action(s, request_id, instance_uuid, result)
 
@@ -411,7 +334,7 @@ def finish_delete(instance_uuid: str, events: list[dict], request_id: str | None
         instances.update(instance_uuid, {
             "deleted": True, "deleted_at": now, "terminated_at": now,
             "vm_state": states.DELETED, "task_state": None, "power_state": states.NOSTATE,
-            "build_token": None}, events=[_StoredStep(e) for e in events + [cleanup]],
+            "build_token": None}, events=[StoredStep(e) for e in events + [cleanup]],
             session=s)
         if request_id is not None:
             trace.finish_action(s, request_id, instance_uuid)
@@ -520,168 +443,6 @@ def consume_fault(hosts: list[str], rule_id: str) -> bool:
     return faults.consume_rule(rule_id)
 
 
-# --- live migration and evacuation (manager/migrate.py) -------------------------------
-
-
-@operation(INSTANCE)
-def set_migration_status(instance_uuid: str, migration_uuid: str, status: str) -> bool:
-    return resize.set_status(migration_uuid, status)
-
-
-@operation(INSTANCE)
-def fail_move(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
-              request_id: str, vm_state: str | None = None) -> None:
-    """migrate.fail, for a host: the destination's claim dropped, the source's back."""
-    from pocketstack.compute import migrate
-
-    migrate.fail(types.SimpleNamespace(request_id=request_id), instance_uuid,
-                 migration_uuid, _StoredStep(event), reason, vm_state=vm_state)
-
-
-@operation(INSTANCE, writes=(*_STATES, *_PLACE))
-def finish_move(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
-                events: list[dict], request_id: str, status: str) -> bool:
-    """The end of a live migration or an evacuation, in one commit: the server on its new
-    host, the source's claim (under the migration) given back, the migration ``status``
-    (error, and the server's claim given back, if it was deleted meanwhile)."""
-    with db.transaction() as s:
-        ok = instances.update(instance_uuid, _values(values), expect_task=expect_task,
-                              events=[_StoredStep(e) for e in events], session=s)
-        claims.release(migration_uuid, session=s)
-        resize.set_status(migration_uuid, status if ok else "error", session=s)
-        if ok:
-            trace.finish_action(s, request_id, instance_uuid)
-        else:
-            claims.release(instance_uuid, session=s)
-    return ok
-
-# --- resize (manager/resize.py): each a transaction block of the flow, moved here --------
-
-
-@operation(INSTANCE, returns_instance=True)
-def get_migration(instance_uuid: str, migration_uuid: str):
-    """The server's migration (the conductor checked that it is this server's)."""
-    return resize.get_migration(migration_uuid)
-
-
-@operation(INSTANCE)
-def release_for_delete(instance_uuid: str, release_claim: bool) -> None:
-    """A server deleted mid-resize: its migration's claims given back (and its own)."""
-    with db.transaction() as s:
-        resize.release_for_delete(s, instance_uuid)
-        if release_claim:
-            claims.release(instance_uuid, session=s)
-
-
-@operation(INSTANCE)
-def release_claim(instance_uuid: str, consumer: str) -> bool:
-    """The claim held by the server or by its migration (``consumer``)."""
-    return claims.release(consumer)
-
-
-@operation(INSTANCE, writes=(*_STATES, *_PLACE, "flavor", "progress"))
-def advance_resize(instance_uuid: str, migration_uuid: str, values: dict, expect_task,
-                   status: str, expect_status: str | None = None,
-                   events: list[dict] = (), request_id: str | None = None) -> bool:
-    """One step of a resize: the server's task and the migration's status together (and
-    the action's finish, given its ``request_id``, when it is the last)."""
-    with db.transaction() as s:
-        ok = instances.update(instance_uuid, values, expect_task=expect_task, session=s)
-        trace.store_rows(s, [_event_row(e) for e in events])
-        ok = ok and resize.set_status(migration_uuid, status, expect=expect_status,
-                                      session=s)
-        if ok and request_id is not None:
-            trace.finish_action(s, request_id, instance_uuid)
-        return ok
-
-
-@operation(INSTANCE, writes=("vm_state", *_FLAVOR_USAGE))
-def confirm_resize(instance_uuid: str, migration_uuid: str, values: dict | None,
-                   event: dict, request_id: str) -> None:
-    """The source's claim given back, the migration confirmed and, for a live server,
-    its state from the new flavor (the event says whether a claim was released)."""
-    with db.transaction() as s:
-        released = claims.release(migration_uuid, session=s)
-        resize.set_status(migration_uuid, "confirmed", session=s)
-        if values is not None:
-            event = dict(event, detail=event["detail"] + (
-                ", source claim released" if released else ""))
-            if instances.update(instance_uuid, values, expect_vm=states.RESIZED,
-                                expect_task=None, session=s):
-                trace.store_rows(s, [_event_row(event)])
-                trace.finish_action(s, request_id, instance_uuid)
-            else:
-                trace.store_rows(s, [_event_row(event)])
-
-
-@operation(INSTANCE, writes=(*_STATES, *_PLACE, "flavor", *_FLAVOR_USAGE))
-def finish_revert(instance_uuid: str, migration_uuid: str, values: dict,
-                  events: list[dict], request_id: str) -> bool:
-    """The source's claim back to the server, its old flavor and host; the migration
-    reverted (or in error, and the claim given back, if the server moved on)."""
-    with db.transaction() as s:
-        claims.move_back(migration_uuid, instance_uuid, session=s)
-        ok = instances.update(instance_uuid, values, expect_task=states.RESIZE_REVERTING,
-                              session=s)
-        trace.store_rows(s, [_event_row(e) for e in events])
-        resize.set_status(migration_uuid, "reverted" if ok else "error", session=s)
-        if ok:
-            trace.finish_action(s, request_id, instance_uuid)
-        else:
-            claims.release(instance_uuid, session=s)
-        return ok
-
-
-@operation(INSTANCE)
-def rollback_resize(instance_uuid: str, migration_uuid: str, event: dict, reason: str,
-                    request_id: str, error_state: bool = False, expect_task=None) -> None:
-    """resize.rollback, for a host: the destination's claim dropped, the source's back."""
-    m = resize.get_migration(migration_uuid)
-    resize.rollback(types.SimpleNamespace(request_id=request_id), instance_uuid, m,
-                    _StoredStep(event), reason, error_state=error_state,
-                    expect_task=expect_task)
-
-
-class _StoredStep:
-    """A finished step as trace.store and resize.rollback read it."""
-
-    def __init__(self, event: dict):
-        self.row = _event_row(event)
-        self.finish, self.host = self.row["finish_time"], self.row["host"]
-
-    def values(self) -> dict:
-        return self.row
-
-
-def _values(values: dict) -> dict:
-    """An instance row's new values as they crossed the bus, datetimes read back."""
-    return {k: dt.datetime.fromisoformat(v) if k in _DATETIMES and isinstance(v, str)
-            else v for k, v in values.items()}
-
-
-def _event_row(event: dict) -> dict:
-    return {k: dt.datetime.fromisoformat(v) if k in ("start_time", "finish_time") and
-            isinstance(v, str) else v for k, v in event.items()}
-
-
-def event(step) -> dict:
-    """A trace Step's event row (finished now if it was not)."""
-    if step.finish is None:
-        step.done()
-    return step.values()
-
-
-def _primitive(value):
-    """``value`` as the message bus carries it: datetimes as ISO strings."""
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _primitive(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_primitive(v) for v in value]
-    return value
-
-
 # --- the two ways to run them ---------------------------------------------------------
 
 
@@ -707,7 +468,7 @@ class ConductorRPC:
         from pocketstack.common.context import RequestContext
 
         answer = self.conductor.host_db(RequestContext.admin(), self.host, op,
-                                        _primitive(kwargs))
+                                        primitive(kwargs))
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
 
