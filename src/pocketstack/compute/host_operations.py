@@ -12,9 +12,7 @@ import sqlalchemy as sa
 
 from pocketstack.compute.models import BlockDeviceMapping, Instance, Migration
 
-
 HOSTS, INSTANCE = "hosts", "instance"
-
 
 @dataclasses.dataclass(frozen=True)
 class Operation:
@@ -38,14 +36,12 @@ class Operation:
     # ``foreign`` would - so the check reads nothing first.
     fenced: bool = False
 
-
 OPERATIONS: dict[str, Operation] = {}
 UNSET = "<unset>"  # a primitive: it crosses the bus as itself
 REFUSE = "<refuse>"
 STATES = ("vm_state", "task_state", "power_state")
 PLACE = ("host", "node")
 FLAVOR_USAGE = ("vcpus", "memory_mb")  # resize.flavor_usage
-
 
 def operation(scope: str, returns_instance: bool = False, foreign=UNSET, writes=None,
               preloads: bool = False, fenced: bool = False):
@@ -56,7 +52,6 @@ def operation(scope: str, returns_instance: bool = False, foreign=UNSET, writes=
             None if writes is None else frozenset(writes), preloads, fenced)
         return func
     return register
-
 
 def instance_columns(row) -> dict | None:
     """A row (an Instance, a Migration, or a few columns) as primitives: the conductor's
@@ -70,7 +65,6 @@ def instance_columns(row) -> dict | None:
     return primitive({attr.key: getattr(row, attr.key)
                        for attr in sa.inspect(row).mapper.column_attrs})
 
-
 def instance_from_columns(columns: dict | None):
     """A row answered over the bus, read as the row was: attributes."""
     if isinstance(columns, list):
@@ -81,19 +75,16 @@ def instance_from_columns(columns: dict | None):
         k: dt.datetime.fromisoformat(v) if k in DATETIMES and isinstance(v, str) else v
         for k, v in columns.items()})
 
-
 DATETIMES = frozenset(attr.key for model in (Instance, Migration, BlockDeviceMapping)
                        for attr in sa.inspect(model).column_attrs
                        if isinstance(attr.columns[0].type, sa.DateTime)
                        or isinstance(getattr(attr.columns[0].type, "impl", None),
                                      sa.DateTime))
 
-
 def locked_instance(s, instance_uuid: str):
     row = s.scalar(sa.select(Instance).where(Instance.uuid == instance_uuid)
                    .with_for_update())
     return None if row is None or row.deleted else row
-
 
 class StoredStep:
     """A finished step as trace.store and resize.rollback read it."""
@@ -105,24 +96,20 @@ class StoredStep:
     def values(self) -> dict:
         return self.row
 
-
 def bus_values(values: dict) -> dict:
     """An instance row's new values as they crossed the bus, datetimes read back."""
     return {k: dt.datetime.fromisoformat(v) if k in DATETIMES and isinstance(v, str)
             else v for k, v in values.items()}
 
-
 def event_row(event: dict) -> dict:
     return {k: dt.datetime.fromisoformat(v) if k in ("start_time", "finish_time") and
             isinstance(v, str) else v for k, v in event.items()}
-
 
 def event(step) -> dict:
     """A trace Step's event row (finished now if it was not)."""
     if step.finish is None:
         step.done()
     return step.values()
-
 
 def primitive(value):
     """``value`` as the message bus carries it: datetimes as ISO strings."""

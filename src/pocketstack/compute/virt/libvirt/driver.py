@@ -268,7 +268,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         if dom is not None and self._owned(dom):
             chap_secrets = iscsi_auth.secrets_of(ET.fromstring(dom.XMLDesc(0)))
             self._remove_domain(dom)
-            iscsi_auth.release_unused(self.host, chap_secrets)
+            self.host.release_unused_secrets(chap_secrets)
         shutil.rmtree(self._dir(uuid), ignore_errors=True)
         if not instance.get("keep_resize_source"):  # a revert still needs it
             shutil.rmtree(self._kept(uuid), ignore_errors=True)
@@ -283,7 +283,7 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         except self.lv.libvirtError:
             luks_secrets = {}
         self._undefine(dom)
-        volume_encryption.release_unused(self.host, luks_secrets)
+        self.host.release_unused_secrets(luks_secrets)
 
     def _undefine(self, dom) -> None:
         if self._active(dom):
@@ -417,9 +417,9 @@ class LibvirtDriver(GuestDisks, ColdResize, ComputeDriver):
         self._call("Detaching the volume", dom.detachDeviceFlags, element,
                    self._live_flags(dom))
         self._wait_detached(dom, "disk", target)
-        iscsi_auth.release_unused(self.host, iscsi_auth.secrets_of(ET.fromstring(element)))
-        volume_encryption.release_unused(
-            self.host, volume_encryption.secrets_of(ET.fromstring(element)))
+        self.host.release_unused_secrets(iscsi_auth.secrets_of(ET.fromstring(element)))
+        self.host.release_unused_secrets(
+            volume_encryption.secrets_of(ET.fromstring(element)))
 
     def extend_volume(self, instance, connection_info, mountpoint, new_size):
         """QEMU re-reads the disk's size (a running guest's kernel sees vdX grow)."""

@@ -111,6 +111,19 @@ class Host:
 
     # --- domains -----------------------------------------------------------------------
 
+    def release_unused_secrets(self, uuids) -> None:
+        """Undefine those of the secrets ``uuids`` (a volume's CHAP or LUKS secrets) that
+        no domain on this host refers to any more."""
+        if not uuids:
+            return
+        conn = self.conn()
+        used = "".join(dom.XMLDesc(0) for dom in conn.listAllDomains())
+        for uuid in (u for u in uuids if u not in used):
+            try:
+                conn.secretLookupByUUIDString(uuid).undefine()
+            except self.libvirt.libvirtError:
+                pass  # already gone
+
     def lookup(self, uuid: str):
         """The domain of instance ``uuid`` or None."""
         try:

@@ -34,16 +34,3 @@ def secrets_of(element) -> set[str]:
     """uuids of the iscsi secrets a disk element (or a whole domain's XML tree) uses."""
     return {s.get("uuid") for s in element.iter("secret")
             if s.get("type") == "iscsi" and s.get("uuid")}
-
-
-def release_unused(host, uuids: set[str]) -> None:
-    """Undefine those of ``uuids`` that no domain on the host refers to any more."""
-    if not uuids:
-        return
-    lv, conn = host.libvirt, host.conn()
-    used = "".join(dom.XMLDesc(0) for dom in conn.listAllDomains())
-    for uuid in (u for u in uuids if u not in used):
-        try:
-            conn.secretLookupByUUIDString(uuid).undefine()
-        except lv.libvirtError:
-            pass  # already gone

@@ -113,16 +113,3 @@ def restore(host, owner: tuple[str, str], dom_xml: str) -> None:
         value = passphrase(volume_id)
         if value is not None:
             ensure_secret(host, usage, value)
-
-
-def release_unused(host, uuids) -> None:
-    """Undefine those of ``uuids`` that no domain on the host refers to any more."""
-    if not uuids:
-        return
-    lv, conn = host.libvirt, host.conn()
-    used = "".join(dom.XMLDesc(0) for dom in conn.listAllDomains())
-    for uuid_ in (u for u in uuids if u not in used):
-        try:
-            conn.secretLookupByUUIDString(uuid_).undefine()
-        except lv.libvirtError:
-            pass  # already gone
