@@ -343,20 +343,13 @@ def finish_delete(instance_uuid: str, events: list[dict], request_id: str | None
 
 # --- start-up recovery and the periodic tasks (manager/periodic.py) -------------------
 
-CHUNK = 500  # hosts per IN (...) list: well inside every engine's bound-parameter limit
-
-
-def _chunks(items: list):
-    for start in range(0, len(items), CHUNK):
-        yield items[start:start + CHUNK]
-
 
 @operation(HOSTS, returns_instance=True)
 def owned_instances(hosts: list[str]):
     """The live servers of these hosts (start-up recovery)."""
     rows = []
     with db.reader() as s:
-        for part in _chunks(hosts):
+        for part in service_rows.chunks(hosts):
             rows += s.scalars(sa.select(Instance).where(Instance.host.in_(part),
                                                         Instance.deleted.is_(False))).all()
         s.expunge_all()
@@ -368,7 +361,7 @@ def power_sync_rows(hosts: list[str]) -> list[list]:
     """[uuid, host, vm_state, power_state] of these hosts' settled servers."""
     rows = []
     with db.reader() as s:
-        for part in _chunks(hosts):
+        for part in service_rows.chunks(hosts):
             rows += s.execute(sa.select(Instance.uuid, Instance.host, Instance.vm_state,
                                         Instance.power_state)
                               .where(Instance.host.in_(part), Instance.deleted.is_(False),
@@ -384,7 +377,7 @@ def due_reclaims(hosts: list[str], interval: float) -> list[list]:
     """[uuid, host] of these hosts' servers soft-deleted longer than ``interval``."""
     due = []
     with db.reader() as s:
-        for part in _chunks(hosts):
+        for part in service_rows.chunks(hosts):
             due += s.execute(sa.select(Instance.uuid, Instance.host).where(
                 Instance.host.in_(part), Instance.deleted.is_(False),
                 Instance.vm_state == states.SOFT_DELETED, Instance.task_state.is_(None),
@@ -406,7 +399,7 @@ def node_providers(hosts: list[str]) -> list[list]:
     """[host, node uuid, hypervisor hostname] of these hosts' nodes."""
     rows = []
     with db.reader() as s:
-        for part in _chunks(hosts):
+        for part in service_rows.chunks(hosts):
             rows += s.execute(sa.select(ComputeNode.host, ComputeNode.uuid,
                                         ComputeNode.hypervisor_hostname)
                               .where(ComputeNode.host.in_(part))).all()
