@@ -120,6 +120,31 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def guest_network(conn, name: str, prefix: str, protocol: str, port: int,
+                  namespaces: list) -> tuple:
+    """A network ``<prefix>.0.0/16`` open to ``protocol``/``port``, with a "backend" and a
+    "client" port plugged into namespaces (appended to ``namespaces`` as they are made,
+    for the caller's clean-up): the subnet and {name: namespace}."""
+    net = conn.network.create_network(name=name)
+    subnet = conn.network.create_subnet(network_id=net.id, cidr=f"{prefix}.0.0/16",
+                                        ip_version=4)
+    group = next(conn.network.security_groups(name="default",
+                                              project_id=conn.current_project_id))
+    conn.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", ethertype="IPv4",
+        protocol=protocol, port_range_min=port, port_range_max=port)
+    guests = {}
+    for role, ip in (("backend", f"{prefix}.255.20"), ("client", f"{prefix}.255.21")):
+        created = conn.network.create_port(
+            network_id=net.id, binding_host_id=HOST, device_owner="compute:nova",
+            device_id=str(uuid.uuid4()), fixed_ips=[{"subnet_id": subnet.id,
+                                                     "ip_address": ip}])
+        created = wait(lambda p=created: plugged(conn, p.id), 30, "port plugged")
+        guests[role] = netns(created, ip)
+        namespaces.append(guests[role])
+    return subnet, guests
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=100)
@@ -134,23 +159,7 @@ def main() -> None:
     figures = {"load_before": os.getloadavg(), "count": args.count}
     conn = up.sdk(password="bench")
     try:
-        net = conn.network.create_network(name="lbbench")
-        subnet = conn.network.create_subnet(network_id=net.id, cidr="10.65.0.0/16",
-                                            ip_version=4)
-        group = next(conn.network.security_groups(name="default",
-                                                  project_id=conn.current_project_id))
-        conn.network.create_security_group_rule(
-            security_group_id=group.id, direction="ingress", ethertype="IPv4",
-            protocol="tcp", port_range_min=8080, port_range_max=8080)
-        guests = {}
-        for name, ip in (("backend", "10.65.255.20"), ("client", "10.65.255.21")):
-            port = conn.network.create_port(
-                network_id=net.id, binding_host_id=HOST, device_owner="compute:nova",
-                device_id=str(uuid.uuid4()), fixed_ips=[{"subnet_id": subnet.id,
-                                                         "ip_address": ip}])
-            port = wait(lambda p=port: plugged(conn, p.id), 30, "port plugged")
-            guests[name] = netns(port, ip)
-            namespaces.append(guests[name])
+        subnet, guests = guest_network(conn, "lbbench", "10.65", "tcp", 8080, namespaces)
         www = os.path.join(tmp, "www")
         os.makedirs(www)
         with open(os.path.join(www, "index.html"), "w") as f:

@@ -23,7 +23,7 @@ import tempfile
 import time
 import uuid
 
-from loadbalancer_haproxy_bench import HOST, conf, netns, plugged, rss_kb, sh, wait
+from loadbalancer_haproxy_bench import conf, guest_network, rss_kb, sh, wait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
@@ -87,23 +87,8 @@ def main() -> None:
     conn = up.sdk(password="bench")
     echo = None
     try:
-        net = conn.network.create_network(name="lbudpbench")
-        subnet = conn.network.create_subnet(network_id=net.id, cidr="10.66.0.0/16",
-                                            ip_version=4)
-        group = next(conn.network.security_groups(name="default",
-                                                  project_id=conn.current_project_id))
-        conn.network.create_security_group_rule(
-            security_group_id=group.id, direction="ingress", ethertype="IPv4",
-            protocol="udp", port_range_min=5353, port_range_max=5353)
-        guests = {}
-        for name, ip in (("backend", "10.66.255.20"), ("client", "10.66.255.21")):
-            port = conn.network.create_port(
-                network_id=net.id, binding_host_id=HOST, device_owner="compute:nova",
-                device_id=str(uuid.uuid4()), fixed_ips=[{"subnet_id": subnet.id,
-                                                         "ip_address": ip}])
-            port = wait(lambda p=port: plugged(conn, p.id), 30, "port plugged")
-            guests[name] = netns(port, ip)
-            namespaces.append(guests[name])
+        subnet, guests = guest_network(conn, "lbudpbench", "10.66", "udp", 5353,
+                                       namespaces)
         echo = subprocess.Popen(["ip", "netns", "exec", guests["backend"], sys.executable,
                                  "-c", ECHO])
         start = time.monotonic()
