@@ -116,8 +116,8 @@ def test_objects_with_folders_upload_download_and_delete(cloud, member):
     assert page.status_code == 200
     assert 'data-folder="docs/"' in page.text and 'data-object="top.txt"' in page.text
     assert 'data-object="docs/a.txt"' not in page.text
-    assert 'id="upload-progress"' in page.text and "/static/object-upload.js" in page.text
-    assert client.get("/dashboard/static/object-upload.js").status_code == 200
+    assert 'id="upload-progress"' in page.text and "/static/upload.js" in page.text
+    assert client.get("/dashboard/static/upload.js").status_code == 200
     inside = client.get(f"/dashboard/containers/{name}", params={"prefix": "docs/"})
     assert 'data-object="docs/a.txt"' in inside.text
     assert 'data-folder="docs/deep/"' in inside.text and 'data-object="top.txt"' not in inside.text

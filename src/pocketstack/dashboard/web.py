@@ -52,7 +52,7 @@ def number(text: str):
 
 # The dashboard's own scripts, read once: name -> bytes (no other file is served).
 STATIC = {name: (importlib.resources.files("pocketstack.dashboard") / "static" / name)
-           .read_bytes() for name in ("live.js", "upload.js", "object-upload.js")}
+           .read_bytes() for name in ("live.js", "upload.js")}
 
 
 def render(name: str, status: int = 200, **context) -> HTMLResponse:

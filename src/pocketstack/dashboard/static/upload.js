@@ -1,29 +1,33 @@
-// Image upload with a progress bar: create the image record (POST, the form's fields), then
-// PUT the file's bytes with XMLHttpRequest, whose upload events move the bar. The dashboard
-// passes the bytes on to the image service as they arrive.
+// Uploads with a progress bar, for the images page (create the image record with the
+// form's fields, then send the file) and the objects page (send the file): the bytes go
+// by PUT with XMLHttpRequest, whose upload events move the bar, and the dashboard passes
+// them on to the image service or object storage as they arrive.
 (function () {
   "use strict";
-  var form = document.getElementById("upload-form");
+  var form = document.getElementById("upload-form") ||
+    document.getElementById("object-upload-form");
   if (!form) { return; }
   var bar = document.getElementById("upload-progress");
   var status = document.getElementById("upload-status");
   var error = document.getElementById("upload-error");
+  var button = form.querySelector("button[type=submit]");
 
   function fail(message) {
     error.textContent = message;
     error.hidden = false;
     status.textContent = "";
-    form.querySelector("button[type=submit]").disabled = false;
+    button.disabled = false;
   }
 
   function answer(xhr) {
     try { return JSON.parse(xhr.responseText); } catch (e) { return {}; }
   }
 
-  function send(file, target) {
+  function send(file, target, contentType) {
+    status.textContent = "Sending the file…";
     var xhr = new XMLHttpRequest();
     xhr.open("PUT", target);
-    xhr.setRequestHeader("Content-Type", "application/octet-stream");
+    xhr.setRequestHeader("Content-Type", contentType);
     xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
     xhr.upload.addEventListener("progress", function (e) {
       if (e.lengthComputable) {
@@ -43,13 +47,7 @@
     xhr.send(file);
   }
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    var file = document.getElementById("image-file").files[0];
-    if (!file) { fail("Choose a file."); return; }
-    error.hidden = true;
-    form.querySelector("button[type=submit]").disabled = true;
-    bar.value = 0;
+  function createImage(file) {
     status.textContent = "Creating the image…";
     var fields = new URLSearchParams();
     ["csrf_token", "name", "disk_format", "container_format", "visibility"].forEach(
@@ -61,10 +59,24 @@
     xhr.addEventListener("load", function () {
       var body = answer(xhr);
       if (xhr.status !== 201) { fail(body.error || ("Failed: " + xhr.status)); return; }
-      status.textContent = "Sending the file…";
-      send(file, body.upload);
+      send(file, body.upload, "application/octet-stream");
     });
     xhr.addEventListener("error", function () { fail("The dashboard did not answer."); });
     xhr.send(fields.toString());
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var isObject = form.id === "object-upload-form";
+    var file = document.getElementById(isObject ? "object-file" : "image-file").files[0];
+    if (!file) { fail("Choose a file."); return; }
+    error.hidden = true;
+    button.disabled = true;
+    bar.value = 0;
+    if (!isObject) { createImage(file); return; }
+    var name = form.getAttribute("data-folder") +
+      (document.getElementById("object-name").value || file.name);
+    send(file, form.action + "?name=" + encodeURIComponent(name),
+         file.type || "application/octet-stream");
   });
 })();
