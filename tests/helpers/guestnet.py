@@ -206,11 +206,13 @@ def namespaces() -> set[str]:
 
 
 # Answers every GET with the client's address as the server sees it (SNAT shows here).
+# An HTTP server on port argv[1] answering every GET with its name (argv[2]) or, without
+# one, the client's address (what a guest behind NAT or a load balancer sees).
 ECHO_SERVER = """
 import http.server, sys
 class Echo(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = self.client_address[0].encode()
+        body = (sys.argv[2] if len(sys.argv) > 2 else self.client_address[0]).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from helpers.cloud import wait_for
+from helpers import guestnet
 from helpers.guestnet import Guest
 
 
@@ -83,19 +84,7 @@ needs_haproxy = pytest.mark.skipif(
            f"(missing: {', '.join(_missing) or 'root'})")
 
 # Answers every GET with its own name: which backend served the request.
-NAMED_SERVER = """
-import http.server, sys
-class Named(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = sys.argv[2].encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Named).serve_forever()
-"""
+NAMED_SERVER = guestnet.ECHO_SERVER  # argv: port, the name it answers with
 
 
 def namespace_of(lb_id: str) -> str:
