@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from pocketstack.common import config, db, exceptions, numbers, policy, rpc
 from pocketstack.common.timeutils import parse_isotime, utcnow
 from pocketstack.volume import encryption_keys, quotas, scheduler, types, validation, visible
-from pocketstack.volume.models import Snapshot, Volume
+from pocketstack.volume.models import Backup, Snapshot, Volume, VolumeType
 
 STATUSES = ("creating", "available", "reserved", "attaching", "detaching", "in-use",
             "maintenance", "deleting", "awaiting-transfer", "error", "error_deleting",
@@ -160,7 +160,7 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
         if size is None:
             raise exceptions.BadRequest("Invalid input received: size is required unless a "
                                         "snapshot or source volume is given.")
-        vtype = _volume_type(s, ctx, data.get("volume_type"), snapshot or source)
+        vtype = _volume_type(s, ctx, data.get("volume_type"), snapshot or source or backup)
         zone = data.get("availability_zone") or config.CONF.volume.storage_availability_zone
         if zone != config.CONF.volume.storage_availability_zone:
             raise exceptions.BadRequest(f"Invalid input received: Availability zone '{zone}' "
@@ -212,9 +212,13 @@ def _encryption_key(ctx, data, name) -> str | None:
             origin = s.get(Volume, _load_snapshot(s, ctx, data["snapshot_id"]).volume_id)
         elif data.get("source_volid"):
             origin = load(s, ctx, data["source_volid"])
+        elif data.get("backup_id"):
+            origin = visible.backup(s, ctx, str(data["backup_id"]))
         vtype = _volume_type(s, ctx, data.get("volume_type"), origin)
         spec = encryption_keys.spec_of(s, vtype.id)
         origin_key = origin.encryption_key_id if origin is not None else None
+        if isinstance(origin, Backup):
+            encryption_keys.check_restore(origin, spec is not None)
     return encryption_keys.for_new_volume(ctx, spec, origin_key, name)
 
 
@@ -250,6 +254,12 @@ def _image_summary(image: dict) -> dict:
 def _volume_type(s, ctx, requested, origin):
     if requested:
         return types.find(s, ctx, str(requested))
+    if isinstance(origin, Backup):
+        # An encrypted volume's backup opens only in a volume of an encrypted type: its
+        # volume's, while that type exists.
+        kept = s.get(VolumeType, origin.volume_type_id) \
+            if origin.encryption_key_id and origin.volume_type_id else None
+        return kept or types.default_for(s, ctx)
     if origin is not None:
         volume = origin if isinstance(origin, Volume) else s.get(Volume, origin.volume_id)
         return volume.volume_type

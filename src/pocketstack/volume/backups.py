@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import config, db, exceptions, policy
 from pocketstack.common.timeutils import utcnow
-from pocketstack.volume import api, quotas, validation, visible
+from pocketstack.volume import api, encryption_keys, quotas, validation, visible
 from pocketstack.volume.models import Backup, Snapshot
 
 SORT_KEYS = ("id", "name", "status", "size", "created_at", "updated_at")
@@ -73,7 +73,8 @@ def create_backup(ctx, body) -> Backup:
                         size=volume.size, status="creating",
                         availability_zone=volume.availability_zone,
                         meta=validation.metadata(data.get("metadata") or {}),
-                        parent_id=parent_id, created_at=utcnow())
+                        parent_id=parent_id, volume_type_id=volume.volume_type_id,
+                        created_at=utcnow())
         s.add(backup)
         restore_status = volume.status
         volume.status, volume.updated_at = "backing-up", utcnow()
@@ -193,6 +194,7 @@ def restore_backup(ctx, backup_id: str, body) -> dict:
             if volume.size < found.size:
                 raise api.InvalidVolume(f"volume size {volume.size} is smaller than backup "
                                         f"size {found.size}.")
+            encryption_keys.check_restore(found, volume.encryption_key_id is not None)
             volume.status, volume.updated_at = "restoring-backup", utcnow()
     with db.transaction() as s:
         row = s.get(Backup, backup_id)

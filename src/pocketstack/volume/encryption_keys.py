@@ -54,6 +54,20 @@ def for_new_volume(ctx, spec: VolumeTypeEncryption | None, origin_key: str | Non
     return key_id
 
 
+def check_restore(backup, into_encrypted: bool) -> None:
+    """A backup goes only into a volume encrypted as its volume was: an encrypted volume's
+    backup is ciphertext (it opens only with a copy of its key, in a volume of an encrypted
+    type), and a plain backup under a LUKS type would be neither."""
+    if backup.encryption_key_id is not None and not into_encrypted:
+        raise exceptions.BadRequest(
+            f"Invalid input received: Backup {backup.id} is of an encrypted volume: it can "
+            f"be restored only into a volume of an encrypted volume type.")
+    if backup.encryption_key_id is None and into_encrypted:
+        raise exceptions.BadRequest(
+            f"Invalid input received: Backup {backup.id} is of an unencrypted volume: it "
+            f"cannot be restored into a volume of an encrypted volume type.")
+
+
 def passphrase(ctx, key_id: str) -> str:
     """The volume's LUKS passphrase (nova's: the hex of its key), read as the user, or as
     the compute hosts' user without one."""

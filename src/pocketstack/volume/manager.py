@@ -367,12 +367,20 @@ class VolumeManager:
             volume = s.get(Volume, backup.volume_id) if backup else None
         if backup is None or backup.status != "creating" or volume is None:
             return
+        key_id = None
         try:
+            if volume.encryption_key_id is not None:
+                # The backup's own copy of the key (cinder's): it outlives the volume.
+                key_id = encryption_keys.for_new_volume(ctx, None, volume.encryption_key_id,
+                                                        f"backup-{backup_id}")
+                self._backup_set(backup_id, encryption_key_id=key_id)
             stored = backup_store.create(backup, volume, _backend(volume), ctx)
         except Exception as error:  # noqa: BLE001
             LOG.warning("Backup %s of volume %s failed: %s", backup_id, volume.id, error)
             _remove(backups_path(backup_id))
-            self._backup_set(backup_id, status="error", fail_reason=_reason(error))
+            encryption_keys.delete(key_id)
+            self._backup_set(backup_id, status="error", fail_reason=_reason(error),
+                             encryption_key_id=None)
         else:
             self._backup_set(backup_id, status="available", data_timestamp=utcnow(),
                              **stored)
@@ -393,6 +401,7 @@ class VolumeManager:
             LOG.warning("Deleting backup %s failed: %s", backup_id, error)
             self._backup_set(backup_id, status="error_deleting", fail_reason=_reason(error))
             return
+        encryption_keys.delete(backup.encryption_key_id)  # before the row: it names the key
         with db.transaction() as s:
             row = s.get(Backup, backup_id)
             if row is not None and row.status == "deleting":
@@ -402,12 +411,22 @@ class VolumeManager:
         """Copy a backup into an existing volume (the API set it restoring-backup)."""
         from pocketstack.volume import backup_store
 
+        from pocketstack.volume.models import Backup
+
         with db.reader() as s:
             volume = s.get(Volume, volume_id)
+            backup = s.get(Backup, backup_id)
         try:
-            if volume is None or volume.status != "restoring-backup":
+            if volume is None or volume.status != "restoring-backup" or backup is None:
                 return
             backup_store.restore(backup_id, _backend(volume), volume_id, ctx)
+            if backup.encryption_key_id is not None:
+                # The bytes are now the backup's LUKS: the volume opens with a copy of the
+                # backup's key, and its own key goes.
+                key_id = encryption_keys.for_new_volume(ctx, None, backup.encryption_key_id,
+                                                        volume.name)
+                _set(volume_id, encryption_key_id=key_id)
+                encryption_keys.delete(volume.encryption_key_id)
         except Exception as error:  # noqa: BLE001
             _set(volume_id, status="error_restoring", error_reason=_reason(error))
         else:

@@ -247,6 +247,11 @@ class Backup(Base):
     # backup driver keeps it ({"base": "<RBD image>"}), as cinder's columns.
     parent_id: Mapped[str | None] = mapped_column(sa.String(36), index=True)
     service_metadata: Mapped[str | None] = mapped_column(sa.Text)
+    # An encrypted volume's backup keeps its own copy of the volume's key (cinder's
+    # column), and the volume's type: a restore gives the volume a copy of that key, and
+    # a new volume restored from it that type, so its bytes open again.
+    encryption_key_id: Mapped[str | None] = mapped_column(sa.String(36))
+    volume_type_id: Mapped[str | None] = mapped_column(sa.String(36))
 
 
 class VolumeQuota(Base):

@@ -164,4 +164,6 @@ def backup(b: Backup, ctx, base: str, version: tuple[int, int],
         out["metadata"] = dict(b.meta or {})
     if version >= (3, 56):
         out["user_id"] = b.user_id
+    if version >= (3, 64) and b.encryption_key_id is not None:
+        out["encryption_key_id"] = b.encryption_key_id
     return out
