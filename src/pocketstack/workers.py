@@ -238,15 +238,23 @@ class Child:
 
     def wait_ready(self, timeout: float) -> None:
         self.lifeline.settimeout(timeout)
+        timed_out = False
         try:
             said = self.lifeline.recv(16)
         except socket.timeout:
-            said = b""
+            said, timed_out = b"", True
         if not said.startswith(b"ready"):
             code = self.proc.poll()
+            if code is None and not timed_out:
+                # Its end closed: it is exiting (read before, "not ready after 120s").
+                try:
+                    code = self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
             raise RuntimeError(f"worker {self.name} did not start ("
                                + (f"exit code {code}" if code is not None
-                                  else f"not ready after {timeout:g}s") + ")")
+                                  else f"not ready after {timeout:g}s" if timed_out
+                                  else "it closed its lifeline") + ")")
         self.lifeline.settimeout(None)
 
     def next_restart_delay(self) -> float:
