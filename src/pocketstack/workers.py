@@ -14,7 +14,11 @@ so it can use more than one core (one Python process is one GIL).
   without listening (``ComputeWorker``): a build's calls to network, image and volume run
   inline on its thread (wsgi/inprocess.py) instead of over HTTP to an API process, which
   cost a fifth of the CPU of a burst; the DHCP file writer and the vif-plugged notifier
-  those calls feed run in that process too, as in an API worker.
+  those calls feed run in that process too, as in an API worker. With ``[compute]
+  database_access = conductor`` they run as `pocketstack service compute` does instead
+  (``HostsOnConductor``): no database, no REST app, the state through this process's
+  conductor and the other services over HTTP; this process's conductor and API then
+  start before it waits for them (Supervised.start_workers).
 
 RPC between them goes over Unix domain sockets in ``<data dir>/rpc`` (``unix://``,
 common/rpc_unix.py); everything else is in the SQLite database, which every process
@@ -41,6 +45,7 @@ import sys
 import threading
 import time
 
+from pocketstack.agent import Agent
 from pocketstack.cli.logs import setup_logging
 from pocketstack.cloud import Cloud, _in_own_runtime, collect_after_start
 from pocketstack.common import config, db, policy, rpc, runtime
@@ -71,6 +76,9 @@ class Supervised(Cloud):
         self.compute_workers = compute_workers
         self.children: list[Child] = []
         self._watcher: threading.Thread | None = None
+        # Compute children on the conductor (set once the config is read): see
+        # start_workers; compute/service.py's start leaves the recovery to it then.
+        self.recovery_waits_for_children = False
 
     @_in_own_runtime
     def warm_up(self) -> None:
@@ -82,15 +90,33 @@ class Supervised(Cloud):
     def start_workers(self) -> None:
         """Wait until the children serve, then this process's own services: the
         conductor's start-up recovery casts builds to compute hosts, which must be
-        listening by then."""
-        for child in self.children:
-            if self.stop_requested:
-                return
-            child.wait_ready(READY_TIMEOUT)
+        listening by then. Compute hosts on the conductor cannot listen before this
+        process's conductor answers (their node rows are written through it) and its API
+        takes writes (they report their providers to placement over REST; the kernel may
+        give those calls to this process): then this process's services start first, it
+        takes writes (as an API worker already does), and only the recovery and the
+        summary wait for the children."""
+        if self.recovery_waits_for_children:
+            super().start_workers()  # the conductor listens; its recovery waits
+            self.ready.set()
+        if not self._wait_for_children():
+            return
         self._watcher = threading.Thread(target=self._watch, name="pocketstack-supervisor",
                                          daemon=True)
         self._watcher.start()
-        super().start_workers()
+        if self.recovery_waits_for_children:
+            from pocketstack.compute import service as compute_service
+
+            compute_service.start_deferred_recovery(self.workers)
+        else:
+            super().start_workers()
+
+    def _wait_for_children(self) -> bool:
+        for child in self.children:
+            if self.stop_requested:
+                return False
+            child.wait_ready(READY_TIMEOUT)
+        return not self.stop_requested
 
     def _spawn_children(self) -> None:
         self._remove_stale_sockets()
@@ -101,9 +127,12 @@ class Supervised(Cloud):
             self.children.append(Child(f"api-{i}", [
                 *base, "api"], listen=self._socket, lock=lock))
         hosts = _split(_compute_hosts(), self.compute_workers)
+        on_conductor = bool(hosts) and config.CONF.compute.database_access == "conductor"
+        self.recovery_waits_for_children = on_conductor
         for i, share in enumerate(hosts, 1):
             self.children.append(Child(f"compute-{i}", [
-                *base, "compute", "--hosts", json.dumps(share)], lock=lock))
+                *base, "compute", "--hosts", json.dumps(share),
+                *(["--on-conductor"] if on_conductor else [])], lock=lock))
         for child in self.children:
             child.spawn()
 
@@ -209,15 +238,23 @@ class Child:
 
     def wait_ready(self, timeout: float) -> None:
         self.lifeline.settimeout(timeout)
+        timed_out = False
         try:
             said = self.lifeline.recv(16)
         except socket.timeout:
-            said = b""
+            said, timed_out = b"", True
         if not said.startswith(b"ready"):
             code = self.proc.poll()
+            if code is None and not timed_out:
+                # Its end closed: it is exiting (read before, "not ready after 120s").
+                try:
+                    code = self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
             raise RuntimeError(f"worker {self.name} did not start ("
                                + (f"exit code {code}" if code is not None
-                                  else f"not ready after {timeout:g}s") + ")")
+                                  else f"not ready after {timeout:g}s" if timed_out
+                                  else "it closed its lifeline") + ")")
         self.lifeline.settimeout(None)
 
     def next_restart_delay(self) -> float:
@@ -324,6 +361,20 @@ class ComputeWorker(ApiWorker):
                 os._exit(1)
 
 
+class HostsOnConductor(Agent):
+    """Compute hosts with ``[compute] database_access = conductor``, as `pocketstack
+    service compute` runs them: no database at all (db.forbid), no REST app. Their state
+    goes through the main process's conductor, their calls to network, image, volume and
+    placement over HTTP to the API processes; hence not a ComputeWorker, whose inline
+    calls run the services' handlers on the database."""
+
+    @staticmethod
+    def _refuse_database(opts) -> None:
+        """A ``[database] connection`` in the config is the main process's: every process
+        of `up` reads the one config file on this one machine. This one still opens
+        nothing (Agent.prepare forbids the database)."""
+
+
 def _lifeline(fd: int) -> socket.socket:
     """Report readiness on it; exit at once when the main process is gone. (A stop the
     main process asks for is a SIGTERM, and drains.) Without the main process there is
@@ -366,6 +417,20 @@ def _run_compute(a, overrides: dict) -> None:
     cloud.run(on_ready=lambda: _ready(line))
 
 
+def _run_hosts_on_conductor(a, overrides: dict) -> None:
+    agent = HostsOnConductor(a.data_dir, config_file=a.config_file, overrides=overrides)
+    line = _lifeline(a.lifeline)
+    signal.signal(signal.SIGTERM, lambda *_: agent.request_stop())
+    roles = ("compute",)
+    agent.prepare(roles=roles)
+    # Waits for the conductor (compute/fleet.py), which the main process starts while
+    # this one starts: in either order.
+    agent.start(roles, [tuple(pair) for pair in json.loads(a.hosts)])
+    _ready(line)
+    if not agent.serve_forever():
+        os._exit(1)  # in-flight work outlived the drain time: exit without it
+
+
 def _ready(line: socket.socket) -> None:
     collect_after_start()  # as `up` does
     line.sendall(b"ready")
@@ -382,7 +447,10 @@ def main(argv=None) -> None:
     p.add_argument("--overrides", default="{}")
     sub = p.add_subparsers(dest="kind", required=True)
     sub.add_parser("api")
-    sub.add_parser("compute").add_argument("--hosts", required=True)
+    compute = sub.add_parser("compute")
+    compute.add_argument("--hosts", required=True)
+    compute.add_argument("--on-conductor", action="store_true",
+                         help="[compute] database_access = conductor: no database")
     a = p.parse_args(argv)
 
     overrides = json.loads(a.overrides)
@@ -392,6 +460,8 @@ def main(argv=None) -> None:
     gc.disable()  # until ready: see cloud.collect_after_start
     if a.kind == "api":
         _run_api(a, overrides)
+    elif a.on_conductor:
+        _run_hosts_on_conductor(a, overrides)
     else:
         _run_compute(a, overrides)
 

@@ -465,6 +465,9 @@ class ConductorRPC:
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
 
+RETRY_GAP = 0.05  # s: at least this between two tries of wait_for_conductor
+
+
 def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
     """Until a conductor answers ``host`` (a compute host without the database starts
     nothing before: its node rows and providers are written through it), or raise the
@@ -478,6 +481,7 @@ def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
 
     deadline, said = time.monotonic() + timeout, False
     while True:
+        tried = time.monotonic()
         try:
             ConductorAPI().host_db(RequestContext.admin(), host, "node_providers",
                                    {"hosts": [host]}, timeout=poll)
@@ -488,6 +492,8 @@ def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
             if not said:
                 LOG.info("Waiting up to %gs for a conductor to answer %s", timeout, host)
                 said = True
+            # Unix sockets (`up --workers`) say at once that nothing listens: no busy loop.
+            time.sleep(max(0.0, tried + RETRY_GAP - time.monotonic()))
 
 
 def for_host(host: str):

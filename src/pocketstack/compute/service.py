@@ -110,10 +110,12 @@ def all_in_one_hosts() -> list[tuple[str, str]]:
 ROLES = ("conductor", "scheduler", "compute")
 
 
-def start_roles(roles, data_dir: str, hosts=()) -> list:
+def start_roles(roles, data_dir: str, hosts=(), recover: bool = True) -> list:
     """Start ``roles`` in this process — the one place that says what each role runs.
     ``hosts`` are the compute agents to run when ``compute`` is among the roles: names
-    (with [DEFAULT] compute_driver) or (name, driver) pairs."""
+    (with [DEFAULT] compute_driver) or (name, driver) pairs. ``recover`` False leaves the
+    conductor's start-up recovery to the caller (start_deferred_recovery), for compute
+    hosts that start elsewhere after it."""
     unknown = set(roles) - set(ROLES)
     if unknown:
         raise ValueError(f"Unknown role(s) {', '.join(sorted(unknown))}; one of "
@@ -133,7 +135,7 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
 
             services.extend(fleet.start([(host, None) if isinstance(host, str) else host
                                          for host in hosts], data_dir))
-        if conductor is not None and not rpc.is_oslo(config.CONF.transport_url):
+        if recover and conductor is not None and not rpc.is_oslo(config.CONF.transport_url):
             # Once every role here listens (a build cast to a host not started yet would
             # fail): builds a previous process left unscheduled are scheduled. Only with the
             # in-process bus or unix sockets, whose messages died with that process; a
@@ -149,6 +151,19 @@ def start_roles(roles, data_dir: str, hosts=()) -> list:
     return services
 
 
+def start_deferred_recovery(services) -> None:
+    """The start-up recovery start_roles(recover=False) left out, for the conductor among
+    ``services``: once the compute hosts it casts builds to listen."""
+    from pocketstack.compute.conductor.manager import ConductorManager
+    from pocketstack.compute.conductor.recovery import start_recovery
+
+    if rpc.is_oslo(config.CONF.transport_url):
+        return  # a broker kept the messages (see start_roles)
+    for service in services:
+        if isinstance(getattr(service, "manager", None), ConductorManager):
+            start_recovery(service.manager)
+
+
 def start(cloud) -> list:
     """The cloud process (`up`, `service api`): DevStack's flavors, then the roles the
     cloud was asked to run in-process (``cloud.roles``; all of them for `up`)."""
@@ -157,7 +172,10 @@ def start(cloud) -> list:
     roles = getattr(cloud, "roles", None)
     if roles is None:
         roles = ROLES
-    services = start_roles(roles, cloud.data_dir, all_in_one_hosts())
+    # `up --workers` with compute hosts on the conductor recovers once they listen
+    # (workers.Supervised.start_workers).
+    recover = not getattr(cloud, "recovery_waits_for_children", False)
+    services = start_roles(roles, cloud.data_dir, all_in_one_hosts(), recover=recover)
     if "compute" in roles and not getattr(cloud, "api_worker", False):
         retire_simulated_hosts({host for host, _ in all_in_one_hosts()})
     return services
