@@ -85,6 +85,9 @@ def _checked_image(meta: dict | None, image_ref: str, flavor: dict) -> dict:
         raise _bad(f"Image {image_ref} could not be found.")
     if meta.get("status") != "active":
         raise _bad(f"Image {image_ref} is not active.")
+    if meta.get("cinder_encryption_key_id"):  # LUKS bytes: only a volume opens them
+        raise _bad(f"Image {image_ref} is unacceptable: Direct booting of an image uploaded "
+                   f"from an encrypted volume is unsupported.")
     if (meta.get("min_ram") or 0) > flavor["memory_mb"]:
         raise _bad("Flavor's memory is too small for requested image.")
     root_bytes = flavor["root_gb"] * 1024 ** 3

@@ -12,6 +12,8 @@ Data transfer lives in ``data.py``, memberships in ``members.py``, listing in ``
 """
 from __future__ import annotations
 
+import logging
+
 import uuid
 from typing import Any, Iterable
 
@@ -20,6 +22,8 @@ from pocketstack.common.context import RequestContext
 from pocketstack.common.timeutils import utcnow
 from pocketstack.image import access, cache, patch, query, schemas, store, stores, views
 from pocketstack.image.models import Image, ImageMember, ImageProperty, ImageTag
+
+LOG = logging.getLogger(__name__)
 
 # Attributes a create request may set directly (glance's _base_properties).
 BASE_CREATE = ("checksum", "created_at", "container_format", "disk_format", "id", "min_disk",
@@ -203,6 +207,7 @@ def delete_image(ctx, image_id: str) -> None:
             raise exceptions.Forbidden(f"Image {image_id} is protected and cannot be deleted.")
         stores.delete_before_commit(image)  # 409 while clones of an rbd image exist
         delete_later = stores.delete_after_commit(image)
+        key_id = _key_to_delete(image)
         now = utcnow()
         image.status, image.deleted, image.deleted_at, image.updated_at = \
             "deleted", True, now, now
@@ -214,6 +219,28 @@ def delete_image(ctx, image_id: str) -> None:
     for remove in delete_later:
         remove()
     cache.forget(image_id)
+    if key_id is not None:
+        _delete_encryption_key(ctx, key_id)
+
+
+def _key_to_delete(image) -> str | None:
+    """The key of an encrypted volume's upload that goes with the image (glance's
+    ``cinder_encryption_key_deletion_policy`` = ``on_image_deletion``), else None."""
+    props = {p.name: p.value for p in image.properties}
+    if props.get("cinder_encryption_key_deletion_policy") != "on_image_deletion":
+        return None
+    return props.get("cinder_encryption_key_id")
+
+
+def _delete_encryption_key(ctx, key_id: str) -> None:
+    """As glance, with the user's token; a key it may not delete (or gone) is logged."""
+    from pocketstack.clients.keymanager import KeyManagerClient
+
+    try:
+        KeyManagerClient(ctx, caller="image").delete_key(key_id)
+    except exceptions.PocketstackError as error:
+        LOG.warning("Could not delete encryption key %s of a deleted image: %s", key_id,
+                    error)
 
 
 def delete_from_store(ctx, store_name: str, image_id: str) -> None:

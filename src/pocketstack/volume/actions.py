@@ -170,16 +170,27 @@ def upload_image(ctx, volume_id: str, data) -> dict:
         volume.status, volume.updated_at = "uploading", utcnow()
         fields = {k: v for k, v in (volume.image_metadata or {}).items()
                   if k not in ("image_id", "image_name", "checksum", "size", "disk_format",
-                               "container_format", "min_disk", "min_ram")}
+                               "container_format", "min_disk", "min_ram",
+                               encryption_keys.IMAGE_KEY, encryption_keys.IMAGE_KEY_POLICY)}
+        volume_key = volume.encryption_key_id
     fields.update(name=data["image_name"], disk_format=disk_format,
                   container_format=container_format, min_disk=volume.size)
     if data.get("visibility"):
         fields["visibility"] = data["visibility"]
     if "protected" in data:
         fields["protected"] = validation.boolean(data["protected"], "protected")
+    image_key = None
     try:
+        if volume_key is not None:
+            # The image holds the volume's LUKS bytes: it carries its own copy of the key
+            # (cinder's), which the image service deletes with the image.
+            image_key = encryption_keys.for_new_volume(ctx, None, volume_key,
+                                                       f"image-{data['image_name']}")
+            fields.update({encryption_keys.IMAGE_KEY: image_key,
+                           encryption_keys.IMAGE_KEY_POLICY: "on_image_deletion"})
         image = ImageClient(ctx, caller="volume").create(**fields)
     except Exception:
+        encryption_keys.delete(image_key)
         with db.transaction() as s:
             s.get(type(volume), volume_id).status = restore
         raise

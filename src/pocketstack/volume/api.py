@@ -90,7 +90,7 @@ def create_volume(ctx, body, version: tuple[int, int] = (3, 53)) -> Volume:
         raise exceptions.BadRequest(f"Only one of {', '.join(sources)} may be given.")
     size = validation.size(data["size"]) if data.get("size") is not None else None
     image = _find_image(ctx, image_id) if image_id else None
-    key_id = _encryption_key(ctx, data, name)
+    key_id = _encryption_key(ctx, data, name, image)
     try:
         return _create_volume(ctx, data, name, description, meta, multiattach, size, image,
                               key_id)
@@ -203,7 +203,7 @@ def _create_volume(ctx, data, name, description, meta, multiattach, size, image,
     return created
 
 
-def _encryption_key(ctx, data, name) -> str | None:
+def _encryption_key(ctx, data, name, image: dict | None = None) -> str | None:
     """A key from the key manager when the volume's type is encrypted or its origin has
     one, made before the volume's transaction (a call to another service)."""
     with db.reader() as s:
@@ -219,6 +219,8 @@ def _encryption_key(ctx, data, name) -> str | None:
         origin_key = origin.encryption_key_id if origin is not None else None
         if isinstance(origin, Backup):
             encryption_keys.check_restore(origin, spec is not None)
+        if image is not None:
+            origin_key = encryption_keys.image_key(image, spec is not None)
     return encryption_keys.for_new_volume(ctx, spec, origin_key, name)
 
 

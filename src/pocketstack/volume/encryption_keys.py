@@ -68,6 +68,22 @@ def check_restore(backup, into_encrypted: bool) -> None:
             f"cannot be restored into a volume of an encrypted volume type.")
 
 
+# The image properties of an encrypted volume's upload (cinder's, read by glance).
+IMAGE_KEY, IMAGE_KEY_POLICY = "cinder_encryption_key_id", "cinder_encryption_key_deletion_policy"
+
+
+def image_key(image: dict, into_encrypted: bool) -> str | None:
+    """The key an image uploaded from an encrypted volume carries (its bytes are that
+    volume's LUKS): a volume made from it gets a copy and its bytes as they are, so it
+    must be of an encrypted type."""
+    key_id = image.get(IMAGE_KEY) or (image.get("properties") or {}).get(IMAGE_KEY)
+    if key_id is not None and not into_encrypted:
+        raise exceptions.BadRequest(
+            f"Invalid input received: Image {image.get('id')} holds an encrypted volume's "
+            f"bytes ({IMAGE_KEY}): a volume from it must be of an encrypted volume type.")
+    return key_id
+
+
 def passphrase(ctx, key_id: str) -> str:
     """The volume's LUKS passphrase (nova's: the hex of its key), read as the user, or as
     the compute hosts' user without one."""

@@ -88,8 +88,10 @@ class VolumeManager:
                 return
             source = s.get(Volume, volume.source_volid) if volume.source_volid else None
             snapshot = s.get(Snapshot, volume.snapshot_id) if volume.snapshot_id else None
-            # a clone's or snapshot's bytes are LUKS already, under a copy of its key
-            encrypted = snapshot is None and source is None \
+            # a clone's, snapshot's, backup's or encrypted upload's bytes are LUKS
+            # already, under a copy of its key
+            encrypted = snapshot is None and source is None and backup_id is None \
+                and encryption_keys.IMAGE_KEY not in (image or {}).get("properties", {}) \
                 and encryption_keys.is_luks(s, volume)
         backend = _backend(volume)
         try:

@@ -1,9 +1,10 @@
-"""Backups of encrypted volumes, as cinder keeps them: the backup holds its own copy of the
-volume's key (shown as ``encryption_key_id`` from 3.64), a restore gives the volume a copy
-of that key so the restored LUKS bytes open again, into an existing volume or a new one of
-the backup's volume type, and the backup's key goes with the backup. A backup is refused
-where its bytes could not be opened: an encrypted one into a plain volume, a plain one into
-an encrypted volume."""
+"""Copies of encrypted volumes that leave the volume, as cinder keeps them: backups and
+uploads to images. A backup holds its own copy of the volume's key (shown as
+``encryption_key_id`` from 3.64), a restore gives the volume a copy of that key so the
+restored LUKS bytes open again, into an existing volume or a new one of the backup's volume
+type, and the backup's key goes with the backup. An upload carries a copy of the key as the
+image's ``cinder_encryption_key_id``, which a volume from the image copies and the image
+service deletes with the image. A copy is refused where its bytes could not be opened."""
 from __future__ import annotations
 
 import os
@@ -127,5 +128,61 @@ def test_a_backup_goes_only_where_its_bytes_open(cloud, encrypted_type):
         wait_for(lambda b=backup: raw("GET", f"/backups/{b['id']}")[0] == 404, 30,
                  "backup gone")
     for v in (secret, plain):
+        raw("DELETE", f"/volumes/{v['id']}")
+        wait_gone(raw, v["id"])
+
+
+@needs_qemu_img
+def test_an_encrypted_volume_uploaded_to_an_image_opens_in_a_volume_from_it(
+        cloud, encrypted_type):
+    user = cloud.make_user(roles=("member",))
+    session = cloud.user_session(user)
+    raw = Raw(session, version="3.64")
+    conn = cloud.user_sdk(user)
+
+    def key(key_id: str) -> bytes:
+        return session.get(f"/v1/secrets/{key_id}/payload", **KM,
+                           headers={"Accept": "application/octet-stream"}).content
+
+    payload = os.urandom(1 << 20) + b"written before the upload"
+    image = conn.image.create_image(name=f"img-{uuid.uuid4().hex[:6]}", data=payload,
+                                    disk_format="raw", container_format="bare")
+    source = wait_status(raw, create(raw, volume_type=encrypted_type.id, imageRef=image.id,
+                                     size=1)["id"], "available")
+    status, body, _ = raw("POST", f"/volumes/{source['id']}/action", {
+        "os-volume_upload_image": {"image_name": "sealed", "disk_format": "qcow2"}})
+    assert status == 202, body
+    uploaded = body["os-volume_upload_image"]["image_id"]
+    wait_for(lambda: conn.image.get_image(uploaded).status == "active", 60, "upload")
+    props = conn.image.get_image(uploaded).properties
+    image_key = props["cinder_encryption_key_id"]
+    assert props["cinder_encryption_key_deletion_policy"] == "on_image_deletion"
+    assert image_key != source["encryption_key_id"]
+    assert key(image_key) == key(source["encryption_key_id"])
+
+    # A volume of an encrypted type from it: a copy of the image's key, the bytes as they are.
+    copy = wait_status(raw, create(raw, volume_type=encrypted_type.id, imageRef=uploaded,
+                                   size=1)["id"], ("available", "error"))
+    assert copy["status"] == "available", copy
+    assert copy["encryption_key_id"] not in (image_key, source["encryption_key_id"])
+    assert _luks_check(cloud, copy["id"], key(copy["encryption_key_id"]),
+                       len(payload)) == payload
+    # ... not of a plain type, and no server boots from it directly.
+    status, body, _ = raw("POST", "/volumes", {"volume": {"imageRef": uploaded, "size": 1}})
+    assert status == 400 and "encrypted" in body["badRequest"]["message"], body
+    flavor = next(conn.compute.flavors())
+    status = session.post("/servers", endpoint_filter={"service_type": "compute"},
+                          raise_exc=False, json={"server": {
+                              "name": "direct", "imageRef": uploaded,
+                              "flavorRef": flavor.id, "networks": "none"}},
+                          headers={"OpenStack-API-Version": "compute 2.37"})
+    assert status.status_code == 400, status.text
+    assert "uploaded from an encrypted volume" in status.json()["badRequest"]["message"]
+
+    # The image's key goes with the image.
+    conn.image.delete_image(uploaded)
+    assert session.get(f"/v1/secrets/{image_key}", **KM, raise_exc=False).status_code == 404
+    conn.image.delete_image(image)
+    for v in (source, copy):
         raw("DELETE", f"/volumes/{v['id']}")
         wait_gone(raw, v["id"])
