@@ -188,3 +188,34 @@ def test_a_floating_ip_put_on_while_the_volumes_attach_is_shown(cloud, api, admi
     s.put(base + f"/routers/{router['id']}/remove_router_interface", json={"subnet_id": v4["id"]})
     s.delete(base + f"/routers/{router['id']}")
     admin.delete(base + f"/networks/{external['id']}")
+
+
+def test_a_network_with_a_dns_domain_names_the_servers_ports(cloud, api, member, image_id):
+    """As nova: on a network with a dns_domain, the port made for a server gets the
+    server's hostname as dns_name (what the network's DNS answers under that domain); on
+    one without, none. A name neutron would refuse (all digits) leaves the port unnamed
+    and the build goes on."""
+    s = cloud.user_session(member)
+    base = cloud.url + "/network/v2.0"
+    named = s.post(base + "/networks", json={"network": {
+        "name": f"dns-{uuid.uuid4().hex[:4]}", "dns_domain": "lab.example."}}).json()["network"]
+    s.post(base + "/subnets", json={"subnet": {"network_id": named["id"], "ip_version": 4,
+                                               "cidr": "10.9.0.0/26"}})
+    plain = s.post(base + "/networks", json={"network": {
+        "name": f"nodns-{uuid.uuid4().hex[:4]}"}}).json()["network"]
+    s.post(base + "/subnets", json={"subnet": {"network_id": plain["id"], "ip_version": 4,
+                                               "cidr": "10.9.1.0/26"}})
+    web = api.boot(image_id, name="Web Server 1",
+                   networks=[{"uuid": named["id"]}, {"uuid": plain["id"]}])
+    digits = api.boot(image_id, name="1234", networks=[{"uuid": named["id"]}])
+    for sid in (web, digits):
+        assert api.wait(sid)["status"] == "ACTIVE"
+    by_network = {p["network_id"]: p for p in _ports(cloud, member, web)}
+    assert by_network[named["id"]]["dns_name"] == "web-server-1"
+    assert by_network[plain["id"]]["dns_name"] == ""
+    assert [p["dns_name"] for p in _ports(cloud, member, digits)] == [""]
+    for sid in (web, digits):
+        api.delete(f"/servers/{sid}")
+        api.wait_gone(sid)
+    for net in (named, plain):
+        s.delete(base + f"/networks/{net['id']}")

@@ -104,6 +104,12 @@ def _visible_networks(client: NetworkClient, project_id: str) -> list[dict]:
     return [n for n in nets.values() if not n.get("router:external")]
 
 
+def _dns_domain(net: dict) -> dict:
+    """A network with a dns_domain names its new ports after the server (nova's
+    dns_name = hostname): what the build needs to know of it."""
+    return {"dns_domain": net["dns_domain"]} if net.get("dns_domain") else {}
+
+
 def _networks(ctx, requested, max_count: int) -> list[dict] | str:
     """Resolve the requested networks into [{network_id, network_name, port_id, fixed_ip,
     tag}] (nova's validate_networks)."""
@@ -121,7 +127,8 @@ def _networks(ctx, requested, max_count: int) -> list[dict] | str:
         if len(nets) > 1:
             raise exceptions.Conflict("Multiple possible networks found, use a Network ID "
                                       "to be more specific.")
-        return [{"network_id": nets[0]["id"], "network_name": nets[0]["name"]}]
+        return [{"network_id": nets[0]["id"], "network_name": nets[0]["name"],
+                 **_dns_domain(nets[0])}]
     out = []
     for req in requested:
         entry = {"tag": req.get("tag")}
@@ -147,7 +154,8 @@ def _networks(ctx, requested, max_count: int) -> list[dict] | str:
                 raise _bad(f"Network {net_id} could not be found.")
             if not net.get("subnets"):
                 raise _bad(f"Network {net_id} requires a subnet in order to boot instances on.")
-            entry.update(network_id=net_id, network_name=net.get("name", ""))
+            entry.update(network_id=net_id, network_name=net.get("name", ""),
+                         **_dns_domain(net))
             if req.get("fixed_ip"):
                 if max_count > 1:
                     raise _bad("max_count cannot be greater than 1 if an fixed_ip is "

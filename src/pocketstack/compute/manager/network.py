@@ -5,11 +5,13 @@ ports we created and unbind the user's."""
 from __future__ import annotations
 
 import logging
+import re
 
 from pocketstack.clients.network import NetworkClient
 from pocketstack.compute.manager.errors import PortBindingFailed, Superseded
 
 LOG = logging.getLogger(__name__)
+_DNS_LABEL = re.compile(r"^(?!-)(?![0-9]+$)[A-Za-z0-9-]{1,63}(?<!-)$")
 
 
 def _vif(port: dict, network_name: str, created: bool, tag: str | None) -> dict:
@@ -71,6 +73,11 @@ def allocate(ctx, instance, host: str, vifs: list, reuse: bool = False,
             body["project_id"] = instance.project_id
         if req.get("fixed_ip"):
             body["fixed_ips"] = [{"ip_address": req["fixed_ip"]}]
+        if req.get("dns_domain") and _DNS_LABEL.match(instance.hostname or ""):
+            # As nova: on a network with a dns_domain the port is named after the server,
+            # so the network's DNS answers <hostname>.<dns_domain> (a name neutron would
+            # refuse, e.g. all digits, leaves the port unnamed rather than fail the build).
+            body["dns_name"] = instance.hostname
         port = client.create_port(body)
         vifs.append(_vif(port, req.get("network_name") or "", True, req.get("tag")))
         _stop_if_deleted(instance.uuid, is_live)  # never bind a port of a server already deleted
