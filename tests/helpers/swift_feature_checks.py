@@ -101,6 +101,20 @@ def check_object_versioning_suspended_writes_the_null_version(cloud):
     assert [e["version_id"] for e in _versions(a, c)] == ["null", v1]
 
 
+def check_version_id_on_a_container_never_versioned_is_400(cloud):
+    """A request for one version where there are none is refused, and changes nothing."""
+    a = Account(cloud)
+    c = _name("plain")
+    a.swift.put_container(c)
+    a.swift.put_object(c, "doc", b"current")
+    url = f"{a.url}/{c}/doc"
+    r = httpx.delete(url, params={"version-id": "1234.5"}, headers=a.headers)
+    assert r.status_code == 400, (r.status_code, r.text)
+    r = httpx.put(url, params={"version-id": "1234.5"}, content=b"", headers=a.headers)
+    assert r.status_code == 400, (r.status_code, r.text)
+    assert a.swift.get_object(c, "doc")[1] == b"current"
+
+
 # --- CORS -------------------------------------------------------------------------------
 
 
@@ -122,14 +136,31 @@ def _preflight(url: str, origin: str, method: str = "GET", **headers) -> httpx.R
 def check_cors_preflight_allows_a_listed_origin(cloud):
     a = Account(cloud)
     c = _cors_container(a, f"https://other.example {ORIGIN}")
-    r = _preflight(f"{a.url}/{c}/obj", ORIGIN, "PUT",
-                   **{"Access-Control-Request-Headers": "x-auth-token, content-type"})
+    r = _preflight(f"{a.url}/{c}/obj", ORIGIN, "PUT")
     assert r.status_code == 200, (r.status_code, dict(r.headers))
     assert r.headers.get("access-control-allow-origin") == ORIGIN, dict(r.headers)
     assert "PUT" in r.headers["access-control-allow-methods"]
     assert r.headers.get("access-control-max-age") == "600", dict(r.headers)
+
+
+def check_cors_preflight_allows_the_requested_headers(cloud):
+    """A browser's preflight for an API call names X-Auth-Token: swift allows whatever
+    headers a preflight for an allowed origin asks for."""
+    a = Account(cloud)
+    c = _cors_container(a, ORIGIN)
+    r = _preflight(f"{a.url}/{c}/obj", ORIGIN, "PUT",
+                   **{"Access-Control-Request-Headers": "x-auth-token, content-type"})
+    assert r.status_code == 200, (r.status_code, r.text)
     allowed = {h.strip().lower() for h in r.headers["access-control-allow-headers"].split(",")}
     assert {"x-auth-token", "content-type"} <= allowed
+
+
+def check_cors_options_without_origin_lists_the_methods(cloud):
+    a = Account(cloud)
+    c = _cors_container(a, ORIGIN)
+    r = httpx.options(f"{a.url}/{c}/obj")
+    assert r.status_code == 200, (r.status_code, r.text)
+    assert {"GET", "PUT", "DELETE"} <= {m.strip() for m in r.headers["allow"].split(",")}
 
 
 def check_cors_preflight_refuses_an_origin_not_listed(cloud):
@@ -170,13 +201,13 @@ def check_cors_any_origin(cloud):
 # --- static web sites -------------------------------------------------------------------
 
 
-def _site(a: Account, listings: bool = True) -> str:
+def _site(a: Account) -> str:
     c = _name("web")
     a.swift.put_container(c, headers={
         "X-Container-Read": ".r:*,.rlistings",
         "X-Container-Meta-Web-Index": "index.html",
         "X-Container-Meta-Web-Error": "error.html",
-        **({"X-Container-Meta-Web-Listings": "true"} if listings else {})})
+        "X-Container-Meta-Web-Listings": "true"})
     for name, body, kind in (("index.html", b"<h1>home</h1>", "text/html"),
                              ("404error.html", b"custom 404", "text/html"),
                              ("docs/index.html", b"docs home", "text/html"),
@@ -186,19 +217,37 @@ def _site(a: Account, listings: bool = True) -> str:
     return c
 
 
-def check_static_web_index_for_anonymous_users(cloud):
+def check_static_web_index_of_the_container(cloud):
     a = Account(cloud)
     base = f"{a.url}/{_site(a)}"
+    r = httpx.get(base)
+    assert r.status_code == 301 and r.headers["location"].endswith("/"), r.status_code
     r = httpx.get(base + "/")
     assert r.status_code == 200 and r.content == b"<h1>home</h1>", (r.status_code, r.text)
-    assert httpx.get(base + "/docs/").content == b"docs home"
-    r = httpx.get(base + "/docs")
-    assert r.status_code == 301 and r.headers["location"].endswith("/docs/"), \
-        (r.status_code, dict(r.headers))
     assert httpx.get(base + "/files/a.txt").content == b"a" * 2048
 
 
-def check_static_web_listing_of_a_path_without_index(cloud):
+def check_static_web_index_of_a_subdirectory(cloud):
+    a = Account(cloud)
+    base = f"{a.url}/{_site(a)}"
+    r = httpx.get(base + "/docs/")
+    assert r.status_code == 200 and r.content == b"docs home", (r.status_code, r.text)
+    r = httpx.get(base + "/docs")
+    assert r.status_code == 301 and r.headers["location"].endswith("/docs/"), \
+        (r.status_code, r.text)
+
+
+def check_static_web_listing_of_the_container(cloud):
+    a = Account(cloud)
+    c = _site(a)
+    a.swift.delete_object(c, "index.html")
+    r = httpx.get(f"{a.url}/{c}/")
+    assert r.status_code == 200, (r.status_code, r.text)
+    assert r.headers["content-type"].startswith("text/html"), r.headers["content-type"]
+    assert "docs/</a>" in r.text and "files/</a>" in r.text, r.text  # subdirectories
+
+
+def check_static_web_listing_of_a_subdirectory(cloud):
     a = Account(cloud)
     base = f"{a.url}/{_site(a)}"
     r = httpx.get(base + "/files/")
