@@ -29,6 +29,7 @@ def delete_current(container: api.ContainerInfo, name: str, mode: str) -> tuple:
             api._count(s, container.id, -1, -row.size)
             row = None
         gone = None
+        newest = versions.next_id(s, container.id, name, row, api.timestamp())
         if row is not None:
             if not versions.archive(s, row, mode):
                 gone = row.file
@@ -37,7 +38,7 @@ def delete_current(container: api.ContainerInfo, name: str, mode: str) -> tuple:
         else:
             found = False
         if mode == "enabled":
-            marker = api.timestamp()
+            marker = newest
             s.add(ObjectVersion(container_id=container.id, name=name, version_id=marker,
                                 size=0, etag="d41d8cd98f00b204e9800998ecf8427e",
                                 content_type=versions.DELETE_MARKER_TYPE, timestamp=marker,
