@@ -129,3 +129,39 @@ def test_concurrent_overwrites_of_a_versioned_object_keep_every_version(backend_
     head = swift.head_container(container)
     assert head["x-container-object-count"] == "1"
     assert int(head["x-container-bytes-used"]) == sum(e["bytes"] for e in listed)
+
+
+def test_racing_overwrites_and_deletes_of_a_versioned_object(backend_cloud):
+    """Overwrites and deletes racing on one versioned object: every write and every
+    delete marker is a version, the newest one is the latest, and the container's usage
+    matches what is listed."""
+    url, token = _swift(backend_cloud)
+    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+    container = f"vd-{uuid.uuid4().hex[:8]}"
+    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+
+    def write_or_delete(i):
+        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        answer: dict = {}
+        try:
+            if i % 3 == 2:
+                conn.delete_object(container, "hot", response_dict=answer)
+            else:
+                conn.put_object(container, "hot", b"x" * i, response_dict=answer)
+        except swiftclient.ClientException as error:  # a delete with nothing current
+            assert error.http_status == 404
+            return error.http_response_headers["x-object-version-id"]
+        return _version_of(answer)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        made = list(pool.map(write_or_delete, range(30)))
+    assert len(set(made)) == len(made)
+    listed = swift.get_container(container, query_string="versions")[1]
+    assert sorted(e["version_id"] for e in listed) == sorted(made)
+    assert [e["version_id"] for e in listed if e["is_latest"]] == [max(made)]
+    head = swift.head_container(container)
+    current = [e for e in swift.get_container(container)[1]]
+    newest = next(e for e in listed if e["version_id"] == max(made))
+    deleted = newest["content_type"].startswith("application/x-deleted")
+    assert len(current) == int(head["x-container-object-count"]) == (0 if deleted else 1)
+    assert int(head["x-container-bytes-used"]) == sum(e["bytes"] for e in listed)
