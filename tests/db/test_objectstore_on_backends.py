@@ -4,6 +4,7 @@ stays exact under concurrent writers (the container row lock on each engine)."""
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import uuid
 
 import swiftclient
@@ -165,3 +166,40 @@ def test_racing_overwrites_and_deletes_of_a_versioned_object(backend_cloud):
     deleted = newest["content_type"].startswith("application/x-deleted")
     assert len(current) == int(head["x-container-object-count"]) == (0 if deleted else 1)
     assert int(head["x-container-bytes-used"]) == sum(e["bytes"] for e in listed)
+
+
+def test_versions_listings_during_overwrites_read_one_snapshot(backend_cloud):
+    """?versions listings racing overwrites: each listing shows every version once and
+    one of them latest (on PostgreSQL its two queries once read two snapshots, so an
+    overwrite between them listed the replaced version twice)."""
+    url, token = _swift(backend_cloud)
+    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+    container = f"vl-{uuid.uuid4().hex[:8]}"
+    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+    swift.put_object(container, "hot", b"0")
+    writers_done = threading.Event()
+    wrong = []
+
+    def overwrite(_):
+        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        for _ in range(40):
+            conn.put_object(container, "hot", b"x")
+
+    def list_versions():
+        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        for _ in range(300):
+            if writers_done.is_set():
+                return
+            listed = conn.get_container(container, query_string="versions")[1]
+            ids = [e["version_id"] for e in listed]
+            if len(set(ids)) != len(ids) or sum(e["is_latest"] for e in listed) != 1:
+                wrong.append(ids)
+
+    with concurrent.futures.ThreadPoolExecutor(5) as pool:
+        listers = [pool.submit(list_versions) for _ in range(2)]
+        list(pool.map(overwrite, range(3)))
+        writers_done.set()
+        for lister in listers:
+            lister.result()
+    assert wrong == []
+    assert len(swift.get_container(container, query_string="versions")[1]) == 121

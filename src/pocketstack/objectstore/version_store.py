@@ -153,6 +153,7 @@ def list_versions(container: api.ContainerInfo, *, prefix: str, delimiter: str,
     version (or on its newest delete marker when it has none). ``marker`` with
     ``version_marker`` continues after that version of that object."""
     with db.reader() as s:
+        _one_snapshot(s)
         current_q = sa.select(Object).where(Object.container_id == container.id,
                                             api._live())
         kept_q = sa.select(ObjectVersion).where(ObjectVersion.container_id == container.id)
@@ -227,6 +228,15 @@ def list_versions(container: api.ContainerInfo, *, prefix: str, delimiter: str,
         current_rows.close()
         kept_rows.close()
         return out[:limit]
+
+
+def _one_snapshot(s) -> None:
+    """Both queries of a listing read one snapshot. PostgreSQL's READ COMMITTED takes one
+    per statement: an overwrite committed between the two showed the old version twice
+    (current in one, kept in the other) and not the new one. SQLite's read transaction
+    and MariaDB's REPEATABLE READ already read one."""
+    if s.get_bind().dialect.name == "postgresql" and not s.in_transaction():
+        s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
 
 def _sort_name(name: str, reverse: bool):
