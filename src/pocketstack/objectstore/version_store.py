@@ -61,6 +61,7 @@ def get_version(container: api.ContainerInfo, name: str,
     """(the version, whether it is a delete marker); (None, False) when there is none.
     "null": the current object when it has no version id."""
     with db.reader() as s:
+        _one_snapshot(s)  # a restore between the two reads would hide the version
         row = versions.current_row(s, container.id, name)
         if row is not None and versions.alive(row) \
                 and (row.version_id or versions.NULL) == version_id:
@@ -231,10 +232,10 @@ def list_versions(container: api.ContainerInfo, *, prefix: str, delimiter: str,
 
 
 def _one_snapshot(s) -> None:
-    """Both queries of a listing read one snapshot. PostgreSQL's READ COMMITTED takes one
-    per statement: an overwrite committed between the two showed the old version twice
-    (current in one, kept in the other) and not the new one. SQLite's read transaction
-    and MariaDB's REPEATABLE READ already read one."""
+    """The two queries of a version read or listing read one snapshot. PostgreSQL's READ
+    COMMITTED takes one per statement: an overwrite committed between a listing's two
+    showed the old version twice (current in one, kept in the other) and not the new
+    one. SQLite's read transaction and MariaDB's REPEATABLE READ already read one."""
     if s.get_bind().dialect.name == "postgresql" and not s.in_transaction():
         s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
