@@ -110,3 +110,29 @@ def test_rbd_volume_backups_go_to_the_gateway_and_restore_byte_for_byte(cloud, v
     for v in (volume, new):
         bs.delete_volume(v)
         bs.wait_for_delete(v, **WAIT)
+
+
+def test_backup_of_an_rbd_snapshot_keeps_the_snapshots_bytes(cloud, volumes):
+    user = cloud.make_user(roles=("member",))
+    bs = cloud.user_sdk(user).block_storage
+    volume = bs.wait_for_status(bs.create_volume(size=1), "available",
+                                failures=["error"], **WAIT)
+    _write(volumes, volume.id, os.urandom(3 << 20), 7 << 20)
+    snapshot = bs.wait_for_status(bs.create_snapshot(volume_id=volume.id), "available",
+                                  failures=["error"], **WAIT)
+    expected = _sha256(volumes, volume.id)
+    _write(volumes, volume.id, os.urandom(1 << 20), 7 << 20)  # after the snapshot
+    backup = bs.wait_for_status(
+        bs.create_backup(volume_id=volume.id, snapshot_id=snapshot.id), "available",
+        failures=["error"], **WAIT)
+    restored = bs.restore_backup(backup, name="from-snapshot")
+    new = bs.wait_for_status(bs.get_volume(restored.volume_id), "available",
+                             failures=["error"], **WAIT)
+    assert _sha256(volumes, new.id) == expected != _sha256(volumes, volume.id)
+    bs.delete_backup(backup)
+    bs.wait_for_delete(backup, **WAIT)
+    bs.delete_snapshot(snapshot)
+    bs.wait_for_delete(snapshot, **WAIT)
+    for v in (volume, new):
+        bs.delete_volume(v)
+        bs.wait_for_delete(v, **WAIT)
