@@ -264,7 +264,6 @@ def check_bulk_delete(cloud):
     assert a.swift.get_container(c)[1] == []
 
 
-
 def check_symlink_is_followed(cloud):
     a = Account(cloud)
     c = _name("sym")
@@ -278,3 +277,11 @@ def check_symlink_is_followed(cloud):
 
 CHECKS = {name.removeprefix("check_"): fn for name, fn in dict(globals()).items()
           if name.startswith("check_")}
+
+
+def all_checks() -> dict:
+    """These checks and the newer features' (swift_feature_checks.py, which builds on
+    this module's Account: imported here, not at the top)."""
+    from helpers import swift_feature_checks
+
+    return {**CHECKS, **swift_feature_checks.CHECKS}

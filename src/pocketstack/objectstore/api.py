@@ -472,6 +472,8 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
                                                 Object.name == name)).first()
         if guard is not None:
             guard(_object_info(old) if old is not None and _alive(old) else None)
+        if versioning:
+            ts = versions.next_id(s, container.id, name, old, timestamp())
         replaced = None
         objects, delta = 1, size
         if old is not None:

@@ -29,6 +29,7 @@ def delete_current(container: api.ContainerInfo, name: str, mode: str) -> tuple:
             api._count(s, container.id, -1, -row.size)
             row = None
         gone = None
+        newest = versions.next_id(s, container.id, name, row, api.timestamp())
         if row is not None:
             if not versions.archive(s, row, mode):
                 gone = row.file
@@ -37,7 +38,7 @@ def delete_current(container: api.ContainerInfo, name: str, mode: str) -> tuple:
         else:
             found = False
         if mode == "enabled":
-            marker = api.timestamp()
+            marker = newest
             s.add(ObjectVersion(container_id=container.id, name=name, version_id=marker,
                                 size=0, etag="d41d8cd98f00b204e9800998ecf8427e",
                                 content_type=versions.DELETE_MARKER_TYPE, timestamp=marker,
@@ -60,6 +61,7 @@ def get_version(container: api.ContainerInfo, name: str,
     """(the version, whether it is a delete marker); (None, False) when there is none.
     "null": the current object when it has no version id."""
     with db.reader() as s:
+        _one_snapshot(s)  # a restore between the two reads would hide the version
         row = versions.current_row(s, container.id, name)
         if row is not None and versions.alive(row) \
                 and (row.version_id or versions.NULL) == version_id:
@@ -152,6 +154,7 @@ def list_versions(container: api.ContainerInfo, *, prefix: str, delimiter: str,
     version (or on its newest delete marker when it has none). ``marker`` with
     ``version_marker`` continues after that version of that object."""
     with db.reader() as s:
+        _one_snapshot(s)
         current_q = sa.select(Object).where(Object.container_id == container.id,
                                             api._live())
         kept_q = sa.select(ObjectVersion).where(ObjectVersion.container_id == container.id)
@@ -226,6 +229,15 @@ def list_versions(container: api.ContainerInfo, *, prefix: str, delimiter: str,
         current_rows.close()
         kept_rows.close()
         return out[:limit]
+
+
+def _one_snapshot(s) -> None:
+    """The two queries of a version read or listing read one snapshot. PostgreSQL's READ
+    COMMITTED takes one per statement: an overwrite committed between a listing's two
+    showed the old version twice (current in one, kept in the other) and not the new
+    one. SQLite's read transaction and MariaDB's REPEATABLE READ already read one."""
+    if s.get_bind().dialect.name == "postgresql" and not s.in_transaction():
+        s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
 
 def _sort_name(name: str, reverse: bool):

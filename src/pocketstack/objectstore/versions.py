@@ -71,6 +71,21 @@ def archive(s, old: Object, mode: str) -> bool:
     return True
 
 
+def next_id(s, container_id: int, name: str, current: Object | None, now: str) -> str:
+    """The version id (and timestamp) of a write to ``name``, taken under the container
+    row's lock: ``now`` (api.timestamp()), or just after the newest version the object
+    already has. Version ids order versions, newest current: a timestamp taken before the
+    lock lets a slower writer make an older version current, and a clock step back or
+    two writes in one 10 µs tick would collide on the versions' unique key."""
+    newest = s.scalar(sa.select(sa.func.max(ObjectVersion.version_id)).where(
+        ObjectVersion.container_id == container_id, ObjectVersion.name == name))
+    if current is not None:
+        newest = max(filter(None, (newest, current.version_id, current.timestamp)))
+    if newest is None or now > newest:  # fixed-width ids: text order is number order
+        return now
+    return normalized(str(float(newest) + 0.00001))
+
+
 def current_row(s, container_id: int, name: str) -> Object | None:
     return s.scalars(sa.select(Object).where(Object.container_id == container_id,
                                              Object.name == name)).first()

@@ -1,8 +1,10 @@
 """Where a backup's bytes go (the manager's side of backups.py).
 
-Volumes of the file and lvm backends: a full sparse copy in ``[volume] backup_dir``, as
-before. Volumes of the rbd backend: cinder's ceph backup driver (cinder/backup/drivers/
-ceph.py) — an RBD image in ``[ceph] backup_pool`` written as ``[ceph] backup_user``:
+With ``[volume] backup_driver = swift``, the object store for volumes of every backend
+(swift_backup.py). Otherwise volumes of the file and lvm backends: a full sparse copy in
+``[volume] backup_dir``, as before; volumes of the rbd backend: cinder's ceph backup
+driver (cinder/backup/drivers/ceph.py) — an RBD image in ``[ceph] backup_pool`` written
+as ``[ceph] backup_user``:
 
 * a full backup snapshots the volume (``backup.<id>.snap.<time>``) and copies the extents
   that exist into a new base image ``volume-<volume>.backup.<id>``, then snapshots the base
@@ -101,7 +103,7 @@ def copy_extents(src, write, zero, from_snap: str | None = None,
 
 def create(backup: Backup, volume, backend: backends.Backend, ctx=None) -> dict:
     """Store the backup; returns the columns to record on the backup row."""
-    if backend.name != "rbd" and swift_backup.enabled():
+    if swift_backup.enabled():
         return swift_backup.create(ctx, backup, volume, backend)
     if backend.name != "rbd":
         source = backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \

@@ -13,10 +13,11 @@ OPTS = {
                    help="Directory of the file backend's volume files. Default: "
                         "<data dir>/volumes."),
         cfg.StrOpt("backup_driver", default="file", choices=["file", "swift"],
-                   help="Where backups of file and lvm volumes go: 'file' (full sparse "
-                        "copies in backup_dir) or 'swift' (cinder's swift backup driver: "
-                        "chunked objects in the user's object-store account, incremental "
-                        "on request). Backups of rbd volumes go to [ceph] backup_pool."),
+                   help="Where backups go: 'file' (file and lvm volumes: full sparse "
+                        "copies in backup_dir; rbd volumes: [ceph] backup_pool, as "
+                        "cinder's ceph driver) or 'swift' (volumes of every backend: "
+                        "cinder's swift backup driver, chunked objects in the user's "
+                        "object-store account, incremental on request)."),
         cfg.StrOpt("backup_swift_container", default="volumebackups",
                    help="Container of a swift backup whose request names none."),
         cfg.IntOpt("backup_swift_object_size", default=52428800, min=65536,

@@ -16,13 +16,22 @@ its container (the one the user named, else ``backup_swift_container``):
 A restore writes the chain from the full backup up (each increment over the one before);
 a delete removes the backup's objects. ``service_metadata`` ({"swift_prefix": ...}) marks a
 backup stored this way.
+
+Volumes of every backend back up this way, as cinder's swift driver does: file and lvm
+volumes are read and written as files or block devices, rbd volumes through librbd —
+read at a snapshot of the volume taken for the backup (named as the ceph driver's,
+``backup.<id>.snap.<time>``, so the recovery after a crash drops one left behind) and
+removed after it, or at the backup's own snapshot.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
+import time
 
 from pocketstack.clients.object_store import ObjectStoreClient
 from pocketstack.common import config, db, exceptions
@@ -52,12 +61,94 @@ def _client(ctx, backup: Backup) -> ObjectStoreClient:
     return ObjectStoreClient(ctx, caller="volume", project_id=backup.project_id)
 
 
-def _source_path(backup: Backup, volume, backend) -> str:
+@contextlib.contextmanager
+def _source(backup: Backup, volume, backend):
+    """``read(offset, length)`` of the bytes the backup stores (short at a file's end)."""
+    if backend.name != "rbd":
+        path = backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \
+            backend.path(volume.id)
+        with open(path, "rb") as f:
+            yield lambda offset, length: os.pread(f.fileno(), length, offset)
+        return
+    name = backend.vol_name(volume.id)
+    if backup.snapshot_id:
+        with backend.open_image(name, snapshot=backend.snap_name(backup.snapshot_id),
+                                read_only=True) as image:
+            yield _sparse_reader(image)
+        return
+    snap = f"backup.{backup.id}.snap.{time.time()}"  # a point in time of an in-use volume
+    with backend.open_image(name) as image:
+        image.create_snap(snap)
+    try:
+        with backend.open_image(name, snapshot=snap, read_only=True) as image:
+            yield _sparse_reader(image)
+    finally:
+        with backend.open_image(name) as image:
+            image.remove_snap(snap)
+
+
+EXTENT = 4 << 20  # granularity of the allocation map below
+
+
+def _sparse_reader(image):
+    """``image.read``, but a range without an allocated extent (most of a fresh volume)
+    reads as zeros without a round trip to the cluster."""
+    used: set[int] = set()
+
+    def note(offset, length, exists):
+        if exists:
+            used.update(range(offset // EXTENT, (offset + length - 1) // EXTENT + 1))
+
+    image.diff_iterate(0, image.size(), None, note)
+
+    def read(offset: int, length: int) -> bytes:
+        if any(i in used for i in range(offset // EXTENT, (offset + length - 1) // EXTENT + 1)):
+            return image.read(offset, length)
+        return bytes(length)
+    return read
+
+
+@functools.lru_cache(maxsize=4)
+def _zeros_sha256(length: int) -> str:
+    return hashlib.sha256(bytes(length)).hexdigest()
+
+
+def _block_sha256s(data: bytes, block: int) -> list[str]:
+    """The sha256 of each block (the one of a zero block computed once)."""
+    if backends.all_zero(data):
+        return [_zeros_sha256(min(block, len(data) - i)) for i in range(0, len(data), block)]
+    return [hashlib.sha256(data[i:i + block]).hexdigest() for i in range(0, len(data), block)]
+
+
+# librbd zeroes less than 2 GiB per call (its length goes through a 32-bit int).
+ZERO_PIECE = 1 << 30
+
+
+@contextlib.contextmanager
+def _target(backend, volume_id: str):
+    """``write(data, offset)`` into the volume to restore, every byte of it zero first."""
     if backend.name == "rbd":
-        raise BackendError("Backups of rbd volumes go to the Ceph backup pool, not the "
-                           "object store.")
-    return backend.snapshot_path(backup.snapshot_id) if backup.snapshot_id else \
-        backend.path(volume.id)
+        with backend.open_image(backend.vol_name(volume_id)) as image:
+            size = image.size()
+            for pos in range(0, size, ZERO_PIECE):
+                image.write_zeroes(pos, min(ZERO_PIECE, size - pos))
+            yield lambda data, offset: image.write(data, offset)
+            image.flush()
+        return
+    path = backend.path(volume_id)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)
+        if backends.is_block(path):
+            for pos in range(0, size, 4 << 20):
+                os.pwrite(fd, bytes(min(4 << 20, size - pos)), pos)
+        else:  # a fresh hole of the same size, then the data
+            os.ftruncate(fd, 0)
+            os.ftruncate(fd, size)
+        yield lambda data, offset: os.pwrite(fd, data, offset)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _row(backup_id: str | None) -> Backup | None:
@@ -81,13 +172,12 @@ def create(ctx, backup: Backup, volume, backend) -> dict:
     client.ensure_container(container)
     objects, shas, index = [], [], 0
     try:
-        with open(_source_path(backup, volume, backend), "rb") as source:
+        with _source(backup, volume, backend) as read:
             for offset in range(0, size, object_size):
-                data = os.pread(source.fileno(), min(object_size, size - offset), offset)
+                data = read(offset, min(object_size, size - offset))
                 data += bytes(min(object_size, size - offset) - len(data))
                 first = len(shas)
-                shas += [hashlib.sha256(data[i:i + block]).hexdigest()
-                         for i in range(0, len(data), block)]
+                shas += _block_sha256s(data, block)
                 for start, end in _changed(shas, first, parent_shas, data, block):
                     index += 1
                     name = f"{prefix}-{index:05d}"
@@ -151,18 +241,9 @@ def _chain(backup: Backup) -> list[Backup]:
 
 def restore(ctx, backup: Backup, backend, volume_id: str) -> None:
     client = _client(ctx, backup)
-    path = backend.path(volume_id)
-    block = backends.is_block(path)
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        size = os.lseek(fd, 0, os.SEEK_END)
-        if block:
-            for pos in range(0, size, 4 << 20):
-                os.pwrite(fd, bytes(min(4 << 20, size - pos)), pos)
-        else:  # a fresh hole of the same size, then the data
-            os.ftruncate(fd, 0)
-            os.ftruncate(fd, size)
-        for link in _chain(backup):
+    chain = _chain(backup)
+    with _target(backend, volume_id) as write:
+        for link in chain:
             prefix = prefix_of(link)
             meta = json.loads(client.get(link.container, f"{prefix}_metadata"))
             for entry in meta["objects"]:
@@ -171,10 +252,7 @@ def restore(ctx, backup: Backup, backend, volume_id: str) -> None:
                 if hashlib.md5(data).hexdigest() != info["md5"]:
                     raise BackendError(f"Object {name} of backup {link.id} does not match "
                                        "its md5.")
-                os.pwrite(fd, data, info["offset"])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+                write(data, info["offset"])
 
 
 def _remove(client, container: str, prefix: str) -> None:
