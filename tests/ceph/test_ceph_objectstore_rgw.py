@@ -95,6 +95,11 @@ def test_info_advertises_what_the_gateway_serves(rgw_cloud):
     assert rgw_cloud.user_sdk(a.user).object_store.get_info().swift == gateway["swift"]
     ours = httpx.get(rgw_cloud.url + "/object-store/info")
     assert ours.status_code == 200 and ours.json() == gateway
+    # and the embedded store's own accounts are shut: bytes there would be nobody's
+    account = a.url.rstrip("/").rsplit("/", 1)[-1]
+    stray = httpx.put(f"{rgw_cloud.url}/object-store/v1/{account}/c1", headers=a.headers)
+    assert stray.status_code == 404 and "RADOS Gateway" in stray.text
+    assert a.url.split("/swift/")[0] in stray.text  # where to go instead
 
 
 @pytest.mark.parametrize("check", sorted(checks.all_checks()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Callable
 
+from pocketstack.common import rgw
 from pocketstack.objectstore.errors import SwiftError
 from pocketstack.objectstore.rest import (accounts, common, containers, cors, formpost, info,
                                           object_reads, objects, staticweb)
@@ -66,7 +67,14 @@ def wrap(app):
             except UnicodeDecodeError:
                 bad = True
             if bad:
-                return await _precondition_failed(scope, send)
+                return await _answer(scope, send, SwiftError(
+                    412, "Invalid UTF8 or contains NULL"))
+            if rgw.enabled() and "/v1/" in scope.get("path", ""):
+                # Where the RADOS Gateway serves object storage, this store would keep
+                # bytes nothing else sees (the catalog, glance and cinder use RGW).
+                return await _answer(scope, send, SwiftError(
+                    404, f"Object storage of this cloud is the RADOS Gateway: "
+                         f"{rgw.catalog_url()} (the catalog's object-store endpoint)"))
         return await app(scope, receive, send)
     return checked
 
@@ -90,10 +98,9 @@ def _one_content_type(app):
     return single
 
 
-async def _precondition_failed(scope, send):
-    content_type, body = faults.swift_negotiated(
-        SwiftError(412, "Invalid UTF8 or contains NULL"), None)
-    await send({"type": "http.response.start", "status": 412,
+async def _answer(scope, send, error: SwiftError):
+    content_type, body = faults.swift_negotiated(error, None)
+    await send({"type": "http.response.start", "status": error.code,
                 "headers": [(b"content-type", content_type.encode()),
                             (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body",
