@@ -34,6 +34,7 @@ FLUSH_AT = 65536  # bytes: a larger write goes out at once (streamed bodies)
 ZERO_COPY = "http.response.zerocopysend"
 SENDFILE_MAX = 8 << 20  # bytes per sendfile call: a cancelled send stops within one
 READ_AHEAD = 32 << 20  # bytes of the file asked of the disk ahead of the socket
+READ_AHEAD_STEP = 1 << 20
 SENDFILE_THREADS = 64  # downloads in flight at once; more wait for a thread
 _sendfile_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -178,13 +179,14 @@ def _send_loop(sock_fd: int, file_fd: int, offset: int, count: int, stopped) -> 
     while sent < count:
         if stopped():
             return None
-        if asked < offset + sent + READ_AHEAD // 2:
-            # a cold file: keep READ_AHEAD bytes of reads in flight, as a reader with
-            # several reads ahead would, where the kernel's own readahead is a few 100 KiB
-            end = min(offset + count, offset + sent + READ_AHEAD)
-            if end > asked:
-                os.posix_fadvise(file_fd, asked, end - asked, os.POSIX_FADV_WILLNEED)
-                asked = end
+        # a cold file: keep up to READ_AHEAD bytes of reads in flight, as a reader with
+        # several reads ahead does; asked in steps, as the kernel caps each request at
+        # the device's readahead size
+        end = min(offset + count, offset + sent + READ_AHEAD)
+        while asked < end:
+            step = min(READ_AHEAD_STEP, end - asked)
+            os.posix_fadvise(file_fd, asked, step, os.POSIX_FADV_WILLNEED)
+            asked += step
         try:
             done = os.sendfile(sock_fd, file_fd, offset + sent, min(count - sent, SENDFILE_MAX))
         except BlockingIOError:
