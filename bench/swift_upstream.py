@@ -110,14 +110,13 @@ def running_swift(workdir: str):
                 "[storage-policy:0]\nname = default\ndefault = yes\n")
     ports = {kind: _free_port() for kind in ("proxy", "account", "container", "object",
                                              "memcache")}
+    quiet = dict(os.environ, PYTHONWARNINGS="ignore")  # dnspython's DSA deprecation
     for kind in ("account", "container", "object"):
         builder = os.path.join(etc, f"{kind}.builder")
         ring = [os.path.join(bin_dir, "swift-ring-builder"), builder]
-        subprocess.run([*ring, "create", "6", "1", "1"], check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([*ring, "add", f"r1z1-127.0.0.1:{ports[kind]}/d1", "1"], check=True,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([*ring, "rebalance"], check=True, stdout=subprocess.DEVNULL)
+        for step in (["create", "6", "1", "1"], ["add", f"r1z1-127.0.0.1:{ports[kind]}/d1", "1"],
+                     ["rebalance"]):
+            subprocess.run([*ring, *step], check=True, stdout=subprocess.DEVNULL, env=quiet)
         with open(os.path.join(etc, f"{kind}-server.conf"), "w") as f:
             f.write(SERVER_CONF.format(user=getpass.getuser(), devices=devices,
                                        port=ports[kind], etc=etc, kind=kind))
@@ -125,7 +124,7 @@ def running_swift(workdir: str):
         f.write(PROXY_CONF.format(user=getpass.getuser(), port=ports["proxy"], etc=etc,
                                   memcache=ports["memcache"]))
     procs = []
-    env = dict(os.environ, PYTHONWARNINGS="ignore")  # dnspython's DSA deprecation, per worker
+    env = quiet  # per worker too
     log = open(os.path.join(workdir, "swift.log"), "wb")
     try:
         procs.append(subprocess.Popen(["memcached", "-l", "127.0.0.1", "-p",

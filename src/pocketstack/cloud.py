@@ -424,6 +424,7 @@ class Cloud:
         import uvicorn
 
         from pocketstack.wsgi.app import PocketstackApp
+        from pocketstack.wsgi.http_protocol import CoalescingHttpToolsProtocol
 
         conf = config.CONF
         self.app = PocketstackApp(self.ready, reads_ready=self.reads_ready)
@@ -434,8 +435,9 @@ class Cloud:
         uconf = uvicorn.Config(self.app, host=conf.bind_host, port=conf.bind_port,
                                log_level="warning", access_log=False, lifespan="off",
                                timeout_graceful_shutdown=5, server_header=False,
-                               timeout_keep_alive=75, ws="none")  # no websocket routes:
-        # ws="auto" imported the websockets package at every start
+                               timeout_keep_alive=75, ws="none",  # no websocket routes:
+                               # ws="auto" imported the websockets package at every start
+                               http=CoalescingHttpToolsProtocol)  # head + body: one write
         return uvicorn.Server(uconf)
 
     @_in_own_runtime

@@ -30,7 +30,7 @@ import fcntl
 import os
 import re
 import threading
-from typing import Iterator
+from typing import Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import event, orm
@@ -215,6 +215,41 @@ def transaction() -> Iterator[orm.Session]:
         finally:
             _local.session = None
             session.close()
+            if _probe.enabled:
+                _probe.record(held_since)
+
+
+@contextlib.contextmanager
+def sqlite_transaction() -> Iterator[Any]:
+    """transaction() on SQLite for statements written as plain SQL: the same locks, BEGIN
+    IMMEDIATE, commit or rollback, on a pooled connection's driver (sqlite3.Connection)
+    without an ORM session, whose set-up and commit cost ~4 times the transaction itself
+    (~0.45 ms against ~0.1). Joins a transaction() open in this thread (its connection).
+    Nothing in it may open a transaction() of its own."""
+    outer = getattr(_local, "session", None)
+    if outer is not None:
+        yield outer.connection().connection.driver_connection
+        return
+    state = _db()
+    if state.engine is None:
+        configure()
+    if not state.is_sqlite:
+        raise RuntimeError("sqlite_transaction() needs a SQLite database")
+    with state.sqlite_write_lock, _file_lock(state.sqlite_flock_fd):
+        held_since = _probe.now() if _probe.enabled else 0.0
+        pooled = state.engine.raw_connection()
+        try:
+            driver = pooled.driver_connection
+            driver.execute("BEGIN IMMEDIATE")
+            try:
+                yield driver
+                driver.execute("COMMIT")
+            except BaseException:
+                if driver.in_transaction:
+                    driver.execute("ROLLBACK")
+                raise
+        finally:
+            pooled.close()
             if _probe.enabled:
                 _probe.record(held_since)
 

@@ -117,11 +117,43 @@ def _decrypt(token: str) -> TokenData:
     cached = _service_payloads().get(token)
     if cached is not None:
         return cached
+    crypto = fernet.crypto()
+    decrypted = _decrypted(crypto)
+    data = decrypted.get(token)
+    if data is not None:
+        return data
     try:
-        raw = fernet.crypto().decrypt(token.encode())
-        return TokenData(json.loads(raw))
+        data = TokenData(json.loads(crypto.decrypt(token.encode())))
     except (InvalidToken, ValueError, UnicodeError, TypeError):
         raise exceptions.Unauthorized(INVALID) from None
+    if len(decrypted) >= _DECRYPTED_MAX:
+        decrypted.clear()
+    decrypted[token] = data
+    return data
+
+
+_DECRYPTED_MAX = 1024
+
+
+class _Decrypted:
+    __slots__ = ("state",)
+
+    def __init__(self):
+        self.state: tuple = (None, {})  # (the keys, their payloads): replaced as one
+
+
+def _decrypted(crypto) -> dict[str, TokenData]:
+    """The payloads of tokens this process decrypted with the current keys: a client
+    sends the same token with every request, and its decryption (HMAC, AES, JSON) is
+    most of a validation. Only what the token says is kept; its expiry and revocations
+    are checked every time. A key rotation (a new ``crypto``) starts afresh, so a token
+    of a removed key is decrypted again, and refused."""
+    cache = runtime.current().slot(__name__ + ".decrypted", _Decrypted)
+    keys, payloads = cache.state
+    if keys is not crypto:
+        payloads = {}
+        cache.state = (crypto, payloads)
+    return payloads
 
 
 _SERVICE_PAYLOADS_MAX = 256

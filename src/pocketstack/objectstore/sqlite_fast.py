@@ -4,8 +4,9 @@ cost ~30 times what SQLite takes (~1 ms against ~35 µs per lookup). api.py call
 when the database is SQLite (its default) and keeps its ORM queries for the other engines;
 both read and write the same rows (models.py), so either may serve any request.
 
-Sessions still come from common/db (its write lock, BEGIN IMMEDIATE for writers, joining a
-transaction open in the thread); only the statements skip the ORM.
+Transactions still come from common/db (its write lock, BEGIN IMMEDIATE for writers,
+joining a transaction open in the thread); only the statements, and for a PUT's row the
+ORM session too (db.sqlite_transaction), are skipped.
 """
 from __future__ import annotations
 
@@ -134,8 +135,7 @@ def put_object(container_id: int, name: str, ts: str, when: dt.datetime, fields:
                guard, quotas, check_quotas, object_type):
     """api.put_object's transaction (no versioning): (its info, the replaced file)."""
     raw_name = name.encode("utf-8")
-    with db.transaction() as s:
-        driver = _driver(s)
+    with db.sqlite_transaction() as driver:
         usage = driver.execute(_USAGE, (container_id,)).fetchone()
         if usage is None:  # deleted while the bytes were arriving
             raise not_found()
