@@ -260,11 +260,16 @@ def block_devices_of(instance_uuid: str):
     return block_devices.for_instance(instance_uuid)
 
 
-@operation(INSTANCE)
+# What the compute code writes of a mapping: the volume service's attachment and its
+# connection, and the volume it created for an image, snapshot or blank source.
+BLOCK_DEVICE_WRITES = ("attachment_id", "connection_info", "volume_id")
+
+
+@operation(INSTANCE, writes=BLOCK_DEVICE_WRITES)
 def update_block_device(instance_uuid: str, bdm_id: int, values: dict,
                         expect: dict | None = None) -> bool:
     """block_devices.update of one of the server's mappings (the conductor checks it is
-    the server's)."""
+    the server's, and the columns: conductor/hostdb._check_block_device)."""
     return block_devices.update(bdm_id, values, expect=expect)
 
 
@@ -450,7 +455,9 @@ class Direct:
 
 
 class ConductorRPC:
-    """On the conductor: one RPC call per operation, naming the asking host."""
+    """On the conductor: one RPC call per operation, naming the asking host, with the
+    token of the host's own identity user in its context (clients/host_users.py), which
+    the conductor checks the name against."""
 
     def __init__(self, host: str):
         from pocketstack.compute.conductor.rpcapi import ConductorAPI
@@ -458,9 +465,9 @@ class ConductorRPC:
         self.host, self.conductor = host, ConductorAPI()
 
     def call(self, op: str, **kwargs):
-        from pocketstack.common.context import RequestContext
+        from pocketstack.clients import host_users
 
-        answer = self.conductor.host_db(RequestContext.admin(), self.host, op,
+        answer = self.conductor.host_db(host_users.context(self.host), self.host, op,
                                         primitive(kwargs))
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
@@ -468,23 +475,28 @@ class ConductorRPC:
 def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
     """Until a conductor answers ``host`` (a compute host without the database starts
     nothing before: its node rows and providers are written through it), or raise the
-    last MessagingTimeout after ``timeout`` seconds. A call to a conductor not started
-    yet is lost (no queue to hold it), so each try waits ``poll`` seconds only."""
+    last MessagingTimeout (or failed login) after ``timeout`` seconds. A call to a
+    conductor not started yet is lost (no queue to hold it), so each try waits ``poll``
+    seconds only."""
     import time
 
-    from pocketstack.common.context import RequestContext
+    from pocketstack.clients import host_users
+    from pocketstack.common import exceptions
     from pocketstack.common.rpc_errors import MessagingTimeout
     from pocketstack.compute.conductor.rpcapi import ConductorAPI
 
     deadline, said = time.monotonic() + timeout, False
     while True:
         try:
-            ConductorAPI().host_db(RequestContext.admin(), host, "node_providers",
+            # Its own user's login first: the identity API may not listen yet either.
+            ConductorAPI().host_db(host_users.context(host), host, "node_providers",
                                    {"hosts": [host]}, timeout=poll)
             return
-        except MessagingTimeout:
+        except (MessagingTimeout, exceptions.ServiceUnavailable) as error:
             if time.monotonic() > deadline:
                 raise
+            if isinstance(error, exceptions.ServiceUnavailable):
+                time.sleep(poll)  # a refused login answers at once: try again later
             if not said:
                 LOG.info("Waiting up to %gs for a conductor to answer %s", timeout, host)
                 said = True
