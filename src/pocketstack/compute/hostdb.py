@@ -14,8 +14,9 @@ Two ways to run an operation (``for_host``):
 * ``Direct``: in this process, in the caller's thread — the all-in-one, as fast as a
   plain function call;
 * ``ConductorRPC``: an RPC call to the conductor, which checks the operation against the
-  asking host and runs the same function (compute/conductor/hostdb.py) — a compute host
-  that holds no database credential.
+  asking host (named in the call, proved by its own identity user's token:
+  clients/host_users.py) and runs the same function (compute/conductor/hostdb.py) — a
+  compute host that holds no database credential.
 
 ``[compute] database_access`` picks one. Arguments and results are primitives (they
 cross the message bus; datetimes travel as ISO strings). How an operation is declared

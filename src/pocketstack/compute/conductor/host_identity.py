@@ -94,12 +94,9 @@ def _token_body(token: str) -> dict | None:
     from pocketstack.wsgi import inprocess
 
     if inprocess.serves_here():
-        from pocketstack.identity import auth
+        from pocketstack.wsgi import app
 
-        try:
-            return auth.validate_for_display(token, nocatalog=True)["token"]
-        except exceptions.NotFound:
-            return None
+        return app.token_body(token)
     from pocketstack.clients.base import Client
 
     identity = Client(caller="compute", as_service=True)
