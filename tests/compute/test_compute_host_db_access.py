@@ -304,6 +304,27 @@ def test_a_host_may_not_speak_for_another_host_without_its_token(cloud, admin_ap
     assert _host_db(cloud, owner, "load_instance", {"instance_uuid": sid})["uuid"] == sid
 
 
+def test_a_host_whose_token_was_revoked_logs_in_again(cloud, server, monkeypatch):
+    """The host's side (hostdb.ConductorRPC): its own user's token on every call, and a
+    fresh login, once, when the conductor says its token is no longer valid."""
+    from pocketstack.compute import hostdb
+    from pocketstack.compute.conductor import host_identity
+
+    monkeypatch.setattr(host_identity, "TTL", 0.0)
+    owner, sid = server["OS-EXT-SRV-ATTR:host"], server["id"]
+    with cloud.cloud.runtime.activated():
+        # its password where a host reads it: the password file's nova-compute-<host>
+        service_users.store(host_users.user_name(owner), _host_password(cloud, owner))
+        host = hostdb.ConductorRPC(owner)
+        assert host.call("peek_instance", instance_uuid=sid, columns=["host"]).host == owner
+        first = host_users.token(owner)
+    assert cloud.session().delete(cloud.url + "/identity/v3/auth/tokens", headers={
+        "X-Subject-Token": first}).status_code == 204
+    with cloud.cloud.runtime.activated():
+        assert host.call("peek_instance", instance_uuid=sid, columns=["host"]).host == owner
+        assert host_users.token(owner) != first
+
+
 def test_a_host_writes_only_what_its_work_writes_of_a_block_device(cloud, admin_api, server):
     """update_block_device: the mapping's attachment, connection and a volume the host
     created; never its server, its source, its deletion, nor another volume."""

@@ -467,9 +467,20 @@ class ConductorRPC:
 
     def call(self, op: str, **kwargs):
         from pocketstack.clients import host_users
+        from pocketstack.common import exceptions
+        from pocketstack.compute.conductor.host_identity import INVALID
 
-        answer = self.conductor.host_db(host_users.context(self.host), self.host, op,
-                                        primitive(kwargs))
+        args = primitive(kwargs)
+        ctx = host_users.context(self.host)
+        try:
+            answer = self.conductor.host_db(ctx, self.host, op, args)
+        except exceptions.Forbidden as error:
+            if INVALID not in str(error):
+                raise
+            # Its token was revoked before it expired: a fresh login, once.
+            host_users.forget(self.host, ctx.auth_token)
+            answer = self.conductor.host_db(host_users.context(self.host), self.host, op,
+                                            args)
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
 

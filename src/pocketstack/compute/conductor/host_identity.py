@@ -31,6 +31,7 @@ MAX_ENTRIES = 10_000  # tokens remembered (a host has one or two at a time)
 # What can travel as an HTTP header value: anything else is no token (and must not reach
 # the identity API's request as a header).
 _TOKEN = re.compile(r"[\x21-\x7e]{1,8192}")
+INVALID = "the token is not valid (expired, revoked or made up)"  # the host logs in again
 
 
 class _Validations:
@@ -77,7 +78,7 @@ def refusal(ctx, host) -> str | None:
 def _validate(token: str, now: float) -> tuple[str | None, str, float]:
     body = _token_body(token)
     if body is None:
-        return None, "the token is not valid (expired, revoked or made up)", now + REFUSED_TTL
+        return None, INVALID, now + REFUSED_TTL
     why = _not_a_host_token(body)
     if why:
         return None, why, now + REFUSED_TTL
