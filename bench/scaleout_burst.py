@@ -5,7 +5,8 @@ and PostgreSQL (127.0.0.1:5432, trust), each in its own process and data dir.
     python bench/scaleout_burst.py [--burst 100] [--clients 10] [--access conductor|direct]
 
 ``--access conductor``: the computes' config has no database settings (they ask the
-conductor, and report to placement over REST); ``direct``: they hold the database URL.
+conductor, with their own identity user's token where the checkout has one, and report
+to placement over REST); ``direct``: they hold the database URL.
 Compare code paths with ``PYTHONPATH=<other checkout>/src`` (an older checkout knows
 only ``direct``). Prints the time until all ACTIVE and until all deleted, with the load
 average. Makes a database and a RabbitMQ vhost of its own and removes them, and stops
@@ -86,20 +87,21 @@ def main() -> None:
         wait("the service passwords", lambda: os.path.isfile(passwords), 90)
         with open(passwords) as f:
             nova = json.load(f)["nova"]
-        for name, role in (("conductor", "conductor"), ("scheduler", "scheduler"),
-                           *((h, "compute") for h in HOSTS)):
-            text = conf
-            if role == "compute" and a.access == "conductor":
-                text = text.replace("[compute]\n", "[compute]\ndatabase_access = conductor\n")
-                text = re.sub(r"\[database\]\n(?:[^\[\n][^\n]*\n)*", "", text)
-            node_conf = os.path.join(tmp, f"{name}.conf")
-            with open(node_conf, "w") as f:
-                f.write(text + f"[service_user]\nnova_password = {nova}\n")
-            spawn(name, role, node_conf, os.path.join(tmp, "nodes", name),
-                  *(("--host", name) if role == "compute" else ()))
         sess = session(url)
         compute = url + "/compute/v2.1"
         mv = {"OpenStack-API-Version": "compute 2.79"}
+        for name, role in (("conductor", "conductor"), ("scheduler", "scheduler"),
+                           *((h, "compute") for h in HOSTS)):
+            text = conf + f"[service_user]\nnova_password = {nova}\n"
+            if role == "compute" and a.access == "conductor":
+                text = text.replace("[compute]\n", "[compute]\ndatabase_access = conductor\n")
+                text = re.sub(r"\[database\]\n(?:[^\[\n][^\n]*\n)*", "", text)
+                text += host_password_line(sess, url, name)
+            node_conf = os.path.join(tmp, f"{name}.conf")
+            with open(node_conf, "w") as f:
+                f.write(text)
+            spawn(name, role, node_conf, os.path.join(tmp, "nodes", name),
+                  *(("--host", name) if role == "compute" else ()))
 
         def all_up():
             try:
@@ -167,6 +169,24 @@ def main() -> None:
         admin.dispose()
         subprocess.run([RABBITMQCTL, "delete_vhost", vhost], capture_output=True, timeout=60)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def host_password_line(sess, url: str, host: str) -> str:
+    """The host's own identity user (what `pocketstack host-credential` makes), for a
+    checkout whose conductor checks the host's name against it; nothing for an older one."""
+    import importlib.util
+
+    if importlib.util.find_spec("pocketstack.clients.host_users") is None:
+        return ""
+    from pocketstack.clients import host_users
+
+    def api_up():
+        try:
+            return sess.get(url + "/identity/v3", raise_exc=False).status_code == 200
+        except Exception:  # noqa: BLE001 - not listening yet
+            return False
+    wait("the identity API", api_up, 90)
+    return f"host_password = {host_users.provision(sess, url + '/identity/v3', host)}\n"
 
 
 def session(url: str):

@@ -323,6 +323,9 @@ class Cloud:
         from pocketstack.clients import service_users
 
         service_passwords = service_users.ensure_passwords()  # agents alongside wait for it
+        from pocketstack.compute.service import own_host_users
+
+        host_passwords = service_users.ensure_passwords(own_host_users(self.roles))
         from pocketstack.identity import bootstrap, fernet
 
         self.first_start = fernet.setup()
@@ -332,7 +335,7 @@ class Cloud:
         db.migrate()
         tighten_database_files(conf.database.connection)
         policy.configure(self.data_dir)
-        self.ids = bootstrap.bootstrap(self.admin_password, service_passwords)
+        self.ids = bootstrap.bootstrap(self.admin_password, service_passwords, host_passwords)
         self._write_client_files()
         self._prepared = True
         return self

@@ -197,9 +197,9 @@ class Lab:
 
     def _host_config(self, host: dict, driver: str) -> str:
         """A host's pocketstack.conf: the bus and the API as everywhere, its underlay
-        address; a compute host nova's password and no database settings (it reaches
-        the cloud through the conductor and placement's API, as on real machines), the
-        network node its uplink and what its metadata proxy needs."""
+        address; a compute host nova's password, its own user's and no database
+        settings (it reaches the cloud through the conductor and placement's API, as on
+        real machines), the network node its uplink and what its metadata proxy needs."""
         with open(os.path.join(self.controller_dir, "service-passwords")) as f:
             passwords = json.load(f)
         network = [f"local_ip = {host['address']}", "report_interval = 2"]
@@ -210,7 +210,12 @@ class Lab:
             network.append(f"physical_interface_mappings = {EXTNET}:{UPLINK}")
             extra = []
         else:
-            users = [f"nova_password = {passwords['nova']}"]
+            from pocketstack.clients import host_users
+
+            # nova's password for the other services' APIs, its own user's for the
+            # conductor (which believes the host's name only with that user's token)
+            users = [f"nova_password = {passwords['nova']}",
+                     f"host_password = {passwords[host_users.user_name(host['name'])]}"]
             # the compute hosts share their instances path (shared instance storage):
             # cold migration and evacuation keep a guest's disks
             extra = ["[compute]", "database_access = conductor", "[libvirt]",
@@ -222,9 +227,23 @@ class Lab:
                  *network, *extra]
         return "\n".join(lines) + "\n"
 
+    def _host_credential(self, name: str) -> None:
+        """`pocketstack host-credential` on the controller, as an operator makes a compute
+        host's own user: its password lands in the controller's service-passwords."""
+        proc = subprocess.run(
+            [sys.executable, "-m", "pocketstack.cli.main", "host-credential", name,
+             "--data-dir", self.controller_dir], capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, timeout=120)
+        if proc.returncode != 0:
+            raise LabError(f"no credential for {name}: " +
+                           proc.stderr.strip().removeprefix("Error: "))
+
     def _start_hosts(self, driver: str) -> None:
         from pocketstack.cloud import make_private_dir
 
+        for host in self.hosts():
+            if host["role"] == "compute":
+                self._host_credential(host["name"])
         for host in self.hosts():
             data_dir = self.host_dir(host["name"])
             make_private_dir(data_dir)

@@ -1,8 +1,11 @@
 """A compute host reaches the cloud's state through named operations the conductor checks
 (compute/hostdb.py, compute/conductor/hostdb.py): a hostile host that asks the conductor
 to change another host's server, a table it may not touch, or another host's service row
-is refused, and the server is unchanged. A cloud whose hosts use the conductor
-([compute] database_access = conductor) runs power actions and heartbeats through it."""
+is refused, and the server is unchanged. The host's name is believed only with its own
+identity user's token (compute/conductor/host_identity.py): another host's, the shared
+nova user's, a revoked or made-up token, or none is refused. A cloud whose hosts use the
+conductor ([compute] database_access = conductor) runs power actions and heartbeats
+through it."""
 from __future__ import annotations
 
 import time
@@ -12,14 +15,34 @@ import pytest
 from helpers.cloud import own_cloud, wait_for
 from compute_rest import Compute
 
+from pocketstack.clients import host_users, service_users
 from pocketstack.common import exceptions, rpc
 from pocketstack.common.context import RequestContext
 
+_PASSWORDS: dict[tuple[str, str], str] = {}  # (data dir, host) -> its user's password
 
-def _host_db(cloud, host, op, args):
+
+def _host_password(cloud, host):
+    """Host ``host``'s own user, made once per cloud through the identity API as the
+    operator's `pocketstack host-credential` makes it."""
+    key = (cloud.data_dir, host)
+    if key not in _PASSWORDS:
+        _PASSWORDS[key] = host_users.provision(cloud.session(), cloud.url + "/identity/v3",
+                                               host)
+    return _PASSWORDS[key]
+
+
+def _host_token(cloud, host):
+    return cloud.session(username=host_users.user_name(host),
+                         password=_host_password(cloud, host),
+                         project_name="service").get_token()
+
+
+def _host_db(cloud, host, op, args, token=None):
+    """``op`` asked by ``host`` (with its own user's token unless ``token`` is given)."""
+    ctx = RequestContext(auth_token=token if token is not None else _host_token(cloud, host))
     with cloud.cloud.runtime.activated():
-        return rpc.RPCClient("conductor").call(RequestContext.admin(), "host_db", host=host,
-                                               op=op, args=args)
+        return rpc.RPCClient("conductor").call(ctx, "host_db", host=host, op=op, args=args)
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +232,151 @@ def test_a_host_may_not_move_its_own_server_into_another_project_or_host(cloud, 
     assert admin_api.server(sid)["status"] == "ACTIVE"
 
 
+def test_a_host_may_not_speak_for_another_host_without_its_token(cloud, admin_api, server,
+                                                                 monkeypatch):
+    """Host A's own credential claiming host B, the shared nova user's token, no token,
+    a made-up or malformed one: each a 403 before anything runs (a read too: not the
+    None of a server that is not there), and the server is unchanged."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    other = next(h["service"]["host"] for h in admin_api.get(
+        "/os-hypervisors/detail").json()["hypervisors"] if h["service"]["host"] != owner)
+    sid = server["id"]
+    with cloud.cloud.runtime.activated():
+        nova = service_users.token("compute")
+    for token, why in ((_host_token(cloud, other), f"{host_users.user_name(other)}'s"),
+                       (nova, "user nova's"), ("", "no host user's token"),
+                       ("gAAAAAmade-up-token", "not valid"), ("a token\nX-Evil: 1", "no host"),
+                       ("x" * 9000, "no host")):
+        for op, args in (("finish_action", _stop_values(sid)),
+                         ("load_instance", {"instance_uuid": sid}),
+                         ("heartbeats", {"hosts": [owner], "binary": "nova-compute"})):
+            with pytest.raises(exceptions.Forbidden) as refused:
+                _host_db(cloud, owner, op, args, token=token)
+            assert why in refused.value.message, (why, refused.value.message)
+    with pytest.raises(exceptions.Forbidden):  # a context without a token at all
+        with cloud.cloud.runtime.activated():
+            rpc.RPCClient("conductor").call(RequestContext.admin(), "host_db", host=owner,
+                                            op="load_instance", args={"instance_uuid": sid})
+    assert admin_api.server(sid)["status"] == "ACTIVE"
+    # The owner's own token works; once revoked (or its role removed) it stops working
+    # within the conductor's validation bound (here none).
+    from pocketstack.compute.conductor import host_identity
+
+    monkeypatch.setattr(host_identity, "TTL", 0.0)
+    token = _host_token(cloud, owner)
+    assert _host_db(cloud, owner, "load_instance", {"instance_uuid": sid},
+                    token=token)["uuid"] == sid
+    s = cloud.session()
+    assert s.delete(cloud.url + "/identity/v3/auth/tokens", headers={
+        "X-Subject-Token": token}).status_code == 204
+    with pytest.raises(exceptions.Forbidden) as refused:
+        _host_db(cloud, owner, "load_instance", {"instance_uuid": sid}, token=token)
+    assert "not valid" in refused.value.message
+    identity = cloud.url + "/identity/v3"
+    user = s.get(identity + "/users", params={"name": host_users.user_name(owner)}
+                 ).json()["users"][0]
+    project = s.get(identity + "/projects", params={"name": "service"}).json()["projects"][0]
+    role = s.get(identity + "/roles", params={"name": "service"}).json()["roles"][0]
+    grant = f"{identity}/projects/{project['id']}/users/{user['id']}/roles/{role['id']}"
+    member = s.get(identity + "/roles", params={"name": "member"}).json()["roles"][0]
+    s.put(f"{identity}/projects/{project['id']}/users/{user['id']}/roles/{member['id']}")
+    assert s.delete(grant).status_code == 204
+    try:
+        with pytest.raises(exceptions.Forbidden) as refused:
+            _host_db(cloud, owner, "load_instance", {"instance_uuid": sid})
+        assert "no service role" in refused.value.message
+    finally:
+        s.put(grant)
+        s.delete(f"{identity}/projects/{project['id']}/users/{user['id']}/roles/"
+                 f"{member['id']}")
+    # A compromised host is cut off by disabling its user: its token stops working.
+    token = _host_token(cloud, owner)
+    assert _host_db(cloud, owner, "load_instance", {"instance_uuid": sid},
+                    token=token)["uuid"] == sid
+    assert s.patch(f"{identity}/users/{user['id']}", json={"user": {"enabled": False}}
+                   ).status_code == 200
+    try:
+        with pytest.raises(exceptions.Forbidden) as refused:
+            _host_db(cloud, owner, "load_instance", {"instance_uuid": sid}, token=token)
+        assert "not valid" in refused.value.message
+    finally:
+        s.patch(f"{identity}/users/{user['id']}", json={"user": {"enabled": True}})
+    assert _host_db(cloud, owner, "load_instance", {"instance_uuid": sid})["uuid"] == sid
+
+
+def test_a_host_whose_token_was_revoked_logs_in_again(cloud, server, monkeypatch):
+    """The host's side (hostdb.ConductorRPC): its own user's token on every call, and a
+    fresh login, once, when the conductor says its token is no longer valid."""
+    from pocketstack.compute import hostdb
+    from pocketstack.compute.conductor import host_identity
+
+    monkeypatch.setattr(host_identity, "TTL", 0.0)
+    owner, sid = server["OS-EXT-SRV-ATTR:host"], server["id"]
+    with cloud.cloud.runtime.activated():
+        # its password where a host reads it: the password file's nova-compute-<host>
+        service_users.store(host_users.user_name(owner), _host_password(cloud, owner))
+        host = hostdb.ConductorRPC(owner)
+        assert host.call("peek_instance", instance_uuid=sid, columns=["host"]).host == owner
+        first = host_users.token(owner)
+    assert cloud.session().delete(cloud.url + "/identity/v3/auth/tokens", headers={
+        "X-Subject-Token": first}).status_code == 204
+    with cloud.cloud.runtime.activated():
+        assert host.call("peek_instance", instance_uuid=sid, columns=["host"]).host == owner
+        assert host_users.token(owner) != first
+
+
+def test_a_host_writes_only_what_its_work_writes_of_a_block_device(cloud, admin_api, server):
+    """update_block_device: the mapping's attachment, connection and a volume the host
+    created; never its server, its source, its deletion, nor another volume."""
+    owner = server["OS-EXT-SRV-ATTR:host"]
+    sid = server["id"]
+    s = cloud.session()
+
+    def volumes(method, path, body=None):
+        return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
+            "service_type": "block-storage", "interface": "public"})
+
+    vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
+    wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+             == "available", 30, "the volume")
+    r = admin_api.post(f"/servers/{sid}/os-volume_attachments",
+                       {"volumeAttachment": {"volumeId": vid}})
+    assert r.status_code == 200, r.text
+    try:
+        _refuses_hostile_block_device_writes(cloud, owner, sid, vid)
+    finally:
+        admin_api.delete(f"/servers/{sid}/os-volume_attachments/{vid}")
+        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+                 == "available", 30, "the volume detached")
+        volumes("DELETE", f"/volumes/{vid}")
+
+
+def _refuses_hostile_block_device_writes(cloud, owner, sid, vid):
+    root = _host_db(cloud, owner, "block_devices_of", {"instance_uuid": sid})[0]
+    assert (root["volume_id"], root["source_type"]) == (vid, "volume")
+    for values, expect in (({"instance_uuid": str(uuid.uuid4())}, None),
+                           ({"deleted": True}, None), ({"boot_index": 5}, None),
+                           ({"source_type": "image"}, None),
+                           ({"volume_id": str(uuid.uuid4())}, None),  # the user's volume
+                           ({"attachment_id": ["a", "list"]}, None),
+                           ({"connection_info": "text"}, None),
+                           ({"connection_info": None}, {"instance_uuid": sid}),
+                           ({"connection_info": None}, {"attachment_id": {"a": 1}}),
+                           ({"connection_info": None}, "x"), ("values", None), (None, None)):
+        args = {"instance_uuid": sid, "bdm_id": root["id"], "values": values}
+        if expect is not None:
+            args["expect"] = expect
+        with pytest.raises(exceptions.Forbidden):
+            _host_db(cloud, owner, "update_block_device", args)
+    after = _host_db(cloud, owner, "block_devices_of", {"instance_uuid": sid})[0]
+    assert after == root
+    # What its work writes it may: the compare-and-swap runs (and matches nothing here).
+    assert _host_db(cloud, owner, "update_block_device", {
+        "instance_uuid": sid, "bdm_id": root["id"],
+        "values": {"attachment_id": None, "connection_info": None},
+        "expect": {"attachment_id": str(uuid.uuid4())}}) is False
+
+
 def test_the_owner_host_is_answered_and_bad_arguments_are_a_400(cloud, admin_api, server):
     owner = server["OS-EXT-SRV-ATTR:host"]
     with pytest.raises(exceptions.BadRequest):
@@ -225,6 +393,18 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
                                 "compute.report_interval": 0.2,
                                 "compute.periodic_interval": 0.3}) as c:
         api = Compute(c, c.session())
+        # Its bootstrap made each host it runs its own user: the service role on the
+        # service project only.
+        identity = c.url + "/identity/v3"
+        users = c.session().get(identity + "/users").json()["users"]
+        hosts = {u["name"] for u in users if u["name"].startswith(host_users.PREFIX)}
+        assert hosts and hosts == {host_users.user_name(h["service"]["host"]) for h in
+                                   api.get("/os-hypervisors/detail").json()["hypervisors"]}
+        grants = c.session().get(identity + "/role_assignments", params={
+            "user.id": next(u["id"] for u in users if u["name"] in hosts),
+            "include_names": 1}).json()["role_assignments"]
+        assert [(g["role"]["name"], g["scope"]["project"]["name"]) for g in grants] == [
+            ("service", "service")]
         # The hosts reported their providers over placement's REST API (the nova service
         # user, as nova's report client): made with the COMPUTE_NODE trait, and an
         # operator's allocation ratio stays through the periodic reports that follow.

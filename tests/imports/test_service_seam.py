@@ -124,9 +124,9 @@ def test_a_boot_logs_in_once_not_per_call(cloud, image_id, monkeypatch):
     logins = []
     real = service_users._login
 
-    def counting(user):
+    def counting(user, password):
         logins.append(user)
-        return real(user)
+        return real(user, password)
 
     monkeypatch.setattr(service_users, "_login", counting)
     with cloud.cloud.runtime.activated():

@@ -231,12 +231,16 @@ def _computes_hold_no_database(run: LabRun) -> None:
     database settings, and their processes never opened the controller's database file."""
     database = os.path.realpath(os.path.join(run.dir, "controller", "pocketstack.db"))
     assert os.path.exists(database)
+    with open(os.path.join(run.dir, "controller", "service-passwords")) as f:
+        passwords = json.load(f)
     for name in ("host1", "host2"):
         host_dir = os.path.join(run.dir, name)
         with open(os.path.join(host_dir, "pocketstack.conf")) as f:
             text = f.read()
         assert "[database]" not in text and "sqlite" not in text, text
         assert "database_access = conductor" in text, text
+        assert f"nova-compute-{name}" in passwords, passwords.keys()  # host-credential's
+        assert f"host_password = {passwords[f'nova-compute-{name}']}" in text
         pid = netns_hosts.running(os.path.join(host_dir, "compute.pid"), host_dir)
         assert pid, f"the compute of {name} runs"
         fds = f"/proc/{pid}/fd"

@@ -197,6 +197,7 @@ class ScaleOut:
         self.config_file = os.path.join(tmp, "pocketstack.conf")
         self.nodes: dict[str, Node] = {}
         self.hosts, self.timings = COMPUTE_HOSTS, TIMINGS
+        self.host_passwords: dict[str, str] = {}  # compute host -> its own user's password
         self._engine = None
 
     def node(self, name: str, role: str, *extra: str) -> Node:
@@ -214,11 +215,28 @@ class ScaleOut:
                     text = text.replace("[compute]\n", "[compute]\n"
                                         "database_access = conductor\n")
                     text = re.sub(r"\[database\]\n(?:[^\[\n][^\n]*\n)*", "", text)
-                out.write(text + "[service_user]\nnova_password = "
-                          f"{self.service_password('nova')}\n")
+                users = f"[service_user]\nnova_password = {self.service_password('nova')}\n"
+                if role == "compute":
+                    # Its own user's password: the conductor believes its name only so.
+                    users += f"host_password = {self.host_passwords[name]}\n"
+                out.write(text + users)
         args = ["--data-dir", data_dir, "--config-file", config_file, *extra]
         self.nodes[name] = Node(name, role, args, self.tmp)
         return self.nodes[name]
+
+    def host_credential(self, host: str) -> str:
+        """`pocketstack host-credential HOST` on the API host, as an operator runs it:
+        the password it prints for the host's config."""
+        result = subprocess.run([EXE, "host-credential", host, "--data-dir", self.data_dir,
+                                 "--config-file", self.config_file], capture_output=True,
+                                text=True, timeout=120, env={
+                                    k: v for k, v in os.environ.items()
+                                    if k != "POCKETSTACK_HOME"})
+        assert result.returncode == 0, result.stderr
+        found = re.search(r"^host_password = (\S+)$", result.stdout, re.M)
+        assert found, result.stdout
+        self.host_passwords[host] = found.group(1)
+        return found.group(1)
 
     def service_password(self, user: str) -> str:
         with open(os.path.join(self.data_dir, "service-passwords")) as f:
@@ -319,8 +337,6 @@ def scaleout():
         broker.ready()
         cloud.node("conductor", "conductor").spawn()
         cloud.node("scheduler", "scheduler").spawn()
-        for host in COMPUTE_HOSTS:
-            cloud.node(host, "compute", "--host", host).spawn()
 
         def api_ready():
             try:
@@ -330,6 +346,11 @@ def scaleout():
                 return False
 
         cloud.wait_for("the api", api_ready, timeout=90, interval=0.2)
+        # Each compute host's own identity user, made on the API host before the host
+        # starts (its calls to the conductor carry that user's token).
+        for host in COMPUTE_HOSTS:
+            cloud.host_credential(host)
+            cloud.node(host, "compute", "--host", host).spawn()
         sess = cloud.session()
         wanted = {("nova-conductor", "controller"), ("nova-scheduler", "controller")} | {
             ("nova-compute", h) for h in COMPUTE_HOSTS}

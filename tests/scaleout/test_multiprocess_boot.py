@@ -116,6 +116,8 @@ def test_compute_hosts_hold_no_database(scaleout):
             text = f.read()
         assert "[database]" not in text and "postgresql" not in text and \
             "database_access = conductor" in text
+        # and its own identity user's password, which its calls' token proves its name with
+        assert f"host_password = {cloud.host_passwords[host]}" in text
 
     def to_postgres(name):
         proc = psutil.Process(cloud.nodes[name].proc.pid)

@@ -67,3 +67,15 @@ def test_a_compute_host_on_the_conductor_refuses_a_database_url(tmp_path):
     assert "database_access = conductor" in result.stderr
     assert "secret" not in result.stderr and "Traceback" not in result.stderr
 
+
+
+def test_a_compute_host_on_the_conductor_needs_its_own_users_password(tmp_path):
+    """Without its own identity user's password a host on the conductor could not prove
+    its name: it refuses to start, saying how to make one."""
+    result = _run(tmp_path, "compute", "--host", "c1",
+                  conf=RABBIT + "[compute]\ndatabase_access = conductor\n"
+                                "[service_user]\nnova_password = nova-secret\n")
+    assert result.returncode == 1
+    assert "No password for the host user nova-compute-c1" in result.stderr
+    assert "pocketstack host-credential c1" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -18,6 +18,7 @@ class _LazyGroup(click.Group):
 
     LAZY = {"audit": "pocketstack.cli.audit:audit", "ceph": "pocketstack.cli.ceph:ceph",
             "demo": "pocketstack.cli.demo:demo", "dns": "pocketstack.cli.dns_server:dns",
+            "host-credential": "pocketstack.cli.host_credential:host_credential",
             "image": "pocketstack.cli.image:image", "lab": "pocketstack.cli.lab:lab",
             "service": "pocketstack.cli.service:service",
             "trace": "pocketstack.cli.trace:trace", "wait": "pocketstack.cli.wait:wait"}

@@ -47,33 +47,35 @@ def _stored() -> dict:
                                  f"{password_file()}: {error}") from None
 
 
-def _secret(option: str, key: str, what: str) -> str:
+def secret(option: str, key: str, what: str, where: str | None = None) -> str:
     """``[service_user] option`` if set, else ``key`` of the password file."""
     value = getattr(config.CONF.service_user, option) or _stored().get(key)
     if not value:
-        raise config.ConfigError(f"No {what}: set [service_user] {option} (the API host's "
-                                 f"{password_file()} has it).")
+        where = where or f"the API host's {password_file()} has it"
+        raise config.ConfigError(f"No {what}: set [service_user] {option} ({where}).")
     return value
 
 
 def password(user: str) -> str:
-    return _secret(f"{user}_password", user, f"password for the service user {user}")
+    return secret(f"{user}_password", user, f"password for the service user {user}")
 
 
 def metadata_secret() -> str:
     """The secret the metadata proxy signs instance ids with and compute's metadata API
     checks them with (nova's and neutron's ``metadata_proxy_shared_secret``)."""
-    return _secret("metadata_proxy_shared_secret", METADATA_SECRET, "metadata proxy secret")
+    return secret("metadata_proxy_shared_secret", METADATA_SECRET, "metadata proxy secret")
 
 
-def ensure_passwords() -> dict[str, tuple[str, int]]:
-    """For the API host's bootstrap: each service user's password and its bcrypt cost,
-    generating (and storing, owner-only) those neither the config nor the file has; the
-    metadata proxy's secret (metadata_secret) is generated into the file alongside."""
+def ensure_passwords(users=config.SERVICE_USER_NAMES) -> dict[str, tuple[str, int]]:
+    """For the API host's bootstrap: each of ``users``' password (the service users, or
+    the host users of its own computes on the conductor: clients/host_users.py) and its
+    bcrypt cost, generating (and storing, owner-only) those neither the config nor the
+    file has; the metadata proxy's secret (metadata_secret) is generated into the file
+    alongside."""
     stored, changed = _stored(), False
     out = {}
-    for user in config.SERVICE_USER_NAMES:
-        configured = getattr(config.CONF.service_user, f"{user}_password")
+    for user in users:
+        configured = getattr(config.CONF.service_user, f"{user}_password", None)
         if configured:
             out[user] = (configured, config.CONF.identity.password_hash_rounds)
             continue
@@ -84,13 +86,24 @@ def ensure_passwords() -> dict[str, tuple[str, int]]:
             and not stored.get(METADATA_SECRET):
         stored[METADATA_SECRET], changed = secrets.token_hex(32), True
     if changed:
-        path = password_file()
-        tmp = path + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(stored, f, indent=1)
-        os.replace(tmp, path)
+        _write(stored)
     return out
+
+
+def store(key: str, value: str) -> None:
+    """``key`` of the password file set to ``value`` (the file made if missing)."""
+    stored = _stored()
+    if stored.get(key) != value:
+        _write(dict(stored, **{key: value}))
+
+
+def _write(stored: dict) -> None:
+    path = password_file()
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(stored, f, indent=1)
+    os.replace(tmp, path)
 
 
 def auth_url() -> str:
@@ -104,7 +117,15 @@ class _Logins:
     def __init__(self):
         self.tokens: dict[str, tuple[str, float]] = {}  # user -> (token, renew at)
         self.projects: dict[str, str] = {}  # user -> id of the project its tokens are for
-        self.locks = {user: threading.Lock() for user in config.SERVICE_USER_NAMES}
+        self.locks: dict[str, threading.Lock] = {}  # user -> its login's lock
+        self.locks_lock = threading.Lock()
+
+    def lock(self, user: str) -> threading.Lock:
+        lock = self.locks.get(user)
+        if lock is None:
+            with self.locks_lock:
+                lock = self.locks.setdefault(user, threading.Lock())
+        return lock
 
 
 def _logins() -> _Logins:
@@ -115,15 +136,22 @@ def token(service: str) -> str:
     """A valid token of ``service``'s user (``compute`` -> nova, ...), from the cache or a
     fresh login."""
     user = USER_OF[service]
+    return user_token(user, lambda: password(user))
+
+
+def user_token(user: str, password_of) -> str:
+    """A valid token of the Default domain's ``user`` on the service project, from the
+    cache or a fresh login with ``password_of()``: a service's user, or a compute host's
+    own (clients/host_users.py)."""
     logins = _logins()
     cached = logins.tokens.get(user)
     if cached and cached[1] > time.time():
         return cached[0]
-    with logins.locks[user]:
+    with logins.lock(user):
         cached = logins.tokens.get(user)
         if cached and cached[1] > time.time():
             return cached[0]
-        value, expires, logins.projects[user] = _login(user)
+        value, expires, logins.projects[user] = _login(user, password_of())
         lifetime = expires - time.time()
         logins.tokens[user] = (value, expires - min(RENEW_BEFORE, lifetime / 2))
         return value
@@ -138,20 +166,23 @@ def project_id(service: str) -> str:
 def forget(service: str, value: str) -> None:
     """A token the identity service no longer accepts (revoked: the password changed):
     the next call logs in again."""
+    forget_user(USER_OF[service], value)
+
+
+def forget_user(user: str, value: str) -> None:
     logins = _logins()
-    user = USER_OF[service]
     if logins.tokens.get(user, ("",))[0] == value:
         logins.tokens.pop(user, None)
 
 
-def _login(user: str) -> tuple[str, float, str]:
+def _login(user: str, password: str) -> tuple[str, float, str]:
     from keystoneauth1 import exceptions as ks_exceptions
     from keystoneauth1.identity import v3
 
     from pocketstack.clients import transport
 
     domain = config.CONF.identity.default_domain_id
-    plugin = v3.Password(auth_url=auth_url(), username=user, password=password(user),
+    plugin = v3.Password(auth_url=auth_url(), username=user, password=password,
                          user_domain_id=domain, project_name=config.CONF.service_user.project_name,
                          project_domain_id=domain, include_catalog=False)
     try:

@@ -120,6 +120,13 @@ SERVICE_USER_OPTS = [
                      f"first start (generated into password_file when not given); other hosts "
                      f"need the same value here (or the same file).")
      for name in SERVICE_USER_NAMES] + [
+    cfg.StrOpt("host_password", secret=True,
+               help="On a compute host with [compute] database_access = conductor: the "
+                    "password of this host's own user, nova-compute-<host>, whose token "
+                    "proves to the conductor which host asks (`pocketstack host-credential "
+                    "<host>` on the API host makes the user and prints it). Default: the "
+                    "key nova-compute-<host> of password_file (a process running several "
+                    "hosts reads each one's there)."),
     cfg.StrOpt("metadata_proxy_shared_secret", secret=True,
                help="Secret the network agent's metadata proxy signs a guest's instance id "
                     "with (X-Instance-ID-Signature) and compute's metadata API checks, as "

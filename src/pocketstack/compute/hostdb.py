@@ -14,8 +14,9 @@ Two ways to run an operation (``for_host``):
 * ``Direct``: in this process, in the caller's thread — the all-in-one, as fast as a
   plain function call;
 * ``ConductorRPC``: an RPC call to the conductor, which checks the operation against the
-  asking host and runs the same function (compute/conductor/hostdb.py) — a compute host
-  that holds no database credential.
+  asking host (named in the call, proved by its own identity user's token:
+  clients/host_users.py) and runs the same function (compute/conductor/hostdb.py) — a
+  compute host that holds no database credential.
 
 ``[compute] database_access`` picks one. Arguments and results are primitives (they
 cross the message bus; datetimes travel as ISO strings). How an operation is declared
@@ -260,11 +261,16 @@ def block_devices_of(instance_uuid: str):
     return block_devices.for_instance(instance_uuid)
 
 
-@operation(INSTANCE)
+# What the compute code writes of a mapping: the volume service's attachment and its
+# connection, and the volume it created for an image, snapshot or blank source.
+BLOCK_DEVICE_WRITES = ("attachment_id", "connection_info", "volume_id")
+
+
+@operation(INSTANCE, writes=BLOCK_DEVICE_WRITES)
 def update_block_device(instance_uuid: str, bdm_id: int, values: dict,
                         expect: dict | None = None) -> bool:
     """block_devices.update of one of the server's mappings (the conductor checks it is
-    the server's)."""
+    the server's, and the columns: conductor/hostdb._check_block_device)."""
     return block_devices.update(bdm_id, values, expect=expect)
 
 
@@ -450,7 +456,9 @@ class Direct:
 
 
 class ConductorRPC:
-    """On the conductor: one RPC call per operation, naming the asking host."""
+    """On the conductor: one RPC call per operation, naming the asking host, with the
+    token of the host's own identity user in its context (clients/host_users.py), which
+    the conductor checks the name against."""
 
     def __init__(self, host: str):
         from pocketstack.compute.conductor.rpcapi import ConductorAPI
@@ -458,10 +466,21 @@ class ConductorRPC:
         self.host, self.conductor = host, ConductorAPI()
 
     def call(self, op: str, **kwargs):
-        from pocketstack.common.context import RequestContext
+        from pocketstack.clients import host_users
+        from pocketstack.common import exceptions
+        from pocketstack.compute.conductor.host_identity import INVALID
 
-        answer = self.conductor.host_db(RequestContext.admin(), self.host, op,
-                                        primitive(kwargs))
+        args = primitive(kwargs)
+        ctx = host_users.context(self.host)
+        try:
+            answer = self.conductor.host_db(ctx, self.host, op, args)
+        except exceptions.Forbidden as error:
+            if INVALID not in str(error):
+                raise
+            # Its token was revoked before it expired: a fresh login, once.
+            host_users.forget(self.host, ctx.auth_token)
+            answer = self.conductor.host_db(host_users.context(self.host), self.host, op,
+                                            args)
         return instance_from_columns(answer) if OPERATIONS[op].returns_instance else answer
 
 
@@ -471,11 +490,13 @@ RETRY_GAP = 0.05  # s: at least this between two tries of wait_for_conductor
 def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
     """Until a conductor answers ``host`` (a compute host without the database starts
     nothing before: its node rows and providers are written through it), or raise the
-    last MessagingTimeout after ``timeout`` seconds. A call to a conductor not started
-    yet is lost (no queue to hold it), so each try waits ``poll`` seconds only."""
+    last MessagingTimeout (or failed login) after ``timeout`` seconds. A call to a
+    conductor not started yet is lost (no queue to hold it), so each try waits ``poll``
+    seconds only."""
     import time
 
-    from pocketstack.common.context import RequestContext
+    from pocketstack.clients import host_users
+    from pocketstack.common import exceptions
     from pocketstack.common.rpc_errors import MessagingTimeout
     from pocketstack.compute.conductor.rpcapi import ConductorAPI
 
@@ -483,12 +504,15 @@ def wait_for_conductor(host: str, timeout: float, poll: float = 2.0) -> None:
     while True:
         tried = time.monotonic()
         try:
-            ConductorAPI().host_db(RequestContext.admin(), host, "node_providers",
+            # Its own user's login first: the identity API may not listen yet either.
+            ConductorAPI().host_db(host_users.context(host), host, "node_providers",
                                    {"hosts": [host]}, timeout=poll)
             return
-        except MessagingTimeout:
+        except (MessagingTimeout, exceptions.ServiceUnavailable) as error:
             if time.monotonic() > deadline:
                 raise
+            if isinstance(error, exceptions.ServiceUnavailable):
+                time.sleep(poll)  # a refused login answers at once: try again later
             if not said:
                 LOG.info("Waiting up to %gs for a conductor to answer %s", timeout, host)
                 said = True

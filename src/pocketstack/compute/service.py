@@ -104,6 +104,18 @@ def all_in_one_hosts() -> list[tuple[str, str]]:
     return hosts
 
 
+def own_host_users(roles) -> list[str]:
+    """The identity users of the compute hosts this cloud process runs itself on the
+    conductor ([compute] database_access = conductor): its bootstrap makes them, as a
+    host elsewhere gets its own from `pocketstack host-credential`. None in direct mode."""
+    from pocketstack.clients import host_users
+
+    if config.CONF.compute.database_access != "conductor" or (
+            roles is not None and "compute" not in roles):
+        return []
+    return [host_users.user_name(host) for host, _ in all_in_one_hosts()]
+
+
 # The RPC roles a process can run. `pocketstack up` runs all of them (compute as the
 # [fake] hosts); `pocketstack service api` none unless given --with; `pocketstack service
 # conductor|scheduler|compute` exactly one.

@@ -3,7 +3,9 @@ catalog: the Default domain, admin/manager/member/reader roles (admin implies ma
 implies member implies reader, as Keystone since 2024.1; manager is the domain manager),
 the admin and service projects, the admin user, each service's own user (nova, neutron,
 cinder, glance, swift: admin and service roles on the service project, as DevStack makes
-them), the region and every service's endpoints. Idempotent: an existing object is left as it is.
+them), the users of the compute hosts this process runs on the conductor (the service
+role only: clients/host_users.py), the region and every service's endpoints.
+Idempotent: an existing object is left as it is.
 """
 from __future__ import annotations
 
@@ -39,20 +41,24 @@ IMPLIED_ROLES = (("admin", "manager"), ("manager", "member"), ("member", "reader
 PROJECTS = {"admin": "Bootstrap project", "service": "Project of the service users"}
 
 
-def bootstrap(admin_password: str, service_passwords: dict[str, tuple[str, int]]) -> dict:
+def bootstrap(admin_password: str, service_passwords: dict[str, tuple[str, int]],
+              host_passwords: dict[str, tuple[str, int]] | None = None) -> dict:
     """Create what is missing; return the ids a caller may want (admin user and project).
     ``service_passwords``: each service user's password and its bcrypt cost (a user that
-    exists keeps its password, as keystone-manage bootstrap leaves it).
+    exists keeps its password, as keystone-manage bootstrap leaves it);
+    ``host_passwords`` likewise for compute host users.
 
     A warm start finds everything in place: a read-only pass (a query per table, no
     write lock) sees that and returns. Only when something is missing or moved does the
     same pass run again in a write transaction, creating it."""
     try:
         with db.reader() as s:
-            ids = _reconcile(s, admin_password, service_passwords, write=False)
+            ids = _reconcile(s, admin_password, service_passwords, host_passwords or {},
+                             write=False)
     except _Incomplete:
         with db.transaction() as s:
-            ids = _reconcile(s, admin_password, service_passwords, write=True)
+            ids = _reconcile(s, admin_password, service_passwords, host_passwords or {},
+                             write=True)
     catalog.invalidate()
     return ids
 
@@ -61,7 +67,8 @@ class _Incomplete(Exception):
     """The read-only pass found something to create or change."""
 
 
-def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> dict:
+def _reconcile(s, admin_password: str, service_passwords: dict, host_passwords: dict,
+               write: bool) -> dict:
     """What bootstrap must find, each table read once; with ``write`` False, raise
     _Incomplete instead of adding or changing anything."""
     def add(obj) -> None:
@@ -107,7 +114,8 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
         service.extra = dict(service.extra or {}, options={"immutable": True})
     s.flush()
     users = _first_by(s.scalars(sa.select(User).where(
-        User.name.in_(("admin", *service_passwords)), User.domain_id == domain_id)), "name")
+        User.name.in_(("admin", *service_passwords, *host_passwords)),
+        User.domain_id == domain_id)), "name")
     if "admin" not in users:
         if not write:  # before hashing the password (a quarter of a second by default)
             raise _Incomplete
@@ -115,7 +123,7 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
                               password_hash=passwords.hash_password(admin_password),
                               default_project_id=projects["admin"].id)
         add(users["admin"])
-    for name, (password, rounds) in service_passwords.items():
+    for name, (password, rounds) in {**service_passwords, **host_passwords}.items():
         if name not in users:
             if not write:
                 raise _Incomplete
@@ -123,21 +131,25 @@ def _reconcile(s, admin_password: str, service_passwords: dict, write: bool) -> 
                 name=name, domain_id=domain_id, id=uuid.uuid4().hex,
                 password_hash=passwords.hash_password(password, rounds),
                 default_project_id=projects["service"].id,
-                description=f"The {name} service's calls to the other services")
+                description=f"The {name} service's calls to the other services"
+                if name in service_passwords else "A compute host's calls to the conductor")
             add(users[name])
     s.flush()
     admin = users["admin"]
     service_ids = [users[name].id for name in service_passwords]
+    host_ids = [users[name].id for name in host_passwords]
     grants = set(map(tuple, s.execute(
         sa.select(Assignment.type, Assignment.actor_id, Assignment.target_id,
                   Assignment.role_id)
-        .where(Assignment.actor_id.in_((admin.id, *service_ids)),
+        .where(Assignment.actor_id.in_((admin.id, *service_ids, *host_ids)),
                Assignment.inherited.is_(False)))))
     wanted = [("UserProject", admin.id, projects["admin"].id, roles["admin"].id),
               ("UserDomain", admin.id, domain_id, roles["admin"].id)]
     for user_id in service_ids:
         wanted += [("UserProject", user_id, projects["service"].id, roles[role].id)
                    for role in ("admin", "service")]
+    wanted += [("UserProject", user_id, projects["service"].id, roles["service"].id)
+               for user_id in host_ids]
     for grant in wanted:
         if grant not in grants:
             add(Assignment(type=grant[0], actor_id=grant[1], target_id=grant[2],

@@ -9,14 +9,15 @@ services act as are guarded through their project: a user holding the ``service`
 an immutable project is a service user, and cannot be deleted, disabled or renamed, nor
 lose its ``admin`` or ``service`` role there (each would break every service's login),
 until that project's option is set to false. Its password can change: rotating it (and
-the config with it) is the operator's job.
+the config with it) is the operator's job. A compute host's own user (nova-compute-<host>)
+holds the service role there too but is not guarded: cutting off a host is disabling it.
 """
 from __future__ import annotations
 
 import sqlalchemy as sa
 
 from pocketstack.common import exceptions
-from pocketstack.identity.models import Assignment, Project, Role
+from pocketstack.identity.models import Assignment, Project, Role, User
 
 OPTION = "immutable"
 GUARDED_ROLES = ("admin", "service")  # the service users' roles on the service project
@@ -68,7 +69,14 @@ def check_delete(projects) -> None:
 
 
 def service_project_of(s, user_id: str):
-    """The immutable project on which the user holds the ``service`` role, or None."""
+    """The immutable project on which the user holds the ``service`` role, or None. Not
+    for a compute host's own user (clients/host_users.py): no service logs in with it,
+    and disabling or deleting it is how an operator cuts off a compromised host."""
+    from pocketstack.clients import host_users
+
+    if (s.scalar(sa.select(User.name).where(User.id == user_id)) or "").startswith(
+            host_users.PREFIX):
+        return None
     rows = s.scalars(sa.select(Project).join(Assignment, Assignment.target_id == Project.id)
                      .join(Role, Role.id == Assignment.role_id)
                      .where(Assignment.type == "UserProject", Assignment.actor_id == user_id,

@@ -58,6 +58,19 @@ def _validate_token(token: str, service_token: str | None = None,
     return tokens.validate_to_context(token, service_token, request)
 
 
+def token_body(token: str) -> dict | None:
+    """The identity API's ``GET /v3/auth/tokens`` body for ``token`` (None: not valid),
+    answered by this process, which serves that API, without the socket: for a role that
+    runs beside the APIs (the conductor checking a compute host's token) and may ask
+    before they listen. The same function answers the request over HTTP."""
+    from pocketstack.identity import auth
+
+    try:
+        return auth.validate_for_display(token, nocatalog=True)["token"]
+    except exceptions.NotFound:
+        return None
+
+
 def pipeline(service: Service, router, exempt, wrap: Callable | None = None,
              rest=None) -> Callable:
     """The middleware stack, innermost last; the order is explained in middleware.py.

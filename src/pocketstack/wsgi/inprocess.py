@@ -46,6 +46,12 @@ def register(app) -> None:
     served.app, served.pid = app, os.getpid()
 
 
+def serves_here() -> bool:
+    """This process serves the cloud's REST APIs itself (built their app, not forked)."""
+    served = _served()
+    return served.app is not None and served.pid == os.getpid()
+
+
 class Response:
     """The parts of a requests.Response the service clients use."""
 

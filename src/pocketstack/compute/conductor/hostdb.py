@@ -1,10 +1,11 @@
 """The conductor's side of compute/hostdb.py: a compute host's named operations, run
 after checking that the asking host may ask them.
 
-A host may run only the operations compute/hostdb.py lists (no table, no query of its
-own choosing), on its own service rows (``hosts``) and on servers scheduled to it
-(``instance``: the server's host, or the source or destination of its migration in
-progress). Anything else is refused with a 403 and logged: a compute host that asks for
+The asking host is the one whose own identity user's token the call carries
+(host_identity.py). It may run only the operations compute/hostdb.py lists (no table,
+no query of its own choosing), on its own service rows (``hosts``) and on servers
+scheduled to it (``instance``: the server's host, or the source or destination of its
+migration in progress). Anything else is refused with a 403 and logged: a compute host that asks for
 another host's server is compromised or badly misconfigured."""
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sqlalchemy as sa
 
 from pocketstack.common import db, exceptions
 from pocketstack.compute import hostdb, instances, resize
+from pocketstack.compute.conductor import host_identity
 from pocketstack.compute.models import BlockDeviceMapping, ComputeNode, Instance, Migration
 from pocketstack.compute.scheduler import claims
 
@@ -116,7 +118,39 @@ def check(host, op, args) -> tuple[hostdb.Operation, bool, dict]:
         if operation.writes is not None:
             _check_writes(host, op, operation.writes, args.get("values"),
                           args.get("migration_uuid"))
+        if "bdm_id" in args and operation.writes is not None:
+            _check_block_device(host, op, args["bdm_id"], args.get("values"),
+                                args.get("expect"))
     return operation, True, extra
+
+
+def _check_block_device(host: str, op: str, bdm_id: int, values: dict, expect) -> None:
+    """A mapping's new values (their columns are checked already) are of their column's
+    kind, compare only its ids, and set a volume only where the host creates one: a
+    volume mapping from an image, snapshot or blank that has none yet (or clear it). A
+    host must not point its server at another volume, which is not its to attach."""
+    if not isinstance(values, dict):
+        raise _refuse(host, op, "values are not a mapping")
+    ids = ("attachment_id", "volume_id")
+    if expect is not None and (not isinstance(expect, dict) or any(
+            k not in ids for k in expect)):
+        raise _refuse(host, op, "may compare only the mapping's attachment and volume")
+    for column, value in [*values.items(), *(expect or {}).items()]:
+        if column in ids and value is not None and not (
+                isinstance(value, str) and 0 < len(value) <= 36):
+            raise _refuse(host, op, f"{column} is not an id")
+    if not isinstance(values.get("connection_info"), (dict, type(None))):
+        raise _refuse(host, op, "connection_info is not a mapping")
+    if values.get("volume_id") is None:
+        return
+    b = BlockDeviceMapping
+    with db.reader() as s:
+        source, dest, volume = s.execute(sa.select(
+            b.source_type, b.destination_type, b.volume_id).where(b.id == bdm_id)).first() \
+            or ("volume", "volume", None)
+    if source == "volume" or dest != "volume" or volume is not None:
+        raise _refuse(host, op, f"may not set the volume of mapping {bdm_id} "
+                                f"(from {source}, volume {volume})")
 
 
 def _check_writes(host: str, op: str, writes: frozenset, values, migration_uuid) -> None:
@@ -150,6 +184,9 @@ def _check_writes(host: str, op: str, writes: frozenset, values, migration_uuid)
 
 class HostDBMixin:
     def host_db(self, ctx, host: str, op: str, args: dict):
+        why = host_identity.refusal(ctx, host)  # the name is the token's, or nothing runs
+        if why:
+            raise _refuse(str(host), str(op), why)
         operation, run, extra = check(host, op, args)
         if not run:
             LOG.info("Answered %s from compute host %s with %r: server %s is not on it",
