@@ -325,7 +325,7 @@ class Cloud:
         service_passwords = service_users.ensure_passwords()  # agents alongside wait for it
         from pocketstack.compute.service import own_host_users
 
-        host_passwords = service_users.ensure_passwords(own_host_users(self.roles))
+        host_passwords = service_users.ensure_passwords(own_host_users(self.runs_hosts()))
         from pocketstack.identity import bootstrap, fernet
 
         self.first_start = fernet.setup()
@@ -339,6 +339,10 @@ class Cloud:
         self._write_client_files()
         self._prepared = True
         return self
+
+    def runs_hosts(self) -> bool:
+        """Whether this cloud runs compute hosts of its own (the all-in-one's)."""
+        return self.roles is None or "compute" in self.roles
 
     def _load_admin_password(self) -> None:
         path = os.path.join(self.data_dir, "admin-password")

@@ -80,6 +80,9 @@ class Supervised(Cloud):
         # start_workers; compute/service.py's start leaves the recovery to it then.
         self.recovery_waits_for_children = False
 
+    def runs_hosts(self) -> bool:
+        return True  # in this process, or in its compute children
+
     @_in_own_runtime
     def warm_up(self) -> None:
         """The children start while this process loads its own services."""

@@ -104,14 +104,14 @@ def all_in_one_hosts() -> list[tuple[str, str]]:
     return hosts
 
 
-def own_host_users(roles) -> list[str]:
-    """The identity users of the compute hosts this cloud process runs itself on the
-    conductor ([compute] database_access = conductor): its bootstrap makes them, as a
-    host elsewhere gets its own from `pocketstack host-credential`. None in direct mode."""
+def own_host_users(runs_hosts: bool) -> list[str]:
+    """The identity users of the compute hosts this cloud runs itself on the conductor
+    ([compute] database_access = conductor), in its process or its `up --workers`
+    children: its bootstrap makes them, as a host elsewhere gets its own from `pocketstack
+    host-credential`. None in direct mode."""
     from pocketstack.clients import host_users
 
-    if config.CONF.compute.database_access != "conductor" or (
-            roles is not None and "compute" not in roles):
+    if config.CONF.compute.database_access != "conductor" or not runs_hosts:
         return []
     return [host_users.user_name(host) for host, _ in all_in_one_hosts()]
 
