@@ -130,13 +130,14 @@ def timed_with_cpu(command: list[str], pid: int | None = None) -> tuple[float, f
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
-def start_cloud(workdir: str) -> tuple[subprocess.Popen, str]:
+def start_cloud(workdir: str, workers: int = 1) -> tuple[subprocess.Popen, str]:
     port = free_port()
     data_dir = os.path.join(workdir, "data")
     env = dict(os.environ, POCKETSTACK_ADMIN_PASSWORD=PASSWORD)
     log = open(os.path.join(workdir, "up.log"), "wb")
     proc = subprocess.Popen([os.path.join(VENV_BIN, "pocketstack"), "up", "--data-dir",
-                             data_dir, "--port", str(port)], stdout=log,
+                             data_dir, "--port", str(port), "--workers", str(workers)],
+                            stdout=log,
                             stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -385,6 +386,9 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=256, help="0: no large object")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=1,
+                        help="pocketstack up --workers: API processes (upstream swift runs "
+                             "`workers = auto`, a process per core for each server)")
     parser.add_argument("--upstream", action="store_true",
                         help="the 4 KiB bench against upstream swift too")
     parser.add_argument("--listing", type=int, default=1_000_000, help="0: no listing")
@@ -395,7 +399,7 @@ def main() -> None:
     proc = None
     try:
         print(f"load average at start: {loadavg()}  ({os.cpu_count()} CPUs)")
-        proc, url = start_cloud(workdir)
+        proc, url = start_cloud(workdir, args.workers)
         token, storage = token_and_storage_url(url)
         if args.size_mib:
             large_object(workdir, storage, token, proc.pid, args.size_mib)
