@@ -7,6 +7,7 @@ import uuid
 import pytest
 from openstack import exceptions as sdk_exc
 
+from helpers.cloud import wait_for
 from volume_helpers import Raw, wait_gone
 
 WAIT = {"wait": 60, "interval": 0.1}
@@ -63,6 +64,10 @@ def test_consistency_groups_through_the_sdk(cloud, member):
         conn.block_storage.delete_consistency_group_snapshot(snap)
         with pytest.raises(sdk_exc.NotFoundException):
             conn.block_storage.get_consistency_group_snapshot(snap.id)
+        # its member snapshots go after it, asynchronously (until then the group's delete
+        # is a 400: "still has dependent snapshots")
+        wait_for(lambda: not list(conn.block_storage.snapshots(volume_id=volume.id)), 30,
+                 "the group snapshot's member snapshots to go")
         conn.block_storage.delete_consistency_group(cg, force=True)
         conn.block_storage.delete_consistency_group(made, force=True)
         assert raw("POST", f"/consistencygroups/{other}/delete")[0] == 202
