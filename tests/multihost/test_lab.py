@@ -362,6 +362,18 @@ esac
 def _console(conn, server_id: str) -> str:
     return conn.compute.get_server_console_output(server_id)["output"]
 
+def _boot_marked_on_host1(conn, image, name: str, networks: list) -> str:
+    """A real guest on host1 that has written its mark on its disk (DISK_SCRIPT): its id."""
+    server = conn.compute.create_server(
+        name=name, image_id=image.id, flavor_id="42", config_drive=True,
+        networks=networks, availability_zone="nova:host1",
+        user_data=base64.b64encode(DISK_SCRIPT.encode()).decode())
+    sid = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT).id
+    assert _status(conn, sid)[2] == "host1"
+    wait_for(lambda: "DISK-WROTE" in _console(conn, sid), BOOT_TIMEOUT,
+             "the guest to write its mark on its disk")
+    return sid
+
 
 def _status(conn, server_id: str):
     server = conn.compute.get_server(server_id)
@@ -387,14 +399,7 @@ def test_real_guest_cold_migrates_and_evacuates_between_lab_hosts_with_its_disk(
     conn.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
                                             protocol="icmp", remote_ip_prefix="0.0.0.0/0")
     port = conn.network.create_port(network_id=net.id, security_group_ids=[group.id])
-    server = conn.compute.create_server(
-        name="mover", image_id=image.id, flavor_id="42", config_drive=True,
-        networks=[{"port": port.id}], availability_zone="nova:host1",
-        user_data=base64.b64encode(DISK_SCRIPT.encode()).decode())
-    sid = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT).id
-    assert _status(conn, sid)[2] == "host1"
-    wait_for(lambda: "DISK-WROTE" in _console(conn, sid), BOOT_TIMEOUT,
-             "the guest to write its mark on its disk")
+    sid = _boot_marked_on_host1(conn, image, "mover", [{"port": port.id}])
     fip = conn.network.create_ip(floating_network_id=public.id, port_id=port.id)
 
     def answers(where: str) -> None:
@@ -473,14 +478,7 @@ def test_real_guest_resizes_to_the_other_lab_host_sharing_its_instances_path(a_l
     net = conn.network.create_network(name="lab-resize", provider_network_type="vxlan")
     conn.network.create_subnet(network_id=net.id, ip_version=4, cidr="10.96.0.0/24")
     bigger = conn.compute.create_flavor(name="lab-bigger", ram=256, vcpus=1, disk=2)
-    server = conn.compute.create_server(
-        name="grower", image_id=image.id, flavor_id="42", config_drive=True,
-        networks=[{"uuid": net.id}], availability_zone="nova:host1",
-        user_data=base64.b64encode(DISK_SCRIPT.encode()).decode())
-    sid = conn.compute.wait_for_server(server, interval=0.5, wait=BOOT_TIMEOUT).id
-    assert _status(conn, sid)[2] == "host1"
-    wait_for(lambda: "DISK-WROTE" in _console(conn, sid), BOOT_TIMEOUT,
-             "the guest to write its mark on its disk")
+    sid = _boot_marked_on_host1(conn, image, "grower", [{"uuid": net.id}])
 
     conn.compute.resize_server(sid, bigger.id)
     try:
