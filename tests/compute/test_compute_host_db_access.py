@@ -65,6 +65,21 @@ def _stop_values(sid, request_id="req-hostile"):
             "expect_task": None, "events": [], "request_id": request_id}
 
 
+def _volumes_api(s):
+    """The block storage API through keystoneauth session ``s``: (method, path, body)."""
+    def volumes(method, path, body=None):
+        return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
+            "service_type": "block-storage", "interface": "public"})
+    return volumes
+
+
+def _available_volume(volumes) -> str:
+    vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
+    wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
+             == "available", 30, "the volume")
+    return vid
+
+
 def test_a_host_may_not_change_a_server_of_another_host(cloud, admin_api, server):
     owner = server["OS-EXT-SRV-ATTR:host"]
     other = next(h["service"]["host"] for h in admin_api.get(
@@ -332,13 +347,8 @@ def test_a_host_writes_only_what_its_work_writes_of_a_block_device(cloud, admin_
     sid = server["id"]
     s = cloud.session()
 
-    def volumes(method, path, body=None):
-        return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
-            "service_type": "block-storage", "interface": "public"})
-
-    vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
-    wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
-             == "available", 30, "the volume")
+    volumes = _volumes_api(s)
+    vid = _available_volume(volumes)
     r = admin_api.post(f"/servers/{sid}/os-volume_attachments",
                        {"volumeAttachment": {"volumeId": vid}})
     assert r.status_code == 200, r.text
@@ -483,13 +493,8 @@ def test_hosts_that_use_the_conductor_run_power_actions_and_beat_through_it(imag
         wait_for(lambda: "if" not in api.server(sid)["addresses"], 30, "the port detached")
         # A volume attached and detached, and a server booted from a new volume and
         # deleted with it: the mappings through the conductor.
-        def volumes(method, path, body=None):
-            return s.request(path, method, json=body, raise_exc=False, endpoint_filter={
-                "service_type": "block-storage", "interface": "public"})
-
-        vid = volumes("POST", "/volumes", {"volume": {"size": 1}}).json()["volume"]["id"]
-        wait_for(lambda: volumes("GET", f"/volumes/{vid}").json()["volume"]["status"]
-                 == "available", 30, "the volume")
+        volumes = _volumes_api(s)
+        vid = _available_volume(volumes)
         r = api.post(f"/servers/{sid}/os-volume_attachments",
                      {"volumeAttachment": {"volumeId": vid}})
         assert r.status_code == 200, r.text
