@@ -6,6 +6,21 @@ from __future__ import annotations
 import time
 import uuid
 
+
+def public_image(cloud, name: str | None = None) -> str:
+    """The id of a new small public active image (a 1 MiB qcow2 header, so its data is
+    what it claims), named like DevStack's cirros unless ``name`` is given."""
+    from pocketstack.common.image_formats import qcow2_header
+
+    s = cloud.session()
+    image = s.post(cloud.url + "/image/v2/images", json={
+        "name": name or f"cirros-test-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
+        "container_format": "bare", "visibility": "public"}).json()
+    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
+          headers={"Content-Type": "application/octet-stream"})
+    return image["id"]
+
+
 class Compute:
     """Raw REST access to /compute/v2.1 with one keystoneauth1 session."""
 

@@ -2,10 +2,9 @@
 and small REST helpers that speak a chosen microversion."""
 from __future__ import annotations
 
-import uuid
 
 import pytest
-from compute_rest import Compute  # noqa: F401 - the tests' REST helper, used by fixtures
+from compute_rest import Compute, public_image
 
 from pocketstack.common import config
 
@@ -15,16 +14,7 @@ MV = {"OpenStack-API-Version": "compute 2.79"}
 @pytest.fixture(scope="session")
 def image_id(cloud):
     """A small public active image named like DevStack's cirros."""
-    s = cloud.session()
-    r = s.post(cloud.url + "/image/v2/images",
-               json={"name": f"cirros-test-{uuid.uuid4().hex[:6]}", "disk_format": "qcow2",
-                     "container_format": "bare", "visibility": "public"})
-    image = r.json()
-    from pocketstack.common.image_formats import qcow2_header  # the data must be what it claims
-
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
+    return public_image(cloud)
 
 
 @pytest.fixture(scope="module")

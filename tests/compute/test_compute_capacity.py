@@ -7,10 +7,10 @@ import pytest
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.common.image_formats import qcow2_header
 from pocketstack.compute.models import ComputeNode
 from pocketstack.placement import direct
 
+from compute_rest import public_image
 from helpers.cloud import own_cloud
 
 
@@ -24,13 +24,7 @@ def cloud():
 
 @pytest.fixture(scope="module")
 def image_id(cloud):
-    s = cloud.session()
-    image = s.post(cloud.url + "/image/v2/images", json={
-        "name": "capacity", "disk_format": "qcow2", "container_format": "bare",
-        "visibility": "public"}).json()
-    s.put(cloud.url + f"/image/v2/images/{image['id']}/file", data=qcow2_header(1 << 20),
-          headers={"Content-Type": "application/octet-stream"})
-    return image["id"]
+    return public_image(cloud, "capacity")
 
 
 def test_hundred_concurrent_boots_fill_hosts_exactly(cloud, make_api, admin_api, image_id):

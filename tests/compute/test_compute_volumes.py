@@ -718,7 +718,11 @@ def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, ima
     r = vols.req("POST", "/attachments", {"attachment": {"volume_uuid": volume["id"],
                                                          "instance_uuid": sid}})
     assert r.status_code == 200, r.text
-    long_ago = dt.datetime.utcnow() - dt.timedelta(minutes=5)
+    host = _attached_host(admin_api, sid)
+    manager = next(w.manager for w in cloud.cloud.workers
+                   if getattr(getattr(w, "manager", None), "host", None) == host)
+    # Written before the compute service (re)started: the start-up looks for those only.
+    long_ago = manager.started_at - dt.timedelta(minutes=5)
     with db.transaction() as s:  # what the API writes before it calls the host
         s.execute(sa.insert(BlockDeviceMapping), [{
             "uuid": str(uuid.uuid4()), "instance_uuid": sid, "source_type": "volume",
@@ -727,9 +731,6 @@ def test_restart_gives_back_an_attach_cut_short(cloud, api, admin_api, vols, ima
             "connection_info": None, "delete_on_termination": False, "created_at": long_ago,
             "updated_at": long_ago}])
     assert vols.get(volume["id"])["status"] == "reserved"
-    host = _attached_host(admin_api, sid)
-    manager = next(w.manager for w in cloud.cloud.workers
-                   if getattr(getattr(w, "manager", None), "host", None) == host)
     manager.init_host()
     v = vols.get(volume["id"])
     assert v["status"] == "available" and v["attachments"] == []
