@@ -38,14 +38,17 @@ down:
 # Three workers, each taking whole files (module fixtures stay in one process): most tests
 # wait on a cloud, a CLI or a guest rather than compute, so on two cores two workers left
 # the machine at a load of 1.5-3 and a third finishes sooner still. TEST_WORKERS=0 runs
-# them in one process. A worker that crashes ends the run, naming its test: pytest-xdist
+# them in one process. Files go out in the order tests/conftest.py sorts them, the longest
+# first (--no-loadscope-reorder: xdist would otherwise send the files with the most tests
+# first, and the 16-minute README run started last). A worker that crashes ends the run,
+# naming its test: pytest-xdist
 # 3.8 can wait forever for the replacement of a crashed worker under --dist loadfile.
 TEST_WORKERS ?= 3
 # A worker that died in a Ceph test left what librados printed (tests/ceph/conftest.py).
 # ruff first (pyproject.toml's [tool.ruff]): a lint error stops the run before the tests.
 test: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests bench tools
-	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --max-worker-restart=0) $(PYTEST_ARGS) || { \
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart=0) $(PYTEST_ARGS) || { \
 	  status=$$?; for f in $${TMPDIR:-/tmp}/pocketstack-test-stderr-*.log; do \
 	    [ -f "$$f" ] && { echo "== stderr of the worker that died in $$(head -n 1 "$$f")"; tail -n 60 "$$f"; rm -f "$$f"; }; \
 	  done; exit $$status; }
