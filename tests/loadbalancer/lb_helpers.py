@@ -69,8 +69,12 @@ def http_pool(conn, lb_id: str):
 
 
 def gone(conn, lb_id: str, timeout: float = 30):
-    return wait_for(lambda: conn.load_balancer.find_load_balancer(lb_id) is None, timeout,
-                    f"load balancer {lb_id} deleted", interval=0.05)
+    """Once the load balancer is deleted; a delete that failed (ERROR) fails at once."""
+    def deleted():
+        lb = conn.load_balancer.find_load_balancer(lb_id)
+        assert lb is None or lb.provisioning_status != "ERROR", f"the delete failed: {lb}"
+        return lb is None
+    return wait_for(deleted, timeout, f"load balancer {lb_id} deleted", interval=0.05)
 
 
 # --- the haproxy data plane on this host ----------------------------------------------------
