@@ -234,24 +234,22 @@ async def put(req):
             if not req.headers.get("content-type"):
                 checked = (*checked[:2], symlinks.CONTENT_TYPE, *checked[3:])
         manifest = req.query.get("multipart-manifest") == "put"
-        # the temp file is opened in the same thread hop (a small PUT makes two in all)
+        # the temp file is opened in the same thread hop (a streamed PUT makes two in all)
         return checked, _check_quotas_early(account, checked[0], declared), (
             None if manifest else store.Writer())
 
     if req.query.get(object_versioning.QUERY):
         return await run_in_threadpool(lambda: object_versioning.put(
             req, authorized_container(req, account, container, obj, "PUT"), obj, declared))
-    (info, meta, content_type, delete_at, guard), limits, writer = \
-        await run_in_threadpool(checks)
-    if writer is None:
-        return await _put_manifest(req, account, info, obj, meta, content_type, delete_at,
-                                   guard)
     expected = req.headers.get("etag")
 
-    def finish(last: bytes):
+    def finish(checked, limits, writer, last: bytes):
         """The rest in one hop: the last bytes, fsync, the ETag check, the rename into
         place and the row."""
+        info, meta, content_type, delete_at, guard = checked
         try:
+            if symlinks.TARGET in meta and (writer.size or last):
+                raise bad_request("Symlink requests require a zero byte body")
             etag = writer.finish(last)
             if expected is not None and expected.strip().strip('"').lower() != etag:
                 raise SwiftError(422)
@@ -263,20 +261,51 @@ async def put(req):
                        content_type=content_type, meta=meta, delete_at=delete_at,
                        guard=guard)
 
+    if _small_body(req, declared):
+        # Read first (it came with the head, or nearly), then checks, bytes and row in a
+        # single thread hop: one hop less than the streamed path, ~10 % of a 4 KiB PUT.
+        body = await _receive_small(req, declared)
+        return _created(await run_in_threadpool(lambda: finish(*checks(), body)))
+    checked, limits, writer = await run_in_threadpool(checks)
+    if writer is None:
+        return await _put_manifest(req, account, *checked, obj)
     try:
         try:
             last = await _receive_into(req, writer, declared)
         except ClientDisconnect:
             raise SwiftError(499) from None
-        if symlinks.TARGET in meta and (writer.size or last):
-            raise bad_request("Symlink requests require a zero byte body")
     except BaseException:
         await run_in_threadpool(writer.abort)
         raise
-    return _created(await run_in_threadpool(finish, last))
+    return _created(await run_in_threadpool(finish, checked, limits, writer, last))
 
 
-async def _put_manifest(req, account, info, obj, meta, content_type, delete_at, guard):
+SMALL_BODY = 65536  # bytes: a PUT body up to this is read before its checks
+
+
+def _small_body(req, declared: int | None) -> bool:
+    """Whether the body may be read before the checks: small and announced, not a
+    manifest (its own path reads it), and no client waiting for 100 Continue (it sends
+    the body only once told to: a refusal must come first)."""
+    return (declared is not None and declared <= SMALL_BODY
+            and req.query.get("multipart-manifest") != "put"
+            and "100-continue" not in req.headers.get("expect", "").lower())
+
+
+async def _receive_small(req, declared: int) -> bytes:
+    parts = []
+    try:
+        async for chunk in req.raw.stream():
+            parts.append(chunk)
+    except ClientDisconnect:
+        raise SwiftError(499) from None
+    body = b"".join(parts)
+    if len(body) != declared:
+        raise SwiftError(499)  # the client went away before sending it all
+    return body
+
+
+async def _put_manifest(req, account, info, meta, content_type, delete_at, guard, obj):
     """An SLO: the manifest's segments are checked, the manifest kept as the object's
     file; its size is the segments' total and its ETag the MD5 of their ETags."""
     body = bytearray()
