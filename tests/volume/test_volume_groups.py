@@ -2,6 +2,8 @@
 openstacksdk as a user and an admin would, and keystoneauth for the error cases."""
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
 
 import pytest
@@ -203,3 +205,41 @@ def test_group_errors_are_cinders(cloud, member, kinds):
     conn.block_storage.delete_volume(other)
     # the group type is in use while a group has it, then may go
     assert admin_raw("GET", f"/group_types/{gtype.id}", version="3.11")[0] == 200
+
+
+def test_a_group_snapshot_whose_member_fails_to_delete_is_error_deleting(cloud, member, kinds):
+    """A member snapshot the backend cannot remove (its file made a non-empty directory)
+    leaves it and the group snapshot error_deleting, as cinder's; once the cause is gone,
+    an admin resets both and the delete goes through."""
+    gtype, vtype = kinds
+    conn, raw = cloud.user_sdk(member), Raw(cloud.user_session(member))
+    admin_raw = Raw(cloud.session())
+    group = conn.block_storage.create_group(name="gd", group_type=gtype.id,
+                                            volume_types=[vtype.name])
+    status, body, _ = raw("POST", "/volumes", {"volume": {
+        "size": 1, "volume_type": vtype.name, "group_id": group.id}}, version="3.13")
+    volume = wait_status(raw, body["volume"]["id"], "available")
+    gsnap = conn.block_storage.create_group_snapshot(group_id=group.id, name="gs")
+    gsnap = conn.block_storage.wait_for_status(gsnap, "available", **WAIT)
+    [snap] = list(conn.block_storage.snapshots(volume_id=volume["id"]))
+    stuck = os.path.join(cloud.data_dir, "volumes", f"snapshot-{snap.id}")
+    os.unlink(stuck)
+    os.makedirs(os.path.join(stuck, "in-the-way"))
+    try:
+        conn.block_storage.delete_group_snapshot(gsnap)
+        conn.block_storage.wait_for_status(gsnap, "error_deleting", **WAIT)
+        assert conn.block_storage.get_snapshot(snap.id).status == "error_deleting"
+        status, body, _ = raw("POST", f"/groups/{group.id}/action",
+                              {"delete": {"delete-volumes": True}}, version="3.13")
+        assert status == 400 and "group snapshots" in body["badRequest"]["message"]
+    finally:
+        shutil.rmtree(stuck)
+    assert admin_raw("POST", f"/group_snapshots/{gsnap.id}/action",
+                     {"reset_status": {"status": "error"}}, version="3.19")[0] == 202
+    assert admin_raw("POST", f"/snapshots/{snap.id}/action",
+                     {"os-reset_status": {"status": "error"}})[0] == 202
+    conn.block_storage.delete_group_snapshot(gsnap)
+    conn.block_storage.wait_for_delete(gsnap, **WAIT)
+    assert list(conn.block_storage.snapshots(volume_id=volume["id"])) == []
+    conn.block_storage.delete_group(group, delete_volumes=True)
+    wait_gone(raw, volume["id"])

@@ -17,9 +17,6 @@ STATUSES = ("available", "creating", "deleting", "error", "error_deleting")
 SORT_KEYS = ("id", "name", "status", "created_at", "updated_at")
 
 
-
-
-
 def target(gs: GroupSnapshot) -> dict:
     return {"project_id": gs.project_id, "user_id": gs.user_id}
 
@@ -137,9 +134,14 @@ def delete(ctx, ident: str) -> None:
                 Volume.status.in_(("creating", "downloading")))):
             raise exceptions.BadRequest("Invalid GroupSnapshot: a volume is being created "
                                         "from one of its snapshots.")
+        # It stays, deleting, until the last member snapshot is gone (the volume manager
+        # removes it then), as cinder's: a group is not deletable before that.
         for snap in members:
-            snap.status, snap.updated_at, snap.group_snapshot_id = "deleting", utcnow(), None
-        s.delete(gs)
+            snap.status, snap.updated_at = "deleting", utcnow()
+        if members:
+            gs.status, gs.updated_at = "deleting", utcnow()
+        else:
+            s.delete(gs)
         ids = [m.id for m in members]
     for snapshot_id in ids:
         api.manager().cast(ctx, "delete_snapshot", snapshot_id=snapshot_id)

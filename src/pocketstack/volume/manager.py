@@ -19,7 +19,7 @@ from pocketstack.common import db, exceptions
 from pocketstack.common.timeutils import utcnow
 from pocketstack.volume import backends, encryption_keys, luks, scheduler
 from pocketstack.volume.backends import BackendError
-from pocketstack.volume.models import Snapshot, Volume, VolumeAttachment
+from pocketstack.volume.models import GroupSnapshot, Snapshot, Volume, VolumeAttachment
 
 LOG = logging.getLogger(__name__)
 CHUNK = 1 << 20
@@ -343,11 +343,14 @@ class VolumeManager:
             _backend(volume).delete_snapshot(snap.id, volume.id)
         except Exception as error:  # noqa: BLE001
             self._snapshot_set(snap.id, status="error_deleting", error_reason=_reason(error))
+            _group_snapshot_set(snap.group_snapshot_id, "error_deleting")
             return
         with db.transaction() as s:
             row = s.get(Snapshot, snapshot_id)
             if row is not None:
                 s.delete(row)
+                s.flush()
+                _forget_deleted_group_snapshot(s, row.group_snapshot_id)
 
     @staticmethod
     def _snapshot_set(snapshot_id: str, **values) -> None:
@@ -472,6 +475,26 @@ class VolumeManager:
             client.delete(image_id)
         finally:
             _set(volume_id, status=restore_status)
+
+
+def _forget_deleted_group_snapshot(s, group_snapshot_id: str | None) -> None:
+    """A deleting group snapshot goes with its last member snapshot."""
+    if group_snapshot_id is None:
+        return
+    gs = s.get(GroupSnapshot, group_snapshot_id)
+    if gs is not None and gs.status == "deleting" and not s.scalar(
+            sa.select(sa.func.count()).select_from(Snapshot)
+            .where(Snapshot.group_snapshot_id == group_snapshot_id)):
+        s.delete(gs)
+
+
+def _group_snapshot_set(group_snapshot_id: str | None, status: str) -> None:
+    if group_snapshot_id is None:
+        return
+    with db.transaction() as s:
+        gs = s.get(GroupSnapshot, group_snapshot_id)
+        if gs is not None:
+            gs.status, gs.updated_at = status, utcnow()
 
 
 def _file_chunks(path: str, size: int = 4 << 20):
