@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import openstack.connection
     from keystoneauth1 import session as ks_session
 
-from pocketstack.common import ceph, config, db, policy, rpc, runtime
+from pocketstack.common import ceph, config, db, policy, processes, rpc, runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -67,11 +67,7 @@ def _is_alive(pid: str) -> bool:
     """Whether process ``pid`` (of the lock file) still runs; a zombie does not."""
     if not pid.isdigit():
         return True  # no pid written yet: a start in progress
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return processes.running(int(pid))
 
 
 def _wait_for_lock(f, pid: str, timeout: float) -> bool:

@@ -69,12 +69,33 @@ def http_pool(conn, lb_id: str):
 
 
 def gone(conn, lb_id: str, timeout: float = 30):
-    """Once the load balancer is deleted; a delete that failed (ERROR) fails at once."""
+    """Once the load balancer is deleted; a delete that failed (ERROR) fails at once, and
+    one not applied in time fails with its status and what the provider's thread is
+    doing (the test's cloud runs in this process)."""
+    last = []
+
     def deleted():
         lb = conn.load_balancer.find_load_balancer(lb_id)
         assert lb is None or lb.provisioning_status != "ERROR", f"the delete failed: {lb}"
+        last[:] = [lb]
         return lb is None
-    return wait_for(deleted, timeout, f"load balancer {lb_id} deleted", interval=0.05)
+    try:
+        return wait_for(deleted, timeout, f"load balancer {lb_id} deleted", interval=0.05)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; it is {last[0] and last[0].provisioning_status}; "
+                             f"the provider's threads:\n{driver_stacks()}") from None
+
+
+def driver_stacks() -> str:
+    """The stacks of this process's load balancer provider threads."""
+    import sys
+    import threading
+    import traceback
+
+    frames = sys._current_frames()
+    return "\n".join(f"{t.name} ({t.ident}):\n" + "".join(traceback.format_stack(
+        frames[t.ident])) for t in threading.enumerate()
+        if t.name == "loadbalancer-driver" and t.ident in frames) or "(none running)"
 
 
 # --- the haproxy data plane on this host ----------------------------------------------------

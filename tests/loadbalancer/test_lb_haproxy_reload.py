@@ -12,6 +12,8 @@ from helpers.cloud import wait_for
 from helpers.guestnet import unique
 from lb_helpers import active, http_pool, needs_haproxy, plug_backends, remove_backends
 
+from pocketstack.common import processes
+
 pytestmark = needs_haproxy
 
 # /slow answers once the file argv[2]/release exists (argv[2]/arrived tells the test the
@@ -84,7 +86,7 @@ def test_a_reload_keeps_the_request_in_flight(cloud, host_agent, haproxy_plane,
         out, err = slow.communicate(timeout=60)
         assert (slow.returncode, out.strip()) == (0, "whole answer"), err
         # The old process went once its last connection was done.
-        wait_for(lambda: not os.path.exists(f"/proc/{before}"), 30, "the old HAProxy gone",
+        wait_for(lambda: not processes.running(before), 30, "the old HAProxy gone",
                  interval=0.05)
     finally:
         for proc in (server, slow):

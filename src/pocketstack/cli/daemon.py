@@ -17,6 +17,8 @@ import time
 
 import click
 
+from pocketstack.common import processes
+
 PID_FILE = "pocketstack.pid"
 LOG_FILE = "pocketstack.log"
 # Every service's root: each answers once the cloud has finished starting (requests to
@@ -146,21 +148,13 @@ def stop(data_dir: str, timeout: float) -> str:
         return f"pocketstack is not running on {data_dir}."
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while read_pid(data_dir) == pid and _alive(pid):
+    while read_pid(data_dir) == pid and processes.running(pid):
         if time.monotonic() > deadline:
             raise click.ClickException(f"pocketstack (pid {pid}) did not stop within "
                                        f"{timeout:g}s.")
         time.sleep(0.05)
     _remove(pid_path(data_dir))
     return f"pocketstack (pid {pid}) stopped."
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][:1] != "Z"
-    except OSError:
-        return False
 
 
 def _remove(path: str) -> None:

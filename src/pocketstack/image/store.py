@@ -19,7 +19,7 @@ import os
 import struct
 import uuid
 
-from pocketstack.common import config, exceptions
+from pocketstack.common import config, exceptions, processes
 from pocketstack.common import image_formats as formats
 
 LOG = logging.getLogger(__name__)
@@ -257,16 +257,6 @@ def _owner() -> str:
     return f"{config.CONF.host}-{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_temp_files() -> set[str]:
     """Remove the temp files of uploads that died with an earlier process on this host;
     return the ids of the images that still have an upload in progress (any process)."""
@@ -275,7 +265,7 @@ def clean_temp_files() -> set[str]:
         image_id, _, rest = name.partition(".")
         host, _, pid = rest.rpartition(".")[0].rpartition("-")
         if host == config.CONF.host and pid.isdigit() and int(pid) != os.getpid() \
-                and not _alive(int(pid)):
+                and not processes.running(int(pid)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(datadir(), "tmp", name))
         else:

@@ -24,9 +24,8 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
-from pocketstack.common import config, db
+from pocketstack.common import config, db, processes
 from pocketstack.loadbalancer import certs, tree, udp_balancer, vip
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
@@ -317,10 +316,4 @@ UDP_STATES = {udp_balancer.UP: C.ONLINE, udp_balancer.DOWN: C.ERROR,
 
 
 def _stop(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 5
-    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-        time.sleep(0.02)
+    processes.stop(pid, grace=5)

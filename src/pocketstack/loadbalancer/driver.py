@@ -17,7 +17,7 @@ import time
 
 import sqlalchemy as sa
 
-from pocketstack.common import config, db, runtime
+from pocketstack.common import config, db, processes, runtime
 from pocketstack.common.timeutils import utcnow
 from pocketstack.loadbalancer import constants as C
 from pocketstack.loadbalancer import models as M
@@ -55,7 +55,7 @@ def counters(lb_id: str, listener_id: str) -> dict | None:
 
 
 def _alive(pid: str) -> bool:
-    return pid.isdigit() and (int(pid) == os.getpid() or os.path.exists(f"/proc/{pid}"))
+    return pid.isdigit() and (int(pid) == os.getpid() or processes.running(int(pid)))
 
 
 class Driver:

@@ -14,7 +14,7 @@ import os
 import time
 import uuid
 
-from pocketstack.common import config
+from pocketstack.common import config, processes
 
 CHUNK = 1 << 20  # bytes hashed and written at a time
 
@@ -162,19 +162,9 @@ def remove(file_id: str) -> None:
 ORPHAN_AGE = 600  # seconds: a renamed file's row is committed well within this
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _dead_upload(name: str) -> bool:
     pid = name.rpartition(".")[2]
-    return not pid.isdigit() or not _alive(int(pid))
+    return not pid.isdigit() or not processes.running(int(pid))
 
 
 def sweep(known) -> int:

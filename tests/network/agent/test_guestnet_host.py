@@ -18,6 +18,7 @@ import pytest
 
 from helpers.guestnet import (Guest, Project, links, namespaces, running_agent, sh, unique,
                               unique_table)
+from pocketstack.common import processes
 
 BRIDGE_HOST = "gn-realhost"
 TOOLS = ("ip", "dnsmasq", "nft", "busybox")
@@ -157,7 +158,7 @@ def test_delete_leaves_nothing(project, host_agent, guests):
     host_agent.reconcile()
     assert f"qdhcp-{net.id}" not in namespaces()
     assert "brq" + net.id[:11] not in links()
-    assert not os.path.exists(f"/proc/{pid}")
+    assert not processes.running(pid)  # dnsmasq stopped (PID 1 may not have reaped it yet)
     from pocketstack.network import dhcp
 
     assert dhcp.wait(10) and not os.path.exists(dhcp.network_dir(net.id))  # no DHCP entry

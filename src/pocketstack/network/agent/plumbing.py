@@ -13,9 +13,8 @@ import logging
 import os
 import shutil
 import signal
-import time
 
-from pocketstack.common import config
+from pocketstack.common import config, processes
 from pocketstack.network import agent, dhcp
 from pocketstack.network.agent import ip as host
 from pocketstack.network.agent import overlay, provider_links
@@ -190,15 +189,7 @@ def dnsmasq_pid(network_id: str) -> int | None:
 
 def _stop(pid: int) -> None:
     """SIGTERM, then SIGKILL after 2 s; the process may be gone (or reaped) at any point."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(100):
-            if not os.path.exists(f"/proc/{pid}"):
-                return
-            time.sleep(0.02)
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
+    processes.stop(pid, grace=2, kill=True)
 
 
 # --- unplug ----------------------------------------------------------------------------
