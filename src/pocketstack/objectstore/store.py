@@ -17,6 +17,10 @@ import uuid
 from pocketstack.common import config, processes
 
 CHUNK = 1 << 20  # bytes hashed and written at a time
+# A large object's bytes are sent to the disk as they arrive, every WRITEBACK bytes (as
+# swift's object server does), so the fsync at its end waits for the last stretch only,
+# not for the whole object: a 1 GiB PUT spent ~1 s in that fsync.
+WRITEBACK = 16 << 20
 
 
 def root() -> str:
@@ -75,6 +79,7 @@ class Writer:
         self._file = _retrying(lambda: open(self.tmp_path, "xb", buffering=0), tmp)
         self._md5 = hashlib.md5(usedforsecurity=False)
         self.size = 0
+        self._written = self._synced = 0  # bytes written, and sent to the disk early
         self._threads: list[concurrent.futures.ThreadPoolExecutor] = []  # made when needed
         self._inflight: list[tuple[concurrent.futures.Future, ...]] = []
 
@@ -96,6 +101,14 @@ class Writer:
         view = memoryview(data)
         while view:
             view = view[self._file.write(view):]
+        self._written += len(data)
+        if self._written - self._synced >= 2 * WRITEBACK:
+            # Start writing back the stretch before the last one (DONTNEED starts the
+            # writeback of dirty pages without waiting; the pages it finds clean, written
+            # already, leave the page cache: a large upload does not crowd it).
+            os.posix_fadvise(self._file.fileno(), self._synced, WRITEBACK,
+                             os.POSIX_FADV_DONTNEED)
+            self._synced += WRITEBACK
 
     def write(self, data: bytes) -> None:
         """Hash and write ``data`` in the calling thread (no buffers in flight)."""
