@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import uuid
 
 import pytest
@@ -13,6 +14,21 @@ from swiftclient.service import SwiftService, SwiftUploadObject
 
 def _md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
+
+
+def test_a_static_large_object_of_segments_of_several_mib_downloads_whole(owner, container):
+    """Each segment is read a MiB at a time with reads ahead on several threads: they
+    share one open file (they once opened it each, and a file closed under a read made
+    about one download in four end early)."""
+    size = 3 * 1024 * 1024 + 7  # four reads of a segment in flight at once
+    segments = [os.urandom(size), os.urandom(size)]
+    for i, data in enumerate(segments):
+        owner.swift.put_object(container, f"seg/{i}", data)
+    manifest = [{"path": f"/{container}/seg/{i}"} for i in range(len(segments))]
+    owner.swift.put_object(container, "slo", json.dumps(manifest),
+                           query_string="multipart-manifest=put")
+    for _ in range(12):
+        assert owner.swift.get_object(container, "slo")[1] == b"".join(segments)
 
 
 def test_static_large_object_put_get_ranges_manifest_and_delete(owner, container):

@@ -8,6 +8,7 @@ import collections
 import contextlib
 import json
 import os
+import threading
 import urllib.parse
 import uuid
 
@@ -201,6 +202,10 @@ class ObjectResponse(Response):
             self.pieces.append(f"--{boundary}--".encode())
         self.length = sum(p[2] if isinstance(p, tuple) else len(p) for p in self.pieces)
         self._open: dict[int, object] = {}
+        # The read-ahead threads of one segment open its file once: two opens would leave
+        # one file object unreferenced, closed by the garbage collector while a thread
+        # still reads its descriptor (number reused: a truncated or wrong body).
+        self._opening = threading.Lock()
         super().__init__(status_code=status, headers={
             **headers, "Content-Type": media, "Content-Length": str(self.length)})
 
@@ -214,17 +219,20 @@ class ObjectResponse(Response):
             at += size
 
     def _fd(self, index: int) -> int:
-        handle = self._open.get(index)
-        if handle is None:
-            source = self.sources[index][0]
-            handle = store.open_file(source) if isinstance(source, str) else source
-            self._open[index] = handle
+        with self._opening:
+            handle = self._open.get(index)
+            if handle is None:
+                source = self.sources[index][0]
+                handle = store.open_file(source) if isinstance(source, str) else source
+                self._open[index] = handle
         return handle.fileno()
 
     def _close(self, keep: int | None = None) -> None:
-        for index in [i for i in self._open if keep is None or i < keep]:
+        with self._opening:  # read-aheads may be opening the next files meanwhile
+            done = [self._open.pop(i) for i in list(self._open) if keep is None or i < keep]
+        for handle in done:
             with contextlib.suppress(OSError):
-                self._open.pop(index).close()
+                handle.close()
         if keep is None:  # files never reached
             for source, _, _ in self.sources:
                 if not isinstance(source, str):
