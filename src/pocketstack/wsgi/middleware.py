@@ -138,6 +138,8 @@ class AccessLog:
                 status = message["status"]
             elif message["type"] == "http.response.body":
                 length += len(message.get("body", b""))
+            elif message["type"] == "http.response.zerocopysend":  # wsgi/http_protocol.py
+                length += message["count"]
             await send(message)
 
         try:

@@ -138,6 +138,8 @@ async def get(req):
 
 
 SMALL = 64 * 1024  # bytes a GET reads in the lookup's thread hop and sends at once
+ZERO_COPY = "http.response.zerocopysend"  # ASGI's extension (wsgi/http_protocol.py)
+ZERO_COPY_MIN = 1 << 20  # bytes: below, a read and a send cost about the same
 
 
 def _prepare_get(req, account, container, obj):
@@ -249,9 +251,23 @@ class ObjectResponse(Response):
             if scope["method"] == "HEAD" or self.length == 0:
                 await send({"type": "http.response.body", "body": b""})
                 return
+            if self._zero_copy(scope):
+                _, offset, length = self.pieces[0]
+                await send({"type": ZERO_COPY, "file": self.sources[0][0], "offset": offset,
+                            "count": length, "more_body": False})
+                return
             await self._send_body(send)
         finally:
             await run_in_threadpool(self._close)
+
+    def _zero_copy(self, scope) -> bool:
+        """Whether the server sends the bytes itself from the file (sendfile: a plain TCP
+        connection offers it): a whole plain object of ZERO_COPY_MIN or more. Ranges,
+        large objects' segments and what the server cannot send that way (TLS) are read
+        and sent here."""
+        return (ZERO_COPY in scope.get("extensions", {}) and self.status_code == 200
+                and self.length >= ZERO_COPY_MIN and len(self.sources) == 1
+                and len(self.pieces) == 1 and not isinstance(self.sources[0][0], str))
 
     def _chunks(self):
         for piece in self.pieces:

@@ -80,10 +80,14 @@ class _Site:
         if not all_headers:  # swift's make_env: who asks, not what they asked for
             headers = [(k, v) for k, v in headers
                        if k in (b"x-auth-token", b"host", b"user-agent", b"x-web-mode")]
+        # no zero-copy send (wsgi/http_protocol.py) in a sub-request: its answer may be
+        # read here, and such a send's bytes go to the socket, never through ``send``
+        extensions = {k: v for k, v in self.scope.get("extensions", {}).items()
+                      if k != "http.response.zerocopysend"}
         return {**self.scope, "method": method, "path": root + path.rstrip("/"),
                 "raw_path": (root + urllib.parse.quote(path)).encode(),
                 "query_string": query.encode(), "headers": list(headers),
-                TRAILING_SLASH_KEY: False}
+                TRAILING_SLASH_KEY: False, "extensions": extensions}
 
     async def fetch(self, method: str, path: str, query: str = "",
                     all_headers: bool = True) -> tuple[int, list, bytes]:
