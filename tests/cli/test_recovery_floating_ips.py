@@ -13,10 +13,8 @@ volumes attached. Every wait is bounded; the timings are printed.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -57,13 +55,6 @@ ON_USER_PORTS = 3  # servers booted on a port the user made, with a floating IP 
 ON_NOVA_PORTS = 6  # servers whose floating IP goes on the port compute made (half with
 #                    a blank volume)
 BURST = 20
-
-
-@pytest.fixture
-def root():
-    path = tempfile.mkdtemp(prefix="recovery-fip-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class Api:

@@ -12,16 +12,13 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 
 import httpx
-import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
@@ -53,13 +50,6 @@ quota_gigabytes = -1
 orphaned_attachment_age = {ORPHAN_AGE}
 report_interval = 1
 """
-
-
-@pytest.fixture
-def root():
-    path = tempfile.mkdtemp(prefix="recovery-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 class Api:

@@ -11,19 +11,16 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import httpx
-import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
-from helpers.up_process import EXE, UpProcess, free_port  # noqa: E402
+from helpers.up_process import EXE, UpProcess, free_port, settled_servers  # noqa: E402
 
 # Two hosts of 3 vCPUs each, no overcommit: room for exactly 6 one-vCPU servers.
 CONF = """
@@ -56,23 +53,6 @@ def _env() -> dict:
     env = dict(os.environ)
     env.pop("POCKETSTACK_HOME", None)
     return env
-
-
-@pytest.fixture
-def root():
-    path = tempfile.mkdtemp(prefix="workers-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _settle(conn, ids, bound=120.0) -> dict:
-    deadline = time.monotonic() + bound
-    while True:
-        states = {s.id: s for s in conn.compute.servers(details=True)}
-        if all(states[i].status in ("ACTIVE", "ERROR") for i in ids):
-            return {i: states[i] for i in ids}
-        assert time.monotonic() < deadline, {i: states[i].status for i in ids}
-        time.sleep(0.2)
 
 
 def test_workers_burst_with_networks_then_down_leaves_no_process(root):
@@ -109,7 +89,7 @@ def test_workers_burst_with_networks_then_down_leaves_no_process(root):
 
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             ids = list(pool.map(boot, range(BURST)))
-        servers = _settle(conn, ids)
+        servers = settled_servers(conn, ids)
 
         active = [s for s in servers.values() if s.status == "ACTIVE"]
         # Exactly the capacity: every claim counted, across processes, none twice.
@@ -232,7 +212,7 @@ def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(ro
         conn.network.create_subnet(network_id=net.id, cidr="10.78.0.0/24", ip_version=4)
         ids = [conn.compute.create_server(name=f"r-{i}", image_id=image.id, flavor_id="42",
                                           networks=[{"uuid": net.id}]).id for i in range(2)]
-        assert all(s.status == "ACTIVE" for s in _settle(conn, ids).values())
+        assert all(s.status == "ACTIVE" for s in settled_servers(conn, ids).values())
         host_file = os.path.join(data_dir, "network", "dhcp", net.id, "host")
         wanted = {f"{p.mac_address},host-{p.fixed_ips[0]['ip_address'].replace('.', '-')}"
                   f".openstacklocal,{p.fixed_ips[0]['ip_address']}"
@@ -250,7 +230,7 @@ def test_a_compute_process_killed_comes_back_and_the_dhcp_files_are_rewritten(ro
         more = [conn.compute.create_server(name=f"r-more-{i}", image_id=image.id,
                                            flavor_id="42", networks=[{"uuid": net.id}]).id
                 for i in range(2)]
-        servers = _settle(conn, more)
+        servers = settled_servers(conn, more)
         assert all(s.status == "ACTIVE" for s in servers.values()), \
             {s.name: (s.status, s.fault) for s in servers.values()}
     finally:

@@ -12,18 +12,15 @@ from __future__ import annotations
 import concurrent.futures
 import datetime as dt
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
-from helpers.procfs import alive_pids, child_pids, cmdline_of  # noqa: E402
-from helpers.up_process import EXE, UpProcess  # noqa: E402
+from helpers.procfs import alive_pids, child_pids, cmdline_of, open_files  # noqa: E402
+from helpers.up_process import EXE, UpProcess, settled_servers  # noqa: E402
 
 # spawn_delay: builds still in hand when the compute process is killed.
 CONF = """
@@ -44,13 +41,6 @@ ram = -1
 BURST = 20
 
 
-@pytest.fixture
-def root():
-    path = tempfile.mkdtemp(prefix="workers-conductor-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def _workers(main_pid: int) -> dict[str, int]:
     """The main process's children by name (api-1, compute-1, ...)."""
     found = {}
@@ -59,28 +49,6 @@ def _workers(main_pid: int) -> dict[str, int]:
         if "--name " in line:
             found[line.split("--name ")[1].split()[0]] = pid
     return found
-
-
-def _opened(pid: int) -> set[str]:
-    opened = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            opened.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except OSError:
-            continue  # closed meanwhile
-    return opened
-
-
-def _settle(conn, ids, bound: float) -> dict:
-    """Every one of ``ids`` ACTIVE or ERROR (bounded wait for correctness, not timing)."""
-    deadline = time.monotonic() + bound
-    while True:
-        servers = {s.id: s for s in conn.compute.servers(details=True)}
-        if all(i in servers and servers[i].status in ("ACTIVE", "ERROR") for i in ids):
-            return {i: servers[i] for i in ids}
-        assert time.monotonic() < deadline, {i: servers[i].status if i in servers
-                                             else "not listed" for i in ids}
-        time.sleep(0.2)
 
 
 def _wait_seen_after(conn, host: str, moment: dt.datetime, bound: float) -> None:
@@ -130,7 +98,7 @@ def test_burst_with_a_compute_process_killed_and_no_database_in_the_computes(roo
             killed_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
             ids += list(pool.map(boot, range(BURST // 2, BURST)))
         assert not alive_pids([workers["compute-1"]])
-        servers = _settle(conn, ids, 180)
+        servers = settled_servers(conn, ids, 180)
         assert all(s.status == "ACTIVE" for s in servers.values()), \
             {s.name: (s.status, s.fault) for s in servers.values() if s.status != "ACTIVE"}
         # cmp-1 builds again once its process is back (it registers through the
@@ -139,7 +107,7 @@ def test_burst_with_a_compute_process_killed_and_no_database_in_the_computes(roo
         targeted = conn.compute.create_server(
             name="c-cmp-1", image_id=image.id, flavor_id="42", networks=[{"uuid": net.id}],
             availability_zone="nova:cmp-1").id
-        servers.update(_settle(conn, [targeted], 60))
+        servers.update(settled_servers(conn, [targeted], 60))
         ids.append(targeted)
         assert servers[targeted].status == "ACTIVE", servers[targeted].fault
         assert servers[targeted].compute_host == "cmp-1"
@@ -162,9 +130,9 @@ def test_burst_with_a_compute_process_killed_and_no_database_in_the_computes(roo
         database = os.path.realpath(os.path.join(data_dir, "pocketstack.db"))
         assert os.path.exists(database)
         for name in ("compute-1", "compute-2"):
-            held = [p for p in _opened(again[name]) if p.startswith(database)]
+            held = [p for p in open_files(again[name]) if p.startswith(database)]
             assert not held, (name, held)
-        assert [p for p in _opened(again["api-1"]) if p.startswith(database)]
+        assert [p for p in open_files(again["api-1"]) if p.startswith(database)]
 
         for server_id in ids:
             conn.compute.delete_server(server_id)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from pocketstack.common import processes
+
 
 def child_pids(pid: int) -> list[int]:
     """Pids whose parent is ``pid``."""
@@ -32,12 +34,15 @@ def cmdline_of(pid: int) -> str:
 
 def alive_pids(pids) -> list[int]:
     """Those of ``pids`` that still run (not gone, not zombies)."""
-    alive = []
-    for pid in pids:
+    return [pid for pid in pids if processes.running(pid)]
+
+
+def open_files(pid: int) -> set[str]:
+    """What the descriptors of ``pid`` point at (paths, sockets, pipes)."""
+    opened = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
-                    alive.append(pid)
+            opened.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
         except OSError:
-            pass
-    return alive
+            continue  # closed meanwhile
+    return opened

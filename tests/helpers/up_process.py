@@ -132,3 +132,16 @@ def run_up(data_dir: str, *args: str, env: dict | None = None, timeout: float = 
     environ.update(env or {})
     return subprocess.run([EXE, "up", "--data-dir", data_dir, *args], capture_output=True,
                           text=True, timeout=timeout, env=environ)
+
+
+def settled_servers(conn, ids, bound: float = 120.0) -> dict:
+    """``{id: server}`` once every one of ``ids`` is ACTIVE or ERROR (a bounded wait for
+    correctness, not timing)."""
+    deadline = time.monotonic() + bound
+    while True:
+        servers = {s.id: s for s in conn.compute.servers(details=True)}
+        if all(i in servers and servers[i].status in ("ACTIVE", "ERROR") for i in ids):
+            return {i: servers[i] for i in ids}
+        assert time.monotonic() < deadline, {i: servers[i].status if i in servers
+                                             else "not listed" for i in ids}
+        time.sleep(0.2)
