@@ -16,11 +16,22 @@ def _swift(backend_cloud):
     return url, session.get_token()
 
 
-def test_listing_order_long_names_and_exact_usage(backend_cloud):
+def _connect(url: str, token: str) -> swiftclient.Connection:
+    return swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+
+
+def _new_container(backend_cloud, prefix: str, versioned: bool = False):
+    """(url, token, a swift client, the name of a new container of its own)."""
     url, token = _swift(backend_cloud)
-    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
-    container = f"c-{uuid.uuid4().hex[:8]}"
-    swift.put_container(container)
+    swift = _connect(url, token)
+    container = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    swift.put_container(container, headers={"X-Versions-Enabled": "true"} if versioned
+                        else {})
+    return url, token, swift, container
+
+
+def test_listing_order_long_names_and_exact_usage(backend_cloud):
+    url, token, swift, container = _new_container(backend_cloud, "c")
     long_name = "n" * 1020 + "/end"
     names = ["B", "a", "a/b", "a/c/d", "é", "z", "\u4e2d", long_name]
     for name in names:
@@ -32,7 +43,7 @@ def test_listing_order_long_names_and_exact_usage(backend_cloud):
     assert swift.get_object(container, long_name)[1] == long_name.encode()
 
     def write(i):
-        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        conn = _connect(url, token)
         conn.put_object(container, f"w{i % 8}", b"x" * (i + 1))
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
@@ -53,10 +64,7 @@ def _version_of(answer: dict) -> str:
 def test_object_versioning_flows(backend_cloud):
     """X-Versions-Enabled on each engine: overwrites keep versions, a delete leaves a
     marker, an old version is read and made current again, suspending writes "null"."""
-    url, token = _swift(backend_cloud)
-    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
-    container = f"v-{uuid.uuid4().hex[:8]}"
-    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+    url, token, swift, container = _new_container(backend_cloud, "v", versioned=True)
     assert swift.head_container(container)["x-versions-enabled"] == "True"
     ids = []
     for body in (b"first", b"second", b"third!"):
@@ -107,13 +115,10 @@ def test_object_versioning_flows(backend_cloud):
 def test_concurrent_overwrites_of_a_versioned_object_keep_every_version(backend_cloud):
     """Writers racing on one versioned object (the container row lock on each engine):
     every write is a version, one of them current, and the current one is the newest."""
-    url, token = _swift(backend_cloud)
-    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
-    container = f"vc-{uuid.uuid4().hex[:8]}"
-    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+    url, token, swift, container = _new_container(backend_cloud, "vc", versioned=True)
 
     def write(i):
-        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        conn = _connect(url, token)
         answer: dict = {}
         conn.put_object(container, "hot", f"write {i}".encode(), response_dict=answer)
         return _version_of(answer)
@@ -136,13 +141,10 @@ def test_racing_overwrites_and_deletes_of_a_versioned_object(backend_cloud):
     """Overwrites and deletes racing on one versioned object: every write and every
     delete marker is a version, the newest one is the latest, and the container's usage
     matches what is listed."""
-    url, token = _swift(backend_cloud)
-    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
-    container = f"vd-{uuid.uuid4().hex[:8]}"
-    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+    url, token, swift, container = _new_container(backend_cloud, "vd", versioned=True)
 
     def write_or_delete(i):
-        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        conn = _connect(url, token)
         answer: dict = {}
         try:
             if i % 3 == 2:
@@ -172,21 +174,18 @@ def test_versions_listings_during_overwrites_read_one_snapshot(backend_cloud):
     """?versions listings racing overwrites: each listing shows every version once and
     one of them latest (on PostgreSQL its two queries once read two snapshots, so an
     overwrite between them listed the replaced version twice)."""
-    url, token = _swift(backend_cloud)
-    swift = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
-    container = f"vl-{uuid.uuid4().hex[:8]}"
-    swift.put_container(container, headers={"X-Versions-Enabled": "true"})
+    url, token, swift, container = _new_container(backend_cloud, "vl", versioned=True)
     swift.put_object(container, "hot", b"0")
     writers_done = threading.Event()
     wrong = []
 
     def overwrite(_):
-        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        conn = _connect(url, token)
         for _ in range(40):
             conn.put_object(container, "hot", b"x")
 
     def list_versions():
-        conn = swiftclient.Connection(preauthurl=url, preauthtoken=token, retries=0)
+        conn = _connect(url, token)
         for _ in range(300):
             if writers_done.is_set():
                 return
