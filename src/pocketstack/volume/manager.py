@@ -31,13 +31,20 @@ def _backend(volume: Volume) -> backends.Backend:
     return backends.get(scheduler.backend_of(volume.host))
 
 
-def _set(volume_id: str, **values) -> None:
+def _update(model, row_id: str | None, **values) -> None:
+    """Set ``values`` (and updated_at) on a row, if there is one and it still exists."""
+    if row_id is None:
+        return
     with db.transaction() as s:
-        volume = s.get(Volume, volume_id)
-        if volume is not None:
+        row = s.get(model, row_id)
+        if row is not None:
             for key, value in values.items():
-                setattr(volume, key, value)
-            volume.updated_at = utcnow()
+                setattr(row, key, value)
+            row.updated_at = utcnow()
+
+
+def _set(volume_id: str, **values) -> None:
+    _update(Volume, volume_id, **values)
 
 
 CREATING = ("creating", "downloading")
@@ -343,7 +350,7 @@ class VolumeManager:
             _backend(volume).delete_snapshot(snap.id, volume.id)
         except Exception as error:  # noqa: BLE001
             self._snapshot_set(snap.id, status="error_deleting", error_reason=_reason(error))
-            _group_snapshot_set(snap.group_snapshot_id, "error_deleting")
+            _update(GroupSnapshot, snap.group_snapshot_id, status="error_deleting")
             return
         with db.transaction() as s:
             row = s.get(Snapshot, snapshot_id)
@@ -354,12 +361,7 @@ class VolumeManager:
 
     @staticmethod
     def _snapshot_set(snapshot_id: str, **values) -> None:
-        with db.transaction() as s:
-            snap = s.get(Snapshot, snapshot_id)
-            if snap is not None:
-                for key, value in values.items():
-                    setattr(snap, key, value)
-                snap.updated_at = utcnow()
+        _update(Snapshot, snapshot_id, **values)
 
     # --- backups -------------------------------------------------------------------------
 
@@ -443,12 +445,7 @@ class VolumeManager:
     def _backup_set(backup_id: str, **values) -> None:
         from pocketstack.volume.models import Backup
 
-        with db.transaction() as s:
-            row = s.get(Backup, backup_id)
-            if row is not None:
-                for key, value in values.items():
-                    setattr(row, key, value)
-                row.updated_at = utcnow()
+        _update(Backup, backup_id, **values)
 
     # --- upload to image -----------------------------------------------------------------
 
@@ -486,15 +483,6 @@ def _forget_deleted_group_snapshot(s, group_snapshot_id: str | None) -> None:
             sa.select(sa.func.count()).select_from(Snapshot)
             .where(Snapshot.group_snapshot_id == group_snapshot_id)):
         s.delete(gs)
-
-
-def _group_snapshot_set(group_snapshot_id: str | None, status: str) -> None:
-    if group_snapshot_id is None:
-        return
-    with db.transaction() as s:
-        gs = s.get(GroupSnapshot, group_snapshot_id)
-        if gs is not None:
-            gs.status, gs.updated_at = status, utcnow()
 
 
 def _file_chunks(path: str, size: int = 4 << 20):
