@@ -21,6 +21,8 @@ whoever can run it is the cloud's admin), with the settings of the cloud's last 
 * DHCP files: each network's files against what the database says they should hold, and
   no files for networks that are gone;
 * image store: RBD images in the image pool that no image holds (image/audit.py);
+* object store: files under the object store that no object holds, what a crash
+  mid-upload leaves (objectstore/audit.py);
 * load balancers: objects whose load balancer, pool or policy is gone, VIP ports whose
   load balancer is gone, and the haproxy data plane's files, namespaces and processes
   (this cloud's) against the load balancers (loadbalancer/audit.py);
@@ -279,6 +281,7 @@ def run_checks(stuck_after: float) -> dict[str, list[str]]:
             "volumes": volumes(s, set(servers)),
             "DHCP files": dhcp_files(s),
             "image store": _service_problems(s, "image"),
+            "object store": _service_problems(s, "objectstore"),
             "stuck states": stuck(s, stuck_after, utcnow()),
             "instance disks": _service_problems(s, "compute"),
             "load balancers": _service_problems(s, "loadbalancer") + vip_ports(s),
