@@ -25,11 +25,19 @@ pytestmark = pytest.mark.skipif(
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
-        udp.bind(("127.0.0.1", 0))
-        port = udp.getsockname()[1]
-        tcp.bind(("127.0.0.1", port))
-        return port
+    """A port free for both UDP and TCP (DNS listens on both): the kernel picks a free
+    UDP port, which TCP may hold already (one CI run: EADDRINUSE); then another."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, \
+                socket.socket() as tcp:
+            udp.bind(("127.0.0.1", 0))
+            port = udp.getsockname()[1]
+            try:
+                tcp.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no port free for both UDP and TCP")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from pocketstack.common import db
 from pocketstack.objectstore import sqlite_fast, versions
 from pocketstack.objectstore.errors import SwiftError, not_found
-from pocketstack.objectstore.models import Account, Container, Object
+from pocketstack.objectstore.models import Account, Blob, Container, Object
 
 
 def timestamp() -> str:
@@ -454,18 +454,21 @@ def _count(s, container_id: int, objects: int, size: int) -> None:
 def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
                content_type: str, meta: dict, delete_at: int | None, file: str,
                guard=None, quotas: dict | None = None,
-               versioning: str | None = None) -> tuple[ObjectInfo, str | None]:
+               versioning: str | None = None,
+               data: bytes | None = None) -> tuple[ObjectInfo, str | None]:
     """Record the object (replacing any); (its info, the replaced file to remove).
     ``guard(old ObjectInfo | None)`` may refuse it (If-None-Match: *); ``quotas``
     ({"bytes", "count", "account_bytes"}: limits or None) are checked here, where the
     usage is exact. ``versioning`` ("enabled", "suspended": the container's
-    X-Versions-Enabled) keeps the replaced version as a non-current one (versions.py)."""
+    X-Versions-Enabled) keeps the replaced version as a non-current one (versions.py).
+    ``data``: a small object's bytes, kept with the row (``file`` is a blobs.py id)."""
     ts = timestamp()
     if not versioning and sqlite_fast.enabled():
         return sqlite_fast.put_object(
             container.id, name, ts, _datetime(ts),
             {"size": size, "etag": etag, "content_type": content_type, "meta": meta,
-             "delete_at": delete_at, "file": file}, guard, quotas, _check_usage, ObjectInfo)
+             "delete_at": delete_at, "file": file, "data": data}, guard, quotas,
+            _check_usage, ObjectInfo)
     with db.transaction() as s:
         row = _locked_container(s, container)
         old = s.scalars(sa.select(Object).where(Object.container_id == container.id,
@@ -490,6 +493,8 @@ def put_object(container: ContainerInfo, name: str, *, size: int, etag: str,
                      meta=meta, delete_at=delete_at, file=file,
                      version_id=ts if versioning == "enabled" else None)
         s.add(row)
+        if data is not None:
+            s.add(Blob(id=file, data=data, created=time.time()))
         _count(s, container.id, objects, delta)
         s.flush()
         return _object_info(row), replaced

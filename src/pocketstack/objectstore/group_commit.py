@@ -4,8 +4,9 @@ SQLite takes one writer at a time. Ten clients uploading small objects each ran 
 transaction, and spent ~9 ms of a ~16 ms PUT waiting for the write lock: each holder needs
 the GIL back between its statements while nine threads and the event loop want it too.
 Here the uploads hand their row writes to one thread, which runs all that are waiting in a
-single transaction (one lock, one BEGIN and COMMIT for the batch) and answers each once the
-COMMIT is done, as a database's group commit does. A write that refuses (a ``SwiftError``:
+single transaction (one lock, one BEGIN and one fsynced COMMIT for the batch: the rows
+and a small object's bytes are on disk before the 201) and answers each once the COMMIT is
+done, as a database's group commit does. A write that refuses (a ``SwiftError``:
 the container is gone, If-None-Match, a quota) must do so before it changes anything, so
 the others of its batch go on; any other error rolls the batch back and each write is run
 again in a transaction of its own, so one write's failure is only its own.
@@ -64,7 +65,7 @@ class _Committer:
 def _commit(batch: list) -> None:
     outcomes = []
     try:
-        with db.sqlite_transaction() as driver:
+        with db.sqlite_transaction(durable=True) as driver:
             for write, future in batch:
                 try:
                     outcomes.append((future, write(driver), None))
@@ -83,7 +84,7 @@ def _commit(batch: list) -> None:
 
 def _alone(write: Write, future: concurrent.futures.Future) -> None:
     try:
-        with db.sqlite_transaction() as driver:
+        with db.sqlite_transaction(durable=True) as driver:
             result = write(driver)
     except BaseException as error:  # noqa: BLE001 - the uploader's to raise
         future.set_exception(error)
@@ -95,6 +96,6 @@ def run(write: Write):
     """``write(driver)``'s result once its transaction has committed (its exception if it
     failed). Inside a transaction this thread has open, it runs there at once."""
     if getattr(db._local, "session", None) is not None:
-        with db.sqlite_transaction() as driver:
+        with db.sqlite_transaction() as driver:  # that transaction's own commit
             return write(driver)
     return runtime.current().slot(__name__, _Committer).submit(write)

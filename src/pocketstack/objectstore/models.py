@@ -41,6 +41,19 @@ class Name(sa.types.TypeDecorator):
         return bytes(value).decode("utf-8") if value is not None else None
 
 
+class MediumBytes(sa.types.TypeDecorator):
+    """Bytes of up to a few MiB on every engine (MariaDB's BLOB holds 64 KiB less one)."""
+    impl = sa.LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name in ("mysql", "mariadb"):
+            from sqlalchemy.dialects import mysql  # imported only where used
+
+            return dialect.type_descriptor(mysql.MEDIUMBLOB())
+        return dialect.type_descriptor(sa.LargeBinary())
+
+
 class Account(Base):
     """An account that was written to (POST metadata, a container): accounts exist
     without a row too (swift's account_autocreate), empty and without metadata."""
@@ -113,3 +126,13 @@ class ObjectVersion(Base):
     last_modified: Mapped[dt.datetime] = mapped_column()
     meta: Mapped[dict] = mapped_column(sa.JSON, default=dict)
     file: Mapped[str | None] = mapped_column(sa.String(64))  # None: a delete marker
+
+
+class Blob(Base):
+    """A small object's bytes, kept in the database (store.py's inline ids) instead of a
+    file: written in the same transaction as the object's row, so neither is ever without
+    the other, with no inode to allocate and no file to fsync."""
+    __tablename__ = "objectstore_blobs"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    data: Mapped[bytes] = mapped_column(MediumBytes())
+    created: Mapped[float] = mapped_column(sa.Float)  # time.time(): the sweep's age

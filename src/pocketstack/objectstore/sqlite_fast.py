@@ -42,6 +42,8 @@ _INSERT = ("INSERT INTO objectstore_objects (container_id, name, size, etag, con
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _COUNT = ("UPDATE objectstore_containers SET object_count = object_count + ?, "
           "bytes_used = bytes_used + ?, last_modified = ? WHERE id = ?")
+_BLOB = "SELECT data FROM objectstore_blobs WHERE id = ?"
+_BLOB_INSERT = "INSERT INTO objectstore_blobs (id, data, created) VALUES (?, ?, ?)"
 _ACCOUNT_BYTES = ("SELECT coalesce(sum(bytes_used), 0) FROM objectstore_containers "
                   "WHERE account = ?")
 
@@ -132,6 +134,12 @@ def account_meta(account: str) -> dict:
     return _meta(row[0]) if row is not None else {}
 
 
+def blob(blob_id: str) -> bytes | None:
+    with _Reading() as driver:
+        row = driver.execute(_BLOB, (blob_id,)).fetchone()
+    return row[0] if row is not None else None
+
+
 def put_object(container_id: int, name: str, ts: str, when: dt.datetime, fields: dict,
                guard, quotas, check_quotas, object_type):
     """api.put_object's transaction (no versioning): (its info, the replaced file). Run
@@ -156,6 +164,8 @@ def put_object(container_id: int, name: str, ts: str, when: dt.datetime, fields:
                          lambda: driver.execute(_ACCOUNT_BYTES, (usage[2],)).fetchone()[0])
         if old is not None:
             driver.execute(_DELETE, (old[0],))
+        if fields.get("data") is not None:  # a small object's bytes: blobs.py
+            driver.execute(_BLOB_INSERT, (fields["file"], fields["data"], time.time()))
         driver.execute(_INSERT, (container_id, raw_name, fields["size"], fields["etag"],
                                  fields["content_type"], ts, _db_datetime(when),
                                  json.dumps(fields["meta"]), fields["delete_at"],

@@ -1,11 +1,11 @@
-"""Object bytes as files: ``<root>/<id[:2]>/<id>``, one file per written object version.
+"""Object bytes as files: ``<root>/<id[:2]>/<id>``, one file per written object version
+(a small object's bytes are a blob in the database instead: blobs.py; ``open_file``,
+``link`` and ``remove`` take either id).
 
 A write goes to ``<root>/tmp/`` and is renamed into place (after an fsync of the file and
 then of its directory) only once it is complete, so a crash never leaves a partial object:
 a temp file is swept at the next start, and a file no row names (a crash between the
-rename and the database commit) is never read and is swept too. A small object, whole in
-memory, is written under its final name at once (``write_whole``): until its row commits
-it is such a file no row names.
+rename and the database commit) is never read and is swept too.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import time
 import uuid
 
 from pocketstack.common import config, processes
+from pocketstack.objectstore import blobs
 
 CHUNK = 1 << 20  # bytes hashed and written at a time
 # A large object's bytes are sent to the disk as they arrive, every WRITEBACK bytes (as
@@ -153,33 +154,22 @@ class Writer:
             os.unlink(self.tmp_path)
 
 
-def write_whole(data: bytes) -> str:
-    """A small object's bytes, whole in hand, written straight under their final name; its
-    id. No temp file and rename: the file's fsync commits its directory entry with it (one
-    journal commit where the rename made a second, and one fsync less per PUT). Nothing
-    names the file until its row commits: a crash before leaves a file no row names, swept
-    as one left between a rename and its commit."""
-    file_id = uuid.uuid4().hex
-    final = path_of(file_id)
-    directory = _ensure_dir(os.path.dirname(final))
-    with _retrying(lambda: open(final, "xb", buffering=0), directory) as file:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[file.write(view):]
-            if config.CONF.objectstore.fsync:
-                os.fsync(file.fileno())
-        except BaseException:
-            remove(file_id)
-            raise
-    if config.CONF.objectstore.fsync:
-        _fsync_dir(directory)
-    return file_id
+def write_bytes(data: bytes) -> str:
+    """A new file of ``data`` (temp file, fsync, rename); its id."""
+    writer = Writer()
+    try:
+        writer.finish(data)
+        return writer.commit()
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def link(file_id: str) -> str:
     """A new name for a stored file's bytes (files never change once written): a copy
-    or an archived version without copying."""
+    or an archived version without copying (a small object's blob is copied)."""
+    if blobs.is_blob(file_id):
+        return blobs.copy(file_id)
     new_id = uuid.uuid4().hex
     final = path_of(new_id)
     _ensure_dir(os.path.dirname(final))
@@ -190,10 +180,16 @@ def link(file_id: str) -> str:
 
 
 def open_file(file_id: str):
+    """The bytes of a file or a blob as an unbuffered file with a descriptor;
+    FileNotFoundError once they are gone."""
+    if blobs.is_blob(file_id):
+        return blobs.open_file(file_id)
     return open(path_of(file_id), "rb", buffering=0)
 
 
 def remove(file_id: str) -> None:
+    if blobs.is_blob(file_id):
+        return blobs.delete(file_id)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path_of(file_id))
 
@@ -210,7 +206,12 @@ def orphans(known, min_age: float = ORPHAN_AGE) -> list[str]:
     """Paths of files nothing holds: temp files of uploads whose process died (a crash cut
     them short), and files no row names (a crash between writing one and committing its
     row) last written over ``min_age`` seconds ago (a younger one may be a row's about to
-    commit). ``known()``: the file ids rows name, read after the listing."""
+    commit); and the ids of blobs no row names, as old. ``known()``: the file ids rows
+    name, read after the listing."""
+    return _file_orphans(known, min_age) + blobs.orphans(known, min_age)
+
+
+def _file_orphans(known, min_age: float) -> list[str]:
     base = root()
     if not os.path.isdir(base):
         return []
@@ -234,7 +235,10 @@ def sweep(known) -> int:
     went."""
     removed = 0
     for path in orphans(known):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        if blobs.is_blob(path):
+            blobs.delete(path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         removed += 1
     return removed

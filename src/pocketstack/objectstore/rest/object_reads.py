@@ -14,7 +14,7 @@ import uuid
 
 from starlette.responses import Response
 
-from pocketstack.objectstore import api, store
+from pocketstack.objectstore import api, blobs, store
 from pocketstack.objectstore.errors import SwiftError, not_found
 from pocketstack.objectstore.rest import (common, large_objects, object_versioning, objects,
                                           ranges, symlinks)
@@ -157,10 +157,12 @@ def _prepare_get(req, account, container, obj):
     small = None
     if (len(sources) == 1 and size <= SMALL and req.method == "GET"
             and "range" not in req.headers and not isinstance(sources[0][0], str)):
+        handle = sources[0][0]
         try:
-            small = os.pread(sources[0][0].fileno(), size, 0) if size else b""
+            small = (handle.data if isinstance(handle, blobs.BlobFile)
+                     else os.pread(handle.fileno(), size, 0) if size else b"")
         finally:
-            sources[0][0].close()
+            handle.close()
         if len(small) != size:
             raise SwiftError(500)  # a file shorter than its row says
         sources = []

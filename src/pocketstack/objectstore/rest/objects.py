@@ -17,7 +17,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from pocketstack.common import config
-from pocketstack.objectstore import access, api, constraints, store, versions
+from pocketstack.objectstore import access, api, blobs, constraints, store, versions
 from pocketstack.objectstore.errors import SwiftError, bad_request, not_found
 from pocketstack.objectstore.rest import (common, large_objects, object_versioning, symlinks,
                                           versioning)
@@ -266,13 +266,18 @@ async def put(req):
                        guard=guard)
 
     def small(body: bytes):
-        """Checks, body and row of a body read whole: checked before a byte is written."""
+        """Checks, body and row of a body read whole: checked first, then the bytes kept
+        with the row, in its transaction (blobs.py)."""
         (info, meta, content_type, delete_at, guard), limits, _ = checks(writer=False)
         etag = hashlib.md5(body, usedforsecurity=False).hexdigest()
         check_body(meta, len(body), etag)
-        return _record(info, obj, store.write_whole(body), limits, size=len(body),
-                       etag=etag, content_type=content_type, meta=meta,
-                       delete_at=delete_at, guard=guard)
+        if blobs.allowed(info):
+            file, data = blobs.new_id(), body
+        else:  # its commit is not fsynced: the bytes go to a file that is
+            file, data = store.write_bytes(body), None
+        return _record(info, obj, file, limits, size=len(body), etag=etag,
+                       content_type=content_type, meta=meta, delete_at=delete_at,
+                       guard=guard, data=data)
 
     if _small_body(req, declared):
         # Read first (it came with the head, or nearly), then checks, bytes and row in a
@@ -293,7 +298,7 @@ async def put(req):
     return _created(await run_in_threadpool(finish, checked, limits, writer, last))
 
 
-SMALL_BODY = 65536  # bytes: a PUT body up to this is read before its checks
+SMALL_BODY = blobs.MAX  # bytes: a PUT body up to this is read before its checks
 
 
 def _small_body(req, declared: int | None) -> bool:
@@ -337,16 +342,7 @@ async def _put_manifest(req, account, info, meta, content_type, delete_at, guard
     if expected is not None and expected.strip().strip('"').lower() != etag:
         raise SwiftError(422)
 
-    def write() -> str:
-        writer = store.Writer()
-        try:
-            writer.finish(json.dumps(stored).encode())
-            return writer.commit()
-        except BaseException:
-            writer.abort()
-            raise
-
-    file_id = await run_in_threadpool(write)
+    file_id = await run_in_threadpool(store.write_bytes, json.dumps(stored).encode())
     return await record(info, obj, size=total, etag=etag, content_type=content_type,
                          meta={**meta, large_objects.SLO: "True"}, delete_at=delete_at,
                          file=file_id, guard=guard)
@@ -368,7 +364,8 @@ def _record(info, obj, file, limits, **fields) -> api.ObjectInfo:
         written, replaced = api.put_object(info, obj, file=file, quotas=limits,
                                            versioning=versions.state(info.meta), **fields)
     except BaseException:
-        store.remove(file)
+        if fields.get("data") is None:  # bytes kept with the row went with its rollback
+            store.remove(file)
         raise
     if replaced:
         store.remove(replaced)
