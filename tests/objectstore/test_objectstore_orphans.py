@@ -75,3 +75,18 @@ def test_the_sweep_removes_old_unheld_files_and_keeps_every_objects(cloud, owner
             assert s.get(Blob, blob) is None
     assert owner.swift.get_object(container, "small")[1] == b"4 KiB or so"
     assert len(owner.swift.get_object(container, "large")[1]) == store.CHUNK + 1
+
+
+def test_a_deleted_or_replaced_small_objects_bytes_go_with_it(cloud, owner, container):
+    """DELETE and overwrite leave nothing behind for audit to find or the sweep to take."""
+    owner.swift.put_object(container, "gone", b"deleted soon")
+    owner.swift.put_object(container, "again", b"first version")
+    with cloud.cloud.runtime.activated():
+        account = owner.url.rstrip("/").rsplit("/", 1)[1]
+        info = api.find_container(account, container)
+        first = [api.get_object(info, name).file for name in ("gone", "again")]
+    owner.swift.delete_object(container, "gone")
+    owner.swift.put_object(container, "again", b"second version")
+    assert owner.swift.get_object(container, "again")[1] == b"second version"
+    with cloud.cloud.runtime.activated(), db.reader() as s:
+        assert s.get(Blob, first[0]) is None and s.get(Blob, first[1]) is None

@@ -15,7 +15,7 @@ import time
 import sqlalchemy as sa
 
 from pocketstack.common import db
-from pocketstack.objectstore import sqlite_fast, versions
+from pocketstack.objectstore import blobs, sqlite_fast, versions
 from pocketstack.objectstore.errors import SwiftError, not_found
 from pocketstack.objectstore.models import Account, Blob, Container, Object
 
@@ -555,8 +555,9 @@ def post_object(container: ContainerInfo, name: str, *, meta: dict,
             row.delete_at = delete_at
 
 
-def delete_object(container: ContainerInfo, name: str) -> str:
-    """Remove the row; the file to remove. 404 when missing (or expired)."""
+def delete_object(container: ContainerInfo, name: str) -> str | None:
+    """Remove the row (and a small object's blob with it); the file to remove, if any.
+    404 when missing (or expired)."""
     with db.transaction() as s:
         _locked_container(s, container)
         row = s.scalars(sa.select(Object).where(Object.container_id == container.id,
@@ -565,18 +566,19 @@ def delete_object(container: ContainerInfo, name: str) -> str:
             raise not_found()
         s.delete(row)
         _count(s, container.id, -1, -row.size)
-        return row.file
+        return blobs.delete_with_rows(s, [row.file])[0]
 
 
 def expire(now: float, batch: int = 500) -> list[str]:
-    """Remove the rows of objects past their X-Delete-At; their files."""
+    """Remove the rows of objects past their X-Delete-At; their files (blobs go in the
+    same transaction). As many rows as ``batch`` at most."""
     with db.transaction() as s:
         rows = s.scalars(sa.select(Object).where(Object.delete_at <= int(now))
                          .limit(batch)).all()
         for row in rows:
             s.delete(row)
             _count(s, row.container_id, -1, -row.size)
-        return [row.file for row in rows]
+        return blobs.delete_with_rows(s, [row.file for row in rows])
 
 
 def all_files() -> set[str]:

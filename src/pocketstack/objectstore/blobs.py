@@ -105,6 +105,15 @@ def delete(blob_id: str) -> None:
         s.execute(sa.delete(Blob).where(Blob.id == blob_id))
 
 
+def delete_with_rows(s, files: list[str]) -> list[str | None]:
+    """Delete the blobs among ``files`` in session ``s``'s transaction, which deletes their
+    rows: the list with None for each blob, files left to remove once it commits."""
+    held = [f for f in files if is_blob(f)]
+    if held:
+        s.execute(sa.delete(Blob).where(Blob.id.in_(held)))
+    return [None if is_blob(f) else f for f in files]
+
+
 def orphans(known, min_age: float) -> list[str]:
     """Ids of blobs no row names, made over ``min_age`` seconds ago (a copy's blob is
     made just before its row)."""

@@ -187,7 +187,10 @@ def open_file(file_id: str):
     return open(path_of(file_id), "rb", buffering=0)
 
 
-def remove(file_id: str) -> None:
+def remove(file_id: str | None) -> None:
+    """Remove a file or a blob (None: nothing, its bytes went with its row)."""
+    if file_id is None:
+        return
     if blobs.is_blob(file_id):
         return blobs.delete(file_id)
     with contextlib.suppress(FileNotFoundError):
