@@ -198,6 +198,10 @@ class Driver:
                 s.delete(lb)
             else:
                 tree.settle(s, lb, health)
+            if (failed is not None or not deleting) and lb.claimed_by == self.name:
+                # free in the commit that settles it: whoever sees it ACTIVE or ERROR
+                # sees it unclaimed (apply's _release after it finds nothing to do)
+                lb.claimed_by, lb.claimed_at = None, None
         self.last_health.pop(lb_id, None)
 
     def _plane(self):
